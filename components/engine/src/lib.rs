@@ -1,0 +1,791 @@
+//! The drawdown segmentation engine (DESIGN.md §4) in plain Rust.
+//!
+//! This crate has no dependencies and no I/O so that the same code is
+//! unit-tested and benchmarked natively and shipped inside the
+//! `segmentation` Wasm component. The host never calls it directly (it only
+//! links it in tests and benchmarks to compare the component against it).
+//!
+//! The one invariant everything else rests on: nothing computed for index `t`
+//! of the series depends on rows after `t` (no look-ahead). Outcomes are
+//! *confirmed* at their exit index and only then feed the estimators; the
+//! drawdown grid used at `t` is the grid known at `t`.
+
+mod calendar;
+mod rolling;
+mod stats;
+
+pub use calendar::{civil_from_days, is_weekend};
+use rolling::RollingMedian;
+use stats::{mean, median_sorted, percentile_sorted};
+
+/// Fewest rows an analysis accepts (the spec's 422 bound).
+pub const MIN_ROWS: usize = 300;
+/// Number of most recent confirmed outcomes the rolling median looks at.
+pub const MEDIAN_WINDOW: usize = 252;
+/// The deepest drawdown is rounded down to a multiple of this step to form
+/// the grid floor.
+pub const FLOOR_STEP: f64 = 0.05;
+/// Largest number of floor steps (a floor of −100 %).
+const MAX_FLOOR_STEPS: u32 = 20;
+/// Sample paths kept per segment in `segment_paths`.
+pub const MAX_SAMPLE_PATHS: usize = 20;
+/// Points kept in `scatter_data`.
+pub const MAX_SCATTER_POINTS: usize = 1_000;
+/// Bins of `return_distribution`.
+pub const DISTRIBUTION_BINS: usize = 30;
+/// Rows a calendar year needs to count towards `typical_max_drawdown`.
+pub const MIN_ROWS_PER_YEAR: usize = 20;
+/// A current segment with fewer confirmed outcomes than this is flagged
+/// `insufficient_data`.
+pub const SUFFICIENT_OUTCOMES: u32 = 20;
+/// Version of the engine's formulas, reported as `metadata.engine_version`.
+pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The forward outcome the engine predicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Simple return `P_exit / P_t − 1`.
+    Return,
+    /// Annualised Sharpe ratio of the daily returns over `(t, exit]`.
+    Sharpe,
+    /// Annualised Sortino ratio of the daily returns over `(t, exit]`.
+    Sortino,
+}
+
+/// Parameters of one analysis; bounds are enforced by the host (400) and
+/// re-checked here (`EngineError::InvalidInput`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    /// Forecast horizon in calendar days (7..=365).
+    pub return_period: u32,
+    /// Number of equal-width drawdown buckets (10..=50).
+    pub num_segments: u32,
+    /// EMA decay λ (0.80..=0.99).
+    pub decay_factor: f64,
+    /// Which outcome to predict.
+    pub metric: Metric,
+    /// Periods per year `A`; `None` infers it from the input (365 when any
+    /// date is a weekend, else 252). The host passes the value of the asset's
+    /// whole history so that cutting the window can never change it.
+    pub periods_per_year: Option<u32>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            return_period: 90,
+            num_segments: 20,
+            decay_factor: 0.95,
+            metric: Metric::Return,
+            periods_per_year: None,
+        }
+    }
+}
+
+/// Why an analysis could not be computed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineError {
+    /// Fewer than [`MIN_ROWS`] rows.
+    InsufficientData {
+        /// Rows received.
+        rows: u32,
+        /// Rows required.
+        required: u32,
+    },
+    /// The input breaks a precondition (message names it).
+    InvalidInput(String),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::InsufficientData { rows, required } => {
+                write!(f, "insufficient data: {rows} rows, at least {required} required")
+            }
+            EngineError::InvalidInput(m) => write!(f, "invalid input: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+/// Which estimator has the smaller error in the current segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Exponential moving average of the segment's outcomes.
+    Ema,
+    /// Rolling median of the segment's last 252 outcomes.
+    Median,
+}
+
+/// The state at the last row `T`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurrentState {
+    /// Close at `T`.
+    pub price: f64,
+    /// Drawdown at `T`, in [−1, 0].
+    pub drawdown: f64,
+    /// Segment of the drawdown at `T` (grid of `T`).
+    pub segment: u32,
+    /// EMA prediction at `T`.
+    pub expected_return: f64,
+    /// Mean absolute error of the EMA over the current segment's outcomes.
+    pub prediction_error: f64,
+    /// Median prediction at `T`.
+    pub median_return: f64,
+    /// Mean absolute error of the median over the current segment's outcomes.
+    pub median_error: f64,
+    /// The estimator with the smaller error (`Median` on ties).
+    pub best_method: Method,
+    /// `min(prediction_error, median_error)` per `best_method`.
+    pub best_error: f64,
+    /// Fewer than [`SUFFICIENT_OUTCOMES`] confirmed outcomes in the segment.
+    pub insufficient_data: bool,
+    /// Confirmed outcomes in the current segment.
+    pub confirmed_count: u32,
+}
+
+/// Per-row walk-forward output, aligned with the input rows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TimeSeries {
+    /// Drawdown `P_t / max P − 1`.
+    pub drawdowns: Vec<f64>,
+    /// EMA prediction made at `t`.
+    pub expected_returns: Vec<f64>,
+    /// `|EMA_t − y_t|` once `y_t` exists.
+    pub prediction_errors: Vec<Option<f64>>,
+    /// Mean of the EMA errors confirmed at or before `t`.
+    pub prediction_error_cumavg: Vec<Option<f64>>,
+    /// The outcome `y_t`, when it exists inside the window.
+    pub actual_returns: Vec<Option<f64>>,
+    /// Median prediction made at `t`.
+    pub median_returns: Vec<f64>,
+    /// `|median_t − y_t|` once `y_t` exists.
+    pub median_errors: Vec<Option<f64>>,
+    /// Mean of the median errors confirmed at or before `t`.
+    pub median_error_cumavg: Vec<Option<f64>>,
+    /// `P_t · (1 + median_t)` for metric `return`, else `None`.
+    pub projected_prices: Vec<Option<f64>>,
+}
+
+/// Statistics of one drawdown bucket at `T`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentStats {
+    /// Bucket index; 0 is the shallowest.
+    pub segment_idx: u32,
+    /// `−(k+1)·w`.
+    pub lower_bound: f64,
+    /// `−k·w`.
+    pub upper_bound: f64,
+    /// Rows whose drawdown falls in the bucket.
+    pub count: u32,
+    /// EMA of the bucket's confirmed outcomes.
+    pub expected_return: Option<f64>,
+    /// Mean of the bucket's confirmed outcomes.
+    pub avg_return: Option<f64>,
+    /// Median of the bucket's last 252 confirmed outcomes.
+    pub median_return: Option<f64>,
+    /// Median of all the bucket's confirmed outcomes.
+    pub static_median_return: Option<f64>,
+    /// Worst interim price return over the holding windows (<= 0).
+    pub max_loss: Option<f64>,
+    /// Share of confirmed outcomes above 0.
+    pub win_rate: Option<f64>,
+}
+
+/// Histogram of all confirmed outcomes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Distribution {
+    /// `DISTRIBUTION_BINS + 1` edges (empty without outcomes).
+    pub bins: Vec<f64>,
+    /// Counts per bin; the last bin includes its right edge.
+    pub counts: Vec<u32>,
+}
+
+/// One confirmed outcome for the scatter plot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScatterPoint {
+    /// Drawdown at the start of the outcome.
+    pub drawdown: f64,
+    /// The outcome.
+    pub future_return: f64,
+    /// Segment of that drawdown on the grid of `T`.
+    pub segment: u32,
+}
+
+/// Forward price paths starting in one segment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentPaths {
+    /// Segment the paths start in.
+    pub segment: u32,
+    /// Up to [`MAX_SAMPLE_PATHS`] paths spread over time, the latest included.
+    pub paths: Vec<Vec<f64>>,
+    /// 10th percentile per step.
+    pub p10: Vec<f64>,
+    /// 25th percentile per step.
+    pub p25: Vec<f64>,
+    /// Median per step.
+    pub p50: Vec<f64>,
+    /// 75th percentile per step.
+    pub p75: Vec<f64>,
+    /// 90th percentile per step.
+    pub p90: Vec<f64>,
+    /// Every start in the segment with a complete path.
+    pub num_paths_total: u32,
+}
+
+/// A complete analysis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    /// `A` used for annualisation and path length.
+    pub periods_per_year: u32,
+    /// State at `T`.
+    pub current: CurrentState,
+    /// Walk-forward series.
+    pub series: TimeSeries,
+    /// One entry per segment, `num_segments` long.
+    pub segments: Vec<SegmentStats>,
+    /// Histogram of outcomes.
+    pub distribution: Distribution,
+    /// Sampled confirmed outcomes.
+    pub scatter: Vec<ScatterPoint>,
+    /// Paths per non-empty segment, ascending segment index.
+    pub paths: Vec<SegmentPaths>,
+    /// Median over calendar years of the worst within-year drawdown.
+    pub typical_max_drawdown: Option<f64>,
+}
+
+/// The point-in-time drawdown grid: a floor of `steps · 5 %` split into
+/// `k` equal buckets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Grid {
+    steps: u32,
+    k: u32,
+    width: f64,
+}
+
+impl Grid {
+    fn new(steps: u32, k: u32) -> Self {
+        Grid {
+            steps,
+            k,
+            width: f64::from(steps) * FLOOR_STEP / f64::from(k),
+        }
+    }
+
+    /// Floor steps needed to contain drawdown `d` (1..=20).
+    fn steps_for(d: f64) -> u32 {
+        // The epsilon keeps exact multiples (−0.10) from rounding one step
+        // deeper through binary floating point (0.1 / 0.05 = 2.0000000000000004).
+        let s = (-d / FLOOR_STEP - 1e-9).ceil();
+        (s.max(1.0) as u32).min(MAX_FLOOR_STEPS)
+    }
+
+    fn segment(&self, d: f64) -> usize {
+        let idx = (-d / self.width).floor();
+        if idx <= 0.0 {
+            0
+        } else {
+            (idx as usize).min(self.k as usize - 1)
+        }
+    }
+}
+
+/// Estimators over one bucket's (or all buckets') confirmed outcomes.
+#[derive(Debug, Clone)]
+struct Estimators {
+    ema: Option<f64>,
+    window: RollingMedian,
+}
+
+impl Estimators {
+    fn new() -> Self {
+        Estimators {
+            ema: None,
+            window: RollingMedian::new(MEDIAN_WINDOW),
+        }
+    }
+
+    /// The estimators after seeing `ys` in order (used when the grid moves).
+    fn replay(ys: &[f64], lambda: f64) -> Self {
+        let ema = ys.split_first().map(|(first, rest)| {
+            rest.iter()
+                .fold(*first, |e, &y| lambda * e + (1.0 - lambda) * y)
+        });
+        Estimators {
+            ema,
+            window: RollingMedian::from_recent(MEDIAN_WINDOW, ys),
+        }
+    }
+
+    fn push(&mut self, y: f64, lambda: f64) {
+        self.ema = Some(match self.ema {
+            None => y,
+            Some(e) => lambda * e + (1.0 - lambda) * y,
+        });
+        self.window.push(y);
+    }
+
+    /// `(ema, median)` when at least one outcome was seen.
+    fn predict(&self) -> Option<(f64, f64)> {
+        self.ema.map(|e| (e, self.window.median()))
+    }
+}
+
+/// A confirmed outcome: the start row and its value, in confirmation order
+/// (which equals start order because exits are monotone).
+#[derive(Debug, Clone, Copy)]
+struct Outcome {
+    start: usize,
+    exit: usize,
+    y: f64,
+}
+
+/// Runs the analysis of DESIGN.md §4 over `dates` (days since 1970-01-01,
+/// strictly increasing) and `closes` (> 0).
+pub fn analyse(dates: &[i32], closes: &[f64], params: &Params) -> Result<Analysis, EngineError> {
+    validate(dates, closes, params)?;
+    let n = closes.len();
+    let k = params.num_segments;
+    let lambda = params.decay_factor;
+    let a = params
+        .periods_per_year
+        .unwrap_or_else(|| infer_periods_per_year(dates));
+    let horizon = params.return_period as i32;
+
+    let drawdowns = drawdowns(closes);
+    let exits = exits(dates, horizon);
+    let daily = daily_returns(closes);
+
+    let mut series = TimeSeries {
+        drawdowns: drawdowns.clone(),
+        expected_returns: Vec::with_capacity(n),
+        prediction_errors: vec![None; n],
+        prediction_error_cumavg: Vec::with_capacity(n),
+        actual_returns: vec![None; n],
+        median_returns: Vec::with_capacity(n),
+        median_errors: vec![None; n],
+        median_error_cumavg: Vec::with_capacity(n),
+        projected_prices: Vec::with_capacity(n),
+    };
+
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    let mut per_segment: Vec<Estimators> = (0..k).map(|_| Estimators::new()).collect();
+    let mut all = Estimators::new();
+    let mut grid = Grid::new(Grid::steps_for(drawdowns[0]), k);
+    let mut next_start = 0usize;
+    let (mut ema_err_sum, mut med_err_sum, mut err_n) = (0.0f64, 0.0f64, 0u32);
+
+    for t in 0..n {
+        let steps = Grid::steps_for(drawdowns[t]).max(grid.steps);
+        if steps != grid.steps {
+            // The floor deepened: every past outcome is re-bucketed on the new
+            // grid and the bucket estimators replayed in confirmation order.
+            grid = Grid::new(steps, k);
+            let mut ys: Vec<Vec<f64>> = vec![Vec::new(); k as usize];
+            for o in &outcomes {
+                ys[grid.segment(drawdowns[o.start])].push(o.y);
+            }
+            per_segment = ys.iter().map(|y| Estimators::replay(y, lambda)).collect();
+        }
+        // Confirm every outcome whose exit is t.
+        while next_start < t && exits[next_start] == Some(t) {
+            let s = next_start;
+            next_start += 1;
+            let Some(y) = outcome(params.metric, closes, &daily, s, t, a) else {
+                continue;
+            };
+            let ema_err = (series.expected_returns[s] - y).abs();
+            let med_err = (series.median_returns[s] - y).abs();
+            series.actual_returns[s] = Some(y);
+            series.prediction_errors[s] = Some(ema_err);
+            series.median_errors[s] = Some(med_err);
+            ema_err_sum += ema_err;
+            med_err_sum += med_err;
+            err_n += 1;
+            per_segment[grid.segment(drawdowns[s])].push(y, lambda);
+            all.push(y, lambda);
+            outcomes.push(Outcome { start: s, exit: t, y });
+        }
+        // Starts whose exit lies past the window never confirm; skip them.
+        while next_start < t && exits[next_start].is_none() {
+            next_start += 1;
+        }
+        let (ema, med) = per_segment[grid.segment(drawdowns[t])]
+            .predict()
+            .or_else(|| all.predict())
+            .unwrap_or((0.0, 0.0));
+        series.expected_returns.push(ema);
+        series.median_returns.push(med);
+        let cum = |sum: f64| (err_n > 0).then(|| sum / f64::from(err_n));
+        series.prediction_error_cumavg.push(cum(ema_err_sum));
+        series.median_error_cumavg.push(cum(med_err_sum));
+        series.projected_prices.push(match params.metric {
+            Metric::Return => Some(closes[t] * (1.0 + med)),
+            _ => None,
+        });
+    }
+
+    let last = n - 1;
+    let current_segment = grid.segment(drawdowns[last]);
+    let current = current_state(
+        &series,
+        &outcomes,
+        &drawdowns,
+        &grid,
+        closes[last],
+        current_segment,
+    );
+    let segments = segment_stats(closes, &drawdowns, &outcomes, &per_segment, &grid);
+    let distribution = distribution(&outcomes);
+    let scatter = scatter(&outcomes, &drawdowns, &grid);
+    let path_len = ((f64::from(params.return_period) * f64::from(a) / 365.0).round() as usize).max(1);
+    let paths = segment_paths(closes, &drawdowns, &grid, path_len);
+    let typical_max_drawdown = typical_max_drawdown(dates, closes);
+
+    Ok(Analysis {
+        periods_per_year: a,
+        current,
+        series,
+        segments,
+        distribution,
+        scatter,
+        paths,
+        typical_max_drawdown,
+    })
+}
+
+fn validate(dates: &[i32], closes: &[f64], params: &Params) -> Result<(), EngineError> {
+    let invalid = |m: String| Err(EngineError::InvalidInput(m));
+    if dates.len() != closes.len() {
+        return invalid(format!(
+            "{} dates but {} closes",
+            dates.len(),
+            closes.len()
+        ));
+    }
+    if closes.len() < MIN_ROWS {
+        return Err(EngineError::InsufficientData {
+            rows: closes.len() as u32,
+            required: MIN_ROWS as u32,
+        });
+    }
+    if !(7..=365).contains(&params.return_period) {
+        return invalid(format!("return_period {} outside 7..=365", params.return_period));
+    }
+    if !(10..=50).contains(&params.num_segments) {
+        return invalid(format!("num_segments {} outside 10..=50", params.num_segments));
+    }
+    if !(0.80..=0.99).contains(&params.decay_factor) {
+        return invalid(format!("decay_factor {} outside 0.80..=0.99", params.decay_factor));
+    }
+    if let Some(a) = params.periods_per_year {
+        if a != 252 && a != 365 {
+            return invalid(format!("periods_per_year {a} is neither 252 nor 365"));
+        }
+    }
+    if let Some(i) = dates.windows(2).position(|w| w[1] <= w[0]) {
+        return invalid(format!("dates not strictly increasing at row {}", i + 1));
+    }
+    if let Some(i) = closes.iter().position(|p| !(p.is_finite() && *p > 0.0)) {
+        return invalid(format!("close at row {i} is not a positive number"));
+    }
+    Ok(())
+}
+
+/// 365 when the series trades on weekends (crypto, CS2 cases), else 252.
+pub fn infer_periods_per_year(dates: &[i32]) -> u32 {
+    if dates.iter().any(|&d| is_weekend(d)) {
+        365
+    } else {
+        252
+    }
+}
+
+/// `d_t = P_t / max_{s<=t} P_s − 1`.
+pub fn drawdowns(closes: &[f64]) -> Vec<f64> {
+    let mut peak = f64::MIN;
+    closes
+        .iter()
+        .map(|&p| {
+            peak = peak.max(p);
+            p / peak - 1.0
+        })
+        .collect()
+}
+
+/// `exit(t)`: the first index `j > t` with `date_j >= date_t + h`.
+fn exits(dates: &[i32], horizon: i32) -> Vec<Option<usize>> {
+    let n = dates.len();
+    let mut j = 0usize;
+    (0..n)
+        .map(|t| {
+            j = j.max(t + 1);
+            while j < n && dates[j] < dates[t] + horizon {
+                j += 1;
+            }
+            (j < n).then_some(j)
+        })
+        .collect()
+}
+
+/// `r[v] = P_v / P_{v−1} − 1` (r[0] = 0, never used).
+fn daily_returns(closes: &[f64]) -> Vec<f64> {
+    std::iter::once(0.0)
+        .chain(closes.windows(2).map(|w| w[1] / w[0] - 1.0))
+        .collect()
+}
+
+/// The outcome of a start `s` exiting at `j`, or `None` when undefined.
+fn outcome(metric: Metric, closes: &[f64], daily: &[f64], s: usize, j: usize, a: u32) -> Option<f64> {
+    let a = f64::from(a);
+    let value = match metric {
+        Metric::Return => closes[j] / closes[s] - 1.0,
+        Metric::Sharpe | Metric::Sortino => {
+            let r = &daily[s + 1..=j];
+            if r.len() < 2 {
+                return None;
+            }
+            let n = r.len() as f64;
+            let m = r.iter().sum::<f64>() / n;
+            if metric == Metric::Sharpe {
+                let var = r.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+                let sd = var.sqrt();
+                if sd == 0.0 {
+                    return None;
+                }
+                m / sd * a.sqrt()
+            } else {
+                let downside = (r.iter().map(|x| x.min(0.0).powi(2)).sum::<f64>() / n).sqrt();
+                if downside == 0.0 {
+                    return None;
+                }
+                m * a / (downside * a.sqrt())
+            }
+        }
+    };
+    value.is_finite().then_some(value)
+}
+
+fn current_state(
+    series: &TimeSeries,
+    outcomes: &[Outcome],
+    drawdowns: &[f64],
+    grid: &Grid,
+    price: f64,
+    segment: usize,
+) -> CurrentState {
+    let last = drawdowns.len() - 1;
+    let errors = |pick: &dyn Fn(&Outcome) -> bool| -> (f64, f64, u32) {
+        let (mut e, mut m, mut c) = (0.0, 0.0, 0u32);
+        for o in outcomes.iter().filter(|o| pick(o)) {
+            e += series.prediction_errors[o.start].unwrap_or(0.0);
+            m += series.median_errors[o.start].unwrap_or(0.0);
+            c += 1;
+        }
+        (e, m, c)
+    };
+    let (e, m, confirmed) = errors(&|o| grid.segment(drawdowns[o.start]) == segment);
+    let (e, m, c) = if confirmed > 0 {
+        (e, m, confirmed)
+    } else {
+        errors(&|_| true)
+    };
+    let (prediction_error, median_error) = if c > 0 {
+        (e / f64::from(c), m / f64::from(c))
+    } else {
+        (0.0, 0.0)
+    };
+    let (best_method, best_error) = if median_error <= prediction_error {
+        (Method::Median, median_error)
+    } else {
+        (Method::Ema, prediction_error)
+    };
+    CurrentState {
+        price,
+        drawdown: drawdowns[last],
+        segment: segment as u32,
+        expected_return: series.expected_returns[last],
+        prediction_error,
+        median_return: series.median_returns[last],
+        median_error,
+        best_method,
+        best_error,
+        insufficient_data: confirmed < SUFFICIENT_OUTCOMES,
+        confirmed_count: confirmed,
+    }
+}
+
+fn segment_stats(
+    closes: &[f64],
+    drawdowns: &[f64],
+    outcomes: &[Outcome],
+    estimators: &[Estimators],
+    grid: &Grid,
+) -> Vec<SegmentStats> {
+    let k = grid.k as usize;
+    let mut counts = vec![0u32; k];
+    for &d in drawdowns {
+        counts[grid.segment(d)] += 1;
+    }
+    let mut ys: Vec<Vec<f64>> = vec![Vec::new(); k];
+    let mut losses: Vec<f64> = vec![0.0; k];
+    for o in outcomes {
+        let seg = grid.segment(drawdowns[o.start]);
+        ys[seg].push(o.y);
+        let entry = closes[o.start];
+        let worst = closes[o.start + 1..=o.exit]
+            .iter()
+            .fold(0.0f64, |w, &p| w.min(p / entry - 1.0));
+        losses[seg] = losses[seg].min(worst);
+    }
+    (0..k)
+        .map(|i| {
+            let y = &mut ys[i];
+            let has = !y.is_empty();
+            let avg = has.then(|| mean(y));
+            let win = has.then(|| y.iter().filter(|&&v| v > 0.0).count() as f64 / y.len() as f64);
+            y.sort_unstable_by(f64::total_cmp);
+            SegmentStats {
+                segment_idx: i as u32,
+                lower_bound: -((i + 1) as f64) * grid.width,
+                upper_bound: -(i as f64) * grid.width,
+                count: counts[i],
+                expected_return: estimators[i].ema,
+                avg_return: avg,
+                median_return: has.then(|| estimators[i].window.median()),
+                static_median_return: has.then(|| median_sorted(y)),
+                max_loss: has.then_some(losses[i]),
+                win_rate: win,
+            }
+        })
+        .collect()
+}
+
+fn distribution(outcomes: &[Outcome]) -> Distribution {
+    if outcomes.is_empty() {
+        return Distribution::default();
+    }
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for o in outcomes {
+        lo = lo.min(o.y);
+        hi = hi.max(o.y);
+    }
+    if lo == hi {
+        // Same convention as numpy.histogram for a degenerate range.
+        lo -= 0.5;
+        hi += 0.5;
+    }
+    let width = (hi - lo) / DISTRIBUTION_BINS as f64;
+    let bins = (0..=DISTRIBUTION_BINS)
+        .map(|i| if i == DISTRIBUTION_BINS { hi } else { lo + width * i as f64 })
+        .collect();
+    let mut counts = vec![0u32; DISTRIBUTION_BINS];
+    for o in outcomes {
+        let i = (((o.y - lo) / width).floor() as usize).min(DISTRIBUTION_BINS - 1);
+        counts[i] += 1;
+    }
+    Distribution { bins, counts }
+}
+
+/// Indices of `m` items spread evenly over `0..len`, first and last included.
+fn spread(len: usize, m: usize) -> Vec<usize> {
+    if len <= m {
+        return (0..len).collect();
+    }
+    if m == 1 {
+        return vec![len - 1];
+    }
+    (0..m)
+        .map(|i| ((i as f64) * (len - 1) as f64 / (m - 1) as f64).round() as usize)
+        .collect()
+}
+
+fn scatter(outcomes: &[Outcome], drawdowns: &[f64], grid: &Grid) -> Vec<ScatterPoint> {
+    spread(outcomes.len(), MAX_SCATTER_POINTS)
+        .into_iter()
+        .map(|i| {
+            let o = outcomes[i];
+            let d = drawdowns[o.start];
+            ScatterPoint {
+                drawdown: d,
+                future_return: o.y,
+                segment: grid.segment(d) as u32,
+            }
+        })
+        .collect()
+}
+
+fn segment_paths(closes: &[f64], drawdowns: &[f64], grid: &Grid, len: usize) -> Vec<SegmentPaths> {
+    let n = closes.len();
+    if n <= len {
+        return Vec::new();
+    }
+    let mut starts: Vec<Vec<usize>> = vec![Vec::new(); grid.k as usize];
+    for t in 0..n - len {
+        starts[grid.segment(drawdowns[t])].push(t);
+    }
+    let path = |t: usize| -> Vec<f64> {
+        let p0 = closes[t];
+        closes[t..=t + len].iter().map(|p| p / p0 - 1.0).collect()
+    };
+    let mut column = Vec::new();
+    starts
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(seg, s)| {
+            let mut q: [Vec<f64>; 5] = Default::default();
+            for step in 0..=len {
+                column.clear();
+                column.extend(s.iter().map(|&t| closes[t + step] / closes[t] - 1.0));
+                column.sort_unstable_by(f64::total_cmp);
+                for (out, p) in q.iter_mut().zip([0.10, 0.25, 0.50, 0.75, 0.90]) {
+                    out.push(percentile_sorted(&column, p));
+                }
+            }
+            let [p10, p25, p50, p75, p90] = q;
+            SegmentPaths {
+                segment: seg as u32,
+                paths: spread(s.len(), MAX_SAMPLE_PATHS)
+                    .into_iter()
+                    .map(|i| path(s[i]))
+                    .collect(),
+                p10,
+                p25,
+                p50,
+                p75,
+                p90,
+                num_paths_total: s.len() as u32,
+            }
+        })
+        .collect()
+}
+
+/// Median over calendar years with at least [`MIN_ROWS_PER_YEAR`] rows of the
+/// worst drawdown within the year, the peak restarting each year.
+pub fn typical_max_drawdown(dates: &[i32], closes: &[f64]) -> Option<f64> {
+    let mut worst_per_year = Vec::new();
+    let mut i = 0;
+    while i < dates.len() {
+        let year = civil_from_days(dates[i]).0;
+        let (mut peak, mut worst, mut rows) = (f64::MIN, 0.0f64, 0usize);
+        while i < dates.len() && civil_from_days(dates[i]).0 == year {
+            peak = peak.max(closes[i]);
+            worst = worst.min(closes[i] / peak - 1.0);
+            rows += 1;
+            i += 1;
+        }
+        if rows >= MIN_ROWS_PER_YEAR {
+            worst_per_year.push(worst);
+        }
+    }
+    if worst_per_year.is_empty() {
+        return None;
+    }
+    worst_per_year.sort_unstable_by(f64::total_cmp);
+    Some(median_sorted(&worst_per_year))
+}
+
+#[cfg(test)]
+mod tests;

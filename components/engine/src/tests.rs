@@ -1,0 +1,410 @@
+//! Unit tests: hand-checked formulas on small series, a literal O(n²)
+//! re-implementation of DESIGN §4 as an oracle, and the no-look-ahead
+//! property over random cuts.
+
+use super::*;
+
+/// Deterministic xorshift64* so the tests need no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.unit().max(1e-12), self.unit());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+/// `n` consecutive calendar days starting at day `start`.
+fn every_day(start: i32, n: usize) -> Vec<i32> {
+    (0..n as i32).map(|i| start + i).collect()
+}
+
+/// `n` weekdays starting on Monday 1970-01-05 (day 4).
+fn weekdays(n: usize) -> Vec<i32> {
+    (4..).filter(|&d| !is_weekend(d)).take(n).collect()
+}
+
+fn random_walk(rng: &mut Rng, n: usize, vol: f64) -> Vec<f64> {
+    let mut p = 100.0;
+    (0..n)
+        .map(|_| {
+            p *= (vol * rng.normal()).exp();
+            p
+        })
+        .collect()
+}
+
+fn params(return_period: u32, metric: Metric) -> Params {
+    Params {
+        return_period,
+        metric,
+        ..Params::default()
+    }
+}
+
+#[test]
+fn calendar_helpers() {
+    assert_eq!(civil_from_days(0), (1970, 1, 1));
+    assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+    assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    assert!(!is_weekend(0)); // Thursday
+    assert!(is_weekend(2) && is_weekend(3)); // Sat, Sun
+    assert!(!is_weekend(4)); // Monday
+}
+
+#[test]
+fn drawdown_is_distance_from_running_peak() {
+    let d = drawdowns(&[100.0, 120.0, 90.0, 120.0, 130.0, 65.0]);
+    assert_eq!(d, vec![0.0, 0.0, 90.0 / 120.0 - 1.0, 0.0, 0.0, -0.5]);
+}
+
+#[test]
+fn floor_steps_round_down_to_five_percent() {
+    assert_eq!(Grid::steps_for(0.0), 1);
+    assert_eq!(Grid::steps_for(-0.01), 1);
+    assert_eq!(Grid::steps_for(-0.05), 1);
+    assert_eq!(Grid::steps_for(-0.10), 2);
+    assert_eq!(Grid::steps_for(-0.12), 3);
+    assert_eq!(Grid::steps_for(-1.0), 20);
+    let g = Grid::new(2, 20); // floor −10 %, width 0.5 %
+    assert_eq!(g.segment(0.0), 0);
+    assert_eq!(g.segment(-0.004), 0);
+    assert_eq!(g.segment(-0.0051), 1);
+    assert_eq!(g.segment(-0.0999), 19);
+    assert_eq!(g.segment(-0.5), 19, "deeper than the floor stays in the last bucket");
+}
+
+#[test]
+fn exits_follow_calendar_days_across_gaps_and_weekends() {
+    assert_eq!(
+        exits(&[0, 1, 2, 5, 10], 3),
+        vec![Some(3), Some(3), Some(3), Some(4), None]
+    );
+    // Weekday calendar, 7-day horizon: every row exits five rows later.
+    let dates = weekdays(20);
+    let e = exits(&dates, 7);
+    for (t, exit) in e.iter().enumerate() {
+        assert_eq!(*exit, (t + 5 < 20).then_some(t + 5), "row {t}");
+    }
+}
+
+#[test]
+fn periods_per_year_follows_the_calendar() {
+    assert_eq!(infer_periods_per_year(&weekdays(400)), 252);
+    assert_eq!(infer_periods_per_year(&every_day(0, 400)), 365);
+}
+
+#[test]
+fn rejects_short_or_malformed_input() {
+    let dates = every_day(0, 299);
+    let closes = vec![1.0; 299];
+    assert_eq!(
+        analyse(&dates, &closes, &Params::default()),
+        Err(EngineError::InsufficientData { rows: 299, required: 300 })
+    );
+    let mut dates = every_day(0, 300);
+    let mut closes = vec![1.0; 300];
+    closes[7] = 0.0;
+    assert!(matches!(analyse(&dates, &closes, &Params::default()), Err(EngineError::InvalidInput(m)) if m.contains("row 7")));
+    closes[7] = 1.0;
+    dates[10] = dates[9];
+    assert!(matches!(analyse(&dates, &closes, &Params::default()), Err(EngineError::InvalidInput(m)) if m.contains("row 10")));
+    let bad = Params { num_segments: 9, ..Params::default() };
+    assert!(analyse(&every_day(0, 300), &closes, &bad).is_err());
+}
+
+/// Steady growth: every return outcome is `g^7 − 1`, so the predictions and
+/// the cumulative errors have closed forms.
+#[test]
+fn constant_growth_has_closed_form_predictions() {
+    let n: usize = 320;
+    let g: f64 = 1.001;
+    let closes: Vec<f64> = (0..n).map(|t| 100.0 * g.powi(t as i32)).collect();
+    let a = analyse(&every_day(0, n), &closes, &params(7, Metric::Return)).unwrap();
+    let y = g.powi(7) - 1.0;
+    let s = &a.series;
+    for t in 0..n {
+        assert_eq!(s.drawdowns[t], 0.0);
+        // Outcomes of starts 0..=t−7 are confirmed at t.
+        let expected = if t >= 7 { y } else { 0.0 };
+        assert!((s.expected_returns[t] - expected).abs() < 1e-12, "ema at {t}");
+        assert!((s.median_returns[t] - expected).abs() < 1e-12, "median at {t}");
+        let confirmed = (t + 1).saturating_sub(7);
+        match s.prediction_error_cumavg[t] {
+            None => assert_eq!(confirmed, 0),
+            Some(c) => {
+                // Starts 0..7 were predicted 0, all later ones y.
+                let wrong = confirmed.min(7) as f64;
+                assert!((c - y * wrong / confirmed as f64).abs() < 1e-12, "cumavg at {t}");
+            }
+        }
+        assert_eq!(s.actual_returns[t].is_some(), t + 7 < n);
+        assert!((s.projected_prices[t].unwrap() - closes[t] * (1.0 + s.median_returns[t])).abs() < 1e-9);
+    }
+    assert_eq!(a.current.segment, 0);
+    assert_eq!(a.current.confirmed_count as usize, n - 7);
+    assert!(!a.current.insufficient_data);
+    assert_eq!(a.segments.len(), 20);
+    assert_eq!(a.segments[0].count as usize, n);
+    assert_eq!(a.segments[0].win_rate, Some(1.0));
+    assert_eq!(a.segments[0].max_loss, Some(0.0));
+    assert!(a.segments[1..].iter().all(|s| s.count == 0 && s.avg_return.is_none()));
+    // Path length for a 7-day horizon on a daily calendar: 7 steps.
+    assert_eq!(a.paths.len(), 1);
+    assert_eq!(a.paths[0].p50.len(), 8);
+    assert_eq!(a.paths[0].num_paths_total as usize, n - 7);
+    assert_eq!(a.paths[0].paths.len(), MAX_SAMPLE_PATHS);
+    assert_eq!(a.distribution.bins.len(), DISTRIBUTION_BINS + 1);
+    assert_eq!(a.distribution.counts.iter().sum::<u32>() as usize, n - 7);
+}
+
+/// Flat prices: zero drawdown, zero returns, and no defined Sharpe ratio.
+#[test]
+fn flat_prices() {
+    let n = 300;
+    let closes = vec![50.0; n];
+    let dates = weekdays(n);
+    let a = analyse(&dates, &closes, &params(30, Metric::Return)).unwrap();
+    assert_eq!(a.periods_per_year, 252);
+    assert!(a.series.expected_returns.iter().all(|&v| v == 0.0));
+    assert_eq!(a.segments[0].win_rate, Some(0.0));
+    assert_eq!(a.segments[0].static_median_return, Some(0.0));
+    assert_eq!(a.distribution.bins.first(), Some(&-0.5));
+    assert_eq!(a.distribution.bins.last(), Some(&0.5));
+
+    let s = analyse(&dates, &closes, &params(30, Metric::Sharpe)).unwrap();
+    assert!(s.series.actual_returns.iter().all(Option::is_none), "sd 0 is skipped, never NaN");
+    assert!(s.series.prediction_error_cumavg.iter().all(Option::is_none));
+    assert!(s.series.projected_prices.iter().all(Option::is_none));
+    assert_eq!(s.current.confirmed_count, 0);
+    assert!(s.current.insufficient_data);
+    assert_eq!(s.current.prediction_error, 0.0);
+    assert!(s.distribution.bins.is_empty());
+    assert!(s.scatter.is_empty());
+}
+
+/// A new all-time low on the last day moves the grid for the final state
+/// only; earlier predictions keep the grid of their own day.
+#[test]
+fn new_all_time_low_on_the_last_day() {
+    let mut rng = Rng(7);
+    let n = 400;
+    // Gentle uptrend with a −12 % dip, then a −37 % crash on the last day.
+    let mut closes: Vec<f64> = (0..n).map(|t| 100.0 + t as f64 * 0.1 + rng.unit() * 0.01).collect();
+    for c in closes.iter_mut().take(220).skip(200) {
+        *c *= 0.88;
+    }
+    let peak = closes[..n - 1].iter().cloned().fold(f64::MIN, f64::max);
+    closes[n - 1] = peak * 0.63;
+    let dates = every_day(1_000, n);
+    let full = analyse(&dates, &closes, &params(30, Metric::Return)).unwrap();
+    let cut = analyse(&dates[..n - 1], &closes[..n - 1], &params(30, Metric::Return)).unwrap();
+
+    // Floor −40 % at T: width 2 %, −37 % falls in segment 18.
+    assert_eq!(full.current.segment, 18);
+    assert!((full.segments[19].lower_bound + 0.40).abs() < 1e-12);
+    assert!((full.current.drawdown + 0.37).abs() < 1e-12);
+    // Nothing ever started in segment 18: the estimators fall back to all outcomes.
+    assert_eq!(full.current.confirmed_count, 0);
+    assert!(full.current.insufficient_data);
+    assert!(full.current.prediction_error > 0.0);
+    // The day before, the floor was −15 % (width 0.75 %).
+    assert!((cut.segments[19].lower_bound + 0.15).abs() < 1e-12);
+    assert_eq!(&full.series.expected_returns[..n - 1], &cut.series.expected_returns[..]);
+    assert_eq!(&full.series.median_returns[..n - 1], &cut.series.median_returns[..]);
+}
+
+#[test]
+fn sharpe_and_sortino_outcomes_match_their_definitions() {
+    let closes = [100.0, 101.0, 99.0, 102.0, 102.0];
+    let daily = daily_returns(&closes);
+    let r = [0.01, 99.0 / 101.0 - 1.0, 102.0 / 99.0 - 1.0, 0.0];
+    let m = r.iter().sum::<f64>() / 4.0;
+    let sd = (r.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 3.0).sqrt();
+    let sharpe = outcome(Metric::Sharpe, &closes, &daily, 0, 4, 252).unwrap();
+    assert!((sharpe - m / sd * 252f64.sqrt()).abs() < 1e-12);
+    let down = (r[1] * r[1] / 4.0).sqrt();
+    let sortino = outcome(Metric::Sortino, &closes, &daily, 0, 4, 365).unwrap();
+    assert!((sortino - m * 365.0 / (down * 365f64.sqrt())).abs() < 1e-12);
+    // One return: undefined.
+    assert_eq!(outcome(Metric::Sharpe, &closes, &daily, 0, 1, 252), None);
+    // No negative return: Sortino undefined.
+    assert_eq!(outcome(Metric::Sortino, &[1.0, 2.0, 3.0], &[0.0, 1.0, 0.5], 0, 2, 252), None);
+}
+
+#[test]
+fn typical_max_drawdown_restarts_the_peak_each_year() {
+    // 1970: 100 → 80 (−20 %); 1971: 60 → 57 (−5 %); 1972: 10 rows only.
+    let mut dates = Vec::new();
+    let mut closes = Vec::new();
+    for (year_start, prices) in [(0, vec![100.0, 80.0, 90.0]), (365, vec![60.0, 57.0, 60.0])] {
+        for i in 0..30 {
+            dates.push(year_start + i);
+            closes.push(prices[(i as usize).min(2)]);
+        }
+    }
+    for i in 0..10 {
+        dates.push(730 + i);
+        closes.push(1.0);
+    }
+    let t = typical_max_drawdown(&dates, &closes).unwrap();
+    assert!((t - (-0.20 + -0.05) / 2.0).abs() < 1e-12);
+}
+
+/// A literal, slow reading of DESIGN §4: at every `t`, rebuild the grid and
+/// the estimators from scratch out of the outcomes confirmed by `t`.
+fn oracle_predictions(dates: &[i32], closes: &[f64], p: &Params) -> (Vec<f64>, Vec<f64>) {
+    let a = p.periods_per_year.unwrap_or_else(|| infer_periods_per_year(dates));
+    let dd = drawdowns(closes);
+    let daily = daily_returns(closes);
+    let n = closes.len();
+    let exit = |t: usize| (t + 1..n).find(|&j| dates[j] >= dates[t] + p.return_period as i32);
+    let (mut ema_out, mut med_out) = (Vec::new(), Vec::new());
+    for t in 0..n {
+        let deepest = dd[..=t].iter().cloned().fold(0.0, f64::min);
+        let grid = Grid::new(Grid::steps_for(deepest), p.num_segments);
+        let confirmed: Vec<(usize, f64)> = (0..t)
+            .filter_map(|s| exit(s).filter(|&j| j <= t).map(|j| (s, j)))
+            .filter_map(|(s, j)| outcome(p.metric, closes, &daily, s, j, a).map(|y| (s, y)))
+            .collect();
+        let seg = grid.segment(dd[t]);
+        let mine: Vec<f64> = confirmed
+            .iter()
+            .filter(|(s, _)| grid.segment(dd[*s]) == seg)
+            .map(|&(_, y)| y)
+            .collect();
+        let pool: Vec<f64> = if mine.is_empty() {
+            confirmed.iter().map(|&(_, y)| y).collect()
+        } else {
+            mine
+        };
+        if pool.is_empty() {
+            ema_out.push(0.0);
+            med_out.push(0.0);
+            continue;
+        }
+        let ema = pool[1..]
+            .iter()
+            .fold(pool[0], |e, &y| p.decay_factor * e + (1.0 - p.decay_factor) * y);
+        let mut last: Vec<f64> = pool[pool.len().saturating_sub(MEDIAN_WINDOW)..].to_vec();
+        last.sort_unstable_by(f64::total_cmp);
+        ema_out.push(ema);
+        med_out.push(median_sorted(&last));
+    }
+    (ema_out, med_out)
+}
+
+#[test]
+fn walk_forward_matches_the_literal_oracle() {
+    let mut rng = Rng(42);
+    for (case, metric) in [Metric::Return, Metric::Sharpe, Metric::Sortino].into_iter().enumerate() {
+        let n = 700;
+        let closes = random_walk(&mut rng, n, 0.03);
+        let dates = if case == 1 { weekdays(n) } else { every_day(500, n) };
+        let p = Params {
+            return_period: 20,
+            num_segments: 12,
+            decay_factor: 0.9,
+            metric,
+            periods_per_year: None,
+        };
+        let a = analyse(&dates, &closes, &p).unwrap();
+        let (ema, med) = oracle_predictions(&dates, &closes, &p);
+        for t in 0..n {
+            assert!((a.series.expected_returns[t] - ema[t]).abs() < 1e-9, "{metric:?} ema at {t}");
+            assert!((a.series.median_returns[t] - med[t]).abs() < 1e-12, "{metric:?} median at {t}");
+        }
+    }
+}
+
+#[test]
+fn segment_statistics_are_consistent_with_the_outcomes() {
+    let mut rng = Rng(3);
+    let n = 1_500;
+    let closes = random_walk(&mut rng, n, 0.02);
+    let a = analyse(&weekdays(n), &closes, &params(90, Metric::Return)).unwrap();
+    assert_eq!(a.segments.iter().map(|s| s.count as usize).sum::<usize>(), n);
+    let outcomes = a.series.actual_returns.iter().flatten().count() as u32;
+    assert_eq!(a.distribution.counts.iter().sum::<u32>(), outcomes);
+    assert_eq!(a.scatter.len() as u32, outcomes.min(1_000));
+    for s in &a.segments {
+        assert!(s.lower_bound < s.upper_bound);
+        if let Some(l) = s.max_loss {
+            assert!(l <= 0.0);
+        }
+        if let Some(w) = s.win_rate {
+            assert!((0.0..=1.0).contains(&w));
+        }
+    }
+    let cur = &a.segments[a.current.segment as usize];
+    assert_eq!(a.current.median_return, a.series.median_returns[n - 1]);
+    if a.current.confirmed_count > 0 {
+        assert_eq!(Some(a.current.expected_return), cur.expected_return);
+        assert_eq!(Some(a.current.median_return), cur.median_return);
+    }
+    assert_eq!(a.current.best_error, a.current.prediction_error.min(a.current.median_error));
+    for p in &a.paths {
+        let steps = (90.0f64 * 252.0 / 365.0).round() as usize + 1;
+        assert_eq!(p.p10.len(), steps);
+        for i in 0..steps {
+            assert!(p.p10[i] <= p.p25[i] && p.p25[i] <= p.p50[i] && p.p50[i] <= p.p75[i] && p.p75[i] <= p.p90[i]);
+        }
+        assert!(p.paths.iter().all(|path| path.len() == steps && path[0] == 0.0));
+    }
+}
+
+/// The central invariant: cutting the window anywhere leaves every earlier
+/// prediction bit-identical, and every outcome that had already been
+/// confirmed inside the cut window identical too.
+#[test]
+fn no_lookahead_under_any_cut() {
+    let mut rng = Rng(2026);
+    for round in 0..12 {
+        let n = 600 + (rng.unit() * 600.0) as usize;
+        let vol = 0.01 + rng.unit() * 0.04;
+        let closes = random_walk(&mut rng, n, vol);
+        let dates = if round % 2 == 0 { weekdays(n) } else { every_day(10_000, n) };
+        let metric = [Metric::Return, Metric::Sharpe, Metric::Sortino][round % 3];
+        let p = Params {
+            return_period: 7 + (rng.unit() * 358.0) as u32,
+            num_segments: 10 + (rng.unit() * 40.0) as u32,
+            decay_factor: 0.80 + rng.unit() * 0.19,
+            metric,
+            periods_per_year: Some(infer_periods_per_year(&dates)),
+        };
+        let full = analyse(&dates, &closes, &p).unwrap();
+        for _ in 0..4 {
+            let m = MIN_ROWS + (rng.unit() * (n - MIN_ROWS) as f64) as usize;
+            let cut = analyse(&dates[..m], &closes[..m], &p).unwrap();
+            let (f, c) = (&full.series, &cut.series);
+            let same_bits = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            let same_opt = |a: &[Option<f64>], b: &[Option<f64>]| {
+                a.iter().zip(b).all(|(x, y)| x.map(f64::to_bits) == y.map(f64::to_bits))
+            };
+            assert!(same_bits(&f.drawdowns[..m], &c.drawdowns), "drawdowns, round {round} cut {m}");
+            assert!(same_bits(&f.expected_returns[..m], &c.expected_returns), "ema, round {round} cut {m}");
+            assert!(same_bits(&f.median_returns[..m], &c.median_returns), "median, round {round} cut {m}");
+            assert!(same_opt(&f.prediction_error_cumavg[..m], &c.prediction_error_cumavg));
+            assert!(same_opt(&f.median_error_cumavg[..m], &c.median_error_cumavg));
+            assert!(same_opt(&f.projected_prices[..m], &c.projected_prices));
+            // An outcome known inside the cut is the same outcome.
+            for t in 0..m {
+                if let Some(y) = c.actual_returns[t] {
+                    assert_eq!(Some(y.to_bits()), f.actual_returns[t].map(f64::to_bits));
+                    assert_eq!(c.prediction_errors[t].map(f64::to_bits), f.prediction_errors[t].map(f64::to_bits));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! A deliberately misbehaving `segmentation` component, used only by the
+//! host's sandbox tests. `return_period` selects the misbehaviour:
+//!
+//! * 7 — loops forever (the host's epoch deadline must stop it);
+//! * 8 — allocates without bound (the host's memory cap must stop it);
+//! * 9 — panics (a trap);
+//! * 10 — calls the host's log import, then answers an `invalid-input` error;
+//! * anything else — answers "insufficient data" with the row count, so a
+//!   test can tell a healthy call reached this component.
+
+wit_bindgen::generate!({
+    path: "../../wit",
+    world: "segmentation",
+});
+
+use exports::forecast::plugins::engine::{Analysis, AnalysisParams, EngineError, Guest};
+use forecast::plugins::host_log::{log, Level};
+use forecast::plugins::types::PriceSeries;
+
+struct Component;
+
+impl Guest for Component {
+    fn engine_version() -> String {
+        "0.0.1-misbehave".to_string()
+    }
+
+    fn analyse(series: PriceSeries, params: AnalysisParams) -> Result<Analysis, EngineError> {
+        match params.return_period {
+            7 => {
+                let mut x: u64 = 1;
+                loop {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }
+            8 => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 16 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            9 => panic!("misbehave: deliberate panic"),
+            10 => {
+                log(Level::Warn, "misbehave: about to refuse");
+                Err(EngineError::InvalidInput("misbehave refuses".into()))
+            }
+            _ => Err(EngineError::InsufficientData(series.closes.len() as u32)),
+        }
+    }
+}
+
+export!(Component);

@@ -1,0 +1,123 @@
+//! The default `segmentation` component: converts between the WIT types and
+//! the plain-Rust engine in `forecast-engine`, nothing else.
+
+wit_bindgen::generate!({
+    path: "../../wit",
+    world: "segmentation",
+});
+
+use exports::forecast::plugins::engine::{
+    Analysis, AnalysisParams, CurrentState, Distribution, EngineError, Guest, Method, ScatterPoint,
+    SegmentPaths, SegmentStats, TimeSeries,
+};
+use forecast::plugins::types::{Metric, PriceSeries};
+use forecast_engine as core;
+
+struct Component;
+
+impl Guest for Component {
+    fn engine_version() -> String {
+        core::ENGINE_VERSION.to_string()
+    }
+
+    fn analyse(series: PriceSeries, params: AnalysisParams) -> Result<Analysis, EngineError> {
+        let p = core::Params {
+            return_period: params.return_period,
+            num_segments: params.num_segments,
+            decay_factor: params.decay_factor,
+            metric: match params.metric {
+                Metric::TotalReturn => core::Metric::Return,
+                Metric::Sharpe => core::Metric::Sharpe,
+                Metric::Sortino => core::Metric::Sortino,
+            },
+            periods_per_year: params.periods_per_year,
+        };
+        core::analyse(&series.dates, &series.closes, &p)
+            .map(into_wit)
+            .map_err(|e| match e {
+                core::EngineError::InsufficientData { rows, .. } => EngineError::InsufficientData(rows),
+                core::EngineError::InvalidInput(m) => EngineError::InvalidInput(m),
+            })
+    }
+}
+
+fn into_wit(a: core::Analysis) -> Analysis {
+    let c = a.current;
+    let s = a.series;
+    Analysis {
+        periods_per_year: a.periods_per_year,
+        current: CurrentState {
+            price: c.price,
+            drawdown: c.drawdown,
+            segment: c.segment,
+            expected_return: c.expected_return,
+            prediction_error: c.prediction_error,
+            median_return: c.median_return,
+            median_error: c.median_error,
+            best_method: match c.best_method {
+                core::Method::Ema => Method::Ema,
+                core::Method::Median => Method::Median,
+            },
+            best_error: c.best_error,
+            insufficient_data: c.insufficient_data,
+            confirmed_count: c.confirmed_count,
+        },
+        series: TimeSeries {
+            drawdowns: s.drawdowns,
+            expected_returns: s.expected_returns,
+            prediction_errors: s.prediction_errors,
+            prediction_error_cumavg: s.prediction_error_cumavg,
+            actual_returns: s.actual_returns,
+            median_returns: s.median_returns,
+            median_errors: s.median_errors,
+            median_error_cumavg: s.median_error_cumavg,
+            projected_prices: s.projected_prices,
+        },
+        segments: a
+            .segments
+            .into_iter()
+            .map(|g| SegmentStats {
+                segment_idx: g.segment_idx,
+                lower_bound: g.lower_bound,
+                upper_bound: g.upper_bound,
+                count: g.count,
+                expected_return: g.expected_return,
+                avg_return: g.avg_return,
+                median_return: g.median_return,
+                static_median_return: g.static_median_return,
+                max_loss: g.max_loss,
+                win_rate: g.win_rate,
+            })
+            .collect(),
+        distribution: Distribution {
+            bins: a.distribution.bins,
+            counts: a.distribution.counts,
+        },
+        scatter: a
+            .scatter
+            .into_iter()
+            .map(|p| ScatterPoint {
+                drawdown: p.drawdown,
+                future_return: p.future_return,
+                segment: p.segment,
+            })
+            .collect(),
+        paths: a
+            .paths
+            .into_iter()
+            .map(|p| SegmentPaths {
+                segment: p.segment,
+                paths: p.paths,
+                p10: p.p10,
+                p25: p.p25,
+                p50: p.p50,
+                p75: p.p75,
+                p90: p.p90,
+                num_paths_total: p.num_paths_total,
+            })
+            .collect(),
+        typical_max_drawdown: a.typical_max_drawdown,
+    }
+}
+
+export!(Component);

@@ -1,0 +1,1 @@
+//! Forecast Engine host library.
