@@ -1,1 +1,7 @@
-//! Forecast Engine host library.
+//! Forecast Engine host library: everything `forecast` does lives here so
+//! that it is testable; `main.rs` only parses the command line.
+
+pub mod domain;
+pub mod plugins;
+pub mod series;
+pub mod store;

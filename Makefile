@@ -1,0 +1,57 @@
+# Forecast Engine — every entry point a newcomer or CI needs.
+#   make run    build everything, load the demo universe, serve on $(FORECAST_ADDR)
+#   make test   every test (unit, component, integration; PostgreSQL when TEST_DATABASE_URL is set)
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+CARGO          ?= cargo
+WASM_TARGET    := wasm32-wasip2
+COMPONENTS_DIR := components/target/$(WASM_TARGET)/release
+COMPONENTS     := $(COMPONENTS_DIR)/segmentation.wasm $(COMPONENTS_DIR)/misbehave.wasm
+FORECAST_ADDR  ?= 127.0.0.1:8080
+DATABASE_URL   ?= sqlite://data/forecast.db
+export FORECAST_ADDR DATABASE_URL
+
+.PHONY: all run build test bench lint fmt components toolchain clean-data
+
+all: build
+
+## toolchain: the Wasm target (and nothing else: no Debian packages are needed)
+toolchain:
+	@rustup target list --installed | grep -qx '$(WASM_TARGET)' || rustup target add $(WASM_TARGET)
+
+## components: the guest Wasm components, in their own workspace
+components: toolchain
+	cd components && $(CARGO) build --release --target $(WASM_TARGET)
+
+## build: components + the `forecast` binary at target/release/forecast
+build: components
+	$(CARGO) build --release --bin forecast
+
+## run: build, load the demo universe on first start, serve
+run: build
+	./target/release/forecast serve
+
+## test: every test, natively and through the components
+test: components
+	cd components && $(CARGO) test --release -p forecast-engine
+	$(CARGO) test --release --workspace
+
+## bench: engine natively vs as a component, instantiation + call overhead
+bench: components
+	$(CARGO) bench -p forecast-host --bench engine
+
+## lint: formatting and clippy, host and components
+lint: components
+	$(CARGO) fmt --all -- --check
+	cd components && $(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	cd components && $(CARGO) clippy --release --target $(WASM_TARGET) -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+	cd components && $(CARGO) fmt --all
+
+## clean-data: forget the local SQLite database (the demo universe reloads on next run)
+clean-data:
+	rm -f data/forecast.db data/forecast.db-wal data/forecast.db-shm

@@ -1,0 +1,189 @@
+//! Domain types shared by the store, the HTTP layer and the CLI.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The 17 asset categories of the API (spec: Category enum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Category {
+    #[serde(rename = "US Stocks")]
+    UsStocks,
+    #[serde(rename = "ETFs")]
+    Etfs,
+    #[serde(rename = "BMV")]
+    Bmv,
+    #[serde(rename = "Crypto")]
+    Crypto,
+    #[serde(rename = "Commodities")]
+    Commodities,
+    #[serde(rename = "Forex")]
+    Forex,
+    #[serde(rename = "Indices")]
+    Indices,
+    #[serde(rename = "UK Stocks")]
+    UkStocks,
+    #[serde(rename = "European Stocks")]
+    EuropeanStocks,
+    #[serde(rename = "Japanese Stocks")]
+    JapaneseStocks,
+    #[serde(rename = "Canadian Stocks")]
+    CanadianStocks,
+    #[serde(rename = "Brazilian Stocks")]
+    BrazilianStocks,
+    #[serde(rename = "HK/China Stocks")]
+    HkChinaStocks,
+    #[serde(rename = "Indian Stocks")]
+    IndianStocks,
+    #[serde(rename = "Australian Stocks")]
+    AustralianStocks,
+    #[serde(rename = "Korean Stocks")]
+    KoreanStocks,
+    #[serde(rename = "CS2 Cases")]
+    Cs2Cases,
+}
+
+impl Category {
+    /// Every category, in the spec's order.
+    pub const ALL: [Category; 17] = [
+        Category::UsStocks,
+        Category::Etfs,
+        Category::Bmv,
+        Category::Crypto,
+        Category::Commodities,
+        Category::Forex,
+        Category::Indices,
+        Category::UkStocks,
+        Category::EuropeanStocks,
+        Category::JapaneseStocks,
+        Category::CanadianStocks,
+        Category::BrazilianStocks,
+        Category::HkChinaStocks,
+        Category::IndianStocks,
+        Category::AustralianStocks,
+        Category::KoreanStocks,
+        Category::Cs2Cases,
+    ];
+
+    /// The wire name, e.g. `US Stocks`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::UsStocks => "US Stocks",
+            Category::Etfs => "ETFs",
+            Category::Bmv => "BMV",
+            Category::Crypto => "Crypto",
+            Category::Commodities => "Commodities",
+            Category::Forex => "Forex",
+            Category::Indices => "Indices",
+            Category::UkStocks => "UK Stocks",
+            Category::EuropeanStocks => "European Stocks",
+            Category::JapaneseStocks => "Japanese Stocks",
+            Category::CanadianStocks => "Canadian Stocks",
+            Category::BrazilianStocks => "Brazilian Stocks",
+            Category::HkChinaStocks => "HK/China Stocks",
+            Category::IndianStocks => "Indian Stocks",
+            Category::AustralianStocks => "Australian Stocks",
+            Category::KoreanStocks => "Korean Stocks",
+            Category::Cs2Cases => "CS2 Cases",
+        }
+    }
+
+    /// Markets that trade every calendar day (weekends included).
+    pub fn trades_every_day(self) -> bool {
+        matches!(self, Category::Crypto | Category::Cs2Cases)
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The text is not one of the 17 category names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown category '{0}'")]
+pub struct UnknownCategory(pub String);
+
+impl FromStr for Category {
+    type Err = UnknownCategory;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Category::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownCategory(s.to_string()))
+    }
+}
+
+/// Where an asset's price history came from. Served wherever prices are,
+/// so synthetic data is never mistaken for market data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataSource {
+    /// Real history shipped in `data/prices/`.
+    Real,
+    /// Deterministic synthetic history of the demo universe.
+    Synthetic,
+    /// Loaded by `forecast ingest`.
+    Ingested,
+}
+
+impl DataSource {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataSource::Real => "real",
+            DataSource::Synthetic => "synthetic",
+            DataSource::Ingested => "ingested",
+        }
+    }
+
+    /// Parses the stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "real" => Some(DataSource::Real),
+            "synthetic" => Some(DataSource::Synthetic),
+            "ingested" => Some(DataSource::Ingested),
+            _ => None,
+        }
+    }
+}
+
+/// A catalog entry as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asset {
+    /// Stable id (row number in the catalog).
+    pub id: i64,
+    /// Yahoo-style symbol, e.g. `AAPL`, `7203.T`, `BTC-USD`.
+    pub ticker: String,
+    /// Display name.
+    pub name: String,
+    /// One of the 17 categories.
+    pub category: Category,
+    /// Listing exchange (may be empty).
+    pub exchange: String,
+    /// Trading currency (may be empty).
+    pub currency: String,
+    /// Country of the issuer (may be empty).
+    pub country: String,
+    /// Sector (may be empty).
+    pub sector: String,
+    /// Industry (may be empty).
+    pub industry: String,
+    /// Web site without scheme (may be empty).
+    pub website: String,
+    /// Short description (may be empty).
+    pub summary: String,
+    /// ISIN (may be empty).
+    pub isin: String,
+    /// Inactive assets are treated as unknown (404).
+    pub is_active: bool,
+    /// Flag carried from the catalog.
+    pub is_premium: bool,
+    /// Provenance of the prices.
+    pub data_source: DataSource,
+    /// Bumped on every price write; part of cache keys.
+    pub data_version: i64,
+}

@@ -1,0 +1,112 @@
+//! The `segmentation` world: host bindings and a typed, sandboxed call.
+
+use std::sync::Arc;
+
+use wasmtime::component::{Component, HasSelf, Linker};
+
+use super::{sha256_hex, CallState, PluginError, PluginInfo, PluginRuntime};
+use crate::series::PriceSeries as Series;
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "segmentation",
+});
+
+pub use exports::forecast::plugins::engine::{
+    Analysis, AnalysisParams, CurrentState, EngineError, Method, SegmentStats,
+};
+pub use forecast::plugins::types::{Metric, PriceSeries};
+
+impl forecast::plugins::host_log::Host for CallState {
+    fn log(&mut self, level: forecast::plugins::host_log::Level, message: String) {
+        use forecast::plugins::host_log::Level;
+        let plugin: &str = &self.plugin;
+        // Guests are untrusted: bound what they can put in our logs.
+        let message: String = message.chars().take(2_000).collect();
+        match level {
+            Level::Debug => tracing::debug!(plugin, "{message}"),
+            Level::Info => tracing::info!(plugin, "{message}"),
+            Level::Warn => tracing::warn!(plugin, "{message}"),
+            Level::Error => tracing::error!(plugin, "{message}"),
+        }
+    }
+}
+
+impl forecast::plugins::types::Host for CallState {}
+
+/// A loaded, pre-linked segmentation engine version.
+pub struct SegmentationPlugin {
+    info: PluginInfo,
+    label: Arc<str>,
+    pre: SegmentationPre<CallState>,
+    runtime: Arc<PluginRuntime>,
+}
+
+impl SegmentationPlugin {
+    /// Compiles and links `bytes` as the segmentation engine `name`. The
+    /// version is the one the component reports (`engine-version`), which
+    /// doubles as a smoke test of the instance.
+    pub fn load(runtime: Arc<PluginRuntime>, name: &str, bytes: &[u8]) -> Result<Self, PluginError> {
+        let provisional = format!("segmentation/{name}");
+        let fail = |e: wasmtime::Error| PluginError::Load {
+            plugin: provisional.clone(),
+            message: format!("{e:#}"),
+        };
+        let component = Component::new(runtime.engine(), bytes).map_err(fail)?;
+        let mut linker: Linker<CallState> = Linker::new(runtime.engine());
+        Segmentation::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(fail)?;
+        // Everything outside the world (WASI included) is linked to a trap.
+        linker.define_unknown_imports_as_traps(&component).map_err(fail)?;
+        let pre = SegmentationPre::new(linker.instantiate_pre(&component).map_err(fail)?).map_err(fail)?;
+        let mut plugin = SegmentationPlugin {
+            info: PluginInfo {
+                kind: "segmentation".into(),
+                name: name.into(),
+                version: "unknown".into(),
+                sha256: sha256_hex(bytes),
+            },
+            label: Arc::from(provisional.as_str()),
+            pre,
+            runtime,
+        };
+        let version = plugin.call(|store, bindings| {
+            bindings.forecast_plugins_engine().call_engine_version(store)
+        })?;
+        plugin.info.version = version;
+        plugin.label = Arc::from(plugin.info.label().as_str());
+        Ok(plugin)
+    }
+
+    /// Who this is.
+    pub fn info(&self) -> &PluginInfo {
+        &self.info
+    }
+
+    /// Runs one analysis in a fresh, bounded instance. Blocking: call it
+    /// from `spawn_blocking` after [`PluginRuntime::acquire`].
+    pub fn analyse(&self, series: &Series, params: AnalysisParams) -> Result<Result<Analysis, EngineError>, PluginError> {
+        let input = PriceSeries {
+            dates: series.dates.clone(),
+            closes: series.closes.clone(),
+        };
+        self.call(|store, bindings| bindings.forecast_plugins_engine().call_analyse(store, &input, params))
+    }
+
+    fn call<R>(
+        &self,
+        f: impl FnOnce(&mut wasmtime::Store<CallState>, &Segmentation) -> wasmtime::Result<R>,
+    ) -> Result<R, PluginError> {
+        let mut store = self.runtime.store(self.label.clone());
+        let bindings = self.pre.instantiate(&mut store).map_err(|e| {
+            if store.data().limiter.exceeded {
+                self.runtime.classify(&store, &self.label, e)
+            } else {
+                PluginError::Instantiate {
+                    plugin: self.label.to_string(),
+                    message: format!("{e:#}"),
+                }
+            }
+        })?;
+        f(&mut store, &bindings).map_err(|e| self.runtime.classify(&store, &self.label, e))
+    }
+}

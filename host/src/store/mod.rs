@@ -1,0 +1,169 @@
+//! The store: one [`Database`] trait, one implementation per backend.
+//!
+//! The backend is chosen once at start-up from the `DATABASE_URL` scheme
+//! (`sqlite:` today; PostgreSQL joins with its own migrations behind the same
+//! trait). Everything above this module talks to `Arc<dyn Database>` only.
+
+mod sqlite;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::domain::{Asset, Category, DataSource};
+use crate::series::PriceSeries;
+
+pub use sqlite::SqliteStore;
+
+/// Failure of the store. The message is for logs, never for clients.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database driver failed (connection, SQL, constraint).
+    #[error("database error: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    /// Applying migrations failed.
+    #[error("migration error: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored value does not decode.
+    #[error("corrupt stored data: {0}")]
+    Corrupt(String),
+    /// The URL names a backend this build does not support.
+    #[error("unsupported DATABASE_URL '{0}': expected sqlite:")]
+    UnsupportedUrl(String),
+    /// A write referred to an asset that does not exist.
+    #[error("unknown asset id {0}")]
+    UnknownAsset(i64),
+}
+
+/// Result alias for store operations.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A catalog row to insert or update (everything but the id-derived and
+/// price-derived columns).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogEntry {
+    /// Stable id (catalog row number).
+    pub id: i64,
+    /// Ticker symbol.
+    pub ticker: String,
+    /// Display name.
+    pub name: String,
+    /// Category.
+    pub category: Category,
+    /// Exchange.
+    pub exchange: String,
+    /// Currency.
+    pub currency: String,
+    /// Country.
+    pub country: String,
+    /// Sector.
+    pub sector: String,
+    /// Industry.
+    pub industry: String,
+    /// Web site.
+    pub website: String,
+    /// Summary.
+    pub summary: String,
+    /// ISIN.
+    pub isin: String,
+    /// Active flag.
+    pub is_active: bool,
+    /// Premium flag.
+    pub is_premium: bool,
+}
+
+/// Counts for `/api/health?debug=1` and the CLI.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct StoreCounts {
+    /// Catalog rows.
+    pub assets: i64,
+    /// Active catalog rows.
+    pub active_assets: i64,
+    /// Assets with a stored price series.
+    pub assets_with_prices: i64,
+    /// Price rows over all series.
+    pub price_rows: i64,
+    /// Cached analyses.
+    pub cached_analyses: i64,
+    /// Cached metadata entries.
+    pub cached_metadata: i64,
+}
+
+/// A cached metadata document and when it was fetched (Unix seconds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedMetadata {
+    /// JSON of the provider's answer.
+    pub body: String,
+    /// Unix seconds of the fetch.
+    pub fetched_at: i64,
+}
+
+/// Everything the host stores. Implementations must make each method
+/// atomic: a failed call leaves nothing half-written.
+#[async_trait]
+pub trait Database: Send + Sync + 'static {
+    /// Name of the backend (`sqlite`, `postgres`) for diagnostics.
+    fn backend(&self) -> &'static str;
+
+    /// Round-trips a trivial query.
+    async fn ping(&self) -> StoreResult<()>;
+
+    /// Row counts for diagnostics.
+    async fn counts(&self) -> StoreResult<StoreCounts>;
+
+    /// Inserts or updates catalog rows by id in one transaction. Existing
+    /// rows keep their prices, data source and data version.
+    async fn upsert_catalog(&self, entries: &[CatalogEntry]) -> StoreResult<()>;
+
+    /// Active assets ordered by id, optionally of one category.
+    async fn list_active_assets(&self, category: Option<Category>) -> StoreResult<Vec<Asset>>;
+
+    /// The asset with this ticker (exact match), active or not.
+    async fn asset_by_ticker(&self, ticker: &str) -> StoreResult<Option<Asset>>;
+
+    /// The asset's whole stored series, if any.
+    async fn load_series(&self, asset_id: i64) -> StoreResult<Option<PriceSeries>>;
+
+    /// Replaces the stored series of each asset, sets its data source, bumps
+    /// its data version and drops its cached analyses: all in one
+    /// transaction, so a failure writes nothing.
+    async fn store_series(&self, items: &[(i64, &PriceSeries, DataSource)]) -> StoreResult<()>;
+
+    /// Cached metadata of an asset.
+    async fn cached_metadata(&self, asset_id: i64) -> StoreResult<Option<CachedMetadata>>;
+
+    /// Stores (replaces) an asset's metadata.
+    async fn put_metadata(&self, asset_id: i64, body: &str, fetched_at: i64) -> StoreResult<()>;
+
+    /// A cached analysis body by key.
+    async fn cached_analysis(&self, key: &str) -> StoreResult<Option<String>>;
+
+    /// Stores a cached analysis body (replacing one with the same key).
+    async fn put_analysis(&self, key: &str, asset_id: i64, body: &str) -> StoreResult<()>;
+
+    /// A setting by key.
+    async fn setting(&self, key: &str) -> StoreResult<Option<String>>;
+
+    /// Stores a setting.
+    async fn set_setting(&self, key: &str, value: &str) -> StoreResult<()>;
+}
+
+/// Opens (creating if needed) and migrates the database at `url`.
+pub async fn connect(url: &str) -> StoreResult<Arc<dyn Database>> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::open(url).await?))
+    } else {
+        Err(StoreError::UnsupportedUrl(redact(url)))
+    }
+}
+
+/// The URL without credentials, for messages.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}://***@{}", &url[..s], &url[at + 1..]),
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
