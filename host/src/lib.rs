@@ -1,7 +1,20 @@
 //! Forecast Engine host library: everything `forecast` does lives here so
 //! that it is testable; `main.rs` only parses the command line.
+//!
+//! Map: [`http`] (routes, errors, OpenAPI) → services ([`analysis`],
+//! [`metadata`]) → [`store`] (SQLite today) and [`plugins`] (the wasmtime
+//! sandbox running the Wasm components). [`demo`] and [`ingest`] fill the
+//! store; [`cli`] and [`app`] wire it all together.
 
+pub mod analysis;
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod demo;
 pub mod domain;
+pub mod http;
+pub mod ingest;
+pub mod metadata;
 pub mod plugins;
 pub mod series;
 pub mod store;

@@ -108,6 +108,10 @@ pub trait Database: Send + Sync + 'static {
     /// Round-trips a trivial query.
     async fn ping(&self) -> StoreResult<()>;
 
+    /// Closes the connections (checkpointing SQLite's WAL), for CLI
+    /// commands that exit right after writing.
+    async fn close(&self);
+
     /// Row counts for diagnostics.
     async fn counts(&self) -> StoreResult<StoreCounts>;
 
@@ -166,4 +170,4 @@ pub fn redact(url: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -82,6 +82,10 @@ impl Database for SqliteStore {
         Ok(())
     }
 
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+
     async fn counts(&self) -> StoreResult<StoreCounts> {
         let row = sqlx::query(
             "SELECT (SELECT COUNT(*) FROM assets) AS assets,

@@ -1,0 +1,79 @@
+//! Configuration from the environment (and CLI flags that override it).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::plugins::RuntimeConfig;
+
+/// Default listen address.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+/// Default database: a SQLite file under `./data/`.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/forecast.db";
+/// How long fetched asset metadata is served without refetching.
+pub const METADATA_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Everything `forecast serve` needs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `FORECAST_ADDR`: where to listen (port 0 picks a free port).
+    pub addr: String,
+    /// `DATABASE_URL`: the store.
+    pub database_url: String,
+    /// `FORECAST_PLUGIN_TIMEOUT_MS`, `FORECAST_PLUGIN_MEMORY_MB`,
+    /// `FORECAST_PLUGIN_CONCURRENCY`: limits of every plugin call.
+    pub runtime: RuntimeConfig,
+    /// `FORECAST_SEGMENTATION_WASM`: serve this component as the
+    /// segmentation engine instead of the built-in one.
+    pub segmentation_wasm: Option<PathBuf>,
+    /// How long asset metadata is fresh.
+    pub metadata_ttl: Duration,
+}
+
+/// A variable is set but unusable.
+#[derive(Debug, thiserror::Error)]
+#[error("environment variable {name}: {message}")]
+pub struct ConfigError {
+    name: &'static str,
+    message: String,
+}
+
+fn number(name: &'static str, default: u64, min: u64) -> Result<u64, ConfigError> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(raw) => match raw.trim().parse::<u64>() {
+            Ok(v) if v >= min => Ok(v),
+            _ => Err(ConfigError {
+                name,
+                message: format!("expected an integer >= {min}, got '{raw}'"),
+            }),
+        },
+    }
+}
+
+impl Config {
+    /// Reads the environment; unset variables take their defaults.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let defaults = RuntimeConfig::default();
+        Ok(Config {
+            addr: std::env::var("FORECAST_ADDR").unwrap_or_else(|_| DEFAULT_ADDR.into()),
+            database_url: database_url_from_env(),
+            runtime: RuntimeConfig {
+                call_timeout: Duration::from_millis(number(
+                    "FORECAST_PLUGIN_TIMEOUT_MS",
+                    defaults.call_timeout.as_millis() as u64,
+                    1,
+                )?),
+                memory_limit: (number("FORECAST_PLUGIN_MEMORY_MB", (defaults.memory_limit >> 20) as u64, 16)? as usize)
+                    << 20,
+                max_concurrency: number("FORECAST_PLUGIN_CONCURRENCY", defaults.max_concurrency as u64, 1)? as usize,
+            },
+            segmentation_wasm: std::env::var_os("FORECAST_SEGMENTATION_WASM").map(PathBuf::from),
+            metadata_ttl: METADATA_TTL,
+        })
+    }
+}
+
+/// `DATABASE_URL` or the default SQLite file.
+pub fn database_url_from_env() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.into())
+}

@@ -1,0 +1,23 @@
+//! `GET /api/analysis/{ticker}`.
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+
+use super::error::ApiError;
+use super::extract::{Path, Query};
+use crate::analysis::{self, AnalysisResponse, RawAnalysisQuery};
+use crate::app::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/analysis/{ticker}", get(full))
+}
+
+async fn full(
+    State(state): State<AppState>,
+    Path(ticker): Path<String>,
+    Query(raw): Query<RawAnalysisQuery>,
+) -> Result<Json<AnalysisResponse>, ApiError> {
+    let q = raw.validate().map_err(ApiError::BadRequest)?;
+    Ok(Json(analysis::analyse(&state, &ticker, &q).await?))
+}

@@ -1,0 +1,268 @@
+//! `GET /api/openapi.json`: the OpenAPI 3.1 description of every endpoint
+//! that exists. A test walks the router's routes and fails when one is
+//! missing here, so this document cannot drift from the code.
+
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use crate::app::AppState;
+use crate::domain::Category;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/openapi.json", get(|| async { Json(document()) }))
+}
+
+fn error_response(description: &str) -> Value {
+    json!({
+        "description": description,
+        "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } }
+    })
+}
+
+fn ok(schema: &str) -> Value {
+    json!({
+        "description": "OK",
+        "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } }
+    })
+}
+
+fn num() -> Value {
+    json!({ "type": "number" })
+}
+
+fn nullable_num() -> Value {
+    json!({ "type": ["number", "null"] })
+}
+
+fn int() -> Value {
+    json!({ "type": "integer" })
+}
+
+fn string() -> Value {
+    json!({ "type": "string" })
+}
+
+fn array_of(item: Value) -> Value {
+    json!({ "type": "array", "items": item })
+}
+
+fn object(required: &[&str], properties: Value) -> Value {
+    json!({ "type": "object", "required": required, "properties": properties })
+}
+
+fn analysis_parameters() -> Value {
+    json!([
+        { "name": "ticker", "in": "path", "required": true, "schema": { "type": "string" }, "example": "^GSPC" },
+        { "name": "return_period", "in": "query", "description": "Forecast horizon in calendar days.",
+          "schema": { "type": "integer", "minimum": 7, "maximum": 365, "default": 90 } },
+        { "name": "num_segments", "in": "query", "description": "Number of equal-width drawdown buckets.",
+          "schema": { "type": "integer", "minimum": 10, "maximum": 50, "default": 20 } },
+        { "name": "decay_factor", "in": "query", "description": "EMA decay factor (a secondary reference).",
+          "schema": { "type": "number", "minimum": 0.80, "maximum": 0.99, "default": 0.95 } },
+        { "name": "metric", "in": "query",
+          "schema": { "type": "string", "enum": ["return", "sharpe", "sortino"], "default": "return" } },
+        { "name": "start_date", "in": "query", "description": "Inclusive lower bound of the window.",
+          "schema": { "type": "string", "format": "date" } },
+        { "name": "end_date", "in": "query", "description": "Inclusive upper bound of the window.",
+          "schema": { "type": "string", "format": "date" } }
+    ])
+}
+
+fn schemas() -> Value {
+    let categories: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+    let current_state = object(
+        &[
+            "price", "drawdown", "segment", "expected_return", "prediction_error", "median_return",
+            "median_error", "best_method", "best_error", "insufficient_data", "confirmed_count",
+        ],
+        json!({
+            "price": num(), "drawdown": { "type": "number", "minimum": -1, "maximum": 0 },
+            "segment": int(), "expected_return": num(), "prediction_error": num(),
+            "median_return": num(), "median_error": num(),
+            "best_method": { "type": "string", "enum": ["ema", "median"] },
+            "best_error": num(), "insufficient_data": { "type": "boolean" }, "confirmed_count": int()
+        }),
+    );
+    let signals = object(
+        &["expected_return", "prediction_error", "median_return", "median_error", "best_method", "best_error"],
+        json!({
+            "expected_return": num(), "prediction_error": num(), "median_return": num(),
+            "median_error": num(), "best_method": { "type": "string", "enum": ["ema", "median"] },
+            "best_error": num()
+        }),
+    );
+    let time_series = object(
+        &[
+            "dates", "prices", "drawdowns", "expected_returns", "prediction_errors",
+            "prediction_error_cumavg", "actual_returns", "median_returns", "median_errors",
+            "median_error_cumavg", "projected_prices",
+        ],
+        json!({
+            "dates": array_of(json!({ "type": "string", "format": "date" })),
+            "prices": array_of(num()), "drawdowns": array_of(num()),
+            "expected_returns": array_of(num()), "prediction_errors": array_of(nullable_num()),
+            "prediction_error_cumavg": array_of(nullable_num()), "actual_returns": array_of(nullable_num()),
+            "median_returns": array_of(num()), "median_errors": array_of(nullable_num()),
+            "median_error_cumavg": array_of(nullable_num()), "projected_prices": array_of(nullable_num())
+        }),
+    );
+    let segment = object(
+        &[
+            "segment_idx", "lower_bound", "upper_bound", "count", "expected_return", "avg_return",
+            "median_return", "static_median_return", "max_loss", "win_rate",
+        ],
+        json!({
+            "segment_idx": int(), "lower_bound": num(), "upper_bound": num(), "count": int(),
+            "expected_return": nullable_num(), "avg_return": nullable_num(),
+            "median_return": nullable_num(), "static_median_return": nullable_num(),
+            "max_loss": nullable_num(), "win_rate": nullable_num()
+        }),
+    );
+    let paths = object(
+        &["paths", "p10", "p25", "p50", "p75", "p90", "num_paths_total"],
+        json!({
+            "paths": array_of(array_of(num())), "p10": array_of(num()), "p25": array_of(num()),
+            "p50": array_of(num()), "p75": array_of(num()), "p90": array_of(num()),
+            "num_paths_total": int()
+        }),
+    );
+    let metadata = object(
+        &[
+            "return_period", "num_segments", "decay_factor", "calculated_at", "from_cache",
+            "data_points", "asset_id", "metric", "engine_version", "data_source", "periods_per_year",
+        ],
+        json!({
+            "return_period": int(), "num_segments": int(), "decay_factor": num(),
+            "calculated_at": { "type": "string", "format": "date-time" },
+            "from_cache": { "type": "boolean" }, "data_points": int(), "asset_id": int(),
+            "metric": { "type": "string", "enum": ["return", "sharpe", "sortino"] },
+            "engine_version": string(),
+            "data_source": { "$ref": "#/components/schemas/DataSource" },
+            "periods_per_year": { "type": "integer", "enum": [252, 365] },
+            "start_date": { "type": "string", "format": "date" },
+            "end_date": { "type": "string", "format": "date" }
+        }),
+    );
+    json!({
+        "Error": object(&["detail"], json!({ "detail": { "type": "string" } })),
+        "Category": { "type": "string", "enum": categories },
+        "DataSource": {
+            "type": "string", "enum": ["real", "synthetic", "ingested"],
+            "description": "Provenance of the price history; `synthetic` marks the generated demo universe."
+        },
+        "Asset": object(&["id", "ticker", "name", "category"], json!({
+            "id": int(), "ticker": string(), "name": string(),
+            "category": { "$ref": "#/components/schemas/Category" },
+            "is_active": { "type": "boolean" }, "is_premium": { "type": "boolean" },
+            "data_source": { "$ref": "#/components/schemas/DataSource" }
+        })),
+        "AssetListResponse": object(&["assets", "total"], json!({
+            "assets": array_of(json!({ "$ref": "#/components/schemas/Asset" })),
+            "total": { "type": "integer", "description": "Count of assets returned." }
+        })),
+        "AssetInfo": object(
+            &["ticker", "name", "category", "long_name", "sector", "industry", "summary", "logo_url",
+              "market_cap", "exchange", "currency", "website", "from_cache"],
+            json!({
+                "ticker": string(), "name": string(),
+                "category": { "$ref": "#/components/schemas/Category" },
+                "long_name": string(), "sector": string(), "industry": string(), "summary": string(),
+                "logo_url": string(),
+                "market_cap": { "type": "integer", "description": "0 when the provider does not know it." },
+                "exchange": string(), "currency": string(), "website": string(),
+                "from_cache": { "type": "boolean" },
+                "data_source": { "$ref": "#/components/schemas/DataSource" }
+            }),
+        ),
+        "CurrentState": current_state,
+        "Signals": signals,
+        "TimeSeries": time_series,
+        "Segment": segment,
+        "SegmentPaths": paths,
+        "AnalysisMetadata": metadata,
+        "AnalysisResponse": object(
+            &["ticker", "name", "category", "current_state", "signals", "time_series", "segments",
+              "return_distribution", "scatter_data", "segment_paths", "metadata"],
+            json!({
+                "ticker": string(), "name": string(),
+                "category": { "$ref": "#/components/schemas/Category" },
+                "current_state": { "$ref": "#/components/schemas/CurrentState" },
+                "signals": { "$ref": "#/components/schemas/Signals" },
+                "time_series": { "$ref": "#/components/schemas/TimeSeries" },
+                "segments": array_of(json!({ "$ref": "#/components/schemas/Segment" })),
+                "return_distribution": object(&["bins", "counts"], json!({
+                    "bins": array_of(num()), "counts": array_of(int())
+                })),
+                "scatter_data": array_of(object(&["drawdown", "future_return", "segment"], json!({
+                    "drawdown": num(), "future_return": num(), "segment": int()
+                }))),
+                "segment_paths": {
+                    "type": "object",
+                    "description": "Keyed by segment index as a string.",
+                    "additionalProperties": { "$ref": "#/components/schemas/SegmentPaths" }
+                },
+                "metadata": { "$ref": "#/components/schemas/AnalysisMetadata" }
+            }),
+        ),
+        "HealthResponse": object(&["status", "service"], json!({
+            "status": { "type": "string", "examples": ["ok"] },
+            "service": { "type": "string", "examples": ["svc-api"] },
+            "debug": { "type": "object", "description": "Present with debug=1: version, uptime, environment, database reachability and counts, active plugins and their limits." }
+        }))
+    })
+}
+
+/// The OpenAPI 3.1 document (version 1.0.0).
+pub fn document() -> Value {
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Forecast Engine API",
+            "version": "1.0.0",
+            "description": "Drawdown-segmented forecasts of listed assets. All return-like fields are fractions (0.05 = +5 %). Every error is JSON {detail}. Output is informational only and is not financial advice. Demo assets whose data_source is `synthetic` carry generated prices, not market data."
+        },
+        "servers": [{ "url": "/" }],
+        "paths": {
+            "/api/health": { "get": {
+                "summary": "Health probe",
+                "operationId": "health",
+                "parameters": [{ "name": "debug", "in": "query", "schema": { "type": "integer", "enum": [0, 1] },
+                                  "description": "1 adds environment and database diagnostics." }],
+                "responses": { "200": ok("HealthResponse"), "400": error_response("debug is not 0 or 1") }
+            }},
+            "/api/openapi.json": { "get": {
+                "summary": "This document",
+                "operationId": "openapi",
+                "responses": { "200": { "description": "OpenAPI 3.1 document", "content": { "application/json": {} } } }
+            }},
+            "/api/assets": { "get": {
+                "summary": "Active assets, optionally of one category",
+                "operationId": "listAssets",
+                "parameters": [{ "name": "category", "in": "query", "schema": { "$ref": "#/components/schemas/Category" } }],
+                "responses": { "200": ok("AssetListResponse"), "400": error_response("Unknown category") }
+            }},
+            "/api/asset-info/{ticker}": { "get": {
+                "summary": "Asset metadata, cached for 7 days",
+                "operationId": "assetInfo",
+                "parameters": [{ "name": "ticker", "in": "path", "required": true, "schema": { "type": "string" } }],
+                "responses": { "200": ok("AssetInfo"), "404": error_response("Unknown or inactive ticker") }
+            }},
+            "/api/analysis/{ticker}": { "get": {
+                "summary": "Full drawdown-segmented analysis",
+                "description": "Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component.",
+                "operationId": "analysis",
+                "parameters": analysis_parameters(),
+                "responses": {
+                    "200": ok("AnalysisResponse"),
+                    "400": error_response("A parameter is out of bounds; detail names it"),
+                    "404": error_response("Unknown or inactive ticker"),
+                    "422": error_response("Fewer than 300 price rows in the window"),
+                    "500": error_response("The segmentation plugin failed; detail names plugin and version"),
+                    "504": error_response("The segmentation plugin ran past its time limit")
+                }
+            }}
+        },
+        "components": { "schemas": schemas() }
+    })
+}
