@@ -85,12 +85,20 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
         .with_context(|| format!("bind {}", config.addr))?;
     let state = crate::app::AppState::build(config).await?;
     let local = listener.local_addr()?;
-    // Tests read this first line to learn the port.
-    println!("Forecast Engine listening on http://{local}");
-    println!("  curl http://{local}/api/health?debug=1");
-    println!("  curl http://{local}/api/assets?category=Indices");
-    println!("  curl 'http://{local}/api/analysis/%5EGSPC?return_period=90'");
-    println!("  curl http://{local}/api/openapi.json");
+    // Tests read this first line to learn the port. Write errors (a closed
+    // pipe) must not take the server down, hence no println!.
+    let banner = format!(
+        "Forecast Engine listening on http://{local}\n\
+         Try:\n  curl http://{local}/api/health?debug=1\n  \
+         curl 'http://{local}/api/assets?category=Indices'\n  \
+         curl 'http://{local}/api/analysis/%5EGSPC?return_period=90'\n  \
+         curl http://{local}/api/openapi.json\n"
+    );
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
+    }
     crate::app::serve(state, listener, shutdown_signal()).await
 }
 

@@ -26,7 +26,7 @@ use chrono::NaiveDate;
 
 use crate::domain::{Category, DataSource};
 use crate::ingest::{parse_csv_reader, IngestError};
-use crate::series::{to_days, PriceSeries};
+use crate::series::PriceSeries;
 use crate::store::{CatalogEntry, Database, StoreError};
 
 /// The version recorded under [`SETTING_KEY`] after a complete load. Bump it
@@ -554,6 +554,7 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+    use crate::series::to_days;
 
     #[test]
     fn catalog_has_every_asset_and_category() {

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use chrono::NaiveDate;
 
 use crate::domain::DataSource;
-use crate::series::{to_days, PriceSeries};
+use crate::series::to_days;
 use crate::store::{Database, StoreError};
 
 /// Why a file (or the whole run) failed.

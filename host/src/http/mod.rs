@@ -50,9 +50,9 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
-        .layer(middleware::from_fn(json_errors))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(json_errors))
         .layer(
             TraceLayer::new_for_http().make_span_with(|req: &Request| {
                 let id = req

@@ -1,0 +1,339 @@
+//! End-to-end tests of the HTTP API against the real `forecast serve` on
+//! port 0 with the demo universe: every endpoint, every spec field with its
+//! type, and every error path.
+
+mod common;
+
+use common::{assert_error, component, Server};
+use forecast::demo::{INACTIVE_TICKERS, SHORT_HISTORY_TICKERS};
+use serde_json::Value;
+
+fn is_num(v: &Value) -> bool {
+    v.is_number()
+}
+
+fn is_num_or_null(v: &Value) -> bool {
+    v.is_number() || v.is_null()
+}
+
+/// Asserts `obj[field]` exists and passes `check`.
+fn field<'a>(obj: &'a Value, name: &str, check: fn(&Value) -> bool) -> &'a Value {
+    let v = obj.get(name).unwrap_or_else(|| panic!("missing field {name} in {obj:.300}"));
+    assert!(check(v), "field {name} has the wrong type: {v:.200}");
+    v
+}
+
+#[tokio::test]
+async fn health_and_diagnostics() {
+    let s = Server::start();
+    let (status, body) = s.get("/api/health").await;
+    assert_eq!(status, 200);
+    assert_eq!(body["status"], "ok");
+    assert_eq!(body["service"], "svc-api");
+    assert!(body.get("debug").is_none());
+
+    let (_, debug) = s.get("/api/health?debug=1").await;
+    let d = &debug["debug"];
+    assert_eq!(d["database"]["reachable"], true);
+    assert_eq!(d["database"]["backend"], "sqlite");
+    assert_eq!(d["database"]["counts"]["assets"], 2606);
+    let plugins = d["plugins"].as_array().unwrap();
+    assert!(plugins
+        .iter()
+        .any(|p| p["kind"] == "segmentation" && p["version"] == "1.0.0" && p["sha256"].as_str().unwrap().len() == 64));
+
+    assert_error(&s.get("/api/health?debug=2").await, 400, &["debug"]);
+}
+
+#[tokio::test]
+async fn asset_catalog_and_category_filter() {
+    let s = Server::start();
+    let (status, all) = s.get("/api/assets").await;
+    assert_eq!(status, 200);
+    let assets = all["assets"].as_array().unwrap();
+    assert_eq!(all["total"].as_u64().unwrap() as usize, assets.len());
+    assert_eq!(assets.len(), 2606 - INACTIVE_TICKERS.len(), "every active asset");
+    for a in assets.iter().take(50) {
+        field(a, "id", Value::is_i64);
+        field(a, "ticker", Value::is_string);
+        field(a, "name", Value::is_string);
+        field(a, "category", Value::is_string);
+    }
+    let tickers: Vec<&str> = assets.iter().map(|a| a["ticker"].as_str().unwrap()).collect();
+    for t in INACTIVE_TICKERS {
+        assert!(!tickers.contains(t), "inactive {t} listed");
+    }
+    let gspc = assets.iter().find(|a| a["ticker"] == "^GSPC").unwrap();
+    assert_eq!(gspc["data_source"], "real");
+    let aapl = assets.iter().find(|a| a["ticker"] == "AAPL").unwrap();
+    assert_eq!(aapl["data_source"], "synthetic", "synthetic data is flagged");
+
+    let (status, crypto) = s.get("/api/assets?category=Crypto").await;
+    assert_eq!(status, 200);
+    let crypto = crypto["assets"].as_array().unwrap();
+    assert!(!crypto.is_empty());
+    assert!(crypto.iter().all(|a| a["category"] == "Crypto"));
+    let (_, cs2) = s.get("/api/assets?category=CS2%20Cases").await;
+    assert!(cs2["total"].as_u64().unwrap() > 0);
+
+    assert_error(&s.get("/api/assets?category=Stonks").await, 400, &["unknown category", "Stonks"]);
+}
+
+#[tokio::test]
+async fn asset_info_is_cached() {
+    let s = Server::start();
+    let (status, first) = s.get("/api/asset-info/AAPL").await;
+    assert_eq!(status, 200);
+    for f in ["ticker", "name", "category", "long_name", "sector", "industry", "summary", "logo_url", "exchange", "currency", "website"] {
+        field(&first, f, Value::is_string);
+    }
+    field(&first, "market_cap", Value::is_i64);
+    assert_eq!(first["from_cache"], false);
+    assert_eq!(first["data_source"], "synthetic");
+    let (_, second) = s.get("/api/asset-info/AAPL").await;
+    assert_eq!(second["from_cache"], true);
+    assert_eq!(second["summary"], first["summary"]);
+
+    assert_error(&s.get("/api/asset-info/NOPE").await, 404, &["NOPE"]);
+    assert_error(&s.get(&format!("/api/asset-info/{}", INACTIVE_TICKERS[0])).await, 404, &[]);
+}
+
+/// Every field of the spec's AnalysisResponse, with its type.
+fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
+    field(a, "ticker", Value::is_string);
+    field(a, "name", Value::is_string);
+    field(a, "category", Value::is_string);
+    let cs = field(a, "current_state", Value::is_object);
+    for f in ["price", "drawdown", "expected_return", "prediction_error", "median_return", "median_error", "best_error"] {
+        field(cs, f, is_num);
+    }
+    field(cs, "segment", Value::is_u64);
+    field(cs, "confirmed_count", Value::is_u64);
+    field(cs, "insufficient_data", Value::is_boolean);
+    let best = field(cs, "best_method", Value::is_string);
+    assert!(best == "ema" || best == "median");
+    let dd = cs["drawdown"].as_f64().unwrap();
+    assert!((-1.0..=0.0).contains(&dd));
+
+    let sig = field(a, "signals", Value::is_object);
+    for f in ["expected_return", "prediction_error", "median_return", "median_error", "best_error"] {
+        assert_eq!(field(sig, f, is_num), &cs[f]);
+    }
+    assert_eq!(sig["best_method"], cs["best_method"]);
+
+    let ts = field(a, "time_series", Value::is_object);
+    let arrays: [(&str, fn(&Value) -> bool); 11] = [
+        ("dates", Value::is_string),
+        ("prices", is_num),
+        ("drawdowns", is_num),
+        ("expected_returns", is_num),
+        ("prediction_errors", is_num_or_null),
+        ("prediction_error_cumavg", is_num_or_null),
+        ("actual_returns", is_num_or_null),
+        ("median_returns", is_num),
+        ("median_errors", is_num_or_null),
+        ("median_error_cumavg", is_num_or_null),
+        ("projected_prices", is_num_or_null),
+    ];
+    for (name, check) in arrays {
+        let arr = field(ts, name, Value::is_array).as_array().unwrap();
+        assert_eq!(arr.len(), rows, "time_series.{name} is dense");
+        assert!(arr.iter().all(check), "time_series.{name} item types");
+    }
+    let first_date = ts["dates"][0].as_str().unwrap();
+    assert!(chrono::NaiveDate::parse_from_str(first_date, "%Y-%m-%d").is_ok());
+
+    let segs = field(a, "segments", Value::is_array).as_array().unwrap();
+    assert_eq!(segs.len(), segments);
+    for (i, g) in segs.iter().enumerate() {
+        assert_eq!(g["segment_idx"].as_u64().unwrap() as usize, i);
+        field(g, "lower_bound", is_num);
+        field(g, "upper_bound", is_num);
+        field(g, "count", Value::is_u64);
+        for f in ["expected_return", "avg_return", "median_return", "static_median_return", "max_loss", "win_rate"] {
+            field(g, f, is_num_or_null);
+        }
+    }
+    let dist = field(a, "return_distribution", Value::is_object);
+    let bins = field(dist, "bins", Value::is_array).as_array().unwrap();
+    let counts = field(dist, "counts", Value::is_array).as_array().unwrap();
+    assert_eq!(bins.len(), counts.len() + 1);
+    assert!(counts.iter().all(Value::is_u64));
+    let scatter = field(a, "scatter_data", Value::is_array).as_array().unwrap();
+    assert!(scatter.len() <= 1000);
+    for p in scatter.iter().take(10) {
+        field(p, "drawdown", is_num);
+        field(p, "future_return", is_num);
+        field(p, "segment", Value::is_u64);
+    }
+    let paths = field(a, "segment_paths", Value::is_object).as_object().unwrap();
+    assert!(!paths.is_empty());
+    for (key, p) in paths {
+        assert!(key.parse::<usize>().unwrap() < segments);
+        field(p, "paths", Value::is_array);
+        for q in ["p10", "p25", "p50", "p75", "p90"] {
+            field(p, q, Value::is_array);
+        }
+        field(p, "num_paths_total", Value::is_u64);
+    }
+    let m = field(a, "metadata", Value::is_object);
+    field(m, "return_period", Value::is_u64);
+    assert_eq!(field(m, "num_segments", Value::is_u64).as_u64().unwrap() as usize, segments);
+    field(m, "decay_factor", is_num);
+    let at = field(m, "calculated_at", Value::is_string).as_str().unwrap();
+    assert!(chrono::DateTime::parse_from_rfc3339(at).is_ok(), "calculated_at {at}");
+    field(m, "from_cache", Value::is_boolean);
+    assert_eq!(field(m, "data_points", Value::is_u64).as_u64().unwrap() as usize, rows);
+    field(m, "asset_id", Value::is_i64);
+    field(m, "engine_version", Value::is_string);
+    field(m, "data_source", Value::is_string);
+    field(m, "metric", Value::is_string);
+    field(m, "periods_per_year", Value::is_u64);
+}
+
+#[tokio::test]
+async fn analysis_defaults_are_cached_and_custom_parameters_computed_live() {
+    let s = Server::start();
+    let (status, first) = s.get("/api/analysis/%5EGSPC").await;
+    assert_eq!(status, 200, "{first:.300}");
+    assert_analysis_shape(&first, 5031, 20);
+    assert_eq!(first["metadata"]["from_cache"], false);
+    assert_eq!(first["metadata"]["data_source"], "real");
+    assert_eq!(first["metadata"]["return_period"], 90);
+    assert_eq!(first["metadata"]["periods_per_year"], 252);
+
+    let (_, second) = s.get("/api/analysis/%5EGSPC?return_period=90&metric=return").await;
+    assert_eq!(second["metadata"]["from_cache"], true);
+    assert_eq!(second["current_state"], first["current_state"]);
+    assert_eq!(second["time_series"], first["time_series"]);
+    assert_eq!(second["metadata"]["calculated_at"], first["metadata"]["calculated_at"]);
+
+    // Custom parameters are computed live every time.
+    for _ in 0..2 {
+        let (status, custom) = s.get("/api/analysis/%5EGSPC?return_period=45&num_segments=30&decay_factor=0.9&metric=sharpe").await;
+        assert_eq!(status, 200);
+        assert_analysis_shape(&custom, 5031, 30);
+        assert_eq!(custom["metadata"]["from_cache"], false);
+        assert_eq!(custom["metadata"]["metric"], "sharpe");
+        assert!(custom["time_series"]["projected_prices"].as_array().unwrap().iter().all(Value::is_null));
+    }
+
+    // A date window narrows the rows.
+    let (status, window) = s.get("/api/analysis/%5EGSPC?start_date=2005-01-01&end_date=2010-12-31").await;
+    assert_eq!(status, 200);
+    assert_eq!(window["metadata"]["from_cache"], false);
+    assert_eq!(window["metadata"]["start_date"], "2005-01-03");
+    assert_eq!(window["metadata"]["end_date"], "2010-12-31");
+    let rows = window["time_series"]["dates"].as_array().unwrap().len();
+    assert!(rows > 1400 && rows < 1600, "{rows}");
+
+    // Crypto trades on weekends: 365 periods a year.
+    let (_, btc) = s.get("/api/analysis/BTC-USD?return_period=30").await;
+    assert_eq!(btc["metadata"]["periods_per_year"], 365);
+    assert_eq!(btc["metadata"]["data_source"], "synthetic");
+}
+
+#[tokio::test]
+async fn analysis_error_paths() {
+    let s = Server::start();
+    let cases = [
+        ("return_period=6", "return_period"),
+        ("return_period=366", "return_period"),
+        ("return_period=ninety", "return_period"),
+        ("num_segments=9", "num_segments"),
+        ("num_segments=51", "num_segments"),
+        ("decay_factor=0.79", "decay_factor"),
+        ("decay_factor=1", "decay_factor"),
+        ("metric=alpha", "metric"),
+        ("start_date=2020-02-30", "start_date"),
+        ("end_date=31-12-2020", "end_date"),
+        ("start_date=2010-01-01&end_date=2009-01-01", "start_date"),
+    ];
+    for (query, name) in cases {
+        let got = s.get(&format!("/api/analysis/%5EGSPC?{query}")).await;
+        assert_error(&got, 400, &[name]);
+    }
+    assert_error(&s.get("/api/analysis/NOPE").await, 404, &["NOPE"]);
+    assert_error(&s.get(&format!("/api/analysis/{}", INACTIVE_TICKERS[0])).await, 404, &[]);
+    for t in SHORT_HISTORY_TICKERS {
+        assert_error(&s.get(&format!("/api/analysis/{t}")).await, 422, &["300"]);
+    }
+    // A window shorter than 300 rows of a long history.
+    assert_error(&s.get("/api/analysis/%5EGSPC?start_date=2018-06-01").await, 422, &["300"]);
+}
+
+#[tokio::test]
+async fn every_error_is_json_detail() {
+    let s = Server::start();
+    assert_error(&s.get("/api/does-not-exist").await, 404, &["/api/does-not-exist"]);
+    let r = s.client().post(s.url("/api/assets")).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+    let body: Value = r.json().await.unwrap();
+    assert!(body["detail"].is_string());
+    let r = s
+        .client()
+        .get(s.url("/api/assets"))
+        .body(vec![b'x'; 2 << 20])
+        .header("content-type", "application/octet-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let body: Value = r.json().await.unwrap();
+    assert!(body["detail"].as_str().unwrap().contains("larger"));
+    // Responses carry a request id.
+    let r = s.client().get(s.url("/api/health")).send().await.unwrap();
+    assert!(r.headers().get("x-request-id").is_some());
+}
+
+#[tokio::test]
+async fn openapi_covers_every_route() {
+    let s = Server::start();
+    let (status, doc) = s.get("/api/openapi.json").await;
+    assert_eq!(status, 200);
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"]["version"], "1.0.0");
+    let paths = doc["paths"].as_object().unwrap();
+    for p in ["/api/health", "/api/assets", "/api/asset-info/{ticker}", "/api/analysis/{ticker}", "/api/openapi.json"] {
+        assert!(paths.contains_key(p), "{p} undocumented");
+    }
+    // Every documented path answers something other than "no route".
+    for p in paths.keys() {
+        let concrete = p.replace("{ticker}", "%5EGSPC");
+        let (status, _) = s.get(&concrete).await;
+        assert_ne!(status, 404, "{p} is documented but not routed");
+    }
+    // Every $ref resolves.
+    let text = doc.to_string();
+    for piece in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+        let name = &piece[..piece.find('"').unwrap()];
+        assert!(doc["components"]["schemas"].get(name).is_some(), "dangling $ref {name}");
+    }
+}
+
+#[tokio::test]
+async fn a_misbehaving_engine_gets_clean_errors_and_the_server_keeps_serving() {
+    let wasm = component("misbehave");
+    let s = Server::start_with(
+        common::fresh_db(),
+        &[
+            ("FORECAST_SEGMENTATION_WASM", wasm.to_str().unwrap()),
+            ("FORECAST_PLUGIN_TIMEOUT_MS", "300"),
+            ("FORECAST_PLUGIN_MEMORY_MB", "64"),
+        ],
+    );
+    let label = "segmentation/misbehave@0.0.1-misbehave";
+    // 7: endless loop → 504; 8: memory hog → 500; 9: panic → 500.
+    assert_error(&s.get("/api/analysis/%5EGSPC?return_period=7&num_segments=11").await, 504, &[label, "timed out"]);
+    assert_error(&s.get("/api/analysis/%5EGSPC?return_period=8").await, 500, &[label, "memory"]);
+    assert_error(&s.get("/api/analysis/%5EGSPC?return_period=9").await, 500, &[label]);
+    // Still serving, with fresh instances.
+    let (status, _) = s.get("/api/health").await;
+    assert_eq!(status, 200);
+    let (status, _) = s.get("/api/assets?category=Indices").await;
+    assert_eq!(status, 200);
+    // The misbehaving engine answers "insufficient data" for other periods: it is reached again.
+    assert_error(&s.get("/api/analysis/%5EGSPC?return_period=11").await, 422, &[]);
+    let (_, debug) = s.get("/api/health?debug=1").await;
+    assert_eq!(debug["debug"]["plugins"][0]["name"], "misbehave");
+}

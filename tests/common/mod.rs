@@ -1,0 +1,156 @@
+//! Test harness: runs the real `forecast` binary on port 0 against a copy
+//! of a demo database that is built once per test binary with
+//! `forecast demo load`.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_forecast");
+
+/// A folder that lives as long as the test binary.
+fn scratch() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("tempdir")).path()
+}
+
+/// The demo universe, loaded once through the CLI.
+fn template() -> &'static Path {
+    static TEMPLATE: OnceLock<PathBuf> = OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        let path = scratch().join("template.db");
+        let out = Command::new(BIN)
+            .args(["demo", "load"])
+            .env("DATABASE_URL", sqlite_url(&path))
+            .output()
+            .expect("run forecast demo load");
+        assert!(out.status.success(), "demo load failed: {}", String::from_utf8_lossy(&out.stderr));
+        path
+    })
+}
+
+pub fn sqlite_url(path: &Path) -> String {
+    format!("sqlite://{}", path.display())
+}
+
+/// A private copy of the demo database.
+pub fn fresh_db() -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let path = scratch().join(format!("db-{n}.db"));
+    std::fs::copy(template(), &path).expect("copy template database");
+    path
+}
+
+/// Runs the CLI against `db` and returns (success, stdout, stderr).
+pub fn cli(db: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env("DATABASE_URL", sqlite_url(db))
+        .output()
+        .expect("run forecast");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A running `forecast serve`; killed on drop.
+pub struct Server {
+    pub base: String,
+    pub db: PathBuf,
+    child: Child,
+    client: reqwest::Client,
+}
+
+impl Server {
+    /// Serves a fresh copy of the demo database.
+    pub fn start() -> Server {
+        Server::start_with(fresh_db(), &[])
+    }
+
+    /// Serves `db` with extra environment variables.
+    pub fn start_with(db: PathBuf, env: &[(&str, &str)]) -> Server {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve")
+            .env("FORECAST_ADDR", "127.0.0.1:0")
+            .env("DATABASE_URL", sqlite_url(&db))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn forecast serve");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut reader = BufReader::new(stdout);
+        let mut first = String::new();
+        reader.read_line(&mut first).expect("read the listen line");
+        // Keep draining stdout so the server never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        let base = first
+            .trim()
+            .rsplit(' ')
+            .next()
+            .filter(|u| u.starts_with("http://"))
+            .unwrap_or_else(|| panic!("unexpected first line from forecast serve: {first:?}"))
+            .to_string();
+        Server {
+            base,
+            db,
+            child,
+            client: reqwest::Client::new(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// GET, returning status and JSON body.
+    pub async fn get(&self, path: &str) -> (u16, serde_json::Value) {
+        let r = self.client.get(self.url(path)).send().await.expect("request");
+        let status = r.status().as_u16();
+        let ct = r
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        let text = r.text().await.expect("body");
+        let body = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("GET {path} → {status} with non-JSON body ({ct}): {e}: {text:.200}"));
+        (status, body)
+    }
+
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Asserts an error response: the status and a `{detail}` string that
+/// contains every needle.
+pub fn assert_error(got: &(u16, serde_json::Value), status: u16, needles: &[&str]) {
+    assert_eq!(got.0, status, "body: {}", got.1);
+    let detail = got.1["detail"].as_str().unwrap_or_else(|| panic!("no detail string in {}", got.1));
+    for n in needles {
+        assert!(detail.contains(n), "detail {detail:?} lacks {n:?}");
+    }
+}
+
+/// Path to a guest component built by `make components`.
+pub fn component(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../components/target/wasm32-wasip2/release")
+        .join(format!("{name}.wasm"))
+}
