@@ -1,1 +1,111 @@
-fn main() {}
+//! `make bench`: the segmentation engine natively and as a Wasm component
+//! on the real 5,031-row S&P 500 history, and the fixed cost of a plugin
+//! call (fresh instance from the pool + one trivial export call).
+//!
+//! Prints a Markdown table (the one in docs/BENCHMARKS.md). Timings are
+//! medians and 95th percentiles over many runs after a warm-up.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use forecast::plugins::segmentation::{AnalysisParams, Metric};
+use forecast::plugins::{builtin, PluginRuntime, RuntimeConfig, SegmentationPlugin};
+use forecast::series::{to_days, PriceSeries};
+
+fn load_gspc() -> PriceSeries {
+    let text = include_str!("../../data/prices/IDX_GSPC.csv");
+    let mut s = PriceSeries::default();
+    for line in text.lines().skip(1) {
+        let cols: Vec<&str> = line.split(',').collect();
+        let date = chrono::NaiveDate::parse_from_str(cols[0], "%Y-%m-%d").expect("date");
+        s.dates.push(to_days(date));
+        s.closes.push(cols[4].parse().expect("close"));
+    }
+    s
+}
+
+struct Stats {
+    median: Duration,
+    p95: Duration,
+    runs: usize,
+}
+
+fn measure(budget: Duration, mut f: impl FnMut()) -> Stats {
+    for _ in 0..5 {
+        f();
+    }
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < budget || samples.len() < 20 {
+        let t = Instant::now();
+        f();
+        samples.push(t.elapsed());
+    }
+    samples.sort();
+    Stats {
+        median: samples[samples.len() / 2],
+        p95: samples[samples.len() * 95 / 100],
+        runs: samples.len(),
+    }
+}
+
+fn fmt(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
+fn main() {
+    let budget = Duration::from_secs(
+        std::env::var("BENCH_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(3),
+    );
+    let series = load_gspc();
+    let runtime = Arc::new(PluginRuntime::new(RuntimeConfig::default()).expect("runtime"));
+    let plugin = SegmentationPlugin::load(runtime, "default", builtin::SEGMENTATION).expect("load");
+
+    println!("| case | rows | median | p95 | runs |");
+    println!("|---|---|---|---|---|");
+    for (metric, native_metric, name) in [
+        (Metric::TotalReturn, forecast_engine::Metric::Return, "return"),
+        (Metric::Sharpe, forecast_engine::Metric::Sharpe, "sharpe"),
+        (Metric::Sortino, forecast_engine::Metric::Sortino, "sortino"),
+    ] {
+        let native_params = forecast_engine::Params {
+            metric: native_metric,
+            periods_per_year: Some(252),
+            ..forecast_engine::Params::default()
+        };
+        let native = measure(budget, || {
+            let a = forecast_engine::analyse(&series.dates, &series.closes, &native_params).expect("native");
+            std::hint::black_box(a);
+        });
+        let params = AnalysisParams {
+            return_period: 90,
+            num_segments: 20,
+            decay_factor: 0.95,
+            metric,
+            periods_per_year: Some(252),
+        };
+        let wasm = measure(budget, || {
+            let a = plugin.analyse(&series, params).expect("call").expect("analysis");
+            std::hint::black_box(a);
+        });
+        let rows = series.len();
+        println!("| analysis `{name}`, native | {rows} | {} | {} | {} |", fmt(native.median), fmt(native.p95), native.runs);
+        println!("| analysis `{name}`, component (instantiate + copy in/out + run) | {rows} | {} | {} | {} |", fmt(wasm.median), fmt(wasm.p95), wasm.runs);
+        println!(
+            "| Wasm/native ratio `{name}` (medians) | | {:.2} | | |",
+            wasm.median.as_secs_f64() / native.median.as_secs_f64()
+        );
+    }
+    let ping = measure(budget, || {
+        std::hint::black_box(plugin.ping().expect("ping"));
+    });
+    println!("| fresh instance + trivial call (`engine-version`) | | {} | {} | {} |", fmt(ping.median), fmt(ping.p95), ping.runs);
+}

@@ -11,9 +11,9 @@
 //!
 //! The synthetic generator is self-contained (a hand-rolled SplitMix64
 //! generator seeded from a fixed constant and an FNV-1a hash of the ticker,
-//! and only `+ − × ÷ √` in the price recursion) so the same build of the
-//! data comes out bit for bit on every run and does not change when a crate
-//! is upgraded. All histories end on [`LAST_DATE`], a constant rather than
+//! and only `+ − × ÷ √` in the price recursion), so the data comes out
+//! bit for bit the same on every run and does not change when a crate is
+//! upgraded. All histories end on [`LAST_DATE`], a constant rather than
 //! today, for the same reason.
 //!
 //! A few assets are deliberately odd so that the API's error paths run on
@@ -38,7 +38,7 @@ pub const DEMO_VERSION: &str = "1";
 pub const SETTING_KEY: &str = "demo_universe";
 
 /// The last date of every synthetic history (a Friday, so weekday and
-/// every-day calendars end on the same row).
+/// every-day calendars end on the same date).
 pub const LAST_DATE: &str = "2026-10-30";
 
 /// [`LAST_DATE`] as days since 1970-01-01 (checked by a test).
@@ -360,6 +360,14 @@ fn calendar(n: usize, every_day: bool) -> Vec<i32> {
     dates
 }
 
+/// GARCH(1,1) reaction to the last squared shock. With [`GARCH_BETA`] it
+/// sums to 0.98: typical of daily equity data, so volatility clusters for
+/// weeks, while the long-run variance stays the profile's σ²/A.
+const GARCH_ALPHA: f64 = 0.08;
+
+/// GARCH(1,1) persistence of the variance.
+const GARCH_BETA: f64 = 0.90;
+
 /// Market state of the generator.
 enum Regime {
     Normal,
@@ -380,11 +388,11 @@ enum Regime {
 /// A deterministic synthetic daily history for `ticker`.
 ///
 /// The same ticker and category always give the same bits; different
-/// tickers give unrelated paths. Model per day (A = 365 for Crypto and CS2
-/// Cases, else 252 weekdays): simple return = drift/A + σ²/2 + regime drift
-/// + √(GARCH variance)·ε, plus with small probability a jump of ~4 daily
-/// standard deviations. GARCH(1,1) gives volatility clustering and fat
-/// tails; bear regimes (about one every 3–5 years, lasting 0.1–0.8 years,
+/// tickers give unrelated paths. Model per day, with A = 365 for Crypto and
+/// CS2 Cases, else 252 weekdays: the simple return is drift/A + σ²/2 plus
+/// the regime's drift plus √(GARCH variance)·ε, and with small probability
+/// a jump of ~4 daily standard deviations. GARCH(1,1) gives volatility
+/// clustering and fat tails; bear regimes (about one every 3–5 years, lasting 0.1–0.8 years,
 /// shedding roughly 1 − e^(−depth) with depth ∝ σ) followed by partial
 /// recoveries fill the deep drawdown buckets of the engine. Prices are
 /// floored at 1/1000 of the start price, so they stay > 0 and finite.
@@ -409,9 +417,7 @@ pub fn synthetic_series(ticker: &str, category: Category) -> PriceSeries {
     let floor = start * 1e-3;
 
     let base_var = vol * vol / periods;
-    const ALPHA: f64 = 0.08;
-    const BETA: f64 = 0.90;
-    let omega = (1.0 - ALPHA - BETA) * base_var;
+    let omega = (1.0 - GARCH_ALPHA - GARCH_BETA) * base_var;
     let jump_prob = p.jumps_per_year / periods;
     let jump_sd = 4.0 * base_var.sqrt();
     let bear_prob = p.bears_per_year / periods;
@@ -425,7 +431,7 @@ pub fn synthetic_series(ticker: &str, category: Category) -> PriceSeries {
             regime = match regime {
                 Regime::Normal if rng.uniform() < bear_prob => {
                     let len = rng.int((0.1 * periods) as usize, (0.8 * periods) as usize);
-                    let depth = (vol * rng.range(0.6, 1.8)).min(1.6);
+                    let depth = (vol * rng.range(0.5, 1.5)).min(1.6);
                     Regime::Bear {
                         left: len,
                         len,
@@ -441,7 +447,7 @@ pub fn synthetic_series(ticker: &str, category: Category) -> PriceSeries {
                     let left = ((len as f64 * rng.range(1.0, 3.0)) as usize).max(1);
                     Regime::Recovery {
                         left,
-                        drift: depth * rng.range(0.3, 0.9) / left as f64,
+                        drift: depth * rng.range(0.6, 1.0) / left as f64,
                     }
                 }
                 Regime::Bear { left, len, depth } => Regime::Bear {
@@ -460,17 +466,17 @@ pub fn synthetic_series(ticker: &str, category: Category) -> PriceSeries {
                 Regime::Bear { len, depth, .. } => (-depth / len as f64, 1.6),
                 Regime::Recovery { drift, .. } => (drift, 1.2),
             };
-            let shock = var.sqrt() * rng.normal();
-            let mut r = drift / periods + 0.5 * var + extra + vol_mult * shock;
+            let z = rng.normal();
+            let mut r = drift / periods + 0.5 * var + extra + vol_mult * var.sqrt() * z;
             if rng.uniform() < jump_prob {
                 // Slightly more down-jumps than up-jumps, as in markets.
-                r += jump_sd * (rng.normal() - 0.3);
+                r += jump_sd * (rng.normal() - 0.1);
             }
             let r = r.clamp(-0.9, 2.0);
-            // The variance reacts to the whole move (jumps included), is
-            // capped at 16× the base so one jump cannot explode it.
-            let eps = r - drift / periods - extra;
-            var = (omega + ALPHA * eps * eps + BETA * var).min(16.0 * base_var);
+            // GARCH(1,1) driven by the standardised diffusion shock only:
+            // feeding it the regime-scaled move or the jumps would make the
+            // recursion explosive (α·1.6² + β > 1) during bear regimes.
+            var = omega + (GARCH_ALPHA * z * z + GARCH_BETA) * var;
             price = (price * (1.0 + r)).max(floor);
         }
         closes.push(price);
@@ -628,10 +634,20 @@ mod tests {
         let c = synthetic_series("MSFT", Category::UsStocks);
         assert_ne!(bits(&a), bits(&c));
         assert_eq!(*a.dates.last().unwrap(), LAST_DAY);
-        // Pinned values: a change here changes the served demo data, so
-        // bump DEMO_VERSION along with it.
-        let btc = synthetic_series("BTC-USD", Category::Crypto);
-        assert_eq!(*btc.dates.last().unwrap(), LAST_DAY);
+        // Pinned values: the generator uses only correctly rounded IEEE-754
+        // operations (no libm), so these should hold across platforms and
+        // toolchains. If a change breaks them, the served demo data changed:
+        // bump DEMO_VERSION and update the pins.
+        let pins = [
+            ("AAPL", Category::UsStocks, 5_372, 0x40a7_67e7_9969_8410_u64),
+            ("BTC-USD", Category::Crypto, 2_477, 0x40e4_2226_3d4f_c98c),
+            ("CS2-FEVER", Category::Cs2Cases, 240, 0x4065_5228_c0b8_bd99),
+        ];
+        for (ticker, category, len, last_bits) in pins {
+            let s = synthetic_series(ticker, category);
+            assert_eq!(s.len(), len, "{ticker}");
+            assert_eq!(s.closes.last().unwrap().to_bits(), last_bits, "{ticker}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ mod stats;
 
 pub use calendar::{civil_from_days, is_weekend};
 use rolling::RollingMedian;
-use stats::{mean, median_sorted, percentile_sorted};
+use stats::{mean, median_sorted, order_key, percentiles_select};
 
 /// Fewest rows an analysis accepts (the spec's 422 bound).
 pub const MIN_ROWS: usize = 300;
@@ -738,10 +738,10 @@ fn segment_paths(closes: &[f64], drawdowns: &[f64], grid: &Grid, len: usize) -> 
             let mut q: [Vec<f64>; 5] = Default::default();
             for step in 0..=len {
                 column.clear();
-                column.extend(s.iter().map(|&t| closes[t + step] / closes[t] - 1.0));
-                column.sort_unstable_by(f64::total_cmp);
-                for (out, p) in q.iter_mut().zip([0.10, 0.25, 0.50, 0.75, 0.90]) {
-                    out.push(percentile_sorted(&column, p));
+                column.extend(s.iter().map(|&t| order_key(closes[t + step] / closes[t] - 1.0)));
+                let values = percentiles_select(&mut column, [0.10, 0.25, 0.50, 0.75, 0.90]);
+                for (out, v) in q.iter_mut().zip(values) {
+                    out.push(v);
                 }
             }
             let [p10, p25, p50, p75, p90] = q;

@@ -17,9 +17,102 @@ pub(crate) fn median_sorted(sorted: &[f64]) -> f64 {
 
 /// Percentile `q` in [0, 1] of a non-empty ascending slice with linear
 /// interpolation between closest ranks (numpy's default method).
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
     let pos = q * (sorted.len() - 1) as f64;
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Order-preserving map of a finite `f64` to `u64` (the total order of
+/// `f64::total_cmp`), so selection compares plain integers.
+#[inline]
+pub(crate) fn order_key(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+/// Inverse of [`order_key`].
+#[inline]
+pub(crate) fn from_order_key(k: u64) -> f64 {
+    if k >> 63 == 1 {
+        f64::from_bits(k & !(1 << 63))
+    } else {
+        f64::from_bits(!k)
+    }
+}
+
+/// Places the elements of rank `ranks` (ascending, deduplicated, all in
+/// `offset..offset + keys.len()`) at their sorted positions.
+fn multiselect(keys: &mut [u64], offset: usize, ranks: &[usize]) {
+    if ranks.is_empty() || keys.len() <= 1 {
+        return;
+    }
+    let mid = ranks.len() / 2;
+    let k = ranks[mid] - offset;
+    keys.select_nth_unstable(k);
+    let (left, right) = keys.split_at_mut(k);
+    multiselect(left, offset, &ranks[..mid]);
+    multiselect(&mut right[1..], offset + k + 1, &ranks[mid + 1..]);
+}
+
+/// Percentiles `qs` (each in [0, 1]) of non-empty order keys (see
+/// [`order_key`]) with the interpolation of [`percentile_sorted`], by
+/// selecting only the ranks needed instead of sorting. The slice is
+/// reordered.
+pub(crate) fn percentiles_select<const N: usize>(keys: &mut [u64], qs: [f64; N]) -> [f64; N] {
+    let n = keys.len();
+    let pos = qs.map(|q| q * (n - 1) as f64);
+    let mut ranks: Vec<usize> = pos.iter().flat_map(|p| [p.floor() as usize, p.ceil() as usize]).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    multiselect(keys, 0, &ranks);
+    pos.map(|p| {
+        let (lo, hi) = (p.floor() as usize, p.ceil() as usize);
+        let (a, b) = (from_order_key(keys[lo]), from_order_key(keys[hi]));
+        a + (b - a) * (p - lo as f64)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_keys_preserve_order_and_round_trip() {
+        let xs = [-1e300, -2.5, -0.0, 0.0, 1e-300, 3.0, 1e300];
+        for w in xs.windows(2) {
+            assert!(order_key(w[0]) < order_key(w[1]) || (w[0] == 0.0 && w[1] == 0.0));
+        }
+        for x in xs {
+            assert_eq!(from_order_key(order_key(x)).to_bits(), x.to_bits());
+        }
+    }
+
+    #[test]
+    fn selection_matches_sorting() {
+        let mut seed = 12345u64;
+        for n in [1usize, 2, 3, 7, 10, 64, 251, 1000] {
+            let values: Vec<f64> = (0..n)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    // Few distinct values, so ties are exercised too.
+                    ((seed >> 40) % 17) as f64 - 8.0
+                })
+                .collect();
+            let mut sorted = values.clone();
+            sorted.sort_unstable_by(f64::total_cmp);
+            let qs = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0];
+            let mut keys: Vec<u64> = values.iter().map(|&v| order_key(v)).collect();
+            let got = percentiles_select(&mut keys, qs);
+            for (g, q) in got.iter().zip(qs) {
+                assert_eq!(*g, percentile_sorted(&sorted, q), "n {n} q {q}");
+            }
+        }
+    }
 }

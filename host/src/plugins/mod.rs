@@ -25,6 +25,9 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 pub use segmentation::SegmentationPlugin;
 
+/// Linear memory kept resident per pool slot between instances.
+const KEEP_RESIDENT_BYTES: usize = 16 << 20;
+
 /// How often the epoch advances; deadlines are whole ticks.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 
@@ -210,7 +213,12 @@ impl PluginRuntime {
             .total_core_instances(slots * 8)
             .total_memories(slots * 2)
             .total_tables(slots * 4)
-            .max_memory_size(config.memory_limit);
+            .max_memory_size(config.memory_limit)
+            // Reset the first pages of a returned slot with memset instead of
+            // madvise: the next instance then reuses them without page faults
+            // (an analysis of 5,000 rows touches a few MiB).
+            .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
+            .table_keep_resident(64 << 10);
         let mut wasm = Config::new();
         wasm.wasm_component_model(true)
             .epoch_interruption(true)

@@ -82,6 +82,12 @@ impl SegmentationPlugin {
         &self.info
     }
 
+    /// Instantiates a fresh instance and asks its version: the fixed cost
+    /// of every call (used by benchmarks and diagnostics).
+    pub fn ping(&self) -> Result<String, PluginError> {
+        self.call(|store, bindings| bindings.forecast_plugins_engine().call_engine_version(store))
+    }
+
     /// Runs one analysis in a fresh, bounded instance. Blocking: call it
     /// from `spawn_blocking` after [`PluginRuntime::acquire`].
     pub fn analyse(&self, series: &Series, params: AnalysisParams) -> Result<Result<Analysis, EngineError>, PluginError> {

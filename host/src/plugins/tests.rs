@@ -93,3 +93,50 @@ fn a_component_of_another_world_is_refused_at_load() {
     let err = SegmentationPlugin::load(runtime(1_000), "garbage", b"\0asm not really").err().unwrap();
     assert!(matches!(err, PluginError::Load { ref plugin, .. } if plugin == "segmentation/garbage"), "{err:?}");
 }
+
+/// The component is the plain-Rust engine behind the WIT boundary: on the
+/// same input it must give the same answer, bit for bit.
+#[test]
+fn component_agrees_with_the_native_engine() {
+    let plugin = SegmentationPlugin::load(runtime(10_000), "default", builtin::SEGMENTATION).unwrap();
+    let s = series(1_500);
+    for (metric, native_metric) in [
+        (Metric::TotalReturn, forecast_engine::Metric::Return),
+        (Metric::Sharpe, forecast_engine::Metric::Sharpe),
+        (Metric::Sortino, forecast_engine::Metric::Sortino),
+    ] {
+        let wasm = plugin
+            .analyse(&s, AnalysisParams { metric, ..params(60) })
+            .unwrap()
+            .unwrap();
+        let native = forecast_engine::analyse(
+            &s.dates,
+            &s.closes,
+            &forecast_engine::Params {
+                return_period: 60,
+                metric: native_metric,
+                ..forecast_engine::Params::default()
+            },
+        )
+        .unwrap();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let obits = |v: &[Option<f64>]| v.iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
+        assert_eq!(bits(&wasm.series.expected_returns), bits(&native.series.expected_returns));
+        assert_eq!(bits(&wasm.series.median_returns), bits(&native.series.median_returns));
+        assert_eq!(obits(&wasm.series.actual_returns), obits(&native.series.actual_returns));
+        assert_eq!(obits(&wasm.series.prediction_error_cumavg), obits(&native.series.prediction_error_cumavg));
+        assert_eq!(wasm.current.best_error.to_bits(), native.current.best_error.to_bits());
+        assert_eq!(wasm.current.confirmed_count, native.current.confirmed_count);
+        assert_eq!(wasm.segments.len(), native.segments.len());
+        for (w, n) in wasm.segments.iter().zip(&native.segments) {
+            assert_eq!(w.median_return.map(f64::to_bits), n.median_return.map(f64::to_bits));
+            assert_eq!(w.max_loss.map(f64::to_bits), n.max_loss.map(f64::to_bits));
+        }
+        assert_eq!(wasm.paths.len(), native.paths.len());
+        for (w, n) in wasm.paths.iter().zip(&native.paths) {
+            assert_eq!(bits(&w.p50), bits(&n.p50));
+            assert_eq!(w.num_paths_total, n.num_paths_total);
+        }
+        assert_eq!(wasm.typical_max_drawdown.map(f64::to_bits), native.typical_max_drawdown.map(f64::to_bits));
+    }
+}
