@@ -33,9 +33,12 @@ run: build
 	./target/release/forecast serve
 
 ## test: every test, natively and through the components
+# The log feeds the one-line total printed last (cargo ends on doc-test
+# summaries that count 0, which would hide how many tests ran).
 test: components
-	cd components && $(CARGO) test --release -p forecast-engine
-	$(CARGO) test --release --workspace
+	@mkdir -p target
+	{ (cd components && $(CARGO) test --release -p forecast-engine) && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
+	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
 
 ## bench: engine natively vs as a component, instantiation + call overhead
 bench: components
@@ -47,6 +50,7 @@ lint: components
 	cd components && $(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	cd components && $(CARGO) clippy --release --target $(WASM_TARGET) -- -D warnings
+	cd components && $(CARGO) clippy --release -p forecast-engine --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all

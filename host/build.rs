@@ -9,7 +9,9 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|_| manifest.join("../components/target/wasm32-wasip2/release"));
     println!("cargo:rerun-if-env-changed=FORECAST_COMPONENTS_DIR");
-    for name in ["segmentation.wasm"] {
+    // misbehave.wasm is a test fixture, but `make components` always builds
+    // it and the sandbox tests need it.
+    for name in ["segmentation.wasm", "misbehave.wasm"] {
         let path = dir.join(name);
         println!("cargo:rerun-if-changed={}", path.display());
         if !path.exists() {

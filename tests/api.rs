@@ -8,6 +8,9 @@ use common::{assert_error, component, Server};
 use forecast::demo::{INACTIVE_TICKERS, SHORT_HISTORY_TICKERS};
 use serde_json::Value;
 
+/// A JSON type check.
+type Check = fn(&Value) -> bool;
+
 fn is_num(v: &Value) -> bool {
     v.is_number()
 }
@@ -17,8 +20,10 @@ fn is_num_or_null(v: &Value) -> bool {
 }
 
 /// Asserts `obj[field]` exists and passes `check`.
-fn field<'a>(obj: &'a Value, name: &str, check: fn(&Value) -> bool) -> &'a Value {
-    let v = obj.get(name).unwrap_or_else(|| panic!("missing field {name} in {obj:.300}"));
+fn field<'a>(obj: &'a Value, name: &str, check: Check) -> &'a Value {
+    let v = obj
+        .get(name)
+        .unwrap_or_else(|| panic!("missing field {name} in {obj:.300}"));
     assert!(check(v), "field {name} has the wrong type: {v:.200}");
     v
 }
@@ -38,9 +43,9 @@ async fn health_and_diagnostics() {
     assert_eq!(d["database"]["backend"], "sqlite");
     assert_eq!(d["database"]["counts"]["assets"], 2606);
     let plugins = d["plugins"].as_array().unwrap();
-    assert!(plugins
-        .iter()
-        .any(|p| p["kind"] == "segmentation" && p["version"] == "1.0.0" && p["sha256"].as_str().unwrap().len() == 64));
+    assert!(plugins.iter().any(|p| p["kind"] == "segmentation"
+        && p["version"] == "1.0.0"
+        && p["sha256"].as_str().unwrap().len() == 64));
 
     assert_error(&s.get("/api/health?debug=2").await, 400, &["debug"]);
 }
@@ -52,21 +57,31 @@ async fn asset_catalog_and_category_filter() {
     assert_eq!(status, 200);
     let assets = all["assets"].as_array().unwrap();
     assert_eq!(all["total"].as_u64().unwrap() as usize, assets.len());
-    assert_eq!(assets.len(), 2606 - INACTIVE_TICKERS.len(), "every active asset");
+    assert_eq!(
+        assets.len(),
+        2606 - INACTIVE_TICKERS.len(),
+        "every active asset"
+    );
     for a in assets.iter().take(50) {
         field(a, "id", Value::is_i64);
         field(a, "ticker", Value::is_string);
         field(a, "name", Value::is_string);
         field(a, "category", Value::is_string);
     }
-    let tickers: Vec<&str> = assets.iter().map(|a| a["ticker"].as_str().unwrap()).collect();
+    let tickers: Vec<&str> = assets
+        .iter()
+        .map(|a| a["ticker"].as_str().unwrap())
+        .collect();
     for t in INACTIVE_TICKERS {
         assert!(!tickers.contains(t), "inactive {t} listed");
     }
     let gspc = assets.iter().find(|a| a["ticker"] == "^GSPC").unwrap();
     assert_eq!(gspc["data_source"], "real");
     let aapl = assets.iter().find(|a| a["ticker"] == "AAPL").unwrap();
-    assert_eq!(aapl["data_source"], "synthetic", "synthetic data is flagged");
+    assert_eq!(
+        aapl["data_source"], "synthetic",
+        "synthetic data is flagged"
+    );
 
     let (status, crypto) = s.get("/api/assets?category=Crypto").await;
     assert_eq!(status, 200);
@@ -76,7 +91,11 @@ async fn asset_catalog_and_category_filter() {
     let (_, cs2) = s.get("/api/assets?category=CS2%20Cases").await;
     assert!(cs2["total"].as_u64().unwrap() > 0);
 
-    assert_error(&s.get("/api/assets?category=Stonks").await, 400, &["unknown category", "Stonks"]);
+    assert_error(
+        &s.get("/api/assets?category=Stonks").await,
+        400,
+        &["unknown category", "Stonks"],
+    );
 }
 
 #[tokio::test]
@@ -84,7 +103,19 @@ async fn asset_info_is_cached() {
     let s = Server::start();
     let (status, first) = s.get("/api/asset-info/AAPL").await;
     assert_eq!(status, 200);
-    for f in ["ticker", "name", "category", "long_name", "sector", "industry", "summary", "logo_url", "exchange", "currency", "website"] {
+    for f in [
+        "ticker",
+        "name",
+        "category",
+        "long_name",
+        "sector",
+        "industry",
+        "summary",
+        "logo_url",
+        "exchange",
+        "currency",
+        "website",
+    ] {
         field(&first, f, Value::is_string);
     }
     field(&first, "market_cap", Value::is_i64);
@@ -95,7 +126,12 @@ async fn asset_info_is_cached() {
     assert_eq!(second["summary"], first["summary"]);
 
     assert_error(&s.get("/api/asset-info/NOPE").await, 404, &["NOPE"]);
-    assert_error(&s.get(&format!("/api/asset-info/{}", INACTIVE_TICKERS[0])).await, 404, &[]);
+    assert_error(
+        &s.get(&format!("/api/asset-info/{}", INACTIVE_TICKERS[0]))
+            .await,
+        404,
+        &[],
+    );
 }
 
 /// Every field of the spec's AnalysisResponse, with its type.
@@ -104,7 +140,15 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
     field(a, "name", Value::is_string);
     field(a, "category", Value::is_string);
     let cs = field(a, "current_state", Value::is_object);
-    for f in ["price", "drawdown", "expected_return", "prediction_error", "median_return", "median_error", "best_error"] {
+    for f in [
+        "price",
+        "drawdown",
+        "expected_return",
+        "prediction_error",
+        "median_return",
+        "median_error",
+        "best_error",
+    ] {
         field(cs, f, is_num);
     }
     field(cs, "segment", Value::is_u64);
@@ -116,13 +160,19 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
     assert!((-1.0..=0.0).contains(&dd));
 
     let sig = field(a, "signals", Value::is_object);
-    for f in ["expected_return", "prediction_error", "median_return", "median_error", "best_error"] {
+    for f in [
+        "expected_return",
+        "prediction_error",
+        "median_return",
+        "median_error",
+        "best_error",
+    ] {
         assert_eq!(field(sig, f, is_num), &cs[f]);
     }
     assert_eq!(sig["best_method"], cs["best_method"]);
 
     let ts = field(a, "time_series", Value::is_object);
-    let arrays: [(&str, fn(&Value) -> bool); 11] = [
+    let arrays: [(&str, Check); 11] = [
         ("dates", Value::is_string),
         ("prices", is_num),
         ("drawdowns", is_num),
@@ -150,7 +200,14 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
         field(g, "lower_bound", is_num);
         field(g, "upper_bound", is_num);
         field(g, "count", Value::is_u64);
-        for f in ["expected_return", "avg_return", "median_return", "static_median_return", "max_loss", "win_rate"] {
+        for f in [
+            "expected_return",
+            "avg_return",
+            "median_return",
+            "static_median_return",
+            "max_loss",
+            "win_rate",
+        ] {
             field(g, f, is_num_or_null);
         }
     }
@@ -159,14 +216,18 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
     let counts = field(dist, "counts", Value::is_array).as_array().unwrap();
     assert_eq!(bins.len(), counts.len() + 1);
     assert!(counts.iter().all(Value::is_u64));
-    let scatter = field(a, "scatter_data", Value::is_array).as_array().unwrap();
+    let scatter = field(a, "scatter_data", Value::is_array)
+        .as_array()
+        .unwrap();
     assert!(scatter.len() <= 1000);
     for p in scatter.iter().take(10) {
         field(p, "drawdown", is_num);
         field(p, "future_return", is_num);
         field(p, "segment", Value::is_u64);
     }
-    let paths = field(a, "segment_paths", Value::is_object).as_object().unwrap();
+    let paths = field(a, "segment_paths", Value::is_object)
+        .as_object()
+        .unwrap();
     assert!(!paths.is_empty());
     for (key, p) in paths {
         assert!(key.parse::<usize>().unwrap() < segments);
@@ -178,12 +239,23 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
     }
     let m = field(a, "metadata", Value::is_object);
     field(m, "return_period", Value::is_u64);
-    assert_eq!(field(m, "num_segments", Value::is_u64).as_u64().unwrap() as usize, segments);
+    assert_eq!(
+        field(m, "num_segments", Value::is_u64).as_u64().unwrap() as usize,
+        segments
+    );
     field(m, "decay_factor", is_num);
-    let at = field(m, "calculated_at", Value::is_string).as_str().unwrap();
-    assert!(chrono::DateTime::parse_from_rfc3339(at).is_ok(), "calculated_at {at}");
+    let at = field(m, "calculated_at", Value::is_string)
+        .as_str()
+        .unwrap();
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(at).is_ok(),
+        "calculated_at {at}"
+    );
     field(m, "from_cache", Value::is_boolean);
-    assert_eq!(field(m, "data_points", Value::is_u64).as_u64().unwrap() as usize, rows);
+    assert_eq!(
+        field(m, "data_points", Value::is_u64).as_u64().unwrap() as usize,
+        rows
+    );
     field(m, "asset_id", Value::is_i64);
     field(m, "engine_version", Value::is_string);
     field(m, "data_source", Value::is_string);
@@ -202,11 +274,16 @@ async fn analysis_defaults_are_cached_and_custom_parameters_computed_live() {
     assert_eq!(first["metadata"]["return_period"], 90);
     assert_eq!(first["metadata"]["periods_per_year"], 252);
 
-    let (_, second) = s.get("/api/analysis/%5EGSPC?return_period=90&metric=return").await;
+    let (_, second) = s
+        .get("/api/analysis/%5EGSPC?return_period=90&metric=return")
+        .await;
     assert_eq!(second["metadata"]["from_cache"], true);
     assert_eq!(second["current_state"], first["current_state"]);
     assert_eq!(second["time_series"], first["time_series"]);
-    assert_eq!(second["metadata"]["calculated_at"], first["metadata"]["calculated_at"]);
+    assert_eq!(
+        second["metadata"]["calculated_at"],
+        first["metadata"]["calculated_at"]
+    );
 
     // Custom parameters are computed live every time.
     for _ in 0..2 {
@@ -215,11 +292,17 @@ async fn analysis_defaults_are_cached_and_custom_parameters_computed_live() {
         assert_analysis_shape(&custom, 5031, 30);
         assert_eq!(custom["metadata"]["from_cache"], false);
         assert_eq!(custom["metadata"]["metric"], "sharpe");
-        assert!(custom["time_series"]["projected_prices"].as_array().unwrap().iter().all(Value::is_null));
+        assert!(custom["time_series"]["projected_prices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(Value::is_null));
     }
 
     // A date window narrows the rows.
-    let (status, window) = s.get("/api/analysis/%5EGSPC?start_date=2005-01-01&end_date=2010-12-31").await;
+    let (status, window) = s
+        .get("/api/analysis/%5EGSPC?start_date=2005-01-01&end_date=2010-12-31")
+        .await;
     assert_eq!(status, 200);
     assert_eq!(window["metadata"]["from_cache"], false);
     assert_eq!(window["metadata"]["start_date"], "2005-01-03");
@@ -254,18 +337,31 @@ async fn analysis_error_paths() {
         assert_error(&got, 400, &[name]);
     }
     assert_error(&s.get("/api/analysis/NOPE").await, 404, &["NOPE"]);
-    assert_error(&s.get(&format!("/api/analysis/{}", INACTIVE_TICKERS[0])).await, 404, &[]);
+    assert_error(
+        &s.get(&format!("/api/analysis/{}", INACTIVE_TICKERS[0]))
+            .await,
+        404,
+        &[],
+    );
     for t in SHORT_HISTORY_TICKERS {
         assert_error(&s.get(&format!("/api/analysis/{t}")).await, 422, &["300"]);
     }
     // A window shorter than 300 rows of a long history.
-    assert_error(&s.get("/api/analysis/%5EGSPC?start_date=2018-06-01").await, 422, &["300"]);
+    assert_error(
+        &s.get("/api/analysis/%5EGSPC?start_date=2018-06-01").await,
+        422,
+        &["300"],
+    );
 }
 
 #[tokio::test]
 async fn every_error_is_json_detail() {
     let s = Server::start();
-    assert_error(&s.get("/api/does-not-exist").await, 404, &["/api/does-not-exist"]);
+    assert_error(
+        &s.get("/api/does-not-exist").await,
+        404,
+        &["/api/does-not-exist"],
+    );
     let r = s.client().post(s.url("/api/assets")).send().await.unwrap();
     assert_eq!(r.status(), 405);
     let body: Value = r.json().await.unwrap();
@@ -294,7 +390,13 @@ async fn openapi_covers_every_route() {
     assert_eq!(doc["openapi"], "3.1.0");
     assert_eq!(doc["info"]["version"], "1.0.0");
     let paths = doc["paths"].as_object().unwrap();
-    for p in ["/api/health", "/api/assets", "/api/asset-info/{ticker}", "/api/analysis/{ticker}", "/api/openapi.json"] {
+    for p in [
+        "/api/health",
+        "/api/assets",
+        "/api/asset-info/{ticker}",
+        "/api/analysis/{ticker}",
+        "/api/openapi.json",
+    ] {
         assert!(paths.contains_key(p), "{p} undocumented");
     }
     // Every documented path answers something other than "no route".
@@ -307,7 +409,10 @@ async fn openapi_covers_every_route() {
     let text = doc.to_string();
     for piece in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
         let name = &piece[..piece.find('"').unwrap()];
-        assert!(doc["components"]["schemas"].get(name).is_some(), "dangling $ref {name}");
+        assert!(
+            doc["components"]["schemas"].get(name).is_some(),
+            "dangling $ref {name}"
+        );
     }
 }
 
@@ -324,16 +429,33 @@ async fn a_misbehaving_engine_gets_clean_errors_and_the_server_keeps_serving() {
     );
     let label = "segmentation/misbehave@0.0.1-misbehave";
     // 7: endless loop → 504; 8: memory hog → 500; 9: panic → 500.
-    assert_error(&s.get("/api/analysis/%5EGSPC?return_period=7&num_segments=11").await, 504, &[label, "timed out"]);
-    assert_error(&s.get("/api/analysis/%5EGSPC?return_period=8").await, 500, &[label, "memory"]);
-    assert_error(&s.get("/api/analysis/%5EGSPC?return_period=9").await, 500, &[label]);
+    assert_error(
+        &s.get("/api/analysis/%5EGSPC?return_period=7&num_segments=11")
+            .await,
+        504,
+        &[label, "timed out"],
+    );
+    assert_error(
+        &s.get("/api/analysis/%5EGSPC?return_period=8").await,
+        500,
+        &[label, "memory"],
+    );
+    assert_error(
+        &s.get("/api/analysis/%5EGSPC?return_period=9").await,
+        500,
+        &[label],
+    );
     // Still serving, with fresh instances.
     let (status, _) = s.get("/api/health").await;
     assert_eq!(status, 200);
     let (status, _) = s.get("/api/assets?category=Indices").await;
     assert_eq!(status, 200);
     // The misbehaving engine answers "insufficient data" for other periods: it is reached again.
-    assert_error(&s.get("/api/analysis/%5EGSPC?return_period=11").await, 422, &[]);
+    assert_error(
+        &s.get("/api/analysis/%5EGSPC?return_period=11").await,
+        422,
+        &[],
+    );
     let (_, debug) = s.get("/api/health?debug=1").await;
     assert_eq!(debug["debug"]["plugins"][0]["name"], "misbehave");
 }

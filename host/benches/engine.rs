@@ -72,7 +72,11 @@ fn main() {
     println!("| case | rows | median | p95 | runs |");
     println!("|---|---|---|---|---|");
     for (metric, native_metric, name) in [
-        (Metric::TotalReturn, forecast_engine::Metric::Return, "return"),
+        (
+            Metric::TotalReturn,
+            forecast_engine::Metric::Return,
+            "return",
+        ),
         (Metric::Sharpe, forecast_engine::Metric::Sharpe, "sharpe"),
         (Metric::Sortino, forecast_engine::Metric::Sortino, "sortino"),
     ] {
@@ -82,7 +86,8 @@ fn main() {
             ..forecast_engine::Params::default()
         };
         let native = measure(budget, || {
-            let a = forecast_engine::analyse(&series.dates, &series.closes, &native_params).expect("native");
+            let a = forecast_engine::analyse(&series.dates, &series.closes, &native_params)
+                .expect("native");
             std::hint::black_box(a);
         });
         let params = AnalysisParams {
@@ -93,11 +98,19 @@ fn main() {
             periods_per_year: Some(252),
         };
         let wasm = measure(budget, || {
-            let a = plugin.analyse(&series, params).expect("call").expect("analysis");
+            let a = plugin
+                .analyse(&series, params)
+                .expect("call")
+                .expect("analysis");
             std::hint::black_box(a);
         });
         let rows = series.len();
-        println!("| analysis `{name}`, native | {rows} | {} | {} | {} |", fmt(native.median), fmt(native.p95), native.runs);
+        println!(
+            "| analysis `{name}`, native | {rows} | {} | {} | {} |",
+            fmt(native.median),
+            fmt(native.p95),
+            native.runs
+        );
         println!("| analysis `{name}`, component (instantiate + copy in/out + run) | {rows} | {} | {} | {} |", fmt(wasm.median), fmt(wasm.p95), wasm.runs);
         println!(
             "| Wasm/native ratio `{name}` (medians) | | {:.2} | | |",
@@ -107,5 +120,10 @@ fn main() {
     let ping = measure(budget, || {
         std::hint::black_box(plugin.ping().expect("ping"));
     });
-    println!("| fresh instance + trivial call (`engine-version`) | | {} | {} | {} |", fmt(ping.median), fmt(ping.p95), ping.runs);
+    println!(
+        "| fresh instance + trivial call (`engine-version`) | | {} | {} | {} |",
+        fmt(ping.median),
+        fmt(ping.p95),
+        ping.runs
+    );
 }

@@ -60,7 +60,9 @@ impl FromStr for MetricName {
             "return" => Ok(MetricName::Return),
             "sharpe" => Ok(MetricName::Sharpe),
             "sortino" => Ok(MetricName::Sortino),
-            _ => Err(format!("metric must be one of return, sharpe, sortino (got '{s}')")),
+            _ => Err(format!(
+                "metric must be one of return, sharpe, sortino (got '{s}')"
+            )),
         }
     }
 }
@@ -109,7 +111,8 @@ pub struct RawAnalysisQuery {
 
 fn parse_int(name: &str, raw: Option<&str>, default: u32, lo: u32, hi: u32) -> Result<u32, String> {
     let Some(raw) = raw else { return Ok(default) };
-    let bound = || format!("{name} must be an integer between {lo} and {hi} inclusive (got '{raw}')");
+    let bound =
+        || format!("{name} must be an integer between {lo} and {hi} inclusive (got '{raw}')");
     let v: i64 = raw.trim().parse().map_err(|_| bound())?;
     if v < i64::from(lo) || v > i64::from(hi) {
         return Err(bound());
@@ -133,7 +136,9 @@ impl RawAnalysisQuery {
         let decay_factor = match self.decay_factor.as_deref() {
             None => 0.95,
             Some(raw) => {
-                let msg = || format!("decay_factor must be a number between 0.80 and 0.99 inclusive (got '{raw}')");
+                let msg = || {
+                    format!("decay_factor must be a number between 0.80 and 0.99 inclusive (got '{raw}')")
+                };
                 let v: f64 = raw.trim().parse().map_err(|_| msg())?;
                 if !(0.80..=0.99).contains(&v) {
                     return Err(msg());
@@ -338,7 +343,13 @@ fn method_name(m: seg::Method) -> String {
 }
 
 /// Shapes the component's answer into the wire response.
-fn shape(asset: &Asset, window: &PriceSeries, q: &AnalysisQuery, a: seg::Analysis, engine_version: &str) -> AnalysisResponse {
+fn shape(
+    asset: &Asset,
+    window: &PriceSeries,
+    q: &AnalysisQuery,
+    a: seg::Analysis,
+    engine_version: &str,
+) -> AnalysisResponse {
     let c = a.current;
     let best_method = method_name(c.best_method);
     let s = a.series;
@@ -464,22 +475,31 @@ pub fn cache_key(asset: &Asset, engine: &str, q: &AnalysisQuery) -> String {
 pub async fn active_asset(state: &AppState, ticker: &str) -> Result<Asset, AnalysisError> {
     match state.db.asset_by_ticker(ticker).await? {
         Some(a) if a.is_active => Ok(a),
-        _ => Err(AnalysisError::NotFound(format!("unknown ticker '{ticker}'"))),
+        _ => Err(AnalysisError::NotFound(format!(
+            "unknown ticker '{ticker}'"
+        ))),
     }
 }
 
 /// Answers an analysis: from the cache for default parameters when present,
 /// otherwise computed by the active segmentation component (and cached when
 /// the parameters are cacheable).
-pub async fn analyse(state: &AppState, ticker: &str, q: &AnalysisQuery) -> Result<AnalysisResponse, AnalysisError> {
+pub async fn analyse(
+    state: &AppState,
+    ticker: &str,
+    q: &AnalysisQuery,
+) -> Result<AnalysisResponse, AnalysisError> {
     let asset = active_asset(state, ticker).await?;
     let plugin = state.plugins.segmentation();
     let engine_label = plugin.info().label();
-    let key = q.is_cacheable().then(|| cache_key(&asset, &engine_label, q));
+    let key = q
+        .is_cacheable()
+        .then(|| cache_key(&asset, &engine_label, q));
     if let Some(key) = &key {
         if let Some(body) = state.db.cached_analysis(key).await? {
-            let mut cached: AnalysisResponse = serde_json::from_str(&body)
-                .map_err(|e| AnalysisError::Internal(format!("cached analysis {key} does not parse: {e}")))?;
+            let mut cached: AnalysisResponse = serde_json::from_str(&body).map_err(|e| {
+                AnalysisError::Internal(format!("cached analysis {key} does not parse: {e}"))
+            })?;
             cached.metadata.from_cache = true;
             return Ok(cached);
         }
@@ -529,7 +549,10 @@ pub async fn analyse(state: &AppState, ticker: &str, q: &AnalysisQuery) -> Resul
     .map_err(|e| AnalysisError::Internal(format!("analysis worker failed: {e}")))??;
 
     if let (Some(key), Some(body)) = (key, body) {
-        state.db.put_analysis(&key, response.metadata.asset_id, &body).await?;
+        state
+            .db
+            .put_analysis(&key, response.metadata.asset_id, &body)
+            .await?;
     }
     Ok(response)
 }
@@ -549,7 +572,9 @@ mod tests {
 
     fn serde_urlencoded_from(q: &str) -> RawAnalysisQuery {
         let uri: axum::http::Uri = format!("/x?{q}").parse().unwrap();
-        axum::extract::Query::<RawAnalysisQuery>::try_from_uri(&uri).unwrap().0
+        axum::extract::Query::<RawAnalysisQuery>::try_from_uri(&uri)
+            .unwrap()
+            .0
     }
 
     #[test]
@@ -557,10 +582,18 @@ mod tests {
         let q = raw(&[]).validate().unwrap();
         assert_eq!(q, AnalysisQuery::default());
         assert!(q.is_cacheable());
-        let q = raw(&[("return_period", "30"), ("metric", "sortino")]).validate().unwrap();
+        let q = raw(&[("return_period", "30"), ("metric", "sortino")])
+            .validate()
+            .unwrap();
         assert!(q.is_cacheable());
-        assert!(!raw(&[("return_period", "31")]).validate().unwrap().is_cacheable());
-        assert!(!raw(&[("end_date", "2020-01-01")]).validate().unwrap().is_cacheable());
+        assert!(!raw(&[("return_period", "31")])
+            .validate()
+            .unwrap()
+            .is_cacheable());
+        assert!(!raw(&[("end_date", "2020-01-01")])
+            .validate()
+            .unwrap()
+            .is_cacheable());
     }
 
     #[test]
@@ -580,12 +613,27 @@ mod tests {
         ];
         for (k, v, needle) in cases {
             let err = raw(&[(k, v)]).validate().unwrap_err();
-            assert!(err.contains(needle) && err.contains(k.split('_').next().unwrap()), "{k}={v}: {err}");
+            assert!(
+                err.contains(needle) && err.contains(k.split('_').next().unwrap()),
+                "{k}={v}: {err}"
+            );
         }
-        for (k, v) in [("return_period", "7"), ("return_period", "365"), ("num_segments", "10"), ("num_segments", "50"), ("decay_factor", "0.8"), ("decay_factor", "0.99")] {
-            assert!(raw(&[(k, v)]).validate().is_ok(), "{k}={v} is inside the bounds");
+        for (k, v) in [
+            ("return_period", "7"),
+            ("return_period", "365"),
+            ("num_segments", "10"),
+            ("num_segments", "50"),
+            ("decay_factor", "0.8"),
+            ("decay_factor", "0.99"),
+        ] {
+            assert!(
+                raw(&[(k, v)]).validate().is_ok(),
+                "{k}={v} is inside the bounds"
+            );
         }
-        let err = raw(&[("start_date", "2020-02-01"), ("end_date", "2020-01-01")]).validate().unwrap_err();
+        let err = raw(&[("start_date", "2020-02-01"), ("end_date", "2020-01-01")])
+            .validate()
+            .unwrap_err();
         assert!(err.contains("after end_date"));
     }
 }

@@ -24,8 +24,12 @@ impl Plugins {
         let runtime = Arc::new(PluginRuntime::new(config.runtime)?);
         let segmentation = match &config.segmentation_wasm {
             Some(path) => {
-                let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
-                let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("custom");
+                let bytes =
+                    std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
+                let name = path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("custom");
                 SegmentationPlugin::load(runtime.clone(), name, &bytes)?
             }
             None => SegmentationPlugin::load(runtime.clone(), "default", builtin::SEGMENTATION)?,
@@ -44,7 +48,10 @@ impl Plugins {
 
     /// The active segmentation engine.
     pub fn segmentation(&self) -> Arc<SegmentationPlugin> {
-        self.segmentation.read().expect("plugin lock poisoned").clone()
+        self.segmentation
+            .read()
+            .expect("plugin lock poisoned")
+            .clone()
     }
 
     /// Every active plugin version, for diagnostics.
@@ -82,7 +89,11 @@ impl AppState {
                 tracing::info!(done, total, "loading demo universe");
             })
             .await?;
-            tracing::info!(?summary, seconds = started.elapsed().as_secs_f64(), "demo universe loaded");
+            tracing::info!(
+                ?summary,
+                seconds = started.elapsed().as_secs_f64(),
+                "demo universe loaded"
+            );
         }
         let plugins = Arc::new(Plugins::load(&config)?);
         Ok(AppState {

@@ -67,7 +67,9 @@ impl Cli {
     pub async fn run(self) -> anyhow::Result<()> {
         match self.command {
             Command::Serve { addr } => serve(addr).await,
-            Command::Demo { command: DemoCommand::Load } => demo_load().await,
+            Command::Demo {
+                command: DemoCommand::Load,
+            } => demo_load().await,
             Command::Ingest {
                 command: IngestCommand::Csv { paths, ticker },
             } => ingest_csv(paths, ticker).await,
@@ -151,7 +153,9 @@ async fn demo_load() -> anyhow::Result<()> {
 async fn ingest_csv(paths: Vec<PathBuf>, ticker: Option<String>) -> anyhow::Result<()> {
     let files = match (paths.as_slice(), ticker) {
         ([dir], None) if dir.is_dir() => crate::ingest::files_in_dir(dir)?,
-        (_, Some(_)) if paths.iter().any(|p| p.is_dir()) => bail!("--ticker takes files, not a directory"),
+        (_, Some(_)) if paths.iter().any(|p| p.is_dir()) => {
+            bail!("--ticker takes files, not a directory")
+        }
         (_, Some(t)) => paths.into_iter().map(|p| (p, t.clone())).collect(),
         (_, None) => paths
             .into_iter()
@@ -174,10 +178,7 @@ async fn ingest_csv(paths: Vec<PathBuf>, ticker: Option<String>) -> anyhow::Resu
         match &r.outcome {
             Ok(()) => println!(
                 "ok      {} <- {}: {} rows read, {} rows stored",
-                r.ticker,
-                r.file,
-                r.rows_in_file,
-                r.rows_after
+                r.ticker, r.file, r.rows_in_file, r.rows_after
             ),
             Err(message) => {
                 failed += 1;
@@ -186,7 +187,10 @@ async fn ingest_csv(paths: Vec<PathBuf>, ticker: Option<String>) -> anyhow::Resu
         }
     }
     if failed > 0 {
-        bail!("{failed} of {} files rejected; nothing of them was written", reports.len());
+        bail!(
+            "{failed} of {} files rejected; nothing of them was written",
+            reports.len()
+        );
     }
     Ok(())
 }

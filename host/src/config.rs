@@ -63,9 +63,17 @@ impl Config {
                     defaults.call_timeout.as_millis() as u64,
                     1,
                 )?),
-                memory_limit: (number("FORECAST_PLUGIN_MEMORY_MB", (defaults.memory_limit >> 20) as u64, 16)? as usize)
+                memory_limit: (number(
+                    "FORECAST_PLUGIN_MEMORY_MB",
+                    (defaults.memory_limit >> 20) as u64,
+                    16,
+                )? as usize)
                     << 20,
-                max_concurrency: number("FORECAST_PLUGIN_CONCURRENCY", defaults.max_concurrency as u64, 1)? as usize,
+                max_concurrency: number(
+                    "FORECAST_PLUGIN_CONCURRENCY",
+                    defaults.max_concurrency as u64,
+                    1,
+                )? as usize,
             },
             segmentation_wasm: std::env::var_os("FORECAST_SEGMENTATION_WASM").map(PathBuf::from),
             metadata_ttl: METADATA_TTL,

@@ -109,9 +109,11 @@ pub async fn lookup(
     now: i64,
 ) -> Result<Lookup, LookupError> {
     let cached = db.cached_metadata(asset.id).await?;
-    let parsed = cached
-        .as_ref()
-        .and_then(|c| serde_json::from_str::<AssetMetadata>(&c.body).ok().map(|m| (m, c.fetched_at)));
+    let parsed = cached.as_ref().and_then(|c| {
+        serde_json::from_str::<AssetMetadata>(&c.body)
+            .ok()
+            .map(|m| (m, c.fetched_at))
+    });
     if let Some((metadata, fetched_at)) = &parsed {
         if now - fetched_at < ttl.as_secs() as i64 {
             return Ok(Lookup {
@@ -191,7 +193,9 @@ mod tests {
         let db = crate::store::connect(&format!("sqlite://{}", dir.path().join("m.db").display()))
             .await
             .unwrap();
-        db.upsert_catalog(&[entry(1, "AAA", Category::UsStocks, true)]).await.unwrap();
+        db.upsert_catalog(&[entry(1, "AAA", Category::UsStocks, true)])
+            .await
+            .unwrap();
         let asset = db.asset_by_ticker("AAA").await.unwrap().unwrap();
         let p = Flaky {
             fail: AtomicBool::new(true),
@@ -199,14 +203,21 @@ mod tests {
         };
         let ttl = Duration::from_secs(100);
         // Nothing cached and the provider down: an error.
-        assert!(matches!(lookup(db.as_ref(), &p, &asset, ttl, 1_000).await, Err(LookupError::Provider(_))));
+        assert!(matches!(
+            lookup(db.as_ref(), &p, &asset, ttl, 1_000).await,
+            Err(LookupError::Provider(_))
+        ));
         p.fail.store(false, Ordering::SeqCst);
         let first = lookup(db.as_ref(), &p, &asset, ttl, 1_000).await.unwrap();
         assert!(!first.from_cache);
         let again = lookup(db.as_ref(), &p, &asset, ttl, 1_099).await.unwrap();
         assert!(again.from_cache);
         assert_eq!(again.metadata, first.metadata);
-        assert_eq!(p.calls.load(Ordering::SeqCst), 2, "a fresh copy is not refetched");
+        assert_eq!(
+            p.calls.load(Ordering::SeqCst),
+            2,
+            "a fresh copy is not refetched"
+        );
         // Past the TTL: refetched.
         let refreshed = lookup(db.as_ref(), &p, &asset, ttl, 1_100).await.unwrap();
         assert!(!refreshed.from_cache);

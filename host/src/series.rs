@@ -63,7 +63,9 @@ impl PriceSeries {
     /// The rows with `start <= date <= end` (either bound optional).
     pub fn window(&self, start: Option<NaiveDate>, end: Option<NaiveDate>) -> PriceSeries {
         let lo = start.map_or(0, |d| self.dates.partition_point(|&x| x < to_days(d)));
-        let hi = end.map_or(self.len(), |d| self.dates.partition_point(|&x| x <= to_days(d)));
+        let hi = end.map_or(self.len(), |d| {
+            self.dates.partition_point(|&x| x <= to_days(d))
+        });
         let hi = hi.max(lo);
         PriceSeries {
             dates: self.dates[lo..hi].to_vec(),
@@ -165,14 +167,20 @@ mod tests {
         let d = |y, m, dd| NaiveDate::from_ymd_opt(y, m, dd).unwrap();
         // 2024-01-05 is a Friday, 2024-01-06 a Saturday.
         let s = PriceSeries {
-            dates: vec![to_days(d(2024, 1, 4)), to_days(d(2024, 1, 5)), to_days(d(2024, 1, 8))],
+            dates: vec![
+                to_days(d(2024, 1, 4)),
+                to_days(d(2024, 1, 5)),
+                to_days(d(2024, 1, 8)),
+            ],
             closes: vec![1.0, 2.0, 3.0],
         };
         assert!(!s.has_weekends());
         assert_eq!(s.periods_per_year(), 252);
         let w = s.window(Some(d(2024, 1, 5)), Some(d(2024, 1, 8)));
         assert_eq!(w.closes, vec![2.0, 3.0]);
-        assert!(s.window(Some(d(2024, 2, 1)), Some(d(2024, 1, 1))).is_empty());
+        assert!(s
+            .window(Some(d(2024, 2, 1)), Some(d(2024, 1, 1)))
+            .is_empty());
         let mut c = s.clone();
         c.merge(&[(to_days(d(2024, 1, 6)), 2.5)]);
         assert!(c.has_weekends());

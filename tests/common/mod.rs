@@ -14,7 +14,8 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_forecast");
 /// A folder that lives as long as the test binary.
 fn scratch() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("tempdir")).path()
+    DIR.get_or_init(|| tempfile::tempdir().expect("tempdir"))
+        .path()
 }
 
 /// The demo universe, loaded once through the CLI.
@@ -27,7 +28,11 @@ fn template() -> &'static Path {
             .env("DATABASE_URL", sqlite_url(&path))
             .output()
             .expect("run forecast demo load");
-        assert!(out.status.success(), "demo load failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "demo load failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         path
     })
 }
@@ -113,7 +118,12 @@ impl Server {
 
     /// GET, returning status and JSON body.
     pub async fn get(&self, path: &str) -> (u16, serde_json::Value) {
-        let r = self.client.get(self.url(path)).send().await.expect("request");
+        let r = self
+            .client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("request");
         let status = r.status().as_u16();
         let ct = r
             .headers()
@@ -121,8 +131,9 @@ impl Server {
             .map(|v| v.to_str().unwrap().to_string())
             .unwrap_or_default();
         let text = r.text().await.expect("body");
-        let body = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("GET {path} → {status} with non-JSON body ({ct}): {e}: {text:.200}"));
+        let body = serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!("GET {path} → {status} with non-JSON body ({ct}): {e}: {text:.200}")
+        });
         (status, body)
     }
 
@@ -142,7 +153,9 @@ impl Drop for Server {
 /// contains every needle.
 pub fn assert_error(got: &(u16, serde_json::Value), status: u16, needles: &[&str]) {
     assert_eq!(got.0, status, "body: {}", got.1);
-    let detail = got.1["detail"].as_str().unwrap_or_else(|| panic!("no detail string in {}", got.1));
+    let detail = got.1["detail"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no detail string in {}", got.1));
     for n in needles {
         assert!(detail.contains(n), "detail {detail:?} lacks {n:?}");
     }

@@ -8,11 +8,18 @@ fn main() {
         dates.push(i as i32 * 7 / 5);
         closes.push(cols[4].parse::<f64>().unwrap());
     }
-    let p = forecast_engine::Params { periods_per_year: Some(252), ..Default::default() };
+    let p = forecast_engine::Params {
+        periods_per_year: Some(252),
+        ..Default::default()
+    };
     let n = 200;
     let t = std::time::Instant::now();
     for _ in 0..n {
         std::hint::black_box(forecast_engine::analyse(&dates, &closes, &p).unwrap());
     }
-    println!("{:.3} ms per analysis of {} rows", t.elapsed().as_secs_f64() * 1e3 / n as f64, closes.len());
+    println!(
+        "{:.3} ms per analysis of {} rows",
+        t.elapsed().as_secs_f64() * 1e3 / n as f64,
+        closes.len()
+    );
 }

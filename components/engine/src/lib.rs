@@ -100,7 +100,10 @@ impl std::fmt::Display for EngineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             EngineError::InsufficientData { rows, required } => {
-                write!(f, "insufficient data: {rows} rows, at least {required} required")
+                write!(
+                    f,
+                    "insufficient data: {rows} rows, at least {required} required"
+                )
             }
             EngineError::InvalidInput(m) => write!(f, "invalid input: {m}"),
         }
@@ -405,7 +408,11 @@ pub fn analyse(dates: &[i32], closes: &[f64], params: &Params) -> Result<Analysi
             err_n += 1;
             per_segment[grid.segment(drawdowns[s])].push(y, lambda);
             all.push(y, lambda);
-            outcomes.push(Outcome { start: s, exit: t, y });
+            outcomes.push(Outcome {
+                start: s,
+                exit: t,
+                y,
+            });
         }
         // Starts whose exit lies past the window never confirm; skip them.
         while next_start < t && exits[next_start].is_none() {
@@ -439,7 +446,8 @@ pub fn analyse(dates: &[i32], closes: &[f64], params: &Params) -> Result<Analysi
     let segments = segment_stats(closes, &drawdowns, &outcomes, &per_segment, &grid);
     let distribution = distribution(&outcomes);
     let scatter = scatter(&outcomes, &drawdowns, &grid);
-    let path_len = ((f64::from(params.return_period) * f64::from(a) / 365.0).round() as usize).max(1);
+    let path_len =
+        ((f64::from(params.return_period) * f64::from(a) / 365.0).round() as usize).max(1);
     let paths = segment_paths(closes, &drawdowns, &grid, path_len);
     let typical_max_drawdown = typical_max_drawdown(dates, closes);
 
@@ -458,11 +466,7 @@ pub fn analyse(dates: &[i32], closes: &[f64], params: &Params) -> Result<Analysi
 fn validate(dates: &[i32], closes: &[f64], params: &Params) -> Result<(), EngineError> {
     let invalid = |m: String| Err(EngineError::InvalidInput(m));
     if dates.len() != closes.len() {
-        return invalid(format!(
-            "{} dates but {} closes",
-            dates.len(),
-            closes.len()
-        ));
+        return invalid(format!("{} dates but {} closes", dates.len(), closes.len()));
     }
     if closes.len() < MIN_ROWS {
         return Err(EngineError::InsufficientData {
@@ -471,13 +475,22 @@ fn validate(dates: &[i32], closes: &[f64], params: &Params) -> Result<(), Engine
         });
     }
     if !(7..=365).contains(&params.return_period) {
-        return invalid(format!("return_period {} outside 7..=365", params.return_period));
+        return invalid(format!(
+            "return_period {} outside 7..=365",
+            params.return_period
+        ));
     }
     if !(10..=50).contains(&params.num_segments) {
-        return invalid(format!("num_segments {} outside 10..=50", params.num_segments));
+        return invalid(format!(
+            "num_segments {} outside 10..=50",
+            params.num_segments
+        ));
     }
     if !(0.80..=0.99).contains(&params.decay_factor) {
-        return invalid(format!("decay_factor {} outside 0.80..=0.99", params.decay_factor));
+        return invalid(format!(
+            "decay_factor {} outside 0.80..=0.99",
+            params.decay_factor
+        ));
     }
     if let Some(a) = params.periods_per_year {
         if a != 252 && a != 365 {
@@ -537,7 +550,14 @@ fn daily_returns(closes: &[f64]) -> Vec<f64> {
 }
 
 /// The outcome of a start `s` exiting at `j`, or `None` when undefined.
-fn outcome(metric: Metric, closes: &[f64], daily: &[f64], s: usize, j: usize, a: u32) -> Option<f64> {
+fn outcome(
+    metric: Metric,
+    closes: &[f64],
+    daily: &[f64],
+    s: usize,
+    j: usize,
+    a: u32,
+) -> Option<f64> {
     let a = f64::from(a);
     let value = match metric {
         Metric::Return => closes[j] / closes[s] - 1.0,
@@ -678,7 +698,13 @@ fn distribution(outcomes: &[Outcome]) -> Distribution {
     }
     let width = (hi - lo) / DISTRIBUTION_BINS as f64;
     let bins = (0..=DISTRIBUTION_BINS)
-        .map(|i| if i == DISTRIBUTION_BINS { hi } else { lo + width * i as f64 })
+        .map(|i| {
+            if i == DISTRIBUTION_BINS {
+                hi
+            } else {
+                lo + width * i as f64
+            }
+        })
         .collect();
     let mut counts = vec![0u32; DISTRIBUTION_BINS];
     for o in outcomes {
@@ -738,7 +764,10 @@ fn segment_paths(closes: &[f64], drawdowns: &[f64], grid: &Grid, len: usize) -> 
             let mut q: [Vec<f64>; 5] = Default::default();
             for step in 0..=len {
                 column.clear();
-                column.extend(s.iter().map(|&t| order_key(closes[t + step] / closes[t] - 1.0)));
+                column.extend(
+                    s.iter()
+                        .map(|&t| order_key(closes[t + step] / closes[t] - 1.0)),
+                );
                 let values = percentiles_select(&mut column, [0.10, 0.25, 0.50, 0.75, 0.90]);
                 for (out, v) in q.iter_mut().zip(values) {
                     out.push(v);

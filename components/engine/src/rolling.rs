@@ -44,9 +44,7 @@ impl RollingMedian {
             }
         }
         self.fifo.push_back(value);
-        let at = self
-            .sorted
-            .partition_point(|v| v.total_cmp(&value).is_le());
+        let at = self.sorted.partition_point(|v| v.total_cmp(&value).is_le());
         self.sorted.insert(at, value);
     }
 

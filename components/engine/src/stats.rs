@@ -68,7 +68,10 @@ fn multiselect(keys: &mut [u64], offset: usize, ranks: &[usize]) {
 pub(crate) fn percentiles_select<const N: usize>(keys: &mut [u64], qs: [f64; N]) -> [f64; N] {
     let n = keys.len();
     let pos = qs.map(|q| q * (n - 1) as f64);
-    let mut ranks: Vec<usize> = pos.iter().flat_map(|p| [p.floor() as usize, p.ceil() as usize]).collect();
+    let mut ranks: Vec<usize> = pos
+        .iter()
+        .flat_map(|p| [p.floor() as usize, p.ceil() as usize])
+        .collect();
     ranks.sort_unstable();
     ranks.dedup();
     multiselect(keys, 0, &ranks);
@@ -100,7 +103,9 @@ mod tests {
         for n in [1usize, 2, 3, 7, 10, 64, 251, 1000] {
             let values: Vec<f64> = (0..n)
                 .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     // Few distinct values, so ties are exercised too.
                     ((seed >> 40) % 17) as f64 - 8.0
                 })

@@ -2,6 +2,8 @@
 //! re-implementation of DESIGN §4 as an oracle, and the no-look-ahead
 //! property over random cuts.
 
+#![allow(clippy::needless_range_loop)] // index loops mirror the formulas
+
 use super::*;
 
 /// Deterministic xorshift64* so the tests need no dependency.
@@ -82,7 +84,11 @@ fn floor_steps_round_down_to_five_percent() {
     assert_eq!(g.segment(-0.004), 0);
     assert_eq!(g.segment(-0.0051), 1);
     assert_eq!(g.segment(-0.0999), 19);
-    assert_eq!(g.segment(-0.5), 19, "deeper than the floor stays in the last bucket");
+    assert_eq!(
+        g.segment(-0.5),
+        19,
+        "deeper than the floor stays in the last bucket"
+    );
 }
 
 #[test]
@@ -111,16 +117,26 @@ fn rejects_short_or_malformed_input() {
     let closes = vec![1.0; 299];
     assert_eq!(
         analyse(&dates, &closes, &Params::default()),
-        Err(EngineError::InsufficientData { rows: 299, required: 300 })
+        Err(EngineError::InsufficientData {
+            rows: 299,
+            required: 300
+        })
     );
     let mut dates = every_day(0, 300);
     let mut closes = vec![1.0; 300];
     closes[7] = 0.0;
-    assert!(matches!(analyse(&dates, &closes, &Params::default()), Err(EngineError::InvalidInput(m)) if m.contains("row 7")));
+    assert!(
+        matches!(analyse(&dates, &closes, &Params::default()), Err(EngineError::InvalidInput(m)) if m.contains("row 7"))
+    );
     closes[7] = 1.0;
     dates[10] = dates[9];
-    assert!(matches!(analyse(&dates, &closes, &Params::default()), Err(EngineError::InvalidInput(m)) if m.contains("row 10")));
-    let bad = Params { num_segments: 9, ..Params::default() };
+    assert!(
+        matches!(analyse(&dates, &closes, &Params::default()), Err(EngineError::InvalidInput(m)) if m.contains("row 10"))
+    );
+    let bad = Params {
+        num_segments: 9,
+        ..Params::default()
+    };
     assert!(analyse(&every_day(0, 300), &closes, &bad).is_err());
 }
 
@@ -138,19 +154,30 @@ fn constant_growth_has_closed_form_predictions() {
         assert_eq!(s.drawdowns[t], 0.0);
         // Outcomes of starts 0..=t−7 are confirmed at t.
         let expected = if t >= 7 { y } else { 0.0 };
-        assert!((s.expected_returns[t] - expected).abs() < 1e-12, "ema at {t}");
-        assert!((s.median_returns[t] - expected).abs() < 1e-12, "median at {t}");
+        assert!(
+            (s.expected_returns[t] - expected).abs() < 1e-12,
+            "ema at {t}"
+        );
+        assert!(
+            (s.median_returns[t] - expected).abs() < 1e-12,
+            "median at {t}"
+        );
         let confirmed = (t + 1).saturating_sub(7);
         match s.prediction_error_cumavg[t] {
             None => assert_eq!(confirmed, 0),
             Some(c) => {
                 // Starts 0..7 were predicted 0, all later ones y.
                 let wrong = confirmed.min(7) as f64;
-                assert!((c - y * wrong / confirmed as f64).abs() < 1e-12, "cumavg at {t}");
+                assert!(
+                    (c - y * wrong / confirmed as f64).abs() < 1e-12,
+                    "cumavg at {t}"
+                );
             }
         }
         assert_eq!(s.actual_returns[t].is_some(), t + 7 < n);
-        assert!((s.projected_prices[t].unwrap() - closes[t] * (1.0 + s.median_returns[t])).abs() < 1e-9);
+        assert!(
+            (s.projected_prices[t].unwrap() - closes[t] * (1.0 + s.median_returns[t])).abs() < 1e-9
+        );
     }
     assert_eq!(a.current.segment, 0);
     assert_eq!(a.current.confirmed_count as usize, n - 7);
@@ -159,7 +186,9 @@ fn constant_growth_has_closed_form_predictions() {
     assert_eq!(a.segments[0].count as usize, n);
     assert_eq!(a.segments[0].win_rate, Some(1.0));
     assert_eq!(a.segments[0].max_loss, Some(0.0));
-    assert!(a.segments[1..].iter().all(|s| s.count == 0 && s.avg_return.is_none()));
+    assert!(a.segments[1..]
+        .iter()
+        .all(|s| s.count == 0 && s.avg_return.is_none()));
     // Path length for a 7-day horizon on a daily calendar: 7 steps.
     assert_eq!(a.paths.len(), 1);
     assert_eq!(a.paths[0].p50.len(), 8);
@@ -184,7 +213,10 @@ fn flat_prices() {
     assert_eq!(a.distribution.bins.last(), Some(&0.5));
 
     let s = analyse(&dates, &closes, &params(30, Metric::Sharpe)).unwrap();
-    assert!(s.series.actual_returns.iter().all(Option::is_none), "sd 0 is skipped, never NaN");
+    assert!(
+        s.series.actual_returns.iter().all(Option::is_none),
+        "sd 0 is skipped, never NaN"
+    );
     assert!(s.series.prediction_error_cumavg.iter().all(Option::is_none));
     assert!(s.series.projected_prices.iter().all(Option::is_none));
     assert_eq!(s.current.confirmed_count, 0);
@@ -201,7 +233,9 @@ fn new_all_time_low_on_the_last_day() {
     let mut rng = Rng(7);
     let n = 400;
     // Gentle uptrend with a −12 % dip, then a −37 % crash on the last day.
-    let mut closes: Vec<f64> = (0..n).map(|t| 100.0 + t as f64 * 0.1 + rng.unit() * 0.01).collect();
+    let mut closes: Vec<f64> = (0..n)
+        .map(|t| 100.0 + t as f64 * 0.1 + rng.unit() * 0.01)
+        .collect();
     for c in closes.iter_mut().take(220).skip(200) {
         *c *= 0.88;
     }
@@ -209,7 +243,12 @@ fn new_all_time_low_on_the_last_day() {
     closes[n - 1] = peak * 0.63;
     let dates = every_day(1_000, n);
     let full = analyse(&dates, &closes, &params(30, Metric::Return)).unwrap();
-    let cut = analyse(&dates[..n - 1], &closes[..n - 1], &params(30, Metric::Return)).unwrap();
+    let cut = analyse(
+        &dates[..n - 1],
+        &closes[..n - 1],
+        &params(30, Metric::Return),
+    )
+    .unwrap();
 
     // Floor −40 % at T: width 2 %, −37 % falls in segment 18.
     assert_eq!(full.current.segment, 18);
@@ -221,8 +260,14 @@ fn new_all_time_low_on_the_last_day() {
     assert!(full.current.prediction_error > 0.0);
     // The day before, the floor was −15 % (width 0.75 %).
     assert!((cut.segments[19].lower_bound + 0.15).abs() < 1e-12);
-    assert_eq!(&full.series.expected_returns[..n - 1], &cut.series.expected_returns[..]);
-    assert_eq!(&full.series.median_returns[..n - 1], &cut.series.median_returns[..]);
+    assert_eq!(
+        &full.series.expected_returns[..n - 1],
+        &cut.series.expected_returns[..]
+    );
+    assert_eq!(
+        &full.series.median_returns[..n - 1],
+        &cut.series.median_returns[..]
+    );
 }
 
 #[test]
@@ -240,7 +285,17 @@ fn sharpe_and_sortino_outcomes_match_their_definitions() {
     // One return: undefined.
     assert_eq!(outcome(Metric::Sharpe, &closes, &daily, 0, 1, 252), None);
     // No negative return: Sortino undefined.
-    assert_eq!(outcome(Metric::Sortino, &[1.0, 2.0, 3.0], &[0.0, 1.0, 0.5], 0, 2, 252), None);
+    assert_eq!(
+        outcome(
+            Metric::Sortino,
+            &[1.0, 2.0, 3.0],
+            &[0.0, 1.0, 0.5],
+            0,
+            2,
+            252
+        ),
+        None
+    );
 }
 
 #[test]
@@ -265,7 +320,9 @@ fn typical_max_drawdown_restarts_the_peak_each_year() {
 /// A literal, slow reading of DESIGN §4: at every `t`, rebuild the grid and
 /// the estimators from scratch out of the outcomes confirmed by `t`.
 fn oracle_predictions(dates: &[i32], closes: &[f64], p: &Params) -> (Vec<f64>, Vec<f64>) {
-    let a = p.periods_per_year.unwrap_or_else(|| infer_periods_per_year(dates));
+    let a = p
+        .periods_per_year
+        .unwrap_or_else(|| infer_periods_per_year(dates));
     let dd = drawdowns(closes);
     let daily = daily_returns(closes);
     let n = closes.len();
@@ -294,9 +351,9 @@ fn oracle_predictions(dates: &[i32], closes: &[f64], p: &Params) -> (Vec<f64>, V
             med_out.push(0.0);
             continue;
         }
-        let ema = pool[1..]
-            .iter()
-            .fold(pool[0], |e, &y| p.decay_factor * e + (1.0 - p.decay_factor) * y);
+        let ema = pool[1..].iter().fold(pool[0], |e, &y| {
+            p.decay_factor * e + (1.0 - p.decay_factor) * y
+        });
         let mut last: Vec<f64> = pool[pool.len().saturating_sub(MEDIAN_WINDOW)..].to_vec();
         last.sort_unstable_by(f64::total_cmp);
         ema_out.push(ema);
@@ -308,10 +365,17 @@ fn oracle_predictions(dates: &[i32], closes: &[f64], p: &Params) -> (Vec<f64>, V
 #[test]
 fn walk_forward_matches_the_literal_oracle() {
     let mut rng = Rng(42);
-    for (case, metric) in [Metric::Return, Metric::Sharpe, Metric::Sortino].into_iter().enumerate() {
+    for (case, metric) in [Metric::Return, Metric::Sharpe, Metric::Sortino]
+        .into_iter()
+        .enumerate()
+    {
         let n = 700;
         let closes = random_walk(&mut rng, n, 0.03);
-        let dates = if case == 1 { weekdays(n) } else { every_day(500, n) };
+        let dates = if case == 1 {
+            weekdays(n)
+        } else {
+            every_day(500, n)
+        };
         let p = Params {
             return_period: 20,
             num_segments: 12,
@@ -322,8 +386,14 @@ fn walk_forward_matches_the_literal_oracle() {
         let a = analyse(&dates, &closes, &p).unwrap();
         let (ema, med) = oracle_predictions(&dates, &closes, &p);
         for t in 0..n {
-            assert!((a.series.expected_returns[t] - ema[t]).abs() < 1e-9, "{metric:?} ema at {t}");
-            assert!((a.series.median_returns[t] - med[t]).abs() < 1e-12, "{metric:?} median at {t}");
+            assert!(
+                (a.series.expected_returns[t] - ema[t]).abs() < 1e-9,
+                "{metric:?} ema at {t}"
+            );
+            assert!(
+                (a.series.median_returns[t] - med[t]).abs() < 1e-12,
+                "{metric:?} median at {t}"
+            );
         }
     }
 }
@@ -334,7 +404,10 @@ fn segment_statistics_are_consistent_with_the_outcomes() {
     let n = 1_500;
     let closes = random_walk(&mut rng, n, 0.02);
     let a = analyse(&weekdays(n), &closes, &params(90, Metric::Return)).unwrap();
-    assert_eq!(a.segments.iter().map(|s| s.count as usize).sum::<usize>(), n);
+    assert_eq!(
+        a.segments.iter().map(|s| s.count as usize).sum::<usize>(),
+        n
+    );
     let outcomes = a.series.actual_returns.iter().flatten().count() as u32;
     assert_eq!(a.distribution.counts.iter().sum::<u32>(), outcomes);
     assert_eq!(a.scatter.len() as u32, outcomes.min(1_000));
@@ -353,14 +426,25 @@ fn segment_statistics_are_consistent_with_the_outcomes() {
         assert_eq!(Some(a.current.expected_return), cur.expected_return);
         assert_eq!(Some(a.current.median_return), cur.median_return);
     }
-    assert_eq!(a.current.best_error, a.current.prediction_error.min(a.current.median_error));
+    assert_eq!(
+        a.current.best_error,
+        a.current.prediction_error.min(a.current.median_error)
+    );
     for p in &a.paths {
         let steps = (90.0f64 * 252.0 / 365.0).round() as usize + 1;
         assert_eq!(p.p10.len(), steps);
         for i in 0..steps {
-            assert!(p.p10[i] <= p.p25[i] && p.p25[i] <= p.p50[i] && p.p50[i] <= p.p75[i] && p.p75[i] <= p.p90[i]);
+            assert!(
+                p.p10[i] <= p.p25[i]
+                    && p.p25[i] <= p.p50[i]
+                    && p.p50[i] <= p.p75[i]
+                    && p.p75[i] <= p.p90[i]
+            );
         }
-        assert!(p.paths.iter().all(|path| path.len() == steps && path[0] == 0.0));
+        assert!(p
+            .paths
+            .iter()
+            .all(|path| path.len() == steps && path[0] == 0.0));
     }
 }
 
@@ -374,7 +458,11 @@ fn no_lookahead_under_any_cut() {
         let n = 600 + (rng.unit() * 600.0) as usize;
         let vol = 0.01 + rng.unit() * 0.04;
         let closes = random_walk(&mut rng, n, vol);
-        let dates = if round % 2 == 0 { weekdays(n) } else { every_day(10_000, n) };
+        let dates = if round % 2 == 0 {
+            weekdays(n)
+        } else {
+            every_day(10_000, n)
+        };
         let metric = [Metric::Return, Metric::Sharpe, Metric::Sortino][round % 3];
         let p = Params {
             return_period: 7 + (rng.unit() * 358.0) as u32,
@@ -388,21 +476,42 @@ fn no_lookahead_under_any_cut() {
             let m = MIN_ROWS + (rng.unit() * (n - MIN_ROWS) as f64) as usize;
             let cut = analyse(&dates[..m], &closes[..m], &p).unwrap();
             let (f, c) = (&full.series, &cut.series);
-            let same_bits = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            let same_bits =
+                |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
             let same_opt = |a: &[Option<f64>], b: &[Option<f64>]| {
-                a.iter().zip(b).all(|(x, y)| x.map(f64::to_bits) == y.map(f64::to_bits))
+                a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x.map(f64::to_bits) == y.map(f64::to_bits))
             };
-            assert!(same_bits(&f.drawdowns[..m], &c.drawdowns), "drawdowns, round {round} cut {m}");
-            assert!(same_bits(&f.expected_returns[..m], &c.expected_returns), "ema, round {round} cut {m}");
-            assert!(same_bits(&f.median_returns[..m], &c.median_returns), "median, round {round} cut {m}");
-            assert!(same_opt(&f.prediction_error_cumavg[..m], &c.prediction_error_cumavg));
-            assert!(same_opt(&f.median_error_cumavg[..m], &c.median_error_cumavg));
+            assert!(
+                same_bits(&f.drawdowns[..m], &c.drawdowns),
+                "drawdowns, round {round} cut {m}"
+            );
+            assert!(
+                same_bits(&f.expected_returns[..m], &c.expected_returns),
+                "ema, round {round} cut {m}"
+            );
+            assert!(
+                same_bits(&f.median_returns[..m], &c.median_returns),
+                "median, round {round} cut {m}"
+            );
+            assert!(same_opt(
+                &f.prediction_error_cumavg[..m],
+                &c.prediction_error_cumavg
+            ));
+            assert!(same_opt(
+                &f.median_error_cumavg[..m],
+                &c.median_error_cumavg
+            ));
             assert!(same_opt(&f.projected_prices[..m], &c.projected_prices));
             // An outcome known inside the cut is the same outcome.
             for t in 0..m {
                 if let Some(y) = c.actual_returns[t] {
                     assert_eq!(Some(y.to_bits()), f.actual_returns[t].map(f64::to_bits));
-                    assert_eq!(c.prediction_errors[t].map(f64::to_bits), f.prediction_errors[t].map(f64::to_bits));
+                    assert_eq!(
+                        c.prediction_errors[t].map(f64::to_bits),
+                        f.prediction_errors[t].map(f64::to_bits)
+                    );
                 }
             }
         }

@@ -35,7 +35,9 @@ impl Guest for Component {
         core::analyse(&series.dates, &series.closes, &p)
             .map(into_wit)
             .map_err(|e| match e {
-                core::EngineError::InsufficientData { rows, .. } => EngineError::InsufficientData(rows),
+                core::EngineError::InsufficientData { rows, .. } => {
+                    EngineError::InsufficientData(rows)
+                }
                 core::EngineError::InvalidInput(m) => EngineError::InvalidInput(m),
             })
     }

@@ -43,11 +43,17 @@ struct AssetList {
 pub(crate) fn parse_category(raw: &str) -> Result<Category, ApiError> {
     raw.parse().map_err(|_| {
         let names: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
-        ApiError::BadRequest(format!("unknown category '{raw}'; expected one of: {}", names.join(", ")))
+        ApiError::BadRequest(format!(
+            "unknown category '{raw}'; expected one of: {}",
+            names.join(", ")
+        ))
     })
 }
 
-async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> Result<Json<AssetList>, ApiError> {
+async fn list(
+    State(state): State<AppState>,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<AssetList>, ApiError> {
     let category = q.category.as_deref().map(parse_category).transpose()?;
     let assets: Vec<AssetItem> = state
         .db
@@ -88,7 +94,10 @@ struct AssetInfo {
     data_source: DataSource,
 }
 
-async fn info(State(state): State<AppState>, Path(ticker): Path<String>) -> Result<Json<AssetInfo>, ApiError> {
+async fn info(
+    State(state): State<AppState>,
+    Path(ticker): Path<String>,
+) -> Result<Json<AssetInfo>, ApiError> {
     let asset = crate::analysis::active_asset(&state, &ticker).await?;
     let found = metadata::lookup(
         state.db.as_ref(),

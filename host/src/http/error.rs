@@ -60,7 +60,8 @@ impl IntoResponse for ApiError {
         match &self {
             ApiError::Store(_) | ApiError::Internal(_) => {
                 tracing::error!(error = %self, "internal error");
-                let mut response = (status, Json(json!({ "detail": "internal server error" }))).into_response();
+                let mut response =
+                    (status, Json(json!({ "detail": "internal server error" }))).into_response();
                 response.extensions_mut().insert(HiddenInternalError);
                 response
             }

@@ -20,18 +20,27 @@ struct HealthQuery {
     debug: Option<String>,
 }
 
-async fn health(State(state): State<AppState>, Query(q): Query<HealthQuery>) -> Result<Json<Value>, ApiError> {
+async fn health(
+    State(state): State<AppState>,
+    Query(q): Query<HealthQuery>,
+) -> Result<Json<Value>, ApiError> {
     let debug = match q.debug.as_deref() {
         None | Some("0") => false,
         Some("1") => true,
-        Some(other) => return Err(ApiError::BadRequest(format!("debug must be 0 or 1 (got '{other}')"))),
+        Some(other) => {
+            return Err(ApiError::BadRequest(format!(
+                "debug must be 0 or 1 (got '{other}')"
+            )))
+        }
     };
     let mut body = json!({ "status": "ok", "service": "svc-api" });
     if debug {
         let db = state.db.as_ref();
         let database = match db.ping().await {
             Ok(()) => match db.counts().await {
-                Ok(counts) => json!({ "backend": db.backend(), "reachable": true, "counts": counts }),
+                Ok(counts) => {
+                    json!({ "backend": db.backend(), "reachable": true, "counts": counts })
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "health: counts failed");
                     json!({ "backend": db.backend(), "reachable": true, "counts": null })

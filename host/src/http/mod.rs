@@ -37,7 +37,9 @@ const REQUEST_ID: &str = "x-request-id";
 
 /// The routes that will require a Premium Bearer key.
 fn bearer_routes() -> Router<AppState> {
-    Router::new().merge(assets::router()).merge(analysis::router())
+    Router::new()
+        .merge(assets::router())
+        .merge(analysis::router())
 }
 
 /// The whole service.
@@ -85,7 +87,11 @@ async fn method_not_allowed(req: Request) -> Response {
 
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     tracing::error!("handler panicked");
-    (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({ "detail": "internal server error" }))).into_response()
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        Json(json!({ "detail": "internal server error" })),
+    )
+        .into_response()
 }
 
 /// Makes every error response `{detail}` JSON: rewrites bodies produced by
@@ -120,7 +126,10 @@ async fn json_errors(req: Request, next: Next) -> Response {
     };
     let (mut parts, _) = response.into_parts();
     let body = serde_json::to_vec(&json!({ "detail": detail })).expect("json");
-    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from(body))
 }

@@ -73,8 +73,17 @@ fn schemas() -> Value {
     let categories: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
     let current_state = object(
         &[
-            "price", "drawdown", "segment", "expected_return", "prediction_error", "median_return",
-            "median_error", "best_method", "best_error", "insufficient_data", "confirmed_count",
+            "price",
+            "drawdown",
+            "segment",
+            "expected_return",
+            "prediction_error",
+            "median_return",
+            "median_error",
+            "best_method",
+            "best_error",
+            "insufficient_data",
+            "confirmed_count",
         ],
         json!({
             "price": num(), "drawdown": { "type": "number", "minimum": -1, "maximum": 0 },
@@ -85,7 +94,14 @@ fn schemas() -> Value {
         }),
     );
     let signals = object(
-        &["expected_return", "prediction_error", "median_return", "median_error", "best_method", "best_error"],
+        &[
+            "expected_return",
+            "prediction_error",
+            "median_return",
+            "median_error",
+            "best_method",
+            "best_error",
+        ],
         json!({
             "expected_return": num(), "prediction_error": num(), "median_return": num(),
             "median_error": num(), "best_method": { "type": "string", "enum": ["ema", "median"] },
@@ -94,9 +110,17 @@ fn schemas() -> Value {
     );
     let time_series = object(
         &[
-            "dates", "prices", "drawdowns", "expected_returns", "prediction_errors",
-            "prediction_error_cumavg", "actual_returns", "median_returns", "median_errors",
-            "median_error_cumavg", "projected_prices",
+            "dates",
+            "prices",
+            "drawdowns",
+            "expected_returns",
+            "prediction_errors",
+            "prediction_error_cumavg",
+            "actual_returns",
+            "median_returns",
+            "median_errors",
+            "median_error_cumavg",
+            "projected_prices",
         ],
         json!({
             "dates": array_of(json!({ "type": "string", "format": "date" })),
@@ -109,8 +133,16 @@ fn schemas() -> Value {
     );
     let segment = object(
         &[
-            "segment_idx", "lower_bound", "upper_bound", "count", "expected_return", "avg_return",
-            "median_return", "static_median_return", "max_loss", "win_rate",
+            "segment_idx",
+            "lower_bound",
+            "upper_bound",
+            "count",
+            "expected_return",
+            "avg_return",
+            "median_return",
+            "static_median_return",
+            "max_loss",
+            "win_rate",
         ],
         json!({
             "segment_idx": int(), "lower_bound": num(), "upper_bound": num(), "count": int(),
@@ -120,7 +152,15 @@ fn schemas() -> Value {
         }),
     );
     let paths = object(
-        &["paths", "p10", "p25", "p50", "p75", "p90", "num_paths_total"],
+        &[
+            "paths",
+            "p10",
+            "p25",
+            "p50",
+            "p75",
+            "p90",
+            "num_paths_total",
+        ],
         json!({
             "paths": array_of(array_of(num())), "p10": array_of(num()), "p25": array_of(num()),
             "p50": array_of(num()), "p75": array_of(num()), "p90": array_of(num()),
@@ -129,8 +169,17 @@ fn schemas() -> Value {
     );
     let metadata = object(
         &[
-            "return_period", "num_segments", "decay_factor", "calculated_at", "from_cache",
-            "data_points", "asset_id", "metric", "engine_version", "data_source", "periods_per_year",
+            "return_period",
+            "num_segments",
+            "decay_factor",
+            "calculated_at",
+            "from_cache",
+            "data_points",
+            "asset_id",
+            "metric",
+            "engine_version",
+            "data_source",
+            "periods_per_year",
         ],
         json!({
             "return_period": int(), "num_segments": int(), "decay_factor": num(),

@@ -21,7 +21,9 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
+};
 
 pub use segmentation::SegmentationPlugin;
 
@@ -267,13 +269,22 @@ impl PluginRuntime {
             },
         );
         store.limiter(|s| &mut s.limiter);
-        let ticks = self.config.call_timeout.as_millis().div_ceil(EPOCH_TICK.as_millis()) as u64;
+        let ticks = self
+            .config
+            .call_timeout
+            .as_millis()
+            .div_ceil(EPOCH_TICK.as_millis()) as u64;
         store.set_epoch_deadline(ticks.max(1));
         store
     }
 
     /// Turns a wasmtime error of a call into a [`PluginError`].
-    pub(crate) fn classify(&self, store: &wasmtime::Store<CallState>, label: &str, err: wasmtime::Error) -> PluginError {
+    pub(crate) fn classify(
+        &self,
+        store: &wasmtime::Store<CallState>,
+        label: &str,
+        err: wasmtime::Error,
+    ) -> PluginError {
         if store.data().limiter.exceeded {
             return PluginError::OutOfMemory {
                 plugin: label.to_string(),
@@ -305,7 +316,10 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// The components built by `make components`, embedded in the binary.
 pub mod builtin {
     /// The default segmentation engine.
-    pub const SEGMENTATION: &[u8] = include_bytes!(concat!(env!("FORECAST_COMPONENTS_DIR"), "/segmentation.wasm"));
+    pub const SEGMENTATION: &[u8] = include_bytes!(concat!(
+        env!("FORECAST_COMPONENTS_DIR"),
+        "/segmentation.wasm"
+    ));
 }
 
 #[cfg(test)]

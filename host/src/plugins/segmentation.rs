@@ -12,14 +12,14 @@ wasmtime::component::bindgen!({
     world: "segmentation",
 });
 
+pub use self::forecast::plugins::types::{Metric, PriceSeries};
 pub use exports::forecast::plugins::engine::{
     Analysis, AnalysisParams, CurrentState, EngineError, Method, SegmentStats,
 };
-pub use forecast::plugins::types::{Metric, PriceSeries};
 
-impl forecast::plugins::host_log::Host for CallState {
-    fn log(&mut self, level: forecast::plugins::host_log::Level, message: String) {
-        use forecast::plugins::host_log::Level;
+impl self::forecast::plugins::host_log::Host for CallState {
+    fn log(&mut self, level: self::forecast::plugins::host_log::Level, message: String) {
+        use self::forecast::plugins::host_log::Level;
         let plugin: &str = &self.plugin;
         // Guests are untrusted: bound what they can put in our logs.
         let message: String = message.chars().take(2_000).collect();
@@ -32,7 +32,7 @@ impl forecast::plugins::host_log::Host for CallState {
     }
 }
 
-impl forecast::plugins::types::Host for CallState {}
+impl self::forecast::plugins::types::Host for CallState {}
 
 /// A loaded, pre-linked segmentation engine version.
 pub struct SegmentationPlugin {
@@ -46,7 +46,11 @@ impl SegmentationPlugin {
     /// Compiles and links `bytes` as the segmentation engine `name`. The
     /// version is the one the component reports (`engine-version`), which
     /// doubles as a smoke test of the instance.
-    pub fn load(runtime: Arc<PluginRuntime>, name: &str, bytes: &[u8]) -> Result<Self, PluginError> {
+    pub fn load(
+        runtime: Arc<PluginRuntime>,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<Self, PluginError> {
         let provisional = format!("segmentation/{name}");
         let fail = |e: wasmtime::Error| PluginError::Load {
             plugin: provisional.clone(),
@@ -56,8 +60,11 @@ impl SegmentationPlugin {
         let mut linker: Linker<CallState> = Linker::new(runtime.engine());
         Segmentation::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(fail)?;
         // Everything outside the world (WASI included) is linked to a trap.
-        linker.define_unknown_imports_as_traps(&component).map_err(fail)?;
-        let pre = SegmentationPre::new(linker.instantiate_pre(&component).map_err(fail)?).map_err(fail)?;
+        linker
+            .define_unknown_imports_as_traps(&component)
+            .map_err(fail)?;
+        let pre = SegmentationPre::new(linker.instantiate_pre(&component).map_err(fail)?)
+            .map_err(fail)?;
         let mut plugin = SegmentationPlugin {
             info: PluginInfo {
                 kind: "segmentation".into(),
@@ -70,7 +77,9 @@ impl SegmentationPlugin {
             runtime,
         };
         let version = plugin.call(|store, bindings| {
-            bindings.forecast_plugins_engine().call_engine_version(store)
+            bindings
+                .forecast_plugins_engine()
+                .call_engine_version(store)
         })?;
         plugin.info.version = version;
         plugin.label = Arc::from(plugin.info.label().as_str());
@@ -85,17 +94,29 @@ impl SegmentationPlugin {
     /// Instantiates a fresh instance and asks its version: the fixed cost
     /// of every call (used by benchmarks and diagnostics).
     pub fn ping(&self) -> Result<String, PluginError> {
-        self.call(|store, bindings| bindings.forecast_plugins_engine().call_engine_version(store))
+        self.call(|store, bindings| {
+            bindings
+                .forecast_plugins_engine()
+                .call_engine_version(store)
+        })
     }
 
     /// Runs one analysis in a fresh, bounded instance. Blocking: call it
     /// from `spawn_blocking` after [`PluginRuntime::acquire`].
-    pub fn analyse(&self, series: &Series, params: AnalysisParams) -> Result<Result<Analysis, EngineError>, PluginError> {
+    pub fn analyse(
+        &self,
+        series: &Series,
+        params: AnalysisParams,
+    ) -> Result<Result<Analysis, EngineError>, PluginError> {
         let input = PriceSeries {
             dates: series.dates.clone(),
             closes: series.closes.clone(),
         };
-        self.call(|store, bindings| bindings.forecast_plugins_engine().call_analyse(store, &input, params))
+        self.call(|store, bindings| {
+            bindings
+                .forecast_plugins_engine()
+                .call_analyse(store, &input, params)
+        })
     }
 
     fn call<R>(

@@ -22,7 +22,8 @@ fn runtime(timeout_ms: u64) -> Arc<PluginRuntime> {
 
 fn misbehave_bytes() -> Vec<u8> {
     let path = PathBuf::from(env!("FORECAST_COMPONENTS_DIR")).join("misbehave.wasm");
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (run `make components`)", path.display()))
+    std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run `make components`)", path.display()))
 }
 
 fn params(return_period: u32) -> AnalysisParams {
@@ -38,13 +39,16 @@ fn params(return_period: u32) -> AnalysisParams {
 fn series(n: usize) -> PriceSeries {
     PriceSeries {
         dates: (0..n as i32).collect(),
-        closes: (0..n).map(|i| 100.0 + (i as f64 * 0.37).sin() * 10.0 + i as f64 * 0.05).collect(),
+        closes: (0..n)
+            .map(|i| 100.0 + (i as f64 * 0.37).sin() * 10.0 + i as f64 * 0.05)
+            .collect(),
     }
 }
 
 #[test]
 fn default_engine_loads_and_analyses() {
-    let plugin = SegmentationPlugin::load(runtime(10_000), "default", builtin::SEGMENTATION).unwrap();
+    let plugin =
+        SegmentationPlugin::load(runtime(10_000), "default", builtin::SEGMENTATION).unwrap();
     assert_eq!(plugin.info().kind, "segmentation");
     assert_eq!(plugin.info().version, "1.0.0");
     assert_eq!(plugin.info().sha256.len(), 64);
@@ -63,11 +67,15 @@ fn misbehaving_plugin_is_contained_and_the_runtime_keeps_serving() {
     let s = series(10);
 
     match plugin.analyse(&s, params(7)) {
-        Err(PluginError::Timeout { plugin, millis }) => assert_eq!((plugin.as_str(), millis), (label, 300)),
+        Err(PluginError::Timeout { plugin, millis }) => {
+            assert_eq!((plugin.as_str(), millis), (label, 300))
+        }
         other => panic!("endless loop: {other:?}"),
     }
     match plugin.analyse(&s, params(8)) {
-        Err(PluginError::OutOfMemory { plugin, mib }) => assert_eq!((plugin.as_str(), mib), (label, 64)),
+        Err(PluginError::OutOfMemory { plugin, mib }) => {
+            assert_eq!((plugin.as_str(), mib), (label, 64))
+        }
         other => panic!("memory hog: {other:?}"),
     }
     match plugin.analyse(&s, params(9)) {
@@ -81,7 +89,10 @@ fn misbehaving_plugin_is_contained_and_the_runtime_keeps_serving() {
     ));
     // After all of that, fresh instances still answer.
     for _ in 0..3 {
-        assert!(matches!(plugin.analyse(&s, params(30)).unwrap(), Err(EngineError::InsufficientData(10))));
+        assert!(matches!(
+            plugin.analyse(&s, params(30)).unwrap(),
+            Err(EngineError::InsufficientData(10))
+        ));
     }
     // And other plugins on the same runtime are unaffected.
     let good = SegmentationPlugin::load(rt, "default", builtin::SEGMENTATION).unwrap();
@@ -90,15 +101,21 @@ fn misbehaving_plugin_is_contained_and_the_runtime_keeps_serving() {
 
 #[test]
 fn a_component_of_another_world_is_refused_at_load() {
-    let err = SegmentationPlugin::load(runtime(1_000), "garbage", b"\0asm not really").err().unwrap();
-    assert!(matches!(err, PluginError::Load { ref plugin, .. } if plugin == "segmentation/garbage"), "{err:?}");
+    let err = SegmentationPlugin::load(runtime(1_000), "garbage", b"\0asm not really")
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, PluginError::Load { ref plugin, .. } if plugin == "segmentation/garbage"),
+        "{err:?}"
+    );
 }
 
 /// The component is the plain-Rust engine behind the WIT boundary: on the
 /// same input it must give the same answer, bit for bit.
 #[test]
 fn component_agrees_with_the_native_engine() {
-    let plugin = SegmentationPlugin::load(runtime(10_000), "default", builtin::SEGMENTATION).unwrap();
+    let plugin =
+        SegmentationPlugin::load(runtime(10_000), "default", builtin::SEGMENTATION).unwrap();
     let s = series(1_500);
     for (metric, native_metric) in [
         (Metric::TotalReturn, forecast_engine::Metric::Return),
@@ -106,7 +123,13 @@ fn component_agrees_with_the_native_engine() {
         (Metric::Sortino, forecast_engine::Metric::Sortino),
     ] {
         let wasm = plugin
-            .analyse(&s, AnalysisParams { metric, ..params(60) })
+            .analyse(
+                &s,
+                AnalysisParams {
+                    metric,
+                    ..params(60)
+                },
+            )
             .unwrap()
             .unwrap();
         let native = forecast_engine::analyse(
@@ -121,15 +144,33 @@ fn component_agrees_with_the_native_engine() {
         .unwrap();
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         let obits = |v: &[Option<f64>]| v.iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
-        assert_eq!(bits(&wasm.series.expected_returns), bits(&native.series.expected_returns));
-        assert_eq!(bits(&wasm.series.median_returns), bits(&native.series.median_returns));
-        assert_eq!(obits(&wasm.series.actual_returns), obits(&native.series.actual_returns));
-        assert_eq!(obits(&wasm.series.prediction_error_cumavg), obits(&native.series.prediction_error_cumavg));
-        assert_eq!(wasm.current.best_error.to_bits(), native.current.best_error.to_bits());
+        assert_eq!(
+            bits(&wasm.series.expected_returns),
+            bits(&native.series.expected_returns)
+        );
+        assert_eq!(
+            bits(&wasm.series.median_returns),
+            bits(&native.series.median_returns)
+        );
+        assert_eq!(
+            obits(&wasm.series.actual_returns),
+            obits(&native.series.actual_returns)
+        );
+        assert_eq!(
+            obits(&wasm.series.prediction_error_cumavg),
+            obits(&native.series.prediction_error_cumavg)
+        );
+        assert_eq!(
+            wasm.current.best_error.to_bits(),
+            native.current.best_error.to_bits()
+        );
         assert_eq!(wasm.current.confirmed_count, native.current.confirmed_count);
         assert_eq!(wasm.segments.len(), native.segments.len());
         for (w, n) in wasm.segments.iter().zip(&native.segments) {
-            assert_eq!(w.median_return.map(f64::to_bits), n.median_return.map(f64::to_bits));
+            assert_eq!(
+                w.median_return.map(f64::to_bits),
+                n.median_return.map(f64::to_bits)
+            );
             assert_eq!(w.max_loss.map(f64::to_bits), n.max_loss.map(f64::to_bits));
         }
         assert_eq!(wasm.paths.len(), native.paths.len());
@@ -137,6 +178,9 @@ fn component_agrees_with_the_native_engine() {
             assert_eq!(bits(&w.p50), bits(&n.p50));
             assert_eq!(w.num_paths_total, n.num_paths_total);
         }
-        assert_eq!(wasm.typical_max_drawdown.map(f64::to_bits), native.typical_max_drawdown.map(f64::to_bits));
+        assert_eq!(
+            wasm.typical_max_drawdown.map(f64::to_bits),
+            native.typical_max_drawdown.map(f64::to_bits)
+        );
     }
 }

@@ -4,7 +4,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
+};
 use sqlx::{Row, SqlitePool};
 
 use super::{CachedMetadata, CatalogEntry, Database, StoreCounts, StoreError, StoreResult};
@@ -148,13 +150,20 @@ impl Database for SqliteStore {
             "SELECT {ASSET_COLUMNS} FROM assets WHERE is_active = 1 AND (? IS NULL OR category = ?) ORDER BY id"
         );
         let cat = category.map(Category::as_str);
-        let rows = sqlx::query(&sql).bind(cat).bind(cat).fetch_all(&self.pool).await?;
+        let rows = sqlx::query(&sql)
+            .bind(cat)
+            .bind(cat)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(asset_from_row).collect()
     }
 
     async fn asset_by_ticker(&self, ticker: &str) -> StoreResult<Option<Asset>> {
         let sql = format!("SELECT {ASSET_COLUMNS} FROM assets WHERE ticker = ?");
-        let row = sqlx::query(&sql).bind(ticker).fetch_optional(&self.pool).await?;
+        let row = sqlx::query(&sql)
+            .bind(ticker)
+            .fetch_optional(&self.pool)
+            .await?;
         row.as_ref().map(asset_from_row).transpose()
     }
 

@@ -32,9 +32,14 @@ pub(crate) async fn conformance(db: &dyn Database) {
     .await
     .unwrap();
     // Idempotent: loading twice changes nothing.
-    db.upsert_catalog(&[entry(1, "AAA", Category::UsStocks, true)]).await.unwrap();
+    db.upsert_catalog(&[entry(1, "AAA", Category::UsStocks, true)])
+        .await
+        .unwrap();
     let all = db.list_active_assets(None).await.unwrap();
-    assert_eq!(all.iter().map(|a| a.ticker.as_str()).collect::<Vec<_>>(), ["AAA", "BBB"]);
+    assert_eq!(
+        all.iter().map(|a| a.ticker.as_str()).collect::<Vec<_>>(),
+        ["AAA", "BBB"]
+    );
     let crypto = db.list_active_assets(Some(Category::Crypto)).await.unwrap();
     assert_eq!(crypto.len(), 1);
     let inactive = db.asset_by_ticker("CCC").await.unwrap().unwrap();
@@ -47,12 +52,17 @@ pub(crate) async fn conformance(db: &dyn Database) {
     };
     db.put_analysis("k1", 1, "{\"cached\":true}").await.unwrap();
     assert!(db.cached_analysis("k1").await.unwrap().is_some());
-    db.store_series(&[(1, &series, DataSource::Ingested)]).await.unwrap();
+    db.store_series(&[(1, &series, DataSource::Ingested)])
+        .await
+        .unwrap();
     let a = db.asset_by_ticker("AAA").await.unwrap().unwrap();
     assert_eq!(a.data_source, DataSource::Ingested);
     assert_eq!(a.data_version, 1);
     assert_eq!(db.load_series(1).await.unwrap(), Some(series.clone()));
-    assert!(db.cached_analysis("k1").await.unwrap().is_none(), "new prices invalidate the asset's cache");
+    assert!(
+        db.cached_analysis("k1").await.unwrap().is_none(),
+        "new prices invalidate the asset's cache"
+    );
 
     // One unknown asset in a batch: nothing of the batch is written.
     let other = PriceSeries {
@@ -60,12 +70,22 @@ pub(crate) async fn conformance(db: &dyn Database) {
         closes: vec![9.0],
     };
     let err = db
-        .store_series(&[(2, &other, DataSource::Ingested), (99, &other, DataSource::Ingested)])
+        .store_series(&[
+            (2, &other, DataSource::Ingested),
+            (99, &other, DataSource::Ingested),
+        ])
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::UnknownAsset(99)));
     assert!(db.load_series(2).await.unwrap().is_none());
-    assert_eq!(db.asset_by_ticker("BBB").await.unwrap().unwrap().data_version, 0);
+    assert_eq!(
+        db.asset_by_ticker("BBB")
+            .await
+            .unwrap()
+            .unwrap()
+            .data_version,
+        0
+    );
 
     db.put_metadata(1, "{}", 100).await.unwrap();
     db.put_metadata(1, "{\"a\":1}", 200).await.unwrap();
@@ -77,7 +97,15 @@ pub(crate) async fn conformance(db: &dyn Database) {
     assert_eq!(db.setting("x").await.unwrap().as_deref(), Some("2"));
 
     let c = db.counts().await.unwrap();
-    assert_eq!((c.assets, c.active_assets, c.assets_with_prices, c.price_rows), (3, 2, 1, 3));
+    assert_eq!(
+        (
+            c.assets,
+            c.active_assets,
+            c.assets_with_prices,
+            c.price_rows
+        ),
+        (3, 2, 1, 3)
+    );
 }
 
 #[tokio::test]
