@@ -653,10 +653,12 @@ fn segment_stats(
     for o in outcomes {
         let seg = grid.segment(drawdowns[o.start]);
         ys[seg].push(o.y);
-        let entry = closes[o.start];
-        let worst = closes[o.start + 1..=o.exit]
+        // min_v (P_v / P_s − 1) = (min_v P_v) / P_s − 1 exactly: division by
+        // a positive constant is monotone, so one division suffices.
+        let lowest = closes[o.start + 1..=o.exit]
             .iter()
-            .fold(0.0f64, |w, &p| w.min(p / entry - 1.0));
+            .fold(f64::INFINITY, |m, &p| m.min(p));
+        let worst = (lowest / closes[o.start] - 1.0).min(0.0);
         losses[seg] = losses[seg].min(worst);
     }
     (0..k)

@@ -61,23 +61,26 @@ fn multiselect(keys: &mut [u64], offset: usize, ranks: &[usize]) {
     multiselect(&mut right[1..], offset + k + 1, &ranks[mid + 1..]);
 }
 
-/// Percentiles `qs` (each in [0, 1]) of non-empty order keys (see
-/// [`order_key`]) with the interpolation of [`percentile_sorted`], by
+/// Percentiles `qs` (ascending, each in [0, 1]) of non-empty order keys
+/// (see [`order_key`]) with the interpolation of [`percentile_sorted`], by
 /// selecting only the ranks needed instead of sorting. The slice is
 /// reordered.
 pub(crate) fn percentiles_select<const N: usize>(keys: &mut [u64], qs: [f64; N]) -> [f64; N] {
     let n = keys.len();
     let pos = qs.map(|q| q * (n - 1) as f64);
-    let mut ranks: Vec<usize> = pos
-        .iter()
-        .flat_map(|p| [p.floor() as usize, p.ceil() as usize])
-        .collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    multiselect(keys, 0, &ranks);
+    let mut lows: Vec<usize> = pos.iter().map(|p| p.floor() as usize).collect();
+    lows.dedup();
+    multiselect(keys, 0, &lows);
     pos.map(|p| {
         let (lo, hi) = (p.floor() as usize, p.ceil() as usize);
-        let (a, b) = (from_order_key(keys[lo]), from_order_key(keys[hi]));
+        let a = from_order_key(keys[lo]);
+        if hi == lo {
+            return a;
+        }
+        // Between two selected ranks the keys are unordered but bounded, so
+        // rank lo + 1 is the smallest key before the next selected rank.
+        let end = lows.iter().copied().find(|&r| r > lo).unwrap_or(n);
+        let b = from_order_key(*keys[lo + 1..end.max(lo + 2)].iter().min().expect("hi < n"));
         a + (b - a) * (p - lo as f64)
     })
 }
