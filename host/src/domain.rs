@@ -187,3 +187,79 @@ pub struct Asset {
     /// Bumped on every price write; part of cache keys.
     pub data_version: i64,
 }
+
+/// Subscription tier. Only `premium` has API access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// No API access.
+    Free,
+    /// No API access.
+    Lite,
+    /// No API access.
+    Pro,
+    /// API access with the spec's quotas.
+    Premium,
+}
+
+impl Tier {
+    /// Stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Free => "free",
+            Tier::Lite => "lite",
+            Tier::Pro => "pro",
+            Tier::Premium => "premium",
+        }
+    }
+}
+
+impl FromStr for Tier {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "free" => Ok(Tier::Free),
+            "lite" => Ok(Tier::Lite),
+            "pro" => Ok(Tier::Pro),
+            "premium" => Ok(Tier::Premium),
+            _ => Err(format!(
+                "unknown tier '{s}'; expected free, lite, pro or premium"
+            )),
+        }
+    }
+}
+
+/// An account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct User {
+    /// UUID.
+    pub id: String,
+    /// Lower-cased e-mail address (unique).
+    pub email: String,
+    /// Tier.
+    pub tier: Tier,
+    /// Quota override per minute (cost units); `None` = configured default.
+    pub per_minute: Option<u32>,
+    /// Quota override per day (cost units); `None` = configured default.
+    pub per_day: Option<u32>,
+    /// Unix seconds.
+    pub created_at: i64,
+}
+
+/// An API key as listed (never the key or its hash).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKeyRecord {
+    /// UUID.
+    pub id: String,
+    /// Owner.
+    pub user_id: String,
+    /// Name given at creation.
+    pub name: String,
+    /// `svc_` and the first 4 hex digits.
+    pub key_prefix: String,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// Unix seconds, updated at most once a minute.
+    pub last_used_at: Option<i64>,
+}

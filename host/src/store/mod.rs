@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::domain::{Asset, Category, DataSource};
+use crate::domain::{ApiKeyRecord, Asset, Category, DataSource, Tier, User};
 use crate::series::PriceSeries;
 
 pub use sqlite::SqliteStore;
@@ -33,6 +33,9 @@ pub enum StoreError {
     /// A write referred to an asset that does not exist.
     #[error("unknown asset id {0}")]
     UnknownAsset(i64),
+    /// A unique value is taken (e.g. an e-mail address).
+    #[error("{0} already exists")]
+    Conflict(String),
 }
 
 /// Result alias for store operations.
@@ -98,6 +101,51 @@ pub struct CachedMetadata {
     pub fetched_at: i64,
 }
 
+/// One fixed, UTC-aligned counting window (e.g. a quota minute).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Name of the window (`minute`, `day`, `login`), part of the row key.
+    pub kind: &'static str,
+    /// Length in seconds; windows start at multiples of it since the epoch.
+    pub seconds: i64,
+    /// Units allowed per window.
+    pub limit: u32,
+}
+
+/// A window's state after a [`Database::consume`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowUsage {
+    /// Which window.
+    pub kind: &'static str,
+    /// Units allowed.
+    pub limit: u32,
+    /// Units used, including this request when admitted.
+    pub used: u32,
+    /// Unix seconds when the window ends.
+    pub reset: i64,
+}
+
+impl WindowUsage {
+    /// Units left in the window.
+    pub fn remaining(&self) -> u32 {
+        self.limit.saturating_sub(self.used)
+    }
+}
+
+/// The answer of [`Database::consume`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Consumption {
+    /// True when `cost` fit in every window and was counted.
+    pub admitted: bool,
+    /// One entry per requested window, in order.
+    pub windows: Vec<WindowUsage>,
+}
+
+/// Counting helpers shared by the backends.
+pub(crate) fn window_start(now: i64, seconds: i64) -> i64 {
+    now - now.rem_euclid(seconds)
+}
+
 /// Everything the host stores. Implementations must make each method
 /// atomic: a failed call leaves nothing half-written.
 #[async_trait]
@@ -150,6 +198,83 @@ pub trait Database: Send + Sync + 'static {
 
     /// Stores a setting.
     async fn set_setting(&self, key: &str, value: &str) -> StoreResult<()>;
+
+    /// Creates a user (`email` already lower-cased); `Conflict` if taken.
+    async fn create_user(
+        &self,
+        email: &str,
+        password_hash: &str,
+        tier: Tier,
+        now: i64,
+    ) -> StoreResult<User>;
+
+    /// A user and their password hash by (lower-cased) e-mail.
+    async fn user_by_email(&self, email: &str) -> StoreResult<Option<(User, String)>>;
+
+    /// Changes a user's tier; `None` if there is no such user.
+    async fn set_user_tier(&self, email: &str, tier: Tier) -> StoreResult<Option<User>>;
+
+    /// Sets (or clears, with `None`) a user's quota overrides.
+    async fn set_user_limits(
+        &self,
+        email: &str,
+        per_minute: Option<u32>,
+        per_day: Option<u32>,
+    ) -> StoreResult<Option<User>>;
+
+    /// Every user, by e-mail.
+    async fn list_users(&self) -> StoreResult<Vec<User>>;
+
+    /// Stores a session by the SHA-256 of its token.
+    async fn create_session(
+        &self,
+        token_hash: &str,
+        user_id: &str,
+        now: i64,
+        expires_at: i64,
+    ) -> StoreResult<()>;
+
+    /// The user of an unexpired session.
+    async fn session_user(&self, token_hash: &str, now: i64) -> StoreResult<Option<User>>;
+
+    /// Ends a session (no-op if unknown).
+    async fn delete_session(&self, token_hash: &str) -> StoreResult<()>;
+
+    /// Creates a key unless the user already has `max_active` active keys
+    /// (then `None`). Atomic: concurrent creations never exceed the limit.
+    async fn create_api_key(
+        &self,
+        user_id: &str,
+        name: &str,
+        key_hash: &str,
+        key_prefix: &str,
+        max_active: u32,
+        now: i64,
+    ) -> StoreResult<Option<ApiKeyRecord>>;
+
+    /// The user's active keys, newest first.
+    async fn list_api_keys(&self, user_id: &str) -> StoreResult<Vec<ApiKeyRecord>>;
+
+    /// Soft-revokes the user's active key `key_id`; false when there is no
+    /// such active key of that user.
+    async fn revoke_api_key(&self, user_id: &str, key_id: &str, now: i64) -> StoreResult<bool>;
+
+    /// The active key with this hash and its owner.
+    async fn api_key_user(&self, key_hash: &str) -> StoreResult<Option<(ApiKeyRecord, User)>>;
+
+    /// Sets `last_used_at = now` unless it was set less than a minute ago.
+    async fn touch_api_key(&self, key_id: &str, now: i64) -> StoreResult<()>;
+
+    /// Counts `cost` units for `subject` in every window, only if it fits in
+    /// all of them — one atomic step, across processes sharing the store.
+    /// Rejected attempts count nothing.
+    async fn consume(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<Consumption>;
 }
 
 /// Opens (creating if needed) and migrates the database at `url`.

@@ -9,8 +9,11 @@ use sqlx::sqlite::{
 };
 use sqlx::{Row, SqlitePool};
 
-use super::{CachedMetadata, CatalogEntry, Database, StoreCounts, StoreError, StoreResult};
-use crate::domain::{Asset, Category, DataSource};
+use super::{
+    window_start, CachedMetadata, CatalogEntry, Consumption, Database, StoreCounts, StoreError,
+    StoreResult, Window, WindowUsage,
+};
+use crate::domain::{ApiKeyRecord, Asset, Category, DataSource, Tier, User};
 use crate::series::{from_days, PriceSeries};
 
 /// A SQLite database file (WAL mode, one writer at a time).
@@ -67,6 +70,46 @@ fn asset_from_row(row: &SqliteRow) -> StoreResult<Asset> {
             .ok_or_else(|| StoreError::Corrupt(format!("data_source '{source}'")))?,
         data_version: row.try_get("data_version")?,
     })
+}
+
+const USER_COLUMNS: &str = "u.id, u.email, u.tier, u.per_minute, u.per_day, u.created_at";
+const KEY_COLUMNS: &str = "k.id, k.user_id, k.name, k.key_prefix, k.created_at, k.last_used_at";
+
+fn user_from_row(row: &SqliteRow) -> StoreResult<User> {
+    user_from_row_with_id(row, row.try_get("id")?)
+}
+
+/// A user from a row whose `id` column may belong to another table (joins).
+fn user_from_row_with_id(row: &SqliteRow, id: String) -> StoreResult<User> {
+    let tier: String = row.try_get("tier")?;
+    let limit = |name: &str| -> StoreResult<Option<u32>> {
+        Ok(row
+            .try_get::<Option<i64>, _>(name)?
+            .map(|v| v.clamp(0, u32::MAX.into()) as u32))
+    };
+    Ok(User {
+        id,
+        email: row.try_get("email")?,
+        tier: tier.parse().map_err(StoreError::Corrupt)?,
+        per_minute: limit("per_minute")?,
+        per_day: limit("per_day")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+fn key_from_row(row: &SqliteRow) -> StoreResult<ApiKeyRecord> {
+    Ok(ApiKeyRecord {
+        id: row.try_get("id")?,
+        user_id: row.try_get("user_id")?,
+        name: row.try_get("name")?,
+        key_prefix: row.try_get("key_prefix")?,
+        created_at: row.try_get("created_at")?,
+        last_used_at: row.try_get("last_used_at")?,
+    })
+}
+
+fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
 }
 
 fn now() -> i64 {
@@ -294,5 +337,277 @@ impl Database for SqliteStore {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    async fn create_user(
+        &self,
+        email: &str,
+        password_hash: &str,
+        tier: Tier,
+        now: i64,
+    ) -> StoreResult<User> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let result = sqlx::query(
+            "INSERT INTO users (id, email, password_hash, tier, created_at) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(email)
+        .bind(password_hash)
+        .bind(tier.as_str())
+        .bind(now)
+        .execute(&self.pool)
+        .await;
+        match result {
+            Err(e) if is_unique_violation(&e) => Err(StoreError::Conflict(format!("user {email}"))),
+            Err(e) => Err(e.into()),
+            Ok(_) => Ok(User {
+                id,
+                email: email.to_string(),
+                tier,
+                per_minute: None,
+                per_day: None,
+                created_at: now,
+            }),
+        }
+    }
+
+    async fn user_by_email(&self, email: &str) -> StoreResult<Option<(User, String)>> {
+        let sql = format!("SELECT {USER_COLUMNS}, u.password_hash FROM users u WHERE u.email = ?");
+        let row = sqlx::query(&sql)
+            .bind(email)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| Ok((user_from_row(&r)?, r.try_get("password_hash")?)))
+            .transpose()
+    }
+
+    async fn set_user_tier(&self, email: &str, tier: Tier) -> StoreResult<Option<User>> {
+        sqlx::query("UPDATE users SET tier = ? WHERE email = ?")
+            .bind(tier.as_str())
+            .bind(email)
+            .execute(&self.pool)
+            .await?;
+        Ok(self.user_by_email(email).await?.map(|(u, _)| u))
+    }
+
+    async fn set_user_limits(
+        &self,
+        email: &str,
+        per_minute: Option<u32>,
+        per_day: Option<u32>,
+    ) -> StoreResult<Option<User>> {
+        sqlx::query("UPDATE users SET per_minute = ?, per_day = ? WHERE email = ?")
+            .bind(per_minute.map(i64::from))
+            .bind(per_day.map(i64::from))
+            .bind(email)
+            .execute(&self.pool)
+            .await?;
+        Ok(self.user_by_email(email).await?.map(|(u, _)| u))
+    }
+
+    async fn list_users(&self) -> StoreResult<Vec<User>> {
+        let sql = format!("SELECT {USER_COLUMNS} FROM users u ORDER BY u.email");
+        let rows = sqlx::query(&sql).fetch_all(&self.pool).await?;
+        rows.iter().map(user_from_row).collect()
+    }
+
+    async fn create_session(
+        &self,
+        token_hash: &str,
+        user_id: &str,
+        now: i64,
+        expires_at: i64,
+    ) -> StoreResult<()> {
+        sqlx::query("INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+            .bind(token_hash)
+            .bind(user_id)
+            .bind(now)
+            .bind(expires_at)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn session_user(&self, token_hash: &str, now: i64) -> StoreResult<Option<User>> {
+        let sql = format!(
+            "SELECT {USER_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id
+             WHERE s.token_hash = ? AND s.expires_at > ?"
+        );
+        let row = sqlx::query(&sql)
+            .bind(token_hash)
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(user_from_row).transpose()
+    }
+
+    async fn delete_session(&self, token_hash: &str) -> StoreResult<()> {
+        sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
+            .bind(token_hash)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn create_api_key(
+        &self,
+        user_id: &str,
+        name: &str,
+        key_hash: &str,
+        key_prefix: &str,
+        max_active: u32,
+        now: i64,
+    ) -> StoreResult<Option<ApiKeyRecord>> {
+        // BEGIN IMMEDIATE takes the write lock before the count, so two
+        // creations can never both see "4 active".
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let active: i64 = sqlx::query(
+            "SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ? AND revoked_at IS NULL",
+        )
+        .bind(user_id)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get("n")?;
+        if active >= i64::from(max_active) {
+            return Ok(None);
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        sqlx::query(
+            "INSERT INTO api_keys (id, user_id, name, key_hash, key_prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(user_id)
+        .bind(name)
+        .bind(key_hash)
+        .bind(key_prefix)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Some(ApiKeyRecord {
+            id,
+            user_id: user_id.to_string(),
+            name: name.to_string(),
+            key_prefix: key_prefix.to_string(),
+            created_at: now,
+            last_used_at: None,
+        }))
+    }
+
+    async fn list_api_keys(&self, user_id: &str) -> StoreResult<Vec<ApiKeyRecord>> {
+        let sql = format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys k WHERE k.user_id = ? AND k.revoked_at IS NULL
+             ORDER BY k.created_at DESC, k.id"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(user_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(key_from_row).collect()
+    }
+
+    async fn revoke_api_key(&self, user_id: &str, key_id: &str, now: i64) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL",
+        )
+        .bind(now)
+        .bind(key_id)
+        .bind(user_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn api_key_user(&self, key_hash: &str) -> StoreResult<Option<(ApiKeyRecord, User)>> {
+        let row = sqlx::query(
+            "SELECT k.id AS key_id, k.user_id, k.name, k.key_prefix, k.created_at AS key_created_at,
+                    k.last_used_at, u.email, u.tier, u.per_minute, u.per_day, u.created_at
+             FROM api_keys k JOIN users u ON u.id = k.user_id
+             WHERE k.key_hash = ? AND k.revoked_at IS NULL",
+        )
+        .bind(key_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(r) = row else { return Ok(None) };
+        let key = ApiKeyRecord {
+            id: r.try_get("key_id")?,
+            user_id: r.try_get("user_id")?,
+            name: r.try_get("name")?,
+            key_prefix: r.try_get("key_prefix")?,
+            created_at: r.try_get("key_created_at")?,
+            last_used_at: r.try_get("last_used_at")?,
+        };
+        let user = user_from_row_with_id(&r, key.user_id.clone())?;
+        Ok(Some((key, user)))
+    }
+
+    async fn touch_api_key(&self, key_id: &str, now: i64) -> StoreResult<()> {
+        sqlx::query("UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)")
+            .bind(now)
+            .bind(key_id)
+            .bind(now - 60)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn consume(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<Consumption> {
+        // The write lock first: read-check-write is then one atomic step for
+        // every process sharing this database file.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut usage = Vec::with_capacity(windows.len());
+        for w in windows {
+            let start = window_start(now, w.seconds);
+            let row = sqlx::query(
+                "SELECT window_start, used FROM counters WHERE subject = ? AND kind = ?",
+            )
+            .bind(subject)
+            .bind(w.kind)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let used = match row {
+                Some(r) if r.try_get::<i64, _>("window_start")? == start => {
+                    r.try_get::<i64, _>("used")?.max(0) as u32
+                }
+                _ => 0,
+            };
+            usage.push(WindowUsage {
+                kind: w.kind,
+                limit: w.limit,
+                used,
+                reset: start + w.seconds,
+            });
+        }
+        let admitted = usage
+            .iter()
+            .all(|u| u64::from(u.used) + u64::from(cost) <= u64::from(u.limit));
+        if admitted {
+            for (w, u) in windows.iter().zip(usage.iter_mut()) {
+                u.used += cost;
+                sqlx::query(
+                    "INSERT INTO counters (subject, kind, window_start, used) VALUES (?, ?, ?, ?)
+                     ON CONFLICT (subject, kind) DO UPDATE SET window_start = excluded.window_start, used = excluded.used",
+                )
+                .bind(subject)
+                .bind(w.kind)
+                .bind(u.reset - w.seconds)
+                .bind(i64::from(u.used))
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+        } else {
+            tx.rollback().await?;
+        }
+        Ok(Consumption {
+            admitted,
+            windows: usage,
+        })
     }
 }
