@@ -73,12 +73,34 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Start time, for uptime.
     pub started: Instant,
+    /// The origin cookie-authenticated state changes must come from.
+    pub origin: Arc<str>,
+    /// Whether the session cookie is `Secure`.
+    pub cookie_secure: bool,
 }
 
+/// The demo account created on a fresh database, printed once by `serve`.
+#[derive(Debug, Clone)]
+pub struct DemoAccount {
+    /// Login e-mail.
+    pub email: String,
+    /// Login password.
+    pub password: String,
+    /// A Premium API key.
+    pub key: String,
+}
+
+/// E-mail of the demo account.
+pub const DEMO_EMAIL: &str = "demo@forecast.local";
+
 impl AppState {
-    /// Opens the store (loading the demo universe into an empty one) and
-    /// loads the plugins.
-    pub async fn build(config: Config) -> anyhow::Result<Self> {
+    /// Opens the store (loading the demo universe and creating the demo
+    /// account in an empty one) and loads the plugins. `bound` is the
+    /// listening address, the default web origin.
+    pub async fn build(
+        config: Config,
+        bound: std::net::SocketAddr,
+    ) -> anyhow::Result<(Self, Option<DemoAccount>)> {
         let db = store::connect(&config.database_url)
             .await
             .with_context(|| format!("open database {}", store::redact(&config.database_url)))?;
@@ -95,16 +117,59 @@ impl AppState {
                 "demo universe loaded"
             );
         }
+        let demo = ensure_demo_account(db.as_ref()).await?;
         let plugins = Arc::new(Plugins::load(&config)?);
-        Ok(AppState {
-            db,
-            plugins,
-            metadata: Arc::new(CatalogProvider),
-            config: Arc::new(config),
-            started: Instant::now(),
-        })
+        let origin = config.resolved_origin(bound);
+        let cookie_secure = config.resolved_cookie_secure(&origin);
+        Ok((
+            AppState {
+                db,
+                plugins,
+                metadata: Arc::new(CatalogProvider),
+                config: Arc::new(config),
+                started: Instant::now(),
+                origin: Arc::from(origin.as_str()),
+                cookie_secure,
+            },
+            demo,
+        ))
     }
 }
+
+/// Creates the demo Premium account and one key the first time a database
+/// is served; `None` afterwards (the key cannot be shown again).
+pub async fn ensure_demo_account(db: &dyn Database) -> anyhow::Result<Option<DemoAccount>> {
+    const SETTING: &str = "demo_account_created";
+    if db.setting(SETTING).await?.is_some() || db.user_by_email(DEMO_EMAIL).await?.is_some() {
+        return Ok(None);
+    }
+    let password = crate::auth::random_password();
+    let user = crate::auth::create_user(
+        db,
+        DEMO_EMAIL,
+        password.clone(),
+        crate::domain::Tier::Premium,
+    )
+    .await?;
+    let key = crate::auth::new_api_key();
+    db.create_api_key(
+        &user.id,
+        "demo",
+        &key.hash,
+        &key.prefix,
+        crate::auth::MAX_ACTIVE_KEYS,
+        chrono::Utc::now().timestamp(),
+    )
+    .await?;
+    db.set_setting(SETTING, "1").await?;
+    Ok(Some(DemoAccount {
+        email: user.email,
+        password,
+        key: key.key,
+    }))
+}
+
+impl AppState {}
 
 /// Serves `state` on `listener` until `shutdown` resolves, then drains
 /// in-flight requests.

@@ -7,7 +7,9 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 
+use crate::auth;
 use crate::config::{database_url_from_env, Config};
+use crate::domain::{Tier, User};
 use crate::store;
 
 /// Forecast Engine: drawdown-segmented forecasts over HTTP.
@@ -37,6 +39,71 @@ enum Command {
     Ingest {
         #[command(subcommand)]
         command: IngestCommand,
+    },
+    /// Manage accounts.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+    /// Manage API keys.
+    Key {
+        #[command(subcommand)]
+        command: KeyCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum UserCommand {
+    /// Create an account. Without --password-stdin a random password is
+    /// generated and printed once.
+    Add {
+        /// E-mail address (case-insensitive, unique).
+        #[arg(long)]
+        email: String,
+        /// free, lite, pro or premium.
+        #[arg(long)]
+        tier: Tier,
+        /// Read the password from standard input (first line).
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Change an account's tier; takes effect on the next request.
+    SetTier {
+        /// E-mail address.
+        #[arg(long)]
+        email: String,
+        /// free, lite, pro or premium.
+        #[arg(long)]
+        tier: Tier,
+    },
+    /// Override an account's quotas (cost units); an omitted flag restores
+    /// the default for that window.
+    SetLimits {
+        /// E-mail address.
+        #[arg(long)]
+        email: String,
+        /// Units per UTC minute.
+        #[arg(long)]
+        per_minute: Option<u32>,
+        /// Units per UTC day.
+        #[arg(long)]
+        per_day: Option<u32>,
+    },
+    /// List accounts.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+enum KeyCommand {
+    /// Create an API key for an account; the key is printed alone on the
+    /// last line of standard output, once.
+    Create {
+        /// E-mail address of the owner.
+        #[arg(long)]
+        email: String,
+        /// A name to recognise the key by.
+        #[arg(long)]
+        name: String,
     },
 }
 
@@ -73,6 +140,10 @@ impl Cli {
             Command::Ingest {
                 command: IngestCommand::Csv { paths, ticker },
             } => ingest_csv(paths, ticker).await,
+            Command::User { command } => user(command).await,
+            Command::Key {
+                command: KeyCommand::Create { email, name },
+            } => key_create(&email, &name).await,
         }
     }
 }
@@ -85,15 +156,26 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(&config.addr)
         .await
         .with_context(|| format!("bind {}", config.addr))?;
-    let state = crate::app::AppState::build(config).await?;
     let local = listener.local_addr()?;
+    let (state, demo) = crate::app::AppState::build(config, local).await?;
     // Tests read this first line to learn the port. Write errors (a closed
     // pipe) must not take the server down, hence no println!.
+    let key_hint = match &demo {
+        Some(d) => {
+            format!(
+                "\nDemo account (shown once; the key cannot be recovered):\n  \
+                 login:   {} / {}\n  API key: {}\n",
+                d.email, d.password, d.key
+            )
+        }
+        None => String::new(),
+    };
+    let key = demo.as_ref().map_or("$FORECAST_KEY", |d| d.key.as_str());
     let banner = format!(
-        "Forecast Engine listening on http://{local}\n\
+        "Forecast Engine listening on http://{local}\n{key_hint}\
          Try:\n  curl http://{local}/api/health?debug=1\n  \
-         curl 'http://{local}/api/assets?category=Indices'\n  \
-         curl 'http://{local}/api/analysis/%5EGSPC?return_period=90'\n  \
+         curl -H 'Authorization: Bearer {key}' 'http://{local}/api/assets?category=Indices'\n  \
+         curl -H 'Authorization: Bearer {key}' 'http://{local}/api/analysis/%5EGSPC?return_period=90'\n  \
          curl http://{local}/api/openapi.json\n"
     );
     {
@@ -193,4 +275,116 @@ async fn ingest_csv(paths: Vec<PathBuf>, ticker: Option<String>) -> anyhow::Resu
         );
     }
     Ok(())
+}
+
+fn describe(u: &User) -> String {
+    let limit = |v: Option<u32>| v.map_or("default".to_string(), |n| n.to_string());
+    format!(
+        "{}  tier={}  per_minute={}  per_day={}",
+        u.email,
+        u.tier.as_str(),
+        limit(u.per_minute),
+        limit(u.per_day)
+    )
+}
+
+async fn user(command: UserCommand) -> anyhow::Result<()> {
+    let db = store::connect(&database_url_from_env()).await?;
+    let result = async {
+        match command {
+            UserCommand::Add {
+                email,
+                tier,
+                password_stdin,
+            } => {
+                let (password, generated) = if password_stdin {
+                    let mut line = String::new();
+                    std::io::stdin()
+                        .read_line(&mut line)
+                        .context("read the password from stdin")?;
+                    (line.trim_end_matches(['\r', '\n']).to_string(), false)
+                } else {
+                    (auth::random_password(), true)
+                };
+                let user = auth::create_user(db.as_ref(), &email, password.clone(), tier).await?;
+                println!("created {}", describe(&user));
+                if generated {
+                    println!("password (shown once): {password}");
+                }
+            }
+            UserCommand::SetTier { email, tier } => {
+                let email = auth::normalize_email(&email)?;
+                let user = db
+                    .set_user_tier(&email, tier)
+                    .await?
+                    .with_context(|| format!("no user {email}"))?;
+                println!("updated {}", describe(&user));
+            }
+            UserCommand::SetLimits {
+                email,
+                per_minute,
+                per_day,
+            } => {
+                let email = auth::normalize_email(&email)?;
+                let user = db
+                    .set_user_limits(&email, per_minute, per_day)
+                    .await?
+                    .with_context(|| format!("no user {email}"))?;
+                println!("updated {}", describe(&user));
+            }
+            UserCommand::List => {
+                for u in db.list_users().await? {
+                    println!("{}", describe(&u));
+                }
+            }
+        }
+        anyhow::Ok(())
+    }
+    .await;
+    db.close().await;
+    result
+}
+
+async fn key_create(email: &str, name: &str) -> anyhow::Result<()> {
+    let email = auth::normalize_email(email)?;
+    let name = name.trim();
+    if name.is_empty() {
+        bail!("--name must not be empty");
+    }
+    let db = store::connect(&database_url_from_env()).await?;
+    let result = async {
+        let (user, _) = db
+            .user_by_email(&email)
+            .await?
+            .with_context(|| format!("no user {email}"))?;
+        let key = auth::new_api_key();
+        let created = db
+            .create_api_key(
+                &user.id,
+                name,
+                &key.hash,
+                &key.prefix,
+                auth::MAX_ACTIVE_KEYS,
+                chrono::Utc::now().timestamp(),
+            )
+            .await?;
+        if created.is_none() {
+            bail!(
+                "{email} already has {} active keys; revoke one first",
+                auth::MAX_ACTIVE_KEYS
+            );
+        }
+        if user.tier != Tier::Premium {
+            eprintln!(
+                "note: {email} is on the {} tier; the key answers 402 until they are Premium",
+                user.tier.as_str()
+            );
+        }
+        println!("created key '{name}' for {email} (shown once):");
+        println!("{}", key.key);
+        anyhow::Ok(())
+    }
+    .await;
+    db.close().await;
+    result
 }

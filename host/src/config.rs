@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::auth::QuotaConfig;
 use crate::plugins::RuntimeConfig;
 
 /// Default listen address.
@@ -27,6 +28,15 @@ pub struct Config {
     pub segmentation_wasm: Option<PathBuf>,
     /// How long asset metadata is fresh.
     pub metadata_ttl: Duration,
+    /// `FORECAST_ORIGIN`: the web app's origin. Cookie-authenticated
+    /// state-changing requests must carry it in `Origin`. Unset: the
+    /// server's own `http://{bound address}`.
+    pub origin: Option<String>,
+    /// `FORECAST_COOKIE_SECURE` (true/false): the session cookie's `Secure`
+    /// flag. Unset: on, except for a plain-HTTP localhost origin.
+    pub cookie_secure: Option<bool>,
+    /// `FORECAST_QUOTA_PER_MINUTE`, `FORECAST_QUOTA_PER_DAY`: default quotas.
+    pub quota: QuotaConfig,
 }
 
 /// A variable is set but unusable.
@@ -77,6 +87,26 @@ impl Config {
             },
             segmentation_wasm: std::env::var_os("FORECAST_SEGMENTATION_WASM").map(PathBuf::from),
             metadata_ttl: METADATA_TTL,
+            origin: std::env::var("FORECAST_ORIGIN")
+                .ok()
+                .map(|o| o.trim_end_matches('/').to_string()),
+            cookie_secure: match std::env::var("FORECAST_COOKIE_SECURE") {
+                Err(_) => None,
+                Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+                    "1" | "true" | "yes" | "on" => Some(true),
+                    "0" | "false" | "no" | "off" => Some(false),
+                    _ => {
+                        return Err(ConfigError {
+                            name: "FORECAST_COOKIE_SECURE",
+                            message: format!("expected true or false, got '{v}'"),
+                        })
+                    }
+                },
+            },
+            quota: QuotaConfig {
+                per_minute: number("FORECAST_QUOTA_PER_MINUTE", 60, 1)? as u32,
+                per_day: number("FORECAST_QUOTA_PER_DAY", 1_000, 1)? as u32,
+            },
         })
     }
 }
@@ -84,4 +114,23 @@ impl Config {
 /// `DATABASE_URL` or the default SQLite file.
 pub fn database_url_from_env() -> String {
     std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.into())
+}
+
+impl Config {
+    /// The origin state-changing cookie requests must come from.
+    pub fn resolved_origin(&self, bound: std::net::SocketAddr) -> String {
+        self.origin
+            .clone()
+            .unwrap_or_else(|| format!("http://{bound}"))
+    }
+
+    /// Whether the session cookie carries `Secure`.
+    pub fn resolved_cookie_secure(&self, origin: &str) -> bool {
+        self.cookie_secure.unwrap_or_else(|| {
+            let local = ["http://localhost", "http://127.0.0.1", "http://[::1]"];
+            !local
+                .iter()
+                .any(|l| origin == *l || origin.starts_with(&format!("{l}:")))
+        })
+    }
 }

@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod demo;

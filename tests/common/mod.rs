@@ -18,23 +18,90 @@ fn scratch() -> &'static Path {
         .path()
 }
 
-/// The demo universe, loaded once through the CLI.
-fn template() -> &'static Path {
-    static TEMPLATE: OnceLock<PathBuf> = OnceLock::new();
+/// The Premium test account every copy of the template database has.
+pub const TEST_EMAIL: &str = "tester@example.com";
+/// Its password.
+pub const TEST_PASSWORD: &str = "correct horse battery";
+
+struct Template {
+    path: PathBuf,
+    key: String,
+}
+
+/// Runs the CLI against `db`, feeding `stdin`, asserting success; stdout.
+pub fn cli_ok(db: &Path, args: &[&str], stdin: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env("DATABASE_URL", sqlite_url(db))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run forecast");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "forecast {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The key printed on the last line of `forecast key create`.
+pub fn create_key(db: &Path, email: &str, name: &str) -> String {
+    let out = cli_ok(db, &["key", "create", "--email", email, "--name", name], "");
+    out.lines().last().expect("a key line").trim().to_string()
+}
+
+/// The demo universe and a Premium test account with a key and quotas high
+/// enough never to bind, built once through the CLI.
+fn template() -> &'static Template {
+    static TEMPLATE: OnceLock<Template> = OnceLock::new();
     TEMPLATE.get_or_init(|| {
         let path = scratch().join("template.db");
-        let out = Command::new(BIN)
-            .args(["demo", "load"])
-            .env("DATABASE_URL", sqlite_url(&path))
-            .output()
-            .expect("run forecast demo load");
-        assert!(
-            out.status.success(),
-            "demo load failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        cli_ok(&path, &["demo", "load"], "");
+        cli_ok(
+            &path,
+            &[
+                "user",
+                "add",
+                "--email",
+                TEST_EMAIL,
+                "--tier",
+                "premium",
+                "--password-stdin",
+            ],
+            &format!("{TEST_PASSWORD}\n"),
         );
-        path
+        cli_ok(
+            &path,
+            &[
+                "user",
+                "set-limits",
+                "--email",
+                TEST_EMAIL,
+                "--per-minute",
+                "1000000",
+                "--per-day",
+                "1000000",
+            ],
+            "",
+        );
+        let key = create_key(&path, TEST_EMAIL, "tests");
+        Template { path, key }
     })
+}
+
+/// The test account's API key (valid in every copy of the template).
+pub fn test_key() -> &'static str {
+    &template().key
 }
 
 pub fn sqlite_url(path: &Path) -> String {
@@ -46,7 +113,7 @@ pub fn fresh_db() -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let path = scratch().join(format!("db-{n}.db"));
-    std::fs::copy(template(), &path).expect("copy template database");
+    std::fs::copy(&template().path, &path).expect("copy template database");
     path
 }
 
@@ -78,15 +145,26 @@ impl Server {
         Server::start_with(fresh_db(), &[])
     }
 
+    /// Serves a fresh database, writing the server's logs (level info) to
+    /// `log`.
+    pub fn start_logging(log: &Path) -> Server {
+        let file = std::fs::File::create(log).expect("log file");
+        Server::spawn(fresh_db(), &[("RUST_LOG", "info")], Stdio::from(file))
+    }
+
     /// Serves `db` with extra environment variables.
     pub fn start_with(db: PathBuf, env: &[(&str, &str)]) -> Server {
+        Server::spawn(db, env, Stdio::inherit())
+    }
+
+    fn spawn(db: PathBuf, env: &[(&str, &str)], stderr: Stdio) -> Server {
         let mut cmd = Command::new(BIN);
         cmd.arg("serve")
             .env("FORECAST_ADDR", "127.0.0.1:0")
             .env("DATABASE_URL", sqlite_url(&db))
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(stderr);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -117,13 +195,19 @@ impl Server {
     }
 
     /// GET, returning status and JSON body.
+    /// GET with the test account's API key, returning status and JSON body.
     pub async fn get(&self, path: &str) -> (u16, serde_json::Value) {
-        let r = self
-            .client
-            .get(self.url(path))
-            .send()
-            .await
-            .expect("request");
+        self.get_as(path, Some(test_key())).await
+    }
+
+    /// GET with `key` (or no Authorization header), returning status and
+    /// JSON body.
+    pub async fn get_as(&self, path: &str, key: Option<&str>) -> (u16, serde_json::Value) {
+        let mut req = self.client.get(self.url(path));
+        if let Some(key) = key {
+            req = req.bearer_auth(key);
+        }
+        let r = req.send().await.expect("request");
         let status = r.status().as_u16();
         let ct = r
             .headers()

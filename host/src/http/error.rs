@@ -18,9 +18,33 @@ pub enum ApiError {
     /// 400: a parameter or body is invalid; the message names it.
     #[error("{0}")]
     BadRequest(String),
+    /// 401: no valid credential (the same message whatever was wrong).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 402: a valid credential of a user whose tier has no API access.
+    #[error("{0}")]
+    PaymentRequired(String),
+    /// 403: a cookie-authenticated state change from a foreign origin.
+    #[error("{0}")]
+    Forbidden(String),
     /// 404: unknown or inactive asset, unknown route.
     #[error("{0}")]
     NotFound(String),
+    /// 409: the request conflicts with the current state (a 6th key).
+    #[error("{0}")]
+    Conflict(String),
+    /// 429: a rate limit; `Retry-After` carries the seconds to wait.
+    #[error("{detail}")]
+    TooManyRequests {
+        /// Message.
+        detail: String,
+        /// Seconds until a retry can succeed.
+        retry_after: u64,
+    },
+    /// 503: a dependency the request cannot go without is down (the quota
+    /// store): fail closed.
+    #[error("{0}")]
+    Unavailable(String),
     /// 422: the asset's history is too short to analyse.
     #[error("{0}")]
     Unprocessable(String),
@@ -44,7 +68,13 @@ impl ApiError {
     fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::PaymentRequired(_) => StatusCode::PAYMENT_REQUIRED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Plugin(PluginError::Timeout { .. }) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Plugin(_) | ApiError::Store(_) | ApiError::Internal(_) => {
@@ -69,6 +99,28 @@ impl IntoResponse for ApiError {
                 tracing::error!(error = %e, "plugin failure");
                 (status, Json(json!({ "detail": e.to_string() }))).into_response()
             }
+            ApiError::Unauthorized(_) => {
+                let mut response =
+                    (status, Json(json!({ "detail": self.to_string() }))).into_response();
+                response.headers_mut().insert(
+                    axum::http::header::WWW_AUTHENTICATE,
+                    axum::http::HeaderValue::from_static("Bearer"),
+                );
+                response
+            }
+            ApiError::TooManyRequests { retry_after, .. } => {
+                let mut response =
+                    (status, Json(json!({ "detail": self.to_string() }))).into_response();
+                response.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from(*retry_after),
+                );
+                response
+            }
+            ApiError::Unavailable(_) => {
+                tracing::error!(error = %self, "dependency unavailable");
+                (status, Json(json!({ "detail": self.to_string() }))).into_response()
+            }
             _ => (status, Json(json!({ "detail": self.to_string() }))).into_response(),
         }
     }
@@ -83,6 +135,16 @@ impl From<AnalysisError> for ApiError {
             AnalysisError::Plugin(p) => ApiError::Plugin(p),
             AnalysisError::Store(s) => ApiError::Store(s),
             AnalysisError::Internal(m) => ApiError::Internal(m),
+        }
+    }
+}
+
+impl From<crate::auth::AuthError> for ApiError {
+    fn from(e: crate::auth::AuthError) -> Self {
+        match e {
+            crate::auth::AuthError::Invalid(m) => ApiError::BadRequest(m),
+            crate::auth::AuthError::Store(s) => ApiError::Store(s),
+            crate::auth::AuthError::Hash(m) => ApiError::Internal(m),
         }
     }
 }

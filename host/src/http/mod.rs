@@ -4,15 +4,19 @@
 //! the cross-cutting layers (request id, tracing, body limit, panic
 //! catching) and guarantees that every error response is `{detail}` JSON,
 //! including unknown routes, 405s, 413s and extractor rejections.
-//! Bearer authentication and quotas slot in as a layer on the Bearer
-//! routes (`bearer_routes`), leaving health and the OpenAPI document open.
+//! Bearer authentication and quotas are a route layer on the Bearer routes
+//! (`bearer_routes`, cost per group); health and the OpenAPI document are
+//! open; `/auth/*` and `/api/keys` use the web session.
 
 mod analysis;
 mod assets;
 pub mod error;
 pub mod extract;
+pub mod guard;
 mod health;
+mod keys;
 mod openapi;
+pub mod session;
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -35,11 +39,15 @@ pub use openapi::document as openapi_document;
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 const REQUEST_ID: &str = "x-request-id";
 
-/// The routes that will require a Premium Bearer key.
-fn bearer_routes() -> Router<AppState> {
+/// The routes that require a Premium Bearer key, metered at cost 1.
+fn bearer_routes(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(assets::router())
         .merge(analysis::router())
+        .route_layer(middleware::from_fn_with_state(
+            (state.clone(), guard::Cost(1)),
+            guard::bearer,
+        ))
 }
 
 /// The whole service.
@@ -48,7 +56,9 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(health::router())
         .merge(openapi::router())
-        .merge(bearer_routes())
+        .merge(session::router())
+        .merge(keys::router())
+        .merge(bearer_routes(&state))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

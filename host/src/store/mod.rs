@@ -1,9 +1,11 @@
 //! The store: one [`Database`] trait, one implementation per backend.
 //!
 //! The backend is chosen once at start-up from the `DATABASE_URL` scheme
-//! (`sqlite:` today; PostgreSQL joins with its own migrations behind the same
-//! trait). Everything above this module talks to `Arc<dyn Database>` only.
+//! (`sqlite:` or `postgres://`/`postgresql://`), each with its own migrations
+//! behind the same trait. Everything above this module talks to
+//! `Arc<dyn Database>` only.
 
+mod postgres;
 mod sqlite;
 
 use std::sync::Arc;
@@ -13,6 +15,7 @@ use async_trait::async_trait;
 use crate::domain::{ApiKeyRecord, Asset, Category, DataSource, Tier, User};
 use crate::series::PriceSeries;
 
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// Failure of the store. The message is for logs, never for clients.
@@ -28,7 +31,7 @@ pub enum StoreError {
     #[error("corrupt stored data: {0}")]
     Corrupt(String),
     /// The URL names a backend this build does not support.
-    #[error("unsupported DATABASE_URL '{0}': expected sqlite:")]
+    #[error("unsupported DATABASE_URL '{0}': expected sqlite: or postgres://")]
     UnsupportedUrl(String),
     /// A write referred to an asset that does not exist.
     #[error("unknown asset id {0}")]
@@ -281,6 +284,8 @@ pub trait Database: Send + Sync + 'static {
 pub async fn connect(url: &str) -> StoreResult<Arc<dyn Database>> {
     if url.starts_with("sqlite:") {
         Ok(Arc::new(SqliteStore::open(url).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PgStore::open(url).await?))
     } else {
         Err(StoreError::UnsupportedUrl(redact(url)))
     }

@@ -1,0 +1,647 @@
+//! Accounts, sessions, API keys and quotas against the real server:
+//! Bearer authentication (401/402), quotas and their headers (429), the
+//! web session and key management, and the security promises (OWASP API
+//! Top 10 where they apply).
+
+mod common;
+
+use common::{assert_error, cli_ok, create_key, test_key, Server, TEST_EMAIL, TEST_PASSWORD};
+use reqwest::header::{HeaderMap, COOKIE, ORIGIN, SET_COOKIE};
+use serde_json::{json, Value};
+
+/// Waits until at least `seconds` remain in the current UTC minute, so a
+/// burst of requests lands in one quota window.
+async fn align_to_minute(seconds: u64) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let left = 60 - now % 60;
+    if left < seconds {
+        tokio::time::sleep(std::time::Duration::from_secs(left + 1)).await;
+    }
+}
+
+fn header_u64(h: &HeaderMap, name: &str) -> u64 {
+    h.get(name)
+        .unwrap_or_else(|| panic!("missing header {name}"))
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// A signed-in browser: the session cookie and the server's origin.
+struct Browser<'a> {
+    server: &'a Server,
+    cookie: String,
+}
+
+impl<'a> Browser<'a> {
+    async fn login(server: &'a Server, email: &str, password: &str) -> Browser<'a> {
+        let r = server
+            .client()
+            .post(server.url("/auth/login"))
+            .json(&json!({ "email": email, "password": password }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "login of {email}");
+        let set = r
+            .headers()
+            .get(SET_COOKIE)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Lax"),
+            "{set}"
+        );
+        let cookie = set.split(';').next().unwrap().to_string();
+        Browser { server, cookie }
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut req = self
+            .server
+            .client()
+            .request(method, self.server.url(path))
+            .header(COOKIE, &self.cookie)
+            .header(ORIGIN, &self.server.base);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let r = req.send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    }
+}
+
+#[tokio::test]
+async fn bearer_keys_gate_every_api_route() {
+    let s = Server::start();
+    // Missing, malformed, unknown: 401 with the same body.
+    let missing = s.get_as("/api/assets", None).await;
+    assert_error(&missing, 401, &["API key"]);
+    let malformed = s.get_as("/api/assets", Some("not-a-key")).await;
+    let unknown = s
+        .get_as("/api/assets", Some(&format!("svc_{}", "ab".repeat(32))))
+        .await;
+    assert_eq!(malformed, missing);
+    assert_eq!(unknown, missing);
+    let r = s
+        .client()
+        .get(s.url("/api/assets"))
+        .header("authorization", test_key())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401, "no Bearer prefix");
+    // A key in the query string does not authenticate.
+    assert_error(
+        &s.get_as(
+            &format!("/api/assets?api_key={0}&key={0}", test_key()),
+            None,
+        )
+        .await,
+        401,
+        &[],
+    );
+    // Every Bearer route is closed.
+    for path in [
+        "/api/assets",
+        "/api/asset-info/AAPL",
+        "/api/analysis/%5EGSPC",
+    ] {
+        assert_eq!(s.get_as(path, None).await.0, 401, "{path}");
+    }
+    // Open routes stay open.
+    assert_eq!(s.get_as("/api/health", None).await.0, 200);
+    assert_eq!(s.get_as("/api/openapi.json", None).await.0, 200);
+
+    // A downgraded user gets 402 on the very next request; an upgrade restores access.
+    let ok = s.get("/api/assets?category=Indices").await;
+    assert_eq!(ok.0, 200);
+    cli_ok(
+        &s.db,
+        &["user", "set-tier", "--email", TEST_EMAIL, "--tier", "pro"],
+        "",
+    );
+    assert_error(
+        &s.get("/api/assets?category=Indices").await,
+        402,
+        &["Premium"],
+    );
+    cli_ok(
+        &s.db,
+        &[
+            "user", "set-tier", "--email", TEST_EMAIL, "--tier", "premium",
+        ],
+        "",
+    );
+    assert_eq!(s.get("/api/assets?category=Indices").await.0, 200);
+}
+
+#[tokio::test]
+async fn quotas_admit_sixty_a_minute_with_headers_and_retry_after() {
+    let s = Server::start();
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "quota@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    let key = create_key(&s.db, "quota@example.com", "q");
+    align_to_minute(20).await;
+    let mut last = None;
+    for i in 0..60 {
+        let r = s
+            .client()
+            .get(s.url("/api/assets?category=Indices"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "request {}", i + 1);
+        let h = r.headers();
+        assert_eq!(header_u64(h, "x-ratelimit-limit"), 60);
+        assert_eq!(header_u64(h, "x-ratelimit-remaining"), 59 - i);
+        let reset = header_u64(h, "x-ratelimit-reset");
+        assert_eq!(reset % 60, 0, "the minute window ends on a UTC minute");
+        last = Some(reset);
+    }
+    let r = s
+        .client()
+        .get(s.url("/api/assets?category=Indices"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 429);
+    let h = r.headers().clone();
+    assert_eq!(header_u64(&h, "x-ratelimit-remaining"), 0);
+    assert_eq!(Some(header_u64(&h, "x-ratelimit-reset")), last);
+    let retry = header_u64(&h, "retry-after");
+    assert!((1..=60).contains(&retry), "{retry}");
+    let body: Value = r.json().await.unwrap();
+    assert!(body["detail"].as_str().unwrap().contains("quota"));
+    // Errors of admitted requests still carry the headers; 401s count nothing.
+    let (status, _) = s.get_as("/api/assets", None).await;
+    assert_eq!(status, 401);
+    // The test account (own quota) is unaffected by this user's exhaustion.
+    let r = s
+        .client()
+        .get(s.url("/api/asset-info/NOPE"))
+        .bearer_auth(test_key())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    assert!(
+        r.headers().get("x-ratelimit-limit").is_some(),
+        "headers on every Bearer response"
+    );
+}
+
+#[tokio::test]
+async fn a_per_user_override_and_the_day_window_bind() {
+    let s = Server::start();
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "small@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "set-limits",
+            "--email",
+            "small@example.com",
+            "--per-minute",
+            "50",
+            "--per-day",
+            "3",
+        ],
+        "",
+    );
+    let key = create_key(&s.db, "small@example.com", "s");
+    align_to_minute(10).await;
+    for remaining in [2, 1, 0] {
+        let r = s
+            .client()
+            .get(s.url("/api/assets?category=Forex"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(
+            header_u64(r.headers(), "x-ratelimit-limit"),
+            3,
+            "the day window binds"
+        );
+        assert_eq!(header_u64(r.headers(), "x-ratelimit-remaining"), remaining);
+    }
+    let r = s
+        .client()
+        .get(s.url("/api/assets?category=Forex"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 429);
+    let reset = header_u64(r.headers(), "x-ratelimit-reset");
+    assert_eq!(reset % 86_400, 0, "the day window ends at UTC midnight");
+    assert!(header_u64(r.headers(), "retry-after") > 0);
+}
+
+#[tokio::test]
+async fn sessions_and_key_management() {
+    let s = Server::start();
+    // Wrong password and unknown e-mail are indistinguishable.
+    let login = |email: &'static str, password: &'static str| {
+        let s = &s;
+        async move {
+            let r = s
+                .client()
+                .post(s.url("/auth/login"))
+                .json(&json!({ "email": email, "password": password }))
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        }
+    };
+    let wrong_password = login(TEST_EMAIL, "wrong password!").await;
+    let wrong_email = login("nobody@example.com", TEST_PASSWORD).await;
+    assert_eq!(wrong_password.0, 401);
+    assert_eq!(wrong_password, wrong_email);
+
+    let b = Browser::login(&s, "  Tester@Example.com ", TEST_PASSWORD).await;
+    let (status, me) = b.send(reqwest::Method::GET, "/auth/me", None).await;
+    assert_eq!(
+        (status, me["email"].as_str(), me["tier"].as_str()),
+        (200, Some(TEST_EMAIL), Some("premium"))
+    );
+
+    // The template account already has one key ("tests").
+    let (status, keys) = b.send(reqwest::Method::GET, "/api/keys", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(keys.as_array().unwrap().len(), 1);
+    let mut created = Vec::new();
+    for i in 0..4 {
+        let (status, k) = b
+            .send(
+                reqwest::Method::POST,
+                "/api/keys",
+                Some(json!({ "name": format!("k{i}") })),
+            )
+            .await;
+        assert_eq!(status, 200, "{k}");
+        let key = k["key"].as_str().unwrap().to_string();
+        assert!(key.starts_with("svc_") && key.len() == 68);
+        assert_eq!(k["key_prefix"].as_str().unwrap(), &key[..8]);
+        assert_eq!(k["name"], format!("k{i}"));
+        created.push((k["id"].as_str().unwrap().to_string(), key));
+    }
+    // A sixth active key: 409.
+    let sixth = b
+        .send(
+            reqwest::Method::POST,
+            "/api/keys",
+            Some(json!({ "name": "six" })),
+        )
+        .await;
+    assert_error(&sixth, 409, &["5"]);
+    let (_, keys) = b.send(reqwest::Method::GET, "/api/keys", None).await;
+    let keys = keys.as_array().unwrap();
+    assert_eq!(keys.len(), 5);
+    for k in keys {
+        for f in ["id", "key_prefix", "name", "created_at"] {
+            assert!(k[f].is_string(), "{f} in {k}");
+        }
+        assert!(
+            k.get("key").is_none() && k.get("key_hash").is_none(),
+            "never the key or its hash: {k}"
+        );
+    }
+    // A created key works, then is revoked and refused on the next request.
+    let (id, key) = created[0].clone();
+    assert_eq!(
+        s.get_as("/api/assets?category=Indices", Some(&key)).await.0,
+        200
+    );
+    let listed = b.send(reqwest::Method::GET, "/api/keys", None).await.1;
+    let used = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == id.as_str())
+        .unwrap()
+        .clone();
+    assert!(
+        used["last_used_at"].is_string(),
+        "last_used_at set by use: {used}"
+    );
+    let (status, ok) = b
+        .send(
+            reqwest::Method::DELETE,
+            "/api/keys",
+            Some(json!({ "id": id })),
+        )
+        .await;
+    assert_eq!((status, ok["ok"].as_bool()), (200, Some(true)));
+    assert_eq!(
+        s.get_as("/api/assets?category=Indices", Some(&key)).await.0,
+        401
+    );
+    assert_error(
+        &b.send(
+            reqwest::Method::DELETE,
+            "/api/keys",
+            Some(json!({ "id": id })),
+        )
+        .await,
+        404,
+        &[],
+    );
+    assert_error(
+        &b.send(
+            reqwest::Method::DELETE,
+            "/api/keys",
+            Some(json!({ "id": "nope" })),
+        )
+        .await,
+        400,
+        &["UUID"],
+    );
+    assert_error(
+        &b.send(
+            reqwest::Method::POST,
+            "/api/keys",
+            Some(json!({ "name": "" })),
+        )
+        .await,
+        400,
+        &["name"],
+    );
+    assert_error(
+        &b.send(
+            reqwest::Method::POST,
+            "/api/keys",
+            Some(json!({ "nom": "x" })),
+        )
+        .await,
+        400,
+        &[],
+    );
+
+    // Another user's key id is 404, like a missing one.
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "eve@example.com",
+            "--tier",
+            "premium",
+            "--password-stdin",
+        ],
+        "eve's password\n",
+    );
+    let eve = Browser::login(&s, "eve@example.com", "eve's password").await;
+    let other = created[1].0.clone();
+    assert_error(
+        &eve.send(
+            reqwest::Method::DELETE,
+            "/api/keys",
+            Some(json!({ "id": other })),
+        )
+        .await,
+        404,
+        &[],
+    );
+    assert_eq!(
+        eve.send(reqwest::Method::GET, "/api/keys", None).await.1,
+        json!([])
+    );
+
+    // A non-Premium user may not create keys.
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "free@example.com",
+            "--tier",
+            "free",
+            "--password-stdin",
+        ],
+        "free password\n",
+    );
+    let free = Browser::login(&s, "free@example.com", "free password").await;
+    assert_error(
+        &free
+            .send(
+                reqwest::Method::POST,
+                "/api/keys",
+                Some(json!({ "name": "x" })),
+            )
+            .await,
+        402,
+        &[],
+    );
+
+    // Bearer keys are refused on the session endpoints.
+    let r = s
+        .client()
+        .get(s.url("/api/keys"))
+        .bearer_auth(test_key())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    // No session: 401.
+    assert_eq!(
+        s.client()
+            .get(s.url("/api/keys"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+
+    // Logout ends the session.
+    let (status, _) = b.send(reqwest::Method::POST, "/auth/logout", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(b.send(reqwest::Method::GET, "/auth/me", None).await.0, 401);
+}
+
+#[tokio::test]
+async fn cross_origin_state_changes_are_refused() {
+    let s = Server::start();
+    let b = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
+    for origin in [Some("http://evil.example"), None] {
+        let mut req = s
+            .client()
+            .post(s.url("/api/keys"))
+            .header(COOKIE, &b.cookie)
+            .json(&json!({ "name": "csrf" }));
+        if let Some(o) = origin {
+            req = req.header(ORIGIN, o);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status(), 403, "origin {origin:?}");
+        let body: Value = r.json().await.unwrap();
+        assert!(body["detail"].as_str().unwrap().contains("Origin"));
+    }
+    // Reads need no Origin.
+    let r = s
+        .client()
+        .get(s.url("/api/keys"))
+        .header(COOKIE, &b.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // A foreign page cannot sign a browser in either.
+    let r = s
+        .client()
+        .post(s.url("/auth/login"))
+        .header(ORIGIN, "http://evil.example")
+        .json(&json!({ "email": TEST_EMAIL, "password": TEST_PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    assert_eq!(
+        b.send(reqwest::Method::GET, "/api/keys", None)
+            .await
+            .1
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn login_attempts_are_rate_limited() {
+    let s = Server::start();
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        let r = s
+            .client()
+            .post(s.url("/auth/login"))
+            .json(&json!({ "email": TEST_EMAIL, "password": "guess guess" }))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(r.status().as_u16());
+        if r.status() == 429 {
+            assert!(r.headers().get("retry-after").is_some());
+        }
+    }
+    assert_eq!(&statuses[..10], &[401; 10]);
+    assert_eq!(&statuses[10..], &[429, 429]);
+}
+
+#[tokio::test]
+async fn secrets_never_leak_and_store_failures_fail_closed() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let s = Server::start_logging(log.path());
+    let b = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
+    let (_, created) = b
+        .send(
+            reqwest::Method::POST,
+            "/api/keys",
+            Some(json!({ "name": "secret" })),
+        )
+        .await;
+    let key = created["key"].as_str().unwrap().to_string();
+    let hash = forecast::auth::sha256_hex(&key);
+    let mut bodies = Vec::new();
+    bodies.push(
+        s.get_as("/api/assets?category=Indices", Some(&key))
+            .await
+            .1
+            .to_string(),
+    );
+    bodies.push(
+        b.send(reqwest::Method::GET, "/api/keys", None)
+            .await
+            .1
+            .to_string(),
+    );
+    bodies.push(s.get("/api/health?debug=1").await.1.to_string());
+    bodies.push(s.get_as("/api/nothing", Some(&key)).await.1.to_string());
+    let users = cli_ok(&s.db, &["user", "list"], "");
+    for text in bodies.iter().chain([&users]) {
+        assert!(
+            !text.contains(&key[4..]) && !text.contains(&hash),
+            "a secret leaked: {text:.200}"
+        );
+    }
+
+    // Break the store under the running server: quota admission fails
+    // closed with 503, other failures are 500s naming only a request id.
+    let pool = sqlx::SqlitePool::connect(&common::sqlite_url(&s.db))
+        .await
+        .unwrap();
+    sqlx::query("DROP TABLE counters")
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("DROP TABLE analysis_cache")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let unavailable = s.get_as("/api/assets", Some(&key)).await;
+    assert_error(&unavailable, 503, &["quota"]);
+    sqlx::query("CREATE TABLE counters (subject TEXT NOT NULL, kind TEXT NOT NULL, window_start INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (subject, kind))")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let internal = s.get_as("/api/analysis/%5EGSPC", Some(&key)).await;
+    assert_error(&internal, 500, &["request id"]);
+    for (_, body) in [&unavailable, &internal] {
+        let text = body.to_string().to_lowercase();
+        for leak in [
+            "sql",
+            "table",
+            "analysis_cache",
+            "counters",
+            "select",
+            "no such",
+        ] {
+            assert!(!text.contains(leak), "{leak} leaked: {text}");
+        }
+    }
+    drop(s);
+    let logs = std::fs::read_to_string(log.path()).unwrap();
+    assert!(
+        logs.contains("analysis_cache"),
+        "the cause is logged for operators"
+    );
+    assert!(
+        !logs.contains(&key[4..]) && !logs.contains(&hash),
+        "a secret reached the logs"
+    );
+}
