@@ -366,16 +366,25 @@ async fn every_error_is_json_detail() {
     assert_eq!(r.status(), 405);
     let body: Value = r.json().await.unwrap();
     assert!(body["detail"].is_string());
-    let r = s
-        .client()
-        .get(s.url("/api/assets"))
-        .body(vec![b'x'; 2 << 20])
-        .header("content-type", "application/octet-stream")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 413);
-    let body: Value = r.json().await.unwrap();
+    // A body over 1 MiB is refused from its Content-Length, before it is
+    // read: speak raw HTTP so the client never races the early answer.
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /auth/login HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        2 << 20
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        conn.read_to_end(&mut raw),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text:.200}");
+    let body: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     assert!(body["detail"].as_str().unwrap().contains("larger"));
 }
 

@@ -30,10 +30,16 @@ struct Template {
 
 /// Runs the CLI against `db`, feeding `stdin`, asserting success; stdout.
 pub fn cli_ok(db: &Path, args: &[&str], stdin: &str) -> String {
+    cli_ok_url(&sqlite_url(db), args, stdin)
+}
+
+/// Runs the CLI against the database at `url`, feeding `stdin`, asserting
+/// success; stdout.
+pub fn cli_ok_url(url: &str, args: &[&str], stdin: &str) -> String {
     use std::io::Write;
     let mut child = Command::new(BIN)
         .args(args)
-        .env("DATABASE_URL", sqlite_url(db))
+        .env("DATABASE_URL", url)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -155,6 +161,13 @@ impl Server {
     /// Serves `db` with extra environment variables.
     pub fn start_with(db: PathBuf, env: &[(&str, &str)]) -> Server {
         Server::spawn(db, env, Stdio::inherit())
+    }
+
+    /// Serves the database at `url` (e.g. PostgreSQL); `db` is left empty.
+    pub fn start_url(url: &str, env: &[(&str, &str)]) -> Server {
+        let mut all = vec![("DATABASE_URL", url)];
+        all.extend_from_slice(env);
+        Server::spawn(PathBuf::new(), &all, Stdio::inherit())
     }
 
     fn spawn(db: PathBuf, env: &[(&str, &str)], stderr: Stdio) -> Server {

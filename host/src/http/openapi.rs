@@ -262,14 +262,90 @@ fn schemas() -> Value {
     })
 }
 
+fn rate_headers() -> Value {
+    let int_header = |d: &str| json!({ "description": d, "schema": { "type": "integer" } });
+    json!({
+        "X-RateLimit-Limit": int_header("Units allowed in the binding window (the one with the least remaining; the violated one on 429)."),
+        "X-RateLimit-Remaining": int_header("Units left in that window."),
+        "X-RateLimit-Reset": int_header("Unix epoch seconds (UTC) when that window ends.")
+    })
+}
+
+/// Adds Bearer security, the auth/quota error responses and the rate
+/// headers to an operation of a metered route.
+fn bearer(mut op: Value, cost: u32) -> Value {
+    op["security"] = json!([{ "bearerKey": [] }]);
+    op["x-quota-cost"] = json!(cost);
+    let responses = op["responses"].as_object_mut().expect("responses");
+    for (_, r) in responses.iter_mut() {
+        r["headers"] = rate_headers();
+    }
+    responses.insert(
+        "401".into(),
+        error_response("Missing, malformed, unknown or revoked API key (not counted)"),
+    );
+    responses.insert(
+        "402".into(),
+        error_response("Valid key of a user not on the Premium tier (not counted)"),
+    );
+    let mut limited = error_response("Quota exhausted");
+    let mut headers = rate_headers();
+    headers["Retry-After"] =
+        json!({ "description": "Seconds to wait.", "schema": { "type": "integer" } });
+    limited["headers"] = headers;
+    responses.insert("429".into(), limited);
+    responses.insert(
+        "503".into(),
+        error_response("The quota store is unavailable: the request is refused"),
+    );
+    op
+}
+
+fn session(mut op: Value, state_changing: bool) -> Value {
+    op["security"] = json!([{ "sessionCookie": [] }]);
+    let responses = op["responses"].as_object_mut().expect("responses");
+    responses.insert(
+        "401".into(),
+        error_response("No valid session, or a Bearer key was sent"),
+    );
+    if state_changing {
+        responses.insert(
+            "403".into(),
+            error_response("Origin missing or not the configured web origin (CSRF)"),
+        );
+    }
+    op
+}
+
+fn json_body(schema: Value) -> Value {
+    json!({ "required": true, "content": { "application/json": { "schema": schema } } })
+}
+
 /// The OpenAPI 3.1 document (version 1.0.0).
 pub fn document() -> Value {
-    json!({
+    let key_record = object(
+        &["id", "key_prefix", "name", "created_at"],
+        json!({
+            "id": { "type": "string", "format": "uuid" },
+            "key_prefix": { "type": "string", "examples": ["svc_1a2b"] },
+            "name": string(),
+            "last_used_at": { "type": ["string", "null"], "format": "date-time" },
+            "created_at": { "type": "string", "format": "date-time" }
+        }),
+    );
+    let me = object(
+        &["email", "tier"],
+        json!({
+            "email": string(),
+            "tier": { "type": "string", "enum": ["free", "lite", "pro", "premium"] }
+        }),
+    );
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "Forecast Engine API",
             "version": "1.0.0",
-            "description": "Drawdown-segmented forecasts of listed assets. All return-like fields are fractions (0.05 = +5 %). Every error is JSON {detail}. Output is informational only and is not financial advice. Demo assets whose data_source is `synthetic` carry generated prices, not market data."
+            "description": "Drawdown-segmented forecasts of listed assets. All return-like fields are fractions (0.05 = +5 %). Every error is JSON {detail}. API routes need `Authorization: Bearer svc_…` of a Premium user and are metered per user: 60 units a UTC minute and 1,000 a UTC day (a call costs `x-quota-cost` units); every metered response carries X-RateLimit-* headers. Key management uses the web session cookie from POST /auth/login. Output is informational only and is not financial advice. Demo assets whose data_source is `synthetic` carry generated prices, not market data."
         },
         "servers": [{ "url": "/" }],
         "paths": {
@@ -285,19 +361,19 @@ pub fn document() -> Value {
                 "operationId": "openapi",
                 "responses": { "200": { "description": "OpenAPI 3.1 document", "content": { "application/json": {} } } }
             }},
-            "/api/assets": { "get": {
+            "/api/assets": { "get": bearer(json!({
                 "summary": "Active assets, optionally of one category",
                 "operationId": "listAssets",
                 "parameters": [{ "name": "category", "in": "query", "schema": { "$ref": "#/components/schemas/Category" } }],
                 "responses": { "200": ok("AssetListResponse"), "400": error_response("Unknown category") }
-            }},
-            "/api/asset-info/{ticker}": { "get": {
+            }), 1)},
+            "/api/asset-info/{ticker}": { "get": bearer(json!({
                 "summary": "Asset metadata, cached for 7 days",
                 "operationId": "assetInfo",
                 "parameters": [{ "name": "ticker", "in": "path", "required": true, "schema": { "type": "string" } }],
                 "responses": { "200": ok("AssetInfo"), "404": error_response("Unknown or inactive ticker") }
-            }},
-            "/api/analysis/{ticker}": { "get": {
+            }), 1)},
+            "/api/analysis/{ticker}": { "get": bearer(json!({
                 "summary": "Full drawdown-segmented analysis",
                 "description": "Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component.",
                 "operationId": "analysis",
@@ -310,8 +386,73 @@ pub fn document() -> Value {
                     "500": error_response("The segmentation plugin failed; detail names plugin and version"),
                     "504": error_response("The segmentation plugin ran past its time limit")
                 }
-            }}
+            }), 1)},
+            "/auth/login": { "post": {
+                "summary": "Sign in: sets the HttpOnly session cookie `fe_session`",
+                "description": "A wrong e-mail and a wrong password give the same 401. At most 10 attempts per e-mail per 5 minutes. A request carrying a foreign Origin is refused (403).",
+                "operationId": "login",
+                "requestBody": json_body(object(&["email", "password"], json!({ "email": string(), "password": string() }))),
+                "responses": {
+                    "200": { "description": "Signed in", "content": { "application/json": { "schema": me.clone() } },
+                             "headers": { "Set-Cookie": { "description": "fe_session=…; HttpOnly; SameSite=Lax; Path=/", "schema": { "type": "string" } } } },
+                    "400": error_response("Malformed body"),
+                    "401": error_response("Invalid email or password"),
+                    "403": error_response("Foreign Origin"),
+                    "429": error_response("Too many attempts; Retry-After says when to retry")
+                }
+            }},
+            "/auth/logout": { "post": session(json!({
+                "summary": "Sign out: ends the session and clears the cookie",
+                "operationId": "logout",
+                "responses": { "200": { "description": "Signed out", "content": { "application/json": { "schema": object(&["ok"], json!({ "ok": { "type": "boolean" } })) } } } }
+            }), true)},
+            "/auth/me": { "get": session(json!({
+                "summary": "The signed-in user",
+                "operationId": "me",
+                "responses": { "200": { "description": "OK", "content": { "application/json": { "schema": me } } } }
+            }), false)},
+            "/api/keys": {
+                "get": session(json!({
+                    "summary": "The signed-in user's active API keys (never the keys themselves)",
+                    "operationId": "listKeys",
+                    "responses": { "200": { "description": "OK", "content": { "application/json": { "schema": array_of(key_record) } } } }
+                }), false),
+                "post": session(json!({
+                    "summary": "Create an API key; the full key is returned once",
+                    "operationId": "createKey",
+                    "requestBody": json_body(object(&["name"], json!({ "name": { "type": "string", "minLength": 1, "maxLength": 100 } }))),
+                    "responses": {
+                        "200": { "description": "Created", "content": { "application/json": { "schema": object(&["key", "key_prefix", "name"], json!({
+                            "key": { "type": "string", "description": "svc_ + 64 hex digits; shown once, stored only as SHA-256" },
+                            "key_prefix": string(), "name": string(),
+                            "id": { "type": "string", "format": "uuid" },
+                            "created_at": { "type": "string", "format": "date-time" }
+                        })) } } },
+                        "400": error_response("Missing or invalid name"),
+                        "402": error_response("The user is not on the Premium tier"),
+                        "409": error_response("The user already has 5 active keys")
+                    }
+                }), true),
+                "delete": session(json!({
+                    "summary": "Revoke an API key (soft); effective on the next request",
+                    "operationId": "revokeKey",
+                    "requestBody": json_body(object(&["id"], json!({ "id": { "type": "string", "format": "uuid" } }))),
+                    "responses": {
+                        "200": { "description": "Revoked", "content": { "application/json": { "schema": object(&["ok"], json!({ "ok": { "type": "boolean" } })) } } },
+                        "400": error_response("id is not a UUID"),
+                        "404": error_response("No active key with that id belongs to the user")
+                    }
+                }), true)
+            }
         },
-        "components": { "schemas": schemas() }
-    })
+        "components": {
+            "schemas": schemas(),
+            "securitySchemes": {
+                "bearerKey": { "type": "http", "scheme": "bearer", "description": "svc_ + 64 hex digits, of a Premium user" },
+                "sessionCookie": { "type": "apiKey", "in": "cookie", "name": "fe_session" }
+            }
+        }
+    });
+    doc["info"]["x-quota"] = json!({ "per_minute": 60, "per_day": 1000 });
+    doc
 }

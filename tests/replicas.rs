@@ -1,0 +1,229 @@
+//! Two `forecast serve` replicas on one PostgreSQL database: quotas, key
+//! limits, revocations and tier changes hold across them.
+//!
+//! Needs `TEST_DATABASE_URL` (a PostgreSQL server whose user may create
+//! databases); `.ci/run` sets it. Without it the test says so loudly and
+//! returns.
+
+mod common;
+
+use std::io::Write;
+
+use common::{cli_ok_url, Server};
+use reqwest::header::{COOKIE, ORIGIN, SET_COOKIE};
+use serde_json::json;
+
+const ORIGIN_URL: &str = "http://app.example";
+
+/// A fresh database on the test server, dropped when the guard drops.
+struct PgDatabase {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl PgDatabase {
+    async fn create() -> Option<PgDatabase> {
+        let Ok(admin) = std::env::var("TEST_DATABASE_URL") else {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: TEST_DATABASE_URL is not set; the two-replica PostgreSQL tests did not run"
+            );
+            return None;
+        };
+        let name = format!("fe_replicas_{}", uuid::Uuid::new_v4().simple());
+        let pool = sqlx::PgPool::connect(&admin)
+            .await
+            .expect("connect to TEST_DATABASE_URL");
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        let base = admin
+            .rsplit_once('/')
+            .map_or(admin.as_str(), |(b, _)| b)
+            .to_string();
+        Some(PgDatabase {
+            url: format!("{base}/{name}"),
+            admin,
+            name,
+        })
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let (admin, name) = (self.admin.clone(), self.name.clone());
+        // A runtime of its own: drop may run outside the test's runtime.
+        let _ = std::thread::spawn(move || {
+            tokio::runtime::Runtime::new().unwrap().block_on(async {
+                if let Ok(pool) = sqlx::PgPool::connect(&admin).await {
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .execute(&pool)
+                        .await;
+                }
+            })
+        })
+        .join();
+    }
+}
+
+async fn align_to_minute(seconds: u64) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let left = 60 - now % 60;
+    if left < seconds {
+        tokio::time::sleep(std::time::Duration::from_secs(left + 1)).await;
+    }
+}
+
+async fn login(s: &Server, email: &str, password: &str) -> String {
+    let r = s
+        .client()
+        .post(s.url("/auth/login"))
+        .json(&json!({ "email": email, "password": password }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let set = r.headers().get(SET_COOKIE).unwrap().to_str().unwrap();
+    set.split(';').next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn two_replicas_share_quotas_keys_and_revocations() {
+    let Some(db) = PgDatabase::create().await else {
+        return;
+    };
+    cli_ok_url(&db.url, &["demo", "load"], "");
+    cli_ok_url(
+        &db.url,
+        &[
+            "user",
+            "add",
+            "--email",
+            "rep@example.com",
+            "--tier",
+            "premium",
+            "--password-stdin",
+        ],
+        "replica password\n",
+    );
+    let env = [("FORECAST_ORIGIN", ORIGIN_URL)];
+    let a = Server::start_url(&db.url, &env);
+    let b = Server::start_url(&db.url, &env);
+    let replicas = [&a, &b];
+
+    // 20 concurrent key creations over both replicas leave exactly 5 active.
+    let cookie = login(&a, "rep@example.com", "replica password").await;
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let s = replicas[i % 2];
+        let req = s
+            .client()
+            .post(s.url("/api/keys"))
+            .header(COOKIE, &cookie)
+            .header(ORIGIN, ORIGIN_URL)
+            .json(&json!({ "name": format!("k{i}") }));
+        tasks.push(tokio::spawn(async move {
+            let r = req.send().await.unwrap();
+            let status = r.status().as_u16();
+            let body: serde_json::Value = r.json().await.unwrap();
+            (
+                status,
+                body["key"].as_str().map(str::to_string),
+                body["id"].as_str().map(str::to_string),
+            )
+        }));
+    }
+    let mut keys = Vec::new();
+    let mut conflicts = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            (200, Some(key), Some(id)) => keys.push((key, id)),
+            (409, _, _) => conflicts += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!((keys.len(), conflicts), (5, 15));
+    let listed = b
+        .client()
+        .get(b.url("/api/keys"))
+        .header(COOKIE, &cookie)
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap();
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        5,
+        "the session works on the other replica"
+    );
+
+    // 75 concurrent requests of one user spread over both admit exactly 60.
+    let key = keys[0].0.clone();
+    align_to_minute(25).await;
+    let mut tasks = Vec::new();
+    for i in 0..75 {
+        let s = replicas[i % 2];
+        let req = s
+            .client()
+            .get(s.url("/api/assets?category=Indices"))
+            .bearer_auth(&key);
+        tasks.push(tokio::spawn(async move {
+            req.send().await.unwrap().status().as_u16()
+        }));
+    }
+    let mut ok = 0;
+    let mut limited = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            200 => ok += 1,
+            429 => limited += 1,
+            other => panic!("unexpected status {other}"),
+        }
+    }
+    assert_eq!((ok, limited), (60, 15));
+
+    // A key revoked through one replica is refused by the other on the
+    // next request (a second key of the same user, so the quota doesn't
+    // interfere: both 401s are decided before admission).
+    let (other_key, other_id) = keys[1].clone();
+    let r = a
+        .client()
+        .delete(a.url("/api/keys"))
+        .header(COOKIE, &cookie)
+        .header(ORIGIN, ORIGIN_URL)
+        .json(&json!({ "id": other_id }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(b.get_as("/api/assets", Some(&other_key)).await.0, 401);
+
+    // A tier change through the CLI reaches both replicas on the next request.
+    cli_ok_url(
+        &db.url,
+        &[
+            "user",
+            "set-tier",
+            "--email",
+            "rep@example.com",
+            "--tier",
+            "lite",
+        ],
+        "",
+    );
+    assert_eq!(a.get_as("/api/assets", Some(&key)).await.0, 402);
+    assert_eq!(b.get_as("/api/assets", Some(&key)).await.0, 402);
+
+    let (_, health) = a.get_as("/api/health?debug=1", None).await;
+    assert_eq!(health["debug"]["database"]["backend"], "postgres");
+    drop((a, b));
+    drop(db);
+}
