@@ -168,14 +168,18 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
                 d.email, d.password, d.key
             )
         }
-        None => String::new(),
+        None => format!(
+            "\nAPI keys are shown once. Make another with:\n  \
+             forecast key create --email {} --name mine   # then: export FORECAST_KEY=svc_…\n",
+            crate::app::DEMO_EMAIL
+        ),
     };
     let key = demo.as_ref().map_or("$FORECAST_KEY", |d| d.key.as_str());
     let banner = format!(
         "Forecast Engine listening on http://{local}\n{key_hint}\
          Try:\n  curl http://{local}/api/health?debug=1\n  \
-         curl -H 'Authorization: Bearer {key}' 'http://{local}/api/assets?category=Indices'\n  \
-         curl -H 'Authorization: Bearer {key}' 'http://{local}/api/analysis/%5EGSPC?return_period=90'\n  \
+         curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/assets?category=Indices'\n  \
+         curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/analysis/%5EGSPC?return_period=90'\n  \
          curl http://{local}/api/openapi.json\n"
     );
     {

@@ -1,10 +1,11 @@
 //! Forecast Engine host library: everything `forecast` does lives here so
 //! that it is testable; `main.rs` only parses the command line.
 //!
-//! Map: [`http`] (routes, errors, OpenAPI) → services ([`analysis`],
-//! [`metadata`]) → [`store`] (SQLite today) and [`plugins`] (the wasmtime
-//! sandbox running the Wasm components). [`demo`] and [`ingest`] fill the
-//! store; [`cli`] and [`app`] wire it all together.
+//! Map: [`http`] (routes, errors, Bearer guard and quotas, sessions,
+//! OpenAPI) → services ([`analysis`], [`metadata`], [`auth`]) → [`store`]
+//! (SQLite or PostgreSQL) and [`plugins`] (the wasmtime sandbox running the
+//! Wasm components). [`demo`] and [`ingest`] fill the store; [`cli`] and
+//! [`app`] wire it all together.
 
 pub mod analysis;
 pub mod app;
