@@ -7,7 +7,7 @@ SHELL := /bin/bash
 CARGO          ?= cargo
 WASM_TARGET    := wasm32-wasip2
 COMPONENTS_DIR := components/target/$(WASM_TARGET)/release
-COMPONENTS     := $(COMPONENTS_DIR)/segmentation.wasm $(COMPONENTS_DIR)/misbehave.wasm
+COMPONENTS     := $(COMPONENTS_DIR)/segmentation.wasm $(COMPONENTS_DIR)/scorer.wasm $(COMPONENTS_DIR)/misbehave.wasm
 FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
@@ -37,7 +37,7 @@ run: build
 # summaries that count 0, which would hide how many tests ran).
 test: components
 	@mkdir -p target
-	{ (cd components && $(CARGO) test --release -p forecast-engine) && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
+	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer) && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
 
 ## bench: engine natively vs as a component, instantiation + call overhead

@@ -44,7 +44,7 @@ impl MetricName {
         }
     }
 
-    fn to_wit(self) -> seg::Metric {
+    pub(crate) fn to_wit(self) -> seg::Metric {
         match self {
             MetricName::Return => seg::Metric::TotalReturn,
             MetricName::Sharpe => seg::Metric::Sharpe,

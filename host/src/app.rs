@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::metadata::{CatalogProvider, MetadataProvider};
-use crate::plugins::{builtin, PluginInfo, PluginRuntime, SegmentationPlugin};
+use crate::plugins::{builtin, PluginInfo, PluginRuntime, ScorerPlugin, SegmentationPlugin};
 use crate::store::{self, Database};
 
 /// The active plugin versions. Each request clones the `Arc` of the
@@ -16,6 +16,7 @@ use crate::store::{self, Database};
 pub struct Plugins {
     runtime: Arc<PluginRuntime>,
     segmentation: RwLock<Arc<SegmentationPlugin>>,
+    scorer: RwLock<Arc<ScorerPlugin>>,
 }
 
 impl Plugins {
@@ -34,10 +35,14 @@ impl Plugins {
             }
             None => SegmentationPlugin::load(runtime.clone(), "default", builtin::SEGMENTATION)?,
         };
-        tracing::info!(plugin = %segmentation.info().label(), sha256 = %segmentation.info().sha256, "segmentation engine loaded");
+        let scorer = ScorerPlugin::load(runtime.clone(), "default", builtin::SCORER)?;
+        for info in [segmentation.info(), scorer.info()] {
+            tracing::info!(plugin = %info.label(), sha256 = %info.sha256, "plugin loaded");
+        }
         Ok(Plugins {
             runtime,
             segmentation: RwLock::new(Arc::new(segmentation)),
+            scorer: RwLock::new(Arc::new(scorer)),
         })
     }
 
@@ -54,9 +59,17 @@ impl Plugins {
             .clone()
     }
 
+    /// The active scorer.
+    pub fn scorer(&self) -> Arc<ScorerPlugin> {
+        self.scorer.read().expect("plugin lock poisoned").clone()
+    }
+
     /// Every active plugin version, for diagnostics.
     pub fn active(&self) -> Vec<PluginInfo> {
-        vec![self.segmentation().info().clone()]
+        vec![
+            self.segmentation().info().clone(),
+            self.scorer().info().clone(),
+        ]
     }
 }
 

@@ -40,6 +40,9 @@ enum Command {
         #[command(subcommand)]
         command: IngestCommand,
     },
+    /// Grade every active asset now (today's run for the active engine and
+    /// scorer; joins a run other replicas are working on), with progress.
+    Grade,
     /// Manage accounts.
     User {
         #[command(subcommand)]
@@ -141,6 +144,7 @@ impl Cli {
                 command: IngestCommand::Csv { paths, ticker },
             } => ingest_csv(paths, ticker).await,
             Command::User { command } => user(command).await,
+            Command::Grade => grade().await,
             Command::Key {
                 command: KeyCommand::Create { email, name },
             } => key_create(&email, &name).await,
@@ -186,6 +190,13 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
+    }
+    if state.config.grading {
+        tokio::spawn(crate::grading::schedule(
+            state.db.clone(),
+            state.plugins.clone(),
+            state.config.grade_at,
+        ));
     }
     crate::app::serve(state, listener, shutdown_signal()).await
 }
@@ -391,4 +402,47 @@ async fn key_create(email: &str, name: &str) -> anyhow::Result<()> {
     .await;
     db.close().await;
     result
+}
+
+async fn grade() -> anyhow::Result<()> {
+    let config = Config::from_env()?;
+    let db = store::connect(&config.database_url).await?;
+    let plugins = std::sync::Arc::new(crate::app::Plugins::load(&config)?);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let progress: std::sync::Arc<dyn Fn(crate::grading::Progress) + Send + Sync> =
+        std::sync::Arc::new(|p: crate::grading::Progress| {
+            let eta = p.eta().map_or("?".to_string(), |s| format!("{s:.0}s"));
+            let pct = (p.done * 100).checked_div(p.total).unwrap_or(100);
+            eprint!(
+                "\rgrading: {}/{} assets ({pct}%), {:.1} assets/s, ETA {eta}   ",
+                p.done,
+                p.total,
+                p.rate()
+            );
+        });
+    let result = crate::grading::run(db.clone(), plugins, workers, progress).await;
+    eprintln!();
+    db.close().await;
+    let s = result?;
+    println!(
+        "run {} ({}): {} assets graded here and {} failed in {:.1}s ({} periods x {} metrics each); run total {} graded, {} failed of {}; {}",
+        s.run.id,
+        s.run.day,
+        s.graded_here,
+        s.failed_here,
+        s.elapsed.as_secs_f64(),
+        crate::analysis::CACHED_RETURN_PERIODS.len(),
+        crate::grading::METRICS.len(),
+        s.run.graded,
+        s.run.failures,
+        s.run.total,
+        if s.activated {
+            "now active".to_string()
+        } else if s.run.status == "done" {
+            "already complete".to_string()
+        } else {
+            "other replicas are finishing it".to_string()
+        }
+    );
+    Ok(())
 }

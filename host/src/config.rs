@@ -37,6 +37,11 @@ pub struct Config {
     pub cookie_secure: Option<bool>,
     /// `FORECAST_QUOTA_PER_MINUTE`, `FORECAST_QUOTA_PER_DAY`: default quotas.
     pub quota: QuotaConfig,
+    /// `FORECAST_GRADING` (on/off): whether `serve` grades at start when the
+    /// snapshot is missing or stale, and daily.
+    pub grading: bool,
+    /// `FORECAST_GRADE_AT` (`HH:MM`, UTC): when the daily grading runs.
+    pub grade_at: chrono::NaiveTime,
 }
 
 /// A variable is set but unusable.
@@ -102,6 +107,27 @@ impl Config {
                         })
                     }
                 },
+            },
+            grading: match std::env::var("FORECAST_GRADING").as_deref() {
+                Err(_) | Ok("on") | Ok("1") | Ok("true") => true,
+                Ok("off") | Ok("0") | Ok("false") => false,
+                Ok(other) => {
+                    return Err(ConfigError {
+                        name: "FORECAST_GRADING",
+                        message: format!("expected on or off, got '{other}'"),
+                    })
+                }
+            },
+            grade_at: match std::env::var("FORECAST_GRADE_AT") {
+                Err(_) => chrono::NaiveTime::from_hms_opt(2, 0, 0).expect("valid time"),
+                Ok(raw) => {
+                    chrono::NaiveTime::parse_from_str(raw.trim(), "%H:%M").map_err(|_| {
+                        ConfigError {
+                            name: "FORECAST_GRADE_AT",
+                            message: format!("expected HH:MM (UTC), got '{raw}'"),
+                        }
+                    })?
+                }
             },
             quota: QuotaConfig {
                 per_minute: number("FORECAST_QUOTA_PER_MINUTE", 60, 1)? as u32,

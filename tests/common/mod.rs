@@ -119,7 +119,13 @@ pub fn fresh_db() -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let path = scratch().join(format!("db-{n}.db"));
-    std::fs::copy(&template().path, &path).expect("copy template database");
+    let from = &template().path;
+    std::fs::copy(from, &path).expect("copy template database");
+    // Belt and braces: a WAL left beside the template belongs to the copy.
+    let wal = from.with_extension("db-wal");
+    if wal.exists() {
+        std::fs::copy(&wal, path.with_extension("db-wal")).expect("copy the WAL");
+    }
     path
 }
 
@@ -176,6 +182,9 @@ impl Server {
             .env("FORECAST_ADDR", "127.0.0.1:0")
             .env("DATABASE_URL", sqlite_url(&db))
             .env("RUST_LOG", "warn")
+            // Tests grade explicitly (`forecast grade`); a background run
+            // over the whole universe would only slow them down.
+            .env("FORECAST_GRADING", "off")
             .stdout(Stdio::piped())
             .stderr(stderr);
         for (k, v) in env {

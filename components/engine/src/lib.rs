@@ -344,9 +344,79 @@ struct Outcome {
     y: f64,
 }
 
+/// The walk-forward's products that every output is assembled from.
+struct Walk {
+    periods_per_year: u32,
+    drawdowns: Vec<f64>,
+    series: TimeSeries,
+    outcomes: Vec<Outcome>,
+    per_segment: Vec<Estimators>,
+    grid: Grid,
+}
+
+/// A state-only analysis: what grading, verdicts and rankings need.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateSummary {
+    /// `A` used for annualisation.
+    pub periods_per_year: u32,
+    /// State at `T`.
+    pub current: CurrentState,
+    /// One entry per segment, `num_segments` long.
+    pub segments: Vec<SegmentStats>,
+    /// Median over calendar years of the worst within-year drawdown.
+    pub typical_max_drawdown: Option<f64>,
+}
+
 /// Runs the analysis of DESIGN.md §4 over `dates` (days since 1970-01-01,
 /// strictly increasing) and `closes` (> 0).
 pub fn analyse(dates: &[i32], closes: &[f64], params: &Params) -> Result<Analysis, EngineError> {
+    let w = walk(dates, closes, params)?;
+    let summary = summarise(&w, dates, closes);
+    let path_len = ((f64::from(params.return_period) * f64::from(w.periods_per_year) / 365.0)
+        .round() as usize)
+        .max(1);
+    Ok(Analysis {
+        periods_per_year: w.periods_per_year,
+        current: summary.current,
+        distribution: distribution(&w.outcomes),
+        scatter: scatter(&w.outcomes, &w.drawdowns, &w.grid),
+        paths: segment_paths(closes, &w.drawdowns, &w.grid, path_len),
+        segments: summary.segments,
+        typical_max_drawdown: summary.typical_max_drawdown,
+        series: w.series,
+    })
+}
+
+/// The final state of [`analyse`] without the per-row series, paths, scatter
+/// and distribution (identical values, a fraction of the work).
+pub fn analyse_state(
+    dates: &[i32],
+    closes: &[f64],
+    params: &Params,
+) -> Result<StateSummary, EngineError> {
+    let w = walk(dates, closes, params)?;
+    Ok(summarise(&w, dates, closes))
+}
+
+fn summarise(w: &Walk, dates: &[i32], closes: &[f64]) -> StateSummary {
+    let last = closes.len() - 1;
+    let current_segment = w.grid.segment(w.drawdowns[last]);
+    StateSummary {
+        periods_per_year: w.periods_per_year,
+        current: current_state(
+            &w.series,
+            &w.outcomes,
+            &w.drawdowns,
+            &w.grid,
+            closes[last],
+            current_segment,
+        ),
+        segments: segment_stats(closes, &w.drawdowns, &w.outcomes, &w.per_segment, &w.grid),
+        typical_max_drawdown: typical_max_drawdown(dates, closes),
+    }
+}
+
+fn walk(dates: &[i32], closes: &[f64], params: &Params) -> Result<Walk, EngineError> {
     validate(dates, closes, params)?;
     let n = closes.len();
     let k = params.num_segments;
@@ -433,33 +503,13 @@ pub fn analyse(dates: &[i32], closes: &[f64], params: &Params) -> Result<Analysi
         });
     }
 
-    let last = n - 1;
-    let current_segment = grid.segment(drawdowns[last]);
-    let current = current_state(
-        &series,
-        &outcomes,
-        &drawdowns,
-        &grid,
-        closes[last],
-        current_segment,
-    );
-    let segments = segment_stats(closes, &drawdowns, &outcomes, &per_segment, &grid);
-    let distribution = distribution(&outcomes);
-    let scatter = scatter(&outcomes, &drawdowns, &grid);
-    let path_len =
-        ((f64::from(params.return_period) * f64::from(a) / 365.0).round() as usize).max(1);
-    let paths = segment_paths(closes, &drawdowns, &grid, path_len);
-    let typical_max_drawdown = typical_max_drawdown(dates, closes);
-
-    Ok(Analysis {
+    Ok(Walk {
         periods_per_year: a,
-        current,
+        drawdowns,
         series,
-        segments,
-        distribution,
-        scatter,
-        paths,
-        typical_max_drawdown,
+        outcomes,
+        per_segment,
+        grid,
     })
 }
 

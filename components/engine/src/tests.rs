@@ -517,3 +517,20 @@ fn no_lookahead_under_any_cut() {
         }
     }
 }
+
+#[test]
+fn state_only_analysis_equals_the_full_one() {
+    let mut rng = Rng(99);
+    let n = 900;
+    let closes = random_walk(&mut rng, n, 0.02);
+    for metric in [Metric::Return, Metric::Sharpe, Metric::Sortino] {
+        let p = params(30, metric);
+        let full = analyse(&weekdays(n), &closes, &p).unwrap();
+        let state = analyse_state(&weekdays(n), &closes, &p).unwrap();
+        assert_eq!(state.current, full.current);
+        assert_eq!(state.segments, full.segments);
+        assert_eq!(state.typical_max_drawdown, full.typical_max_drawdown);
+        assert_eq!(state.periods_per_year, full.periods_per_year);
+    }
+    assert!(analyse_state(&weekdays(10), &closes[..10], &Params::default()).is_err());
+}

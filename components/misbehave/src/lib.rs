@@ -13,7 +13,9 @@ wit_bindgen::generate!({
     world: "segmentation",
 });
 
-use exports::forecast::plugins::engine::{Analysis, AnalysisParams, EngineError, Guest};
+use exports::forecast::plugins::engine::{
+    Analysis, AnalysisParams, EngineError, Guest, StateSummary,
+};
 use forecast::plugins::host_log::{log, Level};
 use forecast::plugins::types::PriceSeries;
 
@@ -25,27 +27,39 @@ impl Guest for Component {
     }
 
     fn analyse(series: PriceSeries, params: AnalysisParams) -> Result<Analysis, EngineError> {
-        match params.return_period {
-            7 => {
-                let mut x: u64 = 1;
-                loop {
-                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-                }
+        misbehave(&series, &params)
+    }
+
+    fn analyse_state(
+        series: PriceSeries,
+        params: AnalysisParams,
+    ) -> Result<StateSummary, EngineError> {
+        misbehave(&series, &params)
+    }
+}
+
+/// The misbehaviour selected by `return_period`; never returns a value.
+fn misbehave<T>(series: &PriceSeries, params: &AnalysisParams) -> Result<T, EngineError> {
+    match params.return_period {
+        7 => {
+            let mut x: u64 = 1;
+            loop {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
             }
-            8 => {
-                let mut hoard: Vec<Vec<u8>> = Vec::new();
-                loop {
-                    hoard.push(vec![1u8; 16 << 20]);
-                    std::hint::black_box(&hoard);
-                }
-            }
-            9 => panic!("misbehave: deliberate panic"),
-            10 => {
-                log(Level::Warn, "misbehave: about to refuse");
-                Err(EngineError::InvalidInput("misbehave refuses".into()))
-            }
-            _ => Err(EngineError::InsufficientData(series.closes.len() as u32)),
         }
+        8 => {
+            let mut hoard: Vec<Vec<u8>> = Vec::new();
+            loop {
+                hoard.push(vec![1u8; 16 << 20]);
+                std::hint::black_box(&hoard);
+            }
+        }
+        9 => panic!("misbehave: deliberate panic"),
+        10 => {
+            log(Level::Warn, "misbehave: about to refuse");
+            Err(EngineError::InvalidInput("misbehave refuses".into()))
+        }
+        _ => Err(EngineError::InsufficientData(series.closes.len() as u32)),
     }
 }
 

@@ -8,7 +8,7 @@ wit_bindgen::generate!({
 
 use exports::forecast::plugins::engine::{
     Analysis, AnalysisParams, CurrentState, Distribution, EngineError, Guest, Method, ScatterPoint,
-    SegmentPaths, SegmentStats, TimeSeries,
+    SegmentPaths, SegmentStats, StateSummary, TimeSeries,
 };
 use forecast::plugins::types::{Metric, PriceSeries};
 use forecast_engine as core;
@@ -21,49 +21,86 @@ impl Guest for Component {
     }
 
     fn analyse(series: PriceSeries, params: AnalysisParams) -> Result<Analysis, EngineError> {
-        let p = core::Params {
-            return_period: params.return_period,
-            num_segments: params.num_segments,
-            decay_factor: params.decay_factor,
-            metric: match params.metric {
-                Metric::TotalReturn => core::Metric::Return,
-                Metric::Sharpe => core::Metric::Sharpe,
-                Metric::Sortino => core::Metric::Sortino,
-            },
-            periods_per_year: params.periods_per_year,
-        };
-        core::analyse(&series.dates, &series.closes, &p)
+        core::analyse(&series.dates, &series.closes, &to_core(&params))
             .map(into_wit)
-            .map_err(|e| match e {
-                core::EngineError::InsufficientData { rows, .. } => {
-                    EngineError::InsufficientData(rows)
-                }
-                core::EngineError::InvalidInput(m) => EngineError::InvalidInput(m),
+            .map_err(error_to_wit)
+    }
+
+    fn analyse_state(
+        series: PriceSeries,
+        params: AnalysisParams,
+    ) -> Result<StateSummary, EngineError> {
+        core::analyse_state(&series.dates, &series.closes, &to_core(&params))
+            .map(|s| StateSummary {
+                periods_per_year: s.periods_per_year,
+                current: current_to_wit(s.current),
+                segments: s.segments.into_iter().map(segment_to_wit).collect(),
+                typical_max_drawdown: s.typical_max_drawdown,
             })
+            .map_err(error_to_wit)
+    }
+}
+
+fn to_core(params: &AnalysisParams) -> core::Params {
+    core::Params {
+        return_period: params.return_period,
+        num_segments: params.num_segments,
+        decay_factor: params.decay_factor,
+        metric: match params.metric {
+            Metric::TotalReturn => core::Metric::Return,
+            Metric::Sharpe => core::Metric::Sharpe,
+            Metric::Sortino => core::Metric::Sortino,
+        },
+        periods_per_year: params.periods_per_year,
+    }
+}
+
+fn error_to_wit(e: core::EngineError) -> EngineError {
+    match e {
+        core::EngineError::InsufficientData { rows, .. } => EngineError::InsufficientData(rows),
+        core::EngineError::InvalidInput(m) => EngineError::InvalidInput(m),
+    }
+}
+
+fn current_to_wit(c: core::CurrentState) -> CurrentState {
+    CurrentState {
+        price: c.price,
+        drawdown: c.drawdown,
+        segment: c.segment,
+        expected_return: c.expected_return,
+        prediction_error: c.prediction_error,
+        median_return: c.median_return,
+        median_error: c.median_error,
+        best_method: match c.best_method {
+            core::Method::Ema => Method::Ema,
+            core::Method::Median => Method::Median,
+        },
+        best_error: c.best_error,
+        insufficient_data: c.insufficient_data,
+        confirmed_count: c.confirmed_count,
+    }
+}
+
+fn segment_to_wit(g: core::SegmentStats) -> SegmentStats {
+    SegmentStats {
+        segment_idx: g.segment_idx,
+        lower_bound: g.lower_bound,
+        upper_bound: g.upper_bound,
+        count: g.count,
+        expected_return: g.expected_return,
+        avg_return: g.avg_return,
+        median_return: g.median_return,
+        static_median_return: g.static_median_return,
+        max_loss: g.max_loss,
+        win_rate: g.win_rate,
     }
 }
 
 fn into_wit(a: core::Analysis) -> Analysis {
-    let c = a.current;
     let s = a.series;
     Analysis {
         periods_per_year: a.periods_per_year,
-        current: CurrentState {
-            price: c.price,
-            drawdown: c.drawdown,
-            segment: c.segment,
-            expected_return: c.expected_return,
-            prediction_error: c.prediction_error,
-            median_return: c.median_return,
-            median_error: c.median_error,
-            best_method: match c.best_method {
-                core::Method::Ema => Method::Ema,
-                core::Method::Median => Method::Median,
-            },
-            best_error: c.best_error,
-            insufficient_data: c.insufficient_data,
-            confirmed_count: c.confirmed_count,
-        },
+        current: current_to_wit(a.current),
         series: TimeSeries {
             drawdowns: s.drawdowns,
             expected_returns: s.expected_returns,
@@ -75,22 +112,7 @@ fn into_wit(a: core::Analysis) -> Analysis {
             median_error_cumavg: s.median_error_cumavg,
             projected_prices: s.projected_prices,
         },
-        segments: a
-            .segments
-            .into_iter()
-            .map(|g| SegmentStats {
-                segment_idx: g.segment_idx,
-                lower_bound: g.lower_bound,
-                upper_bound: g.upper_bound,
-                count: g.count,
-                expected_return: g.expected_return,
-                avg_return: g.avg_return,
-                median_return: g.median_return,
-                static_median_return: g.static_median_return,
-                max_loss: g.max_loss,
-                win_rate: g.win_rate,
-            })
-            .collect(),
+        segments: a.segments.into_iter().map(segment_to_wit).collect(),
         distribution: Distribution {
             bins: a.distribution.bins,
             counts: a.distribution.counts,

@@ -1,4 +1,4 @@
-//! `GET /api/analysis/{ticker}`.
+//! `GET /api/analysis/{ticker}` and `GET /api/analysis/{ticker}/verdict`.
 
 use axum::extract::State;
 use axum::routing::get;
@@ -8,9 +8,12 @@ use super::error::ApiError;
 use super::extract::{Path, Query};
 use crate::analysis::{self, AnalysisResponse, RawAnalysisQuery};
 use crate::app::AppState;
+use crate::verdict::{self as verdicts, VerdictResponse};
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/api/analysis/{ticker}", get(full))
+    Router::new()
+        .route("/api/analysis/{ticker}", get(full))
+        .route("/api/analysis/{ticker}/verdict", get(verdict))
 }
 
 async fn full(
@@ -20,4 +23,13 @@ async fn full(
 ) -> Result<Json<AnalysisResponse>, ApiError> {
     let q = raw.validate().map_err(ApiError::BadRequest)?;
     Ok(Json(analysis::analyse(&state, &ticker, &q).await?))
+}
+
+async fn verdict(
+    State(state): State<AppState>,
+    Path(ticker): Path<String>,
+    Query(raw): Query<RawAnalysisQuery>,
+) -> Result<Json<VerdictResponse>, ApiError> {
+    let q = raw.validate().map_err(ApiError::BadRequest)?;
+    Ok(Json(verdicts::verdict(&state, &ticker, &q).await?))
 }

@@ -52,6 +52,24 @@ async fn health(
                 json!({ "backend": db.backend(), "reachable": false })
             }
         };
+        let grading = match (db.latest_grading_run().await, db.active_grading_run().await) {
+            (Ok(latest), Ok(active)) => json!({
+                "last_run": latest.map(|r| json!({
+                    "id": r.id,
+                    "day": r.day,
+                    "status": r.status,
+                    "started_at": chrono::DateTime::from_timestamp(r.started_at, 0),
+                    "duration_seconds": r.finished_at.map(|f| f - r.started_at),
+                    "total": r.total,
+                    "assets_graded": r.graded,
+                    "failures": r.failures,
+                    "engine": r.engine,
+                    "scorer": r.scorer,
+                })),
+                "active_run": active.map(|r| r.id),
+            }),
+            _ => json!(null),
+        };
         let runtime = state.plugins.runtime().config();
         body["debug"] = json!({
             "version": env!("CARGO_PKG_VERSION"),
@@ -63,6 +81,7 @@ async fn health(
             },
             "database": database,
             "plugins": state.plugins.active(),
+            "grading": grading,
             "plugin_limits": {
                 "call_timeout_ms": runtime.call_timeout.as_millis() as u64,
                 "memory_limit_mb": runtime.memory_limit >> 20,

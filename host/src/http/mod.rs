@@ -16,6 +16,7 @@ pub mod guard;
 mod health;
 mod keys;
 mod openapi;
+mod ranking;
 pub mod session;
 
 use axum::body::Body;
@@ -44,6 +45,7 @@ fn bearer_routes(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(assets::router())
         .merge(analysis::router())
+        .merge(ranking::router())
         .route_layer(middleware::from_fn_with_state(
             (state.clone(), guard::Cost(1)),
             guard::bearer,

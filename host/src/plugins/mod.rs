@@ -12,6 +12,7 @@
 //!   filesystem, network, environment, process or clock.
 //! * Concurrency is bounded by a semaphore sized below the instance pool.
 
+pub mod scorer;
 pub mod segmentation;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,7 +26,8 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
 };
 
-pub use segmentation::SegmentationPlugin;
+pub use scorer::ScorerPlugin;
+pub use segmentation::{SegmentationPlugin, SegmentationSession};
 
 /// Linear memory kept resident per pool slot between instances.
 const KEEP_RESIDENT_BYTES: usize = 16 << 20;
@@ -269,13 +271,19 @@ impl PluginRuntime {
             },
         );
         store.limiter(|s| &mut s.limiter);
+        self.reset_deadline(&mut store);
+        store
+    }
+
+    /// Gives a store a full call budget from now (before each call of a
+    /// reused instance).
+    pub(crate) fn reset_deadline(&self, store: &mut wasmtime::Store<CallState>) {
         let ticks = self
             .config
             .call_timeout
             .as_millis()
             .div_ceil(EPOCH_TICK.as_millis()) as u64;
         store.set_epoch_deadline(ticks.max(1));
-        store
     }
 
     /// Turns a wasmtime error of a call into a [`PluginError`].
@@ -320,6 +328,9 @@ pub mod builtin {
         env!("FORECAST_COMPONENTS_DIR"),
         "/segmentation.wasm"
     ));
+    /// The default ranking scorer.
+    pub const SCORER: &[u8] =
+        include_bytes!(concat!(env!("FORECAST_COMPONENTS_DIR"), "/scorer.wasm"));
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ wasmtime::component::bindgen!({
 
 pub use self::forecast::plugins::types::{Metric, PriceSeries};
 pub use exports::forecast::plugins::engine::{
-    Analysis, AnalysisParams, CurrentState, EngineError, Method, SegmentStats,
+    Analysis, AnalysisParams, CurrentState, EngineError, Method, SegmentStats, StateSummary,
 };
 
 impl self::forecast::plugins::host_log::Host for CallState {
@@ -119,6 +119,34 @@ impl SegmentationPlugin {
         })
     }
 
+    /// The final state only (no per-row series): grading and verdicts.
+    /// Blocking, like [`SegmentationPlugin::analyse`].
+    pub fn analyse_state(
+        &self,
+        series: &Series,
+        params: AnalysisParams,
+    ) -> Result<Result<StateSummary, EngineError>, PluginError> {
+        let input = PriceSeries {
+            dates: series.dates.clone(),
+            closes: series.closes.clone(),
+        };
+        self.call(|store, bindings| {
+            bindings
+                .forecast_plugins_engine()
+                .call_analyse_state(store, &input, params)
+        })
+    }
+
+    /// A reusable instance for many calls in a row (the grading job): one
+    /// instantiation, a fresh deadline per call, and a fresh instance after
+    /// any failure.
+    pub fn session(self: &Arc<Self>) -> SegmentationSession {
+        SegmentationSession {
+            plugin: self.clone(),
+            live: None,
+        }
+    }
+
     fn call<R>(
         &self,
         f: impl FnOnce(&mut wasmtime::Store<CallState>, &Segmentation) -> wasmtime::Result<R>,
@@ -135,5 +163,59 @@ impl SegmentationPlugin {
             }
         })?;
         f(&mut store, &bindings).map_err(|e| self.runtime.classify(&store, &self.label, e))
+    }
+}
+
+/// See [`SegmentationPlugin::session`]. `Send`, so it can move into
+/// `spawn_blocking` and back.
+pub struct SegmentationSession {
+    plugin: Arc<SegmentationPlugin>,
+    live: Option<(wasmtime::Store<CallState>, Segmentation)>,
+}
+
+impl SegmentationSession {
+    /// The plugin this session runs.
+    pub fn plugin(&self) -> &Arc<SegmentationPlugin> {
+        &self.plugin
+    }
+
+    /// [`SegmentationPlugin::analyse_state`] on the session's instance.
+    pub fn analyse_state(
+        &mut self,
+        series: &Series,
+        params: AnalysisParams,
+    ) -> Result<Result<StateSummary, EngineError>, PluginError> {
+        let plugin = &self.plugin;
+        if self.live.is_none() {
+            let mut store = plugin.runtime.store(plugin.label.clone());
+            let bindings =
+                plugin
+                    .pre
+                    .instantiate(&mut store)
+                    .map_err(|e| PluginError::Instantiate {
+                        plugin: plugin.label.to_string(),
+                        message: format!("{e:#}"),
+                    })?;
+            self.live = Some((store, bindings));
+        }
+        let (store, bindings) = self.live.as_mut().expect("instantiated above");
+        plugin.runtime.reset_deadline(store);
+        let input = PriceSeries {
+            dates: series.dates.clone(),
+            closes: series.closes.clone(),
+        };
+        let result =
+            bindings
+                .forecast_plugins_engine()
+                .call_analyse_state(&mut *store, &input, params);
+        match result {
+            Ok(answer) => Ok(answer),
+            Err(e) => {
+                let err = plugin.runtime.classify(store, &plugin.label, e);
+                // A trapped instance is never used again.
+                self.live = None;
+                Err(err)
+            }
+        }
     }
 }

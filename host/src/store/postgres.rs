@@ -13,8 +13,8 @@ use sqlx::postgres::{PgPoolOptions, PgRow};
 use sqlx::{PgPool, Row};
 
 use super::{
-    window_start, CachedMetadata, CatalogEntry, Consumption, Database, StoreCounts, StoreError,
-    StoreResult, Window, WindowUsage,
+    window_start, CachedMetadata, CatalogEntry, Consumption, Database, GradeRow, GradingRun,
+    RankedRow, StoreCounts, StoreError, StoreResult, Window, WindowUsage,
 };
 use crate::domain::{ApiKeyRecord, Asset, Category, DataSource, Tier, User};
 use crate::series::{from_days, PriceSeries};
@@ -100,6 +100,74 @@ fn key_from_row(row: &PgRow) -> StoreResult<ApiKeyRecord> {
         last_used_at: row.try_get("last_used_at")?,
     })
 }
+
+const RUN_COLUMNS: &str =
+    "id, day, engine, scorer, status, started_at, finished_at, total, graded, failures";
+const GRADE_COLUMNS: &str =
+    "g.asset_id, g.return_period, g.metric, g.data_version, g.letter, g.score, \
+     g.expected_return, g.prediction_error, g.median_return, g.median_error, g.current_drawdown, \
+     g.current_price, g.win_rate, g.body";
+
+fn run_from_row(r: &PgRow) -> StoreResult<GradingRun> {
+    Ok(GradingRun {
+        id: r.try_get("id")?,
+        day: r.try_get("day")?,
+        engine: r.try_get("engine")?,
+        scorer: r.try_get("scorer")?,
+        status: r.try_get("status")?,
+        started_at: r.try_get("started_at")?,
+        finished_at: r.try_get("finished_at")?,
+        total: r.try_get("total")?,
+        graded: r.try_get("graded")?,
+        failures: r.try_get("failures")?,
+    })
+}
+
+fn grade_from_row(r: &PgRow) -> StoreResult<GradeRow> {
+    let period: i64 = r.try_get("return_period")?;
+    Ok(GradeRow {
+        asset_id: r.try_get("asset_id")?,
+        return_period: u32::try_from(period)
+            .map_err(|_| StoreError::Corrupt(format!("return_period {period}")))?,
+        metric: r.try_get("metric")?,
+        data_version: r.try_get("data_version")?,
+        letter: r.try_get("letter")?,
+        score: r.try_get("score")?,
+        expected_return: r.try_get("expected_return")?,
+        prediction_error: r.try_get("prediction_error")?,
+        median_return: r.try_get("median_return")?,
+        median_error: r.try_get("median_error")?,
+        current_drawdown: r.try_get("current_drawdown")?,
+        current_price: r.try_get("current_price")?,
+        win_rate: r.try_get("win_rate")?,
+        body: r.try_get("body")?,
+    })
+}
+
+/// The grades with one row per (asset, period, metric), the last occurrence
+/// winning (as SQLite's row-by-row upsert does): a multi-row upsert may not
+/// touch a row twice.
+fn last_per_grade_key(grades: &[GradeRow]) -> Vec<&GradeRow> {
+    let last: HashMap<(i64, u32, &str), usize> = grades
+        .iter()
+        .enumerate()
+        .map(|(i, g)| ((g.asset_id, g.return_period, g.metric.as_str()), i))
+        .collect();
+    grades
+        .iter()
+        .enumerate()
+        .filter(|(i, g)| last[&(g.asset_id, g.return_period, g.metric.as_str())] == *i)
+        .map(|(_, g)| g)
+        .collect()
+}
+
+/// Grade rows per upsert statement (15 arrays of this length each).
+const GRADE_CHUNK: usize = 2_000;
+
+/// Key of the transaction-scoped advisory lock that serialises run
+/// completions across processes: each completion deletes the other runs'
+/// grades and tasks, so two at once could deadlock on each other's rows.
+const FINISH_LOCK: i64 = 0x4645_4752_4144; // "FEGRAD"
 
 fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
@@ -263,9 +331,12 @@ impl Database for PgStore {
                 (Some(f), Some(l)) => (from_days(*f).to_string(), from_days(*l).to_string()),
                 _ => (String::new(), String::new()),
             };
-            // The upsert and the cache purge in one round trip.
+            // The upsert and the purges in one round trip: the cached
+            // analyses, and the grades of the old prices (served live until
+            // re-graded). A data-modifying CTE always runs to completion.
             sqlx::query(
-                "WITH purged AS (DELETE FROM analysis_cache WHERE asset_id = $1)
+                "WITH purged AS (DELETE FROM analysis_cache WHERE asset_id = $1),
+                      ungraded AS (DELETE FROM grades WHERE asset_id = $1)
                  INSERT INTO daily_prices (asset_id, row_count, first_date, last_date, has_weekends, series, updated_at)
                  VALUES ($1, $2, $3, $4, $5, $6, $7)
                  ON CONFLICT (asset_id) DO UPDATE SET
@@ -668,5 +739,345 @@ impl Database for PgStore {
             admitted,
             windows: usage,
         })
+    }
+
+    async fn gradable_assets(&self, min_rows: i64) -> StoreResult<Vec<i64>> {
+        let rows = sqlx::query(
+            "SELECT a.id FROM assets a JOIN daily_prices p ON p.asset_id = a.id
+             WHERE a.is_active AND p.row_count >= $1 ORDER BY a.id",
+        )
+        .bind(min_rows)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+    }
+
+    async fn start_or_join_run(
+        &self,
+        day: &str,
+        engine: &str,
+        scorer: &str,
+        asset_ids: &[i64],
+        now: i64,
+    ) -> StoreResult<GradingRun> {
+        // The run and its tasks commit together. A concurrent inserter of
+        // the same (day, engine, scorer) waits on the unique index until the
+        // first transaction ends, then does nothing and (a new statement, so
+        // a new snapshot under READ COMMITTED) reads the committed run —
+        // never a run without its tasks. Runs are never deleted, so the
+        // read finds it; the loop only guards against a first inserter that
+        // rolled back between our insert and our read.
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM grading_runs WHERE day = $1 AND engine = $2 AND scorer = $3"
+        );
+        for _ in 0..3 {
+            let mut tx = self.pool.begin().await?;
+            let id = uuid::Uuid::new_v4().to_string();
+            let inserted = sqlx::query(
+                "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
+                 VALUES ($1, $2, $3, $4, 'running', $5, $6)
+                 ON CONFLICT (day, engine, scorer) DO NOTHING
+                 RETURNING id",
+            )
+            .bind(&id)
+            .bind(day)
+            .bind(engine)
+            .bind(scorer)
+            .bind(now)
+            .bind(asset_ids.len() as i64)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if inserted.is_none() {
+                tx.rollback().await?;
+                let row = sqlx::query(&sql)
+                    .bind(day)
+                    .bind(engine)
+                    .bind(scorer)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                match row {
+                    Some(r) => return run_from_row(&r),
+                    None => continue,
+                }
+            }
+            sqlx::query(
+                "INSERT INTO grading_tasks (run_id, asset_id, status)
+                 SELECT $1::TEXT, asset_id, 'pending' FROM UNNEST($2::BIGINT[]) AS t (asset_id)",
+            )
+            .bind(&id)
+            .bind(asset_ids)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            return Ok(GradingRun {
+                id,
+                day: day.to_string(),
+                engine: engine.to_string(),
+                scorer: scorer.to_string(),
+                status: "running".into(),
+                started_at: now,
+                finished_at: None,
+                total: asset_ids.len() as i64,
+                graded: 0,
+                failures: 0,
+            });
+        }
+        Err(StoreError::Corrupt(format!(
+            "grading run ({day}, {engine}, {scorer}) neither inserted nor found"
+        )))
+    }
+
+    async fn claim_grading_tasks(
+        &self,
+        run_id: &str,
+        worker: &str,
+        limit: u32,
+        now: i64,
+        lease_seconds: i64,
+    ) -> StoreResult<Vec<i64>> {
+        // One statement: the subquery locks up to `limit` claimable rows,
+        // skipping rows another claimer holds; a row claimed and committed
+        // by another since our snapshot fails the re-check of the WHERE
+        // clause on the locked row version and is left out.
+        let rows = sqlx::query(
+            "UPDATE grading_tasks SET status = 'claimed', claimed_by = $2, claimed_at = $3
+             WHERE run_id = $1 AND asset_id IN (
+                 SELECT asset_id FROM grading_tasks
+                 WHERE run_id = $1
+                   AND (status = 'pending' OR (status = 'claimed' AND claimed_at <= $4))
+                 ORDER BY asset_id
+                 LIMIT $5
+                 FOR UPDATE SKIP LOCKED)
+             RETURNING asset_id",
+        )
+        .bind(run_id)
+        .bind(worker)
+        .bind(now)
+        .bind(now - lease_seconds)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        let mut ids: Vec<i64> = rows
+            .iter()
+            .map(|r| r.try_get("asset_id"))
+            .collect::<Result<_, _>>()?;
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    async fn record_grades(
+        &self,
+        run_id: &str,
+        worker: &str,
+        grades: &[GradeRow],
+        done: &[i64],
+        failed: &[i64],
+    ) -> StoreResult<()> {
+        // One transaction; the grades travel as 15 parallel arrays expanded
+        // by UNNEST, one statement per chunk.
+        let grades = last_per_grade_key(grades);
+        let mut tx = self.pool.begin().await?;
+        for chunk in grades.chunks(GRADE_CHUNK) {
+            let text =
+                |f: fn(&GradeRow) -> &str| -> Vec<&str> { chunk.iter().map(|g| f(g)).collect() };
+            let int =
+                |f: fn(&GradeRow) -> i64| -> Vec<i64> { chunk.iter().map(|g| f(g)).collect() };
+            let real =
+                |f: fn(&GradeRow) -> f64| -> Vec<f64> { chunk.iter().map(|g| f(g)).collect() };
+            sqlx::query(
+                "INSERT INTO grades (run_id, asset_id, return_period, metric, data_version, letter, score,
+                    expected_return, prediction_error, median_return, median_error, current_drawdown,
+                    current_price, win_rate, body)
+                 SELECT $1::TEXT, * FROM UNNEST($2::BIGINT[], $3::BIGINT[], $4::TEXT[], $5::BIGINT[],
+                    $6::TEXT[], $7::DOUBLE PRECISION[], $8::DOUBLE PRECISION[],
+                    $9::DOUBLE PRECISION[], $10::DOUBLE PRECISION[], $11::DOUBLE PRECISION[],
+                    $12::DOUBLE PRECISION[], $13::DOUBLE PRECISION[], $14::DOUBLE PRECISION[],
+                    $15::TEXT[])
+                 ON CONFLICT (run_id, asset_id, return_period, metric) DO UPDATE SET
+                    data_version = excluded.data_version, letter = excluded.letter, score = excluded.score,
+                    expected_return = excluded.expected_return, prediction_error = excluded.prediction_error,
+                    median_return = excluded.median_return, median_error = excluded.median_error,
+                    current_drawdown = excluded.current_drawdown, current_price = excluded.current_price,
+                    win_rate = excluded.win_rate, body = excluded.body",
+            )
+            .bind(run_id)
+            .bind(int(|g| g.asset_id))
+            .bind(int(|g| i64::from(g.return_period)))
+            .bind(text(|g| &g.metric))
+            .bind(int(|g| g.data_version))
+            .bind(text(|g| &g.letter))
+            .bind(real(|g| g.score))
+            .bind(real(|g| g.expected_return))
+            .bind(real(|g| g.prediction_error))
+            .bind(real(|g| g.median_return))
+            .bind(real(|g| g.median_error))
+            .bind(real(|g| g.current_drawdown))
+            .bind(real(|g| g.current_price))
+            .bind(real(|g| g.win_rate))
+            .bind(text(|g| &g.body))
+            .execute(&mut *tx)
+            .await?;
+        }
+        // Only tasks still claimed by `worker` close (and count); `done`
+        // first, so an id in both lists counts once, as graded.
+        let mut counts = [0i64; 2];
+        for (slot, (ids, status)) in counts.iter_mut().zip([(done, "done"), (failed, "failed")]) {
+            if ids.is_empty() {
+                continue;
+            }
+            let r = sqlx::query(
+                "UPDATE grading_tasks SET status = $1
+                 WHERE run_id = $2 AND asset_id = ANY($3) AND status = 'claimed' AND claimed_by = $4",
+            )
+            .bind(status)
+            .bind(run_id)
+            .bind(ids)
+            .bind(worker)
+            .execute(&mut *tx)
+            .await?;
+            *slot = r.rows_affected() as i64;
+        }
+        if counts != [0, 0] {
+            sqlx::query(
+                "UPDATE grading_runs SET graded = graded + $1, failures = failures + $2 WHERE id = $3",
+            )
+            .bind(counts[0])
+            .bind(counts[1])
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool> {
+        // Completions are serialised across processes (advisory lock), and
+        // the run row is locked: a second caller waits, then reads `done`.
+        // The open-task count is a fresh snapshot taken after the locks; a
+        // task closed by a transaction still in flight counts as open, and
+        // that transaction's worker calls this again after committing.
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(FINISH_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        let status: Option<String> =
+            sqlx::query("SELECT status FROM grading_runs WHERE id = $1 FOR UPDATE")
+                .bind(run_id)
+                .fetch_optional(&mut *tx)
+                .await?
+                .map(|r| r.try_get("status"))
+                .transpose()?;
+        if status.as_deref() != Some("running") {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        let open: i64 = sqlx::query(
+            "SELECT COUNT(*) AS n FROM grading_tasks
+             WHERE run_id = $1 AND status IN ('pending', 'claimed')",
+        )
+        .bind(run_id)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get("n")?;
+        if open > 0 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query("UPDATE grading_runs SET status = 'done', finished_at = $1 WHERE id = $2")
+            .bind(now)
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES ('active_grading_run', $1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM grades WHERE run_id <> $1")
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM grading_tasks WHERE run_id <> $1")
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn active_grading_run(&self) -> StoreResult<Option<GradingRun>> {
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM grading_runs
+             WHERE id = (SELECT value FROM settings WHERE key = 'active_grading_run')"
+        );
+        let row = sqlx::query(&sql).fetch_optional(&self.pool).await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn latest_grading_run(&self) -> StoreResult<Option<GradingRun>> {
+        // COLLATE "C": the tie-break in byte order, as SQLite sorts.
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM grading_runs
+             ORDER BY started_at DESC, id COLLATE \"C\" LIMIT 1"
+        );
+        let row = sqlx::query(&sql).fetch_optional(&self.pool).await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn grade(
+        &self,
+        run_id: &str,
+        asset_id: i64,
+        return_period: u32,
+        metric: &str,
+    ) -> StoreResult<Option<GradeRow>> {
+        let sql = format!(
+            "SELECT {GRADE_COLUMNS} FROM grades g
+             WHERE g.run_id = $1 AND g.asset_id = $2 AND g.return_period = $3 AND g.metric = $4"
+        );
+        let row = sqlx::query(&sql)
+            .bind(run_id)
+            .bind(asset_id)
+            .bind(i64::from(return_period))
+            .bind(metric)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(grade_from_row).transpose()
+    }
+
+    async fn ranking_rows(
+        &self,
+        run_id: &str,
+        return_period: u32,
+        metric: &str,
+    ) -> StoreResult<Vec<RankedRow>> {
+        let sql = format!(
+            "SELECT {GRADE_COLUMNS}, a.ticker, a.name, a.category
+             FROM grades g JOIN assets a ON a.id = g.asset_id
+             WHERE g.run_id = $1 AND g.return_period = $2 AND g.metric = $3 AND a.is_active
+             ORDER BY g.asset_id"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(run_id)
+            .bind(i64::from(return_period))
+            .bind(metric)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let category: String = r.try_get("category")?;
+                Ok(RankedRow {
+                    grade: grade_from_row(r)?,
+                    ticker: r.try_get("ticker")?,
+                    name: r.try_get("name")?,
+                    category: Category::from_str(&category)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                })
+            })
+            .collect()
     }
 }

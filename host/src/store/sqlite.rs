@@ -10,8 +10,8 @@ use sqlx::sqlite::{
 use sqlx::{Row, SqlitePool};
 
 use super::{
-    window_start, CachedMetadata, CatalogEntry, Consumption, Database, StoreCounts, StoreError,
-    StoreResult, Window, WindowUsage,
+    window_start, CachedMetadata, CatalogEntry, Consumption, Database, GradeRow, GradingRun,
+    RankedRow, StoreCounts, StoreError, StoreResult, Window, WindowUsage,
 };
 use crate::domain::{ApiKeyRecord, Asset, Category, DataSource, Tier, User};
 use crate::series::{from_days, PriceSeries};
@@ -108,6 +108,47 @@ fn key_from_row(row: &SqliteRow) -> StoreResult<ApiKeyRecord> {
     })
 }
 
+const RUN_COLUMNS: &str =
+    "id, day, engine, scorer, status, started_at, finished_at, total, graded, failures";
+const GRADE_COLUMNS: &str =
+    "g.asset_id, g.return_period, g.metric, g.data_version, g.letter, g.score, \
+     g.expected_return, g.prediction_error, g.median_return, g.median_error, g.current_drawdown, \
+     g.current_price, g.win_rate, g.body";
+
+fn run_from_row(r: &SqliteRow) -> StoreResult<GradingRun> {
+    Ok(GradingRun {
+        id: r.try_get("id")?,
+        day: r.try_get("day")?,
+        engine: r.try_get("engine")?,
+        scorer: r.try_get("scorer")?,
+        status: r.try_get("status")?,
+        started_at: r.try_get("started_at")?,
+        finished_at: r.try_get("finished_at")?,
+        total: r.try_get("total")?,
+        graded: r.try_get("graded")?,
+        failures: r.try_get("failures")?,
+    })
+}
+
+fn grade_from_row(r: &SqliteRow) -> StoreResult<GradeRow> {
+    Ok(GradeRow {
+        asset_id: r.try_get("asset_id")?,
+        return_period: r.try_get::<i64, _>("return_period")? as u32,
+        metric: r.try_get("metric")?,
+        data_version: r.try_get("data_version")?,
+        letter: r.try_get("letter")?,
+        score: r.try_get("score")?,
+        expected_return: r.try_get("expected_return")?,
+        prediction_error: r.try_get("prediction_error")?,
+        median_return: r.try_get("median_return")?,
+        median_error: r.try_get("median_error")?,
+        current_drawdown: r.try_get("current_drawdown")?,
+        current_price: r.try_get("current_price")?,
+        win_rate: r.try_get("win_rate")?,
+        body: r.try_get("body")?,
+    })
+}
+
 fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
 }
@@ -128,6 +169,14 @@ impl Database for SqliteStore {
     }
 
     async fn close(&self) {
+        // Fold the WAL into the main file first, so a file copied right
+        // after a CLI command exits holds everything it wrote.
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&self.pool)
+            .await
+        {
+            tracing::warn!(error = %e, "WAL checkpoint on close failed");
+        }
         self.pool.close().await;
     }
 
@@ -262,6 +311,11 @@ impl Database for SqliteStore {
             .execute(&mut *tx)
             .await?;
             sqlx::query("DELETE FROM analysis_cache WHERE asset_id = ?")
+                .bind(asset_id)
+                .execute(&mut *tx)
+                .await?;
+            // Cached verdicts of the old prices: served live until re-graded.
+            sqlx::query("DELETE FROM grades WHERE asset_id = ?")
                 .bind(asset_id)
                 .execute(&mut *tx)
                 .await?;
@@ -609,5 +663,280 @@ impl Database for SqliteStore {
             admitted,
             windows: usage,
         })
+    }
+
+    async fn gradable_assets(&self, min_rows: i64) -> StoreResult<Vec<i64>> {
+        let rows = sqlx::query(
+            "SELECT a.id FROM assets a JOIN daily_prices p ON p.asset_id = a.id
+             WHERE a.is_active = 1 AND p.row_count >= ? ORDER BY a.id",
+        )
+        .bind(min_rows)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok(r.try_get("id")?)).collect()
+    }
+
+    async fn start_or_join_run(
+        &self,
+        day: &str,
+        engine: &str,
+        scorer: &str,
+        asset_ids: &[i64],
+        now: i64,
+    ) -> StoreResult<GradingRun> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM grading_runs WHERE day = ? AND engine = ? AND scorer = ?"
+        );
+        if let Some(r) = sqlx::query(&sql)
+            .bind(day)
+            .bind(engine)
+            .bind(scorer)
+            .fetch_optional(&mut *tx)
+            .await?
+        {
+            return run_from_row(&r);
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        sqlx::query(
+            "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total) VALUES (?, ?, ?, ?, 'running', ?, ?)",
+        )
+        .bind(&id)
+        .bind(day)
+        .bind(engine)
+        .bind(scorer)
+        .bind(now)
+        .bind(asset_ids.len() as i64)
+        .execute(&mut *tx)
+        .await?;
+        for chunk in asset_ids.chunks(500) {
+            let mut q =
+                sqlx::QueryBuilder::new("INSERT INTO grading_tasks (run_id, asset_id, status) ");
+            q.push_values(chunk, |mut b, asset| {
+                b.push_bind(&id).push_bind(asset).push_bind("pending");
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(GradingRun {
+            id,
+            day: day.to_string(),
+            engine: engine.to_string(),
+            scorer: scorer.to_string(),
+            status: "running".into(),
+            started_at: now,
+            finished_at: None,
+            total: asset_ids.len() as i64,
+            graded: 0,
+            failures: 0,
+        })
+    }
+
+    async fn claim_grading_tasks(
+        &self,
+        run_id: &str,
+        worker: &str,
+        limit: u32,
+        now: i64,
+        lease_seconds: i64,
+    ) -> StoreResult<Vec<i64>> {
+        // The write lock first, so two claimers never read the same tasks.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let rows = sqlx::query(
+            "SELECT asset_id FROM grading_tasks
+             WHERE run_id = ? AND (status = 'pending' OR (status = 'claimed' AND claimed_at <= ?))
+             ORDER BY asset_id LIMIT ?",
+        )
+        .bind(run_id)
+        .bind(now - lease_seconds)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?;
+        let ids: Vec<i64> = rows
+            .iter()
+            .map(|r| r.try_get("asset_id"))
+            .collect::<Result<_, _>>()?;
+        for id in &ids {
+            sqlx::query(
+                "UPDATE grading_tasks SET status = 'claimed', claimed_by = ?, claimed_at = ? WHERE run_id = ? AND asset_id = ?",
+            )
+            .bind(worker)
+            .bind(now)
+            .bind(run_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(ids)
+    }
+
+    async fn record_grades(
+        &self,
+        run_id: &str,
+        worker: &str,
+        grades: &[GradeRow],
+        done: &[i64],
+        failed: &[i64],
+    ) -> StoreResult<()> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for g in grades {
+            sqlx::query(
+                "INSERT INTO grades (run_id, asset_id, return_period, metric, data_version, letter, score,
+                    expected_return, prediction_error, median_return, median_error, current_drawdown,
+                    current_price, win_rate, body)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                 ON CONFLICT (run_id, asset_id, return_period, metric) DO UPDATE SET
+                    data_version = excluded.data_version, letter = excluded.letter, score = excluded.score,
+                    expected_return = excluded.expected_return, prediction_error = excluded.prediction_error,
+                    median_return = excluded.median_return, median_error = excluded.median_error,
+                    current_drawdown = excluded.current_drawdown, current_price = excluded.current_price,
+                    win_rate = excluded.win_rate, body = excluded.body",
+            )
+            .bind(run_id)
+            .bind(g.asset_id)
+            .bind(i64::from(g.return_period))
+            .bind(&g.metric)
+            .bind(g.data_version)
+            .bind(&g.letter)
+            .bind(g.score)
+            .bind(g.expected_return)
+            .bind(g.prediction_error)
+            .bind(g.median_return)
+            .bind(g.median_error)
+            .bind(g.current_drawdown)
+            .bind(g.current_price)
+            .bind(g.win_rate)
+            .bind(&g.body)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let mut counts = [0i64; 2];
+        for (slot, (ids, status)) in counts.iter_mut().zip([(done, "done"), (failed, "failed")]) {
+            for id in ids {
+                let r = sqlx::query(
+                    "UPDATE grading_tasks SET status = ? WHERE run_id = ? AND asset_id = ? AND status = 'claimed' AND claimed_by = ?",
+                )
+                .bind(status)
+                .bind(run_id)
+                .bind(id)
+                .bind(worker)
+                .execute(&mut *tx)
+                .await?;
+                *slot += r.rows_affected() as i64;
+            }
+        }
+        sqlx::query(
+            "UPDATE grading_runs SET graded = graded + ?, failures = failures + ? WHERE id = ?",
+        )
+        .bind(counts[0])
+        .bind(counts[1])
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let open: i64 = sqlx::query(
+            "SELECT COUNT(*) AS n FROM grading_tasks WHERE run_id = ? AND status IN ('pending', 'claimed')",
+        )
+        .bind(run_id)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get("n")?;
+        let flipped = sqlx::query("UPDATE grading_runs SET status = 'done', finished_at = ? WHERE id = ? AND status = 'running'")
+            .bind(now)
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        if open > 0 || flipped.rows_affected() == 0 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES ('active_grading_run', ?)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM grades WHERE run_id <> ?")
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM grading_tasks WHERE run_id <> ?")
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn active_grading_run(&self) -> StoreResult<Option<GradingRun>> {
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM grading_runs WHERE id = (SELECT value FROM settings WHERE key = 'active_grading_run')"
+        );
+        let row = sqlx::query(&sql).fetch_optional(&self.pool).await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn latest_grading_run(&self) -> StoreResult<Option<GradingRun>> {
+        let sql =
+            format!("SELECT {RUN_COLUMNS} FROM grading_runs ORDER BY started_at DESC, id LIMIT 1");
+        let row = sqlx::query(&sql).fetch_optional(&self.pool).await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn grade(
+        &self,
+        run_id: &str,
+        asset_id: i64,
+        return_period: u32,
+        metric: &str,
+    ) -> StoreResult<Option<GradeRow>> {
+        let sql = format!(
+            "SELECT {GRADE_COLUMNS} FROM grades g WHERE g.run_id = ? AND g.asset_id = ? AND g.return_period = ? AND g.metric = ?"
+        );
+        let row = sqlx::query(&sql)
+            .bind(run_id)
+            .bind(asset_id)
+            .bind(i64::from(return_period))
+            .bind(metric)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(grade_from_row).transpose()
+    }
+
+    async fn ranking_rows(
+        &self,
+        run_id: &str,
+        return_period: u32,
+        metric: &str,
+    ) -> StoreResult<Vec<RankedRow>> {
+        let sql = format!(
+            "SELECT {GRADE_COLUMNS}, a.ticker, a.name, a.category FROM grades g JOIN assets a ON a.id = g.asset_id
+             WHERE g.run_id = ? AND g.return_period = ? AND g.metric = ? AND a.is_active = 1"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(run_id)
+            .bind(i64::from(return_period))
+            .bind(metric)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let category: String = r.try_get("category")?;
+                Ok(RankedRow {
+                    grade: grade_from_row(r)?,
+                    ticker: r.try_get("ticker")?,
+                    name: r.try_get("name")?,
+                    category: Category::from_str(&category)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                })
+            })
+            .collect()
     }
 }

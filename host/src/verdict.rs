@@ -1,0 +1,260 @@
+//! Verdicts (the spec's verdict-only projection, DESIGN §4/§5): built from
+//! the engine's state summary and the scorer's grade, served from the daily
+//! grading snapshot for default parameters and computed live otherwise.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::{
+    active_asset, AnalysisError, AnalysisQuery, CurrentStateBody, MetricName, SegmentBody, Signals,
+    MIN_ROWS,
+};
+use crate::app::AppState;
+use crate::domain::{Asset, DataSource};
+use crate::plugins::scorer::{Grade, ScoreInput};
+use crate::plugins::segmentation::{AnalysisParams, EngineError, Method, StateSummary};
+use crate::store::GradeRow;
+
+/// `grade` of a verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradeBody {
+    /// A to F for the default scorer.
+    pub letter: String,
+    /// 0 to 100.
+    pub score: f64,
+}
+
+/// `metadata` of a verdict.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictMetadata {
+    pub return_period: u32,
+    pub num_segments: u32,
+    pub decay_factor: f64,
+    pub metric: MetricName,
+    pub calculated_at: DateTime<Utc>,
+    pub from_cache: bool,
+    pub data_points: u32,
+    pub asset_id: i64,
+    pub engine_version: String,
+    pub scorer_version: String,
+    pub data_source: DataSource,
+    pub periods_per_year: u32,
+}
+
+/// The spec's verdict response.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictResponse {
+    pub ticker: String,
+    pub current_state: CurrentStateBody,
+    pub signals: Signals,
+    pub active_segment: SegmentBody,
+    pub grade: GradeBody,
+    /// Median over calendar years of the worst within-year drawdown
+    /// (a negative fraction; null without a year of 20 rows).
+    pub typical_max_drawdown: Option<f64>,
+    pub metadata: VerdictMetadata,
+}
+
+fn method_name(m: Method) -> String {
+    match m {
+        Method::Ema => "ema".into(),
+        Method::Median => "median".into(),
+    }
+}
+
+/// What the scorer sees of a state.
+pub fn score_input(s: &StateSummary) -> ScoreInput {
+    let c = &s.current;
+    ScoreInput {
+        median_return: c.median_return,
+        expected_return: c.expected_return,
+        best_error: c.best_error,
+        win_rate: s.segments.get(c.segment as usize).and_then(|g| g.win_rate),
+        insufficient_data: c.insufficient_data,
+        drawdown: c.drawdown,
+    }
+}
+
+/// The parameters of a verdict's analysis.
+pub fn params(q: &AnalysisQuery, periods_per_year: u32) -> AnalysisParams {
+    AnalysisParams {
+        return_period: q.return_period,
+        num_segments: q.num_segments,
+        decay_factor: q.decay_factor,
+        metric: q.metric.to_wit(),
+        periods_per_year: Some(periods_per_year),
+    }
+}
+
+/// Everything a verdict is built from.
+pub struct VerdictParts<'a> {
+    /// The asset.
+    pub asset: &'a Asset,
+    /// Its parameters.
+    pub query: &'a AnalysisQuery,
+    /// Rows analysed.
+    pub rows: usize,
+    /// The engine's state.
+    pub state: &'a StateSummary,
+    /// The scorer's grade.
+    pub grade: &'a Grade,
+    /// Engine version.
+    pub engine_version: &'a str,
+    /// Scorer version.
+    pub scorer_version: &'a str,
+}
+
+/// Shapes a verdict.
+pub fn build(p: VerdictParts<'_>) -> VerdictResponse {
+    let c = &p.state.current;
+    let best_method = method_name(c.best_method);
+    let seg = &p.state.segments[c.segment as usize];
+    VerdictResponse {
+        ticker: p.asset.ticker.clone(),
+        signals: Signals {
+            expected_return: c.expected_return,
+            prediction_error: c.prediction_error,
+            median_return: c.median_return,
+            median_error: c.median_error,
+            best_method: best_method.clone(),
+            best_error: c.best_error,
+        },
+        current_state: CurrentStateBody {
+            price: c.price,
+            drawdown: c.drawdown,
+            segment: c.segment,
+            expected_return: c.expected_return,
+            prediction_error: c.prediction_error,
+            median_return: c.median_return,
+            median_error: c.median_error,
+            best_method,
+            best_error: c.best_error,
+            insufficient_data: c.insufficient_data,
+            confirmed_count: c.confirmed_count,
+        },
+        active_segment: SegmentBody {
+            segment_idx: seg.segment_idx,
+            lower_bound: seg.lower_bound,
+            upper_bound: seg.upper_bound,
+            count: seg.count,
+            expected_return: seg.expected_return,
+            avg_return: seg.avg_return,
+            median_return: seg.median_return,
+            static_median_return: seg.static_median_return,
+            max_loss: seg.max_loss,
+            win_rate: seg.win_rate,
+        },
+        grade: GradeBody {
+            letter: p.grade.letter.clone(),
+            score: p.grade.score,
+        },
+        typical_max_drawdown: p.state.typical_max_drawdown,
+        metadata: VerdictMetadata {
+            return_period: p.query.return_period,
+            num_segments: p.query.num_segments,
+            decay_factor: p.query.decay_factor,
+            metric: p.query.metric,
+            calculated_at: Utc::now(),
+            from_cache: false,
+            data_points: p.rows as u32,
+            asset_id: p.asset.id,
+            engine_version: p.engine_version.to_string(),
+            scorer_version: p.scorer_version.to_string(),
+            data_source: p.asset.data_source,
+            periods_per_year: p.state.periods_per_year,
+        },
+    }
+}
+
+/// The stored form of a verdict with the ranking's columns.
+pub fn grade_row(v: &VerdictResponse, data_version: i64) -> GradeRow {
+    GradeRow {
+        asset_id: v.metadata.asset_id,
+        return_period: v.metadata.return_period,
+        metric: v.metadata.metric.as_str().to_string(),
+        data_version,
+        letter: v.grade.letter.clone(),
+        score: v.grade.score,
+        expected_return: v.current_state.expected_return,
+        prediction_error: v.current_state.prediction_error,
+        median_return: v.current_state.median_return,
+        median_error: v.current_state.median_error,
+        current_drawdown: v.current_state.drawdown,
+        current_price: v.current_state.price,
+        win_rate: v.active_segment.win_rate.unwrap_or(0.0),
+        body: serde_json::to_string(v).expect("verdict serialises"),
+    }
+}
+
+/// A verdict: from the active grading snapshot when the parameters are the
+/// graded defaults and the snapshot still describes the asset's data and
+/// the active plugins; otherwise computed live.
+pub async fn verdict(
+    state: &AppState,
+    ticker: &str,
+    q: &AnalysisQuery,
+) -> Result<VerdictResponse, AnalysisError> {
+    let asset = active_asset(state, ticker).await?;
+    let engine = state.plugins.segmentation();
+    let scorer = state.plugins.scorer();
+    if q.is_cacheable() {
+        if let Some(run) = state.db.active_grading_run().await? {
+            if run.engine == engine.info().label() && run.scorer == scorer.info().label() {
+                if let Some(row) = state
+                    .db
+                    .grade(&run.id, asset.id, q.return_period, q.metric.as_str())
+                    .await?
+                {
+                    if row.data_version == asset.data_version {
+                        let mut cached: VerdictResponse =
+                            serde_json::from_str(&row.body).map_err(|e| {
+                                AnalysisError::Internal(format!(
+                                    "cached verdict does not parse: {e}"
+                                ))
+                            })?;
+                        cached.metadata.from_cache = true;
+                        return Ok(cached);
+                    }
+                }
+            }
+        }
+    }
+    let history = state.db.load_series(asset.id).await?.unwrap_or_default();
+    let window = history.window(q.start_date, q.end_date);
+    if window.len() < MIN_ROWS {
+        return Err(AnalysisError::InsufficientData(format!(
+            "{} has {} price rows in the requested window; at least {MIN_ROWS} are needed",
+            asset.ticker,
+            window.len()
+        )));
+    }
+    let query = *q;
+    let permit = state.plugins.runtime().acquire().await;
+    let periods = history.periods_per_year();
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let summary = engine
+            .analyse_state(&window, params(&query, periods))?
+            .map_err(|e| match e {
+                EngineError::InsufficientData(rows) => AnalysisError::InsufficientData(format!(
+                "{} has {rows} price rows in the requested window; at least {MIN_ROWS} are needed",
+                asset.ticker
+            )),
+                EngineError::InvalidInput(m) => AnalysisError::Invalid(m),
+            })?;
+        let grades = scorer.score(&[score_input(&summary)])?;
+        Ok(build(VerdictParts {
+            asset: &asset,
+            query: &query,
+            rows: window.len(),
+            state: &summary,
+            grade: &grades[0],
+            engine_version: &engine.info().version,
+            scorer_version: &scorer.info().version,
+        }))
+    })
+    .await
+    .map_err(|e| AnalysisError::Internal(format!("verdict worker failed: {e}")))?
+}

@@ -1,0 +1,426 @@
+//! The daily grading job, cached verdicts and the ranking, end to end:
+//! `forecast grade` with its progress, the atomic snapshot (a failed or
+//! interrupted run leaves the previous one served), cache invalidation by
+//! ingest, every ranking parameter, and (on PostgreSQL) two processes
+//! splitting one run.
+//!
+//! The universe is the demo one with all but one asset per category (and
+//! the four real histories) deactivated, so a full run takes seconds.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{assert_error, fresh_db, sqlite_url, Server, BIN};
+use serde_json::Value;
+
+/// Runs one statement and one count query on SQLite or PostgreSQL.
+async fn exec_and_count(url: &str, statement: &str, count: &str) -> i64 {
+    if url.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+        sqlx::query(statement).execute(&pool).await.unwrap();
+        let n = sqlx::query_scalar(count).fetch_one(&pool).await.unwrap();
+        pool.close().await;
+        n
+    } else {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        sqlx::query(statement).execute(&pool).await.unwrap();
+        let n = sqlx::query_scalar(count).fetch_one(&pool).await.unwrap();
+        pool.close().await;
+        n
+    }
+}
+
+/// Deactivates all but one asset per category and the four real
+/// histories; returns the number of gradable assets left.
+async fn small_universe(url: &str) -> usize {
+    exec_and_count(
+        url,
+        "UPDATE assets SET is_active = (id IN (SELECT MIN(id) FROM assets GROUP BY category)
+             OR ticker IN ('^GSPC', '^IXIC', '^VIX', 'CL=F', 'AAPL'))",
+        "SELECT COUNT(*) FROM assets a JOIN daily_prices p ON p.asset_id = a.id
+         WHERE a.is_active AND p.row_count >= 300",
+    )
+    .await as usize
+}
+
+/// Runs `forecast grade` against `url`; (success, stdout, stderr).
+fn grade(url: &str, env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("grade")
+        .env("DATABASE_URL", url)
+        .env("RUST_LOG", "warn");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run forecast grade");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn sorted_by(items: &[Value], key: &str, descending: bool) -> bool {
+    items.windows(2).all(|w| {
+        let (a, b) = (w[0][key].as_f64().unwrap(), w[1][key].as_f64().unwrap());
+        let ordered = if descending { a > b } else { a < b };
+        ordered || (a == b && w[0]["ticker"].as_str() < w[1]["ticker"].as_str())
+    })
+}
+
+async fn sqlite_small() -> (PathBuf, usize) {
+    let db = fresh_db();
+    let n = small_universe(&sqlite_url(&db)).await;
+    (db, n)
+}
+
+#[tokio::test]
+async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
+    let (db, n) = sqlite_small().await;
+    assert!(n >= 15, "{n}");
+    let (ok, stdout, stderr) = grade(&sqlite_url(&db), &[]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("now active") && stdout.contains(&format!("{n} assets graded here")),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("grading: ") && stderr.contains("assets/s") && stderr.contains("ETA"),
+        "progress: {stderr}"
+    );
+
+    let s = Server::start_with(db, &[]);
+    let (_, health) = s.get("/api/health?debug=1").await;
+    let g = &health["debug"]["grading"];
+    assert_eq!(g["last_run"]["status"], "done");
+    assert_eq!(g["last_run"]["assets_graded"], n);
+    assert_eq!(g["last_run"]["failures"], 0);
+    assert!(g["last_run"]["duration_seconds"].is_i64());
+    assert_eq!(g["active_run"], g["last_run"]["id"]);
+
+    // Verdicts of the graded defaults come from the snapshot.
+    let (status, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["metadata"]["from_cache"], true);
+    assert_eq!(v["ticker"], "^GSPC");
+    for f in [
+        "current_state",
+        "signals",
+        "active_segment",
+        "grade",
+        "metadata",
+    ] {
+        assert!(v[f].is_object(), "{f}");
+    }
+    assert!(["A", "B", "C", "D", "F"].contains(&v["grade"]["letter"].as_str().unwrap()));
+    let score = v["grade"]["score"].as_f64().unwrap();
+    assert!((0.0..=100.0).contains(&score));
+    assert!(v["typical_max_drawdown"].as_f64().unwrap() < 0.0);
+    assert_eq!(v["metadata"]["data_points"], 5031);
+    assert_eq!(
+        v["active_segment"]["segment_idx"],
+        v["current_state"]["segment"]
+    );
+    // The cached verdict agrees with a live full analysis.
+    let (_, full) = s.get("/api/analysis/%5EGSPC").await;
+    assert_eq!(full["current_state"], v["current_state"]);
+    let (_, other) = s
+        .get("/api/analysis/%5EGSPC/verdict?return_period=30&metric=sortino")
+        .await;
+    assert_eq!(other["metadata"]["from_cache"], true);
+    assert_eq!(other["metadata"]["metric"], "sortino");
+    // Custom parameters are computed live, and agree in shape.
+    for q in [
+        "return_period=45",
+        "num_segments=25",
+        "decay_factor=0.9",
+        "end_date=2015-01-01",
+    ] {
+        let (status, live) = s.get(&format!("/api/analysis/%5EGSPC/verdict?{q}")).await;
+        assert_eq!(status, 200);
+        assert_eq!(live["metadata"]["from_cache"], false, "{q}");
+        assert!(live["grade"]["letter"].is_string());
+    }
+    assert_error(
+        &s.get("/api/analysis/%5EGSPC/verdict?return_period=400")
+            .await,
+        400,
+        &["return_period"],
+    );
+    assert_error(&s.get("/api/analysis/NOPE/verdict").await, 404, &[]);
+
+    // The ranking.
+    let (status, r) = s.get("/api/ranking").await;
+    assert_eq!(status, 200, "{r}");
+    let items = r["ranked_assets"].as_array().unwrap();
+    assert_eq!(items.len(), n.min(50));
+    assert_eq!(r["metadata"]["total_assets"], n);
+    assert_eq!(r["metadata"]["filtered_assets"], n);
+    assert!(r["metadata"]["calculated_at"].is_string());
+    for (i, item) in items.iter().enumerate() {
+        assert_eq!(item["rank"], i + 1);
+        for f in [
+            "expected_return",
+            "prediction_error",
+            "current_drawdown",
+            "current_price",
+            "win_rate",
+            "median_return",
+            "median_error",
+            "score",
+        ] {
+            assert!(item[f].is_number(), "{f}");
+        }
+    }
+    assert!(sorted_by(items, "median_return", true));
+    let gspc = items.iter().find(|i| i["ticker"] == "^GSPC").unwrap();
+    assert_eq!(
+        gspc["score"].as_f64().unwrap(),
+        score,
+        "ranking and verdict share the grade"
+    );
+    for key in [
+        "median_return",
+        "expected_return",
+        "win_rate",
+        "prediction_error",
+        "current_drawdown",
+        "current_price",
+    ] {
+        for (sort, desc) in [("asc", false), ("desc", true)] {
+            let (_, r) = s
+                .get(&format!("/api/ranking?sort_by={key}&sort={sort}&limit=500"))
+                .await;
+            assert!(
+                sorted_by(r["ranked_assets"].as_array().unwrap(), key, desc),
+                "{key} {sort}"
+            );
+        }
+    }
+    let (_, three) = s.get("/api/ranking?limit=3").await;
+    assert_eq!(three["ranked_assets"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        three["metadata"]["filtered_assets"], n,
+        "filtered counts before the limit"
+    );
+    let (_, idx) = s.get("/api/ranking?category=Indices&limit=500").await;
+    let idx_items = idx["ranked_assets"].as_array().unwrap();
+    assert!(idx_items.iter().all(|i| i["category"] == "Indices"));
+    assert_eq!(
+        idx["metadata"]["filtered_assets"].as_u64().unwrap() as usize,
+        idx_items.len()
+    );
+    assert_eq!(idx["metadata"]["total_assets"], n);
+    let (_, two) = s
+        .get("/api/ranking?categories=Crypto,Forex&category=Indices&limit=500")
+        .await;
+    assert!(two["ranked_assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["category"] == "Crypto" || i["category"] == "Forex"));
+    for p in [7, 30, 90, 180, 365] {
+        for m in ["return", "sharpe", "sortino"] {
+            let (status, r) = s
+                .get(&format!(
+                    "/api/ranking?return_period={p}&metric={m}&limit=1"
+                ))
+                .await;
+            assert_eq!(status, 200);
+            assert_eq!(
+                r["metadata"]["total_assets"], n,
+                "every standard combination is pre-computed"
+            );
+        }
+    }
+    for q in [
+        "limit=0",
+        "limit=501",
+        "return_period=60",
+        "metric=alpha",
+        "sort=up",
+        "sort_by=name",
+        "category=Nope",
+    ] {
+        assert_eq!(s.get(&format!("/api/ranking?{q}")).await.0, 400, "{q}");
+    }
+    assert_eq!(
+        s.get_as("/api/ranking", None).await.0,
+        401,
+        "the ranking is a Bearer route"
+    );
+}
+
+#[tokio::test]
+async fn ingest_invalidates_exactly_the_ingested_asset() {
+    let (db, n) = sqlite_small().await;
+    assert!(grade(&sqlite_url(&db), &[]).0);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("AAPL.csv");
+    std::fs::write(&csv, "date,close\n2026-11-02,123.0\n2026-11-03,124.5\n").unwrap();
+    let (ok, _, stderr) = common::cli(&db, &["ingest", "csv", csv.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let s = Server::start_with(db, &[]);
+    let (_, aapl) = s.get("/api/analysis/AAPL/verdict").await;
+    assert_eq!(
+        aapl["metadata"]["from_cache"], false,
+        "new prices: computed live"
+    );
+    assert_eq!(aapl["current_state"]["price"], 124.5);
+    assert_eq!(aapl["metadata"]["data_source"], "ingested");
+    let (_, gspc) = s.get("/api/analysis/%5EGSPC/verdict").await;
+    assert_eq!(
+        gspc["metadata"]["from_cache"], true,
+        "other assets stay cached"
+    );
+    let (_, r) = s.get("/api/ranking?limit=500").await;
+    assert_eq!(
+        r["metadata"]["total_assets"],
+        n - 1,
+        "the stale grade is out of the ranking until the next run"
+    );
+}
+
+/// A copy of the built-in engine under another name: a different engine
+/// version label, so `forecast grade` starts a new run.
+fn alt_engine(dir: &Path) -> PathBuf {
+    let path = dir.join("alt.wasm");
+    std::fs::copy(common::component("segmentation"), &path).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
+    let (db, n) = sqlite_small().await;
+    let url = sqlite_url(&db);
+    assert!(grade(&url, &[]).0);
+    let s = Server::start_with(db.clone(), &[]);
+    let (_, before) = s.get("/api/health?debug=1").await;
+    let first_run = before["debug"]["grading"]["active_run"].clone();
+
+    // A run whose engine fails on every asset is never activated.
+    let misbehave = common::component("misbehave");
+    let (ok, stdout, _) = grade(
+        &url,
+        &[
+            ("FORECAST_SEGMENTATION_WASM", misbehave.to_str().unwrap()),
+            ("FORECAST_PLUGIN_TIMEOUT_MS", "100"),
+        ],
+    );
+    assert!(ok);
+    assert!(
+        stdout.contains(&format!("{n} failed")) && !stdout.contains("now active"),
+        "{stdout}"
+    );
+    let (_, after) = s.get("/api/health?debug=1").await;
+    assert_eq!(after["debug"]["grading"]["active_run"], first_run);
+    assert_eq!(
+        s.get("/api/analysis/%5EGSPC/verdict").await.1["metadata"]["from_cache"],
+        true
+    );
+
+    // A run killed half-way is not visible; a second process finishes it,
+    // taking over the dead process's expired claims, each asset once.
+    let dir = tempfile::tempdir().unwrap();
+    let alt = alt_engine(dir.path());
+    let mut child = Command::new(BIN)
+        .arg("grade")
+        .env("DATABASE_URL", &url)
+        .env("FORECAST_SEGMENTATION_WASM", &alt)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first progress report, then kill it.
+    let mut stderr = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("grading: ") {
+        use std::io::Read;
+        let k = stderr.read(&mut buf).unwrap();
+        assert!(k > 0, "grade exited before reporting progress");
+        seen.extend_from_slice(&buf[..k]);
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (_, mid) = s.get("/api/health?debug=1").await;
+    assert_eq!(
+        mid["debug"]["grading"]["active_run"], first_run,
+        "a half-graded run is never served"
+    );
+    assert_eq!(mid["debug"]["grading"]["last_run"]["status"], "running");
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let (ok, stdout, stderr) = grade(
+        &url,
+        &[
+            ("FORECAST_SEGMENTATION_WASM", alt.to_str().unwrap()),
+            ("FORECAST_GRADING_LEASE_SECONDS", "1"),
+        ],
+    );
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("now active"), "{stdout}");
+    let (_, done) = s.get("/api/health?debug=1").await;
+    let last = &done["debug"]["grading"]["last_run"];
+    assert_eq!(
+        (last["assets_graded"].as_u64(), last["failures"].as_u64()),
+        (Some(n as u64), Some(0))
+    );
+    assert_ne!(done["debug"]["grading"]["active_run"], first_run);
+    assert_eq!(last["engine"], "segmentation/alt@1.0.0");
+}
+
+#[tokio::test]
+async fn two_processes_split_one_run_on_postgres() {
+    let Ok(admin) = std::env::var("TEST_DATABASE_URL") else {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: TEST_DATABASE_URL is not set; the PostgreSQL grading split did not run"
+        );
+        return;
+    };
+    let name = format!("fe_grading_{}", uuid::Uuid::new_v4().simple());
+    let pool = sqlx::PgPool::connect(&admin).await.unwrap();
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    let url = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
+    common::cli_ok_url(&url, &["demo", "load"], "");
+    let n = small_universe(&url).await;
+    let spawn = || {
+        let url = url.clone();
+        std::thread::spawn(move || grade(&url, &[]))
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.join().unwrap(), b.join().unwrap());
+    assert!(a.0 && b.0, "{} {}", a.2, b.2);
+    let here = |out: &str| -> usize {
+        let i = out.find(" assets graded here").unwrap();
+        out[..i].rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(
+        here(&a.1) + here(&b.1),
+        n,
+        "every asset graded exactly once: {} / {}",
+        a.1,
+        b.1
+    );
+    assert_eq!(
+        [&a.1, &b.1]
+            .iter()
+            .filter(|o| o.contains("now active"))
+            .count(),
+        1,
+        "activated once"
+    );
+    let graded = exec_and_count(&url, "SELECT 1", "SELECT MAX(graded) FROM grading_runs").await;
+    assert_eq!(graded as usize, n);
+    pool.close().await;
+    let cleanup = sqlx::PgPool::connect(&admin).await.unwrap();
+    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .execute(&cleanup)
+        .await;
+}
