@@ -16,7 +16,7 @@ mod stats;
 
 pub use calendar::{civil_from_days, is_weekend};
 use rolling::RollingMedian;
-use stats::{mean, median_sorted, order_key, percentiles_select};
+use stats::{mean, median_select, median_sorted, order_key, percentiles_select};
 
 /// Fewest rows an analysis accepts (the spec's 422 bound).
 pub const MIN_ROWS: usize = 300;
@@ -428,7 +428,7 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params) -> Result<Walk, EngineEr
 
     let drawdowns = drawdowns(closes);
     let exits = exits(dates, horizon);
-    let daily = daily_returns(closes);
+    let prefix = Prefix::new(&daily_returns(closes));
 
     let mut series = TimeSeries {
         drawdowns: drawdowns.clone(),
@@ -465,7 +465,7 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params) -> Result<Walk, EngineEr
         while next_start < t && exits[next_start] == Some(t) {
             let s = next_start;
             next_start += 1;
-            let Some(y) = outcome(params.metric, closes, &daily, s, t, a) else {
+            let Some(y) = outcome(params.metric, closes, &prefix, s, t, a) else {
                 continue;
             };
             let ema_err = (series.expected_returns[s] - y).abs();
@@ -599,11 +599,48 @@ fn daily_returns(closes: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// Prefix sums of the daily returns, their squares and their squared
+/// downsides, so a Sharpe or Sortino outcome over `(s, j]` costs O(1)
+/// instead of O(j − s). Entry `k` covers rows `1..=k`, so it depends on no
+/// row after `k` (the no-look-ahead invariant holds).
+pub(crate) struct Prefix {
+    sum: Vec<f64>,
+    squares: Vec<f64>,
+    downside: Vec<f64>,
+}
+
+impl Prefix {
+    pub(crate) fn new(daily: &[f64]) -> Self {
+        let n = daily.len();
+        let (mut sum, mut squares, mut downside) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let (mut a, mut b, mut c) = (0.0, 0.0, 0.0);
+        for (k, &r) in daily.iter().enumerate() {
+            if k > 0 {
+                a += r;
+                b += r * r;
+                c += r.min(0.0) * r.min(0.0);
+            }
+            sum.push(a);
+            squares.push(b);
+            downside.push(c);
+        }
+        Prefix {
+            sum,
+            squares,
+            downside,
+        }
+    }
+}
+
 /// The outcome of a start `s` exiting at `j`, or `None` when undefined.
-fn outcome(
+pub(crate) fn outcome(
     metric: Metric,
     closes: &[f64],
-    daily: &[f64],
+    prefix: &Prefix,
     s: usize,
     j: usize,
     a: u32,
@@ -612,24 +649,26 @@ fn outcome(
     let value = match metric {
         Metric::Return => closes[j] / closes[s] - 1.0,
         Metric::Sharpe | Metric::Sortino => {
-            let r = &daily[s + 1..=j];
-            if r.len() < 2 {
+            let n = (j - s) as f64;
+            if j - s < 2 {
                 return None;
             }
-            let n = r.len() as f64;
-            let m = r.iter().sum::<f64>() / n;
+            let m = (prefix.sum[j] - prefix.sum[s]) / n;
             if metric == Metric::Sharpe {
-                let var = r.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
-                let sd = var.sqrt();
-                if sd == 0.0 {
+                let sq = prefix.squares[j] - prefix.squares[s];
+                let var = (sq - n * m * m) / (n - 1.0);
+                // Constant returns have no deviation; the prefix sums can
+                // only say so up to rounding.
+                if var <= 1e-12 * (m * m).max(f64::MIN_POSITIVE) || var <= 0.0 {
                     return None;
                 }
-                m / sd * a.sqrt()
+                m / var.sqrt() * a.sqrt()
             } else {
-                let downside = (r.iter().map(|x| x.min(0.0).powi(2)).sum::<f64>() / n).sqrt();
-                if downside == 0.0 {
+                let down = prefix.downside[j] - prefix.downside[s];
+                if down <= 0.0 {
                     return None;
                 }
+                let downside = (down / n).sqrt();
                 m * a / (downside * a.sqrt())
             }
         }
@@ -717,7 +756,6 @@ fn segment_stats(
             let has = !y.is_empty();
             let avg = has.then(|| mean(y));
             let win = has.then(|| y.iter().filter(|&&v| v > 0.0).count() as f64 / y.len() as f64);
-            y.sort_unstable_by(f64::total_cmp);
             SegmentStats {
                 segment_idx: i as u32,
                 lower_bound: -((i + 1) as f64) * grid.width,
@@ -726,7 +764,7 @@ fn segment_stats(
                 expected_return: estimators[i].ema,
                 avg_return: avg,
                 median_return: has.then(|| estimators[i].window.median()),
-                static_median_return: has.then(|| median_sorted(y)),
+                static_median_return: has.then(|| median_select(y)),
                 max_loss: has.then_some(losses[i]),
                 win_rate: win,
             }

@@ -1,18 +1,19 @@
 //! Median of the most recent `capacity` values, updated in O(capacity)
 //! per push (a sorted copy beside the FIFO; capacity is 252, so a memmove
-//! beats any tree here).
+//! beats any tree here). Values are kept as order keys (`stats::order_key`)
+//! so searching compares integers.
 
 use std::collections::VecDeque;
 
-use crate::stats::median_sorted;
+use crate::stats::{from_order_key, order_key};
 
 #[derive(Debug, Clone)]
 pub(crate) struct RollingMedian {
     capacity: usize,
-    /// Values in arrival order, oldest first.
-    fifo: VecDeque<f64>,
-    /// The same values, ascending (total order).
-    sorted: Vec<f64>,
+    /// Order keys in arrival order, oldest first.
+    fifo: VecDeque<u64>,
+    /// The same keys, ascending (the total order of the values).
+    sorted: Vec<u64>,
 }
 
 impl RollingMedian {
@@ -27,33 +28,38 @@ impl RollingMedian {
     /// A window holding the last `capacity` of `values` (in order).
     pub(crate) fn from_recent(capacity: usize, values: &[f64]) -> Self {
         let recent = &values[values.len().saturating_sub(capacity)..];
-        let mut sorted = recent.to_vec();
-        sorted.sort_unstable_by(f64::total_cmp);
+        let fifo: VecDeque<u64> = recent.iter().map(|&v| order_key(v)).collect();
+        let mut sorted: Vec<u64> = fifo.iter().copied().collect();
+        sorted.sort_unstable();
         RollingMedian {
             capacity,
-            fifo: recent.iter().copied().collect(),
+            fifo,
             sorted,
         }
     }
 
     pub(crate) fn push(&mut self, value: f64) {
+        let key = order_key(value);
         if self.fifo.len() == self.capacity {
             if let Some(old) = self.fifo.pop_front() {
-                let at = self.sorted.partition_point(|v| v.total_cmp(&old).is_lt());
+                let at = self.sorted.partition_point(|&v| v < old);
                 self.sorted.remove(at);
             }
         }
-        self.fifo.push_back(value);
-        let at = self.sorted.partition_point(|v| v.total_cmp(&value).is_le());
-        self.sorted.insert(at, value);
+        self.fifo.push_back(key);
+        let at = self.sorted.partition_point(|&v| v <= key);
+        self.sorted.insert(at, key);
     }
 
     /// Median of the window; 0 when empty (callers check emptiness first).
     pub(crate) fn median(&self) -> f64 {
-        if self.sorted.is_empty() {
-            0.0
-        } else {
-            median_sorted(&self.sorted)
+        let n = self.sorted.len();
+        match n {
+            0 => 0.0,
+            _ if n % 2 == 1 => from_order_key(self.sorted[n / 2]),
+            _ => {
+                (from_order_key(self.sorted[n / 2 - 1]) + from_order_key(self.sorted[n / 2])) / 2.0
+            }
         }
     }
 }

@@ -25,6 +25,20 @@ pub(crate) fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
+/// Median of a non-empty slice by selection (reorders it); equal to
+/// [`median_sorted`] of the sorted slice.
+pub(crate) fn median_select(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    let (left, mid, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let upper = *mid;
+    if n % 2 == 1 {
+        upper
+    } else {
+        let lower = left.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lower + upper) / 2.0
+    }
+}
+
 /// Order-preserving map of a finite `f64` to `u64` (the total order of
 /// `f64::total_cmp`), so selection compares plain integers.
 #[inline]
@@ -97,6 +111,21 @@ mod tests {
         }
         for x in xs {
             assert_eq!(from_order_key(order_key(x)).to_bits(), x.to_bits());
+        }
+    }
+
+    #[test]
+    fn median_by_selection_matches_sorting() {
+        for v in [
+            vec![3.0],
+            vec![2.0, 1.0],
+            vec![5.0, 1.0, 4.0, 1.0],
+            vec![-1.0, 7.0, 0.5, 0.5, 2.0],
+        ] {
+            let mut sorted = v.clone();
+            sorted.sort_unstable_by(f64::total_cmp);
+            let mut scratch = v.clone();
+            assert_eq!(median_select(&mut scratch), median_sorted(&sorted), "{v:?}");
         }
     }
 

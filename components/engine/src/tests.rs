@@ -273,7 +273,7 @@ fn new_all_time_low_on_the_last_day() {
 #[test]
 fn sharpe_and_sortino_outcomes_match_their_definitions() {
     let closes = [100.0, 101.0, 99.0, 102.0, 102.0];
-    let daily = daily_returns(&closes);
+    let daily = Prefix::new(&daily_returns(&closes));
     let r = [0.01, 99.0 / 101.0 - 1.0, 102.0 / 99.0 - 1.0, 0.0];
     let m = r.iter().sum::<f64>() / 4.0;
     let sd = (r.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 3.0).sqrt();
@@ -285,17 +285,15 @@ fn sharpe_and_sortino_outcomes_match_their_definitions() {
     // One return: undefined.
     assert_eq!(outcome(Metric::Sharpe, &closes, &daily, 0, 1, 252), None);
     // No negative return: Sortino undefined.
+    let up = Prefix::new(&[0.0, 1.0, 0.5]);
     assert_eq!(
-        outcome(
-            Metric::Sortino,
-            &[1.0, 2.0, 3.0],
-            &[0.0, 1.0, 0.5],
-            0,
-            2,
-            252
-        ),
+        outcome(Metric::Sortino, &[1.0, 2.0, 3.0], &up, 0, 2, 252),
         None
     );
+    // Constant returns: no deviation, Sharpe undefined (not a huge number).
+    let steady: Vec<f64> = (0..10).map(|i| 1.01f64.powi(i)).collect();
+    let p = Prefix::new(&daily_returns(&steady));
+    assert_eq!(outcome(Metric::Sharpe, &steady, &p, 0, 9, 252), None);
 }
 
 #[test]
@@ -324,7 +322,7 @@ fn oracle_predictions(dates: &[i32], closes: &[f64], p: &Params) -> (Vec<f64>, V
         .periods_per_year
         .unwrap_or_else(|| infer_periods_per_year(dates));
     let dd = drawdowns(closes);
-    let daily = daily_returns(closes);
+    let daily = Prefix::new(&daily_returns(closes));
     let n = closes.len();
     let exit = |t: usize| (t + 1..n).find(|&j| dates[j] >= dates[t] + p.return_period as i32);
     let (mut ema_out, mut med_out) = (Vec::new(), Vec::new());
