@@ -40,9 +40,15 @@ test: components
 	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer) && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
 
-## bench: engine natively vs as a component, instantiation + call overhead
+## bench: engine natively vs as a component, instantiation + call overhead,
+## cached verdict latency/throughput, and the full daily grade
 bench: components
 	$(CARGO) bench -p forecast-host --bench engine
+	$(CARGO) bench -p forecast-host --bench verdict
+	$(CARGO) build --release --bin forecast
+	rm -f target/bench-grade.db*
+	DATABASE_URL=sqlite://target/bench-grade.db ./target/release/forecast demo load
+	time DATABASE_URL=sqlite://target/bench-grade.db ./target/release/forecast grade
 
 ## lint: formatting and clippy, host and components
 lint: components

@@ -613,7 +613,22 @@ async fn secrets_never_leak_and_store_failures_fail_closed() {
         .execute(&pool)
         .await
         .unwrap();
-    let unavailable = s.get_as("/api/assets", Some(&key)).await;
+    // A user the server has not counted yet, so admission must read the
+    // (now missing) table.
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "late@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    let late = create_key(&s.db, "late@example.com", "late");
+    let unavailable = s.get_as("/api/assets", Some(&late)).await;
     assert_error(&unavailable, 503, &["quota"]);
     sqlx::query("CREATE TABLE counters (subject TEXT NOT NULL, kind TEXT NOT NULL, window_start INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (subject, kind))")
         .execute(&pool)

@@ -198,7 +198,11 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
             state.config.grade_at,
         ));
     }
-    crate::app::serve(state, listener, shutdown_signal()).await
+    let db = state.db.clone();
+    let served = crate::app::serve(state, listener, shutdown_signal()).await;
+    // Persist what is kept behind (quota counters) and checkpoint.
+    db.close().await;
+    served
 }
 
 async fn shutdown_signal() {

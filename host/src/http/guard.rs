@@ -119,9 +119,12 @@ async fn admit(
         rate_headers(response.headers_mut(), &window);
         return Err(response);
     }
-    // Best effort: a failed bookkeeping write must not fail the request.
-    if let Err(e) = state.db.touch_api_key(&record.id, now).await {
-        tracing::warn!(error = %e, "could not update last_used_at");
+    // At most once a minute (the record says when it was last written), and
+    // best effort: a failed bookkeeping write must not fail the request.
+    if record.last_used_at.is_none_or(|t| now - t >= 60) {
+        if let Err(e) = state.db.touch_api_key(&record.id, now).await {
+            tracing::warn!(error = %e, "could not update last_used_at");
+        }
     }
     Ok((user, window))
 }
