@@ -254,6 +254,51 @@ fn schemas() -> Value {
                 "metadata": { "$ref": "#/components/schemas/AnalysisMetadata" }
             }),
         ),
+        "Grade": object(&["letter", "score"], json!({
+            "letter": { "type": "string", "enum": ["A", "B", "C", "D", "F"] },
+            "score": { "type": "number", "minimum": 0, "maximum": 100 }
+        })),
+        "VerdictResponse": object(
+            &["ticker", "current_state", "signals", "active_segment", "grade", "typical_max_drawdown", "metadata"],
+            json!({
+                "ticker": string(),
+                "current_state": { "$ref": "#/components/schemas/CurrentState" },
+                "signals": { "$ref": "#/components/schemas/Signals" },
+                "active_segment": { "$ref": "#/components/schemas/Segment" },
+                "grade": { "$ref": "#/components/schemas/Grade" },
+                "typical_max_drawdown": { "type": ["number", "null"], "description": "Median over calendar years of the worst within-year drawdown (a negative fraction)." },
+                "metadata": object(&["return_period", "num_segments", "decay_factor", "metric", "calculated_at", "from_cache", "data_points", "asset_id", "engine_version", "scorer_version", "data_source", "periods_per_year"], json!({
+                    "return_period": int(), "num_segments": int(), "decay_factor": num(),
+                    "metric": { "type": "string", "enum": ["return", "sharpe", "sortino"] },
+                    "calculated_at": { "type": "string", "format": "date-time" },
+                    "from_cache": { "type": "boolean" }, "data_points": int(), "asset_id": int(),
+                    "engine_version": string(), "scorer_version": string(),
+                    "data_source": { "$ref": "#/components/schemas/DataSource" },
+                    "periods_per_year": int()
+                }))
+            }),
+        ),
+        "RankedAsset": object(
+            &["rank", "ticker", "name", "category", "expected_return", "prediction_error", "current_drawdown",
+              "current_price", "win_rate", "median_return", "median_error", "score"],
+            json!({
+                "rank": int(), "ticker": string(), "name": string(),
+                "category": { "$ref": "#/components/schemas/Category" },
+                "expected_return": num(), "prediction_error": num(), "current_drawdown": num(),
+                "current_price": num(), "win_rate": num(), "median_return": num(), "median_error": num(),
+                "score": num(), "grade": string()
+            }),
+        ),
+        "RankingResponse": object(&["ranked_assets", "metadata"], json!({
+            "ranked_assets": array_of(json!({ "$ref": "#/components/schemas/RankedAsset" })),
+            "metadata": object(&["total_assets", "filtered_assets", "calculated_at"], json!({
+                "total_assets": { "type": "integer", "description": "Assets graded for this return_period and metric." },
+                "filtered_assets": { "type": "integer", "description": "After the category filter, before limit." },
+                "calculated_at": { "type": "string", "format": "date-time" },
+                "return_period": int(), "metric": string(), "sort_by": string(), "sort": string(),
+                "engine_version": string(), "scorer_version": string()
+            }))
+        })),
         "HealthResponse": object(&["status", "service"], json!({
             "status": { "type": "string", "examples": ["ok"] },
             "service": { "type": "string", "examples": ["svc-api"] },
@@ -385,6 +430,38 @@ pub fn document() -> Value {
                     "422": error_response("Fewer than 300 price rows in the window"),
                     "500": error_response("The segmentation plugin failed; detail names plugin and version"),
                     "504": error_response("The segmentation plugin ran past its time limit")
+                }
+            }), 1)},
+            "/api/analysis/{ticker}/verdict": { "get": bearer(json!({
+                "summary": "Verdict-only projection: state, signals, active segment, grade",
+                "description": "The graded defaults (20 segments, decay 0.95, no dates, return_period 7/30/90/180/365, any metric) come from the daily grading snapshot (metadata.from_cache) as long as it describes the asset's current data and the active engine and scorer; anything else is computed live.",
+                "operationId": "verdict",
+                "parameters": analysis_parameters(),
+                "responses": {
+                    "200": ok("VerdictResponse"),
+                    "400": error_response("A parameter is out of bounds; detail names it"),
+                    "404": error_response("Unknown or inactive ticker"),
+                    "422": error_response("Fewer than 300 price rows in the window"),
+                    "500": error_response("A plugin failed; detail names plugin and version"),
+                    "504": error_response("A plugin ran past its time limit")
+                }
+            }), 1)},
+            "/api/ranking": { "get": bearer(json!({
+                "summary": "Assets ranked from the daily grading snapshot",
+                "operationId": "ranking",
+                "parameters": [
+                    { "name": "category", "in": "query", "schema": { "$ref": "#/components/schemas/Category" } },
+                    { "name": "categories", "in": "query", "description": "Comma-separated categories; takes priority over category.", "schema": { "type": "string" } },
+                    { "name": "sort_by", "in": "query", "schema": { "type": "string", "enum": ["median_return", "expected_return", "win_rate", "prediction_error", "current_drawdown", "current_price"], "default": "median_return" } },
+                    { "name": "sort", "in": "query", "schema": { "type": "string", "enum": ["asc", "desc"], "default": "desc" } },
+                    { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 500, "default": 50 } },
+                    { "name": "return_period", "in": "query", "schema": { "type": "integer", "enum": [7, 30, 90, 180, 365], "default": 90 } },
+                    { "name": "metric", "in": "query", "schema": { "type": "string", "enum": ["return", "sharpe", "sortino"], "default": "return" } }
+                ],
+                "responses": {
+                    "200": ok("RankingResponse"),
+                    "400": error_response("A parameter is invalid; detail names it"),
+                    "503": error_response("No grading run has completed yet")
                 }
             }), 1)},
             "/auth/login": { "post": {
