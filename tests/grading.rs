@@ -283,6 +283,30 @@ async fn ingest_invalidates_exactly_the_ingested_asset() {
     );
 }
 
+/// Starts `forecast grade` with `engine`, waits for its first progress
+/// report and kills it: a replica dying mid-run with claimed tasks.
+fn grade_until_first_progress_then_kill(url: &str, engine: &Path) {
+    use std::io::Read;
+    let mut child = Command::new(BIN)
+        .arg("grade")
+        .env("DATABASE_URL", url)
+        .env("FORECAST_SEGMENTATION_WASM", engine)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("grading: ") {
+        let k = stderr.read(&mut buf).unwrap();
+        assert!(k > 0, "grade exited before reporting progress");
+        seen.extend_from_slice(&buf[..k]);
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 /// A copy of the built-in engine under another name: a different engine
 /// version label, so `forecast grade` starts a new run.
 fn alt_engine(dir: &Path) -> PathBuf {
@@ -325,26 +349,7 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
     // taking over the dead process's expired claims, each asset once.
     let dir = tempfile::tempdir().unwrap();
     let alt = alt_engine(dir.path());
-    let mut child = Command::new(BIN)
-        .arg("grade")
-        .env("DATABASE_URL", &url)
-        .env("FORECAST_SEGMENTATION_WASM", &alt)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait for the first progress report, then kill it.
-    let mut stderr = child.stderr.take().unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 256];
-    while !String::from_utf8_lossy(&seen).contains("grading: ") {
-        use std::io::Read;
-        let k = stderr.read(&mut buf).unwrap();
-        assert!(k > 0, "grade exited before reporting progress");
-        seen.extend_from_slice(&buf[..k]);
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    grade_until_first_progress_then_kill(&url, &alt);
     let (_, mid) = s.get("/api/health?debug=1").await;
     assert_eq!(
         mid["debug"]["grading"]["active_run"], first_run,
@@ -369,6 +374,12 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
     );
     assert_ne!(done["debug"]["grading"]["active_run"], first_run);
     assert_eq!(last["engine"], "segmentation/alt@1.0.0");
+    // This server runs the default engine: the alt engine's snapshot is not
+    // served as its answer.
+    assert_eq!(
+        s.get("/api/analysis/%5EGSPC/verdict").await.1["metadata"]["from_cache"],
+        false
+    );
 }
 
 #[tokio::test]
@@ -418,6 +429,26 @@ async fn two_processes_split_one_run_on_postgres() {
     );
     let graded = exec_and_count(&url, "SELECT 1", "SELECT MAX(graded) FROM grading_runs").await;
     assert_eq!(graded as usize, n);
+
+    // A replica killed mid-run loses no task: another one takes its claims
+    // over once their lease expires, and every asset is counted once.
+    let dir = tempfile::tempdir().unwrap();
+    let alt = alt_engine(dir.path());
+    grade_until_first_progress_then_kill(&url, &alt);
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let (ok, stdout, stderr) = grade(
+        &url,
+        &[
+            ("FORECAST_SEGMENTATION_WASM", alt.to_str().unwrap()),
+            ("FORECAST_GRADING_LEASE_SECONDS", "1"),
+        ],
+    );
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("now active")
+            && stdout.contains(&format!("run total {n} graded, 0 failed")),
+        "{stdout}"
+    );
     pool.close().await;
     let cleanup = sqlx::PgPool::connect(&admin).await.unwrap();
     let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
