@@ -177,6 +177,10 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
     assert!(sorted_by(items, "median_return", true));
     let gspc = items.iter().find(|i| i["ticker"] == "^GSPC").unwrap();
     assert_eq!(
+        gspc["data_source"], "real",
+        "synthetic data is flagged in the ranking too"
+    );
+    assert_eq!(
         gspc["score"].as_f64().unwrap(),
         score,
         "ranking and verdict share the grade"

@@ -286,7 +286,8 @@ fn schemas() -> Value {
                 "category": { "$ref": "#/components/schemas/Category" },
                 "expected_return": num(), "prediction_error": num(), "current_drawdown": num(),
                 "current_price": num(), "win_rate": num(), "median_return": num(), "median_error": num(),
-                "score": num(), "grade": string()
+                "score": num(), "grade": string(),
+                "data_source": { "$ref": "#/components/schemas/DataSource" }
             }),
         ),
         "RankingResponse": object(&["ranked_assets", "metadata"], json!({

@@ -14,7 +14,7 @@ use super::error::ApiError;
 use super::extract::Query;
 use crate::analysis::{MetricName, CACHED_RETURN_PERIODS};
 use crate::app::AppState;
-use crate::domain::Category;
+use crate::domain::{Category, DataSource};
 use crate::store::RankedRow;
 
 pub fn router() -> Router<AppState> {
@@ -132,6 +132,7 @@ struct RankedAsset {
     median_error: f64,
     score: f64,
     grade: String,
+    data_source: DataSource,
 }
 
 #[derive(Debug, Serialize)]
@@ -217,6 +218,7 @@ async fn ranking(
                 median_error: r.grade.median_error,
                 score: r.grade.score,
                 grade: r.grade.letter,
+                data_source: r.data_source,
             })
             .collect(),
         metadata: RankingMetadata {

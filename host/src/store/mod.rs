@@ -213,6 +213,8 @@ pub struct RankedRow {
     pub name: String,
     /// Category.
     pub category: Category,
+    /// Provenance of the prices graded.
+    pub data_source: DataSource,
 }
 
 /// Counting helpers shared by the backends.

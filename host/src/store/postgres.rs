@@ -1056,7 +1056,7 @@ impl Database for PgStore {
         metric: &str,
     ) -> StoreResult<Vec<RankedRow>> {
         let sql = format!(
-            "SELECT {GRADE_COLUMNS}, a.ticker, a.name, a.category
+            "SELECT {GRADE_COLUMNS}, a.ticker, a.name, a.category, a.data_source
              FROM grades g JOIN assets a ON a.id = g.asset_id
              WHERE g.run_id = $1 AND g.return_period = $2 AND g.metric = $3 AND a.is_active
              ORDER BY g.asset_id"
@@ -1076,6 +1076,11 @@ impl Database for PgStore {
                     name: r.try_get("name")?,
                     category: Category::from_str(&category)
                         .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                    data_source: {
+                        let source: String = r.try_get("data_source")?;
+                        DataSource::parse(&source)
+                            .ok_or_else(|| StoreError::Corrupt(format!("data_source '{source}'")))?
+                    },
                 })
             })
             .collect()

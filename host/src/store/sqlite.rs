@@ -998,7 +998,7 @@ impl Database for SqliteStore {
         metric: &str,
     ) -> StoreResult<Vec<RankedRow>> {
         let sql = format!(
-            "SELECT {GRADE_COLUMNS}, a.ticker, a.name, a.category FROM grades g JOIN assets a ON a.id = g.asset_id
+            "SELECT {GRADE_COLUMNS}, a.ticker, a.name, a.category, a.data_source FROM grades g JOIN assets a ON a.id = g.asset_id
              WHERE g.run_id = ? AND g.return_period = ? AND g.metric = ? AND a.is_active = 1"
         );
         let rows = sqlx::query(&sql)
@@ -1016,6 +1016,11 @@ impl Database for SqliteStore {
                     name: r.try_get("name")?,
                     category: Category::from_str(&category)
                         .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                    data_source: {
+                        let source: String = r.try_get("data_source")?;
+                        DataSource::parse(&source)
+                            .ok_or_else(|| StoreError::Corrupt(format!("data_source '{source}'")))?
+                    },
                 })
             })
             .collect()
