@@ -342,6 +342,54 @@ fn method_name(m: seg::Method) -> String {
     }
 }
 
+impl From<&seg::CurrentState> for CurrentStateBody {
+    fn from(c: &seg::CurrentState) -> Self {
+        CurrentStateBody {
+            price: c.price,
+            drawdown: c.drawdown,
+            segment: c.segment,
+            expected_return: c.expected_return,
+            prediction_error: c.prediction_error,
+            median_return: c.median_return,
+            median_error: c.median_error,
+            best_method: method_name(c.best_method),
+            best_error: c.best_error,
+            insufficient_data: c.insufficient_data,
+            confirmed_count: c.confirmed_count,
+        }
+    }
+}
+
+impl From<&seg::CurrentState> for Signals {
+    fn from(c: &seg::CurrentState) -> Self {
+        Signals {
+            expected_return: c.expected_return,
+            prediction_error: c.prediction_error,
+            median_return: c.median_return,
+            median_error: c.median_error,
+            best_method: method_name(c.best_method),
+            best_error: c.best_error,
+        }
+    }
+}
+
+impl From<&seg::SegmentStats> for SegmentBody {
+    fn from(g: &seg::SegmentStats) -> Self {
+        SegmentBody {
+            segment_idx: g.segment_idx,
+            lower_bound: g.lower_bound,
+            upper_bound: g.upper_bound,
+            count: g.count,
+            expected_return: g.expected_return,
+            avg_return: g.avg_return,
+            median_return: g.median_return,
+            static_median_return: g.static_median_return,
+            max_loss: g.max_loss,
+            win_rate: g.win_rate,
+        }
+    }
+}
+
 /// Shapes the component's answer into the wire response.
 fn shape(
     asset: &Asset,
@@ -350,34 +398,13 @@ fn shape(
     a: seg::Analysis,
     engine_version: &str,
 ) -> AnalysisResponse {
-    let c = a.current;
-    let best_method = method_name(c.best_method);
     let s = a.series;
     AnalysisResponse {
         ticker: asset.ticker.clone(),
         name: asset.name.clone(),
         category: asset.category,
-        signals: Signals {
-            expected_return: c.expected_return,
-            prediction_error: c.prediction_error,
-            median_return: c.median_return,
-            median_error: c.median_error,
-            best_method: best_method.clone(),
-            best_error: c.best_error,
-        },
-        current_state: CurrentStateBody {
-            price: c.price,
-            drawdown: c.drawdown,
-            segment: c.segment,
-            expected_return: c.expected_return,
-            prediction_error: c.prediction_error,
-            median_return: c.median_return,
-            median_error: c.median_error,
-            best_method,
-            best_error: c.best_error,
-            insufficient_data: c.insufficient_data,
-            confirmed_count: c.confirmed_count,
-        },
+        signals: Signals::from(&a.current),
+        current_state: CurrentStateBody::from(&a.current),
         time_series: TimeSeriesBody {
             dates: window.dates.iter().map(|&d| from_days(d)).collect(),
             prices: window.closes.clone(),
@@ -391,22 +418,7 @@ fn shape(
             median_error_cumavg: s.median_error_cumavg,
             projected_prices: s.projected_prices,
         },
-        segments: a
-            .segments
-            .into_iter()
-            .map(|g| SegmentBody {
-                segment_idx: g.segment_idx,
-                lower_bound: g.lower_bound,
-                upper_bound: g.upper_bound,
-                count: g.count,
-                expected_return: g.expected_return,
-                avg_return: g.avg_return,
-                median_return: g.median_return,
-                static_median_return: g.static_median_return,
-                max_loss: g.max_loss,
-                win_rate: g.win_rate,
-            })
-            .collect(),
+        segments: a.segments.iter().map(SegmentBody::from).collect(),
         return_distribution: DistributionBody {
             bins: a.distribution.bins,
             counts: a.distribution.counts,

@@ -12,7 +12,7 @@ use crate::analysis::{
 use crate::app::AppState;
 use crate::domain::{Asset, DataSource};
 use crate::plugins::scorer::{Grade, ScoreInput};
-use crate::plugins::segmentation::{AnalysisParams, EngineError, Method, StateSummary};
+use crate::plugins::segmentation::{AnalysisParams, EngineError, StateSummary};
 use crate::store::GradeRow;
 
 /// `grade` of a verdict.
@@ -55,13 +55,6 @@ pub struct VerdictResponse {
     /// (a negative fraction; null without a year of 20 rows).
     pub typical_max_drawdown: Option<f64>,
     pub metadata: VerdictMetadata,
-}
-
-fn method_name(m: Method) -> String {
-    match m {
-        Method::Ema => "ema".into(),
-        Method::Median => "median".into(),
-    }
 }
 
 /// What the scorer sees of a state.
@@ -109,43 +102,11 @@ pub struct VerdictParts<'a> {
 /// Shapes a verdict.
 pub fn build(p: VerdictParts<'_>) -> VerdictResponse {
     let c = &p.state.current;
-    let best_method = method_name(c.best_method);
-    let seg = &p.state.segments[c.segment as usize];
     VerdictResponse {
         ticker: p.asset.ticker.clone(),
-        signals: Signals {
-            expected_return: c.expected_return,
-            prediction_error: c.prediction_error,
-            median_return: c.median_return,
-            median_error: c.median_error,
-            best_method: best_method.clone(),
-            best_error: c.best_error,
-        },
-        current_state: CurrentStateBody {
-            price: c.price,
-            drawdown: c.drawdown,
-            segment: c.segment,
-            expected_return: c.expected_return,
-            prediction_error: c.prediction_error,
-            median_return: c.median_return,
-            median_error: c.median_error,
-            best_method,
-            best_error: c.best_error,
-            insufficient_data: c.insufficient_data,
-            confirmed_count: c.confirmed_count,
-        },
-        active_segment: SegmentBody {
-            segment_idx: seg.segment_idx,
-            lower_bound: seg.lower_bound,
-            upper_bound: seg.upper_bound,
-            count: seg.count,
-            expected_return: seg.expected_return,
-            avg_return: seg.avg_return,
-            median_return: seg.median_return,
-            static_median_return: seg.static_median_return,
-            max_loss: seg.max_loss,
-            win_rate: seg.win_rate,
-        },
+        signals: Signals::from(c),
+        current_state: CurrentStateBody::from(c),
+        active_segment: SegmentBody::from(&p.state.segments[c.segment as usize]),
         grade: GradeBody {
             letter: p.grade.letter.clone(),
             score: p.grade.score,
