@@ -739,14 +739,28 @@ fn segment_stats(
     }
     let mut ys: Vec<Vec<f64>> = vec![Vec::new(); k];
     let mut losses: Vec<f64> = vec![0.0; k];
+    // Lowest close over each holding window (start, exit]: both ends only
+    // move forward (outcomes are in start order, exits are monotone), so a
+    // monotone deque gives every window's minimum in O(n) overall.
+    let mut window: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
+    let mut next = 0usize;
     for o in outcomes {
         let seg = grid.segment(drawdowns[o.start]);
         ys[seg].push(o.y);
+        next = next.max(o.start + 1);
+        while next <= o.exit {
+            while window.back().is_some_and(|&b| closes[b] >= closes[next]) {
+                window.pop_back();
+            }
+            window.push_back(next);
+            next += 1;
+        }
+        while window.front().is_some_and(|&f| f <= o.start) {
+            window.pop_front();
+        }
         // min_v (P_v / P_s − 1) = (min_v P_v) / P_s − 1 exactly: division by
         // a positive constant is monotone, so one division suffices.
-        let lowest = closes[o.start + 1..=o.exit]
-            .iter()
-            .fold(f64::INFINITY, |m, &p| m.min(p));
+        let lowest = closes[*window.front().expect("exit > start")];
         let worst = (lowest / closes[o.start] - 1.0).min(0.0);
         losses[seg] = losses[seg].min(worst);
     }

@@ -418,6 +418,32 @@ fn segment_statistics_are_consistent_with_the_outcomes() {
             assert!((0.0..=1.0).contains(&w));
         }
     }
+    // max_loss against the definition, window by window.
+    let dd = drawdowns(&closes);
+    let dates = weekdays(n);
+    let ex = exits(&dates, 90);
+    let deepest = dd.iter().cloned().fold(0.0, f64::min);
+    let grid = Grid::new(Grid::steps_for(deepest), 20);
+    let mut naive = [None::<f64>; 20];
+    for t in 0..n {
+        if a.series.actual_returns[t].is_none() {
+            continue;
+        }
+        let j = ex[t].unwrap();
+        let worst = closes[t + 1..=j]
+            .iter()
+            .map(|p| p / closes[t] - 1.0)
+            .fold(0.0, f64::min);
+        let k = grid.segment(dd[t]);
+        naive[k] = Some(naive[k].map_or(worst, |w: f64| w.min(worst)));
+    }
+    for (k, seg) in a.segments.iter().enumerate() {
+        assert_eq!(
+            seg.max_loss.map(f64::to_bits),
+            naive[k].map(f64::to_bits),
+            "max_loss of segment {k}"
+        );
+    }
     let cur = &a.segments[a.current.segment as usize];
     assert_eq!(a.current.median_return, a.series.median_returns[n - 1]);
     if a.current.confirmed_count > 0 {
