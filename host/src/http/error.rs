@@ -118,7 +118,7 @@ impl IntoResponse for ApiError {
                 response
             }
             ApiError::Unavailable(_) => {
-                tracing::error!(error = %self, "dependency unavailable");
+                tracing::warn!(error = %self, "unavailable");
                 (status, Json(json!({ "detail": self.to_string() }))).into_response()
             }
             _ => (status, Json(json!({ "detail": self.to_string() }))).into_response(),
