@@ -459,3 +459,31 @@ async fn two_processes_split_one_run_on_postgres() {
         .execute(&cleanup)
         .await;
 }
+
+#[tokio::test]
+async fn serve_grades_at_start_when_there_is_no_snapshot() {
+    let (db, n) = sqlite_small().await;
+    let s = Server::start_with(db, &[("FORECAST_GRADING", "on")]);
+    // Poll the health diagnostics until the start-up run is active (bounded).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let (_, h) = s.get("/api/health?debug=1").await;
+        let g = &h["debug"]["grading"];
+        if g["active_run"].is_string() {
+            assert_eq!(g["last_run"]["assets_graded"], n);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no grading run completed: {g}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let (status, r) = s.get("/api/ranking").await;
+    assert_eq!(status, 200);
+    assert_eq!(r["metadata"]["total_assets"], n);
+    assert_eq!(
+        s.get("/api/analysis/%5EGSPC/verdict").await.1["metadata"]["from_cache"],
+        true
+    );
+}

@@ -361,3 +361,22 @@ pub async fn schedule(db: Arc<dyn Database>, plugins: Arc<Plugins>, at: NaiveTim
         tokio::time::sleep(Duration::from_secs(seconds_until(at))).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_daily_run_is_within_a_day() {
+        for (h, m) in [(0, 0), (2, 0), (23, 59)] {
+            let secs = seconds_until(NaiveTime::from_hms_opt(h, m, 0).unwrap());
+            assert!((1..=86_400).contains(&secs), "{h}:{m} → {secs}");
+        }
+        let now = Utc::now().time();
+        let soon = now + chrono::Duration::minutes(10);
+        let secs = seconds_until(soon);
+        if soon > now {
+            assert!((590..=600).contains(&secs), "{secs}");
+        }
+    }
+}

@@ -316,6 +316,44 @@ impl PluginRuntime {
     }
 }
 
+/// Maps a wasmtime error while loading `label` to [`PluginError::Load`].
+pub(crate) fn load_error(label: &str) -> impl Fn(wasmtime::Error) -> PluginError + '_ {
+    move |e| PluginError::Load {
+        plugin: label.to_string(),
+        message: format!("{e:#}"),
+    }
+}
+
+/// Compiles `bytes` once and pre-links it: `add_world` links the world's
+/// own imports; every other import (WASI included) is linked to a trap.
+pub(crate) fn prelink(
+    runtime: &PluginRuntime,
+    label: &str,
+    bytes: &[u8],
+    add_world: impl FnOnce(&mut wasmtime::component::Linker<CallState>) -> wasmtime::Result<()>,
+) -> Result<wasmtime::component::InstancePre<CallState>, PluginError> {
+    let fail = load_error(label);
+    let component = wasmtime::component::Component::new(runtime.engine(), bytes).map_err(&fail)?;
+    let mut linker = wasmtime::component::Linker::new(runtime.engine());
+    add_world(&mut linker).map_err(&fail)?;
+    linker
+        .define_unknown_imports_as_traps(&component)
+        .map_err(&fail)?;
+    linker.instantiate_pre(&component).map_err(&fail)
+}
+
+/// Writes a guest's `host-log` line, tagged with its label and bounded in
+/// length (guests are untrusted).
+pub(crate) fn guest_log(plugin: &str, level: tracing::Level, message: &str) {
+    let message: String = message.chars().take(2_000).collect();
+    match level {
+        tracing::Level::ERROR => tracing::error!(plugin, "{message}"),
+        tracing::Level::WARN => tracing::warn!(plugin, "{message}"),
+        tracing::Level::INFO => tracing::info!(plugin, "{message}"),
+        _ => tracing::debug!(plugin, "{message}"),
+    }
+}
+
 /// Hex SHA-256 of component bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))

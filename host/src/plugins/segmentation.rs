@@ -2,9 +2,11 @@
 
 use std::sync::Arc;
 
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::HasSelf;
 
-use super::{sha256_hex, CallState, PluginError, PluginInfo, PluginRuntime};
+use super::{
+    guest_log, load_error, prelink, sha256_hex, CallState, PluginError, PluginInfo, PluginRuntime,
+};
 use crate::series::PriceSeries as Series;
 
 wasmtime::component::bindgen!({
@@ -20,15 +22,13 @@ pub use exports::forecast::plugins::engine::{
 impl self::forecast::plugins::host_log::Host for CallState {
     fn log(&mut self, level: self::forecast::plugins::host_log::Level, message: String) {
         use self::forecast::plugins::host_log::Level;
-        let plugin: &str = &self.plugin;
-        // Guests are untrusted: bound what they can put in our logs.
-        let message: String = message.chars().take(2_000).collect();
-        match level {
-            Level::Debug => tracing::debug!(plugin, "{message}"),
-            Level::Info => tracing::info!(plugin, "{message}"),
-            Level::Warn => tracing::warn!(plugin, "{message}"),
-            Level::Error => tracing::error!(plugin, "{message}"),
-        }
+        let level = match level {
+            Level::Debug => tracing::Level::DEBUG,
+            Level::Info => tracing::Level::INFO,
+            Level::Warn => tracing::Level::WARN,
+            Level::Error => tracing::Level::ERROR,
+        };
+        guest_log(&self.plugin, level, &message);
     }
 }
 
@@ -52,19 +52,10 @@ impl SegmentationPlugin {
         bytes: &[u8],
     ) -> Result<Self, PluginError> {
         let provisional = format!("segmentation/{name}");
-        let fail = |e: wasmtime::Error| PluginError::Load {
-            plugin: provisional.clone(),
-            message: format!("{e:#}"),
-        };
-        let component = Component::new(runtime.engine(), bytes).map_err(fail)?;
-        let mut linker: Linker<CallState> = Linker::new(runtime.engine());
-        Segmentation::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s).map_err(fail)?;
-        // Everything outside the world (WASI included) is linked to a trap.
-        linker
-            .define_unknown_imports_as_traps(&component)
-            .map_err(fail)?;
-        let pre = SegmentationPre::new(linker.instantiate_pre(&component).map_err(fail)?)
-            .map_err(fail)?;
+        let pre = prelink(&runtime, &provisional, bytes, |linker| {
+            Segmentation::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
+        })?;
+        let pre = SegmentationPre::new(pre).map_err(load_error(&provisional))?;
         let mut plugin = SegmentationPlugin {
             info: PluginInfo {
                 kind: "segmentation".into(),
