@@ -352,6 +352,28 @@ struct Walk {
     outcomes: Vec<Outcome>,
     per_segment: Vec<Estimators>,
     grid: Grid,
+    /// Segment of each row on the grid of that row (point-in-time).
+    segments: Vec<u8>,
+}
+
+/// The point-in-time signals of every row ([`walk_forward`]): what a
+/// backtest reads at each rebalance date. "None" is NaN in the error series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WalkForward {
+    /// `A` used for annualisation.
+    pub periods_per_year: u32,
+    /// Drawdown from the running peak.
+    pub drawdowns: Vec<f64>,
+    /// Segment of the row's drawdown on the grid of that row.
+    pub segments: Vec<u8>,
+    /// EMA prediction at the row.
+    pub expected_returns: Vec<f64>,
+    /// Median prediction at the row.
+    pub median_returns: Vec<f64>,
+    /// Mean EMA error over the outcomes confirmed by the row (NaN: none).
+    pub prediction_error_cumavg: Vec<f64>,
+    /// Mean median error over the outcomes confirmed by the row (NaN: none).
+    pub median_error_cumavg: Vec<f64>,
 }
 
 /// A state-only analysis: what grading, verdicts and rankings need.
@@ -396,6 +418,27 @@ pub fn analyse_state(
 ) -> Result<StateSummary, EngineError> {
     let w = walk(dates, closes, params)?;
     Ok(summarise(&w, dates, closes))
+}
+
+/// The walk-forward signals of every row: the values of [`analyse`]'s
+/// `series` plus each row's point-in-time segment, without the final
+/// statistics. Row t depends on rows up to t only.
+pub fn walk_forward(
+    dates: &[i32],
+    closes: &[f64],
+    params: &Params,
+) -> Result<WalkForward, EngineError> {
+    let w = walk(dates, closes, params)?;
+    let nan = |v: Vec<Option<f64>>| v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect();
+    Ok(WalkForward {
+        periods_per_year: w.periods_per_year,
+        drawdowns: w.drawdowns,
+        segments: w.segments,
+        expected_returns: w.series.expected_returns,
+        median_returns: w.series.median_returns,
+        prediction_error_cumavg: nan(w.series.prediction_error_cumavg),
+        median_error_cumavg: nan(w.series.median_error_cumavg),
+    })
 }
 
 fn summarise(w: &Walk, dates: &[i32], closes: &[f64]) -> StateSummary {
@@ -446,6 +489,7 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params) -> Result<Walk, EngineEr
     let mut per_segment: Vec<Estimators> = (0..k).map(|_| Estimators::new()).collect();
     let mut all = Estimators::new();
     let mut grid = Grid::new(Grid::steps_for(drawdowns[0]), k);
+    let mut segments = Vec::with_capacity(n);
     let mut next_start = 0usize;
     let (mut ema_err_sum, mut med_err_sum, mut err_n) = (0.0f64, 0.0f64, 0u32);
 
@@ -488,7 +532,10 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params) -> Result<Walk, EngineEr
         while next_start < t && exits[next_start].is_none() {
             next_start += 1;
         }
-        let (ema, med) = per_segment[grid.segment(drawdowns[t])]
+        let segment = grid.segment(drawdowns[t]);
+        // validate() bounds num_segments to 50, so the index fits a byte.
+        segments.push(segment as u8);
+        let (ema, med) = per_segment[segment]
             .predict()
             .or_else(|| all.predict())
             .unwrap_or((0.0, 0.0));
@@ -510,6 +557,7 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params) -> Result<Walk, EngineEr
         outcomes,
         per_segment,
         grid,
+        segments,
     })
 }
 

@@ -558,3 +558,46 @@ fn state_only_analysis_equals_the_full_one() {
     }
     assert!(analyse_state(&weekdays(10), &closes[..10], &Params::default()).is_err());
 }
+
+/// `walk_forward` carries `analyse`'s series bit for bit, its last segment
+/// is the current state's, and its segments never look ahead either.
+#[test]
+fn walk_forward_equals_the_analysis_series_and_never_looks_ahead() {
+    let mut rng = Rng(7);
+    let n = 1_200;
+    let closes = random_walk(&mut rng, n, 0.03);
+    let dates = weekdays(n);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let nan_bits = |v: &[Option<f64>]| {
+        v.iter()
+            .map(|x| x.unwrap_or(f64::NAN).to_bits())
+            .collect::<Vec<_>>()
+    };
+    for metric in [Metric::Return, Metric::Sharpe, Metric::Sortino] {
+        let p = params(45, metric);
+        let full = analyse(&dates, &closes, &p).unwrap();
+        let wf = walk_forward(&dates, &closes, &p).unwrap();
+        assert_eq!(wf.periods_per_year, full.periods_per_year);
+        assert_eq!(bits(&wf.drawdowns), bits(&full.series.drawdowns));
+        assert_eq!(
+            bits(&wf.expected_returns),
+            bits(&full.series.expected_returns)
+        );
+        assert_eq!(bits(&wf.median_returns), bits(&full.series.median_returns));
+        assert_eq!(
+            bits(&wf.prediction_error_cumavg),
+            nan_bits(&full.series.prediction_error_cumavg)
+        );
+        assert_eq!(
+            bits(&wf.median_error_cumavg),
+            nan_bits(&full.series.median_error_cumavg)
+        );
+        assert_eq!(u32::from(wf.segments[n - 1]), full.current.segment);
+        for m in [MIN_ROWS, 555, 901] {
+            let cut = walk_forward(&dates[..m], &closes[..m], &p).unwrap();
+            assert_eq!(cut.segments, wf.segments[..m], "segments, cut {m}");
+            let state = analyse_state(&dates[..m], &closes[..m], &p).unwrap();
+            assert_eq!(u32::from(cut.segments[m - 1]), state.current.segment);
+        }
+    }
+}

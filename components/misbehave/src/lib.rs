@@ -14,7 +14,7 @@ wit_bindgen::generate!({
 });
 
 use exports::forecast::plugins::engine::{
-    Analysis, AnalysisParams, EngineError, Guest, StateSummary,
+    Analysis, AnalysisParams, EngineError, Guest, StateSummary, WalkForward,
 };
 use forecast::plugins::host_log::{log, Level};
 use forecast::plugins::types::PriceSeries;
@@ -34,6 +34,13 @@ impl Guest for Component {
         series: PriceSeries,
         params: AnalysisParams,
     ) -> Result<StateSummary, EngineError> {
+        misbehave(&series, &params)
+    }
+
+    fn walk_forward(
+        series: PriceSeries,
+        params: AnalysisParams,
+    ) -> Result<WalkForward, EngineError> {
         misbehave(&series, &params)
     }
 }

@@ -8,7 +8,7 @@ wit_bindgen::generate!({
 
 use exports::forecast::plugins::engine::{
     Analysis, AnalysisParams, CurrentState, Distribution, EngineError, Guest, Method, ScatterPoint,
-    SegmentPaths, SegmentStats, StateSummary, TimeSeries,
+    SegmentPaths, SegmentStats, StateSummary, TimeSeries, WalkForward,
 };
 use forecast::plugins::types::{Metric, PriceSeries};
 use forecast_engine as core;
@@ -36,6 +36,23 @@ impl Guest for Component {
                 current: current_to_wit(s.current),
                 segments: s.segments.into_iter().map(segment_to_wit).collect(),
                 typical_max_drawdown: s.typical_max_drawdown,
+            })
+            .map_err(error_to_wit)
+    }
+
+    fn walk_forward(
+        series: PriceSeries,
+        params: AnalysisParams,
+    ) -> Result<WalkForward, EngineError> {
+        core::walk_forward(&series.dates, &series.closes, &to_core(&params))
+            .map(|w| WalkForward {
+                periods_per_year: w.periods_per_year,
+                drawdowns: w.drawdowns,
+                segments: w.segments,
+                expected_returns: w.expected_returns,
+                median_returns: w.median_returns,
+                prediction_error_cumavg: w.prediction_error_cumavg,
+                median_error_cumavg: w.median_error_cumavg,
             })
             .map_err(error_to_wit)
     }
