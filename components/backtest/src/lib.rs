@@ -38,6 +38,19 @@ pub const BUY_HOLD: &str = "equal_weight_buy_hold";
 /// Name of the rebalanced benchmark.
 pub const REBALANCED: &str = "equal_weight_rebalanced";
 
+/// Trading cost per side in basis points of traded notional, by category
+/// (DESIGN §6): equities (every stock exchange, BMV) and ETFs 6, Crypto and
+/// CS2 Cases 15, Forex 2, everything else (Commodities, Indices) 5.
+pub fn cost_bps(category: &str) -> f64 {
+    match category {
+        "Crypto" | "CS2 Cases" => 15.0,
+        "Forex" => 2.0,
+        "ETFs" | "BMV" => 6.0,
+        c if c.ends_with("Stocks") => 6.0,
+        _ => 5.0,
+    }
+}
+
 /// One asset's data for a run. `dates`, `closes` and `signals` are aligned
 /// and may extend before the window (history counts towards eligibility and
 /// the z-score) and after it (ignored).

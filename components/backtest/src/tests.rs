@@ -467,3 +467,20 @@ fn metrics_follow_the_formulas() {
     assert_eq!(single.cagr, None);
     assert_eq!(single.years, 0.0);
 }
+
+#[test]
+fn costs_by_category_follow_design() {
+    for (category, bps) in [
+        ("US Stocks", 6.0),
+        ("HK/China Stocks", 6.0),
+        ("BMV", 6.0),
+        ("ETFs", 6.0),
+        ("Crypto", 15.0),
+        ("CS2 Cases", 15.0),
+        ("Forex", 2.0),
+        ("Commodities", 5.0),
+        ("Indices", 5.0),
+    ] {
+        assert_eq!(cost_bps(category), bps, "{category}");
+    }
+}
