@@ -11,7 +11,14 @@ fn main() {
     println!("cargo:rerun-if-env-changed=FORECAST_COMPONENTS_DIR");
     // misbehave.wasm is a test fixture, but `make components` always builds
     // it and the sandbox tests need it.
-    for name in ["segmentation.wasm", "scorer.wasm", "misbehave.wasm"] {
+    for name in [
+        "segmentation.wasm",
+        "scorer.wasm",
+        "topn.wasm",
+        "zscore.wasm",
+        "longshort.wasm",
+        "misbehave.wasm",
+    ] {
         let path = dir.join(name);
         println!("cargo:rerun-if-changed={}", path.display());
         if !path.exists() {

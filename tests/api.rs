@@ -402,6 +402,9 @@ async fn openapi_covers_every_route() {
         "/api/asset-info/{ticker}",
         "/api/analysis/{ticker}",
         "/api/openapi.json",
+        "/api/ranking",
+        "/api/backtest",
+        "/api/strategies",
     ] {
         assert!(paths.contains_key(p), "{p} undocumented");
     }

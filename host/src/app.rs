@@ -1,5 +1,7 @@
 //! Application state shared by every request, and the server's life cycle.
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
@@ -8,7 +10,10 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::metadata::{CatalogProvider, MetadataProvider};
-use crate::plugins::{builtin, PluginInfo, PluginRuntime, ScorerPlugin, SegmentationPlugin};
+use crate::backtest::SignalCache;
+use crate::plugins::{
+    builtin, PluginInfo, PluginRuntime, ScorerPlugin, SegmentationPlugin, StrategyPlugin,
+};
 use crate::store::{self, Database};
 
 /// The active plugin versions. Each request clones the `Arc` of the
@@ -17,6 +22,7 @@ pub struct Plugins {
     runtime: Arc<PluginRuntime>,
     segmentation: RwLock<Arc<SegmentationPlugin>>,
     scorer: RwLock<Arc<ScorerPlugin>>,
+    strategies: RwLock<BTreeMap<String, Arc<StrategyPlugin>>>,
 }
 
 impl Plugins {
@@ -39,11 +45,63 @@ impl Plugins {
         for info in [segmentation.info(), scorer.info()] {
             tracing::info!(plugin = %info.label(), sha256 = %info.sha256, "plugin loaded");
         }
+        let mut strategies = BTreeMap::new();
+        for bytes in builtin::STRATEGIES {
+            let plugin = StrategyPlugin::load(runtime.clone(), bytes)?;
+            strategies.insert(plugin.info().name.clone(), Arc::new(plugin));
+        }
+        if let Some(dir) = &config.plugin_dir {
+            for plugin in load_strategy_dir(&runtime, dir)? {
+                let name = plugin.info().name.clone();
+                if let Some(existing) = strategies.get(&name) {
+                    anyhow::bail!(
+                        "{}: strategy '{name}' is already provided by {}; rename the plugin",
+                        dir.display(),
+                        existing.info().label()
+                    );
+                }
+                strategies.insert(name, Arc::new(plugin));
+            }
+        }
+        for plugin in strategies.values() {
+            let info = plugin.info();
+            tracing::info!(plugin = %info.label(), sha256 = %info.sha256, "plugin loaded");
+        }
         Ok(Plugins {
             runtime,
             segmentation: RwLock::new(Arc::new(segmentation)),
             scorer: RwLock::new(Arc::new(scorer)),
+            strategies: RwLock::new(strategies),
         })
+    }
+
+    /// The strategy named `name`, if loaded.
+    pub fn strategy(&self, name: &str) -> Option<Arc<StrategyPlugin>> {
+        self.strategies
+            .read()
+            .expect("plugin lock poisoned")
+            .get(name)
+            .cloned()
+    }
+
+    /// Names of the loaded strategies, sorted.
+    pub fn strategy_names(&self) -> Vec<String> {
+        self.strategies
+            .read()
+            .expect("plugin lock poisoned")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// Every loaded strategy, by name.
+    pub fn strategies(&self) -> Vec<Arc<StrategyPlugin>> {
+        self.strategies
+            .read()
+            .expect("plugin lock poisoned")
+            .values()
+            .cloned()
+            .collect()
     }
 
     /// The shared runtime (limits, concurrency permits).
@@ -66,11 +124,45 @@ impl Plugins {
 
     /// Every active plugin version, for diagnostics.
     pub fn active(&self) -> Vec<PluginInfo> {
-        vec![
+        let mut active = vec![
             self.segmentation().info().clone(),
             self.scorer().info().clone(),
-        ]
+        ];
+        active.extend(self.strategies().iter().map(|s| s.info().clone()));
+        active
     }
+}
+
+/// Loads every `*.wasm` file of `dir` as a strategy component, in file name
+/// order. A file that is not a valid strategy stops the start with its name:
+/// a plugin folder is configuration, and half of it is not a safe default.
+pub fn load_strategy_dir(
+    runtime: &Arc<PluginRuntime>,
+    dir: &Path,
+) -> anyhow::Result<Vec<StrategyPlugin>> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("FORECAST_PLUGIN_DIR {}: cannot read it", dir.display()))?;
+    let mut files: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+        .collect();
+    files.sort();
+    let mut out: Vec<StrategyPlugin> = Vec::new();
+    for path in files {
+        let bytes = std::fs::read(&path).with_context(|| format!("read {}", path.display()))?;
+        let plugin = StrategyPlugin::load(runtime.clone(), &bytes)
+            .with_context(|| format!("{}: not a loadable strategy component", path.display()))?;
+        if let Some(twin) = out.iter().find(|p| p.info().name == plugin.info().name) {
+            anyhow::bail!(
+                "{}: strategy '{}' is already provided by {} in the same folder",
+                path.display(),
+                plugin.info().name,
+                twin.info().label()
+            );
+        }
+        out.push(plugin);
+    }
+    Ok(out)
 }
 
 /// Shared state handed to every handler.
@@ -90,6 +182,8 @@ pub struct AppState {
     pub origin: Arc<str>,
     /// Whether the session cookie is `Secure`.
     pub cookie_secure: bool,
+    /// Walk-forward signals of recent backtests.
+    pub signals: Arc<SignalCache>,
 }
 
 /// The demo account created on a fresh database, printed once by `serve`.
@@ -134,6 +228,7 @@ impl AppState {
         let plugins = Arc::new(Plugins::load(&config)?);
         let origin = config.resolved_origin(bound);
         let cookie_secure = config.resolved_cookie_secure(&origin);
+        let signals = Arc::new(SignalCache::new(config.signal_cache_bytes));
         Ok((
             AppState {
                 db,
@@ -143,6 +238,7 @@ impl AppState {
                 started: Instant::now(),
                 origin: Arc::from(origin.as_str()),
                 cookie_secure,
+                signals,
             },
             demo,
         ))

@@ -42,7 +42,19 @@ pub struct Config {
     pub grading: bool,
     /// `FORECAST_GRADE_AT` (`HH:MM`, UTC): when the daily grading runs.
     pub grade_at: chrono::NaiveTime,
+    /// `FORECAST_BACKTEST_TIMEOUT_MS`: the time limit of one backtest
+    /// (loading, signals and the run; default 30 s). Past it: 504.
+    pub backtest_timeout: Duration,
+    /// `FORECAST_SIGNAL_CACHE_MB`: memory for cached walk-forward signals
+    /// (default 512 MiB; 0 disables the cache).
+    pub signal_cache_bytes: usize,
+    /// `FORECAST_PLUGIN_DIR`: a folder whose `*.wasm` strategy components
+    /// are loaded at start beside the built-in ones.
+    pub plugin_dir: Option<PathBuf>,
 }
+
+/// Default time limit of one backtest.
+pub const DEFAULT_BACKTEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A variable is set but unusable.
 #[derive(Debug, thiserror::Error)]
@@ -129,6 +141,15 @@ impl Config {
                     })?
                 }
             },
+            backtest_timeout: Duration::from_millis(number(
+                "FORECAST_BACKTEST_TIMEOUT_MS",
+                DEFAULT_BACKTEST_TIMEOUT.as_millis() as u64,
+                1,
+            )?),
+            signal_cache_bytes: (number("FORECAST_SIGNAL_CACHE_MB", 512, 0)? as usize) << 20,
+            plugin_dir: std::env::var_os("FORECAST_PLUGIN_DIR")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from),
             quota: QuotaConfig {
                 per_minute: number("FORECAST_QUOTA_PER_MINUTE", 60, 1)? as u32,
                 per_day: number("FORECAST_QUOTA_PER_DAY", 1_000, 1)? as u32,

@@ -10,6 +10,7 @@
 pub mod analysis;
 pub mod app;
 pub mod auth;
+pub mod backtest;
 pub mod cli;
 pub mod config;
 pub mod demo;

@@ -51,6 +51,13 @@ pub enum ApiError {
     /// 500/504 from a plugin: the detail names the plugin and version.
     #[error(transparent)]
     Plugin(#[from] PluginError),
+    /// 500: a plugin answered outside its contract or ended the work; the
+    /// detail names it.
+    #[error("{0}")]
+    PluginContract(String),
+    /// 504: the work passed its time limit; the detail says how to shrink it.
+    #[error("{0}")]
+    GatewayTimeout(String),
     /// 500: the store failed; logged, not shown.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -76,10 +83,13 @@ impl ApiError {
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::Plugin(PluginError::Timeout { .. }) => StatusCode::GATEWAY_TIMEOUT,
-            ApiError::Plugin(_) | ApiError::Store(_) | ApiError::Internal(_) => {
-                StatusCode::INTERNAL_SERVER_ERROR
+            ApiError::Plugin(PluginError::Timeout { .. }) | ApiError::GatewayTimeout(_) => {
+                StatusCode::GATEWAY_TIMEOUT
             }
+            ApiError::Plugin(_)
+            | ApiError::PluginContract(_)
+            | ApiError::Store(_)
+            | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }
@@ -95,9 +105,13 @@ impl IntoResponse for ApiError {
                 response.extensions_mut().insert(HiddenInternalError);
                 response
             }
-            ApiError::Plugin(e) => {
-                tracing::error!(error = %e, "plugin failure");
-                (status, Json(json!({ "detail": e.to_string() }))).into_response()
+            ApiError::Plugin(_) | ApiError::PluginContract(_) => {
+                tracing::error!(error = %self, "plugin failure");
+                (status, Json(json!({ "detail": self.to_string() }))).into_response()
+            }
+            ApiError::GatewayTimeout(_) => {
+                tracing::warn!(error = %self, "timed out");
+                (status, Json(json!({ "detail": self.to_string() }))).into_response()
             }
             ApiError::Unauthorized(_) => {
                 let mut response =

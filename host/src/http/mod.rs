@@ -10,6 +10,7 @@
 
 mod analysis;
 mod assets;
+mod backtest;
 pub mod error;
 pub mod extract;
 pub mod guard;
@@ -40,16 +41,21 @@ pub use openapi::document as openapi_document;
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 const REQUEST_ID: &str = "x-request-id";
 
-/// The routes that require a Premium Bearer key, metered at cost 1.
+/// The routes that require a Premium Bearer key: cost 1, the backtest 5.
 fn bearer_routes(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(assets::router())
         .merge(analysis::router())
         .merge(ranking::router())
+        .merge(backtest::listing_router())
         .route_layer(middleware::from_fn_with_state(
             (state.clone(), guard::Cost(1)),
             guard::bearer,
         ))
+        .merge(backtest::router().route_layer(middleware::from_fn_with_state(
+            (state.clone(), guard::Cost(5)),
+            guard::bearer,
+        )))
 }
 
 /// The whole service.

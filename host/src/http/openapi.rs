@@ -300,6 +300,70 @@ fn schemas() -> Value {
                 "engine_version": string(), "scorer_version": string()
             }))
         })),
+        "BacktestRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "description": "Every field is optional. Universe: `tickers` (unknown or inactive → 400 naming it), else `category`, else every active asset; assets enter once they have 300 rows of history. Unknown fields are refused (400) so a misspelt parameter never silently takes its default.",
+            "properties": {
+                "strategy": { "type": "string", "default": "topn", "description": "`topn`, `zscore`, `longshort` or any loaded strategy plugin (GET /api/strategies)." },
+                "tickers": { "type": "array", "items": string(), "minItems": 1, "maxItems": 3000, "uniqueItems": true },
+                "category": { "$ref": "#/components/schemas/Category" },
+                "initial_capital": { "type": "number", "exclusiveMinimum": 0, "maximum": 1e12, "default": 100000 },
+                "top_n": { "type": "integer", "minimum": 1, "maximum": 500, "default": 10, "description": "At most the universe's size; `longshort` needs 2·top_n assets." },
+                "rebalance": { "type": "string", "enum": ["daily", "weekly", "monthly"], "default": "monthly", "description": "daily: every row; weekly/monthly: the first row of each ISO week/month." },
+                "return_period": { "type": "integer", "minimum": 7, "maximum": 365, "default": 90 },
+                "decay_factor": { "type": "number", "minimum": 0.80, "maximum": 0.99, "default": 0.95 },
+                "num_segments": { "type": "integer", "minimum": 10, "maximum": 50, "default": 20 },
+                "metric": { "type": "string", "enum": ["return", "sharpe", "sortino"], "default": "return" },
+                "start_date": { "type": "string", "format": "date", "description": "Default: 10 years before the end date." },
+                "end_date": { "type": "string", "format": "date", "description": "Default: the universe's latest date." },
+                "include_costs": { "type": "boolean", "default": true, "description": "Per side on traded notional: equities/ETFs 6 bps, Crypto and CS2 15, Forex 2, others 5 (echoed in metadata.cost_bps)." },
+                "zscore_lookback": { "type": "integer", "minimum": 20, "maximum": 1260, "default": 252, "description": "Rows of the drawdown z-score every strategy sees." },
+                "zscore_entry": { "type": "number", "exclusiveMinimum": 0, "maximum": 10, "default": 2, "description": "zscore: enter at z <= -zscore_entry." },
+                "zscore_exit": { "type": "number", "minimum": -10, "maximum": 10, "default": 0, "description": "zscore: exit at z >= -zscore_exit; must be below zscore_entry." }
+            }
+        },
+        "BacktestResponse": object(&["equity_curve", "trades", "metrics", "benchmarks", "metadata"], json!({
+            "equity_curve": array_of(object(&["date", "equity"], json!({ "date": { "type": "string", "format": "date" }, "equity": num() }))),
+            "trades": array_of(object(&["date", "ticker", "side", "qty", "price"], json!({
+                "date": { "type": "string", "format": "date", "description": "Fill date: the calendar row after the decision." },
+                "ticker": string(),
+                "side": { "type": "string", "enum": ["BUY", "SELL"] },
+                "qty": { "type": "number", "description": "Fractional quantity, > 0." },
+                "price": { "type": "number", "description": "The fill's reference close." }
+            }))),
+            "metrics": object(&["total_return", "cagr", "sharpe_ratio", "sortino_ratio", "max_drawdown", "final_equity", "years", "total_costs", "cost_drag_pct", "total_trades"], json!({
+                "total_return": nullable_num(), "cagr": nullable_num(), "sharpe_ratio": nullable_num(),
+                "sortino_ratio": nullable_num(), "max_drawdown": nullable_num(),
+                "final_equity": num(), "years": num(), "total_costs": num(), "cost_drag_pct": num(),
+                "total_trades": int()
+            })),
+            "benchmarks": {
+                "type": "object",
+                "description": "`equal_weight_buy_hold` and `equal_weight_rebalanced`: same schedule, no costs, same dates as the equity curve.",
+                "additionalProperties": object(&["dates", "equity"], json!({
+                    "dates": array_of(json!({ "type": "string", "format": "date" })),
+                    "equity": array_of(num())
+                }))
+            },
+            "metadata": object(&["assets_count", "data_points", "rebalance_dates", "calculated_at"], json!({
+                "assets_count": { "type": "integer", "description": "Assets with 300 rows by the end and a price in the window." },
+                "data_points": { "type": "integer", "description": "Price rows of those assets inside the window." },
+                "rebalance_dates": { "type": "integer", "description": "Decisions taken." },
+                "calculated_at": { "type": "string", "format": "date-time" },
+                "strategy": string(), "strategy_version": string(), "engine_version": string(),
+                "start_date": { "type": "string", "format": "date" }, "end_date": { "type": "string", "format": "date" },
+                "periods_per_year": { "type": "integer", "enum": [252, 365] },
+                "include_costs": { "type": "boolean" },
+                "cost_bps": { "type": "object", "additionalProperties": num(), "description": "Cost per side in basis points, per category of the universe." },
+                "signals_cached": { "type": "integer", "description": "Assets whose engine signals came from the cache." }
+            }))
+        })),
+        "StrategyList": object(&["strategies"], json!({
+            "strategies": array_of(object(&["name", "version", "description", "sha256"], json!({
+                "name": string(), "version": string(), "description": string(), "sha256": string()
+            })))
+        })),
         "HealthResponse": object(&["status", "service"], json!({
             "status": { "type": "string", "examples": ["ok"] },
             "service": { "type": "string", "examples": ["svc-api"] },
@@ -464,6 +528,23 @@ pub fn document() -> Value {
                     "400": error_response("A parameter is invalid; detail names it"),
                     "503": error_response("No grading run has completed yet")
                 }
+            }), 1)},
+            "/api/backtest": { "post": bearer(json!({
+                "summary": "Portfolio backtest of a strategy plugin over a universe",
+                "description": "Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The whole request is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s).",
+                "operationId": "backtest",
+                "requestBody": json_body(json!({ "$ref": "#/components/schemas/BacktestRequest" })),
+                "responses": {
+                    "200": ok("BacktestResponse"),
+                    "400": error_response("A field is invalid (unknown strategy or ticker, bad dates, non-positive capital, top_n beyond the universe, unknown rebalance, out-of-bounds engine or z-score parameters); detail names it"),
+                    "500": error_response("The strategy plugin failed (trap, memory cap, contract violation); detail names the plugin and version"),
+                    "504": error_response("The backtest passed its time limit; reduce its scope")
+                }
+            }), 5)},
+            "/api/strategies": { "get": bearer(json!({
+                "summary": "The strategies POST /api/backtest can name (built-in and FORECAST_PLUGIN_DIR plugins)",
+                "operationId": "strategies",
+                "responses": { "200": ok("StrategyList") }
             }), 1)},
             "/auth/login": { "post": {
                 "summary": "Sign in: sets the HttpOnly session cookie `fe_session`",

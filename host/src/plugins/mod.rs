@@ -14,6 +14,7 @@
 
 pub mod scorer;
 pub mod segmentation;
+pub mod strategy;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use wasmtime::{
 
 pub use scorer::ScorerPlugin;
 pub use segmentation::{SegmentationPlugin, SegmentationSession};
+pub use strategy::{StrategyPlugin, StrategyRun};
 
 /// Linear memory kept resident per pool slot between instances.
 const KEEP_RESIDENT_BYTES: usize = 16 << 20;
@@ -253,6 +255,17 @@ impl PluginRuntime {
             .expect("the semaphore is never closed")
     }
 
+    /// Waits for `n` call slots at once (a job that runs `n` plugin
+    /// instances in parallel); `n` is capped at the concurrency bound.
+    pub async fn acquire_many(&self, n: u32) -> tokio::sync::OwnedSemaphorePermit {
+        let n = n.clamp(1, self.config.max_concurrency as u32);
+        self.permits
+            .clone()
+            .acquire_many_owned(n)
+            .await
+            .expect("the semaphore is never closed")
+    }
+
     pub(crate) fn engine(&self) -> &Engine {
         &self.engine
     }
@@ -278,11 +291,14 @@ impl PluginRuntime {
     /// Gives a store a full call budget from now (before each call of a
     /// reused instance).
     pub(crate) fn reset_deadline(&self, store: &mut wasmtime::Store<CallState>) {
-        let ticks = self
-            .config
-            .call_timeout
-            .as_millis()
-            .div_ceil(EPOCH_TICK.as_millis()) as u64;
+        self.set_deadline(store, self.config.call_timeout);
+    }
+
+    /// Gives a store `budget` from now, at most the call timeout (a call
+    /// inside a longer job gets what is left of the job's time).
+    pub(crate) fn set_deadline(&self, store: &mut wasmtime::Store<CallState>, budget: Duration) {
+        let budget = budget.min(self.config.call_timeout);
+        let ticks = budget.as_millis().div_ceil(EPOCH_TICK.as_millis()) as u64;
         store.set_epoch_deadline(ticks.max(1));
     }
 
@@ -369,6 +385,12 @@ pub mod builtin {
     /// The default ranking scorer.
     pub const SCORER: &[u8] =
         include_bytes!(concat!(env!("FORECAST_COMPONENTS_DIR"), "/scorer.wasm"));
+    /// The built-in backtest strategies (DESIGN §6), written with the SDK.
+    pub const STRATEGIES: [&[u8]; 3] = [
+        include_bytes!(concat!(env!("FORECAST_COMPONENTS_DIR"), "/topn.wasm")),
+        include_bytes!(concat!(env!("FORECAST_COMPONENTS_DIR"), "/zscore.wasm")),
+        include_bytes!(concat!(env!("FORECAST_COMPONENTS_DIR"), "/longshort.wasm")),
+    ];
 }
 
 #[cfg(test)]

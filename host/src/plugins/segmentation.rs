@@ -17,6 +17,7 @@ wasmtime::component::bindgen!({
 pub use self::forecast::plugins::types::{Metric, PriceSeries};
 pub use exports::forecast::plugins::engine::{
     Analysis, AnalysisParams, CurrentState, EngineError, Method, SegmentStats, StateSummary,
+    WalkForward,
 };
 
 impl self::forecast::plugins::host_log::Host for CallState {
@@ -176,6 +177,42 @@ impl SegmentationSession {
         series: &Series,
         params: AnalysisParams,
     ) -> Result<Result<StateSummary, EngineError>, PluginError> {
+        let input = PriceSeries {
+            dates: series.dates.clone(),
+            closes: series.closes.clone(),
+        };
+        self.call(None, |store, bindings| {
+            bindings
+                .forecast_plugins_engine()
+                .call_analyse_state(store, &input, params)
+        })
+    }
+
+    /// `engine.walk-forward` on the session's instance, within `budget`
+    /// (at most the runtime's call timeout): the point-in-time signals of
+    /// every row, for backtests.
+    pub fn walk_forward(
+        &mut self,
+        series: &Series,
+        params: AnalysisParams,
+        budget: Option<std::time::Duration>,
+    ) -> Result<Result<WalkForward, EngineError>, PluginError> {
+        let input = PriceSeries {
+            dates: series.dates.clone(),
+            closes: series.closes.clone(),
+        };
+        self.call(budget, |store, bindings| {
+            bindings
+                .forecast_plugins_engine()
+                .call_walk_forward(store, &input, params)
+        })
+    }
+
+    fn call<R>(
+        &mut self,
+        budget: Option<std::time::Duration>,
+        f: impl FnOnce(&mut wasmtime::Store<CallState>, &Segmentation) -> wasmtime::Result<R>,
+    ) -> Result<R, PluginError> {
         let plugin = &self.plugin;
         if self.live.is_none() {
             let mut store = plugin.runtime.store(plugin.label.clone());
@@ -190,16 +227,11 @@ impl SegmentationSession {
             self.live = Some((store, bindings));
         }
         let (store, bindings) = self.live.as_mut().expect("instantiated above");
-        plugin.runtime.reset_deadline(store);
-        let input = PriceSeries {
-            dates: series.dates.clone(),
-            closes: series.closes.clone(),
-        };
-        let result =
-            bindings
-                .forecast_plugins_engine()
-                .call_analyse_state(&mut *store, &input, params);
-        match result {
+        match budget {
+            Some(budget) => plugin.runtime.set_deadline(store, budget),
+            None => plugin.runtime.reset_deadline(store),
+        }
+        match f(&mut *store, bindings) {
             Ok(answer) => Ok(answer),
             Err(e) => {
                 let err = plugin.runtime.classify(store, &plugin.label, e);

@@ -1,0 +1,496 @@
+//! `POST /api/backtest` end to end through the real server: the spec's
+//! response, the accounting identity and costs recomputed from the trades
+//! and the stored prices, metrics recomputed from the equity curve, no
+//! look-ahead across an ingest, every 400, the misbehaving strategy, the
+//! run's time limit, the cost of 5, and the SDK's example plugin.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{assert_error, component, test_key, Server};
+use serde_json::{json, Value};
+
+const UNIVERSE: [&str; 6] = ["^GSPC", "^IXIC", "^DJI", "^NDX", "^RUT", "^FTSE"];
+
+struct Answer {
+    status: u16,
+    body: Value,
+    remaining: Option<u64>,
+}
+
+async fn post(s: &Server, body: Value) -> Answer {
+    let r = s
+        .client()
+        .post(s.url("/api/backtest"))
+        .bearer_auth(test_key())
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    let remaining = r
+        .headers()
+        .get("x-ratelimit-remaining")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok());
+    let text = r.text().await.expect("body");
+    let body = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("non-JSON answer {status}: {e}: {text:.300}"));
+    Answer {
+        status,
+        body,
+        remaining,
+    }
+}
+
+async fn ok(s: &Server, body: Value) -> Value {
+    let a = post(s, body.clone()).await;
+    assert_eq!(a.status, 200, "{body} → {}", a.body);
+    a.body
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Closes of `ticker` from the server's own database.
+async fn prices(s: &Server, ticker: &str) -> (Vec<chrono::NaiveDate>, Vec<f64>) {
+    let db = forecast::store::connect(&common::sqlite_url(&s.db))
+        .await
+        .expect("open the test database");
+    let asset = db.asset_by_ticker(ticker).await.unwrap().unwrap();
+    let series = db.load_series(asset.id).await.unwrap().unwrap();
+    db.close().await;
+    (
+        series
+            .dates
+            .iter()
+            .map(|&d| forecast::series::from_days(d))
+            .collect(),
+        series.closes,
+    )
+}
+
+#[tokio::test]
+async fn a_backtest_answers_the_spec_response_and_costs_five_requests() {
+    let s = Server::start();
+    let body = json!({
+        "tickers": UNIVERSE, "top_n": 3,
+        "start_date": "2012-01-01", "end_date": "2016-12-31"
+    });
+    let first = post(&s, body.clone()).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    let second = post(&s, body).await;
+    assert_eq!(
+        first.remaining.unwrap() - second.remaining.unwrap(),
+        5,
+        "a backtest costs 5 requests"
+    );
+    let b = &first.body;
+    let curve = b["equity_curve"].as_array().unwrap();
+    assert!(curve.len() > 1000, "five years of rows");
+    let first_date = curve[0]["date"].as_str().unwrap();
+    assert!(("2012-01-02".."2012-01-06").contains(&first_date), "{first_date}");
+    assert_eq!(f(&curve[0]["equity"]), 100_000.0);
+    assert!(curve.last().unwrap()["date"].as_str().unwrap() <= "2016-12-31");
+    let trades = b["trades"].as_array().unwrap();
+    assert!(!trades.is_empty());
+    for t in trades {
+        assert!(UNIVERSE.contains(&t["ticker"].as_str().unwrap()));
+        assert!(["BUY", "SELL"].contains(&t["side"].as_str().unwrap()));
+        assert!(f(&t["qty"]) > 0.0 && f(&t["price"]) > 0.0);
+    }
+    for k in [
+        "total_return",
+        "cagr",
+        "sharpe_ratio",
+        "sortino_ratio",
+        "max_drawdown",
+        "final_equity",
+        "years",
+        "total_costs",
+        "cost_drag_pct",
+        "total_trades",
+    ] {
+        assert!(b["metrics"].get(k).is_some(), "metrics.{k}");
+    }
+    assert_eq!(b["metrics"]["total_trades"], trades.len());
+    let benchmarks = b["benchmarks"].as_object().unwrap();
+    assert_eq!(benchmarks.len(), 2);
+    for name in ["equal_weight_buy_hold", "equal_weight_rebalanced"] {
+        let bm = &benchmarks[name];
+        let dates = bm["dates"].as_array().unwrap();
+        assert_eq!(dates.len(), curve.len(), "{name}");
+        assert_eq!(dates[0], curve[0]["date"]);
+        assert_eq!(f(&bm["equity"][0]), 100_000.0);
+    }
+    let m = &b["metadata"];
+    assert_eq!(m["assets_count"], 6);
+    assert!(m["data_points"].as_u64().unwrap() >= curve.len() as u64);
+    // Monthly: one decision per month that has a following row.
+    assert_eq!(m["rebalance_dates"], 60);
+    assert!(m["calculated_at"].as_str().unwrap().contains('T'));
+    assert_eq!(m["strategy"], "topn");
+    assert_eq!(m["periods_per_year"], 252);
+}
+
+#[tokio::test]
+async fn equity_is_cash_plus_positions_and_costs_follow_from_the_trades() {
+    let s = Server::start();
+    let b = ok(
+        &s,
+        json!({
+            "tickers": UNIVERSE, "top_n": 2, "rebalance": "weekly",
+            "start_date": "2014-06-01", "end_date": "2016-06-30", "initial_capital": 50000
+        }),
+    )
+    .await;
+    let mut closes = HashMap::new();
+    for t in UNIVERSE {
+        closes.insert(t, prices(&s, t).await);
+    }
+    let close_at = |ticker: &str, date: chrono::NaiveDate| {
+        let (dates, cs) = &closes[ticker];
+        let k = dates.partition_point(|d| *d <= date);
+        cs[k - 1]
+    };
+    let bps = f(&b["metadata"]["cost_bps"]["Indices"]);
+    assert_eq!(bps, 5.0, "DESIGN §6: indices cost 5 bps per side");
+
+    let trades = b["trades"].as_array().unwrap();
+    let mut qty: HashMap<String, f64> = HashMap::new();
+    let mut cash = 50_000.0;
+    let mut costs = 0.0;
+    let mut next = 0;
+    for point in b["equity_curve"].as_array().unwrap() {
+        let date: chrono::NaiveDate = point["date"].as_str().unwrap().parse().unwrap();
+        while next < trades.len() && trades[next]["date"] == point["date"] {
+            let t = &trades[next];
+            let ticker = t["ticker"].as_str().unwrap();
+            assert!(close(f(&t["price"]), close_at(ticker, date)), "fills at the close");
+            let signed = f(&t["qty"]) * if t["side"] == "BUY" { 1.0 } else { -1.0 };
+            let cost = f(&t["qty"]) * f(&t["price"]) * bps / 10_000.0;
+            *qty.entry(ticker.to_string()).or_default() += signed;
+            cash -= signed * f(&t["price"]) + cost;
+            costs += cost;
+            next += 1;
+        }
+        let positions: f64 = qty.iter().map(|(t, q)| q * close_at(t, date)).sum();
+        let equity = f(&point["equity"]);
+        assert!(
+            (equity - (cash + positions)).abs() <= 1e-6 * equity,
+            "{date}: equity {equity} vs cash + positions {}",
+            cash + positions
+        );
+    }
+    assert_eq!(next, trades.len(), "every trade lies on a curve date");
+    assert!(costs > 0.0);
+    assert!(close(f(&b["metrics"]["total_costs"]), costs));
+    assert!(close(
+        f(&b["metrics"]["cost_drag_pct"]),
+        costs / 50_000.0 * 100.0
+    ));
+}
+
+/// DESIGN §6's formulas, computed here from the returned curve only.
+fn independent_metrics(curve: &[f64], p: f64) -> [Option<f64>; 6] {
+    let r: Vec<f64> = curve.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
+    let n = r.len() as f64;
+    let mean = r.iter().sum::<f64>() / n;
+    let sd = (r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let down = (r.iter().map(|x| x.min(0.0).powi(2)).sum::<f64>() / n).sqrt();
+    let (e0, en) = (curve[0], *curve.last().unwrap());
+    let years = n / p;
+    let mut peak = f64::MIN;
+    let mut mdd = 0.0f64;
+    for &e in curve {
+        peak = peak.max(e);
+        mdd = mdd.min(e / peak - 1.0);
+    }
+    [
+        Some(en / e0 - 1.0),
+        Some((en / e0).powf(1.0 / years) - 1.0),
+        Some(mean / sd * p.sqrt()),
+        Some(mean * p / (down * p.sqrt())),
+        Some(mdd),
+        Some(years),
+    ]
+}
+
+#[tokio::test]
+async fn metrics_equal_an_independent_computation_from_the_curve() {
+    let s = Server::start();
+    for (body, p) in [
+        (
+            json!({"tickers": UNIVERSE, "top_n": 3, "start_date": "2010-01-01", "end_date": "2018-12-31"}),
+            252.0,
+        ),
+        (
+            json!({"tickers": ["BTC-USD", "ETH-USD", "LTC-USD", "XRP-USD"], "top_n": 2,
+                   "rebalance": "weekly", "metric": "sharpe"}),
+            365.0,
+        ),
+    ] {
+        let b = ok(&s, body).await;
+        let curve: Vec<f64> = b["equity_curve"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| f(&p["equity"]))
+            .collect();
+        assert_eq!(f(&b["metadata"]["periods_per_year"]), p);
+        let m = &b["metrics"];
+        let got = [
+            m["total_return"].as_f64(),
+            m["cagr"].as_f64(),
+            m["sharpe_ratio"].as_f64(),
+            m["sortino_ratio"].as_f64(),
+            m["max_drawdown"].as_f64(),
+            m["years"].as_f64(),
+        ];
+        let want = independent_metrics(&curve, p);
+        for (name, (g, w)) in ["total_return", "cagr", "sharpe", "sortino", "max_dd", "years"]
+            .iter()
+            .zip(got.iter().zip(want))
+        {
+            let (g, w) = (g.unwrap(), w.unwrap());
+            assert!(close(g, w), "{name}: {g} vs {w}");
+        }
+        assert_eq!(f(&m["final_equity"]), *curve.last().unwrap());
+    }
+}
+
+#[tokio::test]
+async fn prices_changed_after_a_date_change_no_decision_made_before_it() {
+    let s = Server::start();
+    let body = json!({
+        "tickers": UNIVERSE, "top_n": 2, "rebalance": "daily",
+        "start_date": "2015-01-01", "end_date": "2017-12-31"
+    });
+    let before = ok(&s, body.clone()).await;
+    // Rewrite ^GSPC after the cut: half the price, through the real ingest.
+    let cut = chrono::NaiveDate::from_ymd_opt(2016, 6, 30).unwrap();
+    let (dates, closes) = prices(&s, "^GSPC").await;
+    let mut csv = String::from("date,close\n");
+    for (d, c) in dates.iter().zip(&closes) {
+        if *d > cut {
+            csv.push_str(&format!("{d},{}\n", c * 0.5));
+        }
+    }
+    let file = s.db.with_extension("gspc.csv");
+    std::fs::write(&file, csv).unwrap();
+    common::cli_ok(
+        &s.db,
+        &["ingest", "csv", "--ticker", "^GSPC", file.to_str().unwrap()],
+        "",
+    );
+    let after = ok(&s, body).await;
+    assert_eq!(
+        after["metadata"]["signals_cached"], 5,
+        "the ingest invalidated ^GSPC's cached signals only"
+    );
+    let upto = |b: &Value, key: &str| {
+        b[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["date"].as_str().unwrap() <= "2016-06-30")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let (t1, t2) = (upto(&before, "trades"), upto(&after, "trades"));
+    assert!(t1.len() > 10);
+    assert_eq!(t1, t2, "every fill up to the cut is identical");
+    assert_eq!(upto(&before, "equity_curve"), upto(&after, "equity_curve"));
+    assert_ne!(
+        before["equity_curve"], after["equity_curve"],
+        "the change shows after the cut"
+    );
+}
+
+#[tokio::test]
+async fn invalid_requests_get_400_naming_the_field() {
+    let s = Server::start();
+    let small = json!(["^GSPC", "^IXIC", "^DJI"]);
+    for (body, needles) in [
+        (json!({"strategy": "nope"}), vec!["strategy", "nope", "topn"]),
+        (json!({"tickers": ["NOPE-XYZ"]}), vec!["tickers", "NOPE-XYZ"]),
+        (json!({"tickers": ["FISV"]}), vec!["tickers", "FISV"]),
+        (json!({"tickers": []}), vec!["tickers"]),
+        (json!({"category": "Bonds"}), vec!["category", "Bonds"]),
+        (json!({"start_date": "2020-02-30"}), vec!["start_date"]),
+        (json!({"start_date": "2021-01-01", "end_date": "2020-01-01"}), vec!["start_date", "end_date"]),
+        (json!({"tickers": small, "start_date": "1950-01-01", "end_date": "1960-01-01"}), vec!["start_date", "end_date"]),
+        (json!({"initial_capital": 0}), vec!["initial_capital"]),
+        (json!({"initial_capital": -1000}), vec!["initial_capital"]),
+        (json!({"tickers": small, "top_n": 4}), vec!["top_n", "3"]),
+        (json!({"top_n": 0}), vec!["top_n"]),
+        (json!({"rebalance": "hourly"}), vec!["rebalance", "hourly"]),
+        (json!({"return_period": 400}), vec!["return_period", "7", "365"]),
+        (json!({"num_segments": 5}), vec!["num_segments"]),
+        (json!({"decay_factor": 1.5}), vec!["decay_factor"]),
+        (json!({"metric": "alpha"}), vec!["metric"]),
+        (json!({"strategy": "zscore", "tickers": small, "top_n": 1, "zscore_entry": 1, "zscore_exit": 1.5}), vec!["zscore_exit"]),
+        (json!({"zscore_entry": -1}), vec!["zscore_entry"]),
+        (json!({"zscore_lookback": 3}), vec!["zscore_lookback"]),
+        (json!({"strategy": "longshort", "tickers": small, "top_n": 2}), vec!["top_n", "2"]),
+        (json!({"top-n": 3}), vec!["top-n"]),
+        (json!({"top_n": "ten"}), vec!["top_n"]),
+    ] {
+        let a = post(&s, body.clone()).await;
+        assert_error(&(a.status, a.body), 400, &needles);
+    }
+    // Malformed JSON is a 400 too, never axum's 422.
+    let r = s
+        .client()
+        .post(s.url("/api/backtest"))
+        .bearer_auth(test_key())
+        .header("content-type", "application/json")
+        .body("{\"top_n\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    // No key: 401 before anything is computed.
+    let r = s
+        .client()
+        .post(s.url("/api/backtest"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+}
+
+#[tokio::test]
+async fn the_other_built_in_strategies_trade_as_designed() {
+    let s = Server::start();
+    let crypto = json!(["BTC-USD", "ETH-USD", "LTC-USD", "XRP-USD", "ADA-USD", "BNB-USD"]);
+    let b = ok(
+        &s,
+        json!({"strategy": "longshort", "tickers": crypto, "top_n": 2, "rebalance": "weekly"}),
+    )
+    .await;
+    // Shorts: some ticker is sold before it was ever bought.
+    let mut bought = std::collections::HashSet::new();
+    let mut shorted = false;
+    for t in b["trades"].as_array().unwrap() {
+        let ticker = t["ticker"].as_str().unwrap();
+        match t["side"].as_str().unwrap() {
+            "BUY" => {
+                bought.insert(ticker);
+            }
+            _ if !bought.contains(ticker) => shorted = true,
+            _ => {}
+        }
+    }
+    assert!(shorted, "longshort sells short");
+    assert_eq!(b["metadata"]["cost_bps"]["Crypto"], 15.0);
+
+    let z = ok(
+        &s,
+        json!({"strategy": "zscore", "tickers": UNIVERSE, "top_n": 3, "rebalance": "daily",
+               "zscore_entry": 1.0, "zscore_lookback": 60,
+               "start_date": "2008-01-01", "end_date": "2012-12-31"}),
+    )
+    .await;
+    assert_eq!(z["metadata"]["strategy"], "zscore");
+    assert!(z["metrics"]["total_trades"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn a_misbehaving_strategy_gets_clean_errors_and_the_server_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        component("misbehave_strategy"),
+        dir.path().join("misbehave_strategy.wasm"),
+    )
+    .unwrap();
+    let s = Server::start_with(
+        common::fresh_db(),
+        &[
+            ("FORECAST_PLUGIN_DIR", dir.path().to_str().unwrap()),
+            ("FORECAST_PLUGIN_TIMEOUT_MS", "300"),
+            ("FORECAST_PLUGIN_MEMORY_MB", "64"),
+        ],
+    );
+    let run = |top_n: u32| {
+        json!({"strategy": "misbehave", "tickers": UNIVERSE, "top_n": top_n,
+               "start_date": "2015-01-01", "end_date": "2015-12-31"})
+    };
+    let label = "strategy/misbehave@";
+    let a = post(&s, run(7)).await;
+    assert_error(&(a.status, a.body), 504, &[label]);
+    let a = post(&s, run(8)).await;
+    assert_error(&(a.status, a.body), 500, &[label, "memory"]);
+    let a = post(&s, run(9)).await;
+    assert_error(&(a.status, a.body), 500, &[label]);
+    let a = post(&s, run(6)).await;
+    assert_error(&(a.status, a.body), 500, &[label, "contract", "gross exposure"]);
+    let a = post(&s, run(5)).await;
+    assert_error(&(a.status, a.body), 500, &[label, "misbehave refuses"]);
+    // Still serving, the same plugin included.
+    let b = ok(&s, run(2)).await;
+    assert!(b["metrics"]["total_trades"].as_u64().unwrap() > 0);
+    assert_eq!(s.get("/api/health").await.0, 200);
+}
+
+#[tokio::test]
+async fn a_run_past_its_time_limit_is_a_504() {
+    let s = Server::start_with(
+        common::fresh_db(),
+        &[("FORECAST_BACKTEST_TIMEOUT_MS", "20")],
+    );
+    let a = post(&s, json!({"rebalance": "daily"})).await;
+    assert_error(&(a.status, a.body), 504, &["time limit", "reduce"]);
+    assert_eq!(s.get("/api/health").await.0, 200);
+}
+
+#[tokio::test]
+async fn the_sdk_example_runs_from_a_plugin_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(component("dip_buyer"), dir.path().join("dip_buyer.wasm")).unwrap();
+    let s = Server::start_with(
+        common::fresh_db(),
+        &[("FORECAST_PLUGIN_DIR", dir.path().to_str().unwrap())],
+    );
+    let (status, list) = s.get("/api/strategies").await;
+    assert_eq!(status, 200);
+    let names: Vec<&str> = list["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["dip-buyer", "longshort", "topn", "zscore"]);
+    let b = ok(
+        &s,
+        json!({"strategy": "dip-buyer", "tickers": UNIVERSE, "top_n": 3,
+               "start_date": "2007-01-01", "end_date": "2012-12-31"}),
+    )
+    .await;
+    assert_eq!(b["metadata"]["strategy"], "dip-buyer");
+    assert!(b["metrics"]["total_trades"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_plugin_folder_with_a_broken_file_stops_the_start_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.wasm"), b"not wasm").unwrap();
+    let out = std::process::Command::new(common::BIN)
+        .arg("serve")
+        .env("FORECAST_ADDR", "127.0.0.1:0")
+        .env("DATABASE_URL", common::sqlite_url(&common::fresh_db()))
+        .env("FORECAST_GRADING", "off")
+        .env("FORECAST_PLUGIN_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("broken.wasm"), "{err}");
+}
