@@ -7,12 +7,14 @@ SHELL := /bin/bash
 CARGO          ?= cargo
 WASM_TARGET    := wasm32-wasip2
 COMPONENTS_DIR := components/target/$(WASM_TARGET)/release
-COMPONENTS     := $(COMPONENTS_DIR)/segmentation.wasm $(COMPONENTS_DIR)/scorer.wasm $(COMPONENTS_DIR)/misbehave.wasm
+COMPONENTS     := $(COMPONENTS_DIR)/segmentation.wasm $(COMPONENTS_DIR)/scorer.wasm $(COMPONENTS_DIR)/misbehave.wasm \
+                  $(COMPONENTS_DIR)/topn.wasm $(COMPONENTS_DIR)/zscore.wasm $(COMPONENTS_DIR)/longshort.wasm \
+                  $(COMPONENTS_DIR)/misbehave_strategy.wasm $(COMPONENTS_DIR)/dip_buyer.wasm
 FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test bench lint fmt components toolchain clean-data
+.PHONY: all run build test bench lint fmt components toolchain clean-data plugin
 
 all: build
 
@@ -20,9 +22,11 @@ all: build
 toolchain:
 	@rustup target list --installed | grep -qx '$(WASM_TARGET)' || rustup target add $(WASM_TARGET)
 
-## components: the guest Wasm components, in their own workspace
+## components: the guest Wasm components, in their own workspace, and the
+## SDK's example plugin (standalone; it shares their target directory)
 components: toolchain
 	cd components && $(CARGO) build --release --target $(WASM_TARGET)
+	cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) build --release --target $(WASM_TARGET)
 
 ## build: components + the `forecast` binary at target/release/forecast
 build: components
@@ -37,7 +41,9 @@ run: build
 # summaries that count 0, which would hide how many tests ran).
 test: components
 	@mkdir -p target
-	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer) && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
+	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort) \
+	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/target/dip-buyer $(CARGO) test --release) \
+	  && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
 
 ## bench: engine natively vs as a component, instantiation + call overhead,
@@ -61,6 +67,34 @@ lint: components
 fmt:
 	$(CARGO) fmt --all
 	cd components && $(CARGO) fmt --all
+
+## plugin: a new strategy plugin from sdk/template, e.g. `make plugin NAME=my-strategy`
+## (plugins/ is ignored by git: it holds authors' own plugins)
+plugin:
+	@name='$(NAME)'; \
+	if [ -z "$$name" ]; then \
+	  echo "usage: make plugin NAME=my-strategy" >&2; exit 2; fi; \
+	if ! [[ "$$name" =~ ^[a-z][a-z0-9]*(-[a-z0-9]+)*$$ ]]; then \
+	  echo "NAME '$$name' is invalid: lower-case letters, digits and '-', starting with a letter (e.g. my-strategy)" >&2; exit 2; fi; \
+	dir="plugins/$$name"; \
+	if [ -e "$$dir" ]; then \
+	  echo "$$dir already exists; pick another NAME or remove it" >&2; exit 1; fi; \
+	crate="$${name//-/_}"; \
+	mkdir -p plugins; \
+	cp -R sdk/template "$$dir"; \
+	rm -rf "$$dir/target" "$$dir/Cargo.lock"; \
+	for f in Cargo.toml README.md src/lib.rs; do \
+	  sed -e "s/{{name}}/$$name/g" -e "s/{{crate_name}}/$$crate/g" "$$dir/$$f" > "$$dir/$$f.tmp"; \
+	  mv "$$dir/$$f.tmp" "$$dir/$$f"; \
+	done; \
+	echo "Created $$dir: strategy \"$$name\" (edit $$dir/src/lib.rs). Next steps:"; \
+	echo "  cd $$dir"; \
+	echo "  cargo test                                      # native backtest over data/*.csv"; \
+	echo "  cargo build --release --target $(WASM_TARGET)"; \
+	echo "  # the plugin: $$dir/target/$(WASM_TARGET)/release/$$crate.wasm"; \
+	echo "  cd ../.. && mkdir -p plugins/dist && cp $$dir/target/$(WASM_TARGET)/release/$$crate.wasm plugins/dist/"; \
+	echo "  FORECAST_PLUGIN_DIR=plugins/dist make run       # then POST /api/backtest with \"strategy\": \"$$name\""; \
+	echo "See sdk/README.md."
 
 ## clean-data: forget the local SQLite database (the demo universe reloads on next run)
 clean-data:

@@ -14,7 +14,7 @@ wit_bindgen::generate!({
 });
 
 use exports::forecast::plugins::engine::{
-    Analysis, AnalysisParams, EngineError, Guest, StateSummary, WalkForward,
+    Analysis, AnalysisParams, EngineError, Guest, StateSummary, WalkForwardSeries,
 };
 use forecast::plugins::host_log::{log, Level};
 use forecast::plugins::types::PriceSeries;
@@ -40,7 +40,7 @@ impl Guest for Component {
     fn walk_forward(
         series: PriceSeries,
         params: AnalysisParams,
-    ) -> Result<WalkForward, EngineError> {
+    ) -> Result<WalkForwardSeries, EngineError> {
         misbehave(&series, &params)
     }
 }

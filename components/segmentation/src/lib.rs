@@ -8,7 +8,7 @@ wit_bindgen::generate!({
 
 use exports::forecast::plugins::engine::{
     Analysis, AnalysisParams, CurrentState, Distribution, EngineError, Guest, Method, ScatterPoint,
-    SegmentPaths, SegmentStats, StateSummary, TimeSeries, WalkForward,
+    SegmentPaths, SegmentStats, StateSummary, TimeSeries, WalkForwardSeries,
 };
 use forecast::plugins::types::{Metric, PriceSeries};
 use forecast_engine as core;
@@ -43,9 +43,9 @@ impl Guest for Component {
     fn walk_forward(
         series: PriceSeries,
         params: AnalysisParams,
-    ) -> Result<WalkForward, EngineError> {
+    ) -> Result<WalkForwardSeries, EngineError> {
         core::walk_forward(&series.dates, &series.closes, &to_core(&params))
-            .map(|w| WalkForward {
+            .map(|w| WalkForwardSeries {
                 periods_per_year: w.periods_per_year,
                 drawdowns: w.drawdowns,
                 segments: w.segments,

@@ -193,7 +193,7 @@ fn schemas() -> Value {
             "end_date": { "type": "string", "format": "date" }
         }),
     );
-    json!({
+    let mut all = json!({
         "Error": object(&["detail"], json!({ "detail": { "type": "string" } })),
         "Category": { "type": "string", "enum": categories },
         "DataSource": {
@@ -300,6 +300,23 @@ fn schemas() -> Value {
                 "engine_version": string(), "scorer_version": string()
             }))
         })),
+        "HealthResponse": object(&["status", "service"], json!({
+            "status": { "type": "string", "examples": ["ok"] },
+            "service": { "type": "string", "examples": ["svc-api"] },
+            "debug": { "type": "object", "description": "Present with debug=1: version, uptime, environment, database reachability and counts, active plugins and their limits." }
+        }))
+    });
+    let more = backtest_schemas();
+    for (name, schema) in more.as_object().expect("an object") {
+        all[name] = schema.clone();
+    }
+    all
+}
+
+/// Schemas of the backtest endpoints (a second `json!` keeps each macro
+/// under the recursion limit).
+fn backtest_schemas() -> Value {
+    json!({
         "BacktestRequest": {
             "type": "object",
             "additionalProperties": false,
@@ -363,11 +380,6 @@ fn schemas() -> Value {
             "strategies": array_of(object(&["name", "version", "description", "sha256"], json!({
                 "name": string(), "version": string(), "description": string(), "sha256": string()
             })))
-        })),
-        "HealthResponse": object(&["status", "service"], json!({
-            "status": { "type": "string", "examples": ["ok"] },
-            "service": { "type": "string", "examples": ["svc-api"] },
-            "debug": { "type": "object", "description": "Present with debug=1: version, uptime, environment, database reachability and counts, active plugins and their limits." }
         }))
     })
 }

@@ -17,7 +17,7 @@ wasmtime::component::bindgen!({
 pub use self::forecast::plugins::types::{Metric, PriceSeries};
 pub use exports::forecast::plugins::engine::{
     Analysis, AnalysisParams, CurrentState, EngineError, Method, SegmentStats, StateSummary,
-    WalkForward,
+    WalkForwardSeries,
 };
 
 impl self::forecast::plugins::host_log::Host for CallState {
@@ -196,7 +196,7 @@ impl SegmentationSession {
         series: &Series,
         params: AnalysisParams,
         budget: Option<std::time::Duration>,
-    ) -> Result<Result<WalkForward, EngineError>, PluginError> {
+    ) -> Result<Result<WalkForwardSeries, EngineError>, PluginError> {
         let input = PriceSeries {
             dates: series.dates.clone(),
             closes: series.closes.clone(),

@@ -20,7 +20,7 @@ wasmtime::component::bindgen!({
     world: "strategy",
 });
 
-use self::exports::forecast::plugins::strategy as wit;
+use self::exports::forecast::plugins::allocation as wit;
 use self::forecast::plugins::types::Metric;
 
 impl self::forecast::plugins::host_log::Host for CallState {
@@ -71,7 +71,7 @@ impl StrategyPlugin {
             .instantiate(&mut store)
             .map_err(|e| runtime.classify(&store, provisional, e))?;
         let info = bindings
-            .forecast_plugins_strategy()
+            .forecast_plugins_allocation()
             .call_info(&mut store)
             .map_err(|e| runtime.classify(&store, provisional, e))?;
         if !valid_name(&info.name) {
@@ -201,9 +201,9 @@ impl bt::Strategy for StrategyRun {
         let params = wit::RunParams {
             top_n: params.top_n,
             rebalance: match params.rebalance {
-                bt::Rebalance::Daily => wit::Rebalance::Daily,
-                bt::Rebalance::Weekly => wit::Rebalance::Weekly,
-                bt::Rebalance::Monthly => wit::Rebalance::Monthly,
+                bt::Rebalance::Daily => wit::Schedule::Daily,
+                bt::Rebalance::Weekly => wit::Schedule::Weekly,
+                bt::Rebalance::Monthly => wit::Schedule::Monthly,
             },
             return_period: params.return_period,
             num_segments: params.num_segments,
@@ -217,7 +217,7 @@ impl bt::Strategy for StrategyRun {
         };
         let answer = self
             .bindings
-            .forecast_plugins_strategy()
+            .forecast_plugins_allocation()
             .call_start(&mut self.store, &universe, params);
         match answer {
             Ok(Ok(())) => Ok(Ok(())),
@@ -254,7 +254,7 @@ impl bt::Strategy for StrategyRun {
         };
         let answer = self
             .bindings
-            .forecast_plugins_strategy()
+            .forecast_plugins_allocation()
             .call_rebalance(&mut self.store, &wit_ctx);
         match answer {
             Ok(Ok(targets)) => Ok(targets
