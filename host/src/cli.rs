@@ -184,6 +184,8 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
          Try:\n  curl http://{local}/api/health?debug=1\n  \
          curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/assets?category=Indices'\n  \
          curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/analysis/%5EGSPC?return_period=90'\n  \
+         curl -H \"Authorization: Bearer {key}\" -H 'Content-Type: application/json' \\\n    \
+         -d '{{\"strategy\":\"topn\",\"category\":\"Crypto\",\"top_n\":5}}' http://{local}/api/backtest\n  \
          curl http://{local}/api/openapi.json\n"
     );
     {

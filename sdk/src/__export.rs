@@ -19,8 +19,24 @@ thread_local! {
     static STATE: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
+/// Sends a panic's message to the host's log before the plugin aborts (a
+/// trap). Rust's default hook would read the environment and write to
+/// stderr, which the sandbox does not provide, so the message would be lost.
+fn install_panic_hook() {
+    #[cfg(target_arch = "wasm32")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            std::panic::set_hook(Box::new(|info| {
+                crate::log::error(&info.to_string().replace('\n', " "));
+            }));
+        });
+    }
+}
+
 /// The `info` export.
 pub fn info<S: Strategy>() -> StrategyInfo {
+    install_panic_hook();
     StrategyInfo {
         name: S::NAME.to_string(),
         version: S::VERSION.to_string(),
@@ -30,6 +46,7 @@ pub fn info<S: Strategy>() -> StrategyInfo {
 
 /// The `start` export: a new strategy value replaces any previous one.
 pub fn start<S: Strategy>(universe: Vec<Asset>, params: RunParams) -> Result<(), ParamError> {
+    install_panic_hook();
     let universe: Vec<crate::AssetMeta> = universe.into_iter().map(asset_meta_from_wit).collect();
     let params = run_params_from_wit(&params);
     let started = S::start(&universe, &params);
@@ -47,6 +64,7 @@ pub fn start<S: Strategy>(universe: Vec<Asset>, params: RunParams) -> Result<(),
 
 /// The `rebalance` export: an error before a successful `start`.
 pub fn rebalance<S: Strategy>(ctx: Context) -> Result<Vec<Target>, String> {
+    install_panic_hook();
     let ctx = context_from_wit(ctx);
     STATE.with_borrow_mut(|state| {
         let strategy = state
