@@ -42,15 +42,16 @@ run: build
 test: components
 	@mkdir -p target
 	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort) \
-	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/target/dip-buyer $(CARGO) test --release) \
+	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
 	  && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
 
 ## bench: engine natively vs as a component, instantiation + call overhead,
-## cached verdict latency/throughput, and the full daily grade
+## cached verdict latency/throughput, backtests over the whole universe, the full daily grade
 bench: components
 	$(CARGO) bench -p forecast-host --bench engine
 	$(CARGO) bench -p forecast-host --bench verdict
+	$(CARGO) bench -p forecast-host --bench backtest
 	$(CARGO) build --release --bin forecast
 	rm -f target/bench-grade.db*
 	DATABASE_URL=sqlite://target/bench-grade.db ./target/release/forecast demo load
@@ -62,7 +63,8 @@ lint: components
 	cd components && $(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	cd components && $(CARGO) clippy --release --target $(WASM_TARGET) -- -D warnings
-	cd components && $(CARGO) clippy --release -p forecast-engine --all-targets -- -D warnings
+	cd components && $(CARGO) clippy --release -p forecast-engine -p forecast-backtest -p topn -p zscore -p longshort --all-targets -- -D warnings
+	cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) clippy --release --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all

@@ -95,7 +95,10 @@ async fn a_backtest_answers_the_spec_response_and_costs_five_requests() {
     let curve = b["equity_curve"].as_array().unwrap();
     assert!(curve.len() > 1000, "five years of rows");
     let first_date = curve[0]["date"].as_str().unwrap();
-    assert!(("2012-01-02".."2012-01-06").contains(&first_date), "{first_date}");
+    assert!(
+        ("2012-01-02".."2012-01-06").contains(&first_date),
+        "{first_date}"
+    );
     assert_eq!(f(&curve[0]["equity"]), 100_000.0);
     assert!(curve.last().unwrap()["date"].as_str().unwrap() <= "2016-12-31");
     let trades = b["trades"].as_array().unwrap();
@@ -172,7 +175,10 @@ async fn equity_is_cash_plus_positions_and_costs_follow_from_the_trades() {
         while next < trades.len() && trades[next]["date"] == point["date"] {
             let t = &trades[next];
             let ticker = t["ticker"].as_str().unwrap();
-            assert!(close(f(&t["price"]), close_at(ticker, date)), "fills at the close");
+            assert!(
+                close(f(&t["price"]), close_at(ticker, date)),
+                "fills at the close"
+            );
             let signed = f(&t["qty"]) * if t["side"] == "BUY" { 1.0 } else { -1.0 };
             let cost = f(&t["qty"]) * f(&t["price"]) * bps / 10_000.0;
             *qty.entry(ticker.to_string()).or_default() += signed;
@@ -254,9 +260,16 @@ async fn metrics_equal_an_independent_computation_from_the_curve() {
             m["years"].as_f64(),
         ];
         let want = independent_metrics(&curve, p);
-        for (name, (g, w)) in ["total_return", "cagr", "sharpe", "sortino", "max_dd", "years"]
-            .iter()
-            .zip(got.iter().zip(want))
+        for (name, (g, w)) in [
+            "total_return",
+            "cagr",
+            "sharpe",
+            "sortino",
+            "max_dd",
+            "years",
+        ]
+        .iter()
+        .zip(got.iter().zip(want))
         {
             let (g, w) = (g.unwrap(), w.unwrap());
             assert!(close(g, w), "{name}: {g} vs {w}");
@@ -318,27 +331,48 @@ async fn invalid_requests_get_400_naming_the_field() {
     let s = Server::start();
     let small = json!(["^GSPC", "^IXIC", "^DJI"]);
     for (body, needles) in [
-        (json!({"strategy": "nope"}), vec!["strategy", "nope", "topn"]),
-        (json!({"tickers": ["NOPE-XYZ"]}), vec!["tickers", "NOPE-XYZ"]),
+        (
+            json!({"strategy": "nope"}),
+            vec!["strategy", "nope", "topn"],
+        ),
+        (
+            json!({"tickers": ["NOPE-XYZ"]}),
+            vec!["tickers", "NOPE-XYZ"],
+        ),
         (json!({"tickers": ["FISV"]}), vec!["tickers", "FISV"]),
         (json!({"tickers": []}), vec!["tickers"]),
         (json!({"category": "Bonds"}), vec!["category", "Bonds"]),
         (json!({"start_date": "2020-02-30"}), vec!["start_date"]),
-        (json!({"start_date": "2021-01-01", "end_date": "2020-01-01"}), vec!["start_date", "end_date"]),
-        (json!({"tickers": small, "start_date": "1950-01-01", "end_date": "1960-01-01"}), vec!["start_date", "end_date"]),
+        (
+            json!({"start_date": "2021-01-01", "end_date": "2020-01-01"}),
+            vec!["start_date", "end_date"],
+        ),
+        (
+            json!({"tickers": small, "start_date": "1950-01-01", "end_date": "1960-01-01"}),
+            vec!["start_date", "end_date"],
+        ),
         (json!({"initial_capital": 0}), vec!["initial_capital"]),
         (json!({"initial_capital": -1000}), vec!["initial_capital"]),
         (json!({"tickers": small, "top_n": 4}), vec!["top_n", "3"]),
         (json!({"top_n": 0}), vec!["top_n"]),
         (json!({"rebalance": "hourly"}), vec!["rebalance", "hourly"]),
-        (json!({"return_period": 400}), vec!["return_period", "7", "365"]),
+        (
+            json!({"return_period": 400}),
+            vec!["return_period", "7", "365"],
+        ),
         (json!({"num_segments": 5}), vec!["num_segments"]),
         (json!({"decay_factor": 1.5}), vec!["decay_factor"]),
         (json!({"metric": "alpha"}), vec!["metric"]),
-        (json!({"strategy": "zscore", "tickers": small, "top_n": 1, "zscore_entry": 1, "zscore_exit": 1.5}), vec!["zscore_exit"]),
+        (
+            json!({"strategy": "zscore", "tickers": small, "top_n": 1, "zscore_entry": 1, "zscore_exit": 1.5}),
+            vec!["zscore_exit"],
+        ),
         (json!({"zscore_entry": -1}), vec!["zscore_entry"]),
         (json!({"zscore_lookback": 3}), vec!["zscore_lookback"]),
-        (json!({"strategy": "longshort", "tickers": small, "top_n": 2}), vec!["top_n", "2"]),
+        (
+            json!({"strategy": "longshort", "tickers": small, "top_n": 2}),
+            vec!["top_n", "2"],
+        ),
         (json!({"top-n": 3}), vec!["top-n"]),
         (json!({"top_n": "ten"}), vec!["top_n"]),
     ] {
@@ -434,7 +468,11 @@ async fn a_misbehaving_strategy_gets_clean_errors_and_the_server_keeps_serving()
     let a = post(&s, run(9)).await;
     assert_error(&(a.status, a.body), 500, &[label]);
     let a = post(&s, run(6)).await;
-    assert_error(&(a.status, a.body), 500, &[label, "contract", "gross exposure"]);
+    assert_error(
+        &(a.status, a.body),
+        500,
+        &[label, "contract", "gross exposure"],
+    );
     let a = post(&s, run(5)).await;
     assert_error(&(a.status, a.body), 500, &[label, "misbehave refuses"]);
     // Still serving, the same plugin included.

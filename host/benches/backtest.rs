@@ -67,7 +67,10 @@ async fn main() {
     let client = reqwest::Client::new();
 
     println!("topn, whole demo universe, 10 years (DESIGN §11 target: monthly <= 10 s cold)");
-    println!("{:<8} {:>10} {:>10} {:>8} {:>10} {:>8}", "rebal", "cold s", "cached s", "assets", "rows", "trades");
+    println!(
+        "{:<8} {:>10} {:>10} {:>8} {:>10} {:>8}",
+        "rebal", "cold s", "cached s", "assets", "rows", "trades"
+    );
     for rebalance in ["monthly", "weekly", "daily"] {
         // A new return period per schedule keeps the first request cold.
         let return_period = match rebalance {

@@ -8,9 +8,9 @@ use std::time::Instant;
 use anyhow::Context;
 use tokio::net::TcpListener;
 
+use crate::backtest::SignalCache;
 use crate::config::Config;
 use crate::metadata::{CatalogProvider, MetadataProvider};
-use crate::backtest::SignalCache;
 use crate::plugins::{
     builtin, PluginInfo, PluginRuntime, ScorerPlugin, SegmentationPlugin, StrategyPlugin,
 };

@@ -99,21 +99,12 @@ pub struct ValidRequest {
     pub metric: MetricName,
 }
 
-fn int_in(name: &str, v: Option<i64>, default: u32, lo: u32, hi: u32) -> Result<u32, String> {
+/// An integer field as `u32`, its default when absent (bounds are checked
+/// by [`bt::RunParams::validate`]).
+fn int_or(name: &str, v: Option<i64>, default: u32) -> Result<u32, String> {
     match v {
         None => Ok(default),
-        Some(v) if (i64::from(lo)..=i64::from(hi)).contains(&v) => Ok(v as u32),
-        Some(v) => Err(format!(
-            "{name} must be an integer between {lo} and {hi} inclusive (got {v})"
-        )),
-    }
-}
-
-fn num_in(name: &str, v: Option<f64>, default: f64, ok: impl Fn(f64) -> bool, bounds: &str) -> Result<f64, String> {
-    match v {
-        None => Ok(default),
-        Some(v) if v.is_finite() && ok(v) => Ok(v),
-        Some(v) => Err(format!("{name} must be {bounds} (got {v})")),
+        Some(v) => u32::try_from(v).map_err(|_| format!("{name} is out of range (got {v})")),
     }
 }
 
@@ -134,48 +125,39 @@ impl BacktestRequest {
             .strategy
             .clone()
             .unwrap_or_else(|| DEFAULT_STRATEGY.to_string());
-        let initial_capital = num_in(
-            "initial_capital",
-            self.initial_capital,
-            100_000.0,
-            |v| v > 0.0 && v <= 1e12,
-            "a number greater than 0 and at most 1e12",
-        )?;
-        let top_n = int_in("top_n", self.top_n, 10, 1, 500)?;
         let rebalance = match self.rebalance.as_deref() {
             None => bt::Rebalance::Monthly,
             Some(r) => bt::Rebalance::parse(r).ok_or_else(|| {
                 format!("rebalance must be one of daily, weekly, monthly (got '{r}')")
             })?,
         };
-        let return_period = int_in("return_period", self.return_period, 90, 7, 365)?;
-        let num_segments = int_in("num_segments", self.num_segments, 20, 10, 50)?;
-        let decay_factor = num_in(
-            "decay_factor",
-            self.decay_factor,
-            0.95,
-            |v| (0.80..=0.99).contains(&v),
-            "a number between 0.80 and 0.99 inclusive",
-        )?;
         let metric: MetricName = match self.metric.as_deref() {
             None => MetricName::Return,
             Some(m) => m.parse()?,
         };
-        let zscore_lookback = int_in("zscore_lookback", self.zscore_lookback, 252, 20, 1_260)?;
-        let zscore_entry = num_in(
-            "zscore_entry",
-            self.zscore_entry,
-            2.0,
-            |v| v > 0.0 && v <= 10.0,
-            "a number greater than 0 and at most 10",
-        )?;
-        let zscore_exit = num_in(
-            "zscore_exit",
-            self.zscore_exit,
-            0.0,
-            |v| (-10.0..=10.0).contains(&v),
-            "a number between -10 and 10 inclusive",
-        )?;
+        let defaults = bt::RunParams::default();
+        let params = bt::RunParams {
+            top_n: int_or("top_n", self.top_n, defaults.top_n)?,
+            rebalance,
+            return_period: int_or("return_period", self.return_period, defaults.return_period)?,
+            num_segments: int_or("num_segments", self.num_segments, defaults.num_segments)?,
+            decay_factor: self.decay_factor.unwrap_or(defaults.decay_factor),
+            metric: match metric {
+                MetricName::Return => bt::Metric::Return,
+                MetricName::Sharpe => bt::Metric::Sharpe,
+                MetricName::Sortino => bt::Metric::Sortino,
+            },
+            initial_capital: self.initial_capital.unwrap_or(defaults.initial_capital),
+            include_costs: self.include_costs.unwrap_or(defaults.include_costs),
+            zscore_lookback: int_or(
+                "zscore_lookback",
+                self.zscore_lookback,
+                defaults.zscore_lookback,
+            )?,
+            zscore_entry: self.zscore_entry.unwrap_or(defaults.zscore_entry),
+            zscore_exit: self.zscore_exit.unwrap_or(defaults.zscore_exit),
+        };
+        params.validate().map_err(|e| e.message)?;
         let start_date = date("start_date", &self.start_date)?;
         let end_date = date("end_date", &self.end_date)?;
         if let (Some(s), Some(e)) = (start_date, end_date) {
@@ -218,23 +200,7 @@ impl BacktestRequest {
             universe,
             start_date,
             end_date,
-            params: bt::RunParams {
-                top_n,
-                rebalance,
-                return_period,
-                num_segments,
-                decay_factor,
-                metric: match metric {
-                    MetricName::Return => bt::Metric::Return,
-                    MetricName::Sharpe => bt::Metric::Sharpe,
-                    MetricName::Sortino => bt::Metric::Sortino,
-                },
-                initial_capital,
-                include_costs: self.include_costs.unwrap_or(true),
-                zscore_lookback,
-                zscore_entry,
-                zscore_exit,
-            },
+            params,
             metric,
         })
     }
@@ -694,13 +660,9 @@ pub async fn run(state: &AppState, req: ValidRequest) -> Result<BacktestResponse
             start: to_days(start),
             end: to_days(end),
         };
-        let report = bt::run(
-            &inputs,
-            window,
-            &req.params,
-            &mut instance,
-            &mut || Instant::now() >= deadline,
-        )
+        let report = bt::run(&inputs, window, &req.params, &mut instance, &mut || {
+            Instant::now() >= deadline
+        })
         .map_err(|e| match e {
             bt::RunError::EmptyUniverse => BacktestError::Invalid(format!(
                 "no asset of the universe has {} rows of history by {end} and a price between \
@@ -855,7 +817,10 @@ mod tests {
             (r#"{"metric": "alpha"}"#, "metric"),
             (r#"{"start_date": "2020-13-01"}"#, "start_date"),
             (r#"{"end_date": "yesterday"}"#, "end_date"),
-            (r#"{"start_date": "2021-01-01", "end_date": "2020-01-01"}"#, "start_date"),
+            (
+                r#"{"start_date": "2021-01-01", "end_date": "2020-01-01"}"#,
+                "start_date",
+            ),
             (r#"{"tickers": []}"#, "tickers"),
             (r#"{"tickers": ["A", "A"]}"#, "tickers"),
             (r#"{"category": "Bonds"}"#, "category"),
@@ -913,6 +878,9 @@ mod tests {
             data_version: 2,
             ..key(24)
         };
-        assert!(cache.get(&other_version).is_none(), "a new data version misses");
+        assert!(
+            cache.get(&other_version).is_none(),
+            "a new data version misses"
+        );
     }
 }

@@ -162,7 +162,12 @@ impl Book {
     }
 
     fn equity(&self, prices: &[f64]) -> f64 {
-        self.cash + self.held.iter().map(|&a| self.qty[a] * prices[a]).sum::<f64>()
+        self.cash
+            + self
+                .held
+                .iter()
+                .map(|&a| self.qty[a] * prices[a])
+                .sum::<f64>()
     }
 
     /// Trades to `weights` (dense, one per asset) of the equity at `prices`.
@@ -208,7 +213,9 @@ impl Book {
                 });
             }
         }
-        self.held = (0..self.qty.len()).filter(|&a| self.qty[a] != 0.0).collect();
+        self.held = (0..self.qty.len())
+            .filter(|&a| self.qty[a] != 0.0)
+            .collect();
         costs
     }
 }
@@ -423,12 +430,7 @@ pub fn run<S: Strategy>(
     } else {
         252
     };
-    let metrics = metrics(
-        &equity,
-        periods_per_year,
-        total_costs,
-        trades.len() as u64,
-    );
+    let metrics = metrics(&equity, periods_per_year, total_costs, trades.len() as u64);
     Ok(Report {
         universe,
         dates,

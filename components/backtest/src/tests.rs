@@ -79,9 +79,14 @@ fn walk(rng: &mut Rng, n: usize) -> Vec<f64> {
 fn universe(seed: u64) -> Vec<Asset> {
     let mut rng = Rng(seed);
     let mut out = Vec::new();
-    for (i, (start, n)) in [(10_000, 1_400), (10_050, 1_300), (10_300, 900), (10_200, 700)]
-        .into_iter()
-        .enumerate()
+    for (i, (start, n)) in [
+        (10_000, 1_400),
+        (10_050, 1_300),
+        (10_300, 900),
+        (10_200, 700),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let dates = weekdays_from(start, n);
         let closes = walk(&mut rng, n);
@@ -115,11 +120,7 @@ impl Random {
 
 impl Strategy for Random {
     type Error = String;
-    fn start(
-        &mut self,
-        _: &[AssetMeta],
-        _: &RunParams,
-    ) -> Result<Result<(), ParamError>, String> {
+    fn start(&mut self, _: &[AssetMeta], _: &RunParams) -> Result<Result<(), ParamError>, String> {
         Ok(Ok(()))
     }
     fn rebalance(&mut self, ctx: &Context) -> Result<Vec<Target>, String> {
@@ -182,7 +183,11 @@ fn equity_is_cash_plus_positions_at_every_point_and_costs_follow_from_trades() {
                     Side::Sell => -t.qty,
                 };
                 let a = report.universe[t.asset];
-                assert_eq!(Some(t.price), close_at(&assets[a], date), "fill at the close");
+                assert_eq!(
+                    Some(t.price),
+                    close_at(&assets[a], date),
+                    "fill at the close"
+                );
                 let expected_cost = t.qty * t.price * assets[a].bps / 10_000.0;
                 assert!((t.cost - expected_cost).abs() <= 1e-9 * expected_cost.max(1.0));
                 qty[t.asset] += signed;
@@ -208,7 +213,11 @@ fn equity_is_cash_plus_positions_at_every_point_and_costs_follow_from_trades() {
                 cash + positions
             );
         }
-        assert_eq!(next_trade, report.trades.len(), "trades lie on calendar rows");
+        assert_eq!(
+            next_trade,
+            report.trades.len(),
+            "trades lie on calendar rows"
+        );
         let costs: f64 = report.trades.iter().map(|t| t.cost).sum();
         assert!((report.metrics.total_costs - costs).abs() <= 1e-9 * costs.max(1.0));
         assert_eq!(report.metrics.total_trades, report.trades.len() as u64);
@@ -331,7 +340,10 @@ fn schedules_pick_the_first_row_of_each_period() {
     assert_eq!(pick(Rebalance::Daily).len(), 70);
     let weekly = pick(Rebalance::Weekly);
     assert_eq!(weekly.len(), 10);
-    assert!(weekly.iter().all(|&d| (d - 4).rem_euclid(7) == 0), "Mondays");
+    assert!(
+        weekly.iter().all(|&d| (d - 4).rem_euclid(7) == 0),
+        "Mondays"
+    );
     // January 1, February 1 and March 1 2024.
     assert_eq!(pick(Rebalance::Monthly), vec![19_723, 19_754, 19_783]);
 }
@@ -350,11 +362,7 @@ struct Fixed(Vec<Target>);
 
 impl Strategy for Fixed {
     type Error = String;
-    fn start(
-        &mut self,
-        _: &[AssetMeta],
-        _: &RunParams,
-    ) -> Result<Result<(), ParamError>, String> {
+    fn start(&mut self, _: &[AssetMeta], _: &RunParams) -> Result<Result<(), ParamError>, String> {
         Ok(Ok(()))
     }
     fn rebalance(&mut self, ctx: &Context) -> Result<Vec<Target>, String> {
@@ -376,16 +384,56 @@ fn answers_outside_the_contract_end_the_run() {
     };
     let p = params(Rebalance::Monthly);
     let bad = [
-        vec![Target { asset: 0, weight: 0.7 }, Target { asset: 1, weight: -0.4 }],
-        vec![Target { asset: 0, weight: f64::NAN }],
-        vec![Target { asset: 0, weight: 0.1 }, Target { asset: 0, weight: 0.1 }],
-        vec![Target { asset: 999, weight: 0.1 }],
+        vec![
+            Target {
+                asset: 0,
+                weight: 0.7,
+            },
+            Target {
+                asset: 1,
+                weight: -0.4,
+            },
+        ],
+        vec![Target {
+            asset: 0,
+            weight: f64::NAN,
+        }],
+        vec![
+            Target {
+                asset: 0,
+                weight: 0.1,
+            },
+            Target {
+                asset: 0,
+                weight: 0.1,
+            },
+        ],
+        vec![Target {
+            asset: 999,
+            weight: 0.1,
+        }],
     ];
     for targets in bad {
-        let err = run(&inputs(&assets), window, &p, &mut Fixed(targets), &mut never()).unwrap_err();
+        let err = run(
+            &inputs(&assets),
+            window,
+            &p,
+            &mut Fixed(targets),
+            &mut never(),
+        )
+        .unwrap_err();
         assert!(matches!(err, RunError::Contract(_)), "{err:?}");
     }
-    let ok = vec![Target { asset: 0, weight: 0.5 }, Target { asset: 1, weight: -0.5 }];
+    let ok = vec![
+        Target {
+            asset: 0,
+            weight: 0.5,
+        },
+        Target {
+            asset: 1,
+            weight: -0.5,
+        },
+    ];
     assert!(run(&inputs(&assets), window, &p, &mut Fixed(ok), &mut never()).is_ok());
 }
 
@@ -398,22 +446,45 @@ fn top_n_beyond_the_universe_and_cancellation_are_reported() {
     };
     let mut p = params(Rebalance::Monthly);
     p.top_n = 9;
-    let err = run(&inputs(&assets), window, &p, &mut Random::new(1), &mut never()).unwrap_err();
-    assert!(matches!(err, RunError::Param(ref e) if e.field == "top_n"), "{err:?}");
+    let err = run(
+        &inputs(&assets),
+        window,
+        &p,
+        &mut Random::new(1),
+        &mut never(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, RunError::Param(ref e) if e.field == "top_n"),
+        "{err:?}"
+    );
     p.top_n = 2;
     let mut calls = 0;
     let mut stop_after_100 = || {
         calls += 1;
         calls > 100
     };
-    let err = run(&inputs(&assets), window, &p, &mut Random::new(1), &mut stop_after_100)
-        .unwrap_err();
+    let err = run(
+        &inputs(&assets),
+        window,
+        &p,
+        &mut Random::new(1),
+        &mut stop_after_100,
+    )
+    .unwrap_err();
     assert_eq!(err, RunError::Cancelled);
     let early = Window {
         start: 1_000,
         end: 2_000,
     };
-    let err = run(&inputs(&assets), early, &p, &mut Random::new(1), &mut never()).unwrap_err();
+    let err = run(
+        &inputs(&assets),
+        early,
+        &p,
+        &mut Random::new(1),
+        &mut never(),
+    )
+    .unwrap_err();
     assert_eq!(err, RunError::EmptyUniverse);
 }
 

@@ -83,6 +83,75 @@ impl Default for RunParams {
     }
 }
 
+impl RunParams {
+    /// Checks the bounds every run needs (the server answers a 400 naming
+    /// the field; the SDK's harness refuses the same values): `top_n`
+    /// 1..=500, `return_period` 7..=365, `num_segments` 10..=50,
+    /// `decay_factor` 0.80..=0.99, `initial_capital` in (0, 1e12],
+    /// `zscore_lookback` 20..=1260, `zscore_entry` in (0, 10],
+    /// `zscore_exit` in [-10, 10].
+    pub fn validate(&self) -> Result<(), ParamError> {
+        fn check(field: &str, ok: bool, bounds: &str, got: String) -> Result<(), ParamError> {
+            match ok {
+                true => Ok(()),
+                false => Err(ParamError::new(
+                    field,
+                    format!("{field} must be {bounds} (got {got})"),
+                )),
+            }
+        }
+        let int = "an integer between";
+        check(
+            "top_n",
+            (1..=500).contains(&self.top_n),
+            &format!("{int} 1 and 500"),
+            self.top_n.to_string(),
+        )?;
+        check(
+            "return_period",
+            (7..=365).contains(&self.return_period),
+            &format!("{int} 7 and 365"),
+            self.return_period.to_string(),
+        )?;
+        check(
+            "num_segments",
+            (10..=50).contains(&self.num_segments),
+            &format!("{int} 10 and 50"),
+            self.num_segments.to_string(),
+        )?;
+        check(
+            "decay_factor",
+            (0.80..=0.99).contains(&self.decay_factor),
+            "a number between 0.80 and 0.99 inclusive",
+            self.decay_factor.to_string(),
+        )?;
+        check(
+            "initial_capital",
+            self.initial_capital > 0.0 && self.initial_capital <= 1e12,
+            "a number greater than 0 and at most 1e12",
+            self.initial_capital.to_string(),
+        )?;
+        check(
+            "zscore_lookback",
+            (20..=1_260).contains(&self.zscore_lookback),
+            &format!("{int} 20 and 1260"),
+            self.zscore_lookback.to_string(),
+        )?;
+        check(
+            "zscore_entry",
+            self.zscore_entry > 0.0 && self.zscore_entry <= 10.0,
+            "a number greater than 0 and at most 10",
+            self.zscore_entry.to_string(),
+        )?;
+        check(
+            "zscore_exit",
+            (-10.0..=10.0).contains(&self.zscore_exit),
+            "a number between -10 and 10 inclusive",
+            self.zscore_exit.to_string(),
+        )
+    }
+}
+
 /// One asset of the universe; decisions refer to it by its index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AssetMeta {

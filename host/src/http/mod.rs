@@ -52,10 +52,12 @@ fn bearer_routes(state: &AppState) -> Router<AppState> {
             (state.clone(), guard::Cost(1)),
             guard::bearer,
         ))
-        .merge(backtest::router().route_layer(middleware::from_fn_with_state(
-            (state.clone(), guard::Cost(5)),
-            guard::bearer,
-        )))
+        .merge(
+            backtest::router().route_layer(middleware::from_fn_with_state(
+                (state.clone(), guard::Cost(5)),
+                guard::bearer,
+            )),
+        )
 }
 
 /// The whole service.

@@ -164,7 +164,10 @@ impl StrategyRun {
     }
 
     fn fail(&self, e: wasmtime::Error) -> RunFailure {
-        let err = self.plugin.runtime.classify(&self.store, &self.plugin.label, e);
+        let err = self
+            .plugin
+            .runtime
+            .classify(&self.store, &self.plugin.label, e);
         if matches!(err, PluginError::Timeout { .. }) && Instant::now() >= self.deadline {
             RunFailure::RunTimedOut
         } else {
@@ -215,10 +218,11 @@ impl bt::Strategy for StrategyRun {
             zscore_entry: params.zscore_entry,
             zscore_exit: params.zscore_exit,
         };
-        let answer = self
-            .bindings
-            .forecast_plugins_allocation()
-            .call_start(&mut self.store, &universe, params);
+        let answer = self.bindings.forecast_plugins_allocation().call_start(
+            &mut self.store,
+            &universe,
+            params,
+        );
         match answer {
             Ok(Ok(())) => Ok(Ok(())),
             Ok(Err(e)) => Ok(Err(bt::ParamError::new(

@@ -9,6 +9,9 @@
 //!   from the [`RunParams`]; 365 periods per year when that history has any
 //!   weekend date, else 252), so the values a strategy sees are the
 //!   server's to the bit;
+//! * the request fields' bounds are the server's (e.g. `top_n` 1..=500,
+//!   `return_period` 7..=365, `zscore_entry` in (0, 10]), refused with the
+//!   field's name;
 //! * an asset with fewer than 300 rows never enters the universe;
 //! * trading costs per side follow the asset's category
 //!   ([`cost_bps`](crate::cost_bps));
@@ -338,46 +341,11 @@ fn window_date(field: &str, date: &str) -> Result<i32, HarnessError> {
     })
 }
 
-/// The server's bounds on the engine's parameters and the capital.
+/// The bounds the server puts on a request's fields (a 400 naming the
+/// field there), so that a strategy is never tested with values it could
+/// not receive.
 fn check_params(p: &RunParams) -> Result<(), HarnessError> {
-    let refuse = |field: &str, message: String| Err(ParamError::new(field, message).into());
-    if !(7..=365).contains(&p.return_period) {
-        return refuse(
-            "return_period",
-            format!(
-                "return_period must be between 7 and 365 (got {})",
-                p.return_period
-            ),
-        );
-    }
-    if !(10..=50).contains(&p.num_segments) {
-        return refuse(
-            "num_segments",
-            format!(
-                "num_segments must be between 10 and 50 (got {})",
-                p.num_segments
-            ),
-        );
-    }
-    if !(0.80..=0.99).contains(&p.decay_factor) {
-        return refuse(
-            "decay_factor",
-            format!(
-                "decay_factor must be between 0.80 and 0.99 (got {})",
-                p.decay_factor
-            ),
-        );
-    }
-    if !(p.initial_capital.is_finite() && p.initial_capital > 0.0) {
-        return refuse(
-            "initial_capital",
-            format!(
-                "initial_capital must be a positive number (got {})",
-                p.initial_capital
-            ),
-        );
-    }
-    Ok(())
+    p.validate().map_err(HarnessError::from)
 }
 
 /// The engine's walk-forward over an asset's whole history, as the server

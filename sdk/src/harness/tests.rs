@@ -240,7 +240,7 @@ fn signals_are_the_engines_walk_forward_over_the_whole_history() {
     }
 }
 
-/// Refuses a negative `zscore_entry`; with `top_n` 1 answers a gross
+/// Refuses a `zscore_exit` above 5; with `top_n` 1 answers a gross
 /// exposure of 1.5, with 2 an error.
 struct Refuses(u32);
 
@@ -250,8 +250,8 @@ impl Strategy for Refuses {
     const DESCRIPTION: &'static str = "Refuses or fails on demand.";
 
     fn start(_: &[AssetMeta], params: &RunParams) -> Result<Self, ParamError> {
-        if params.zscore_entry < 0.0 {
-            return Err(ParamError::new("zscore_entry", "must be >= 0"));
+        if params.zscore_exit > 5.0 {
+            return Err(ParamError::new("zscore_exit", "must be at most 5"));
         }
         Ok(Refuses(params.top_n))
     }
@@ -290,13 +290,25 @@ fn refusals_failures_and_contract_violations_are_reported() {
     );
     let err = h
         .run::<Refuses>(&RunParams {
+            zscore_exit: 6.0,
+            ..params(1)
+        })
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "parameter refused: zscore_exit: must be at most 5"
+    );
+    // The server's own bounds come first, in its words.
+    let err = h
+        .run::<Refuses>(&RunParams {
             zscore_entry: -1.0,
             ..params(1)
         })
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "parameter refused: zscore_entry: must be >= 0"
+        "parameter refused: zscore_entry: zscore_entry must be a number greater than 0 \
+         and at most 10 (got -1)"
     );
     let err = h.run::<Refuses>(&params(1)).unwrap_err();
     assert!(
