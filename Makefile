@@ -9,7 +9,8 @@ WASM_TARGET    := wasm32-wasip2
 COMPONENTS_DIR := components/target/$(WASM_TARGET)/release
 COMPONENTS     := $(COMPONENTS_DIR)/segmentation.wasm $(COMPONENTS_DIR)/scorer.wasm $(COMPONENTS_DIR)/misbehave.wasm \
                   $(COMPONENTS_DIR)/topn.wasm $(COMPONENTS_DIR)/zscore.wasm $(COMPONENTS_DIR)/longshort.wasm \
-                  $(COMPONENTS_DIR)/misbehave_strategy.wasm $(COMPONENTS_DIR)/dip_buyer.wasm
+                  $(COMPONENTS_DIR)/misbehave_strategy.wasm $(COMPONENTS_DIR)/dip_buyer.wasm \
+                  $(COMPONENTS_DIR)/segmentation_altered.wasm
 FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
@@ -27,6 +28,8 @@ toolchain:
 components: toolchain
 	cd components && $(CARGO) build --release --target $(WASM_TARGET)
 	cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) build --release --target $(WASM_TARGET)
+	cd components && $(CARGO) build --release --target $(WASM_TARGET) -p segmentation --features altered --target-dir target/altered
+	cp components/target/altered/$(WASM_TARGET)/release/segmentation.wasm $(COMPONENTS_DIR)/segmentation_altered.wasm
 
 ## build: components + the `forecast` binary at target/release/forecast
 build: components

@@ -569,6 +569,104 @@ pub async fn analyse(
     Ok(response)
 }
 
+/// Shadow run (issue 6): with probability `sample`, computes the same
+/// analysis with the active engine and the candidate off the request path
+/// and records how they differ. The candidate's answer is never returned.
+pub fn maybe_shadow(state: &AppState, ticker: &str, q: &AnalysisQuery) {
+    let Some((candidate, sample)) = state.plugins.shadow_segmentation() else {
+        return;
+    };
+    if rand::random::<f64>() >= sample {
+        return;
+    }
+    let (state, ticker, q) = (state.clone(), ticker.to_string(), *q);
+    tokio::spawn(async move {
+        if let Err(e) = shadow_compare(&state, &ticker, &q, candidate).await {
+            tracing::warn!(error = %e, ticker, "shadow comparison skipped");
+        }
+    });
+}
+
+async fn shadow_compare(
+    state: &AppState,
+    ticker: &str,
+    q: &AnalysisQuery,
+    candidate: std::sync::Arc<crate::plugins::SegmentationPlugin>,
+) -> Result<(), AnalysisError> {
+    let asset = active_asset(state, ticker).await?;
+    let active = state.plugins.segmentation();
+    let history = state.db.load_series(asset.id).await?.unwrap_or_default();
+    let window = history.window(q.start_date, q.end_date);
+    if window.len() < MIN_ROWS {
+        return Ok(());
+    }
+    let params = AnalysisParams {
+        return_period: q.return_period,
+        num_segments: q.num_segments,
+        decay_factor: q.decay_factor,
+        metric: q.metric.to_wit(),
+        periods_per_year: Some(history.periods_per_year()),
+    };
+    let permit = state.plugins.runtime().acquire_many(2).await;
+    let query = *q;
+    let (active_label, candidate_label) = (active.info().label(), candidate.info().label());
+    let sample = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let timed = |p: &crate::plugins::SegmentationPlugin| {
+            let started = std::time::Instant::now();
+            let answer = p.analyse(&window, params);
+            (answer, started.elapsed().as_secs_f64() * 1_000.0)
+        };
+        let (a, active_ms) = timed(&active);
+        let (c, candidate_ms) = timed(&candidate);
+        let shaped = |r: Result<Result<seg::Analysis, EngineError>, crate::plugins::PluginError>| {
+            match r {
+                Ok(Ok(analysis)) => {
+                    let mut v = serde_json::to_value(shape(&asset, &window, &query, analysis, ""))
+                        .map_err(|e| e.to_string())?;
+                    // Who answered and when differ by design.
+                    v.as_object_mut().map(|o| o.remove("metadata"));
+                    Ok(v)
+                }
+                Ok(Err(e)) => Err(format!("engine error: {e:?}")),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        let (a, c) = (shaped(a), shaped(c));
+        let (identical, diffs, error) = match (&a, &c) {
+            (Ok(a), Ok(c)) => {
+                let d = crate::registry::json_differences(a, c);
+                (d.is_empty(), d, None)
+            }
+            (Err(ea), Err(ec)) if ea == ec => (true, Default::default(), None),
+            (_, Err(ec)) => (false, Default::default(), Some(ec.clone())),
+            (Err(_), Ok(_)) => (false, Default::default(), None),
+        };
+        crate::store::ShadowSample {
+            kind: "segmentation".into(),
+            active: active_label,
+            candidate: candidate_label,
+            identical,
+            active_ms,
+            candidate_ms,
+            error,
+            // JSON has no infinity: structural changes are recorded as 1e308.
+            diffs: serde_json::to_string(
+                &diffs
+                    .into_iter()
+                    .map(|(k, v)| (k, if v.is_finite() { v } else { f64::MAX }))
+                    .collect::<std::collections::BTreeMap<_, _>>(),
+            )
+            .unwrap_or_else(|_| "{}".into()),
+            at: chrono::Utc::now().timestamp(),
+        }
+    })
+    .await
+    .map_err(|e| AnalysisError::Internal(format!("shadow worker failed: {e}")))?;
+    state.db.record_shadow_sample(&sample).await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

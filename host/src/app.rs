@@ -1,8 +1,9 @@
 //! Application state shared by every request, and the server's life cycle.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use anyhow::Context;
@@ -11,68 +12,201 @@ use tokio::net::TcpListener;
 use crate::backtest::SignalCache;
 use crate::config::Config;
 use crate::metadata::{CatalogProvider, MetadataProvider};
-use crate::plugins::{
-    builtin, PluginInfo, PluginRuntime, ScorerPlugin, SegmentationPlugin, StrategyPlugin,
-};
+use crate::plugins::{PluginInfo, PluginRuntime, ScorerPlugin, SegmentationPlugin, StrategyPlugin};
+use crate::registry::{self, Loaded};
 use crate::store::{self, Database};
 
 /// The active plugin versions. Each request clones the `Arc` of the
 /// version it starts with, so a swap never affects requests in flight.
+/// What is active comes from the registry in the store; [`Plugins::sync`]
+/// follows it (every replica polls it, see [`Plugins::follow`]).
 pub struct Plugins {
     runtime: Arc<PluginRuntime>,
     segmentation: RwLock<Arc<SegmentationPlugin>>,
     scorer: RwLock<Arc<ScorerPlugin>>,
     strategies: RwLock<BTreeMap<String, Arc<StrategyPlugin>>>,
+    /// Strategies of `FORECAST_PLUGIN_DIR`, outside the registry.
+    local_strategies: BTreeMap<String, Arc<StrategyPlugin>>,
+    /// The segmentation candidate of a shadow run and its sample share.
+    shadow_segmentation: RwLock<Option<(Arc<SegmentationPlugin>, f64)>>,
+    /// `FORECAST_SEGMENTATION_WASM` pins the engine (the registry's is ignored).
+    pinned_segmentation: bool,
+    /// Compiled versions by sha256, so a rollback never recompiles.
+    compiled: Mutex<HashMap<String, Loaded>>,
+    /// The store's plugins generation last applied.
+    generation: AtomicI64,
+    /// Woken when the engine or the scorer changed (the grading scheduler
+    /// re-grades).
+    pub changed: tokio::sync::Notify,
 }
 
 impl Plugins {
-    /// Loads the configured (or built-in) components.
-    pub fn load(config: &Config) -> anyhow::Result<Self> {
+    /// Registers the built-in components in the store, then loads what the
+    /// registry says is active (`FORECAST_SEGMENTATION_WASM` pins the
+    /// engine instead) and the strategies of `FORECAST_PLUGIN_DIR`.
+    pub async fn load(config: &Config, db: &dyn Database) -> anyhow::Result<Self> {
         let runtime = Arc::new(PluginRuntime::new(config.runtime)?);
-        let segmentation = match &config.segmentation_wasm {
-            Some(path) => {
-                let bytes =
-                    std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
-                let name = path
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("custom");
-                SegmentationPlugin::load(runtime.clone(), name, &bytes)?
+        let builtins = registry::ensure_builtins(db, &runtime)
+            .await
+            .context("register the built-in plugins")?;
+        let mut compiled = HashMap::new();
+        let (mut segmentation, mut scorer) = (None, None);
+        for (_, _, loaded) in builtins {
+            match &loaded {
+                Loaded::Segmentation(p) => segmentation = Some(p.clone()),
+                Loaded::Scorer(p) => scorer = Some(p.clone()),
+                Loaded::Strategy(_) => {}
             }
-            None => SegmentationPlugin::load(runtime.clone(), "default", builtin::SEGMENTATION)?,
-        };
-        let scorer = ScorerPlugin::load(runtime.clone(), "default", builtin::SCORER)?;
-        for info in [segmentation.info(), scorer.info()] {
-            tracing::info!(plugin = %info.label(), sha256 = %info.sha256, "plugin loaded");
+            compiled.insert(loaded.sha256().to_string(), loaded);
         }
-        let mut strategies = BTreeMap::new();
-        for bytes in builtin::STRATEGIES {
-            let plugin = StrategyPlugin::load(runtime.clone(), bytes)?;
-            strategies.insert(plugin.info().name.clone(), Arc::new(plugin));
+        let pinned_segmentation = config.segmentation_wasm.is_some();
+        if let Some(path) = &config.segmentation_wasm {
+            let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
+            let name = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("custom");
+            segmentation = Some(Arc::new(SegmentationPlugin::load(runtime.clone(), name, &bytes)?));
+            tracing::warn!(
+                file = %path.display(),
+                "FORECAST_SEGMENTATION_WASM pins the segmentation engine; registry activations of it are ignored"
+            );
         }
+        let mut local_strategies = BTreeMap::new();
         if let Some(dir) = &config.plugin_dir {
             for plugin in load_strategy_dir(&runtime, dir)? {
-                let name = plugin.info().name.clone();
-                if let Some(existing) = strategies.get(&name) {
-                    anyhow::bail!(
-                        "{}: strategy '{name}' is already provided by {}; rename the plugin",
-                        dir.display(),
-                        existing.info().label()
-                    );
-                }
-                strategies.insert(name, Arc::new(plugin));
+                local_strategies.insert(plugin.info().name.clone(), Arc::new(plugin));
             }
         }
-        for plugin in strategies.values() {
-            let info = plugin.info();
-            tracing::info!(plugin = %info.label(), sha256 = %info.sha256, "plugin loaded");
-        }
-        Ok(Plugins {
+        let plugins = Plugins {
             runtime,
-            segmentation: RwLock::new(Arc::new(segmentation)),
-            scorer: RwLock::new(Arc::new(scorer)),
-            strategies: RwLock::new(strategies),
-        })
+            segmentation: RwLock::new(segmentation.expect("a built-in engine")),
+            scorer: RwLock::new(scorer.expect("a built-in scorer")),
+            strategies: RwLock::new(BTreeMap::new()),
+            local_strategies,
+            shadow_segmentation: RwLock::new(None),
+            pinned_segmentation,
+            compiled: Mutex::new(compiled),
+            generation: AtomicI64::new(i64::MIN),
+            changed: tokio::sync::Notify::new(),
+        };
+        plugins.sync(db).await?;
+        for info in plugins.active() {
+            tracing::info!(plugin = %info.label(), sha256 = %info.sha256, "plugin active");
+        }
+        Ok(plugins)
+    }
+
+    /// A stored version, compiled once per sha256.
+    async fn compiled(
+        &self,
+        db: &dyn Database,
+        kind: &str,
+        name: &str,
+        version: &str,
+    ) -> anyhow::Result<Loaded> {
+        let record = db
+            .plugin(kind, name, version)
+            .await?
+            .with_context(|| format!("{kind}/{name}@{version} is active but not stored"))?;
+        if let Some(l) = self.compiled.lock().expect("poisoned").get(&record.sha256) {
+            return Ok(l.clone());
+        }
+        let bytes = db
+            .plugin_wasm(kind, name, version)
+            .await?
+            .with_context(|| format!("{kind}/{name}@{version} has no bytes"))?;
+        let (runtime, k, n) = (self.runtime.clone(), kind.to_string(), name.to_string());
+        let loaded = tokio::task::spawn_blocking(move || registry::load(&runtime, &k, &n, &bytes))
+            .await??;
+        self.compiled
+            .lock()
+            .expect("poisoned")
+            .insert(record.sha256.clone(), loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Applies the registry's active versions and shadow runs when the
+    /// store's plugins generation moved. Returns whether anything changed.
+    /// A version that fails to load keeps the previous one serving (logged).
+    pub async fn sync(&self, db: &dyn Database) -> anyhow::Result<bool> {
+        let generation = db.plugins_generation().await?;
+        if self.generation.load(Ordering::Acquire) == generation {
+            return Ok(false);
+        }
+        let mut engine_or_scorer = false;
+        let mut strategies = self.local_strategies.clone();
+        for a in db.active_plugins().await? {
+            let loaded = match self.compiled(db, &a.kind, &a.name, &a.version).await {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::error!(error = %e, slot = %a.slot, "cannot load the active version; keeping the previous one");
+                    continue;
+                }
+            };
+            match loaded {
+                Loaded::Segmentation(p) if !self.pinned_segmentation => {
+                    let mut slot = self.segmentation.write().expect("poisoned");
+                    if slot.info() != p.info() {
+                        tracing::info!(from = %slot.info().label(), to = %p.info().label(), "segmentation engine swapped");
+                        *slot = p;
+                        engine_or_scorer = true;
+                    }
+                }
+                Loaded::Segmentation(_) => {}
+                Loaded::Scorer(p) => {
+                    let mut slot = self.scorer.write().expect("poisoned");
+                    if slot.info() != p.info() {
+                        tracing::info!(from = %slot.info().label(), to = %p.info().label(), "scorer swapped");
+                        *slot = p;
+                        engine_or_scorer = true;
+                    }
+                }
+                Loaded::Strategy(p) => {
+                    let name = p.info().name.clone();
+                    if let Some(local) = self.local_strategies.get(&name) {
+                        anyhow::bail!(
+                            "strategy '{name}' of FORECAST_PLUGIN_DIR ({}) is also a registered strategy; rename the plugin",
+                            local.info().label()
+                        );
+                    }
+                    strategies.insert(name, p);
+                }
+            }
+        }
+        *self.strategies.write().expect("poisoned") = strategies;
+        let mut shadow = None;
+        for s in db.shadows().await? {
+            if s.kind == "segmentation" {
+                match self.compiled(db, &s.kind, &s.name, &s.version).await {
+                    Ok(Loaded::Segmentation(p)) => shadow = Some((p, s.sample)),
+                    Ok(_) => {}
+                    Err(e) => tracing::error!(error = %e, "cannot load the shadow candidate"),
+                }
+            }
+        }
+        *self.shadow_segmentation.write().expect("poisoned") = shadow;
+        self.generation.store(generation, Ordering::Release);
+        if engine_or_scorer {
+            self.changed.notify_one();
+        }
+        Ok(true)
+    }
+
+    /// Polls the registry every `every` until the process ends, so every
+    /// replica follows activations, rollbacks and shadow changes.
+    pub async fn follow(self: Arc<Self>, db: Arc<dyn Database>, every: std::time::Duration) {
+        loop {
+            tokio::time::sleep(every).await;
+            if let Err(e) = self.sync(db.as_ref()).await {
+                tracing::error!(error = %e, "plugin registry sync failed");
+            }
+        }
+    }
+
+    /// The shadow candidate for the segmentation engine and its sample share.
+    pub fn shadow_segmentation(&self) -> Option<(Arc<SegmentationPlugin>, f64)> {
+        self.shadow_segmentation.read().expect("poisoned").clone()
     }
 
     /// The strategy named `name`, if loaded.
@@ -102,6 +236,11 @@ impl Plugins {
             .values()
             .cloned()
             .collect()
+    }
+
+    /// The shared runtime, as the registry's checks take it.
+    pub fn runtime_handle(&self) -> &Arc<PluginRuntime> {
+        &self.runtime
     }
 
     /// The shared runtime (limits, concurrency permits).
@@ -225,7 +364,7 @@ impl AppState {
             );
         }
         let demo = ensure_demo_account(db.as_ref()).await?;
-        let plugins = Arc::new(Plugins::load(&config)?);
+        let plugins = Arc::new(Plugins::load(&config, db.as_ref()).await?);
         let origin = config.resolved_origin(bound);
         let cookie_secure = config.resolved_cookie_secure(&origin);
         let signals = Arc::new(SignalCache::new(config.signal_cache_bytes));

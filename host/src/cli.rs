@@ -53,6 +53,11 @@ enum Command {
         #[command(subcommand)]
         command: KeyCommand,
     },
+    /// The plugin registry: list, add, activate, roll back, shadow.
+    Plugin {
+        #[command(subcommand)]
+        command: crate::cli_plugin::PluginCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -148,6 +153,7 @@ impl Cli {
             Command::Key {
                 command: KeyCommand::Create { email, name },
             } => key_create(&email, &name).await,
+            Command::Plugin { command } => crate::cli_plugin::run(command).await,
         }
     }
 }
@@ -193,6 +199,12 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
+    tokio::spawn(
+        state
+            .plugins
+            .clone()
+            .follow(state.db.clone(), state.config.plugin_poll),
+    );
     if state.config.grading {
         tokio::spawn(crate::grading::schedule(
             state.db.clone(),
@@ -413,7 +425,7 @@ async fn key_create(email: &str, name: &str) -> anyhow::Result<()> {
 async fn grade() -> anyhow::Result<()> {
     let config = Config::from_env()?;
     let db = store::connect(&config.database_url).await?;
-    let plugins = std::sync::Arc::new(crate::app::Plugins::load(&config)?);
+    let plugins = std::sync::Arc::new(crate::app::Plugins::load(&config, db.as_ref()).await?);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let progress: std::sync::Arc<dyn Fn(crate::grading::Progress) + Send + Sync> =
         std::sync::Arc::new(|p: crate::grading::Progress| {

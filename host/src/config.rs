@@ -51,6 +51,13 @@ pub struct Config {
     /// `FORECAST_PLUGIN_DIR`: a folder whose `*.wasm` strategy components
     /// are loaded at start beside the built-in ones.
     pub plugin_dir: Option<PathBuf>,
+    /// `FORECAST_PLUGIN_POLL_MS`: how often a server checks the registry for
+    /// activations, rollbacks and shadow runs (default 1 s; every replica
+    /// follows a change within this plus the load time).
+    pub plugin_poll: Duration,
+    /// `FORECAST_ADMIN_TOKEN`: the token of `/api/admin/*` (unset: the
+    /// admin API is disabled).
+    pub admin_token: Option<String>,
 }
 
 /// Default time limit of one backtest.
@@ -150,6 +157,17 @@ impl Config {
             plugin_dir: std::env::var_os("FORECAST_PLUGIN_DIR")
                 .filter(|d| !d.is_empty())
                 .map(PathBuf::from),
+            plugin_poll: Duration::from_millis(number("FORECAST_PLUGIN_POLL_MS", 1_000, 50)?),
+            admin_token: match std::env::var("FORECAST_ADMIN_TOKEN") {
+                Err(_) => None,
+                Ok(t) if t.trim().len() >= 16 => Some(t.trim().to_string()),
+                Ok(_) => {
+                    return Err(ConfigError {
+                        name: "FORECAST_ADMIN_TOKEN",
+                        message: "must be at least 16 characters".into(),
+                    })
+                }
+            },
             quota: QuotaConfig {
                 per_minute: number("FORECAST_QUOTA_PER_MINUTE", 60, 1)? as u32,
                 per_day: number("FORECAST_QUOTA_PER_DAY", 1_000, 1)? as u32,

@@ -358,7 +358,14 @@ pub async fn schedule(db: Arc<dyn Database>, plugins: Arc<Plugins>, at: NaiveTim
                 }
             }
         }
-        tokio::time::sleep(Duration::from_secs(seconds_until(at))).await;
+        // Sleep until the daily time, or until the engine or the scorer is
+        // swapped: then re-grade at once when the snapshot is stale.
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(seconds_until(at))) => {}
+            _ = plugins.changed.notified() => {
+                first = true;
+            }
+        }
     }
 }
 

@@ -17,7 +17,11 @@ struct Component;
 
 impl Guest for Component {
     fn engine_version() -> String {
-        core::ENGINE_VERSION.to_string()
+        if cfg!(feature = "altered") {
+            format!("{}-altered", core::ENGINE_VERSION)
+        } else {
+            core::ENGINE_VERSION.to_string()
+        }
     }
 
     fn analyse(series: PriceSeries, params: AnalysisParams) -> Result<Analysis, EngineError> {
@@ -62,7 +66,12 @@ fn to_core(params: &AnalysisParams) -> core::Params {
     core::Params {
         return_period: params.return_period,
         num_segments: params.num_segments,
-        decay_factor: params.decay_factor,
+        // The `altered` test fixture deliberately differs from the engine.
+        decay_factor: if cfg!(feature = "altered") {
+            (params.decay_factor - 0.01).max(0.80)
+        } else {
+            params.decay_factor
+        },
         metric: match params.metric {
             Metric::TotalReturn => core::Metric::Return,
             Metric::Sharpe => core::Metric::Sharpe,

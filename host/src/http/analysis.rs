@@ -22,7 +22,9 @@ async fn full(
     Query(raw): Query<RawAnalysisQuery>,
 ) -> Result<Json<AnalysisResponse>, ApiError> {
     let q = raw.validate().map_err(ApiError::BadRequest)?;
-    Ok(Json(analysis::analyse(&state, &ticker, &q).await?))
+    let answer = analysis::analyse(&state, &ticker, &q).await?;
+    analysis::maybe_shadow(&state, &ticker, &q);
+    Ok(Json(answer))
 }
 
 async fn verdict(

@@ -8,6 +8,7 @@
 //! (`bearer_routes`, cost per group); health and the OpenAPI document are
 //! open; `/auth/*` and `/api/keys` use the web session.
 
+mod admin;
 mod analysis;
 mod assets;
 mod backtest;
@@ -63,16 +64,21 @@ fn bearer_routes(state: &AppState) -> Router<AppState> {
 /// The whole service.
 pub fn router(state: AppState) -> Router {
     let request_id = axum::http::HeaderName::from_static(REQUEST_ID);
-    Router::new()
+    // Every body is limited to 1 MiB except the admin API's component
+    // uploads (64 MiB, behind the admin token).
+    let api = Router::new()
         .merge(health::router())
         .merge(openapi::router())
         .merge(session::router())
         .merge(keys::router())
         .merge(bearer_routes(&state))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
+    Router::new()
+        .merge(api)
+        .merge(admin::router(&state))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn(json_errors))
         .layer(

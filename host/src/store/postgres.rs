@@ -19,6 +19,10 @@ use super::{
 use crate::domain::{ApiKeyRecord, Asset, Category, DataSource, Tier, User};
 use crate::series::{from_days, PriceSeries};
 
+/// The plugin registry's half of the backend.
+#[path = "postgres_plugins.rs"]
+mod plugins;
+
 /// A PostgreSQL database reached through a connection pool.
 #[derive(Clone)]
 pub struct PgStore {

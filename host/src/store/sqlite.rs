@@ -16,6 +16,10 @@ use super::{
 use crate::domain::{ApiKeyRecord, Asset, Category, DataSource, Tier, User};
 use crate::series::{from_days, PriceSeries};
 
+/// The plugin registry's half of the backend.
+#[path = "sqlite_plugins.rs"]
+mod plugins;
+
 /// A SQLite database file (WAL mode, one writer at a time).
 #[derive(Clone)]
 pub struct SqliteStore {

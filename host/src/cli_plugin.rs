@@ -1,0 +1,239 @@
+//! `forecast plugin …`: the registry from the command line, against the
+//! same database a running server uses (servers follow within
+//! `FORECAST_PLUGIN_POLL_MS`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Subcommand;
+
+use crate::config::Config;
+use crate::plugins::PluginRuntime;
+use crate::registry::{self, RegistryError};
+use crate::store::{self, Database};
+
+/// The registry's operations.
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Every registered version: kind, name, version, sha256, active.
+    List {
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Register a component (type-checked against its kind's world; its
+    /// reported version must match).
+    Add {
+        /// The `.wasm` component.
+        file: PathBuf,
+        /// segmentation, scorer or strategy.
+        #[arg(long)]
+        kind: String,
+        /// Name within the kind (a strategy's own name).
+        #[arg(long)]
+        name: String,
+        /// Semantic version.
+        #[arg(long)]
+        version: String,
+    },
+    /// Activate a registered version after its self-tests pass; running
+    /// servers swap to it without a failed request.
+    Activate {
+        /// Kind.
+        kind: String,
+        /// Name.
+        name: String,
+        /// Version.
+        version: String,
+    },
+    /// Return to the version active before the current one.
+    Rollback {
+        /// Kind.
+        kind: String,
+        /// Name of the active version (for strategies: the strategy).
+        name: String,
+    },
+    /// Run a candidate beside the active version on a sampled share of live
+    /// requests (its answers are compared, never returned).
+    Shadow {
+        /// Kind (segmentation).
+        kind: String,
+        /// Candidate name.
+        name: String,
+        /// Candidate version.
+        version: String,
+        /// Share of requests to sample, in (0, 1].
+        #[arg(long)]
+        sample: f64,
+    },
+    /// The agreement report of a kind's shadow run.
+    ShadowReport {
+        /// Kind.
+        kind: String,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop a kind's shadow run.
+    ShadowStop {
+        /// Kind.
+        kind: String,
+    },
+}
+
+/// Who the CLI acts as, for the activation history.
+fn operator() -> String {
+    format!(
+        "cli:{}",
+        std::env::var("USER").unwrap_or_else(|_| "unknown".into())
+    )
+}
+
+fn refused(e: RegistryError) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}
+
+/// Runs one `forecast plugin` command.
+pub async fn run(command: PluginCommand) -> anyhow::Result<()> {
+    let config = Config::from_env()?;
+    let db = store::connect(&config.database_url)
+        .await
+        .with_context(|| format!("open database {}", store::redact(&config.database_url)))?;
+    let result = dispatch(command, &config, db.as_ref()).await;
+    db.close().await;
+    result
+}
+
+async fn dispatch(command: PluginCommand, config: &Config, db: &dyn Database) -> anyhow::Result<()> {
+    let runtime = Arc::new(PluginRuntime::new(config.runtime)?);
+    registry::ensure_builtins(db, &runtime)
+        .await
+        .map_err(refused)?;
+    match command {
+        PluginCommand::List { json } => {
+            let rows = registry::list(db).await.map_err(refused)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                println!(
+                    "{:<13} {:<14} {:<26} {:<12} {:<7} {}",
+                    "KIND", "NAME", "VERSION", "SHA256", "ACTIVE", "ADDED BY"
+                );
+                for r in rows {
+                    let state = match (r.active, r.shadow) {
+                        (true, _) => "yes",
+                        (false, true) => "shadow",
+                        _ => "",
+                    };
+                    println!(
+                        "{:<13} {:<14} {:<26} {:<12} {:<7} {}",
+                        r.kind,
+                        r.name,
+                        r.version,
+                        &r.sha256[..12],
+                        state,
+                        r.added_by
+                    );
+                }
+            }
+        }
+        PluginCommand::Add {
+            file,
+            kind,
+            name,
+            version,
+        } => {
+            let bytes = std::fs::read(&file).with_context(|| format!("read {}", file.display()))?;
+            let r = registry::add(db, &runtime, &kind, &name, &version, bytes, &operator())
+                .await
+                .map_err(refused)?;
+            println!(
+                "registered {}/{}@{} ({} bytes, sha256 {}); activate it with: forecast plugin activate {} {} {}",
+                r.kind, r.name, r.version, r.size, r.sha256, r.kind, r.name, r.version
+            );
+        }
+        PluginCommand::Activate {
+            kind,
+            name,
+            version,
+        } => {
+            let a = registry::activate(db, &runtime, &kind, &name, &version, &operator())
+                .await
+                .map_err(refused)?;
+            println!(
+                "active: {}/{}@{} (self-tests passed); servers switch within {} ms",
+                a.kind,
+                a.name,
+                a.version,
+                config.plugin_poll.as_millis()
+            );
+        }
+        PluginCommand::Rollback { kind, name } => {
+            let a = registry::rollback(db, &kind, &name).await.map_err(refused)?;
+            println!("rolled back: {}/{}@{} is active again", a.kind, a.name, a.version);
+        }
+        PluginCommand::Shadow {
+            kind,
+            name,
+            version,
+            sample,
+        } => {
+            let s = registry::start_shadow(db, &runtime, &kind, &name, &version, sample, &operator())
+                .await
+                .map_err(refused)?;
+            println!(
+                "shadowing {}/{}@{} on {:.0} % of requests; report: forecast plugin shadow-report {}",
+                s.kind,
+                s.name,
+                s.version,
+                s.sample * 100.0,
+                s.kind
+            );
+        }
+        PluginCommand::ShadowReport { kind, json } => {
+            let r = registry::shadow_report(db, &kind).await.map_err(refused)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                print_report(&r);
+            }
+        }
+        PluginCommand::ShadowStop { kind } => {
+            registry::stop_shadow(db, &kind).await.map_err(refused)?;
+            println!("stopped the {kind} shadow run");
+        }
+    }
+    Ok(())
+}
+
+fn print_report(r: &registry::ShadowReport) {
+    println!("candidate:   {} (sampling {:.0} %)", r.candidate, r.sample * 100.0);
+    println!("compared with: {}", r.compared_with.join(", "));
+    match r.identical_share {
+        Some(share) => println!(
+            "samples:     {} ({} identical, {:.1} %; {} errors)",
+            r.samples,
+            r.identical,
+            share * 100.0,
+            r.errors
+        ),
+        None => println!("samples:     none yet"),
+    }
+    let lat = |l: &Option<registry::Latency>| {
+        l.as_ref().map_or("-".to_string(), |l| {
+            format!("mean {:.2} ms, p50 {:.2} ms, p95 {:.2} ms", l.mean, l.p50, l.p95)
+        })
+    };
+    println!("latency:     active {}", lat(&r.active_latency_ms));
+    println!("             candidate {}", lat(&r.candidate_latency_ms));
+    if !r.max_differences.is_empty() {
+        println!("largest differences per field:");
+        for (field, d) in &r.max_differences {
+            println!("  {field:<45} {d:.6e}");
+        }
+    }
+    for e in &r.error_examples {
+        println!("error: {e}");
+    }
+}
