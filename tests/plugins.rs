@@ -31,7 +31,13 @@ fn active_engine(s: &Server) -> String {
     listed(s)
         .into_iter()
         .find(|p| p["kind"] == "segmentation" && p["active"] == true)
-        .map(|p| format!("{}@{}", p["name"].as_str().unwrap(), p["version"].as_str().unwrap()))
+        .map(|p| {
+            format!(
+                "{}@{}",
+                p["name"].as_str().unwrap(),
+                p["version"].as_str().unwrap()
+            )
+        })
         .expect("an active engine")
 }
 
@@ -55,7 +61,11 @@ async fn wait_for_engine(s: &Server, version: &str, within: Duration) -> Duratio
 #[tokio::test]
 async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
     let s = Arc::new(Server::start_with(common::fresh_db(), &fast_poll()));
-    assert_eq!(active_engine(&s), "default@1.0.0", "built-ins are registered and active");
+    assert_eq!(
+        active_engine(&s),
+        "default@1.0.0",
+        "built-ins are registered and active"
+    );
 
     // A cached answer of the old engine is never served as the new one's.
     let (_, first) = s.get("/api/analysis/%5EGSPC").await;
@@ -87,23 +97,47 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
     let add = cli_ok(
         &s.db,
         &[
-            "plugin", "add", altered.to_str().unwrap(), "--kind", "segmentation",
-            "--name", "default", "--version", ALTERED,
+            "plugin",
+            "add",
+            altered.to_str().unwrap(),
+            "--kind",
+            "segmentation",
+            "--name",
+            "default",
+            "--version",
+            ALTERED,
         ],
         "",
     );
-    assert!(add.contains("registered segmentation/default@1.0.0-altered"), "{add}");
-    cli_ok(&s.db, &["plugin", "activate", "segmentation", "default", ALTERED], "");
+    assert!(
+        add.contains("registered segmentation/default@1.0.0-altered"),
+        "{add}"
+    );
+    cli_ok(
+        &s.db,
+        &["plugin", "activate", "segmentation", "default", ALTERED],
+        "",
+    );
     let took = wait_for_engine(&s, ALTERED, Duration::from_secs(5)).await;
     assert!(took < Duration::from_secs(5));
     assert_eq!(active_engine(&s), format!("default@{ALTERED}"));
     let (_, after) = s.get("/api/analysis/%5EGSPC").await;
     assert_eq!(after["metadata"]["engine_version"], ALTERED);
-    assert_eq!(after["metadata"]["from_cache"], false, "the old engine's cache is not reused");
+    assert_eq!(
+        after["metadata"]["from_cache"], false,
+        "the old engine's cache is not reused"
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
 
-    let out = cli_ok(&s.db, &["plugin", "rollback", "segmentation", "default"], "");
-    assert!(out.contains("segmentation/default@1.0.0 is active again"), "{out}");
+    let out = cli_ok(
+        &s.db,
+        &["plugin", "rollback", "segmentation", "default"],
+        "",
+    );
+    assert!(
+        out.contains("segmentation/default@1.0.0 is active again"),
+        "{out}"
+    );
     wait_for_engine(&s, "1.0.0", Duration::from_secs(5)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     stop.store(true, Ordering::Relaxed);
@@ -114,9 +148,15 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
     let seen = seen.lock().unwrap();
     assert!(seen.len() > 20, "the load ran ({} requests)", seen.len());
     let failed: Vec<_> = seen.iter().filter(|(status, _)| *status != 200).collect();
-    assert!(failed.is_empty(), "failed requests during the swap: {failed:?}");
+    assert!(
+        failed.is_empty(),
+        "failed requests during the swap: {failed:?}"
+    );
     let versions: Vec<&str> = seen.iter().map(|(_, v)| v.as_str()).collect();
-    let first_altered = versions.iter().position(|v| *v == ALTERED).expect("new answers");
+    let first_altered = versions
+        .iter()
+        .position(|v| *v == ALTERED)
+        .expect("new answers");
     assert!(versions[..first_altered].iter().all(|v| *v == "1.0.0"));
     assert_eq!(*versions.last().unwrap(), "1.0.0", "rolled back");
     // A rolled-back activation is never active again: rolling back further
@@ -134,15 +174,28 @@ async fn failing_candidates_are_refused_and_change_nothing() {
     cli_ok(
         &s.db,
         &[
-            "plugin", "add", misbehave.to_str().unwrap(), "--kind", "segmentation",
-            "--name", "misbehave", "--version", "0.0.1-misbehave",
+            "plugin",
+            "add",
+            misbehave.to_str().unwrap(),
+            "--kind",
+            "segmentation",
+            "--name",
+            "misbehave",
+            "--version",
+            "0.0.1-misbehave",
         ],
         "",
     );
     // ...but it fails the engine's self-tests, so it cannot be activated.
     let (ok, _, err) = cli(
         &s.db,
-        &["plugin", "activate", "segmentation", "misbehave", "0.0.1-misbehave"],
+        &[
+            "plugin",
+            "activate",
+            "segmentation",
+            "misbehave",
+            "0.0.1-misbehave",
+        ],
     );
     assert!(!ok);
     assert!(err.contains("self-test failed"), "{err}");
@@ -153,10 +206,29 @@ async fn failing_candidates_are_refused_and_change_nothing() {
     // Not a component of the kind, or not the version it claims: refused.
     let scorer = component("scorer");
     for (args, needle) in [
-        (vec!["--kind", "segmentation", "--name", "x", "--version", "1.0.0"], "not a loadable segmentation plugin"),
-        (vec!["--kind", "scorer", "--name", "x", "--version", "9.9.9"], "reports version"),
-        (vec!["--kind", "engine", "--name", "x", "--version", "1.0.0"], "unknown plugin kind"),
-        (vec!["--kind", "scorer", "--name", "x", "--version", "one"], "semantic version"),
+        (
+            vec![
+                "--kind",
+                "segmentation",
+                "--name",
+                "x",
+                "--version",
+                "1.0.0",
+            ],
+            "not a loadable segmentation plugin",
+        ),
+        (
+            vec!["--kind", "scorer", "--name", "x", "--version", "9.9.9"],
+            "reports version",
+        ),
+        (
+            vec!["--kind", "engine", "--name", "x", "--version", "1.0.0"],
+            "unknown plugin kind",
+        ),
+        (
+            vec!["--kind", "scorer", "--name", "x", "--version", "one"],
+            "semantic version",
+        ),
     ] {
         let mut all = vec!["plugin", "add", scorer.to_str().unwrap()];
         all.extend(args);
@@ -169,15 +241,31 @@ async fn failing_candidates_are_refused_and_change_nothing() {
     let (ok, _, err) = cli(
         &s.db,
         &[
-            "plugin", "add", altered.to_str().unwrap(), "--kind", "segmentation",
-            "--name", "misbehave", "--version", "0.0.1-misbehave",
+            "plugin",
+            "add",
+            altered.to_str().unwrap(),
+            "--kind",
+            "segmentation",
+            "--name",
+            "misbehave",
+            "--version",
+            "0.0.1-misbehave",
         ],
     );
     assert!(!ok);
-    assert!(err.contains("reports version") || err.contains("other bytes"), "{err}");
+    assert!(
+        err.contains("reports version") || err.contains("other bytes"),
+        "{err}"
+    );
 }
 
-async fn admin(s: &Server, method: &str, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, Value) {
+async fn admin(
+    s: &Server,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, Value) {
     let mut req = s.client().request(method.parse().unwrap(), s.url(path));
     if let Some(t) = token {
         req = req.bearer_auth(t);
@@ -198,10 +286,32 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     drop(plain);
 
     let s = Server::start_with(common::fresh_db(), &fast_poll());
-    assert_eq!(admin(&s, "GET", "/api/admin/plugins", None, None).await.0, 401);
-    assert_eq!(admin(&s, "GET", "/api/admin/plugins", Some("wrong-token-wrong-token"), None).await.0, 401);
     assert_eq!(
-        admin(&s, "GET", "/api/admin/plugins", Some(common::test_key()), None).await.0,
+        admin(&s, "GET", "/api/admin/plugins", None, None).await.0,
+        401
+    );
+    assert_eq!(
+        admin(
+            &s,
+            "GET",
+            "/api/admin/plugins",
+            Some("wrong-token-wrong-token"),
+            None
+        )
+        .await
+        .0,
+        401
+    );
+    assert_eq!(
+        admin(
+            &s,
+            "GET",
+            "/api/admin/plugins",
+            Some(common::test_key()),
+            None
+        )
+        .await
+        .0,
         401,
         "a user's API key is not an admin token"
     );
@@ -211,9 +321,21 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| format!("{}/{}", p["kind"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .map(|p| {
+            format!(
+                "{}/{}",
+                p["kind"].as_str().unwrap(),
+                p["name"].as_str().unwrap()
+            )
+        })
         .collect();
-    for n in ["segmentation/default", "scorer/default", "strategy/topn", "strategy/zscore", "strategy/longshort"] {
+    for n in [
+        "segmentation/default",
+        "scorer/default",
+        "strategy/topn",
+        "strategy/zscore",
+        "strategy/longshort",
+    ] {
         assert!(names.contains(&n.to_string()), "{n} in {names:?}");
     }
 
@@ -253,7 +375,9 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     assert_eq!(status, 400, "sample outside (0, 1]");
 
     for ticker in ["%5EGSPC", "%5EIXIC", "BTC-USD", "AAPL", "%5EGSPC"] {
-        let (status, body) = s.get(&format!("/api/analysis/{ticker}?return_period=30")).await;
+        let (status, body) = s
+            .get(&format!("/api/analysis/{ticker}?return_period=30"))
+            .await;
         assert_eq!(status, 200);
         assert_eq!(
             body["metadata"]["engine_version"], "1.0.0",
@@ -262,7 +386,14 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     }
     let mut report = Value::Null;
     for _ in 0..100 {
-        let (status, r) = admin(&s, "GET", "/api/admin/shadow/segmentation", Some(TOKEN), None).await;
+        let (status, r) = admin(
+            &s,
+            "GET",
+            "/api/admin/shadow/segmentation",
+            Some(TOKEN),
+            None,
+        )
+        .await;
         assert_eq!(status, 200, "{r}");
         report = r;
         if report["samples"].as_u64().unwrap() >= 5 {
@@ -271,9 +402,15 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(report["samples"], 5, "{report}");
-    assert_eq!(report["candidate"], format!("segmentation/default@{ALTERED}"));
+    assert_eq!(
+        report["candidate"],
+        format!("segmentation/default@{ALTERED}")
+    );
     assert_eq!(report["errors"], 0);
-    assert!(report["identical_share"].as_f64().unwrap() < 1.0, "{report}");
+    assert!(
+        report["identical_share"].as_f64().unwrap() < 1.0,
+        "{report}"
+    );
     let diffs = report["max_differences"].as_object().unwrap();
     assert!(
         diffs["time_series.expected_returns[]"].as_f64().unwrap() > 0.0,
@@ -297,7 +434,10 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     .await;
     assert_eq!(status, 200, "{body}");
     let (_, body) = s.get("/api/analysis/%5EGSPC?num_segments=22").await;
-    assert_eq!(body["metadata"]["engine_version"], ALTERED, "this replica switched at once");
+    assert_eq!(
+        body["metadata"]["engine_version"], ALTERED,
+        "this replica switched at once"
+    );
     let (status, body) = admin(
         &s,
         "POST",
@@ -308,8 +448,22 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["active"]["version"], "1.0.0");
-    let (status, _) = admin(&s, "DELETE", "/api/admin/shadow/segmentation", Some(TOKEN), None).await;
+    let (status, _) = admin(
+        &s,
+        "DELETE",
+        "/api/admin/shadow/segmentation",
+        Some(TOKEN),
+        None,
+    )
+    .await;
     assert_eq!(status, 200);
-    let (status, _) = admin(&s, "GET", "/api/admin/shadow/segmentation", Some(TOKEN), None).await;
+    let (status, _) = admin(
+        &s,
+        "GET",
+        "/api/admin/shadow/segmentation",
+        Some(TOKEN),
+        None,
+    )
+    .await;
     assert_eq!(status, 404);
 }

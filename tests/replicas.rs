@@ -227,3 +227,114 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
     drop((a, b));
     drop(db);
 }
+
+/// An engine activated on one replica's database is served by both
+/// replicas within 5 seconds, and so is its rollback.
+#[tokio::test]
+async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
+    let Some(db) = PgDatabase::create().await else {
+        return;
+    };
+    cli_ok_url(&db.url, &["demo", "load"], "");
+    cli_ok_url(
+        &db.url,
+        &[
+            "user",
+            "add",
+            "--email",
+            "ops@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    let key = cli_ok_url(
+        &db.url,
+        &[
+            "key",
+            "create",
+            "--email",
+            "ops@example.com",
+            "--name",
+            "ops",
+        ],
+        "",
+    )
+    .lines()
+    .last()
+    .unwrap()
+    .trim()
+    .to_string();
+    let token = "replica-admin-token-0123456789";
+    let env = [
+        ("FORECAST_ORIGIN", ORIGIN_URL),
+        ("FORECAST_ADMIN_TOKEN", token),
+    ];
+    let a = Server::start_url(&db.url, &env);
+    let b = Server::start_url(&db.url, &env);
+    let engine_of = |s: &Server| {
+        let (s, key) = (s.url("/api/analysis/%5EGSPC?num_segments=21"), key.clone());
+        async move {
+            let r = reqwest::Client::new()
+                .get(s)
+                .bearer_auth(key)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200);
+            let body: serde_json::Value = r.json().await.unwrap();
+            body["metadata"]["engine_version"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    assert_eq!(engine_of(&a).await, "1.0.0");
+    assert_eq!(engine_of(&b).await, "1.0.0");
+
+    // Register and activate through replica A's admin API.
+    let altered = common::component("segmentation_altered");
+    let client = reqwest::Client::new();
+    let r = client
+        .post(a.url("/api/admin/plugins?kind=segmentation&name=default&version=1.0.0-altered"))
+        .bearer_auth(token)
+        .body(std::fs::read(altered).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = client
+        .post(a.url("/api/admin/plugins/activate"))
+        .bearer_auth(token)
+        .json(&json!({"kind": "segmentation", "name": "default", "version": "1.0.0-altered"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    for (replica, want) in [(&b, "1.0.0-altered"), (&a, "1.0.0-altered")] {
+        let started = std::time::Instant::now();
+        while engine_of(replica).await != want {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "a replica did not follow the activation within 5 s"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    // Roll back from the CLI: both follow again.
+    cli_ok_url(
+        &db.url,
+        &["plugin", "rollback", "segmentation", "default"],
+        "",
+    );
+    for replica in [&a, &b] {
+        let started = std::time::Instant::now();
+        while engine_of(replica).await != "1.0.0" {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "a replica did not follow the rollback within 5 s"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+}

@@ -619,19 +619,21 @@ async fn shadow_compare(
         };
         let (a, active_ms) = timed(&active);
         let (c, candidate_ms) = timed(&candidate);
-        let shaped = |r: Result<Result<seg::Analysis, EngineError>, crate::plugins::PluginError>| {
-            match r {
-                Ok(Ok(analysis)) => {
-                    let mut v = serde_json::to_value(shape(&asset, &window, &query, analysis, ""))
-                        .map_err(|e| e.to_string())?;
-                    // Who answered and when differ by design.
-                    v.as_object_mut().map(|o| o.remove("metadata"));
-                    Ok(v)
+        let shaped =
+            |r: Result<Result<seg::Analysis, EngineError>, crate::plugins::PluginError>| {
+                match r {
+                    Ok(Ok(analysis)) => {
+                        let mut v =
+                            serde_json::to_value(shape(&asset, &window, &query, analysis, ""))
+                                .map_err(|e| e.to_string())?;
+                        // Who answered and when differ by design.
+                        v.as_object_mut().map(|o| o.remove("metadata"));
+                        Ok(v)
+                    }
+                    Ok(Err(e)) => Err(format!("engine error: {e:?}")),
+                    Err(e) => Err(e.to_string()),
                 }
-                Ok(Err(e)) => Err(format!("engine error: {e:?}")),
-                Err(e) => Err(e.to_string()),
-            }
-        };
+            };
         let (a, c) = (shaped(a), shaped(c));
         let (identical, diffs, error) = match (&a, &c) {
             (Ok(a), Ok(c)) => {

@@ -66,7 +66,11 @@ impl Plugins {
                 .file_stem()
                 .and_then(|s| s.to_str())
                 .unwrap_or("custom");
-            segmentation = Some(Arc::new(SegmentationPlugin::load(runtime.clone(), name, &bytes)?));
+            segmentation = Some(Arc::new(SegmentationPlugin::load(
+                runtime.clone(),
+                name,
+                &bytes,
+            )?));
             tracing::warn!(
                 file = %path.display(),
                 "FORECAST_SEGMENTATION_WASM pins the segmentation engine; registry activations of it are ignored"
@@ -117,8 +121,8 @@ impl Plugins {
             .await?
             .with_context(|| format!("{kind}/{name}@{version} has no bytes"))?;
         let (runtime, k, n) = (self.runtime.clone(), kind.to_string(), name.to_string());
-        let loaded = tokio::task::spawn_blocking(move || registry::load(&runtime, &k, &n, &bytes))
-            .await??;
+        let loaded =
+            tokio::task::spawn_blocking(move || registry::load(&runtime, &k, &n, &bytes)).await??;
         self.compiled
             .lock()
             .expect("poisoned")

@@ -105,7 +105,11 @@ pub async fn run(command: PluginCommand) -> anyhow::Result<()> {
     result
 }
 
-async fn dispatch(command: PluginCommand, config: &Config, db: &dyn Database) -> anyhow::Result<()> {
+async fn dispatch(
+    command: PluginCommand,
+    config: &Config,
+    db: &dyn Database,
+) -> anyhow::Result<()> {
     let runtime = Arc::new(PluginRuntime::new(config.runtime)?);
     registry::ensure_builtins(db, &runtime)
         .await
@@ -117,8 +121,8 @@ async fn dispatch(command: PluginCommand, config: &Config, db: &dyn Database) ->
                 println!("{}", serde_json::to_string_pretty(&rows)?);
             } else {
                 println!(
-                    "{:<13} {:<14} {:<26} {:<12} {:<7} {}",
-                    "KIND", "NAME", "VERSION", "SHA256", "ACTIVE", "ADDED BY"
+                    "{:<13} {:<14} {:<26} {:<12} {:<7} ADDED BY",
+                    "KIND", "NAME", "VERSION", "SHA256", "ACTIVE"
                 );
                 for r in rows {
                     let state = match (r.active, r.shadow) {
@@ -170,8 +174,13 @@ async fn dispatch(command: PluginCommand, config: &Config, db: &dyn Database) ->
             );
         }
         PluginCommand::Rollback { kind, name } => {
-            let a = registry::rollback(db, &kind, &name).await.map_err(refused)?;
-            println!("rolled back: {}/{}@{} is active again", a.kind, a.name, a.version);
+            let a = registry::rollback(db, &kind, &name)
+                .await
+                .map_err(refused)?;
+            println!(
+                "rolled back: {}/{}@{} is active again",
+                a.kind, a.name, a.version
+            );
         }
         PluginCommand::Shadow {
             kind,
@@ -179,9 +188,10 @@ async fn dispatch(command: PluginCommand, config: &Config, db: &dyn Database) ->
             version,
             sample,
         } => {
-            let s = registry::start_shadow(db, &runtime, &kind, &name, &version, sample, &operator())
-                .await
-                .map_err(refused)?;
+            let s =
+                registry::start_shadow(db, &runtime, &kind, &name, &version, sample, &operator())
+                    .await
+                    .map_err(refused)?;
             println!(
                 "shadowing {}/{}@{} on {:.0} % of requests; report: forecast plugin shadow-report {}",
                 s.kind,
@@ -208,7 +218,11 @@ async fn dispatch(command: PluginCommand, config: &Config, db: &dyn Database) ->
 }
 
 fn print_report(r: &registry::ShadowReport) {
-    println!("candidate:   {} (sampling {:.0} %)", r.candidate, r.sample * 100.0);
+    println!(
+        "candidate:   {} (sampling {:.0} %)",
+        r.candidate,
+        r.sample * 100.0
+    );
     println!("compared with: {}", r.compared_with.join(", "));
     match r.identical_share {
         Some(share) => println!(
@@ -222,7 +236,10 @@ fn print_report(r: &registry::ShadowReport) {
     }
     let lat = |l: &Option<registry::Latency>| {
         l.as_ref().map_or("-".to_string(), |l| {
-            format!("mean {:.2} ms, p50 {:.2} ms, p95 {:.2} ms", l.mean, l.p50, l.p95)
+            format!(
+                "mean {:.2} ms, p50 {:.2} ms, p95 {:.2} ms",
+                l.mean, l.p50, l.p95
+            )
         })
     };
     println!("latency:     active {}", lat(&r.active_latency_ms));

@@ -228,13 +228,16 @@ fn segmentation_self_test(p: &Arc<SegmentationPlugin>) -> Result<(), String> {
         }
     }
     let short = fixture_series(100, 7);
-    match p.analyse(&short, AnalysisParams {
-        return_period: 30,
-        num_segments: 20,
-        decay_factor: 0.95,
-        metric: Metric::TotalReturn,
-        periods_per_year: None,
-    }) {
+    match p.analyse(
+        &short,
+        AnalysisParams {
+            return_period: 30,
+            num_segments: 20,
+            decay_factor: 0.95,
+            metric: Metric::TotalReturn,
+            periods_per_year: None,
+        },
+    ) {
         Ok(Err(EngineError::InsufficientData(_))) => Ok(()),
         _ => Err("100 rows are not refused as insufficient data".into()),
     }
@@ -257,14 +260,24 @@ fn scorer_self_test(p: &ScorerPlugin) -> Result<(), String> {
         .collect();
     let grades = p.score(&inputs).map_err(|e| format!("score failed: {e}"))?;
     if grades.len() != inputs.len() {
-        return Err(format!("{} grades for {} inputs", grades.len(), inputs.len()));
+        return Err(format!(
+            "{} grades for {} inputs",
+            grades.len(),
+            inputs.len()
+        ));
     }
     for (i, g) in grades.iter().enumerate() {
         if !(0.0..=100.0).contains(&g.score) {
-            return Err(format!("score {} of input {i} is outside [0, 100]", g.score));
+            return Err(format!(
+                "score {} of input {i} is outside [0, 100]",
+                g.score
+            ));
         }
         if g.letter.is_empty() || g.letter.len() > 3 {
-            return Err(format!("letter '{}' of input {i} is not 1-3 characters", g.letter));
+            return Err(format!(
+                "letter '{}' of input {i} is not 1-3 characters",
+                g.letter
+            ));
         }
     }
     let again = p.score(&inputs).map_err(|e| format!("score failed: {e}"))?;
@@ -305,7 +318,10 @@ fn strategy_self_test(p: &Arc<StrategyPlugin>) -> Result<(), String> {
                 .collect();
             let n = drawdowns.len();
             bt::Signals {
-                segments: drawdowns.iter().map(|d| (-d * 20.0).min(19.0) as u8).collect(),
+                segments: drawdowns
+                    .iter()
+                    .map(|d| (-d * 20.0).min(19.0) as u8)
+                    .collect(),
                 expected_returns: drawdowns.iter().map(|d| -d / 2.0 - 0.01).collect(),
                 median_returns: drawdowns.iter().map(|d| -d / 3.0 - 0.01).collect(),
                 prediction_error_cumavg: vec![0.05; n],
@@ -467,7 +483,12 @@ pub async fn activate(
 ) -> Result<ActivationRecord, RegistryError> {
     check_kind(kind)?;
     let slot = slot(kind, name);
-    if let Some(current) = db.active_plugins().await?.into_iter().find(|a| a.slot == slot) {
+    if let Some(current) = db
+        .active_plugins()
+        .await?
+        .into_iter()
+        .find(|a| a.slot == slot)
+    {
         if current.name == name && current.version == version {
             return Ok(current);
         }
@@ -500,14 +521,23 @@ pub async fn rollback(
             current.kind, current.name, current.version
         )));
     }
-    db.rollback_plugin(&slot, chrono::Utc::now().timestamp())
-        .await?
-        .ok_or_else(|| {
-            RegistryError::Conflict(format!(
-                "{slot} has no earlier version to roll back to ({}@{} is its only activation)",
-                current.name, current.version
-            ))
-        })
+    // Undo activations until another version is active: replicas starting
+    // together may each have recorded the same built-in activation.
+    loop {
+        match db
+            .rollback_plugin(&slot, chrono::Utc::now().timestamp())
+            .await?
+        {
+            Some(a) if a.name == current.name && a.version == current.version => continue,
+            Some(a) => return Ok(a),
+            None => {
+                return Err(RegistryError::Conflict(format!(
+                    "{slot} has no earlier version to roll back to ({}@{} is its only activation)",
+                    current.name, current.version
+                )))
+            }
+        }
+    }
 }
 
 /// Starts a shadow run of a registered candidate on `sample` of live requests.
@@ -726,15 +756,29 @@ pub async fn shadow_report(db: &dyn Database, kind: &str) -> Result<ShadowReport
 /// path, and any other change (a length, a string, a null) counts as an
 /// infinite difference. Empty when the answers are identical.
 pub fn json_differences(a: &serde_json::Value, b: &serde_json::Value) -> BTreeMap<String, f64> {
-    fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut BTreeMap<String, f64>) {
+    fn walk(
+        path: &str,
+        a: &serde_json::Value,
+        b: &serde_json::Value,
+        out: &mut BTreeMap<String, f64>,
+    ) {
         use serde_json::Value as V;
         let mut note = |d: f64| {
-            let e = out.entry(if path.is_empty() { ".".into() } else { path.into() }).or_insert(0.0);
+            let e = out
+                .entry(if path.is_empty() {
+                    ".".into()
+                } else {
+                    path.into()
+                })
+                .or_insert(0.0);
             *e = e.max(d);
         };
         match (a, b) {
             (V::Number(x), V::Number(y)) => {
-                let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+                let (x, y) = (
+                    x.as_f64().unwrap_or(f64::NAN),
+                    y.as_f64().unwrap_or(f64::NAN),
+                );
                 if x.to_bits() != y.to_bits() {
                     note((x - y).abs());
                 }
@@ -750,7 +794,11 @@ pub fn json_differences(a: &serde_json::Value, b: &serde_json::Value) -> BTreeMa
             }
             (V::Object(x), V::Object(y)) => {
                 for (k, u) in x {
-                    let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
                     match y.get(k) {
                         Some(v) => walk(&p, u, v, out),
                         None => {
@@ -759,7 +807,11 @@ pub fn json_differences(a: &serde_json::Value, b: &serde_json::Value) -> BTreeMa
                     }
                 }
                 for k in y.keys().filter(|k| !x.contains_key(*k)) {
-                    let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
                     out.insert(p, f64::INFINITY);
                 }
             }
@@ -830,8 +882,15 @@ pub async fn ensure_builtins(
             Some(a) => a.activated_by == BUILTIN && !(a.name == name && a.version == version),
         };
         if replace {
-            db.activate_plugin(&slot, kind, &name, &version, BUILTIN, chrono::Utc::now().timestamp())
-                .await?;
+            db.activate_plugin(
+                &slot,
+                kind,
+                &name,
+                &version,
+                BUILTIN,
+                chrono::Utc::now().timestamp(),
+            )
+            .await?;
         }
         out.push((name, version, loaded));
     }
@@ -845,10 +904,24 @@ mod tests {
 
     #[test]
     fn versions_are_semantic() {
-        for ok in ["1.0.0", "0.1.12", "1.0.1-altered", "2.0.0+abc123", "1.2.3-rc.1+b.7"] {
+        for ok in [
+            "1.0.0",
+            "0.1.12",
+            "1.0.1-altered",
+            "2.0.0+abc123",
+            "1.2.3-rc.1+b.7",
+        ] {
             assert!(valid_version(ok), "{ok}");
         }
-        for bad in ["1.0", "v1.0.0", "1.0.0.0", "", "1..0", "1.0.0 beta", "a.b.c"] {
+        for bad in [
+            "1.0",
+            "v1.0.0",
+            "1.0.0.0",
+            "",
+            "1..0",
+            "1.0.0 beta",
+            "a.b.c",
+        ] {
             assert!(!valid_version(bad), "{bad}");
         }
     }

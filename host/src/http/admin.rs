@@ -32,7 +32,11 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .route_layer(middleware::from_fn_with_state(state.clone(), guard))
 }
 
-async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Result<Response, ApiError> {
+async fn guard(
+    State(state): State<AppState>,
+    req: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
     let Some(token) = state.config.admin_token.as_deref() else {
         return Err(ApiError::Forbidden(
             "the admin API is disabled: set FORECAST_ADMIN_TOKEN on the server".into(),
@@ -181,7 +185,9 @@ async fn report(
     State(state): State<AppState>,
     Path(kind): Path<String>,
 ) -> Result<Json<registry::ShadowReport>, ApiError> {
-    Ok(Json(registry::shadow_report(state.db.as_ref(), &kind).await?))
+    Ok(Json(
+        registry::shadow_report(state.db.as_ref(), &kind).await?,
+    ))
 }
 
 async fn stop_shadow(

@@ -526,12 +526,20 @@ pub trait PluginRegistry: Send + Sync {
     async fn list_plugins(&self) -> StoreResult<Vec<PluginRecord>>;
 
     /// One version's record.
-    async fn plugin(&self, kind: &str, name: &str, version: &str)
-        -> StoreResult<Option<PluginRecord>>;
+    async fn plugin(
+        &self,
+        kind: &str,
+        name: &str,
+        version: &str,
+    ) -> StoreResult<Option<PluginRecord>>;
 
     /// One version's bytes.
-    async fn plugin_wasm(&self, kind: &str, name: &str, version: &str)
-        -> StoreResult<Option<Vec<u8>>>;
+    async fn plugin_wasm(
+        &self,
+        kind: &str,
+        name: &str,
+        version: &str,
+    ) -> StoreResult<Option<Vec<u8>>>;
 
     /// Appends an activation of (kind, name, version) to `slot`'s history
     /// and bumps the plugins generation, in one transaction.
