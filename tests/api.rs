@@ -405,12 +405,19 @@ async fn openapi_covers_every_route() {
         "/api/ranking",
         "/api/backtest",
         "/api/strategies",
+        "/api/admin/plugins",
+        "/api/admin/plugins/activate",
+        "/api/admin/plugins/rollback",
+        "/api/admin/shadow",
+        "/api/admin/shadow/{kind}",
     ] {
         assert!(paths.contains_key(p), "{p} undocumented");
     }
     // Every documented path answers something other than "no route".
     for p in paths.keys() {
-        let concrete = p.replace("{ticker}", "%5EGSPC");
+        let concrete = p
+            .replace("{ticker}", "%5EGSPC")
+            .replace("{kind}", "segmentation");
         let (status, _) = s.get(&concrete).await;
         assert_ne!(status, 404, "{p} is documented but not routed");
     }

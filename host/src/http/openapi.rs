@@ -620,10 +620,134 @@ pub fn document() -> Value {
             "schemas": schemas(),
             "securitySchemes": {
                 "bearerKey": { "type": "http", "scheme": "bearer", "description": "svc_ + 64 hex digits, of a Premium user" },
-                "sessionCookie": { "type": "apiKey", "in": "cookie", "name": "fe_session" }
+                "sessionCookie": { "type": "apiKey", "in": "cookie", "name": "fe_session" },
+                "adminToken": { "type": "http", "scheme": "bearer", "description": "FORECAST_ADMIN_TOKEN of the server (never a user's key); the admin API answers 403 when it is unset" }
             }
         }
     });
     doc["info"]["x-quota"] = json!({ "per_minute": 60, "per_day": 1000 });
+    let paths = doc["paths"].as_object_mut().expect("paths");
+    for (path, item) in admin_paths().as_object().expect("an object") {
+        paths.insert(path.clone(), item.clone());
+    }
     doc
+}
+
+/// An admin operation: the admin token's security and its errors.
+fn admin(mut op: Value) -> Value {
+    op["security"] = json!([{ "adminToken": [] }]);
+    op["tags"] = json!(["admin"]);
+    let responses = op["responses"].as_object_mut().expect("responses");
+    responses.insert(
+        "401".into(),
+        error_response("Missing or invalid admin token"),
+    );
+    responses.insert(
+        "403".into(),
+        error_response("The admin API is disabled (FORECAST_ADMIN_TOKEN unset)"),
+    );
+    op
+}
+
+/// The plugin registry's admin API (a second `json!` keeps each macro under
+/// the recursion limit).
+fn admin_paths() -> Value {
+    let version = object(
+        &["kind", "name", "version"],
+        json!({
+            "kind": { "type": "string", "enum": ["segmentation", "scorer", "strategy"] },
+            "name": string(), "version": string()
+        }),
+    );
+    let active = object(&["active"], json!({ "active": version.clone() }));
+    let ok_with = |schema: Value| json!({ "description": "OK", "content": { "application/json": { "schema": schema } } });
+    json!({
+        "/api/admin/plugins": {
+            "get": admin(json!({
+                "summary": "Every registered plugin version and whether it is active or shadowed",
+                "operationId": "adminListPlugins",
+                "responses": { "200": ok_with(object(&["plugins"], json!({ "plugins": array_of(object(
+                    &["kind", "name", "version", "sha256", "size", "active", "shadow", "builtin", "added_by", "added_at"],
+                    json!({ "kind": string(), "name": string(), "version": string(), "sha256": string(),
+                            "size": int(), "active": { "type": "boolean" }, "shadow": { "type": "boolean" },
+                            "builtin": { "type": "boolean" }, "added_by": string(),
+                            "added_at": { "type": "string", "format": "date-time" } }))) }))) }
+            })),
+            "post": admin(json!({
+                "summary": "Register a component (type-checked against its kind's world; the version it reports must match)",
+                "operationId": "adminAddPlugin",
+                "parameters": [
+                    { "name": "kind", "in": "query", "required": true, "schema": { "type": "string", "enum": ["segmentation", "scorer", "strategy"] } },
+                    { "name": "name", "in": "query", "required": true, "schema": { "type": "string" } },
+                    { "name": "version", "in": "query", "required": true, "schema": { "type": "string" } }
+                ],
+                "requestBody": { "required": true, "content": { "application/wasm": { "schema": { "type": "string", "contentMediaType": "application/wasm" } } } },
+                "responses": {
+                    "200": ok_with(object(&["kind", "name", "version", "sha256", "size"], json!({
+                        "kind": string(), "name": string(), "version": string(), "sha256": string(), "size": int() }))),
+                    "400": error_response("Bad kind, name, version or empty body"),
+                    "409": error_response("The version is registered with other bytes"),
+                    "413": error_response("Component over 64 MiB"),
+                    "422": error_response("Not a component of that kind, or it reports another version")
+                }
+            }))
+        },
+        "/api/admin/plugins/activate": { "post": admin(json!({
+            "summary": "Activate a registered version after its self-tests pass; every replica follows within FORECAST_PLUGIN_POLL_MS",
+            "operationId": "adminActivatePlugin",
+            "requestBody": json_body(version.clone()),
+            "responses": {
+                "200": ok_with(active.clone()),
+                "404": error_response("Not registered"),
+                "422": error_response("The candidate failed its checks; nothing changed")
+            }
+        }))},
+        "/api/admin/plugins/rollback": { "post": admin(json!({
+            "summary": "Return a slot to the version active before the current one",
+            "operationId": "adminRollbackPlugin",
+            "requestBody": json_body(object(&["kind", "name"], json!({ "kind": string(), "name": string() }))),
+            "responses": {
+                "200": ok_with(active),
+                "400": error_response("name is not the active version's"),
+                "409": error_response("Nothing to roll back to")
+            }
+        }))},
+        "/api/admin/shadow": { "post": admin(json!({
+            "summary": "Run a candidate beside the active version on a sampled share of live requests (its answers are compared, never returned)",
+            "operationId": "adminStartShadow",
+            "requestBody": json_body(object(&["kind", "name", "version", "sample"], json!({
+                "kind": { "type": "string", "enum": ["segmentation"] }, "name": string(), "version": string(),
+                "sample": { "type": "number", "exclusiveMinimum": 0, "maximum": 1 } }))),
+            "responses": {
+                "200": ok_with(object(&["shadow"], json!({ "shadow": object(&[], json!({})) }))),
+                "400": error_response("Unsupported kind or sample outside (0, 1]"),
+                "404": error_response("Not registered"),
+                "409": error_response("The candidate is the active version"),
+                "422": error_response("The candidate failed its checks")
+            }
+        }))},
+        "/api/admin/shadow/{kind}": {
+            "get": admin(json!({
+                "summary": "Agreement report of a kind's shadow run: identical share, largest difference per field, latency of both, errors",
+                "operationId": "adminShadowReport",
+                "parameters": [{ "name": "kind", "in": "path", "required": true, "schema": { "type": "string" } }],
+                "responses": {
+                    "200": ok_with(object(&["kind", "candidate", "sample", "samples", "identical", "max_differences", "errors"], json!({
+                        "kind": string(), "candidate": string(), "sample": num(), "samples": int(), "identical": int(),
+                        "identical_share": nullable_num(),
+                        "max_differences": { "type": "object", "additionalProperties": num(), "description": "Field path (array positions as []) → largest absolute difference; 1.7976931348623157e308 marks a structural change" },
+                        "active_latency_ms": { "type": ["object", "null"] }, "candidate_latency_ms": { "type": ["object", "null"] },
+                        "errors": int(), "error_examples": array_of(string()), "compared_with": array_of(string())
+                    }))),
+                    "404": error_response("No shadow run for the kind")
+                }
+            })),
+            "delete": admin(json!({
+                "summary": "Stop a kind's shadow run",
+                "operationId": "adminStopShadow",
+                "parameters": [{ "name": "kind", "in": "path", "required": true, "schema": { "type": "string" } }],
+                "responses": { "200": ok_with(object(&["ok"], json!({ "ok": { "type": "boolean" } }))), "404": error_response("No shadow run for the kind") }
+            }))
+        }
+    })
 }
