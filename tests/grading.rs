@@ -487,3 +487,75 @@ async fn serve_grades_at_start_when_there_is_no_snapshot() {
         true
     );
 }
+
+/// Activating another engine schedules a re-grade: the snapshot of the old
+/// engine is replaced by one of the new, without waiting for the next day.
+#[tokio::test]
+async fn activating_an_engine_regrades() {
+    let (db, n) = sqlite_small().await;
+    let s = Server::start_with(
+        db,
+        &[
+            ("FORECAST_GRADING", "on"),
+            ("FORECAST_PLUGIN_POLL_MS", "200"),
+        ],
+    );
+    let engine_of_active_run = |h: &serde_json::Value| {
+        let g = &h["debug"]["grading"];
+        (g["active_run"].is_string() && g["active_run"] == g["last_run"]["id"])
+            .then(|| g["last_run"]["engine"].as_str().unwrap_or("").to_string())
+    };
+    let wait_for = |want: &'static str| {
+        let s = &s;
+        async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            loop {
+                let (_, h) = s.get("/api/health?debug=1").await;
+                if engine_of_active_run(&h).as_deref() == Some(want) {
+                    return h;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no run by {want}: {h}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        }
+    };
+    wait_for("segmentation/default@1.0.0").await;
+    let altered = common::component("segmentation_altered");
+    common::cli_ok(
+        &s.db,
+        &[
+            "plugin",
+            "add",
+            altered.to_str().unwrap(),
+            "--kind",
+            "segmentation",
+            "--name",
+            "default",
+            "--version",
+            "1.0.0-altered",
+        ],
+        "",
+    );
+    common::cli_ok(
+        &s.db,
+        &[
+            "plugin",
+            "activate",
+            "segmentation",
+            "default",
+            "1.0.0-altered",
+        ],
+        "",
+    );
+    let h = wait_for("segmentation/default@1.0.0-altered").await;
+    assert_eq!(h["debug"]["grading"]["last_run"]["assets_graded"], n);
+    let (_, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
+    assert_eq!(v["metadata"]["engine_version"], "1.0.0-altered");
+    assert_eq!(
+        v["metadata"]["from_cache"], true,
+        "served from the new snapshot"
+    );
+}

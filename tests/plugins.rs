@@ -467,3 +467,76 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     .await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn a_registered_strategy_serves_backtests_once_activated() {
+    let s = Server::start_with(common::fresh_db(), &fast_poll());
+    let backtest = |strategy: &'static str| {
+        let s = &s;
+        async move {
+            let r = s
+                .client()
+                .post(s.url("/api/backtest"))
+                .bearer_auth(common::test_key())
+                .json(
+                    &json!({"strategy": strategy, "tickers": ["^GSPC", "^IXIC", "^DJI"], "top_n": 2,
+                              "start_date": "2008-01-01", "end_date": "2012-12-31"}),
+                )
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }
+    };
+    let dip = component("dip_buyer");
+    cli_ok(
+        &s.db,
+        &[
+            "plugin",
+            "add",
+            dip.to_str().unwrap(),
+            "--kind",
+            "strategy",
+            "--name",
+            "dip-buyer",
+            "--version",
+            "0.1.0",
+        ],
+        "",
+    );
+    let (status, body) = backtest("dip-buyer").await;
+    assert_eq!(status, 400, "registered is not active: {body}");
+    cli_ok(
+        &s.db,
+        &["plugin", "activate", "strategy", "dip-buyer", "0.1.0"],
+        "",
+    );
+    let started = Instant::now();
+    loop {
+        let (status, body) = backtest("dip-buyer").await;
+        if status == 200 {
+            assert_eq!(body["metadata"]["strategy"], "dip-buyer");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "{body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The built-ins stay, and the strategy's name is its own.
+    assert_eq!(backtest("topn").await.0, 200);
+    let (ok, _, err) = cli(
+        &s.db,
+        &[
+            "plugin",
+            "add",
+            dip.to_str().unwrap(),
+            "--kind",
+            "strategy",
+            "--name",
+            "other",
+            "--version",
+            "0.1.0",
+        ],
+    );
+    assert!(!ok);
+    assert!(err.contains("calls itself 'dip-buyer'"), "{err}");
+}
