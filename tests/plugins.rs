@@ -448,7 +448,26 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["active"]["version"], "1.0.0");
-    let (status, _) = admin(
+    let report_status = || {
+        admin(
+            &s,
+            "GET",
+            "/api/admin/shadow/segmentation",
+            Some(TOKEN),
+            None,
+        )
+    };
+    assert_eq!(
+        report_status().await.0,
+        404,
+        "promoting the candidate ended its shadow run"
+    );
+    // A shadow run can also be stopped.
+    let shadow =
+        json!({"kind": "segmentation", "name": "default", "version": ALTERED, "sample": 0.5});
+    let (status, _) = admin(&s, "POST", "/api/admin/shadow", Some(TOKEN), Some(shadow)).await;
+    assert_eq!(status, 200);
+    let stop = admin(
         &s,
         "DELETE",
         "/api/admin/shadow/segmentation",
@@ -456,16 +475,8 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
         None,
     )
     .await;
-    assert_eq!(status, 200);
-    let (status, _) = admin(
-        &s,
-        "GET",
-        "/api/admin/shadow/segmentation",
-        Some(TOKEN),
-        None,
-    )
-    .await;
-    assert_eq!(status, 404);
+    assert_eq!(stop.0, 200);
+    assert_eq!(report_status().await.0, 404);
 }
 
 #[tokio::test]

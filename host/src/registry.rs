@@ -495,9 +495,19 @@ pub async fn activate(
     }
     load_checked(db, runtime, kind, name, version).await?;
     let now = chrono::Utc::now().timestamp();
-    Ok(db
+    let activation = db
         .activate_plugin(&slot, kind, name, version, by, now)
-        .await?)
+        .await?;
+    // Promoting the shadowed candidate ends its shadow run.
+    let promoted = db
+        .shadows()
+        .await?
+        .into_iter()
+        .any(|s| s.kind == kind && s.name == name && s.version == version);
+    if promoted {
+        db.clear_shadow(kind).await?;
+    }
+    Ok(activation)
 }
 
 /// Returns `kind`'s slot (for strategies, `name`'s) to the version active
