@@ -86,7 +86,9 @@ pub enum PluginCommand {
 fn operator() -> String {
     format!(
         "cli:{}",
-        std::env::var("USER").unwrap_or_else(|_| "unknown".into())
+        std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .unwrap_or_else(|_| "unknown".into())
     )
 }
 
