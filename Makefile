@@ -50,11 +50,13 @@ test: components
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
 
 ## bench: engine natively vs as a component, instantiation + call overhead,
-## cached verdict latency/throughput, backtests over the whole universe, the full daily grade
+## cached verdict latency/throughput, backtests over the whole universe, matcher accuracy
+## and latency, the full daily grade
 bench: components
 	$(CARGO) bench -p forecast-host --bench engine
 	$(CARGO) bench -p forecast-host --bench verdict
 	$(CARGO) bench -p forecast-host --bench backtest
+	$(CARGO) bench -p forecast-host --bench matcher
 	$(CARGO) build --release --bin forecast
 	rm -f target/bench-grade.db*
 	DATABASE_URL=sqlite://target/bench-grade.db ./target/release/forecast demo load

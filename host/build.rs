@@ -14,6 +14,7 @@ fn main() {
     for name in [
         "segmentation.wasm",
         "scorer.wasm",
+        "matcher.wasm",
         "topn.wasm",
         "zscore.wasm",
         "longshort.wasm",

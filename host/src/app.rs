@@ -12,7 +12,10 @@ use tokio::net::TcpListener;
 use crate::backtest::SignalCache;
 use crate::config::Config;
 use crate::metadata::{CatalogProvider, MetadataProvider};
-use crate::plugins::{PluginInfo, PluginRuntime, ScorerPlugin, SegmentationPlugin, StrategyPlugin};
+use crate::llm::LlmClient;
+use crate::plugins::{
+    MatcherPlugin, PluginInfo, PluginRuntime, ScorerPlugin, SegmentationPlugin, StrategyPlugin,
+};
 use crate::registry::{self, Loaded};
 use crate::store::{self, Database};
 
@@ -24,6 +27,9 @@ pub struct Plugins {
     runtime: Arc<PluginRuntime>,
     segmentation: RwLock<Arc<SegmentationPlugin>>,
     scorer: RwLock<Arc<ScorerPlugin>>,
+    matcher: RwLock<Option<Arc<MatcherPlugin>>>,
+    /// The language model lent to the matcher, when configured.
+    llm: Option<Arc<LlmClient>>,
     strategies: RwLock<BTreeMap<String, Arc<StrategyPlugin>>>,
     /// Strategies of `FORECAST_PLUGIN_DIR`, outside the registry.
     local_strategies: BTreeMap<String, Arc<StrategyPlugin>>,
@@ -56,9 +62,18 @@ impl Plugins {
                 Loaded::Segmentation(p) => segmentation = Some(p.clone()),
                 Loaded::Scorer(p) => scorer = Some(p.clone()),
                 Loaded::Strategy(_) => {}
+                // Loaded again with the language model by `compiled`.
+                Loaded::Matcher(_) => continue,
             }
             compiled.insert(loaded.sha256().to_string(), loaded);
         }
+        let llm = match &config.llm {
+            Some(c) => {
+                tracing::info!(url = %c.url, model = %c.model, "language model lent to the matcher");
+                Some(Arc::new(LlmClient::new(c.clone())?))
+            }
+            None => None,
+        };
         let pinned_segmentation = config.segmentation_wasm.is_some();
         if let Some(path) = &config.segmentation_wasm {
             let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
@@ -86,6 +101,8 @@ impl Plugins {
             runtime,
             segmentation: RwLock::new(segmentation.expect("a built-in engine")),
             scorer: RwLock::new(scorer.expect("a built-in scorer")),
+            matcher: RwLock::new(None),
+            llm,
             strategies: RwLock::new(BTreeMap::new()),
             local_strategies,
             shadow_segmentation: RwLock::new(None),
@@ -121,8 +138,10 @@ impl Plugins {
             .await?
             .with_context(|| format!("{kind}/{name}@{version} has no bytes"))?;
         let (runtime, k, n) = (self.runtime.clone(), kind.to_string(), name.to_string());
+        let llm = self.llm.clone();
         let loaded =
-            tokio::task::spawn_blocking(move || registry::load(&runtime, &k, &n, &bytes)).await??;
+            tokio::task::spawn_blocking(move || registry::load(&runtime, &k, &n, &bytes, llm))
+                .await??;
         self.compiled
             .lock()
             .expect("poisoned")
@@ -166,6 +185,13 @@ impl Plugins {
                         engine_or_scorer = true;
                     }
                 }
+                Loaded::Matcher(p) => {
+                    let mut slot = self.matcher.write().expect("poisoned");
+                    if slot.as_ref().map(|m| m.info()) != Some(p.info()) {
+                        tracing::info!(to = %p.info().label(), "matcher active");
+                        *slot = Some(p);
+                    }
+                }
                 Loaded::Strategy(p) => {
                     let name = p.info().name.clone();
                     if let Some(local) = self.local_strategies.get(&name) {
@@ -206,6 +232,11 @@ impl Plugins {
                 tracing::error!(error = %e, "plugin registry sync failed");
             }
         }
+    }
+
+    /// The active ticker matcher (none only if its version failed to load).
+    pub fn matcher(&self) -> Option<Arc<MatcherPlugin>> {
+        self.matcher.read().expect("poisoned").clone()
     }
 
     /// The shadow candidate for the segmentation engine and its sample share.
@@ -271,6 +302,7 @@ impl Plugins {
             self.segmentation().info().clone(),
             self.scorer().info().clone(),
         ];
+        active.extend(self.matcher().map(|m| m.info().clone()));
         active.extend(self.strategies().iter().map(|s| s.info().clone()));
         active
     }
@@ -327,6 +359,8 @@ pub struct AppState {
     pub cookie_secure: bool,
     /// Walk-forward signals of recent backtests.
     pub signals: Arc<SignalCache>,
+    /// The active catalog as the matcher sees it.
+    pub matcher_catalog: Arc<crate::matcher::CatalogCache>,
 }
 
 /// The demo account created on a fresh database, printed once by `serve`.
@@ -382,6 +416,7 @@ impl AppState {
                 origin: Arc::from(origin.as_str()),
                 cookie_secure,
                 signals,
+                matcher_catalog: Arc::default(),
             },
             demo,
         ))

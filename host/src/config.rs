@@ -58,6 +58,13 @@ pub struct Config {
     /// `FORECAST_ADMIN_TOKEN`: the token of `/api/admin/*` (unset: the
     /// admin API is disabled).
     pub admin_token: Option<String>,
+    /// `FORECAST_LLM_URL`, `FORECAST_LLM_MODEL`, `FORECAST_LLM_API_KEY`,
+    /// `FORECAST_LLM_TIMEOUT_MS` (default 2 s): an OpenAI-compatible model
+    /// the matcher may consult (unset: lexical matching only).
+    pub llm: Option<crate::llm::LlmConfig>,
+    /// `FORECAST_MATCH_PER_MINUTE`: matcher requests per user per minute
+    /// (default 30).
+    pub match_per_minute: u32,
 }
 
 /// Default time limit of one backtest.
@@ -168,6 +175,19 @@ impl Config {
                     })
                 }
             },
+            llm: match std::env::var("FORECAST_LLM_URL").ok().filter(|u| !u.trim().is_empty()) {
+                None => None,
+                Some(url) => Some(crate::llm::LlmConfig {
+                    url: url.trim().to_string(),
+                    model: std::env::var("FORECAST_LLM_MODEL").map_err(|_| ConfigError {
+                        name: "FORECAST_LLM_MODEL",
+                        message: "must be set when FORECAST_LLM_URL is".into(),
+                    })?,
+                    api_key: std::env::var("FORECAST_LLM_API_KEY").ok().filter(|k| !k.is_empty()),
+                    timeout: Duration::from_millis(number("FORECAST_LLM_TIMEOUT_MS", 2_000, 1)?),
+                }),
+            },
+            match_per_minute: number("FORECAST_MATCH_PER_MINUTE", 30, 1)? as u32,
             quota: QuotaConfig {
                 per_minute: number("FORECAST_QUOTA_PER_MINUTE", 60, 1)? as u32,
                 per_day: number("FORECAST_QUOTA_PER_DAY", 1_000, 1)? as u32,

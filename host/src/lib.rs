@@ -19,6 +19,8 @@ pub mod domain;
 pub mod grading;
 pub mod http;
 pub mod ingest;
+pub mod llm;
+pub mod matcher;
 pub mod metadata;
 pub mod plugins;
 pub mod registry;

@@ -12,9 +12,11 @@ use serde::Serialize;
 
 use crate::plugins::segmentation::{AnalysisParams, EngineError, Metric};
 use crate::plugins::strategy::valid_name;
+use crate::llm::LlmClient;
+use crate::plugins::matcher::{Catalog, CatalogEntry};
 use crate::plugins::{
-    builtin, sha256_hex, PluginError, PluginRuntime, ScorerPlugin, SegmentationPlugin,
-    StrategyPlugin,
+    builtin, sha256_hex, MatcherPlugin, PluginError, PluginRuntime, ScorerPlugin,
+    SegmentationPlugin, StrategyPlugin,
 };
 use crate::series::PriceSeries;
 use crate::store::{
@@ -22,7 +24,7 @@ use crate::store::{
 };
 
 /// Plugin kinds the registry manages.
-pub const KINDS: [&str; 3] = ["segmentation", "scorer", "strategy"];
+pub const KINDS: [&str; 4] = ["segmentation", "scorer", "strategy", "matcher"];
 /// Kinds that can be shadowed (their answers are compared field by field).
 pub const SHADOW_KINDS: [&str; 1] = ["segmentation"];
 /// Largest component accepted.
@@ -68,6 +70,8 @@ pub enum Loaded {
     Scorer(Arc<ScorerPlugin>),
     /// A strategy.
     Strategy(Arc<StrategyPlugin>),
+    /// A ticker matcher.
+    Matcher(Arc<MatcherPlugin>),
 }
 
 impl Loaded {
@@ -77,6 +81,7 @@ impl Loaded {
             Loaded::Segmentation(p) => &p.info().version,
             Loaded::Scorer(p) => &p.info().version,
             Loaded::Strategy(p) => &p.info().version,
+            Loaded::Matcher(p) => &p.info().version,
         }
     }
 
@@ -86,6 +91,7 @@ impl Loaded {
             Loaded::Segmentation(p) => &p.info().sha256,
             Loaded::Scorer(p) => &p.info().sha256,
             Loaded::Strategy(p) => &p.info().sha256,
+            Loaded::Matcher(p) => &p.info().sha256,
         }
     }
 }
@@ -115,12 +121,14 @@ pub fn valid_version(v: &str) -> bool {
 }
 
 /// Compiles `bytes` and type-checks them against `kind`'s world (the
-/// component's own version comes with it). Blocking (compilation).
+/// component's own version comes with it). Blocking (compilation). A
+/// matcher gets `llm`, the language model lent to it (none for checks).
 pub fn load(
     runtime: &Arc<PluginRuntime>,
     kind: &str,
     name: &str,
     bytes: &[u8],
+    llm: Option<Arc<LlmClient>>,
 ) -> Result<Loaded, RegistryError> {
     check_kind(kind)?;
     let refused = |e: PluginError| {
@@ -134,6 +142,9 @@ pub fn load(
         )),
         "scorer" => Loaded::Scorer(Arc::new(
             ScorerPlugin::load(runtime.clone(), name, bytes).map_err(refused)?,
+        )),
+        "matcher" => Loaded::Matcher(Arc::new(
+            MatcherPlugin::load(runtime.clone(), name, bytes, llm).map_err(refused)?,
         )),
         _ => {
             let plugin = StrategyPlugin::load(runtime.clone(), bytes).map_err(refused)?;
@@ -361,6 +372,50 @@ fn strategy_self_test(p: &Arc<StrategyPlugin>) -> Result<(), String> {
     }
 }
 
+fn matcher_self_test(p: &MatcherPlugin) -> Result<(), String> {
+    let entry = |ticker: &str, name: &str, category: &str, summary: &str| CatalogEntry {
+        ticker: ticker.into(),
+        name: name.into(),
+        category: category.into(),
+        exchange: String::new(),
+        country: String::new(),
+        sector: String::new(),
+        industry: String::new(),
+        website: String::new(),
+        summary: summary.into(),
+    };
+    let catalog = Catalog {
+        version: 1,
+        entries: vec![
+            entry("AAPL", "Apple Inc.", "US Stocks", "Products: iPhone Mac"),
+            entry("MSFT", "Microsoft Corporation", "US Stocks", "Products: Windows Xbox"),
+            entry("BTC-USD", "Bitcoin", "Crypto", ""),
+            entry("7203.T", "Toyota", "Japanese Stocks", ""),
+            entry("GC=F", "Gold Futures", "Commodities", ""),
+        ],
+    };
+    let find = |text: &str| {
+        p.find(&catalog, text, 3)
+            .map_err(|e| format!("find('{text}') failed: {e}"))
+    };
+    for (text, want) in [("AAPL", 0), ("msft", 1), ("bitcoin", 2), ("7203", 3)] {
+        let got = find(text)?;
+        match got.first() {
+            Some(c) if c.entry == want && c.confidence >= 0.8 => {}
+            other => {
+                return Err(format!(
+                    "'{text}' should find {} first with confidence >= 0.8, got {other:?}",
+                    catalog.entries[want as usize].ticker
+                ))
+            }
+        }
+    }
+    if !find("xqzvkj wpfh")?.is_empty() {
+        return Err("gibberish matched something".into());
+    }
+    Ok(())
+}
+
 /// Runs `kind`'s self-test vectors against a loaded candidate: the engine
 /// on a fixture series must satisfy the engine's invariants (drawdown
 /// definition, one value per row, walk-forward = analyse, analyse-state =
@@ -373,6 +428,7 @@ pub fn self_test(plugin: &Loaded) -> Result<(), RegistryError> {
         Loaded::Segmentation(p) => segmentation_self_test(p),
         Loaded::Scorer(p) => scorer_self_test(p),
         Loaded::Strategy(p) => strategy_self_test(p),
+        Loaded::Matcher(p) => matcher_self_test(p),
     };
     result.map_err(|m| RegistryError::Refused(format!("self-test failed: {m}")))
 }
@@ -438,7 +494,7 @@ async fn blocking_load(
     bytes: Vec<u8>,
 ) -> Result<Loaded, RegistryError> {
     let (runtime, kind, name) = (runtime.clone(), kind.to_string(), name.to_string());
-    tokio::task::spawn_blocking(move || load(&runtime, &kind, &name, &bytes))
+    tokio::task::spawn_blocking(move || load(&runtime, &kind, &name, &bytes, None))
         .await
         .map_err(|e| RegistryError::Refused(format!("loading failed: {e}")))?
 }
@@ -839,6 +895,7 @@ pub fn builtins() -> Vec<(&'static str, Option<&'static str>, &'static [u8])> {
     let mut out: Vec<(&'static str, Option<&'static str>, &'static [u8])> = vec![
         ("segmentation", Some("default"), builtin::SEGMENTATION),
         ("scorer", Some("default"), builtin::SCORER),
+        ("matcher", Some("default"), builtin::MATCHER),
     ];
     out.extend(builtin::STRATEGIES.iter().map(|b| ("strategy", None, *b)));
     out
@@ -858,7 +915,7 @@ pub async fn ensure_builtins(
     for (kind, name, bytes) in builtins() {
         let runtime2 = runtime.clone();
         let loaded = tokio::task::spawn_blocking(move || match name {
-            Some(name) => load(&runtime2, kind, name, bytes),
+            Some(name) => load(&runtime2, kind, name, bytes, None),
             // Strategies are named by the component itself.
             None => StrategyPlugin::load(runtime2, bytes)
                 .map(|p| Loaded::Strategy(Arc::new(p)))

@@ -17,6 +17,7 @@ pub mod extract;
 pub mod guard;
 mod health;
 mod keys;
+mod matcher;
 mod openapi;
 mod ranking;
 pub mod session;
@@ -71,6 +72,7 @@ pub fn router(state: AppState) -> Router {
         .merge(openapi::router())
         .merge(session::router())
         .merge(keys::router())
+        .merge(matcher::router())
         .merge(bearer_routes(&state))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
     Router::new()

@@ -12,6 +12,7 @@
 //!   filesystem, network, environment, process or clock.
 //! * Concurrency is bounded by a semaphore sized below the instance pool.
 
+pub mod matcher;
 pub mod scorer;
 pub mod segmentation;
 pub mod strategy;
@@ -27,12 +28,17 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
 };
 
+pub use matcher::MatcherPlugin;
 pub use scorer::ScorerPlugin;
 pub use segmentation::{SegmentationPlugin, SegmentationSession};
 pub use strategy::{StrategyPlugin, StrategyRun};
 
 /// Linear memory kept resident per pool slot between instances.
 const KEEP_RESIDENT_BYTES: usize = 16 << 20;
+
+/// Instances kept warm between calls (the matcher's, with its catalog
+/// loaded); the pool has this many slots beyond the concurrent calls.
+pub(crate) const WARM_SLOTS: usize = 4;
 
 /// How often the epoch advances; deadlines are whole ticks.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
@@ -128,6 +134,8 @@ pub enum PluginError {
 pub(crate) struct CallState {
     pub(crate) limiter: MemoryCap,
     pub(crate) plugin: Arc<str>,
+    /// The language model, lent to matcher instances only.
+    pub(crate) llm: Option<Arc<crate::llm::LlmClient>>,
 }
 
 /// Caps the sum of an instance's linear memories and remembers whether the
@@ -213,7 +221,7 @@ pub struct PluginRuntime {
 impl PluginRuntime {
     /// Builds the engine (pooling allocator, epoch interruption).
     pub fn new(config: RuntimeConfig) -> Result<Self, PluginError> {
-        let slots = (config.max_concurrency * 2).max(4) as u32;
+        let slots = (config.max_concurrency * 2 + WARM_SLOTS).max(4) as u32;
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(slots)
             .total_core_instances(slots * 8)
@@ -281,6 +289,7 @@ impl PluginRuntime {
                     exceeded: false,
                 },
                 plugin,
+                llm: None,
             },
         );
         store.limiter(|s| &mut s.limiter);
@@ -385,6 +394,9 @@ pub mod builtin {
     /// The default ranking scorer.
     pub const SCORER: &[u8] =
         include_bytes!(concat!(env!("FORECAST_COMPONENTS_DIR"), "/scorer.wasm"));
+    /// The default ticker matcher.
+    pub const MATCHER: &[u8] =
+        include_bytes!(concat!(env!("FORECAST_COMPONENTS_DIR"), "/matcher.wasm"));
     /// The built-in backtest strategies (DESIGN §6), written with the SDK.
     pub const STRATEGIES: [&[u8]; 3] = [
         include_bytes!(concat!(env!("FORECAST_COMPONENTS_DIR"), "/topn.wasm")),

@@ -1,0 +1,108 @@
+//! `make bench` (matcher part): top-1 and top-3 accuracy of the default
+//! matcher component on the evaluation set (components/matcher/eval) without
+//! a language model, and the latency of the component call on a warm
+//! instance (what `POST /api/match-tickers` adds on top is a session lookup
+//! and a rate-limit count in the store). Issue 7's target: top-3 >= 95 %,
+//! p99 < 20 ms.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use forecast::plugins::matcher::{Catalog, CatalogEntry};
+use forecast::plugins::{builtin, MatcherPlugin, PluginRuntime, RuntimeConfig};
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+fn queries() -> Vec<(String, Vec<String>)> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../components/matcher/eval/queries.csv");
+    let mut reader = csv::Reader::from_path(path).expect("the evaluation set");
+    reader
+        .records()
+        .map(|r| {
+            let r = r.expect("a CSV row");
+            (
+                r[0].to_string(),
+                r[1].split('|').map(|t| t.trim().to_string()).collect(),
+            )
+        })
+        .collect()
+}
+
+fn main() {
+    let runtime = Arc::new(PluginRuntime::new(RuntimeConfig::default()).unwrap());
+    let matcher = MatcherPlugin::load(runtime, "default", builtin::MATCHER, None).unwrap();
+    let entries: Vec<CatalogEntry> = forecast::demo::catalog()
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.is_active)
+        .map(|e| CatalogEntry {
+            ticker: e.ticker,
+            name: e.name,
+            category: e.category.as_str().to_string(),
+            exchange: e.exchange,
+            country: e.country,
+            sector: e.sector,
+            industry: e.industry,
+            website: e.website,
+            summary: e.summary,
+        })
+        .collect();
+    let catalog = Catalog {
+        version: 1,
+        entries,
+    };
+    let started = Instant::now();
+    matcher.find(&catalog, "warm up", 3).unwrap();
+    println!(
+        "catalog: {} active assets, loaded into an instance in {:.1} ms",
+        catalog.entries.len(),
+        started.elapsed().as_secs_f64() * 1e3
+    );
+
+    let queries = queries();
+    let (mut top1, mut top3) = (0, 0);
+    let mut misses = Vec::new();
+    let mut latencies = Vec::new();
+    for round in 0..20 {
+        for (text, expected) in &queries {
+            let started = Instant::now();
+            let found = matcher.find(&catalog, text, 3).unwrap();
+            latencies.push(started.elapsed().as_secs_f64() * 1e3);
+            if round > 0 {
+                continue;
+            }
+            let tickers: Vec<&str> = found
+                .iter()
+                .map(|c| catalog.entries[c.entry as usize].ticker.as_str())
+                .collect();
+            if tickers.first().is_some_and(|t| expected.iter().any(|e| e == t)) {
+                top1 += 1;
+            }
+            if tickers.iter().any(|t| expected.iter().any(|e| e == t)) {
+                top3 += 1;
+            } else {
+                misses.push(format!("{text:?} → {tickers:?} (expected {expected:?})"));
+            }
+        }
+    }
+    latencies.sort_by(f64::total_cmp);
+    let n = queries.len() as f64;
+    println!(
+        "evaluation set: {} queries; top-1 {:.1} %, top-3 {:.1} % (target >= 95 %)",
+        queries.len(),
+        top1 as f64 / n * 100.0,
+        top3 as f64 / n * 100.0
+    );
+    for m in &misses {
+        println!("  miss: {m}");
+    }
+    println!(
+        "component call ({} calls): p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms (target p99 < 20 ms)",
+        latencies.len(),
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99),
+        latencies.last().unwrap()
+    );
+}

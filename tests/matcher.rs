@@ -1,0 +1,236 @@
+//! `POST /api/match-tickers` end to end: the README's example queries
+//! through a web session, authentication (session only), validation, the
+//! per-user rate limit, inactive assets, gibberish, and the language model
+//! behind a local fake server (consulted, timing out, failing).
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{Server, TEST_EMAIL, TEST_PASSWORD};
+use serde_json::{json, Value};
+
+async fn login(s: &Server) -> String {
+    let r = s
+        .client()
+        .post(s.url("/auth/login"))
+        .json(&json!({ "email": TEST_EMAIL, "password": TEST_PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let set = r.headers()["set-cookie"].to_str().unwrap();
+    set.split(';').next().unwrap().to_string()
+}
+
+async fn find(s: &Server, cookie: &str, text: &str) -> (u16, Value) {
+    let r = s
+        .client()
+        .post(s.url("/api/match-tickers"))
+        .header("cookie", cookie)
+        .header("origin", &s.base)
+        .json(&json!({ "text": text }))
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+fn tickers(body: &Value) -> Vec<String> {
+    body["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["ticker"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_readme_queries_find_the_right_assets() {
+    let s = Server::start();
+    let cookie = login(&s).await;
+    for (text, want) in [
+        ("AAPL", "AAPL"),
+        ("the iPhone maker", "AAPL"),
+        ("microsfot", "MSFT"),
+        ("bitcoin", "BTC-USD"),
+        ("euro dollar", "EURUSD=X"),
+        ("gold", "GC=F"),
+        ("nikkei", "^N225"),
+        ("toyota", "7203.T"),
+        ("operation bravo case", "CS2-OPERATION-BRAVO"),
+    ] {
+        let (status, body) = find(&s, &cookie, text).await;
+        assert_eq!(status, 200, "{text}: {body}");
+        let found = tickers(&body);
+        assert_eq!(found.first().map(String::as_str), Some(want), "{text}: {body}");
+        let matches = body["matches"].as_array().unwrap();
+        assert!(matches.len() <= 3);
+        let conf: Vec<f64> = matches.iter().map(|m| m["confidence"].as_f64().unwrap()).collect();
+        assert!(conf.iter().all(|c| (0.0..=1.0).contains(c)), "{text}: {conf:?}");
+        assert!(conf.windows(2).all(|w| w[0] >= w[1]), "sorted: {conf:?}");
+        for m in matches {
+            assert!(m["name"].is_string() && m["category"].is_string());
+        }
+    }
+    // An exact ticker is near 1; a misspelling is less sure.
+    let exact = find(&s, &cookie, "AAPL").await.1["matches"][0]["confidence"]
+        .as_f64()
+        .unwrap();
+    let fuzzy = find(&s, &cookie, "microsfot").await.1["matches"][0]["confidence"]
+        .as_f64()
+        .unwrap();
+    assert!(exact >= 0.95 && fuzzy < exact, "{exact} vs {fuzzy}");
+    // Gibberish finds nothing; inactive assets are never returned.
+    assert_eq!(tickers(&find(&s, &cookie, "xqzvkj wpfh").await.1), Vec::<String>::new());
+    for inactive in ["FISV", "WLTW", "FTT-USD"] {
+        let found = tickers(&find(&s, &cookie, inactive).await.1);
+        assert!(!found.iter().any(|t| t == inactive), "{inactive}: {found:?}");
+    }
+}
+
+#[tokio::test]
+async fn only_a_session_may_match_and_text_is_bounded_and_limited() {
+    let s = Server::start_with(common::fresh_db(), &[("FORECAST_MATCH_PER_MINUTE", "4")]);
+    // No session, or a Bearer key: 401.
+    let r = s
+        .client()
+        .post(s.url("/api/match-tickers"))
+        .json(&json!({ "text": "AAPL" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = s
+        .client()
+        .post(s.url("/api/match-tickers"))
+        .bearer_auth(common::test_key())
+        .json(&json!({ "text": "AAPL" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let cookie = login(&s).await;
+    for text in ["", "   ", &"x".repeat(501)] {
+        let (status, body) = find(&s, &cookie, text).await;
+        assert_eq!(status, 400, "{text:?}: {body}");
+        assert!(body["detail"].as_str().unwrap().contains("text"));
+    }
+    // Bad bodies are 400 too (and count nothing).
+    let r = s
+        .client()
+        .post(s.url("/api/match-tickers"))
+        .header("cookie", &cookie)
+        .header("origin", &s.base)
+        .json(&json!({ "query": "AAPL" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    // 500 characters are fine; the limit is 4 per minute.
+    assert_eq!(find(&s, &cookie, &"a".repeat(500)).await.0, 200);
+    for _ in 0..3 {
+        assert_eq!(find(&s, &cookie, "AAPL").await.0, 200);
+    }
+    let r = s
+        .client()
+        .post(s.url("/api/match-tickers"))
+        .header("cookie", &cookie)
+        .header("origin", &s.base)
+        .json(&json!({ "text": "AAPL" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 429);
+    assert!(r.headers().contains_key("retry-after"));
+}
+
+/// A local stand-in for an OpenAI-compatible API.
+#[derive(Clone, Copy)]
+enum Fake {
+    Reply(&'static str),
+    Slow,
+    Broken,
+}
+
+async fn fake_model(mode: Fake, calls: Arc<AtomicUsize>) -> String {
+    use axum::routing::post;
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |axum::Json(body): axum::Json<Value>| {
+            let calls = calls.clone();
+            async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                assert!(body["messages"][0]["content"].as_str().unwrap().contains("1."));
+                match mode {
+                    Fake::Reply(text) => (
+                        axum::http::StatusCode::OK,
+                        axum::Json(json!({ "choices": [{ "message": { "role": "assistant", "content": text } }] })),
+                    ),
+                    Fake::Slow => {
+                        tokio::time::sleep(Duration::from_secs(5)).await;
+                        (axum::http::StatusCode::OK, axum::Json(json!({})))
+                    }
+                    Fake::Broken => (
+                        axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                        axum::Json(json!({ "error": "down" })),
+                    ),
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}/v1")
+}
+
+/// An ambiguous query (no candidate near certain) where the model is asked.
+const AMBIGUOUS: &str = "amazn";
+
+#[tokio::test]
+async fn the_language_model_chooses_among_candidates_and_failures_keep_the_lexical_answer() {
+    let plain = Server::start();
+    let cookie = login(&plain).await;
+    let (_, lexical) = find(&plain, &cookie, AMBIGUOUS).await;
+    let lexical = tickers(&lexical);
+    assert!(lexical.len() >= 2, "an ambiguous query: {lexical:?}");
+    drop(plain);
+
+    for (mode, expect_reordered) in [
+        (Fake::Reply("2"), true),
+        (Fake::Reply("I would pick 2, then 1."), true),
+        (Fake::Reply("no idea"), false),
+        (Fake::Slow, false),
+        (Fake::Broken, false),
+    ] {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let url = fake_model(mode, calls.clone()).await;
+        let s = Server::start_with(
+            common::fresh_db(),
+            &[
+                ("FORECAST_LLM_URL", &url),
+                ("FORECAST_LLM_MODEL", "fake-model"),
+                ("FORECAST_LLM_API_KEY", "sk-test"),
+                ("FORECAST_LLM_TIMEOUT_MS", "300"),
+            ],
+        );
+        let cookie = login(&s).await;
+        let (status, body) = find(&s, &cookie, AMBIGUOUS).await;
+        assert_eq!(status, 200, "{body}");
+        let found = tickers(&body);
+        assert!(calls.load(Ordering::SeqCst) >= 1, "the model was consulted");
+        if expect_reordered {
+            assert_eq!(found.first(), lexical.get(1), "the model's choice comes first: {body}");
+            assert!(body["matches"][0]["confidence"].as_f64().unwrap() >= 0.9);
+        } else {
+            assert_eq!(found, lexical, "the lexical answer stands");
+        }
+        // An exact ticker needs no model.
+        let before = calls.load(Ordering::SeqCst);
+        assert_eq!(tickers(&find(&s, &cookie, "AAPL").await.1)[0], "AAPL");
+        assert_eq!(calls.load(Ordering::SeqCst), before, "no call for a sure answer");
+    }
+}
