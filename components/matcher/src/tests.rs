@@ -1,0 +1,355 @@
+//! Unit tests over a small hand-made catalog (the evaluation over the real
+//! catalog is `tests/eval.rs`).
+
+use crate::rerank::{parse_reply, prompt, Verdict};
+use crate::text::{compact, fold, osa_distance, significant_tokens, stem, tokens};
+use crate::{find_with_model, Entry, Index, MIN_CONFIDENCE};
+
+fn entry(ticker: &str, name: &str, category: &str) -> Entry {
+    Entry {
+        ticker: ticker.into(),
+        name: name.into(),
+        category: category.into(),
+        ..Entry::default()
+    }
+}
+
+/// A catalog with one or two of each kind of asset.
+fn catalog() -> Vec<Entry> {
+    let mut v = vec![
+        Entry {
+            website: "apple.com".into(),
+            summary: "Apple Inc. (Cupertino, California , US). Products: AirPods iPad iPhone Mac".into(),
+            industry: "Computers, Phones & Household Electronics".into(),
+            ..entry("AAPL", "Apple Inc.", "US Stocks")
+        },
+        Entry {
+            website: "microsoft.com".into(),
+            summary: "Microsoft (Redmond, Washington , U.S.). Products: Software Cloud computing Video games".into(),
+            ..entry("MSFT", "Microsoft", "US Stocks")
+        },
+        Entry {
+            website: "tesla.com".into(),
+            summary: "Tesla, Inc. (Austin, Texas , US). Products: Cybertruck Megapack Model 3 Model S Model X Model Y Powerwall".into(),
+            ..entry("TSLA", "Tesla, Inc.", "US Stocks")
+        },
+        entry("APLE", "Apple Hospitality REIT, Inc.", "US Stocks"),
+        entry("BAC", "Bank of America", "US Stocks"),
+        entry("BA", "Boeing", "US Stocks"),
+        entry("BA.L", "BAE Systems", "UK Stocks"),
+        entry("BRK-B", "Berkshire Hathaway", "US Stocks"),
+        entry("KO", "The Coca-Cola Company", "US Stocks"),
+        entry("XOM", "ExxonMobil", "US Stocks"),
+        entry("7203.T", "Toyota", "Japanese Stocks"),
+        entry("SHOP.TO", "Shopify Inc.", "Canadian Stocks"),
+        entry("BTC-USD", "Bitcoin", "Crypto"),
+        entry("BCH-USD", "Bitcoin Cash", "Crypto"),
+        entry("ETH-USD", "Ethereum", "Crypto"),
+        entry("EURUSD=X", "EUR/USD - Euro US Dollar", "Forex"),
+        entry("EURJPY=X", "EUR/JPY - Euro Japanese Yen", "Forex"),
+        entry("JPY=X", "USD/JPY - US Dollar Japanese Yen", "Forex"),
+        entry("^N225", "Nikkei 225", "Indices"),
+        entry("^GSPC", "S&P 500", "Indices"),
+        entry("^GDAXI", "DAX", "Indices"),
+        entry("CS2-OPERATION-BRAVO", "Operation Bravo Case", "CS2 Cases"),
+        entry("CS2-CHROMA", "Chroma Case", "CS2 Cases"),
+        entry("CS2-CHROMA-2", "Chroma 2 Case", "CS2 Cases"),
+        entry("CS2-GAMMA", "Gamma Case", "CS2 Cases"),
+        entry("CS2-GLOVE", "Glove Case", "CS2 Cases"),
+    ];
+    for (t, n) in [
+        ("GC=F", "Gold Futures"),
+        ("SI=F", "Silver Futures"),
+        ("CL=F", "Crude Oil WTI Futures"),
+        ("BZ=F", "Brent Crude Oil Futures"),
+        ("KC=F", "Coffee Futures"),
+    ] {
+        v.push(entry(t, n, "Commodities"));
+    }
+    v
+}
+
+fn index() -> Index {
+    Index::new(catalog())
+}
+
+/// The tickers `find` returns for `q`.
+fn tickers(ix: &Index, q: &str) -> Vec<String> {
+    ix.find(q, 3).iter().map(|&(i, _)| ix.entries()[i as usize].ticker.clone()).collect()
+}
+
+/// The first ticker and its confidence.
+fn first(ix: &Index, q: &str) -> (String, f64) {
+    let r = ix.find(q, 3);
+    let (i, c) = *r.first().unwrap_or_else(|| panic!("nothing for {q:?}"));
+    (ix.entries()[i as usize].ticker.clone(), c)
+}
+
+#[test]
+fn normalisation() {
+    assert_eq!(fold("Deutsche Börse Ærø"), "deutsche borse aero");
+    assert_eq!(compact("BRK-B"), "brkb");
+    assert_eq!(compact("EUR/USD"), "eurusd");
+    assert_eq!(tokens("S&P 500"), ["sp", "500"]);
+    assert_eq!(tokens("AT&T Inc."), ["att", "inc"]);
+    assert_eq!(tokens("McDonald's"), ["mcdonald"]);
+    assert_eq!(tokens("U.S. Steel"), ["us", "steel"]);
+    assert_eq!(tokens("Grupo S.A.B. de C.V."), ["grupo", "sab", "de", "cv"]);
+    assert_eq!(tokens("Johnson & Johnson"), ["johnson", "johnson"]);
+    assert_eq!(tokens("yearn.finance"), ["yearn", "finance"]);
+    assert_eq!(stem("futures"), "future");
+    assert_eq!(stem("swiss"), "swiss");
+    assert_eq!(stem("status"), "status");
+    assert_eq!(stem("gas"), "gas");
+    assert_eq!(significant_tokens("The Coca-Cola Company"), ["coca", "cola"]);
+    assert_eq!(significant_tokens("the iPhone maker"), ["iphone"]);
+    // Only stop words: they are kept.
+    assert_eq!(significant_tokens("Maker"), ["maker"]);
+    assert_eq!(significant_tokens("Model 3"), ["model", "3"]);
+}
+
+#[test]
+fn edit_distance() {
+    let d = |a: &str, b: &str| {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        osa_distance(&a, &b, 3)
+    };
+    assert_eq!(d("microsfot", "microsoft"), Some(1));
+    assert_eq!(d("amazn", "amazon"), Some(1));
+    assert_eq!(d("nvidea", "nvidia"), Some(1));
+    assert_eq!(d("ferarri", "ferrari"), Some(1));
+    assert_eq!(d("kitten", "sitting"), Some(3));
+    assert_eq!(d("abcdefgh", "zyxwvuts"), None);
+}
+
+#[test]
+fn exact_tickers() {
+    let ix = index();
+    assert_eq!(first(&ix, "AAPL"), ("AAPL".into(), 0.99));
+    assert_eq!(first(&ix, "aapl").0, "AAPL");
+    assert_eq!(first(&ix, "  msft ").0, "MSFT");
+    assert_eq!(first(&ix, "7203.T").0, "7203.T");
+    assert_eq!(first(&ix, "^n225").0, "^N225");
+    assert_eq!(first(&ix, "brk.b").0, "BRK-B");
+    assert_eq!(first(&ix, "EURUSD=X").0, "EURUSD=X");
+    // An exact ticker beats the same letters as a suffix-less ticker.
+    let r = ix.find("ba", 3);
+    assert_eq!(ix.entries()[r[0].0 as usize].ticker, "BA");
+    assert_eq!(ix.entries()[r[1].0 as usize].ticker, "BA.L");
+    assert!(r[0].1 - r[1].1 >= 0.05);
+}
+
+#[test]
+fn suffixless_tickers() {
+    let ix = index();
+    for (q, t) in [
+        ("7203", "7203.T"),
+        ("shop", "SHOP.TO"),
+        ("btc", "BTC-USD"),
+        ("eurusd", "EURUSD=X"),
+        ("eur/usd", "EURUSD=X"),
+        ("usdjpy", "JPY=X"),
+        ("n225", "^N225"),
+        ("gdaxi", "^GDAXI"),
+        ("brk", "BRK-B"),
+        ("gc", "GC=F"),
+    ] {
+        let (got, c) = first(&ix, q);
+        assert_eq!(got, t, "{q}");
+        assert!((0.9..0.96).contains(&c), "{q}: {c}");
+    }
+}
+
+#[test]
+fn names_brands_and_categories() {
+    let ix = index();
+    for (q, t) in [
+        ("apple", "AAPL"),
+        ("Apple Inc.", "AAPL"),
+        ("coca cola", "KO"),
+        ("cocacola", "KO"),
+        ("the coca-cola company", "KO"),
+        ("exxon", "XOM"),
+        ("exxon mobil", "XOM"),
+        ("berkshire", "BRK-B"),
+        ("bank of america", "BAC"),
+        ("toyota", "7203.T"),
+        ("the iPhone maker", "AAPL"),
+        ("iphone", "AAPL"),
+        ("cybertruck", "TSLA"),
+        ("model 3", "TSLA"),
+        ("apple.com", "AAPL"),
+        ("apple stock", "AAPL"),
+        ("bitcoin", "BTC-USD"),
+        ("ethereum", "ETH-USD"),
+        ("ether", "ETH-USD"),
+        ("euro dollar", "EURUSD=X"),
+        ("yen", "JPY=X"),
+        ("gold", "GC=F"),
+        ("crude oil", "CL=F"),
+        ("oil", "CL=F"),
+        ("nikkei", "^N225"),
+        ("s&p 500", "^GSPC"),
+        ("s&p", "^GSPC"),
+        ("dax", "^GDAXI"),
+        ("operation bravo case", "CS2-OPERATION-BRAVO"),
+        ("chroma case", "CS2-CHROMA"),
+        ("chroma 2", "CS2-CHROMA-2"),
+        ("windows", "MSFT"),
+    ] {
+        assert_eq!(first(&ix, q).0, t, "{q}: {:?}", tickers(&ix, q));
+    }
+}
+
+#[test]
+fn misspellings() {
+    let ix = index();
+    for (q, t) in [
+        ("microsfot", "MSFT"),
+        ("teslaa", "TSLA"),
+        ("berkshire hathway", "BRK-B"),
+        ("exon mobil", "XOM"),
+        ("bitcon", "BTC-USD"),
+        ("etherium", "ETH-USD"),
+        ("toyta", "7203.T"),
+        ("cybertruk", "TSLA"),
+    ] {
+        let (got, c) = first(&ix, q);
+        assert_eq!(got, t, "{q}");
+        assert!((0.4..=0.75).contains(&c), "{q}: {c}");
+    }
+}
+
+#[test]
+fn confidence_ordering() {
+    let ix = index();
+    let exact_ticker = first(&ix, "TSLA").1;
+    let suffixless = first(&ix, "7203").1;
+    let exact_name = first(&ix, "tesla").1;
+    let name_words = first(&ix, "berkshire").1;
+    let product = first(&ix, "cybertruck").1;
+    let fuzzy = first(&ix, "teslaa").1;
+    assert!(exact_ticker > exact_name, "{exact_ticker} {exact_name}");
+    assert!(exact_ticker > suffixless);
+    assert!(exact_name > name_words, "{exact_name} {name_words}");
+    assert!(name_words > fuzzy, "{name_words} {fuzzy}");
+    assert!(product > fuzzy, "{product} {fuzzy}");
+    assert!(exact_ticker >= 0.95 && fuzzy <= 0.75);
+    // A weaker misspelling scores lower than a close one.
+    assert!(first(&ix, "microsfot").1 > first(&ix, "mcrosfot").1);
+}
+
+#[test]
+fn results_are_sorted_bounded_and_limited() {
+    let ix = index();
+    for q in ["case", "bitcoin", "euro", "futures", "apple", "a", "", "chroma"] {
+        for limit in [0, 1, 2, 3, 10] {
+            let r = ix.find(q, limit);
+            assert!(r.len() <= limit, "{q} {limit}");
+            for w in r.windows(2) {
+                assert!(w[0].1 > w[1].1 || (w[0].1 == w[1].1 && w[0].0 < w[1].0), "{q}: {r:?}");
+            }
+            for &(i, c) in &r {
+                assert!((i as usize) < ix.entries().len());
+                assert!((MIN_CONFIDENCE..=1.0).contains(&c), "{q}: {c}");
+            }
+        }
+    }
+    assert_eq!(ix.find("case", 3).len(), 3);
+    assert_eq!(ix.find("apple", 1).len(), 1);
+}
+
+#[test]
+fn gibberish_finds_nothing() {
+    let ix = index();
+    for q in ["xqzvkj", "asdf qwerty zzz", "zxcvbnm", "", "   ", "!!!", "qqqqqqqq"] {
+        assert!(ix.find(q, 3).is_empty(), "{q}: {:?}", tickers(&ix, q));
+    }
+    // An empty index finds nothing.
+    assert!(Index::new(Vec::new()).find("apple", 3).is_empty());
+}
+
+#[test]
+fn ambiguous_words_are_not_confident() {
+    let ix = index();
+    // Five futures share the word: whatever comes first is not sure.
+    let r = ix.find("futures", 3);
+    assert!(!r.is_empty() && r[0].1 < 0.8, "{r:?}");
+}
+
+#[test]
+fn reply_parsing() {
+    assert_eq!(parse_reply("2", 5), Verdict::Chosen(vec![1]));
+    assert_eq!(parse_reply("3, 1", 5), Verdict::Chosen(vec![2, 0]));
+    assert_eq!(parse_reply("The best match is 2 (AAPL), then 1.", 5), Verdict::Chosen(vec![1, 0]));
+    assert_eq!(parse_reply("2, 2, 9, 1", 3), Verdict::Chosen(vec![1, 0]));
+    assert_eq!(parse_reply("0", 5), Verdict::NoneMatches);
+    assert_eq!(parse_reply("None match: 0", 5), Verdict::NoneMatches);
+    assert_eq!(parse_reply("I am not sure.", 5), Verdict::Unusable);
+    assert_eq!(parse_reply("7", 5), Verdict::Unusable);
+    // Digits inside words are not choices.
+    assert_eq!(parse_reply("CS2 3M", 5), Verdict::Unusable);
+}
+
+#[test]
+fn rerank_with_a_fake_model() {
+    let ix = index();
+    // "chroma" is unsure (two cases share it).
+    let lexical = ix.find("chroma", 5);
+    assert!(lexical.len() >= 2 && lexical[0].1 < 0.9, "{lexical:?}");
+    let ticker = |i: u32| ix.entries()[i as usize].ticker.as_str();
+
+    // The model prefers the second candidate.
+    let mut seen = String::new();
+    let r = ix.rerank("chroma", lexical.clone(), |p| {
+        seen = p.to_string();
+        Some("2".into())
+    });
+    assert!(seen.contains("\"chroma\"") && seen.contains("1. CS2-CHROMA") && seen.contains("2. "));
+    assert_eq!(r[0].0, lexical[1].0);
+    assert_eq!(r[0].1, 0.9f64.max(lexical[1].1));
+    assert_eq!(r[1].0, lexical[0].0);
+    assert!(r[1].1 <= r[0].1);
+    assert_eq!(r.len(), lexical.len());
+    for w in r.windows(2) {
+        assert!(w[0].1 >= w[1].1);
+    }
+    assert!(ticker(r[0].0).starts_with("CS2-CHROMA"));
+
+    // "0": none matches.
+    assert!(ix.rerank("chroma", lexical.clone(), |_| Some("0".into())).is_empty());
+    // Garbage or no model: the lexical answer stands.
+    assert_eq!(ix.rerank("chroma", lexical.clone(), |_| Some("maybe?".into())), lexical);
+    assert_eq!(ix.rerank("chroma", lexical.clone(), |_| None), lexical);
+
+    // A sure answer is not sent to the model.
+    let sure = ix.find("AAPL", 5);
+    let r = ix.rerank("AAPL", sure.clone(), |_| panic!("asked"));
+    assert_eq!(r, sure);
+    // Nor a single candidate.
+    let one = vec![lexical[0]];
+    assert_eq!(ix.rerank("chroma", one.clone(), |_| panic!("asked")), one);
+}
+
+#[test]
+fn prompt_is_safe() {
+    let ix = index();
+    let p = prompt(&ix, "evil\"\nquery", &[(0, 0.5), (1, 0.4)]);
+    assert!(p.contains("\"evil  query\""));
+    assert!(p.contains("1. AAPL | Apple Inc. | US Stocks"));
+    assert!(p.contains("2. MSFT | Microsoft | US Stocks"));
+}
+
+#[test]
+fn component_find() {
+    let ix = index();
+    assert!(find_with_model(&ix, "apple", 0, |_| panic!("asked")).is_empty());
+    assert!(find_with_model(&ix, "case", 100, |_| None).len() <= 10);
+    // The model may promote the 4th or 5th lexical candidate into a top 3.
+    let lexical = ix.find("case", 5);
+    assert_eq!(lexical.len(), 5);
+    let r = find_with_model(&ix, "case", 3, |_| Some("5".into()));
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[0].0, lexical[4].0);
+}

@@ -1,0 +1,62 @@
+//! The evaluation over the real catalog: `eval/queries.csv` against the
+//! active assets of `data/catalog.csv`, without a language model.
+//!
+//! Run with `cargo test --release -p matcher --test eval -- --nocapture` to
+//! see the report (accuracy, latency, every query not answered right first).
+
+use std::time::Instant;
+
+use matcher::eval::{drop_inactive, evaluate, load_catalog_csv, load_gibberish, load_queries};
+use matcher::Index;
+
+/// Assets inactive in the demo; copied from `INACTIVE_TICKERS` in
+/// `host/src/demo.rs` (the host never passes them to the matcher).
+const INACTIVE_TICKERS: &[&str] = &["FISV", "WLTW", "FTT-USD", "CEL-USD", "HOMEX.MX", "IDVL4.SA"];
+
+fn read(path: &str) -> String {
+    let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+}
+
+#[test]
+fn evaluation_set() {
+    let all = load_catalog_csv(&read("../../data/catalog.csv")).expect("catalog");
+    assert_eq!(all.len(), 2606);
+    let entries = drop_inactive(all.clone(), INACTIVE_TICKERS);
+    assert_eq!(entries.len(), all.len() - INACTIVE_TICKERS.len());
+
+    let start = Instant::now();
+    let index = Index::new(entries.clone());
+    println!("index built in {:?}", start.elapsed());
+
+    let queries = load_queries(&read("eval/queries.csv")).expect("queries");
+    assert!(queries.len() >= 120, "{} queries", queries.len());
+    for q in &queries {
+        for t in &q.expected {
+            assert!(entries.iter().any(|e| &e.ticker == t), "{:?}: {t} is not an active ticker", q.text);
+        }
+    }
+
+    // Warm up, then measure.
+    for q in &queries {
+        index.find(&q.text, 3);
+    }
+    let report = evaluate(&queries, &entries, |q| index.find(q, 3));
+    println!("{report}");
+    assert!(report.top3 >= 0.95, "top-3 {:.3}", report.top3);
+
+    let gibberish = load_gibberish(&read("eval/gibberish.txt"));
+    assert!(gibberish.len() >= 10);
+    for g in &gibberish {
+        let r = index.find(g, 3);
+        let got: Vec<(&str, f64)> = r.iter().map(|&(i, c)| (entries[i as usize].ticker.as_str(), c)).collect();
+        assert!(r.is_empty(), "{g:?} found {got:?}");
+    }
+
+    // Inactive assets are never returned (they are not in the index), even
+    // for their own ticker or name.
+    for (q, t) in [("FISV", "FISV"), ("Fiserv", "FISV"), ("FTX Token", "FTT-USD"), ("celsius", "CEL-USD")] {
+        let r = index.find(q, 3);
+        assert!(r.iter().all(|&(i, _)| entries[i as usize].ticker != t), "{q}");
+    }
+}
