@@ -65,11 +65,21 @@ async fn the_readme_queries_find_the_right_assets() {
         let (status, body) = find(&s, &cookie, text).await;
         assert_eq!(status, 200, "{text}: {body}");
         let found = tickers(&body);
-        assert_eq!(found.first().map(String::as_str), Some(want), "{text}: {body}");
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some(want),
+            "{text}: {body}"
+        );
         let matches = body["matches"].as_array().unwrap();
         assert!(matches.len() <= 3);
-        let conf: Vec<f64> = matches.iter().map(|m| m["confidence"].as_f64().unwrap()).collect();
-        assert!(conf.iter().all(|c| (0.0..=1.0).contains(c)), "{text}: {conf:?}");
+        let conf: Vec<f64> = matches
+            .iter()
+            .map(|m| m["confidence"].as_f64().unwrap())
+            .collect();
+        assert!(
+            conf.iter().all(|c| (0.0..=1.0).contains(c)),
+            "{text}: {conf:?}"
+        );
         assert!(conf.windows(2).all(|w| w[0] >= w[1]), "sorted: {conf:?}");
         for m in matches {
             assert!(m["name"].is_string() && m["category"].is_string());
@@ -84,10 +94,16 @@ async fn the_readme_queries_find_the_right_assets() {
         .unwrap();
     assert!(exact >= 0.95 && fuzzy < exact, "{exact} vs {fuzzy}");
     // Gibberish finds nothing; inactive assets are never returned.
-    assert_eq!(tickers(&find(&s, &cookie, "xqzvkj wpfh").await.1), Vec::<String>::new());
+    assert_eq!(
+        tickers(&find(&s, &cookie, "xqzvkj wpfh").await.1),
+        Vec::<String>::new()
+    );
     for inactive in ["FISV", "WLTW", "FTT-USD"] {
         let found = tickers(&find(&s, &cookie, inactive).await.1);
-        assert!(!found.iter().any(|t| t == inactive), "{inactive}: {found:?}");
+        assert!(
+            !found.iter().any(|t| t == inactive),
+            "{inactive}: {found:?}"
+        );
     }
 }
 
@@ -188,7 +204,7 @@ async fn fake_model(mode: Fake, calls: Arc<AtomicUsize>) -> String {
 }
 
 /// An ambiguous query (no candidate near certain) where the model is asked.
-const AMBIGUOUS: &str = "amazn";
+const AMBIGUOUS: &str = "bitcon";
 
 #[tokio::test]
 async fn the_language_model_chooses_among_candidates_and_failures_keep_the_lexical_answer() {
@@ -223,7 +239,11 @@ async fn the_language_model_chooses_among_candidates_and_failures_keep_the_lexic
         let found = tickers(&body);
         assert!(calls.load(Ordering::SeqCst) >= 1, "the model was consulted");
         if expect_reordered {
-            assert_eq!(found.first(), lexical.get(1), "the model's choice comes first: {body}");
+            assert_eq!(
+                found.first(),
+                lexical.get(1),
+                "the model's choice comes first: {body}"
+            );
             assert!(body["matches"][0]["confidence"].as_f64().unwrap() >= 0.9);
         } else {
             assert_eq!(found, lexical, "the lexical answer stands");
@@ -231,6 +251,10 @@ async fn the_language_model_chooses_among_candidates_and_failures_keep_the_lexic
         // An exact ticker needs no model.
         let before = calls.load(Ordering::SeqCst);
         assert_eq!(tickers(&find(&s, &cookie, "AAPL").await.1)[0], "AAPL");
-        assert_eq!(calls.load(Ordering::SeqCst), before, "no call for a sure answer");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            before,
+            "no call for a sure answer"
+        );
     }
 }

@@ -16,7 +16,10 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn queries() -> Vec<(String, Vec<String>)> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../components/matcher/eval/queries.csv");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../components/matcher/eval/queries.csv"
+    );
     let mut reader = csv::Reader::from_path(path).expect("the evaluation set");
     reader
         .records()
@@ -77,7 +80,10 @@ fn main() {
                 .iter()
                 .map(|c| catalog.entries[c.entry as usize].ticker.as_str())
                 .collect();
-            if tickers.first().is_some_and(|t| expected.iter().any(|e| e == t)) {
+            if tickers
+                .first()
+                .is_some_and(|t| expected.iter().any(|e| e == t))
+            {
                 top1 += 1;
             }
             if tickers.iter().any(|t| expected.iter().any(|e| e == t)) {

@@ -11,8 +11,8 @@ use tokio::net::TcpListener;
 
 use crate::backtest::SignalCache;
 use crate::config::Config;
-use crate::metadata::{CatalogProvider, MetadataProvider};
 use crate::llm::LlmClient;
+use crate::metadata::{CatalogProvider, MetadataProvider};
 use crate::plugins::{
     MatcherPlugin, PluginInfo, PluginRuntime, ScorerPlugin, SegmentationPlugin, StrategyPlugin,
 };

@@ -175,7 +175,10 @@ impl Config {
                     })
                 }
             },
-            llm: match std::env::var("FORECAST_LLM_URL").ok().filter(|u| !u.trim().is_empty()) {
+            llm: match std::env::var("FORECAST_LLM_URL")
+                .ok()
+                .filter(|u| !u.trim().is_empty())
+            {
                 None => None,
                 Some(url) => Some(crate::llm::LlmConfig {
                     url: url.trim().to_string(),
@@ -183,7 +186,9 @@ impl Config {
                         name: "FORECAST_LLM_MODEL",
                         message: "must be set when FORECAST_LLM_URL is".into(),
                     })?,
-                    api_key: std::env::var("FORECAST_LLM_API_KEY").ok().filter(|k| !k.is_empty()),
+                    api_key: std::env::var("FORECAST_LLM_API_KEY")
+                        .ok()
+                        .filter(|k| !k.is_empty()),
                     timeout: Duration::from_millis(number("FORECAST_LLM_TIMEOUT_MS", 2_000, 1)?),
                 }),
             },

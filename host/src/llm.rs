@@ -67,11 +67,19 @@ impl LlmClient {
             .and_then(|r| r.json::<serde_json::Value>());
         match reply {
             Ok(v) => {
-                let text = v["choices"][0]["message"]["content"].as_str().map(str::to_string);
+                let text = v["choices"][0]["message"]["content"]
+                    .as_str()
+                    .map(str::to_string);
                 if text.is_none() {
-                    tracing::warn!(url, "language model reply without choices[0].message.content");
+                    tracing::warn!(
+                        url,
+                        "language model reply without choices[0].message.content"
+                    );
                 }
-                tracing::debug!(ms = started.elapsed().as_millis() as u64, "language model answered");
+                tracing::debug!(
+                    ms = started.elapsed().as_millis() as u64,
+                    "language model answered"
+                );
                 text
             }
             Err(e) => {

@@ -89,7 +89,14 @@ impl CatalogCache {
             .collect();
         let mut hash = Sha256::new();
         for e in &entries {
-            for field in [&e.ticker, &e.name, &e.category, &e.website, &e.summary, &e.industry] {
+            for field in [
+                &e.ticker,
+                &e.name,
+                &e.category,
+                &e.website,
+                &e.summary,
+                &e.industry,
+            ] {
                 hash.update(field.as_bytes());
                 hash.update([0]);
             }
@@ -98,7 +105,8 @@ impl CatalogCache {
         let version = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
         let catalog = Arc::new(Catalog { version, entries });
         let assets = Arc::new(assets);
-        *self.inner.lock().expect("poisoned") = Some((Instant::now(), catalog.clone(), assets.clone()));
+        *self.inner.lock().expect("poisoned") =
+            Some((Instant::now(), catalog.clone(), assets.clone()));
         Ok((catalog, assets))
     }
 }

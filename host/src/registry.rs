@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::plugins::segmentation::{AnalysisParams, EngineError, Metric};
-use crate::plugins::strategy::valid_name;
 use crate::llm::LlmClient;
 use crate::plugins::matcher::{Catalog, CatalogEntry};
+use crate::plugins::segmentation::{AnalysisParams, EngineError, Metric};
+use crate::plugins::strategy::valid_name;
 use crate::plugins::{
     builtin, sha256_hex, MatcherPlugin, PluginError, PluginRuntime, ScorerPlugin,
     SegmentationPlugin, StrategyPlugin,
@@ -388,7 +388,12 @@ fn matcher_self_test(p: &MatcherPlugin) -> Result<(), String> {
         version: 1,
         entries: vec![
             entry("AAPL", "Apple Inc.", "US Stocks", "Products: iPhone Mac"),
-            entry("MSFT", "Microsoft Corporation", "US Stocks", "Products: Windows Xbox"),
+            entry(
+                "MSFT",
+                "Microsoft Corporation",
+                "US Stocks",
+                "Products: Windows Xbox",
+            ),
             entry("BTC-USD", "Bitcoin", "Crypto", ""),
             entry("7203.T", "Toyota", "Japanese Stocks", ""),
             entry("GC=F", "Gold Futures", "Commodities", ""),

@@ -572,24 +572,6 @@ pub fn document() -> Value {
                     "429": error_response("Too many attempts; Retry-After says when to retry")
                 }
             }},
-            "/api/match-tickers": { "post": session(json!({
-                "summary": "Free text (a ticker, a name, a misspelling, a brand or product) to at most 3 active assets",
-                "description": "The matcher component searches the active catalog (tickers with and without exchange suffixes, names, fuzzy spelling, websites, products in summaries); when a language model is configured (FORECAST_LLM_URL) it may ask it to choose among its top candidates, and keeps its own answer when the model is unavailable. Gibberish gives an empty list. At most FORECAST_MATCH_PER_MINUTE (30) requests per user per minute.",
-                "operationId": "matchTickers",
-                "requestBody": json_body(object(&["text"], json!({ "text": { "type": "string", "minLength": 1, "maxLength": 500 } }))),
-                "responses": {
-                    "200": { "description": "OK", "content": { "application/json": { "schema": object(&["matches"], json!({
-                        "matches": { "type": "array", "maxItems": 3, "items": object(&["ticker", "name", "category", "confidence"], json!({
-                            "ticker": string(), "name": string(),
-                            "category": { "$ref": "#/components/schemas/Category" },
-                            "confidence": { "type": "number", "minimum": 0, "maximum": 1, "description": "Near 1 for an exact ticker, low for a weak fuzzy guess; sorted descending." }
-                        })) }
-                    })) } } },
-                    "400": error_response("text missing, blank or longer than 500 characters"),
-                    "429": error_response("Too many matcher requests; Retry-After says when to retry"),
-                    "500": error_response("The matcher plugin failed (the detail names it)")
-                }
-            }), true)},
             "/auth/logout": { "post": session(json!({
                 "summary": "Sign out: ends the session and clears the cookie",
                 "operationId": "logout",
@@ -645,10 +627,40 @@ pub fn document() -> Value {
     });
     doc["info"]["x-quota"] = json!({ "per_minute": 60, "per_day": 1000 });
     let paths = doc["paths"].as_object_mut().expect("paths");
-    for (path, item) in admin_paths().as_object().expect("an object") {
+    for (path, item) in admin_paths()
+        .as_object()
+        .expect("an object")
+        .iter()
+        .chain(matcher_paths().as_object().expect("an object"))
+    {
         paths.insert(path.clone(), item.clone());
     }
     doc
+}
+
+/// `POST /api/match-tickers` (a second `json!` keeps each macro under the
+/// recursion limit).
+fn matcher_paths() -> Value {
+    json!({
+            "/api/match-tickers": { "post": session(json!({
+                "summary": "Free text (a ticker, a name, a misspelling, a brand or product) to at most 3 active assets",
+                "description": "The matcher component searches the active catalog (tickers with and without exchange suffixes, names, fuzzy spelling, websites, products in summaries); when a language model is configured (FORECAST_LLM_URL) it may ask it to choose among its top candidates, and keeps its own answer when the model is unavailable. Gibberish gives an empty list. At most FORECAST_MATCH_PER_MINUTE (30) requests per user per minute.",
+                "operationId": "matchTickers",
+                "requestBody": json_body(object(&["text"], json!({ "text": { "type": "string", "minLength": 1, "maxLength": 500 } }))),
+                "responses": {
+                    "200": { "description": "OK", "content": { "application/json": { "schema": object(&["matches"], json!({
+                        "matches": { "type": "array", "maxItems": 3, "items": object(&["ticker", "name", "category", "confidence"], json!({
+                            "ticker": string(), "name": string(),
+                            "category": { "$ref": "#/components/schemas/Category" },
+                            "confidence": { "type": "number", "minimum": 0, "maximum": 1, "description": "Near 1 for an exact ticker, low for a weak fuzzy guess; sorted descending." }
+                        })) }
+                    })) } } },
+                    "400": error_response("text missing, blank or longer than 500 characters"),
+                    "429": error_response("Too many matcher requests; Retry-After says when to retry"),
+                    "500": error_response("The matcher plugin failed (the detail names it)")
+                }
+            }), true)}
+    })
 }
 
 /// An admin operation: the admin token's security and its errors.

@@ -167,14 +167,23 @@ impl MatcherPlugin {
             message,
         };
         if found.len() > limit as usize {
-            return Err(broken(format!("answered {} matches for a limit of {limit}", found.len())));
+            return Err(broken(format!(
+                "answered {} matches for a limit of {limit}",
+                found.len()
+            )));
         }
         for (i, c) in found.iter().enumerate() {
             if c.entry as usize >= catalog.entries.len() {
-                return Err(broken(format!("answered unknown catalog entry {}", c.entry)));
+                return Err(broken(format!(
+                    "answered unknown catalog entry {}",
+                    c.entry
+                )));
             }
             if !(0.0..=1.0).contains(&c.confidence) {
-                return Err(broken(format!("confidence {} is outside [0, 1]", c.confidence)));
+                return Err(broken(format!(
+                    "confidence {} is outside [0, 1]",
+                    c.confidence
+                )));
             }
             if i > 0 && found[i - 1].confidence < c.confidence {
                 return Err(broken("matches are not sorted by confidence".into()));
