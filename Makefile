@@ -8,6 +8,7 @@ CARGO          ?= cargo
 WASM_TARGET    := wasm32-wasip2
 COMPONENTS_DIR := components/target/$(WASM_TARGET)/release
 COMPONENTS     := $(COMPONENTS_DIR)/segmentation.wasm $(COMPONENTS_DIR)/scorer.wasm $(COMPONENTS_DIR)/misbehave.wasm \
+                  $(COMPONENTS_DIR)/matcher.wasm \
                   $(COMPONENTS_DIR)/topn.wasm $(COMPONENTS_DIR)/zscore.wasm $(COMPONENTS_DIR)/longshort.wasm \
                   $(COMPONENTS_DIR)/misbehave_strategy.wasm $(COMPONENTS_DIR)/dip_buyer.wasm \
                   $(COMPONENTS_DIR)/segmentation_altered.wasm
@@ -44,7 +45,7 @@ run: build
 # summaries that count 0, which would hide how many tests ran).
 test: components
 	@mkdir -p target
-	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort) \
+	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort -p matcher) \
 	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
 	  && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
@@ -68,7 +69,7 @@ lint: components
 	cd components && $(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	cd components && $(CARGO) clippy --release --target $(WASM_TARGET) -- -D warnings
-	cd components && $(CARGO) clippy --release -p forecast-engine -p forecast-backtest -p topn -p zscore -p longshort --all-targets -- -D warnings
+	cd components && $(CARGO) clippy --release -p forecast-engine -p forecast-backtest -p topn -p zscore -p longshort -p matcher --all-targets -- -D warnings
 	cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) clippy --release --all-targets -- -D warnings
 
 fmt:

@@ -94,7 +94,12 @@ pub fn load_catalog_csv(text: &str) -> Result<Vec<Entry>, String> {
     let mut out = Vec::new();
     for (line, r) in records.enumerate() {
         if r.len() != header.len() {
-            return Err(format!("catalog record {} has {} fields, not {}", line + 2, r.len(), header.len()));
+            return Err(format!(
+                "catalog record {} has {} fields, not {}",
+                line + 2,
+                r.len(),
+                header.len()
+            ));
         }
         let f = |k: usize| r[cols[k]].trim().to_string();
         out.push(Entry {
@@ -115,7 +120,10 @@ pub fn load_catalog_csv(text: &str) -> Result<Vec<Entry>, String> {
 /// `entries` without the tickers in `inactive` (the host never passes
 /// inactive assets to the matcher).
 pub fn drop_inactive(entries: Vec<Entry>, inactive: &[&str]) -> Vec<Entry> {
-    entries.into_iter().filter(|e| !inactive.contains(&e.ticker.as_str())).collect()
+    entries
+        .into_iter()
+        .filter(|e| !inactive.contains(&e.ticker.as_str()))
+        .collect()
 }
 
 /// Reads `eval/queries.csv`: header `query,expected`, expected tickers
@@ -124,7 +132,9 @@ pub fn load_queries(text: &str) -> Result<Vec<Query>, String> {
     let mut records = parse_csv(text).into_iter();
     let header = records.next().ok_or("empty query file")?;
     if header != ["query", "expected"] {
-        return Err(format!("query file header is {header:?}, not query,expected"));
+        return Err(format!(
+            "query file header is {header:?}, not query,expected"
+        ));
     }
     records
         .enumerate()
@@ -140,7 +150,11 @@ pub fn load_queries(text: &str) -> Result<Vec<Query>, String> {
 
 /// Reads `eval/gibberish.txt`: one string per non-empty line.
 pub fn load_gibberish(text: &str) -> Vec<String> {
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// One query the matcher did not get first.
@@ -216,15 +230,21 @@ pub fn evaluate(
         let start = Instant::now();
         let got = find(&q.text);
         times.push(start.elapsed());
-        let tickers: Vec<(String, f64)> =
-            got.iter().map(|&(id, c)| (entries[id as usize].ticker.clone(), c)).collect();
+        let tickers: Vec<(String, f64)> = got
+            .iter()
+            .map(|&(id, c)| (entries[id as usize].ticker.clone(), c))
+            .collect();
         let ok = |t: &(String, f64)| q.expected.contains(&t.0);
         let first = tickers.first().is_some_and(ok);
         let top3 = tickers.iter().take(3).any(ok);
         hits1 += usize::from(first);
         hits3 += usize::from(top3);
         if !first {
-            misses.push(Miss { query: q.clone(), got: tickers, in_top3: top3 });
+            misses.push(Miss {
+                query: q.clone(),
+                got: tickers,
+                in_top3: top3,
+            });
         }
     }
     times.sort();

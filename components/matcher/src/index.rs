@@ -17,18 +17,18 @@
 //! | an alias (see [`crate::aliases`]) | 0.90 |
 //! | a ticker among several words (`Sony 6758`) | 0.90 |
 //! | a website stem (`thewaltdisneycompany`) | 0.85 |
-//! | a product word (`iphone`, `cybertruck`) | 0.85, less the more summaries share it |
+//! | a product word (`iphone`, `cybertruck`) | 0.85, less the more entries use the word |
 //! | a sector, industry, category or place word | 0.50 at most, less the more entries share it |
 //!
 //! Word signals are then scaled by how much of the query they explain
-//! (IDF-weighted, so a rare word counts more than a common one), capped at
-//! 0.40–0.75 when a misspelling had to be corrected, and damped when many
-//! entries tie (a query that fits thirty banks is not a confident answer).
-//! Results under [`MIN_CONFIDENCE`] are dropped.
-
-use std::collections::HashMap;
+//! (`tier × (0.2 + 0.8 × explained)`, IDF-weighted, so a rare word counts
+//! more than a common one), capped at 0.40–0.75 when a misspelling had to
+//! be corrected, and damped when many entries tie (a query that fits thirty
+//! banks is not a confident answer). An entry's confidence is the best of
+//! its signals; results under [`MIN_CONFIDENCE`] are dropped.
 
 use crate::aliases::ALIASES;
+use crate::hash::{map, Map};
 use crate::text::{compact, fold, osa_distance, significant, significant_tokens, tokens, trigrams};
 
 /// One active asset, as the catalog describes it (mirrors the WIT
@@ -86,7 +86,8 @@ pub const ALIAS_TIER: f64 = 0.90;
 const WORD_TICKER_TIER: f64 = 0.90;
 /// A website stem.
 const WEBSITE_TIER: f64 = 0.85;
-/// A product word found in one summary only; halved every ~8 summaries.
+/// A product word found in one entry only; lower the more entries have
+/// the word in any field (0.75 for two, 0.54 for eight).
 const PRODUCT_TIER: f64 = 0.85;
 /// A sector, industry, category or place word found in one entry only.
 const WEAK_TIER: f64 = 0.50;
@@ -94,11 +95,20 @@ const WEAK_TIER: f64 = 0.50;
 /// words explain little of the query; the rest scales with the explained
 /// share.
 const EXPLAINED_FLOOR: f64 = 0.20;
-/// Misspelling caps: a corrected word scores 0.40 at 60 % similarity up to
-/// 0.75 at 95 % and above.
+/// Misspelling caps: a match through a corrected word scores at most 0.40
+/// at 60 % similarity, rising to 0.75 at 95 % and above, scaled down
+/// further when the rest of the match is weak ([`FUZZY_FULL`]).
 const FUZZY_CAP_LOW: f64 = 0.40;
 const FUZZY_CAP_HIGH: f64 = 0.75;
-/// The ambiguity damping never goes below this factor.
+/// The word confidence that earns a corrected match its full cap (a whole
+/// name, every query word explained).
+const FUZZY_FULL: f64 = NAME_TIER_BASE + NAME_TIER_SPAN;
+/// Ambiguity damping: word confidences are multiplied by
+/// `max(FLOOR, 1 - SLOPE * log2(n))`, where `n` counts the entries whose
+/// word confidence is within `BAND` of the best (one: 1; two: 0.92; eight:
+/// 0.76; 32 and more: 0.60).
+const AMBIGUITY_BAND: f64 = 0.9;
+const AMBIGUITY_SLOPE: f64 = 0.08;
 const AMBIGUITY_FLOOR: f64 = 0.60;
 /// Query tokens considered (longer queries are truncated).
 const MAX_QUERY_TOKENS: usize = 16;
@@ -164,14 +174,15 @@ pub struct Index {
     entries: Vec<Entry>,
     info: Vec<EntryInfo>,
     /// Token → id.
-    vocab: HashMap<String, u32>,
+    vocab: Map<String, u32>,
     /// Id → token.
     words: Vec<String>,
     postings: Vec<Vec<Posting>>,
     /// ln(1 + N / df) over all fields.
     idf: Vec<f64>,
-    /// Entries whose product list has the token.
-    product_df: Vec<u32>,
+    /// Entries that have the token in any field: a product word the
+    /// catalog also uses elsewhere ("case", "gold") is weak evidence.
+    df: Vec<u32>,
     /// Entries whose weak fields have the token.
     weak_df: Vec<u32>,
     /// Tokens worth correcting to or completing to (name, alias, website
@@ -179,25 +190,64 @@ pub struct Index {
     /// search.
     sorted: Vec<(String, u32)>,
     /// Trigram → ids of those tokens.
-    trigram_index: HashMap<u64, Vec<u32>>,
+    trigram_index: Map<u64, Vec<u32>>,
     /// Lower-case ticker → entries.
-    tickers_exact: HashMap<String, Vec<u32>>,
+    tickers_exact: Map<String, Vec<u32>>,
     /// Compact ticker → entries.
-    tickers_compact: HashMap<String, Vec<u32>>,
+    tickers_compact: Map<String, Vec<u32>>,
     /// Compact ticker without suffix → entries.
-    tickers_base: HashMap<String, Vec<u32>>,
+    tickers_base: Map<String, Vec<u32>>,
     /// Compact core name → entries.
-    names_exact: HashMap<String, Vec<u32>>,
+    names_exact: Map<String, Vec<u32>>,
     /// Website domain → entries.
-    domains: HashMap<String, Vec<u32>>,
+    domains: Map<String, Vec<u32>>,
     /// IDF of a token no entry has.
     max_idf: f64,
 }
 
 /// Generic domain labels that say nothing about the company.
 const GENERIC_LABELS: &[&str] = &[
-    "www", "global", "corporate", "about", "investor", "investors", "ir", "en", "co", "com",
-    "net", "org", "group", "corp", "inc", "ltd", "info", "asia", "biz",
+    "www",
+    "global",
+    "corporate",
+    "about",
+    "investor",
+    "investors",
+    "ir",
+    "en",
+    "co",
+    "com",
+    "net",
+    "org",
+    "group",
+    "corp",
+    "inc",
+    "ltd",
+    "info",
+    "asia",
+    "biz",
+    "official",
+    "website",
+    // Country codes used as subdomains (`us.pg.com`).
+    "us",
+    "uk",
+    "de",
+    "jp",
+    "fr",
+    "it",
+    "es",
+    "ca",
+    "au",
+    "cn",
+    "hk",
+    "kr",
+    "in",
+    "br",
+    "mx",
+    "ch",
+    "nl",
+    "se",
+    "eu",
 ];
 
 /// Per-entry accumulator of one query's word matches.
@@ -211,7 +261,7 @@ struct Acc {
     alias: f64,
     website: f64,
     ticker: f64,
-    /// Strength and smallest df of the product words matched.
+    /// Strength and smallest df (any field) of the product words matched.
     product: f64,
     product_df: u32,
     /// The same for weak words.
@@ -300,7 +350,9 @@ fn domains_of(website: &str) -> Vec<String> {
     let folded = fold(website);
     let mut out = Vec::new();
     for piece in folded.split_whitespace() {
-        let p = piece.trim_start_matches("http://").trim_start_matches("https://");
+        let p = piece
+            .trim_start_matches("http://")
+            .trim_start_matches("https://");
         let p = p.trim_start_matches("www.");
         let p = p.split('/').next().unwrap_or("").trim_matches('.');
         let Some((_, tld)) = p.rsplit_once('.') else {
@@ -343,7 +395,9 @@ fn looks_like_ticker(word: &str) -> bool {
         return true;
     }
     letters >= 2
-        && word.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || "-.=".contains(c))
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || "-.=".contains(c))
 }
 
 /// The confidence cap of a corrected word of similarity `s`.
@@ -352,7 +406,7 @@ fn fuzzy_cap(s: f64) -> f64 {
     FUZZY_CAP_LOW + (FUZZY_CAP_HIGH - FUZZY_CAP_LOW) * t
 }
 
-/// Product tier for a word found in `df` summaries.
+/// Product tier for a word found in `df` entries.
 fn product_tier(df: u32) -> f64 {
     (PRODUCT_TIER * (1.0 - 0.12 * f64::from(df.max(1)).log2())).max(0.0)
 }
@@ -363,7 +417,7 @@ fn weak_tier(df: u32) -> f64 {
 }
 
 /// Records `conf` for `entry` if it beats what is there.
-fn raise(scores: &mut HashMap<u32, f64>, entry: u32, conf: f64) {
+fn raise(scores: &mut Map<u32, f64>, entry: u32, conf: f64) {
     let slot = scores.entry(entry).or_insert(0.0);
     if conf > *slot {
         *slot = conf;
@@ -382,7 +436,7 @@ impl Index {
 
         // Category suffixes: a last name word shared by 80 % of a
         // category's names ("Futures", "Case") says nothing.
-        let mut last_words: HashMap<&str, (usize, HashMap<String, usize>)> = HashMap::new();
+        let mut last_words: Map<&str, (usize, Map<String, usize>)> = map();
         for e in &ix.entries {
             let slot = last_words.entry(e.category.as_str()).or_default();
             slot.0 += 1;
@@ -390,10 +444,12 @@ impl Index {
                 *slot.1.entry(last).or_default() += 1;
             }
         }
-        let suffixes: HashMap<String, String> = last_words
+        let suffixes: Map<String, String> = last_words
             .iter()
             .filter_map(|(cat, (total, counts))| {
-                let (word, count) = counts.iter().max_by_key(|(w, c)| (**c, std::cmp::Reverse(*w)))?;
+                let (word, count) = counts
+                    .iter()
+                    .max_by_key(|(w, c)| (**c, std::cmp::Reverse(*w)))?;
                 (*total >= 5 && *count * 5 >= *total * 4).then(|| (cat.to_string(), word.clone()))
             })
             .collect();
@@ -411,12 +467,26 @@ impl Index {
             }
             let bit = |k: usize| if k < core_len { 1u32 << k } else { 0 };
             for (k, t) in sig.iter().enumerate() {
-                postings.push((t.clone(), Posting { entry: id, field: Field::Name, mask: bit(k) }));
+                postings.push((
+                    t.clone(),
+                    Posting {
+                        entry: id,
+                        field: Field::Name,
+                        mask: bit(k),
+                    },
+                ));
             }
             for k in 1..sig.len() {
                 let joined = format!("{}{}", sig[k - 1], sig[k]);
                 let mask = bit(k - 1) | bit(k);
-                postings.push((joined, Posting { entry: id, field: Field::Name, mask }));
+                postings.push((
+                    joined,
+                    Posting {
+                        entry: id,
+                        field: Field::Name,
+                        mask,
+                    },
+                ));
             }
             for key in [sig[..core_len].concat(), sig.concat()] {
                 if !key.is_empty() {
@@ -435,14 +505,28 @@ impl Index {
             for part in e.ticker.split(|c: char| !c.is_alphanumeric()) {
                 let p = compact(part);
                 if p.len() >= 2 && p.chars().any(|c| c.is_alphabetic()) {
-                    postings.push((p, Posting { entry: id, field: Field::Weak, mask: 0 }));
+                    postings.push((
+                        p,
+                        Posting {
+                            entry: id,
+                            field: Field::Weak,
+                            mask: 0,
+                        },
+                    ));
                 }
             }
 
             // Website.
             for d in domains_of(&e.website) {
                 for label in domain_labels(&d) {
-                    postings.push((label, Posting { entry: id, field: Field::Website, mask: 0 }));
+                    postings.push((
+                        label,
+                        Posting {
+                            entry: id,
+                            field: Field::Website,
+                            mask: 0,
+                        },
+                    ));
                 }
                 ix.domains.entry(d).or_default().push(id);
             }
@@ -453,12 +537,26 @@ impl Index {
                 None => (e.summary.as_str(), ""),
             };
             for t in tokens(products).into_iter().filter(|t| significant(t)) {
-                postings.push((t, Posting { entry: id, field: Field::Product, mask: 0 }));
+                postings.push((
+                    t,
+                    Posting {
+                        entry: id,
+                        field: Field::Product,
+                        mask: 0,
+                    },
+                ));
             }
             let weak_text = [place, &e.country, &e.sector, &e.industry, &e.category].join(" ");
             for t in tokens(&weak_text).into_iter().filter(|t| significant(t)) {
                 if !sig.contains(&t) {
-                    postings.push((t, Posting { entry: id, field: Field::Weak, mask: 0 }));
+                    postings.push((
+                        t,
+                        Posting {
+                            entry: id,
+                            field: Field::Weak,
+                            mask: 0,
+                        },
+                    ));
                 }
             }
         }
@@ -469,7 +567,14 @@ impl Index {
             for t in *targets {
                 if let Some(ids) = ix.tickers_exact.get(&fold(t)) {
                     for &id in ids {
-                        postings.push((token.clone(), Posting { entry: id, field: Field::Alias, mask: 0 }));
+                        postings.push((
+                            token.clone(),
+                            Posting {
+                                entry: id,
+                                field: Field::Alias,
+                                mask: 0,
+                            },
+                        ));
                     }
                 }
             }
@@ -484,7 +589,10 @@ impl Index {
                 ix.postings.push(Vec::new());
             }
             let list = &mut ix.postings[tid as usize];
-            if !list.iter().any(|q| q.entry == p.entry && q.field == p.field && q.mask == p.mask) {
+            if !list
+                .iter()
+                .any(|q| q.entry == p.entry && q.field == p.field && q.mask == p.mask)
+            {
                 list.push(p);
             }
         }
@@ -497,22 +605,30 @@ impl Index {
             all.sort_unstable();
             all.dedup();
             ix.idf.push((1.0 + nf / all.len().max(1) as f64).ln());
-            let count = |f: Field| {
-                let mut v: Vec<u32> = list.iter().filter(|p| p.field == f).map(|p| p.entry).collect();
-                v.sort_unstable();
-                v.dedup();
-                v.len() as u32
-            };
-            ix.product_df.push(count(Field::Product));
-            ix.weak_df.push(count(Field::Weak));
+            ix.df.push(all.len() as u32);
+            let mut weak: Vec<u32> = list
+                .iter()
+                .filter(|p| p.field == Field::Weak)
+                .map(|p| p.entry)
+                .collect();
+            weak.sort_unstable();
+            weak.dedup();
+            ix.weak_df.push(weak.len() as u32);
         }
         for core in &cores {
             let core_idf: Vec<f64> = core
                 .iter()
-                .map(|t| ix.vocab.get(t).map_or(ix.max_idf, |&id| ix.idf[id as usize]))
+                .map(|t| {
+                    ix.vocab
+                        .get(t)
+                        .map_or(ix.max_idf, |&id| ix.idf[id as usize])
+                })
                 .collect();
             let core_total = core_idf.iter().sum();
-            ix.info.push(EntryInfo { core_idf, core_total });
+            ix.info.push(EntryInfo {
+                core_idf,
+                core_total,
+            });
         }
 
         // Correction and completion targets.
@@ -551,17 +667,18 @@ impl Index {
             .collect()
     }
 
-    /// Corrections of `token`: vocabulary words within one edit (two for
-    /// words of six characters or more), found through shared trigrams.
-    fn corrections(&self, token: &str) -> Vec<Hit> {
+    /// Corrections of `token`: vocabulary words within `max_d` edits (one
+    /// for words of five characters or fewer), found through shared
+    /// trigrams.
+    fn corrections(&self, token: &str, max_d: usize) -> Vec<Hit> {
         let q: Vec<char> = token.chars().collect();
         if q.len() < 4 {
             return Vec::new();
         }
-        let max_d = if q.len() <= 5 { 1 } else { 2 };
+        let max_d = if q.len() <= 5 { max_d.min(1) } else { max_d };
         let grams = trigrams(token);
-        let need = (grams.len() as f64 * 0.3).ceil().max(2.0) as u32;
-        let mut shared: HashMap<u32, u32> = HashMap::new();
+        let need = (grams.len() as f64 * 0.25).ceil().max(2.0) as u32;
+        let mut shared: Map<u32, u32> = map();
         for g in &grams {
             if let Some(ids) = self.trigram_index.get(g) {
                 for &id in ids {
@@ -596,17 +713,28 @@ impl Index {
             .collect()
     }
 
-    /// The ways `token` reaches the vocabulary: itself, else its
-    /// completions and corrections.
-    fn lookup(&self, token: &str) -> Vec<Hit> {
+    /// The ways `token` reaches the vocabulary: itself, else (unless
+    /// `exact_only`) its completions and corrections.
+    fn lookup(&self, token: &str, exact_only: bool) -> Vec<Hit> {
         if let Some(&id) = self.vocab.get(token) {
-            return vec![Hit { token: id, strength: 1.0, fuzzy: false }];
+            return vec![Hit {
+                token: id,
+                strength: 1.0,
+                fuzzy: false,
+            }];
         }
-        if token.chars().count() < 4 {
+        if exact_only || token.chars().count() < 4 {
             return Vec::new();
         }
         let mut hits = self.prefixes(token);
-        hits.extend(self.corrections(token));
+        // A word both completed and corrected to ("appl" → "apple") counts
+        // as completed: typing a prefix is not a misspelling.
+        let completed: Vec<u32> = hits.iter().map(|h| h.token).collect();
+        hits.extend(
+            self.corrections(token, 2)
+                .into_iter()
+                .filter(|c| !completed.contains(&c.token)),
+        );
         hits
     }
 
@@ -625,38 +753,56 @@ impl Index {
             out.extend(ids.iter().map(|&i| (i, TICKER_COMPACT)));
         }
         if let Some(ids) = self.tickers_base.get(&c) {
-            let conf = if ids.len() == 1 { TICKER_BASE } else { TICKER_BASE_SHARED };
+            let conf = if ids.len() == 1 {
+                TICKER_BASE
+            } else {
+                TICKER_BASE_SHARED
+            };
             out.extend(ids.iter().map(|&i| (i, conf)));
         }
         out
     }
 
     /// The best matches for `text`, best first (ties in catalog order), at
-    /// most `limit`, each with a confidence in [[`MIN_CONFIDENCE`], 1].
-    /// Returns entry positions.
+    /// most `limit`, each with a confidence between [`MIN_CONFIDENCE`] and
+    /// 1. Returns entry positions.
     pub fn find(&self, text: &str, limit: usize) -> Vec<(u32, f64)> {
         if limit == 0 || self.entries.is_empty() {
             return Vec::new();
         }
         let text: String = text.chars().take(MAX_QUERY_CHARS).collect();
         let text = text.trim();
-        let mut scores: HashMap<u32, f64> = HashMap::new();
-
-        // Whole-query tickers, as typed and without filler words.
-        for (id, conf) in self.ticker_matches(text) {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let mut scores: Map<u32, f64> = map();
+        self.whole_query(text, &words, &mut scores);
+        for (id, conf) in self.word_scores(text, &words) {
             raise(&mut scores, id, conf);
         }
-        let words: Vec<&str> = text.split_whitespace().collect();
-        let sig_words: Vec<&str> =
-            words.iter().copied().filter(|w| tokens(w).iter().any(|t| significant(t))).collect();
+        self.finish(scores, limit)
+    }
+
+    /// The signals of the query as a whole: ticker, website domain.
+    fn whole_query(&self, text: &str, words: &[&str], scores: &mut Map<u32, f64>) {
+        // Tickers, as typed and without filler words ("AAPL stock").
+        for (id, conf) in self.ticker_matches(text) {
+            raise(scores, id, conf);
+        }
+        let sig_words: Vec<&str> = words
+            .iter()
+            .copied()
+            .filter(|w| tokens(w).iter().any(|t| significant(t)))
+            .collect();
         if !sig_words.is_empty() && sig_words.len() < words.len() {
             for (id, conf) in self.ticker_matches(&sig_words.join(" ")) {
-                raise(&mut scores, id, conf - FILLER_PENALTY);
+                raise(scores, id, conf - FILLER_PENALTY);
             }
         }
         // One transposition away from a ticker, when nothing else is.
         let c = compact(text);
-        if scores.is_empty() && (4..=6).contains(&c.chars().count()) && c.chars().all(char::is_alphabetic) {
+        if scores.is_empty()
+            && (4..=6).contains(&c.chars().count())
+            && c.chars().all(char::is_alphabetic)
+        {
             let chars: Vec<char> = c.chars().collect();
             for k in 1..chars.len() {
                 let mut swapped = chars.clone();
@@ -667,7 +813,7 @@ impl Index {
                 }
                 for map in [&self.tickers_compact, &self.tickers_base] {
                     for &id in map.get(&s).into_iter().flatten() {
-                        raise(&mut scores, id, TICKER_TRANSPOSED);
+                        raise(scores, id, TICKER_TRANSPOSED);
                     }
                 }
             }
@@ -677,33 +823,49 @@ impl Index {
         if words.len() == 1 {
             for d in domains_of(text) {
                 for &id in self.domains.get(&d).into_iter().flatten() {
-                    raise(&mut scores, id, DOMAIN_EXACT);
+                    raise(scores, id, DOMAIN_EXACT);
                 }
             }
         }
+    }
 
-        // Exact name.
+    /// The signals of the query's words: the exact name, and each entry's
+    /// word confidence (tier × explained share, misspelling cap, ambiguity
+    /// damping).
+    fn word_scores(&self, text: &str, words: &[&str]) -> Vec<(u32, f64)> {
         let qtok: Vec<String> = {
-            let mut t = significant_tokens(text);
-            t.truncate(MAX_QUERY_TOKENS);
+            // Repeated words add nothing ("us us us" is "us").
+            let mut t: Vec<String> = Vec::new();
+            for token in significant_tokens(text) {
+                if !t.contains(&token) && t.len() < MAX_QUERY_TOKENS {
+                    t.push(token);
+                }
+            }
             t
         };
         if qtok.is_empty() {
-            return self.finish(scores, limit);
+            return Vec::new();
         }
-        for &id in self.names_exact.get(&compact(&qtok.concat())).into_iter().flatten() {
-            raise(&mut scores, id, NAME_EXACT);
-        }
+        let mut out: Vec<(u32, f64)> = self
+            .names_exact
+            .get(&compact(&qtok.concat()))
+            .into_iter()
+            .flatten()
+            .map(|&id| (id, NAME_EXACT))
+            .collect();
 
-        // Words.
         let weights: Vec<f64> = qtok
             .iter()
-            .map(|t| self.vocab.get(t).map_or(self.max_idf, |&id| self.idf[id as usize]))
+            .map(|t| {
+                self.vocab
+                    .get(t)
+                    .map_or(self.max_idf, |&id| self.idf[id as usize])
+            })
             .collect();
         let total_weight: f64 = weights.iter().sum();
-        let mut acc: HashMap<u32, Acc> = HashMap::new();
+        let mut acc: Map<u32, Acc> = map();
         let exact: Vec<bool> = qtok.iter().map(|t| self.vocab.contains_key(t)).collect();
-        let mut apply = |acc: &mut HashMap<u32, Acc>, hit: Hit, covers: &[usize]| {
+        let apply = |acc: &mut Map<u32, Acc>, hit: Hit, covers: &[usize]| {
             let tid = hit.token as usize;
             for p in &self.postings[tid] {
                 let a = acc.entry(p.entry).or_default();
@@ -725,7 +887,7 @@ impl Index {
                     Field::Website => a.website = a.website.max(hit.strength),
                     Field::Product => {
                         a.product = a.product.max(hit.strength);
-                        a.product_df = a.product_df.min(self.product_df[tid]);
+                        a.product_df = a.product_df.min(self.df[tid]);
                     }
                     Field::Weak => {
                         a.weak = a.weak.max(hit.strength);
@@ -737,8 +899,11 @@ impl Index {
                 }
             }
         };
+        // A query of filler words only ("stock", "company") is taken
+        // literally: completing or correcting it would invent a match.
+        let filler_only = !qtok.iter().any(|t| significant(t));
         for (q, t) in qtok.iter().enumerate() {
-            for hit in self.lookup(t) {
+            for hit in self.lookup(t, filler_only) {
                 apply(&mut acc, hit, &[q]);
             }
         }
@@ -746,21 +911,33 @@ impl Index {
         for q in 1..qtok.len() {
             let joined = format!("{}{}", qtok[q - 1], qtok[q]);
             if let Some(&id) = self.vocab.get(&joined) {
-                apply(&mut acc, Hit { token: id, strength: 1.0, fuzzy: false }, &[q - 1, q]);
-            } else if !(exact[q - 1] && exact[q]) && joined.chars().count() >= 6 {
-                for hit in self.corrections(&joined) {
+                apply(
+                    &mut acc,
+                    Hit {
+                        token: id,
+                        strength: 1.0,
+                        fuzzy: false,
+                    },
+                    &[q - 1, q],
+                );
+            } else if !filler_only && (!exact[q - 1] || !exact[q]) && joined.chars().count() >= 6 {
+                // One edit only: two words glued are long, and two edits
+                // over them match too much.
+                for hit in self.corrections(&joined, 1) {
                     apply(&mut acc, hit, &[q - 1, q]);
                 }
             }
         }
         // Tickers among several words ("Sony 6758").
         if words.len() > 1 {
-            for w in &words {
+            for w in words {
                 if !looks_like_ticker(w) {
                     continue;
                 }
-                let covers: Vec<usize> =
-                    tokens(w).iter().filter_map(|t| qtok.iter().position(|q| q == t)).collect();
+                let covers: Vec<usize> = tokens(w)
+                    .iter()
+                    .filter_map(|t| qtok.iter().position(|q| q == t))
+                    .collect();
                 if covers.is_empty() {
                     continue;
                 }
@@ -778,14 +955,26 @@ impl Index {
         let mut word_scores: Vec<(u32, f64)> = acc
             .into_iter()
             .map(|(id, a)| {
-                let explained: f64 =
-                    weights.iter().zip(a.best.iter()).map(|(w, b)| w * b).sum::<f64>() / total_weight;
+                let explained: f64 = weights
+                    .iter()
+                    .zip(a.best.iter())
+                    .map(|(w, b)| w * b)
+                    .sum::<f64>()
+                    / total_weight;
                 let mut tier: f64 = 0.0;
                 if a.name {
                     let info = &self.info[id as usize];
-                    let covered: f64 =
-                        info.core_idf.iter().zip(a.core_hit.iter()).map(|(w, h)| w * h).sum();
-                    let ncov = if info.core_total > 0.0 { covered / info.core_total } else { 0.0 };
+                    let covered: f64 = info
+                        .core_idf
+                        .iter()
+                        .zip(a.core_hit.iter())
+                        .map(|(w, h)| w * h)
+                        .sum();
+                    let ncov = if info.core_total > 0.0 {
+                        covered / info.core_total
+                    } else {
+                        0.0
+                    };
                     tier = tier.max(NAME_TIER_BASE + NAME_TIER_SPAN * ncov);
                 }
                 tier = tier
@@ -800,22 +989,26 @@ impl Index {
                 }
                 let mut conf = tier * (EXPLAINED_FLOOR + (1.0 - EXPLAINED_FLOOR) * explained);
                 if a.fuzzy_min < 1.0 {
-                    conf = conf.min(fuzzy_cap(a.fuzzy_min));
+                    // Scaled rather than clipped, so that among corrected
+                    // matches the better name still comes first.
+                    conf = fuzzy_cap(a.fuzzy_min) * (conf / FUZZY_FULL).min(1.0);
                 }
                 (id, conf)
             })
             .collect();
         let top = word_scores.iter().map(|s| s.1).fold(0.0, f64::max);
-        let ties = word_scores.iter().filter(|s| s.1 >= 0.9 * top).count().max(1);
-        let damping = (1.0 - 0.08 * (ties as f64).log2()).max(AMBIGUITY_FLOOR);
-        for (id, conf) in word_scores.drain(..) {
-            raise(&mut scores, id, conf * damping);
-        }
-        self.finish(scores, limit)
+        let ties = word_scores
+            .iter()
+            .filter(|s| s.1 >= AMBIGUITY_BAND * top)
+            .count()
+            .max(1);
+        let damping = (1.0 - AMBIGUITY_SLOPE * (ties as f64).log2()).max(AMBIGUITY_FLOOR);
+        out.extend(word_scores.drain(..).map(|(id, conf)| (id, conf * damping)));
+        out
     }
 
     /// Drops weak results, sorts (confidence, then catalog order) and cuts.
-    fn finish(&self, scores: HashMap<u32, f64>, limit: usize) -> Vec<(u32, f64)> {
+    fn finish(&self, scores: Map<u32, f64>, limit: usize) -> Vec<(u32, f64)> {
         let mut out: Vec<(u32, f64)> = scores
             .into_iter()
             .filter(|(_, c)| *c >= MIN_CONFIDENCE)

@@ -33,7 +33,13 @@ pub fn prompt(index: &Index, query: &str, candidates: &[(u32, f64)]) -> String {
     );
     for (k, &(id, _)) in candidates.iter().take(MAX_SHOWN).enumerate() {
         let e = &index.entries()[id as usize];
-        p.push_str(&format!("{}. {} | {} | {}\n", k + 1, e.ticker, e.name, e.category));
+        p.push_str(&format!(
+            "{}. {} | {} | {}\n",
+            k + 1,
+            e.ticker,
+            e.name,
+            e.category
+        ));
     }
     p.push_str(
         "Which candidates does the user mean? Reply with their numbers only, best first, \
@@ -67,11 +73,7 @@ pub fn parse_reply(reply: &str, shown: usize) -> Verdict {
         // Long digit runs (a code such as 7203, a year) are not choices.
         match word.parse::<usize>() {
             Ok(0) => zero = true,
-            Ok(n) if n <= shown => {
-                if !chosen.contains(&(n - 1)) {
-                    chosen.push(n - 1);
-                }
-            }
+            Ok(n) if n <= shown && !chosen.contains(&(n - 1)) => chosen.push(n - 1),
             _ => {}
         }
     }
@@ -115,7 +117,11 @@ impl Index {
             Verdict::Chosen(order) => {
                 let mut out: Vec<(u32, f64)> = order.iter().map(|&k| candidates[k]).collect();
                 out.extend(
-                    candidates.iter().enumerate().filter(|(k, _)| !order.contains(k)).map(|(_, c)| *c),
+                    candidates
+                        .iter()
+                        .enumerate()
+                        .filter(|(k, _)| !order.contains(k))
+                        .map(|(_, c)| *c),
                 );
                 out[0].1 = out[0].1.max(CHOSEN_CONFIDENCE);
                 for k in 1..out.len() {

@@ -33,7 +33,11 @@ fn evaluation_set() {
     assert!(queries.len() >= 120, "{} queries", queries.len());
     for q in &queries {
         for t in &q.expected {
-            assert!(entries.iter().any(|e| &e.ticker == t), "{:?}: {t} is not an active ticker", q.text);
+            assert!(
+                entries.iter().any(|e| &e.ticker == t),
+                "{:?}: {t} is not an active ticker",
+                q.text
+            );
         }
     }
 
@@ -49,14 +53,50 @@ fn evaluation_set() {
     assert!(gibberish.len() >= 10);
     for g in &gibberish {
         let r = index.find(g, 3);
-        let got: Vec<(&str, f64)> = r.iter().map(|&(i, c)| (entries[i as usize].ticker.as_str(), c)).collect();
+        let got: Vec<(&str, f64)> = r
+            .iter()
+            .map(|&(i, c)| (entries[i as usize].ticker.as_str(), c))
+            .collect();
         assert!(r.is_empty(), "{g:?} found {got:?}");
     }
 
     // Inactive assets are never returned (they are not in the index), even
     // for their own ticker or name.
-    for (q, t) in [("FISV", "FISV"), ("Fiserv", "FISV"), ("FTX Token", "FTT-USD"), ("celsius", "CEL-USD")] {
+    for (q, t) in [
+        ("FISV", "FISV"),
+        ("Fiserv", "FISV"),
+        ("FTX Token", "FTT-USD"),
+        ("celsius", "CEL-USD"),
+    ] {
         let r = index.find(q, 3);
-        assert!(r.iter().all(|&(i, _)| entries[i as usize].ticker != t), "{q}");
+        assert!(
+            r.iter().all(|&(i, _)| entries[i as usize].ticker != t),
+            "{q}"
+        );
     }
+}
+
+/// Every active entry is found first by its ticker (in any case) and among
+/// the first three by its own name.
+#[test]
+fn every_ticker_and_name_finds_its_entry() {
+    let entries = drop_inactive(
+        load_catalog_csv(&read("../../data/catalog.csv")).expect("catalog"),
+        INACTIVE_TICKERS,
+    );
+    let index = Index::new(entries.clone());
+    let mut name_misses = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        for q in [e.ticker.clone(), e.ticker.to_lowercase()] {
+            let r = index.find(&q, 3);
+            assert_eq!(r.first().map(|c| c.0), Some(i as u32), "{q}");
+            assert!(r[0].1 >= 0.97, "{q}: {}", r[0].1);
+        }
+        let r = index.find(&e.name, 3);
+        if !r.iter().any(|c| entries[c.0 as usize].name == e.name) {
+            name_misses.push(e.name.clone());
+        }
+    }
+    println!("names not in their own top 3: {name_misses:?}");
+    assert!(name_misses.is_empty());
 }
