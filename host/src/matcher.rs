@@ -59,10 +59,14 @@ pub enum MatchError {
     Internal(String),
 }
 
+/// A catalog as read at one moment: what the matcher sees and the assets
+/// its answers index into.
+type Snapshot = (Instant, Arc<Catalog>, Arc<Vec<Asset>>);
+
 /// The active catalog, re-read at most every 30 s.
 #[derive(Default)]
 pub struct CatalogCache {
-    inner: Mutex<Option<(Instant, Arc<Catalog>, Arc<Vec<Asset>>)>>,
+    inner: Mutex<Option<Snapshot>>,
 }
 
 impl CatalogCache {
