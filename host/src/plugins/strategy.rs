@@ -11,32 +11,21 @@ use std::time::Instant;
 use forecast_backtest as bt;
 use wasmtime::component::HasSelf;
 
-use super::{
-    guest_log, load_error, prelink, sha256_hex, CallState, PluginError, PluginInfo, PluginRuntime,
-};
+use super::{load_error, prelink, sha256_hex, CallState, PluginError, PluginInfo, PluginRuntime};
 
+// The shared interfaces are the segmentation world's types, so `CallState`
+// implements `host-log` once (in `segmentation.rs`).
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "strategy",
+    with: {
+        "forecast:plugins/host-log": super::segmentation::forecast::plugins::host_log,
+        "forecast:plugins/types": super::segmentation::forecast::plugins::types,
+    },
 });
 
 use self::exports::forecast::plugins::allocation as wit;
 use self::forecast::plugins::types::Metric;
-
-impl self::forecast::plugins::host_log::Host for CallState {
-    fn log(&mut self, level: self::forecast::plugins::host_log::Level, message: String) {
-        use self::forecast::plugins::host_log::Level;
-        let level = match level {
-            Level::Debug => tracing::Level::DEBUG,
-            Level::Info => tracing::Level::INFO,
-            Level::Warn => tracing::Level::WARN,
-            Level::Error => tracing::Level::ERROR,
-        };
-        guest_log(&self.plugin, level, &message);
-    }
-}
-
-impl self::forecast::plugins::types::Host for CallState {}
 
 /// A loaded, pre-linked strategy version.
 pub struct StrategyPlugin {
