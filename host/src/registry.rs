@@ -974,6 +974,23 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A strategy built against WIT 1.2.0 loads into this host (1.3.0 or
+    /// later minor) and passes its self-tests: older minor versions keep
+    /// working (wasmtime matches exports by semver compatibility).
+    #[test]
+    fn a_plugin_of_an_older_minor_wit_version_still_loads_and_runs() {
+        let bytes = include_bytes!("../../tests/fixtures/topn-wit-1.2.0.wasm");
+        let runtime = Arc::new(PluginRuntime::new(Default::default()).unwrap());
+        let loaded = load(&runtime, "strategy", "topn", bytes, None).unwrap();
+        assert_eq!(loaded.version(), "1.0.0");
+        self_test(&loaded).unwrap();
+        // And a component of another kind is refused by type.
+        assert!(matches!(
+            load(&runtime, "scorer", "topn", bytes, None),
+            Err(RegistryError::Refused(_))
+        ));
+    }
+
     #[test]
     fn versions_are_semantic() {
         for ok in [
