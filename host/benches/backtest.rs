@@ -7,63 +7,17 @@
 //! Builds a demo database with `forecast demo load`, creates a key with
 //! unbounded quotas and starts `forecast serve` with default limits.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+mod common;
 
-fn forecast(db: &str, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_forecast"))
-        .args(args)
-        .env("DATABASE_URL", db)
-        .stderr(Stdio::null())
-        .output()
-        .expect("run forecast");
-    assert!(out.status.success(), "forecast {args:?} failed");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use std::time::Instant;
 
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("bench.db").display());
-    forecast(&db, &["demo", "load"]);
-    let email = "bench@example.com";
-    forecast(&db, &["user", "add", "--email", email, "--tier", "premium"]);
-    forecast(
-        &db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            email,
-            "--per-minute",
-            "100000",
-            "--per-day",
-            "100000",
-        ],
-    );
-    let key = forecast(&db, &["key", "create", "--email", email, "--name", "bench"])
-        .lines()
-        .last()
-        .unwrap()
-        .trim()
-        .to_string();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_forecast"))
-        .arg("serve")
-        .env("DATABASE_URL", &db)
-        .env("FORECAST_ADDR", "127.0.0.1:0")
-        .env("FORECAST_GRADING", "off")
-        .env("FORECAST_BACKTEST_TIMEOUT_MS", "600000")
-        .env("RUST_LOG", "error")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(server.stdout.take().unwrap());
-    let mut first = String::new();
-    reader.read_line(&mut first).unwrap();
-    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-    let base = first.trim().rsplit(' ').next().unwrap().to_string();
+    common::forecast(&db, &["demo", "load"]);
+    let key = common::unmetered_key(&db);
+    let (mut server, base) = common::serve(&db, &[("FORECAST_BACKTEST_TIMEOUT_MS", "600000")]);
     let client = reqwest::Client::new();
 
     println!("topn, whole demo universe, 10 years (DESIGN §11 target: monthly <= 10 s cold)");

@@ -9,33 +9,12 @@
 //! keep-alive connections from this process. Client and server share the
 //! machine's cores, so the numbers are a lower bound for the server.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const CONNECTIONS: usize = 32;
-
-fn forecast(db: &str, args: &[&str], stdin: &str) -> String {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_forecast"))
-        .args(args)
-        .env("DATABASE_URL", db)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run forecast");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "forecast {args:?} failed");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[tokio::main]
 async fn main() {
@@ -45,7 +24,7 @@ async fn main() {
         .unwrap_or(10);
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("bench.db").display());
-    forecast(&db, &["demo", "load"], "");
+    common::forecast(&db, &["demo", "load"]);
     let pool = sqlx::SqlitePool::connect(&db).await.unwrap();
     sqlx::query(
         "UPDATE assets SET is_active = (id IN (SELECT MIN(id) FROM assets GROUP BY category)
@@ -55,65 +34,9 @@ async fn main() {
     .await
     .unwrap();
     pool.close().await;
-    forecast(&db, &["grade"], "");
-    forecast(
-        &db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "bench@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
-    forecast(
-        &db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            "bench@example.com",
-            "--per-minute",
-            "100000000",
-            "--per-day",
-            "100000000",
-        ],
-        "",
-    );
-    let key = forecast(
-        &db,
-        &[
-            "key",
-            "create",
-            "--email",
-            "bench@example.com",
-            "--name",
-            "bench",
-        ],
-        "",
-    )
-    .lines()
-    .last()
-    .unwrap()
-    .trim()
-    .to_string();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_forecast"))
-        .arg("serve")
-        .env("DATABASE_URL", &db)
-        .env("FORECAST_ADDR", "127.0.0.1:0")
-        .env("FORECAST_GRADING", "off")
-        .env("RUST_LOG", "error")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(server.stdout.take().unwrap());
-    let mut first = String::new();
-    reader.read_line(&mut first).unwrap();
-    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-    let base = first.trim().rsplit(' ').next().unwrap().to_string();
+    common::forecast(&db, &["grade"]);
+    let key = common::unmetered_key(&db);
+    let (mut server, base) = common::serve(&db, &[]);
     let url = format!("{base}/api/analysis/%5EGSPC/verdict");
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(CONNECTIONS)

@@ -1,0 +1,70 @@
+//! Set-up shared by the benches that drive the real server: the CLI, an
+//! unmetered Premium key, and `forecast serve` on a free port.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// Runs `forecast args…` against `db` and returns its standard output.
+pub fn forecast(db: &str, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_forecast"))
+        .args(args)
+        .env("DATABASE_URL", db)
+        .stderr(Stdio::null())
+        .output()
+        .expect("run forecast");
+    assert!(out.status.success(), "forecast {args:?} failed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A Premium user with quotas high enough never to bind, and its key.
+pub fn unmetered_key(db: &str) -> String {
+    let email = "bench@example.com";
+    forecast(db, &["user", "add", "--email", email, "--tier", "premium"]);
+    forecast(
+        db,
+        &[
+            "user",
+            "set-limits",
+            "--email",
+            email,
+            "--per-minute",
+            "100000000",
+            "--per-day",
+            "100000000",
+        ],
+    );
+    forecast(db, &["key", "create", "--email", email, "--name", "bench"])
+        .lines()
+        .last()
+        .expect("the key line")
+        .trim()
+        .to_string()
+}
+
+/// `forecast serve` on a free port with `env` (grading off, errors only in
+/// the log); returns the process and its base URL.
+pub fn serve(db: &str, env: &[(&str, &str)]) -> (Child, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_forecast"));
+    cmd.arg("serve")
+        .env("DATABASE_URL", db)
+        .env("FORECAST_ADDR", "127.0.0.1:0")
+        .env("FORECAST_GRADING", "off")
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut server = cmd.spawn().expect("spawn forecast serve");
+    let mut reader = BufReader::new(server.stdout.take().expect("piped"));
+    let mut first = String::new();
+    reader.read_line(&mut first).expect("the listen line");
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    let base = first
+        .trim()
+        .rsplit(' ')
+        .next()
+        .expect("an address")
+        .to_string();
+    (server, base)
+}
