@@ -1,6 +1,9 @@
 //! Set-up shared by the benches that drive the real server: the CLI, an
 //! unmetered Premium key, and `forecast serve` on a free port.
 
+// Each bench compiles this module on its own and uses part of it.
+#![allow(dead_code)]
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
