@@ -84,6 +84,21 @@ pub struct AnalysisQuery {
     pub end_date: Option<NaiveDate>,
 }
 
+impl AnalysisQuery {
+    /// The engine's parameters for these query parameters; `periods_per_year`
+    /// comes from the asset's whole history, so a narrower window never
+    /// changes the annualisation.
+    pub fn engine_params(&self, periods_per_year: u32) -> AnalysisParams {
+        AnalysisParams {
+            return_period: self.return_period,
+            num_segments: self.num_segments,
+            decay_factor: self.decay_factor,
+            metric: self.metric.to_wit(),
+            periods_per_year: Some(periods_per_year),
+        }
+    }
+}
+
 impl Default for AnalysisQuery {
     fn default() -> Self {
         AnalysisQuery {
@@ -526,15 +541,9 @@ pub async fn analyse(
             window.len()
         )));
     }
-    let params = AnalysisParams {
-        return_period: q.return_period,
-        num_segments: q.num_segments,
-        decay_factor: q.decay_factor,
-        metric: q.metric.to_wit(),
-        // The whole history's calendar, so narrowing the window never
-        // changes the annualisation.
-        periods_per_year: Some(history.periods_per_year()),
-    };
+    // The whole history's calendar, so narrowing the window never changes
+    // the annualisation.
+    let params = q.engine_params(history.periods_per_year());
     let permit = state.plugins.runtime().acquire().await;
     let query = *q;
     let (response, body) = tokio::task::spawn_blocking(move || {
@@ -600,13 +609,7 @@ async fn shadow_compare(
     if window.len() < MIN_ROWS {
         return Ok(());
     }
-    let params = AnalysisParams {
-        return_period: q.return_period,
-        num_segments: q.num_segments,
-        decay_factor: q.decay_factor,
-        metric: q.metric.to_wit(),
-        periods_per_year: Some(history.periods_per_year()),
-    };
+    let params = q.engine_params(history.periods_per_year());
     let permit = state.plugins.runtime().acquire_many(2).await;
     let query = *q;
     let (active_label, candidate_label) = (active.info().label(), candidate.info().label());

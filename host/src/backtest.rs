@@ -882,5 +882,13 @@ mod tests {
             cache.get(&other_version).is_none(),
             "a new data version misses"
         );
+        let other_engine = SignalKey {
+            engine_sha256: "y".into(),
+            ..key(24)
+        };
+        assert!(
+            cache.get(&other_engine).is_none(),
+            "another engine's signals are not served"
+        );
     }
 }

@@ -126,7 +126,7 @@ fn grade_asset(
                 ..AnalysisQuery::default()
             };
             let state = session
-                .analyse_state(series, verdict::params(&query, periods))
+                .analyse_state(series, query.engine_params(periods))
                 .map_err(|e| e.to_string())?
                 .map_err(|e| format!("{e:?}"))?;
             parts.push((query, state));

@@ -12,7 +12,7 @@ use crate::analysis::{
 use crate::app::AppState;
 use crate::domain::{Asset, DataSource};
 use crate::plugins::scorer::{Grade, ScoreInput};
-use crate::plugins::segmentation::{AnalysisParams, EngineError, StateSummary};
+use crate::plugins::segmentation::{EngineError, StateSummary};
 use crate::store::GradeRow;
 
 /// `grade` of a verdict.
@@ -67,17 +67,6 @@ pub fn score_input(s: &StateSummary) -> ScoreInput {
         win_rate: s.segments.get(c.segment as usize).and_then(|g| g.win_rate),
         insufficient_data: c.insufficient_data,
         drawdown: c.drawdown,
-    }
-}
-
-/// The parameters of a verdict's analysis.
-pub fn params(q: &AnalysisQuery, periods_per_year: u32) -> AnalysisParams {
-    AnalysisParams {
-        return_period: q.return_period,
-        num_segments: q.num_segments,
-        decay_factor: q.decay_factor,
-        metric: q.metric.to_wit(),
-        periods_per_year: Some(periods_per_year),
     }
 }
 
@@ -197,7 +186,7 @@ pub async fn verdict(
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let summary = engine
-            .analyse_state(&window, params(&query, periods))?
+            .analyse_state(&window, query.engine_params(periods))?
             .map_err(|e| match e {
                 EngineError::InsufficientData(rows) => AnalysisError::InsufficientData(format!(
                 "{} has {rows} price rows in the requested window; at least {MIN_ROWS} are needed",

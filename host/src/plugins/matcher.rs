@@ -106,10 +106,7 @@ impl MatcherPlugin {
         let bindings = self
             .pre
             .instantiate(&mut store)
-            .map_err(|e| PluginError::Instantiate {
-                plugin: self.label.to_string(),
-                message: format!("{e:#}"),
-            })?;
+            .map_err(|e| self.runtime.instantiate_failed(&store, &self.label, e))?;
         Ok(Warm {
             store,
             bindings,

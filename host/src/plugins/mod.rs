@@ -311,6 +311,24 @@ impl PluginRuntime {
         store.set_epoch_deadline(ticks.max(1));
     }
 
+    /// Turns a failed instantiation into a [`PluginError`]: out-of-memory
+    /// when the instance's initial memories passed the cap, else
+    /// [`PluginError::Instantiate`].
+    pub(crate) fn instantiate_failed(
+        &self,
+        store: &wasmtime::Store<CallState>,
+        label: &str,
+        err: wasmtime::Error,
+    ) -> PluginError {
+        if store.data().limiter.exceeded {
+            return self.classify(store, label, err);
+        }
+        PluginError::Instantiate {
+            plugin: label.to_string(),
+            message: format!("{err:#}"),
+        }
+    }
+
     /// Turns a wasmtime error of a call into a [`PluginError`].
     pub(crate) fn classify(
         &self,

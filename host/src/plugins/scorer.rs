@@ -94,10 +94,7 @@ impl ScorerPlugin {
         let bindings = self
             .pre
             .instantiate(&mut store)
-            .map_err(|e| PluginError::Instantiate {
-                plugin: self.label.to_string(),
-                message: format!("{e:#}"),
-            })?;
+            .map_err(|e| self.runtime.instantiate_failed(&store, &self.label, e))?;
         f(&mut store, &bindings).map_err(|e| self.runtime.classify(&store, &self.label, e))
     }
 }

@@ -144,16 +144,10 @@ impl SegmentationPlugin {
         f: impl FnOnce(&mut wasmtime::Store<CallState>, &Segmentation) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
         let mut store = self.runtime.store(self.label.clone());
-        let bindings = self.pre.instantiate(&mut store).map_err(|e| {
-            if store.data().limiter.exceeded {
-                self.runtime.classify(&store, &self.label, e)
-            } else {
-                PluginError::Instantiate {
-                    plugin: self.label.to_string(),
-                    message: format!("{e:#}"),
-                }
-            }
-        })?;
+        let bindings = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| self.runtime.instantiate_failed(&store, &self.label, e))?;
         f(&mut store, &bindings).map_err(|e| self.runtime.classify(&store, &self.label, e))
     }
 }
@@ -216,14 +210,10 @@ impl SegmentationSession {
         let plugin = &self.plugin;
         if self.live.is_none() {
             let mut store = plugin.runtime.store(plugin.label.clone());
-            let bindings =
-                plugin
-                    .pre
-                    .instantiate(&mut store)
-                    .map_err(|e| PluginError::Instantiate {
-                        plugin: plugin.label.to_string(),
-                        message: format!("{e:#}"),
-                    })?;
+            let bindings = plugin
+                .pre
+                .instantiate(&mut store)
+                .map_err(|e| plugin.runtime.instantiate_failed(&store, &plugin.label, e))?;
             self.live = Some((store, bindings));
         }
         let (store, bindings) = self.live.as_mut().expect("instantiated above");
