@@ -427,16 +427,6 @@ impl SignalCache {
     pub fn bytes(&self) -> usize {
         self.inner.lock().expect("signal cache poisoned").bytes
     }
-
-    /// Entries held.
-    pub fn len(&self) -> usize {
-        self.inner.lock().expect("signal cache poisoned").map.len()
-    }
-
-    /// True when nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// The universe's assets with their histories, ticker order.
