@@ -7,11 +7,10 @@ SHELL := /bin/bash
 CARGO          ?= cargo
 WASM_TARGET    := wasm32-wasip2
 COMPONENTS_DIR := components/target/$(WASM_TARGET)/release
-COMPONENTS     := $(COMPONENTS_DIR)/segmentation.wasm $(COMPONENTS_DIR)/scorer.wasm $(COMPONENTS_DIR)/misbehave.wasm \
-                  $(COMPONENTS_DIR)/matcher.wasm \
-                  $(COMPONENTS_DIR)/topn.wasm $(COMPONENTS_DIR)/zscore.wasm $(COMPONENTS_DIR)/longshort.wasm \
-                  $(COMPONENTS_DIR)/misbehave_strategy.wasm $(COMPONENTS_DIR)/dip_buyer.wasm \
-                  $(COMPONENTS_DIR)/segmentation_altered.wasm
+# components/manifest.txt is the one list of components: what is built
+# here, embedded by host/plugins/build.rs and registered as built-ins.
+MANIFEST       := components/manifest.txt
+COMPONENTS     := $(addprefix $(COMPONENTS_DIR)/,$(addsuffix .wasm,$(shell awk 'NF && substr($$1, 1, 1) != "\043" { print $$1 }' $(MANIFEST))))
 FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
@@ -24,13 +23,22 @@ all: build
 toolchain:
 	@rustup target list --installed | grep -qx '$(WASM_TARGET)' || rustup target add $(WASM_TARGET)
 
-## components: the guest Wasm components, in their own workspace, and the
-## SDK's example plugin (standalone; it shares their target directory)
+## components: every component of components/manifest.txt, built for
+## wasm32-wasip2 in the components workspace's one target directory:
+## feature variants (`<crate>+<feature>`) first, copied to their own name,
+## then the workspace (which puts the plain builds back), then the SDK's
+## example (standalone; it shares that target directory)
 components: toolchain
+	@awk '!/^#/ && NF && $$4 ~ /^components\/.*\+/ { print $$1, $$4 }' $(MANIFEST) | while read -r stem from; do \
+	  crate=$${from#components/}; feature=$${crate#*+}; crate=$${crate%+*}; \
+	  (cd components && $(CARGO) build --release --target $(WASM_TARGET) -p "$$crate" --features "$$feature"); \
+	  cp "$(COMPONENTS_DIR)/$$crate.wasm" "$(COMPONENTS_DIR)/$$stem.wasm"; \
+	done
 	cd components && $(CARGO) build --release --target $(WASM_TARGET)
-	cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) build --release --target $(WASM_TARGET)
-	cd components && $(CARGO) build --release --target $(WASM_TARGET) -p segmentation --features altered --target-dir target/altered
-	cp components/target/altered/$(WASM_TARGET)/release/segmentation.wasm $(COMPONENTS_DIR)/segmentation_altered.wasm
+	@awk '!/^#/ && NF && $$4 ~ /^sdk\// { print $$4 }' $(MANIFEST) | while read -r dir; do \
+	  (cd "$$dir" && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) build --release --target $(WASM_TARGET)); \
+	done
+	@for f in $(COMPONENTS); do test -s "$$f" || { echo "$$f was not built" >&2; exit 1; }; done
 
 ## build: components + the `forecast` binary at target/release/forecast
 build: components

@@ -7,10 +7,10 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 
-use crate::auth;
 use crate::config::{database_url_from_env, Config};
-use crate::domain::{Tier, User};
-use crate::store;
+use forecast_domain::{Tier, User};
+use forecast_services::auth;
+use forecast_store as store;
 
 /// Forecast Engine: drawdown-segmented forecasts over HTTP.
 #[derive(Debug, Parser)]
@@ -167,7 +167,7 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("bind {}", config.addr))?;
     let local = listener.local_addr()?;
-    let (state, demo) = crate::app::AppState::build(config, local).await?;
+    let (state, demo) = crate::app::build(&config, local).await?;
     // Tests read this first line to learn the port. Write errors (a closed
     // pipe) must not take the server down, hence no println!.
     let key_hint = match &demo {
@@ -203,13 +203,13 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
         state
             .plugins
             .clone()
-            .follow(state.db.clone(), state.config.plugin_poll),
+            .follow(state.db.clone(), config.plugin_poll),
     );
-    if state.config.grading {
-        tokio::spawn(crate::grading::schedule(
+    if config.grading {
+        tokio::spawn(forecast_services::grading::schedule(
             state.db.clone(),
             state.plugins.clone(),
-            state.config.grade_at,
+            config.grade_at,
         ));
     }
     let db = state.db.clone();
@@ -245,7 +245,7 @@ async fn demo_load() -> anyhow::Result<()> {
     let url = database_url_from_env();
     let db = store::connect(&url).await?;
     let started = Instant::now();
-    let summary = crate::demo::load(db.as_ref(), &mut |done, total| {
+    let summary = forecast_services::demo::load(db.as_ref(), &mut |done, total| {
         eprint!("\rloading demo universe: {done}/{total} assets");
     })
     .await?;
@@ -267,7 +267,7 @@ async fn demo_load() -> anyhow::Result<()> {
 
 async fn ingest_csv(paths: Vec<PathBuf>, ticker: Option<String>) -> anyhow::Result<()> {
     let files = match (paths.as_slice(), ticker) {
-        ([dir], None) if dir.is_dir() => crate::ingest::files_in_dir(dir)?,
+        ([dir], None) if dir.is_dir() => forecast_services::ingest::files_in_dir(dir)?,
         (_, Some(_)) if paths.iter().any(|p| p.is_dir()) => {
             bail!("--ticker takes files, not a directory")
         }
@@ -286,7 +286,7 @@ async fn ingest_csv(paths: Vec<PathBuf>, ticker: Option<String>) -> anyhow::Resu
     };
     let url = database_url_from_env();
     let db = store::connect(&url).await?;
-    let reports = crate::ingest::ingest_files(db.as_ref(), &files).await?;
+    let reports = forecast_services::ingest::ingest_files(db.as_ref(), &files).await?;
     db.close().await;
     let mut failed = 0;
     for r in &reports {
@@ -425,10 +425,12 @@ async fn key_create(email: &str, name: &str) -> anyhow::Result<()> {
 async fn grade() -> anyhow::Result<()> {
     let config = Config::from_env()?;
     let db = store::connect(&config.database_url).await?;
-    let plugins = std::sync::Arc::new(crate::app::Plugins::load(&config, db.as_ref()).await?);
+    let plugins = std::sync::Arc::new(
+        forecast_services::active::Plugins::load(&config.plugins_config(), db.as_ref()).await?,
+    );
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let progress: std::sync::Arc<dyn Fn(crate::grading::Progress) + Send + Sync> =
-        std::sync::Arc::new(|p: crate::grading::Progress| {
+    let progress: std::sync::Arc<dyn Fn(forecast_services::grading::Progress) + Send + Sync> =
+        std::sync::Arc::new(|p: forecast_services::grading::Progress| {
             let eta = p.eta().map_or("?".to_string(), |s| format!("{s:.0}s"));
             let pct = (p.done * 100).checked_div(p.total).unwrap_or(100);
             eprint!(
@@ -438,7 +440,7 @@ async fn grade() -> anyhow::Result<()> {
                 p.rate()
             );
         });
-    let result = crate::grading::run(db.clone(), plugins, workers, progress).await;
+    let result = forecast_services::grading::run(db.clone(), plugins, workers, progress).await;
     eprintln!();
     db.close().await;
     let s = result?;
@@ -449,8 +451,8 @@ async fn grade() -> anyhow::Result<()> {
         s.graded_here,
         s.failed_here,
         s.elapsed.as_secs_f64(),
-        crate::analysis::CACHED_RETURN_PERIODS.len(),
-        crate::grading::METRICS.len(),
+        forecast_services::analysis::CACHED_RETURN_PERIODS.len(),
+        forecast_services::grading::METRICS.len(),
         s.run.graded,
         s.run.failures,
         s.run.total,

@@ -9,9 +9,9 @@ use anyhow::Context;
 use clap::Subcommand;
 
 use crate::config::Config;
-use crate::plugins::PluginRuntime;
-use crate::registry::{self, RegistryError};
-use crate::store::{self, Database};
+use forecast_plugins::PluginRuntime;
+use forecast_services::registry::{self, RegistryError};
+use forecast_store::{self as store, Database};
 
 /// The registry's operations.
 #[derive(Debug, Subcommand)]

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::auth::QuotaConfig;
-use crate::plugins::RuntimeConfig;
+use forecast_plugins::RuntimeConfig;
+use forecast_services::auth::QuotaConfig;
 
 /// Default listen address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -61,7 +61,7 @@ pub struct Config {
     /// `FORECAST_LLM_URL`, `FORECAST_LLM_MODEL`, `FORECAST_LLM_API_KEY`,
     /// `FORECAST_LLM_TIMEOUT_MS` (default 2 s): an OpenAI-compatible model
     /// the matcher may consult (unset: lexical matching only).
-    pub llm: Option<crate::llm::LlmConfig>,
+    pub llm: Option<forecast_plugins::llm::LlmConfig>,
     /// `FORECAST_MATCH_PER_MINUTE`: matcher requests per user per minute
     /// (default 30).
     pub match_per_minute: u32,
@@ -180,7 +180,7 @@ impl Config {
                 .filter(|u| !u.trim().is_empty())
             {
                 None => None,
-                Some(url) => Some(crate::llm::LlmConfig {
+                Some(url) => Some(forecast_plugins::llm::LlmConfig {
                     url: url.trim().to_string(),
                     model: std::env::var("FORECAST_LLM_MODEL").map_err(|_| ConfigError {
                         name: "FORECAST_LLM_MODEL",
@@ -208,6 +208,16 @@ pub fn database_url_from_env() -> String {
 
 impl Config {
     /// The origin state-changing cookie requests must come from.
+    /// What the plugin set is loaded with.
+    pub fn plugins_config(&self) -> forecast_services::active::PluginsConfig {
+        forecast_services::active::PluginsConfig {
+            runtime: self.runtime,
+            llm: self.llm.clone(),
+            segmentation_wasm: self.segmentation_wasm.clone(),
+            plugin_dir: self.plugin_dir.clone(),
+        }
+    }
+
     pub fn resolved_origin(&self, bound: std::net::SocketAddr) -> String {
         self.origin
             .clone()

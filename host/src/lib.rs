@@ -1,29 +1,25 @@
-//! Forecast Engine host library: everything `forecast` does lives here so
-//! that it is testable; `main.rs` only parses the command line.
+//! Forecast Engine host, layer 5: the composition root. `main.rs` only
+//! parses the command line; [`cli`] runs the commands and [`app`] wires the
+//! layers below into a server:
 //!
-//! Map: [`http`] (routes, errors, Bearer guard and quotas, sessions,
-//! OpenAPI) → services ([`analysis`], [`metadata`], [`auth`]) → [`store`]
-//! (SQLite or PostgreSQL) and [`plugins`] (the wasmtime sandbox running the
-//! Wasm components). [`demo`] and [`ingest`] fill the store; [`cli`] and
-//! [`app`] wire it all together.
+//! ```text
+//! forecast-domain → forecast-store, forecast-plugins → forecast-services
+//!                 → forecast-http → forecast-host (this crate)
+//! ```
+//!
+//! The layer crates are re-exported so tests and benchmarks reach every
+//! layer through one name.
 
-pub mod analysis;
 pub mod app;
-pub mod auth;
-pub mod backtest;
 pub mod cli;
 mod cli_plugin;
 pub mod config;
-pub mod demo;
-pub mod domain;
-pub mod grading;
-pub mod http;
-pub mod ingest;
-pub mod llm;
-pub mod matcher;
-pub mod metadata;
-pub mod plugins;
-pub mod registry;
-pub mod series;
-pub mod store;
-pub mod verdict;
+
+pub use forecast_domain as domain;
+pub use forecast_domain::series;
+pub use forecast_http as http;
+pub use forecast_plugins as plugins;
+pub use forecast_services::{
+    active, analysis, auth, backtest, demo, grading, ingest, matcher, metadata, registry, verdict,
+};
+pub use forecast_store as store;

@@ -1,0 +1,187 @@
+//! The one error type of the HTTP layer. Every non-2xx response the service
+//! produces is `{"detail": "..."}`; 5xx causes are logged with the request
+//! id and never shown (no SQL, no traces).
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+use forecast_plugins::PluginError;
+use forecast_services::analysis::AnalysisError;
+use forecast_store::StoreError;
+
+/// An error answered to a client.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: a parameter or body is invalid; the message names it.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401: no valid credential (the same message whatever was wrong).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 402: a valid credential of a user whose tier has no API access.
+    #[error("{0}")]
+    PaymentRequired(String),
+    /// 403: a cookie-authenticated state change from a foreign origin.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404: unknown or inactive asset, unknown route.
+    #[error("{0}")]
+    NotFound(String),
+    /// 409: the request conflicts with the current state (a 6th key).
+    #[error("{0}")]
+    Conflict(String),
+    /// 429: a rate limit; `Retry-After` carries the seconds to wait.
+    #[error("{detail}")]
+    TooManyRequests {
+        /// Message.
+        detail: String,
+        /// Seconds until a retry can succeed.
+        retry_after: u64,
+    },
+    /// 503: a dependency the request cannot go without is down (the quota
+    /// store): fail closed.
+    #[error("{0}")]
+    Unavailable(String),
+    /// 422: the asset's history is too short to analyse.
+    #[error("{0}")]
+    Unprocessable(String),
+    /// 500/504 from a plugin: the detail names the plugin and version.
+    #[error(transparent)]
+    Plugin(#[from] PluginError),
+    /// 500: a plugin answered outside its contract or ended the work; the
+    /// detail names it.
+    #[error("{0}")]
+    PluginContract(String),
+    /// 504: the work passed its time limit; the detail says how to shrink it.
+    #[error("{0}")]
+    GatewayTimeout(String),
+    /// 500: the store failed; logged, not shown.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// 500: anything else; logged, not shown.
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// Marks a 500 whose body must be replaced by a generic message carrying
+/// the request id (done by the `json_errors` middleware, which knows it).
+#[derive(Debug, Clone, Copy)]
+pub struct HiddenInternalError;
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::PaymentRequired(_) => StatusCode::PAYMENT_REQUIRED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Plugin(PluginError::Timeout { .. }) | ApiError::GatewayTimeout(_) => {
+                StatusCode::GATEWAY_TIMEOUT
+            }
+            ApiError::Plugin(_)
+            | ApiError::PluginContract(_)
+            | ApiError::Store(_)
+            | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        match &self {
+            ApiError::Store(_) | ApiError::Internal(_) => {
+                tracing::error!(error = %self, "internal error");
+                let mut response =
+                    (status, Json(json!({ "detail": "internal server error" }))).into_response();
+                response.extensions_mut().insert(HiddenInternalError);
+                response
+            }
+            ApiError::Plugin(_) | ApiError::PluginContract(_) => {
+                tracing::error!(error = %self, "plugin failure");
+                (status, Json(json!({ "detail": self.to_string() }))).into_response()
+            }
+            ApiError::GatewayTimeout(_) => {
+                tracing::warn!(error = %self, "timed out");
+                (status, Json(json!({ "detail": self.to_string() }))).into_response()
+            }
+            ApiError::Unauthorized(_) => {
+                let mut response =
+                    (status, Json(json!({ "detail": self.to_string() }))).into_response();
+                response.headers_mut().insert(
+                    axum::http::header::WWW_AUTHENTICATE,
+                    axum::http::HeaderValue::from_static("Bearer"),
+                );
+                response
+            }
+            ApiError::TooManyRequests { retry_after, .. } => {
+                let mut response =
+                    (status, Json(json!({ "detail": self.to_string() }))).into_response();
+                response.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from(*retry_after),
+                );
+                response
+            }
+            ApiError::Unavailable(_) => {
+                tracing::warn!(error = %self, "unavailable");
+                (status, Json(json!({ "detail": self.to_string() }))).into_response()
+            }
+            _ => (status, Json(json!({ "detail": self.to_string() }))).into_response(),
+        }
+    }
+}
+
+impl From<AnalysisError> for ApiError {
+    fn from(e: AnalysisError) -> Self {
+        match e {
+            AnalysisError::NotFound(m) => ApiError::NotFound(m),
+            AnalysisError::InsufficientData(m) => ApiError::Unprocessable(m),
+            AnalysisError::Invalid(m) => ApiError::BadRequest(m),
+            AnalysisError::Plugin(p) => ApiError::Plugin(p),
+            AnalysisError::Store(s) => ApiError::Store(s),
+            AnalysisError::Internal(m) => ApiError::Internal(m),
+        }
+    }
+}
+
+impl From<forecast_services::auth::AuthError> for ApiError {
+    fn from(e: forecast_services::auth::AuthError) -> Self {
+        match e {
+            forecast_services::auth::AuthError::Invalid(m) => ApiError::BadRequest(m),
+            forecast_services::auth::AuthError::Store(s) => ApiError::Store(s),
+            forecast_services::auth::AuthError::Hash(m) => ApiError::Internal(m),
+        }
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> Self {
+        ApiError::BadRequest(format!("invalid query string: {}", r.body_text()))
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(r: JsonRejection) -> Self {
+        match r {
+            JsonRejection::BytesRejection(b) if b.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                ApiError::BadRequest("request body too large".into())
+            }
+            other => ApiError::BadRequest(format!("invalid JSON body: {}", other.body_text())),
+        }
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(r: PathRejection) -> Self {
+        ApiError::BadRequest(format!("invalid path: {}", r.body_text()))
+    }
+}

@@ -1,0 +1,175 @@
+//! Bearer authentication and quotas for the API routes (DESIGN §7, §8).
+//!
+//! Every request re-reads the key and its owner from the store, so a
+//! revocation or a tier change takes effect on the very next request on
+//! every replica. Admission is one atomic `consume` in the store over the
+//! user's minute and day windows; the cost of a request is a property of
+//! its route. Rejections before admission (401, 402) count nothing.
+
+use axum::extract::{Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::error::ApiError;
+use crate::AppState;
+use forecast_domain::{Tier, User};
+use forecast_services::auth;
+use forecast_store::WindowUsage;
+
+/// What a route costs against the quota (a backtest costs 5).
+#[derive(Debug, Clone, Copy)]
+pub struct Cost(pub u32);
+
+/// The authenticated user, for handlers that need it.
+#[derive(Debug, Clone)]
+pub struct ApiUser(pub User);
+
+const INVALID_KEY: &str = "missing or invalid API key: send Authorization: Bearer svc_…";
+
+/// The window the headers describe: a violated one on rejection (the one
+/// that frees up last), else the one with the least remaining.
+fn binding(windows: &[WindowUsage], admitted: bool, cost: u32) -> WindowUsage {
+    if !admitted {
+        if let Some(w) = windows
+            .iter()
+            .filter(|w| u64::from(w.used) + u64::from(cost) > u64::from(w.limit))
+            .max_by_key(|w| w.reset)
+        {
+            return *w;
+        }
+    }
+    *windows
+        .iter()
+        .min_by_key(|w| (w.remaining(), w.reset))
+        .expect("at least one window")
+}
+
+fn rate_headers(headers: &mut HeaderMap, w: &WindowUsage) {
+    headers.insert("x-ratelimit-limit", HeaderValue::from(w.limit));
+    headers.insert("x-ratelimit-remaining", HeaderValue::from(w.remaining()));
+    headers.insert("x-ratelimit-reset", HeaderValue::from(w.reset));
+}
+
+/// The middleware: authenticate, check the tier, admit, run, add headers.
+pub async fn bearer(
+    State((state, cost)): State<(AppState, Cost)>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    // Owned, so the future holds no borrow of the (non-Sync) request.
+    let authorization = req
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    match admit(&state, cost, authorization.as_deref()).await {
+        Err(e) => e.into_response(),
+        Ok((user, window)) => {
+            req.extensions_mut().insert(ApiUser(user));
+            let mut response = next.run(req).await;
+            rate_headers(response.headers_mut(), &window);
+            response
+        }
+    }
+}
+
+async fn admit(
+    state: &AppState,
+    cost: Cost,
+    authorization: Option<&str>,
+) -> Result<(User, WindowUsage), Response> {
+    let key = authorization
+        .and_then(auth::parse_bearer)
+        .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
+    let (record, user) = state
+        .db
+        .api_key_user(&auth::sha256_hex(key))
+        .await
+        .map_err(|e| ApiError::Store(e).into_response())?
+        .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
+    if user.tier != Tier::Premium {
+        return Err(ApiError::PaymentRequired(format!(
+            "API access needs the Premium tier (this key's account is on {})",
+            user.tier.as_str()
+        ))
+        .into_response());
+    }
+    let now = chrono::Utc::now().timestamp();
+    let windows = auth::quota_windows(&user, state.config.quota);
+    let consumed = state
+        .db
+        .consume(&user.id, &windows, cost.0, now)
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "quota store unavailable");
+            ApiError::Unavailable("quota store unavailable; request refused".into()).into_response()
+        })?;
+    let window = binding(&consumed.windows, consumed.admitted, cost.0);
+    if !consumed.admitted {
+        let mut response = ApiError::TooManyRequests {
+            detail: format!(
+                "{} quota of {} exhausted; retry after the window resets",
+                window.kind, window.limit
+            ),
+            retry_after: (window.reset - now).max(1) as u64,
+        }
+        .into_response();
+        rate_headers(response.headers_mut(), &window);
+        return Err(response);
+    }
+    // At most once a minute (the record says when it was last written), and
+    // best effort: a failed bookkeeping write must not fail the request.
+    if record.last_used_at.is_none_or(|t| now - t >= 60) {
+        if let Err(e) = state.db.touch_api_key(&record.id, now).await {
+            tracing::warn!(error = %e, "could not update last_used_at");
+        }
+    }
+    Ok((user, window))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(kind: &'static str, limit: u32, used: u32, reset: i64) -> WindowUsage {
+        WindowUsage {
+            kind,
+            limit,
+            used,
+            reset,
+        }
+    }
+
+    #[test]
+    fn headers_describe_the_binding_window() {
+        let minute = w("minute", 60, 10, 100);
+        let day = w("day", 1000, 995, 5000);
+        assert_eq!(
+            binding(&[minute, day], true, 1).kind,
+            "day",
+            "least remaining"
+        );
+        let minute_full = w("minute", 60, 60, 100);
+        assert_eq!(
+            binding(&[minute_full, w("day", 1000, 100, 5000)], false, 1).kind,
+            "minute"
+        );
+        // Both violated: the one that frees up last.
+        assert_eq!(
+            binding(&[minute_full, w("day", 1000, 1000, 5000)], false, 1).kind,
+            "day"
+        );
+        // A cost-5 request rejected by the minute window with 3 left.
+        assert_eq!(
+            binding(
+                &[w("minute", 60, 57, 100), w("day", 1000, 10, 5000)],
+                false,
+                5
+            )
+            .kind,
+            "minute"
+        );
+    }
+}

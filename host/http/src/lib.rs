@@ -1,0 +1,165 @@
+//! Layer 4 of the host: the HTTP layer, the only place that knows status
+//! codes and routes.
+//!
+//! Each resource module exposes `router()`; this module merges them, adds
+//! the cross-cutting layers (request id, tracing, body limit, panic
+//! catching) and guarantees that every error response is `{detail}` JSON,
+//! including unknown routes, 405s, 413s and extractor rejections.
+//! Bearer authentication and quotas are a route layer on the Bearer routes
+//! (`bearer_routes`, cost per group); health and the OpenAPI document are
+//! open; `/auth/*` and `/api/keys` use the web session.
+
+mod admin;
+mod analysis;
+mod assets;
+mod backtest;
+pub mod error;
+pub mod extract;
+pub mod guard;
+mod health;
+mod keys;
+mod matcher;
+mod openapi;
+mod ranking;
+pub mod session;
+mod state;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
+use serde_json::json;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use error::HiddenInternalError;
+pub use state::{AppState, HttpConfig};
+
+pub use openapi::document as openapi_document;
+
+/// Largest request body accepted (DESIGN §9).
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+const REQUEST_ID: &str = "x-request-id";
+
+/// The routes that require a Premium Bearer key: cost 1, the backtest 5.
+fn bearer_routes(state: &AppState) -> Router<AppState> {
+    Router::new()
+        .merge(assets::router())
+        .merge(analysis::router())
+        .merge(ranking::router())
+        .merge(backtest::listing_router())
+        .route_layer(middleware::from_fn_with_state(
+            (state.clone(), guard::Cost(1)),
+            guard::bearer,
+        ))
+        .merge(
+            backtest::router().route_layer(middleware::from_fn_with_state(
+                (state.clone(), guard::Cost(5)),
+                guard::bearer,
+            )),
+        )
+}
+
+/// The whole service.
+pub fn router(state: AppState) -> Router {
+    let request_id = axum::http::HeaderName::from_static(REQUEST_ID);
+    // Every body is limited to 1 MiB except the admin API's component
+    // uploads (64 MiB, behind the admin token).
+    let api = Router::new()
+        .merge(health::router())
+        .merge(openapi::router())
+        .merge(session::router())
+        .merge(keys::router())
+        .merge(matcher::router())
+        .merge(bearer_routes(&state))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
+    Router::new()
+        .merge(api)
+        .merge(admin::router(&state))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(json_errors))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &Request| {
+                let id = req
+                    .headers()
+                    .get(REQUEST_ID)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-");
+                tracing::info_span!("request", method = %req.method(), uri = %req.uri().path(), request_id = %id)
+            }),
+        )
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+}
+
+async fn not_found(req: Request) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        Json(json!({ "detail": format!("no route for {} {}", req.method(), req.uri().path()) })),
+    )
+        .into_response()
+}
+
+async fn method_not_allowed(req: Request) -> Response {
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        Json(json!({ "detail": format!("method {} is not allowed on {}", req.method(), req.uri().path()) })),
+    )
+        .into_response()
+}
+
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("handler panicked");
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        Json(json!({ "detail": "internal server error" })),
+    )
+        .into_response()
+}
+
+/// Makes every error response `{detail}` JSON: rewrites bodies produced by
+/// layers outside our control (413 from the body limit, …) and adds the
+/// request id to hidden 500s so operators can find the logged cause.
+async fn json_errors(req: Request, next: Next) -> Response {
+    let request_id = req
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
+        .to_string();
+    let response = next.run(req).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    if response.extensions().get::<HiddenInternalError>().is_some() {
+        let detail = format!("internal server error (request id {request_id})");
+        return (status, Json(json!({ "detail": detail }))).into_response();
+    }
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return response;
+    }
+    let detail = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => format!("request body larger than {MAX_BODY_BYTES} bytes"),
+        other => other.canonical_reason().unwrap_or("error").to_string(),
+    };
+    let (mut parts, _) = response.into_parts();
+    let body = serde_json::to_vec(&json!({ "detail": detail })).expect("json");
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(body))
+}

@@ -1,0 +1,193 @@
+//! Web sessions (DESIGN §7): `POST /auth/login`, `POST /auth/logout`,
+//! `GET /auth/me`, and the [`SessionUser`] extractor used by the
+//! cookie-authenticated endpoints (`/api/keys`, later `/api/match-tickers`).
+//!
+//! The cookie holds a random token; the store keeps only its SHA-256. A
+//! Bearer key is never accepted where a session is required, and a
+//! state-changing request authenticated by the cookie must carry an `Origin`
+//! equal to the configured origin (CSRF), else 403.
+
+use axum::extract::{FromRequestParts, State};
+use axum::http::header::{AUTHORIZATION, COOKIE, ORIGIN, SET_COOKIE};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::error::ApiError;
+use super::extract::Json as JsonBody;
+use crate::AppState;
+use forecast_domain::{Tier, User};
+use forecast_services::auth::{self, LOGIN_ATTEMPTS, SESSION_COOKIE, SESSION_SECONDS};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/auth/login", post(login))
+        .route("/auth/logout", post(logout))
+        .route("/auth/me", get(me))
+}
+
+fn session_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value.to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// Refuses a state-changing request whose `Origin` is missing or foreign.
+pub(crate) fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiError> {
+    if matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        return Ok(());
+    }
+    match parts.headers.get(ORIGIN).and_then(|v| v.to_str().ok()) {
+        Some(origin) if origin.trim_end_matches('/') == &*state.origin => Ok(()),
+        Some(other) => Err(ApiError::Forbidden(format!(
+            "cross-origin request refused: Origin {other} is not {}",
+            state.origin
+        ))),
+        None => Err(ApiError::Forbidden(format!(
+            "state-changing requests with a session cookie must send Origin: {}",
+            state.origin
+        ))),
+    }
+}
+
+/// The user of a valid session cookie. Rejects Bearer keys (401), missing
+/// or expired sessions (401) and foreign-origin state changes (403).
+pub struct SessionUser(pub User);
+
+impl FromRequestParts<AppState> for SessionUser {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        if parts.headers.contains_key(AUTHORIZATION) {
+            return Err(ApiError::Unauthorized(
+                "API keys are not accepted here; sign in through POST /auth/login".into(),
+            ));
+        }
+        let token = session_token(&parts.headers)
+            .ok_or_else(|| ApiError::Unauthorized("sign in first: no session cookie".into()))?;
+        let user = state
+            .db
+            .session_user(&auth::sha256_hex(&token), chrono::Utc::now().timestamp())
+            .await?
+            .ok_or_else(|| {
+                ApiError::Unauthorized("session expired or signed out; sign in again".into())
+            })?;
+        check_origin(parts, state)?;
+        Ok(SessionUser(user))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct LoginBody {
+    email: String,
+    password: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Me {
+    email: String,
+    tier: Tier,
+}
+
+fn cookie(state: &AppState, value: &str, max_age: i64) -> HeaderValue {
+    let secure = if state.cookie_secure { "; Secure" } else { "" };
+    HeaderValue::from_str(&format!(
+        "{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"
+    ))
+    .expect("cookie is ASCII")
+}
+
+async fn login(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody<LoginBody>,
+) -> Result<Response, ApiError> {
+    // Login CSRF: a foreign page may not sign a browser in either.
+    if let Some(origin) = headers.get(ORIGIN).and_then(|v| v.to_str().ok()) {
+        if origin.trim_end_matches('/') != &*state.origin {
+            return Err(ApiError::Forbidden(format!(
+                "cross-origin login refused: Origin {origin}"
+            )));
+        }
+    }
+    let email = body.email.trim().to_lowercase();
+    let now = chrono::Utc::now().timestamp();
+    let attempts = state
+        .db
+        .consume(&format!("login:{email}"), &[LOGIN_ATTEMPTS], 1, now)
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "login limiter unavailable");
+            ApiError::Unavailable("sign-in is temporarily unavailable".into())
+        })?;
+    if !attempts.admitted {
+        let reset = attempts.windows[0].reset;
+        return Err(ApiError::TooManyRequests {
+            detail: "too many sign-in attempts; try again later".into(),
+            retry_after: (reset - now).max(1) as u64,
+        });
+    }
+    let found = state.db.user_by_email(&email).await?;
+    let password = body.password;
+    let (user, hash) = match found {
+        Some((user, hash)) => (Some(user), hash),
+        // Unknown e-mail: verify against a decoy so both failures cost the same.
+        None => (None, auth::decoy_hash().to_string()),
+    };
+    let verified = tokio::task::spawn_blocking(move || auth::verify_password(&password, &hash))
+        .await
+        .map_err(|e| ApiError::Internal(format!("password check failed: {e}")))?;
+    let Some(user) = user.filter(|_| verified) else {
+        return Err(ApiError::Unauthorized("invalid email or password".into()));
+    };
+    let (token, token_hash) = auth::new_session_token();
+    state
+        .db
+        .create_session(&token_hash, &user.id, now, now + SESSION_SECONDS)
+        .await?;
+    let mut response = Json(Me {
+        email: user.email,
+        tier: user.tier,
+    })
+    .into_response();
+    response
+        .headers_mut()
+        .insert(SET_COOKIE, cookie(&state, &token, SESSION_SECONDS));
+    Ok(response)
+}
+
+async fn logout(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    session: SessionUser,
+) -> Result<Response, ApiError> {
+    let _ = session;
+    if let Some(token) = session_token(&headers) {
+        state.db.delete_session(&auth::sha256_hex(&token)).await?;
+    }
+    let mut response = Json(json!({ "ok": true })).into_response();
+    response
+        .headers_mut()
+        .insert(SET_COOKIE, cookie(&state, "", 0));
+    Ok(response)
+}
+
+async fn me(SessionUser(user): SessionUser) -> Json<Me> {
+    Json(Me {
+        email: user.email,
+        tier: user.tier,
+    })
+}

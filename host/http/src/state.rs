@@ -1,0 +1,57 @@
+//! What every handler receives: the services, the store for the resources
+//! that are plain reads and writes (keys, sessions, rankings), and the
+//! HTTP-level settings.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use forecast_services::active::Plugins;
+use forecast_services::analysis::AnalysisService;
+use forecast_services::auth::QuotaConfig;
+use forecast_services::backtest::BacktestService;
+use forecast_services::matcher::MatcherService;
+use forecast_services::metadata::MetadataProvider;
+use forecast_services::verdict::VerdictService;
+use forecast_store::Database;
+
+/// Settings of the HTTP layer, decided by the composition root.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// The store's URL, shown redacted by `/api/health?debug=1`.
+    pub database_url: String,
+    /// How long asset metadata is fresh.
+    pub metadata_ttl: Duration,
+    /// Default quotas of Premium keys.
+    pub quota: QuotaConfig,
+    /// The admin API's token (`None`: the admin API is disabled).
+    pub admin_token: Option<String>,
+    /// Matcher requests per user per minute.
+    pub match_per_minute: u32,
+}
+
+/// Shared state handed to every handler.
+#[derive(Clone)]
+pub struct AppState {
+    /// The store.
+    pub db: Arc<dyn Database>,
+    /// Active plugins.
+    pub plugins: Arc<Plugins>,
+    /// `GET /api/analysis/{ticker}`.
+    pub analysis: AnalysisService,
+    /// `GET /api/verdict/{ticker}`.
+    pub verdicts: VerdictService,
+    /// `POST /api/backtest`.
+    pub backtests: BacktestService,
+    /// `POST /api/match-tickers`.
+    pub matcher: MatcherService,
+    /// Where asset metadata comes from.
+    pub metadata: Arc<dyn MetadataProvider>,
+    /// HTTP-level settings.
+    pub config: Arc<HttpConfig>,
+    /// Start time, for uptime.
+    pub started: Instant,
+    /// The origin cookie-authenticated state changes must come from.
+    pub origin: Arc<str>,
+    /// Whether the session cookie is `Secure`.
+    pub cookie_secure: bool,
+}

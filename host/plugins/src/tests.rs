@@ -1,0 +1,188 @@
+//! Sandbox tests against the real components: the default engine agrees
+//! with the native engine, and a misbehaving component is contained.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::segmentation::{AnalysisParams, EngineError, Metric};
+use forecast_domain::series::PriceSeries;
+
+fn runtime(timeout_ms: u64) -> Arc<PluginRuntime> {
+    Arc::new(
+        PluginRuntime::new(RuntimeConfig {
+            call_timeout: Duration::from_millis(timeout_ms),
+            memory_limit: 64 << 20,
+            max_concurrency: 2,
+        })
+        .unwrap(),
+    )
+}
+
+fn misbehave_bytes() -> Vec<u8> {
+    let bytes = crate::builtin::MISBEHAVE;
+    assert!(
+        !bytes.is_empty(),
+        "misbehave.wasm is not built: run `make components`"
+    );
+    bytes.to_vec()
+}
+
+fn params(return_period: u32) -> AnalysisParams {
+    AnalysisParams {
+        return_period,
+        num_segments: 20,
+        decay_factor: 0.95,
+        metric: Metric::TotalReturn,
+        periods_per_year: None,
+    }
+}
+
+fn series(n: usize) -> PriceSeries {
+    PriceSeries {
+        dates: (0..n as i32).collect(),
+        closes: (0..n)
+            .map(|i| 100.0 + (i as f64 * 0.37).sin() * 10.0 + i as f64 * 0.05)
+            .collect(),
+    }
+}
+
+#[test]
+fn default_engine_loads_and_analyses() {
+    let plugin =
+        SegmentationPlugin::load(runtime(10_000), "default", builtin::SEGMENTATION).unwrap();
+    assert_eq!(plugin.info().kind, "segmentation");
+    assert_eq!(plugin.info().version, "1.0.0");
+    assert_eq!(plugin.info().sha256.len(), 64);
+    let a = plugin.analyse(&series(800), params(30)).unwrap().unwrap();
+    assert_eq!(a.series.expected_returns.len(), 800);
+    assert_eq!(a.segments.len(), 20);
+    let short = plugin.analyse(&series(120), params(30)).unwrap();
+    assert!(matches!(short, Err(EngineError::InsufficientData(120))));
+}
+
+#[test]
+fn misbehaving_plugin_is_contained_and_the_runtime_keeps_serving() {
+    let rt = runtime(300);
+    let plugin = SegmentationPlugin::load(rt.clone(), "misbehave", &misbehave_bytes()).unwrap();
+    let label = "segmentation/misbehave@0.0.1-misbehave";
+    let s = series(10);
+
+    match plugin.analyse(&s, params(7)) {
+        Err(PluginError::Timeout { plugin, millis }) => {
+            assert_eq!((plugin.as_str(), millis), (label, 300))
+        }
+        other => panic!("endless loop: {other:?}"),
+    }
+    match plugin.analyse(&s, params(8)) {
+        Err(PluginError::OutOfMemory { plugin, mib }) => {
+            assert_eq!((plugin.as_str(), mib), (label, 64))
+        }
+        other => panic!("memory hog: {other:?}"),
+    }
+    match plugin.analyse(&s, params(9)) {
+        Err(PluginError::Trap { plugin, .. }) => assert_eq!(plugin, label),
+        other => panic!("panic: {other:?}"),
+    }
+    // The log import works and a recoverable error comes back typed.
+    assert!(matches!(
+        plugin.analyse(&s, params(10)).unwrap(),
+        Err(EngineError::InvalidInput(m)) if m == "misbehave refuses"
+    ));
+    // After all of that, fresh instances still answer.
+    for _ in 0..3 {
+        assert!(matches!(
+            plugin.analyse(&s, params(30)).unwrap(),
+            Err(EngineError::InsufficientData(10))
+        ));
+    }
+    // And other plugins on the same runtime are unaffected.
+    let good = SegmentationPlugin::load(rt, "default", builtin::SEGMENTATION).unwrap();
+    assert!(good.analyse(&series(400), params(30)).unwrap().is_ok());
+}
+
+#[test]
+fn a_component_of_another_world_is_refused_at_load() {
+    let err = SegmentationPlugin::load(runtime(1_000), "garbage", b"\0asm not really")
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, PluginError::Load { ref plugin, .. } if plugin == "segmentation/garbage"),
+        "{err:?}"
+    );
+}
+
+/// The component is the plain-Rust engine behind the WIT boundary: on the
+/// same input it must give the same answer, bit for bit.
+#[test]
+fn component_agrees_with_the_native_engine() {
+    let plugin =
+        SegmentationPlugin::load(runtime(10_000), "default", builtin::SEGMENTATION).unwrap();
+    let s = series(1_500);
+    for (metric, native_metric) in [
+        (Metric::TotalReturn, forecast_engine::Metric::Return),
+        (Metric::Sharpe, forecast_engine::Metric::Sharpe),
+        (Metric::Sortino, forecast_engine::Metric::Sortino),
+    ] {
+        let wasm = plugin
+            .analyse(
+                &s,
+                AnalysisParams {
+                    metric,
+                    ..params(60)
+                },
+            )
+            .unwrap()
+            .unwrap();
+        let native = forecast_engine::analyse(
+            &s.dates,
+            &s.closes,
+            &forecast_engine::Params {
+                return_period: 60,
+                metric: native_metric,
+                ..forecast_engine::Params::default()
+            },
+        )
+        .unwrap();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let obits = |v: &[Option<f64>]| v.iter().map(|x| x.map(f64::to_bits)).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&wasm.series.expected_returns),
+            bits(&native.series.expected_returns)
+        );
+        assert_eq!(
+            bits(&wasm.series.median_returns),
+            bits(&native.series.median_returns)
+        );
+        assert_eq!(
+            obits(&wasm.series.actual_returns),
+            obits(&native.series.actual_returns)
+        );
+        assert_eq!(
+            obits(&wasm.series.prediction_error_cumavg),
+            obits(&native.series.prediction_error_cumavg)
+        );
+        assert_eq!(
+            wasm.current.best_error.to_bits(),
+            native.current.best_error.to_bits()
+        );
+        assert_eq!(wasm.current.confirmed_count, native.current.confirmed_count);
+        assert_eq!(wasm.segments.len(), native.segments.len());
+        for (w, n) in wasm.segments.iter().zip(&native.segments) {
+            assert_eq!(
+                w.median_return.map(f64::to_bits),
+                n.median_return.map(f64::to_bits)
+            );
+            assert_eq!(w.max_loss.map(f64::to_bits), n.max_loss.map(f64::to_bits));
+        }
+        assert_eq!(wasm.paths.len(), native.paths.len());
+        for (w, n) in wasm.paths.iter().zip(&native.paths) {
+            assert_eq!(bits(&w.p50), bits(&n.p50));
+            assert_eq!(w.num_paths_total, n.num_paths_total);
+        }
+        assert_eq!(
+            wasm.typical_max_drawdown.map(f64::to_bits),
+            native.typical_max_drawdown.map(f64::to_bits)
+        );
+    }
+}

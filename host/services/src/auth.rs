@@ -1,0 +1,276 @@
+//! Accounts and credentials (DESIGN §7, §8): argon2id passwords, show-once
+//! API keys stored as SHA-256, session tokens stored as SHA-256, and the
+//! quota windows of a user.
+//!
+//! Nothing here stores or logs a secret: callers get the secret once and
+//! persist only its hash.
+
+use std::sync::OnceLock;
+
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use rand::rngs::OsRng;
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+
+use forecast_domain::{Tier, User};
+use forecast_store::{Database, StoreError, Window};
+
+/// Every API key starts with this.
+pub const KEY_PREFIX: &str = "svc_";
+/// Hex digits after the prefix (32 random bytes).
+pub const KEY_HEX_LEN: usize = 64;
+/// Active keys a user may hold (spec: 5).
+pub const MAX_ACTIVE_KEYS: u32 = 5;
+/// Name of the session cookie.
+pub const SESSION_COOKIE: &str = "fe_session";
+/// How long a session lasts.
+pub const SESSION_SECONDS: i64 = 7 * 24 * 3600;
+/// Login attempts allowed per e-mail address per window.
+pub const LOGIN_ATTEMPTS: Window = Window {
+    kind: "login",
+    seconds: 300,
+    limit: 10,
+};
+/// Longest accepted password (argon2 work is bounded by it).
+pub const MAX_PASSWORD_LEN: usize = 1_024;
+
+/// Hex SHA-256 of a secret: what the store keeps of keys and tokens.
+pub fn sha256_hex(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    OsRng.fill_bytes(&mut buf);
+    hex::encode(buf)
+}
+
+/// A freshly generated API key; `key` is shown once and never stored.
+#[derive(Debug)]
+pub struct NewKey {
+    /// `svc_` + 64 hex digits.
+    pub key: String,
+    /// SHA-256 of `key`.
+    pub hash: String,
+    /// `svc_` + the first 4 hex digits.
+    pub prefix: String,
+}
+
+/// Generates an API key from the OS CSPRNG.
+pub fn new_api_key() -> NewKey {
+    let key = format!("{KEY_PREFIX}{}", random_hex(KEY_HEX_LEN / 2));
+    NewKey {
+        hash: sha256_hex(&key),
+        prefix: key[..KEY_PREFIX.len() + 4].to_string(),
+        key,
+    }
+}
+
+/// A session token and its hash.
+pub fn new_session_token() -> (String, String) {
+    let token = random_hex(32);
+    let hash = sha256_hex(&token);
+    (token, hash)
+}
+
+/// The key of an `Authorization: Bearer svc_<64 hex>` header value, or
+/// `None` when the header is malformed (wrong scheme, prefix, length or
+/// alphabet).
+pub fn parse_bearer(header: &str) -> Option<&str> {
+    let key = header.strip_prefix("Bearer ")?.trim();
+    let hex = key.strip_prefix(KEY_PREFIX)?;
+    (hex.len() == KEY_HEX_LEN && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(key)
+}
+
+/// Why a credential operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// The input is unusable (message for the client).
+    #[error("{0}")]
+    Invalid(String),
+    /// Hashing failed (never expected).
+    #[error("password hashing failed: {0}")]
+    Hash(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Trims and lower-cases an e-mail address; rejects obvious garbage.
+pub fn normalize_email(raw: &str) -> Result<String, AuthError> {
+    let email = raw.trim().to_lowercase();
+    let valid = email.len() <= 254
+        && email.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+        })
+        && !email.chars().any(char::is_whitespace);
+    if valid {
+        Ok(email)
+    } else {
+        Err(AuthError::Invalid(format!(
+            "'{}' is not an e-mail address",
+            raw.trim()
+        )))
+    }
+}
+
+/// argon2id (the crate's default parameters: 19 MiB, 2 passes) with a
+/// random salt, as a PHC string. CPU-heavy: call from `spawn_blocking`.
+pub fn hash_password(password: &str) -> Result<String, AuthError> {
+    if password.len() < 8 || password.len() > MAX_PASSWORD_LEN {
+        return Err(AuthError::Invalid(format!(
+            "passwords must be 8 to {MAX_PASSWORD_LEN} characters long"
+        )));
+    }
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| AuthError::Hash(e.to_string()))
+}
+
+/// Checks a password against a PHC hash; any malformed hash is a mismatch.
+/// CPU-heavy: call from `spawn_blocking`.
+pub fn verify_password(password: &str, hash: &str) -> bool {
+    if password.len() > MAX_PASSWORD_LEN {
+        return false;
+    }
+    PasswordHash::new(hash)
+        .map(|parsed| {
+            Argon2::default()
+                .verify_password(password.as_bytes(), &parsed)
+                .is_ok()
+        })
+        .unwrap_or(false)
+}
+
+/// A hash of a random password, verified against when the e-mail is
+/// unknown so that a wrong e-mail costs the same time as a wrong password.
+pub fn decoy_hash() -> &'static str {
+    static DECOY: OnceLock<String> = OnceLock::new();
+    DECOY.get_or_init(|| hash_password(&random_hex(16)).expect("hash a random password"))
+}
+
+/// A random password for generated accounts (demo user, `user add`
+/// without --password-stdin).
+pub fn random_password() -> String {
+    random_hex(12)
+}
+
+/// Default quotas in cost units (spec: 60 a minute, 1,000 a day).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotaConfig {
+    /// Units per UTC minute.
+    pub per_minute: u32,
+    /// Units per UTC day.
+    pub per_day: u32,
+}
+
+impl Default for QuotaConfig {
+    fn default() -> Self {
+        QuotaConfig {
+            per_minute: 60,
+            per_day: 1_000,
+        }
+    }
+}
+
+/// The user's minute and day windows, with their overrides applied.
+pub fn quota_windows(user: &User, defaults: QuotaConfig) -> [Window; 2] {
+    [
+        Window {
+            kind: "minute",
+            seconds: 60,
+            limit: user.per_minute.unwrap_or(defaults.per_minute),
+        },
+        Window {
+            kind: "day",
+            seconds: 86_400,
+            limit: user.per_day.unwrap_or(defaults.per_day),
+        },
+    ]
+}
+
+/// Creates a user with a hashed password (`spawn_blocking` for argon2).
+pub async fn create_user(
+    db: &dyn Database,
+    email: &str,
+    password: String,
+    tier: Tier,
+) -> Result<User, AuthError> {
+    let email = normalize_email(email)?;
+    let hash = tokio::task::spawn_blocking(move || hash_password(&password))
+        .await
+        .map_err(|e| AuthError::Hash(e.to_string()))??;
+    Ok(db
+        .create_user(&email, &hash, tier, chrono::Utc::now().timestamp())
+        .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_have_the_documented_shape_and_are_unique() {
+        let a = new_api_key();
+        let b = new_api_key();
+        assert_ne!(a.key, b.key);
+        assert!(a.key.starts_with("svc_") && a.key.len() == 4 + 64);
+        assert_eq!(a.prefix, &a.key[..8]);
+        assert_eq!(a.hash, sha256_hex(&a.key));
+        assert_eq!(
+            parse_bearer(&format!("Bearer {}", a.key)),
+            Some(a.key.as_str())
+        );
+    }
+
+    #[test]
+    fn malformed_bearer_headers_are_refused() {
+        let key = new_api_key().key;
+        for bad in [
+            key.clone(),
+            format!("bearer {key}"),
+            format!("Basic {key}"),
+            format!("Bearer {}", &key[..20]),
+            format!("Bearer {}x", key),
+            format!("Bearer svc_{}", "g".repeat(64)),
+            format!("Bearer key_{}", "a".repeat(64)),
+            "Bearer ".to_string(),
+        ] {
+            assert_eq!(parse_bearer(&bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn passwords_hash_with_argon2id_and_verify() {
+        let h = hash_password("correct horse").unwrap();
+        assert!(h.starts_with("$argon2id$"));
+        assert!(verify_password("correct horse", &h));
+        assert!(!verify_password("correct horsE", &h));
+        assert!(!verify_password("x", "not a hash"));
+        assert!(hash_password("short").is_err());
+    }
+
+    #[test]
+    fn emails_are_normalised() {
+        assert_eq!(
+            normalize_email("  Ann@Example.COM ").unwrap(),
+            "ann@example.com"
+        );
+        for bad in [
+            "",
+            "ann",
+            "@example.com",
+            "ann@localhost",
+            "a nn@example.com",
+            "ann@.com",
+        ] {
+            assert!(normalize_email(bad).is_err(), "{bad}");
+        }
+    }
+}

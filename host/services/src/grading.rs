@@ -1,0 +1,390 @@
+//! The daily grading job (DESIGN §5): every active asset with enough
+//! history × return period {7, 30, 90, 180, 365} × metric {return, sharpe,
+//! sortino}, default segments and decay, graded by the active engine and
+//! scorer components.
+//!
+//! A run belongs to (UTC day, engine version, scorer version) and is made of
+//! one task per asset in the store. Workers — one per core in this process,
+//! and as many in every other replica that joins the same run — claim tasks
+//! in small batches (lease-based, so a killed worker's tasks are claimed
+//! again), grade them on a reused engine instance off the async runtime,
+//! and record the grades. The call that records the last task flips the
+//! run to active in one transaction: readers see the previous day's
+//! snapshot until then, and a failed or interrupted run leaves it served.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{NaiveTime, Utc};
+
+use crate::active::Plugins;
+use crate::analysis::{AnalysisQuery, CACHED_RETURN_PERIODS, MIN_ROWS};
+use crate::verdict::{self, VerdictParts};
+use forecast_domain::series::PriceSeries;
+use forecast_domain::Asset;
+use forecast_domain::Metric;
+use forecast_store::{Database, GradeRow, GradingRun, StoreError};
+
+/// Metrics graded every day.
+pub const METRICS: [Metric; 3] = [Metric::Return, Metric::Sharpe, Metric::Sortino];
+/// Assets a worker claims at once.
+const BATCH: u32 = 8;
+/// A claimed task whose worker has not reported for this long is claimed
+/// again (`FORECAST_GRADING_LEASE_SECONDS` overrides, e.g. in tests).
+pub const LEASE_SECONDS: i64 = 120;
+/// A run with more failed assets than this share is never activated: the
+/// previous snapshot stays served.
+pub const MAX_FAILED_SHARE: f64 = 0.10;
+
+fn lease_seconds() -> i64 {
+    std::env::var("FORECAST_GRADING_LEASE_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|v: &i64| *v > 0)
+        .unwrap_or(LEASE_SECONDS)
+}
+
+/// Progress of a run as this process sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Assets finished by this process so far.
+    pub done: usize,
+    /// Assets of the run.
+    pub total: usize,
+    /// Seconds since this process started working on the run.
+    pub elapsed: f64,
+}
+
+impl Progress {
+    /// Assets per second.
+    pub fn rate(&self) -> f64 {
+        if self.elapsed > 0.0 {
+            self.done as f64 / self.elapsed
+        } else {
+            0.0
+        }
+    }
+
+    /// Estimated seconds left, if the rate is known.
+    pub fn eta(&self) -> Option<f64> {
+        let rate = self.rate();
+        (rate > 0.0).then(|| self.total.saturating_sub(self.done) as f64 / rate)
+    }
+}
+
+/// The outcome of [`run`].
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// The run as stored at the end.
+    pub run: GradingRun,
+    /// Assets this process graded.
+    pub graded_here: usize,
+    /// Assets that failed in this process.
+    pub failed_here: usize,
+    /// Whether this process completed the run (made it active).
+    pub activated: bool,
+    /// Wall time of this process's part.
+    pub elapsed: Duration,
+}
+
+/// Why a run could not proceed.
+#[derive(Debug, thiserror::Error)]
+pub enum GradingError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A worker thread was lost.
+    #[error("grading worker failed: {0}")]
+    Worker(String),
+}
+
+/// A name for this process's workers in task claims.
+pub fn worker_prefix() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    )
+}
+
+/// Grades every (period, metric) of one asset with a reused engine
+/// instance; `None` when the engine or scorer failed for it.
+fn grade_asset(
+    session: &mut forecast_plugins::SegmentationSession,
+    scorer: &forecast_plugins::ScorerPlugin,
+    asset: &Asset,
+    series: &PriceSeries,
+) -> Result<Vec<GradeRow>, String> {
+    let engine = session.plugin().clone();
+    let periods = series.periods_per_year();
+    let mut parts = Vec::with_capacity(CACHED_RETURN_PERIODS.len() * METRICS.len());
+    for period in CACHED_RETURN_PERIODS {
+        for metric in METRICS {
+            let query = AnalysisQuery {
+                return_period: period,
+                metric,
+                ..AnalysisQuery::default()
+            };
+            let state = session
+                .analyse_state(series, query.engine_params(periods))
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("{e:?}"))?;
+            parts.push((query, state));
+        }
+    }
+    let inputs: Vec<_> = parts.iter().map(|(_, s)| verdict::score_input(s)).collect();
+    let grades = scorer.score(&inputs).map_err(|e| e.to_string())?;
+    Ok(parts
+        .iter()
+        .zip(&grades)
+        .map(|((query, state), grade)| {
+            let v = verdict::build(VerdictParts {
+                asset,
+                query,
+                rows: series.len(),
+                state,
+                grade,
+                engine_version: &engine.info().version,
+                scorer_version: &scorer.info().version,
+            });
+            verdict::grade_row(&v, asset.data_version)
+        })
+        .collect())
+}
+
+/// Starts (or joins) today's run for the active plugins and works on it
+/// until no task is left, reporting progress after every batch.
+pub async fn run(
+    db: Arc<dyn Database>,
+    plugins: Arc<Plugins>,
+    workers: usize,
+    progress: Arc<dyn Fn(Progress) + Send + Sync>,
+) -> Result<Summary, GradingError> {
+    let started = Instant::now();
+    let engine = plugins.segmentation();
+    let scorer = plugins.scorer();
+    let day = Utc::now().date_naive().to_string();
+    let assets = db.gradable_assets(MIN_ROWS as i64).await?;
+    let run = db
+        .start_or_join_run(
+            &day,
+            &engine.info().label(),
+            &scorer.info().label(),
+            &assets,
+            Utc::now().timestamp(),
+        )
+        .await?;
+    tracing::info!(run = %run.id, day = %run.day, total = run.total, status = %run.status, "grading run");
+    // The catalog once per run; a row graded from data that changed since
+    // carries the old data version and is never served as the new one's.
+    let catalog: Arc<std::collections::HashMap<i64, Asset>> = Arc::new(
+        db.list_active_assets(None)
+            .await?
+            .into_iter()
+            .map(|a| (a.id, a))
+            .collect(),
+    );
+    let prefix = worker_prefix();
+    let lease = lease_seconds();
+    let done = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(AtomicUsize::new(0));
+    let total = run.total as usize;
+    let mut handles = Vec::new();
+    for w in 0..workers.max(1) {
+        let (db, engine, scorer) = (db.clone(), engine.clone(), scorer.clone());
+        let (done, failed, progress) = (done.clone(), failed.clone(), progress.clone());
+        let catalog = catalog.clone();
+        let (run_id, worker) = (run.id.clone(), format!("{prefix}-{w}"));
+        handles.push(tokio::spawn(async move {
+            let mut session = Some(engine.session());
+            loop {
+                let ids = db
+                    .claim_grading_tasks(&run_id, &worker, BATCH, Utc::now().timestamp(), lease)
+                    .await?;
+                if ids.is_empty() {
+                    return Ok::<(), GradingError>(());
+                }
+                let mut batch = Vec::with_capacity(ids.len());
+                for id in &ids {
+                    let asset = catalog.get(id).cloned();
+                    let series = db.load_series(*id).await?;
+                    batch.push((*id, asset, series));
+                }
+                let scorer = scorer.clone();
+                let mut s = session.take().expect("session returned after each batch");
+                let (s, rows, ok, bad) = tokio::task::spawn_blocking(move || {
+                    let (mut rows, mut ok, mut bad) = (Vec::new(), Vec::new(), Vec::new());
+                    for (id, asset, series) in batch {
+                        match (asset, series) {
+                            (Some(asset), Some(series)) if series.len() >= MIN_ROWS => {
+                                match grade_asset(&mut s, &scorer, &asset, &series) {
+                                    Ok(r) => {
+                                        rows.extend(r);
+                                        ok.push(id);
+                                    }
+                                    Err(e) => {
+                                        tracing::warn!(ticker = %asset.ticker, error = %e, "grading failed");
+                                        bad.push(id);
+                                    }
+                                }
+                            }
+                            // Deleted, deactivated or shortened since the run started.
+                            _ => bad.push(id),
+                        }
+                    }
+                    (s, rows, ok, bad)
+                })
+                .await
+                .map_err(|e| GradingError::Worker(e.to_string()))?;
+                session = Some(s);
+                db.record_grades(&run_id, &worker, &rows, &ok, &bad).await?;
+                done.fetch_add(ok.len() + bad.len(), Ordering::Relaxed);
+                failed.fetch_add(bad.len(), Ordering::Relaxed);
+                progress(Progress {
+                    done: done.load(Ordering::Relaxed),
+                    total,
+                    elapsed: started.elapsed().as_secs_f64(),
+                });
+            }
+        }));
+    }
+    for h in handles {
+        h.await.map_err(|e| GradingError::Worker(e.to_string()))??;
+    }
+    let current = db
+        .latest_grading_run()
+        .await?
+        .filter(|r| r.id == run.id)
+        .unwrap_or(run);
+    let too_many_failures = current.failures as f64 > current.total as f64 * MAX_FAILED_SHARE;
+    let activated = if too_many_failures {
+        tracing::error!(
+            run = %current.id,
+            failures = current.failures,
+            total = current.total,
+            "too many assets failed: the run is not activated; the previous snapshot stays served"
+        );
+        false
+    } else {
+        db.finish_run_if_complete(&current.id, Utc::now().timestamp())
+            .await?
+    };
+    let run = db
+        .latest_grading_run()
+        .await?
+        .filter(|r| r.id == current.id)
+        .unwrap_or(current);
+    let failed_here = failed.load(Ordering::Relaxed);
+    Ok(Summary {
+        graded_here: done.load(Ordering::Relaxed) - failed_here,
+        failed_here,
+        activated,
+        elapsed: started.elapsed(),
+        run,
+    })
+}
+
+/// True when readers have no snapshot of today by the active plugins.
+pub async fn is_stale(db: &dyn Database, plugins: &Plugins) -> Result<bool, StoreError> {
+    let today = Utc::now().date_naive().to_string();
+    Ok(match db.active_grading_run().await? {
+        None => true,
+        Some(run) => {
+            run.day != today
+                || run.engine != plugins.segmentation().info().label()
+                || run.scorer != plugins.scorer().info().label()
+        }
+    })
+}
+
+/// Seconds from now until the next `at` (UTC).
+pub fn seconds_until(at: NaiveTime) -> u64 {
+    let now = Utc::now();
+    let today = now.date_naive().and_time(at).and_utc();
+    let next = if today > now {
+        today
+    } else {
+        today + chrono::Duration::days(1)
+    };
+    (next - now).num_seconds().max(1) as u64
+}
+
+/// The server's scheduler: grades at start when the snapshot is missing or
+/// stale, then every day at `at` UTC. Errors are logged; the previous
+/// snapshot stays served.
+pub async fn schedule(db: Arc<dyn Database>, plugins: Arc<Plugins>, at: NaiveTime) {
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let log_progress: Arc<dyn Fn(Progress) + Send + Sync> = {
+        let last = std::sync::Mutex::new(Instant::now());
+        Arc::new(move |p: Progress| {
+            let mut last = last.lock().expect("progress lock");
+            if last.elapsed() >= Duration::from_secs(5) || p.done == p.total {
+                *last = Instant::now();
+                tracing::info!(
+                    done = p.done,
+                    total = p.total,
+                    rate = format!("{:.1}/s", p.rate()),
+                    "grading"
+                );
+            }
+        })
+    };
+    let mut first = true;
+    loop {
+        let due = if first {
+            first = false;
+            match is_stale(db.as_ref(), &plugins).await {
+                Ok(stale) => stale,
+                Err(e) => {
+                    tracing::error!(error = %e, "grading: cannot read the snapshot");
+                    false
+                }
+            }
+        } else {
+            true
+        };
+        if due {
+            match run(db.clone(), plugins.clone(), workers, log_progress.clone()).await {
+                Ok(s) => tracing::info!(
+                    run = %s.run.id,
+                    graded = s.graded_here,
+                    failures = s.failed_here,
+                    activated = s.activated,
+                    seconds = s.elapsed.as_secs_f64(),
+                    "grading finished"
+                ),
+                Err(e) => {
+                    tracing::error!(error = %e, "grading failed; the previous snapshot stays served")
+                }
+            }
+        }
+        // Sleep until the daily time, or until the engine or the scorer is
+        // swapped: then re-grade at once when the snapshot is stale.
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(seconds_until(at))) => {}
+            _ = plugins.changed.notified() => {
+                first = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_daily_run_is_within_a_day() {
+        for (h, m) in [(0, 0), (2, 0), (23, 59)] {
+            let secs = seconds_until(NaiveTime::from_hms_opt(h, m, 0).unwrap());
+            assert!((1..=86_400).contains(&secs), "{h}:{m} → {secs}");
+        }
+        let now = Utc::now().time();
+        let soon = now + chrono::Duration::minutes(10);
+        let secs = seconds_until(soon);
+        if soon > now {
+            assert!((590..=600).contains(&secs), "{secs}");
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Layer 2 of the host: the services. Each is built from the narrow handles
+//! it uses (a store trait object, the active plugin set, limits) and knows
+//! nothing of HTTP: no status codes, no routers.
+//!
+//! [`active`] is the set of active plugin versions every service answers
+//! with, following the registry ([`registry`]) in the store.
+
+pub mod active;
+pub mod analysis;
+pub mod auth;
+pub mod backtest;
+pub mod demo;
+pub mod grading;
+pub mod ingest;
+pub mod matcher;
+pub mod metadata;
+pub mod registry;
+pub mod verdict;
