@@ -15,8 +15,10 @@ use forecast_http::{AppState, HttpConfig};
 use forecast_services::active::Plugins;
 use forecast_services::analysis::AnalysisService;
 use forecast_services::backtest::BacktestService;
+use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
 use forecast_services::metadata::CatalogProvider;
+use forecast_services::ranking::RankingService;
 use forecast_services::verdict::VerdictService;
 use forecast_services::{auth, demo};
 use forecast_store::{self as store, Database};
@@ -72,6 +74,8 @@ pub async fn build(
             config.signal_cache_bytes,
         ),
         matcher: MatcherService::new(db.clone(), plugins.clone()),
+        ranking: RankingService::new(db.clone()),
+        keys: KeyService::new(db.clone()),
         metadata: Arc::new(CatalogProvider),
         config: Arc::new(HttpConfig {
             database_url: config.database_url.clone(),

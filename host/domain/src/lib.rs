@@ -9,7 +9,7 @@ pub mod series;
 use serde::{Deserialize, Serialize};
 
 /// The 17 asset categories of the API (spec: Category enum).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 pub enum Category {
     #[serde(rename = "US Stocks")]
     UsStocks,
@@ -122,7 +122,7 @@ impl FromStr for Category {
 
 /// Where an asset's price history came from. Served wherever prices are,
 /// so synthetic data is never mistaken for market data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DataSource {
     /// Real history shipped in `data/prices/`.
@@ -192,7 +192,7 @@ pub struct Asset {
 }
 
 /// Subscription tier. Only `premium` has API access.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// No API access.
@@ -268,7 +268,19 @@ pub struct ApiKeyRecord {
 }
 
 /// The kinds of plugin: one WIT world each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum PluginKind {
     /// The segmentation engine (world `segmentation`).
@@ -320,7 +332,19 @@ impl FromStr for PluginKind {
 }
 
 /// The forward metric an analysis, a grade or a ranking is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Metric {
     /// Simple return.
@@ -362,7 +386,7 @@ impl FromStr for Metric {
 }
 
 /// Where a grading run is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum GradingStatus {
     /// Tasks are pending or claimed.

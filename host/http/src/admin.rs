@@ -6,14 +6,21 @@ use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde::Deserialize;
+use axum::Json;
+use forecast_api::accounts::OkResponse;
+use forecast_api::admin::{
+    ActiveResponse, ActiveVersion, AddedPlugin, PluginSlot, PluginVersion, ShadowRequest,
+    ShadowStarted,
+};
+use forecast_api::ErrorBody;
 use sha2::{Digest, Sha256};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::{Json as JsonBody, Path, Query};
 use crate::AppState;
+use forecast_domain::PluginKind;
 use forecast_services::registry::{self, RegistryError, MAX_COMPONENT_BYTES};
 
 /// Who the admin API acts as, in the activation history.
@@ -21,15 +28,17 @@ const ADMIN: &str = "admin-api";
 
 /// The admin routes with their guard and their own body limit (components
 /// are larger than API bodies).
-pub fn router(state: &AppState) -> Router<AppState> {
-    Router::new()
-        .route("/api/admin/plugins", get(list).post(add))
-        .route("/api/admin/plugins/activate", post(activate))
-        .route("/api/admin/plugins/rollback", post(rollback))
-        .route("/api/admin/shadow", post(start_shadow))
-        .route("/api/admin/shadow/{kind}", get(report).delete(stop_shadow))
+pub fn router(state: &AppState) -> OpenApiRouter<AppState> {
+    let mut routes = OpenApiRouter::new()
+        .routes(routes!(list, add))
+        .routes(routes!(activate))
+        .routes(routes!(rollback))
+        .routes(routes!(start_shadow))
+        .routes(routes!(report, stop_shadow))
         .layer(DefaultBodyLimit::max(MAX_COMPONENT_BYTES))
-        .route_layer(middleware::from_fn_with_state(state.clone(), guard))
+        .route_layer(middleware::from_fn_with_state(state.clone(), guard));
+    crate::docs::admin(routes.get_openapi_mut());
+    routes
 }
 
 async fn guard(
@@ -76,24 +85,40 @@ async fn apply(state: &AppState) {
     }
 }
 
+/// Registered versions.
+#[utoipa::path(
+    get,
+    path = "/api/admin/plugins",
+    operation_id = "adminListPlugins",
+    summary = "Every registered plugin version and whether it is active or shadowed",
+    responses((status = 200, description = "`{plugins: [{kind, name, version, sha256, size, active, shadow, builtin, added_by, added_at}]}`", body = Object))
+)]
 async fn list(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
     let plugins = registry::list(state.db.as_ref()).await?;
     Ok(Json(serde_json::json!({ "plugins": plugins })))
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Version {
-    kind: String,
-    name: String,
-    version: String,
-}
-
+/// Registers a component.
+#[utoipa::path(
+    post,
+    path = "/api/admin/plugins",
+    operation_id = "adminAddPlugin",
+    summary = "Register a component (type-checked against its kind's world; the version it reports must match)",
+    params(PluginVersion),
+    request_body(content = Vec<u8>, content_type = "application/wasm", description = "The component's bytes (at most 64 MiB)"),
+    responses(
+        (status = 200, description = "Stored", body = AddedPlugin),
+        (status = 400, description = "Bad kind, name, version or empty body", body = ErrorBody),
+        (status = 409, description = "The version is registered with other bytes", body = ErrorBody),
+        (status = 413, description = "Component over 64 MiB", body = ErrorBody),
+        (status = 422, description = "Not a component of that kind, or it reports another version", body = ErrorBody),
+    )
+)]
 async fn add(
     State(state): State<AppState>,
-    Query(v): Query<Version>,
+    Query(v): Query<PluginVersion>,
     body: Bytes,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<AddedPlugin>, ApiError> {
     if body.is_empty() {
         return Err(ApiError::BadRequest(
             "the body must be the component's bytes (Content-Type: application/wasm)".into(),
@@ -109,16 +134,33 @@ async fn add(
         ADMIN,
     )
     .await?;
-    Ok(Json(serde_json::json!({
-        "kind": r.kind, "name": r.name, "version": r.version,
-        "sha256": r.sha256, "size": r.size
-    })))
+    Ok(Json(AddedPlugin {
+        kind: r.kind.to_string(),
+        name: r.name,
+        version: r.version,
+        sha256: r.sha256,
+        size: r.size,
+    }))
 }
 
+/// Activates a version.
+#[utoipa::path(
+    post,
+    path = "/api/admin/plugins/activate",
+    operation_id = "adminActivatePlugin",
+    summary = "Activate a registered version after its self-tests pass; every replica follows within FORECAST_PLUGIN_POLL_MS",
+    request_body = PluginVersion,
+    responses(
+        (status = 200, description = "Active", body = ActiveResponse),
+        (status = 400, description = "Bad kind", body = ErrorBody),
+        (status = 404, description = "Not registered", body = ErrorBody),
+        (status = 422, description = "The candidate failed its checks; nothing changed", body = ErrorBody),
+    )
+)]
 async fn activate(
     State(state): State<AppState>,
-    JsonBody(v): JsonBody<Version>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+    JsonBody(v): JsonBody<PluginVersion>,
+) -> Result<Json<ActiveResponse>, ApiError> {
     let a = registry::activate(
         state.db.as_ref(),
         state.plugins.runtime_handle(),
@@ -129,42 +171,60 @@ async fn activate(
     )
     .await?;
     apply(&state).await;
-    Ok(Json(serde_json::json!({
-        "active": { "kind": a.kind, "name": a.name, "version": a.version }
-    })))
+    Ok(Json(active(a)))
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Slot {
-    kind: String,
-    name: String,
+fn active(a: forecast_store::ActivationRecord) -> ActiveResponse {
+    ActiveResponse {
+        active: ActiveVersion {
+            kind: a.kind.to_string(),
+            name: a.name,
+            version: a.version,
+        },
+    }
 }
 
+/// Rolls a slot back.
+#[utoipa::path(
+    post,
+    path = "/api/admin/plugins/rollback",
+    operation_id = "adminRollbackPlugin",
+    summary = "Return a slot to the version active before the current one",
+    request_body = PluginSlot,
+    responses(
+        (status = 200, description = "Active again", body = ActiveResponse),
+        (status = 400, description = "Bad kind, or name is not the active version's", body = ErrorBody),
+        (status = 409, description = "Nothing to roll back to", body = ErrorBody),
+    )
+)]
 async fn rollback(
     State(state): State<AppState>,
-    JsonBody(s): JsonBody<Slot>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+    JsonBody(s): JsonBody<PluginSlot>,
+) -> Result<Json<ActiveResponse>, ApiError> {
     let a = registry::rollback(state.db.as_ref(), &s.kind, &s.name).await?;
     apply(&state).await;
-    Ok(Json(serde_json::json!({
-        "active": { "kind": a.kind, "name": a.name, "version": a.version }
-    })))
+    Ok(Json(active(a)))
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Shadow {
-    kind: String,
-    name: String,
-    version: String,
-    sample: f64,
-}
-
+/// Starts a shadow run.
+#[utoipa::path(
+    post,
+    path = "/api/admin/shadow",
+    operation_id = "adminStartShadow",
+    summary = "Run a candidate beside the active version on a sampled share of live requests (its answers are compared, never returned)",
+    request_body = ShadowRequest,
+    responses(
+        (status = 200, description = "Started", body = ShadowStarted),
+        (status = 400, description = "Unsupported kind or sample outside (0, 1]", body = ErrorBody),
+        (status = 404, description = "Not registered", body = ErrorBody),
+        (status = 409, description = "The candidate is the active version", body = ErrorBody),
+        (status = 422, description = "The candidate failed its checks", body = ErrorBody),
+    )
+)]
 async fn start_shadow(
     State(state): State<AppState>,
-    JsonBody(s): JsonBody<Shadow>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+    JsonBody(s): JsonBody<ShadowRequest>,
+) -> Result<Json<ShadowStarted>, ApiError> {
     let c = registry::start_shadow(
         state.db.as_ref(),
         state.plugins.runtime_handle(),
@@ -176,11 +236,28 @@ async fn start_shadow(
     )
     .await?;
     apply(&state).await;
-    Ok(Json(serde_json::json!({
-        "shadow": { "kind": c.kind, "name": c.name, "version": c.version, "sample": c.sample }
-    })))
+    Ok(Json(ShadowStarted {
+        shadow: ShadowRequest {
+            kind: c.kind.to_string(),
+            name: c.name,
+            version: c.version,
+            sample: c.sample,
+        },
+    }))
 }
 
+/// A shadow run's report.
+#[utoipa::path(
+    get,
+    path = "/api/admin/shadow/{kind}",
+    operation_id = "adminShadowReport",
+    summary = "Agreement report of a kind's shadow run: identical share, largest difference per field, latency of both, errors",
+    params(("kind" = PluginKind, Path, description = "The shadowed kind")),
+    responses(
+        (status = 200, description = "`{kind, candidate, sample, samples, identical, identical_share, max_differences (field path → largest absolute difference; 1.7976931348623157e308 marks a structural change), active_latency_ms, candidate_latency_ms, errors, error_examples, compared_with}`", body = Object),
+        (status = 404, description = "No shadow run for the kind", body = ErrorBody),
+    )
+)]
 async fn report(
     State(state): State<AppState>,
     Path(kind): Path<String>,
@@ -190,11 +267,23 @@ async fn report(
     ))
 }
 
+/// Stops a shadow run.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/shadow/{kind}",
+    operation_id = "adminStopShadow",
+    summary = "Stop a kind's shadow run",
+    params(("kind" = PluginKind, Path, description = "The shadowed kind")),
+    responses(
+        (status = 200, description = "Stopped", body = OkResponse),
+        (status = 404, description = "No shadow run for the kind", body = ErrorBody),
+    )
+)]
 async fn stop_shadow(
     State(state): State<AppState>,
     Path(kind): Path<String>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<OkResponse>, ApiError> {
     registry::stop_shadow(state.db.as_ref(), &kind).await?;
     apply(&state).await;
-    Ok(Json(serde_json::json!({ "ok": true })))
+    Ok(Json(OkResponse::OK))
 }

@@ -1,21 +1,39 @@
 //! `GET /api/analysis/{ticker}` and `GET /api/analysis/{ticker}/verdict`.
 
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::{Path, Query};
 use crate::AppState;
-use forecast_services::analysis::{AnalysisResponse, RawAnalysisQuery};
-use forecast_services::verdict::VerdictResponse;
+use forecast_api::analysis::{AnalysisResponse, RawAnalysisQuery, VerdictResponse};
+use forecast_api::ErrorBody;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/analysis/{ticker}", get(full))
-        .route("/api/analysis/{ticker}/verdict", get(verdict))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(full))
+        .routes(routes!(verdict))
 }
 
+/// Full drawdown-segmented analysis.
+#[utoipa::path(
+    get,
+    path = "/api/analysis/{ticker}",
+    operation_id = "analysis",
+    summary = "Full drawdown-segmented analysis",
+    description = "Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component.",
+    params(("ticker" = String, Path, description = "An active ticker, URL-encoded", example = "^GSPC"), RawAnalysisQuery),
+    responses(
+        (status = 200, description = "OK", body = AnalysisResponse),
+        (status = 400, description = "A parameter is out of bounds; detail names it", body = ErrorBody),
+        (status = 404, description = "Unknown or inactive ticker", body = ErrorBody),
+        (status = 422, description = "Fewer than 300 price rows in the window", body = ErrorBody),
+        (status = 500, description = "The segmentation plugin failed; detail names plugin and version", body = ErrorBody),
+        (status = 504, description = "The segmentation plugin ran past its time limit", body = ErrorBody),
+    )
+)]
 async fn full(
     State(state): State<AppState>,
     Path(ticker): Path<String>,
@@ -27,6 +45,23 @@ async fn full(
     Ok(Json(answer))
 }
 
+/// Verdict-only projection.
+#[utoipa::path(
+    get,
+    path = "/api/analysis/{ticker}/verdict",
+    operation_id = "verdict",
+    summary = "Verdict-only projection: state, signals, active segment, grade",
+    description = "The graded defaults (20 segments, decay 0.95, no dates, return_period 7/30/90/180/365, any metric) come from the daily grading snapshot (metadata.from_cache) as long as it describes the asset's current data and the active engine and scorer; anything else is computed live.",
+    params(("ticker" = String, Path, description = "An active ticker, URL-encoded", example = "^GSPC"), RawAnalysisQuery),
+    responses(
+        (status = 200, description = "OK", body = VerdictResponse),
+        (status = 400, description = "A parameter is out of bounds; detail names it", body = ErrorBody),
+        (status = 404, description = "Unknown or inactive ticker", body = ErrorBody),
+        (status = 422, description = "Fewer than 300 price rows in the window", body = ErrorBody),
+        (status = 500, description = "A plugin failed; detail names plugin and version", body = ErrorBody),
+        (status = 504, description = "A plugin ran past its time limit", body = ErrorBody),
+    )
+)]
 async fn verdict(
     State(state): State<AppState>,
     Path(ticker): Path<String>,

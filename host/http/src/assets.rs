@@ -1,60 +1,47 @@
 //! `GET /api/assets` and `GET /api/asset-info/{ticker}`.
 
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
+use axum::Json;
+use forecast_api::assets::{
+    parse_category, AssetInfo, AssetItem, AssetListQuery, AssetListResponse,
+};
+use forecast_api::ErrorBody;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::{Path, Query};
 use crate::AppState;
-use forecast_domain::{Category, DataSource};
 use forecast_services::metadata::{self, LookupError};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/assets", get(list))
-        .route("/api/asset-info/{ticker}", get(info))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(info))
 }
 
-#[derive(Debug, Deserialize)]
-struct ListQuery {
-    category: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct AssetItem {
-    id: i64,
-    ticker: String,
-    name: String,
-    category: Category,
-    is_active: bool,
-    is_premium: bool,
-    data_source: DataSource,
-}
-
-#[derive(Debug, Serialize)]
-struct AssetList {
-    assets: Vec<AssetItem>,
-    total: usize,
-}
-
-/// Parses a category name, 400 naming the valid ones otherwise.
-pub(crate) fn parse_category(raw: &str) -> Result<Category, ApiError> {
-    raw.parse().map_err(|_| {
-        let names: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
-        ApiError::BadRequest(format!(
-            "unknown category '{raw}'; expected one of: {}",
-            names.join(", ")
-        ))
-    })
-}
-
+/// Active assets.
+#[utoipa::path(
+    get,
+    path = "/api/assets",
+    operation_id = "listAssets",
+    summary = "Active assets, optionally of one category",
+    params(AssetListQuery),
+    responses(
+        (status = 200, description = "OK", body = AssetListResponse),
+        (status = 400, description = "Unknown category", body = ErrorBody),
+    )
+)]
 async fn list(
     State(state): State<AppState>,
-    Query(q): Query<ListQuery>,
-) -> Result<Json<AssetList>, ApiError> {
-    let category = q.category.as_deref().map(parse_category).transpose()?;
+    Query(q): Query<AssetListQuery>,
+) -> Result<Json<AssetListResponse>, ApiError> {
+    let category = q
+        .category
+        .as_deref()
+        .map(parse_category)
+        .transpose()
+        .map_err(ApiError::BadRequest)?;
     let assets: Vec<AssetItem> = state
         .db
         .list_active_assets(category)
@@ -70,30 +57,24 @@ async fn list(
             data_source: a.data_source,
         })
         .collect();
-    Ok(Json(AssetList {
+    Ok(Json(AssetListResponse {
         total: assets.len(),
         assets,
     }))
 }
 
-#[derive(Debug, Serialize)]
-struct AssetInfo {
-    ticker: String,
-    name: String,
-    category: Category,
-    long_name: String,
-    sector: String,
-    industry: String,
-    summary: String,
-    logo_url: String,
-    market_cap: i64,
-    exchange: String,
-    currency: String,
-    website: String,
-    from_cache: bool,
-    data_source: DataSource,
-}
-
+/// Asset metadata.
+#[utoipa::path(
+    get,
+    path = "/api/asset-info/{ticker}",
+    operation_id = "assetInfo",
+    summary = "Asset metadata, cached for 7 days",
+    params(("ticker" = String, Path, description = "An active ticker, URL-encoded", example = "AAPL")),
+    responses(
+        (status = 200, description = "OK", body = AssetInfo),
+        (status = 404, description = "Unknown or inactive ticker", body = ErrorBody),
+    )
+)]
 async fn info(
     State(state): State<AppState>,
     Path(ticker): Path<String>,

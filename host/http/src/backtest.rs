@@ -2,25 +2,42 @@
 //! a backtest may name.
 
 use axum::extract::State;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde::Serialize;
+use axum::Json;
+use forecast_api::backtest::{BacktestRequest, BacktestResponse, StrategyItem, StrategyList};
+use forecast_api::ErrorBody;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::Json as JsonBody;
 use crate::AppState;
-use forecast_services::backtest::{BacktestError, BacktestRequest, BacktestResponse};
+use forecast_services::backtest::BacktestError;
 
 /// The backtest route (metered at cost 5 by the caller's route layer).
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/backtest", post(run))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(run))
 }
 
 /// The strategy listing (cost 1).
-pub fn listing_router() -> Router<AppState> {
-    Router::new().route("/api/strategies", get(list))
+pub fn listing_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list))
 }
 
+/// Runs a backtest.
+#[utoipa::path(
+    post,
+    path = "/api/backtest",
+    operation_id = "backtest",
+    summary = "Portfolio backtest of a strategy plugin over a universe",
+    description = "Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The whole request is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s). Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, and top_n at most the number of tradeable assets.",
+    request_body = BacktestRequest,
+    responses(
+        (status = 200, description = "OK", body = BacktestResponse),
+        (status = 400, description = "A field is invalid (unknown strategy or ticker, bad dates, non-positive capital, top_n beyond the universe, unknown rebalance, out-of-bounds engine or z-score parameters); detail names it", body = ErrorBody),
+        (status = 500, description = "The strategy plugin failed (trap, memory cap, contract violation); detail names the plugin and version", body = ErrorBody),
+        (status = 504, description = "The backtest passed its time limit; reduce its scope", body = ErrorBody),
+    )
+)]
 async fn run(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<BacktestRequest>,
@@ -42,21 +59,14 @@ impl From<BacktestError> for ApiError {
     }
 }
 
-/// One loaded strategy.
-#[derive(Debug, Serialize)]
-struct StrategyItem {
-    name: String,
-    version: String,
-    description: String,
-    sha256: String,
-}
-
-/// `{strategies}`.
-#[derive(Debug, Serialize)]
-struct StrategyList {
-    strategies: Vec<StrategyItem>,
-}
-
+/// The loaded strategies.
+#[utoipa::path(
+    get,
+    path = "/api/strategies",
+    operation_id = "strategies",
+    summary = "The strategies POST /api/backtest can name (built-in, registered and FORECAST_PLUGIN_DIR plugins)",
+    responses((status = 200, description = "OK", body = StrategyList))
+)]
 async fn list(State(state): State<AppState>) -> Json<StrategyList> {
     Json(StrategyList {
         strategies: state

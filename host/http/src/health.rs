@@ -2,25 +2,28 @@
 //! operator needs (database reachable, counts, active plugin versions).
 
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
-use serde::Deserialize;
+use axum::Json;
+use forecast_api::health::{HealthQuery, HealthResponse};
+use forecast_api::ErrorBody;
 use serde_json::{json, Value};
 
 use super::error::ApiError;
 use super::extract::Query;
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/health", get(health))
-}
-
-#[derive(Debug, Deserialize)]
-struct HealthQuery {
-    debug: Option<String>,
-}
-
-async fn health(
+/// Health probe.
+#[utoipa::path(
+    get,
+    path = "/api/health",
+    operation_id = "health",
+    summary = "Health probe",
+    params(HealthQuery),
+    responses(
+        (status = 200, description = "Up (status `degraded` when the database is unreachable)", body = HealthResponse),
+        (status = 400, description = "debug is not 0 or 1", body = ErrorBody),
+    )
+)]
+pub async fn health(
     State(state): State<AppState>,
     Query(q): Query<HealthQuery>,
 ) -> Result<Json<Value>, ApiError> {

@@ -1,129 +1,99 @@
 //! `GET/POST/DELETE /api/keys`: a signed-in user's API keys (session cookie
-//! only). Keys are shown once at creation; the store keeps their SHA-256.
+//! only; the policy is the key service's). Keys are shown once at creation;
+//! the store keeps their SHA-256.
 
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use axum::Json;
+use forecast_api::accounts::{
+    CreateKeyRequest, CreatedKey, KeyRecord, OkResponse, RevokeKeyRequest,
+};
+use forecast_api::ErrorBody;
+use forecast_services::keys::KeyError;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::Json as JsonBody;
 use super::session::SessionUser;
 use crate::AppState;
-use forecast_domain::{ApiKeyRecord, Tier};
-use forecast_services::auth::{self, MAX_ACTIVE_KEYS};
 
-/// Longest key name accepted.
-const MAX_NAME_LEN: usize = 100;
-
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/keys", get(list).post(create).delete(revoke))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create, revoke))
 }
 
-fn timestamp(secs: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp(secs, 0).unwrap_or_default()
-}
-
-#[derive(Debug, Serialize)]
-struct KeyRecord {
-    id: String,
-    key_prefix: String,
-    name: String,
-    last_used_at: Option<DateTime<Utc>>,
-    created_at: DateTime<Utc>,
-}
-
-impl From<ApiKeyRecord> for KeyRecord {
-    fn from(k: ApiKeyRecord) -> Self {
-        KeyRecord {
-            id: k.id,
-            key_prefix: k.key_prefix,
-            name: k.name,
-            last_used_at: k.last_used_at.map(timestamp),
-            created_at: timestamp(k.created_at),
+impl From<KeyError> for ApiError {
+    fn from(e: KeyError) -> Self {
+        match e {
+            KeyError::NotPremium => ApiError::PaymentRequired(e.to_string()),
+            KeyError::TooMany => ApiError::Conflict(e.to_string()),
+            KeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            KeyError::Store(s) => ApiError::Store(s),
         }
     }
 }
 
+/// The user's keys.
+#[utoipa::path(
+    get,
+    path = "/api/keys",
+    operation_id = "listKeys",
+    summary = "The signed-in user's active API keys (never the keys themselves)",
+    responses((status = 200, description = "OK, newest first", body = Vec<KeyRecord>))
+)]
 async fn list(
     State(state): State<AppState>,
     SessionUser(user): SessionUser,
 ) -> Result<Json<Vec<KeyRecord>>, ApiError> {
-    let keys = state.db.list_api_keys(&user.id).await?;
-    Ok(Json(keys.into_iter().map(KeyRecord::from).collect()))
+    Ok(Json(state.keys.list(&user).await?))
 }
 
-#[derive(Debug, Deserialize)]
-struct CreateBody {
-    name: String,
-}
-
-#[derive(Debug, Serialize)]
-struct Created {
-    key: String,
-    key_prefix: String,
-    name: String,
-    id: String,
-    created_at: DateTime<Utc>,
-}
-
+/// Creates a key.
+#[utoipa::path(
+    post,
+    path = "/api/keys",
+    operation_id = "createKey",
+    summary = "Create an API key; the full key is returned once",
+    request_body = CreateKeyRequest,
+    responses(
+        (status = 200, description = "Created", body = CreatedKey),
+        (status = 400, description = "Missing or invalid name", body = ErrorBody),
+        (status = 402, description = "The user is not on the Premium tier", body = ErrorBody),
+        (status = 409, description = "The user already has 5 active keys", body = ErrorBody),
+    )
+)]
 async fn create(
     State(state): State<AppState>,
     SessionUser(user): SessionUser,
-    JsonBody(body): JsonBody<CreateBody>,
-) -> Result<Json<Created>, ApiError> {
-    if user.tier != Tier::Premium {
-        return Err(ApiError::PaymentRequired(
-            "API keys are available on the Premium tier only".into(),
-        ));
+    JsonBody(body): JsonBody<CreateKeyRequest>,
+) -> Result<Json<CreatedKey>, ApiError> {
+    if user.tier != forecast_domain::Tier::Premium {
+        // Before the name: a Free user learns about the tier first.
+        return Err(KeyError::NotPremium.into());
     }
-    let name = body.name.trim();
-    if name.is_empty() || name.chars().count() > MAX_NAME_LEN {
-        return Err(ApiError::BadRequest(format!(
-            "name must be 1 to {MAX_NAME_LEN} characters"
-        )));
-    }
-    let new = auth::new_api_key();
-    let now = Utc::now().timestamp();
-    let record = state
-        .db
-        .create_api_key(&user.id, name, &new.hash, &new.prefix, MAX_ACTIVE_KEYS, now)
-        .await?
-        .ok_or_else(|| {
-            ApiError::Conflict(format!(
-                "you already have {MAX_ACTIVE_KEYS} active keys; revoke one first"
-            ))
-        })?;
-    Ok(Json(Created {
-        key: new.key,
-        key_prefix: record.key_prefix,
-        name: record.name,
-        id: record.id,
-        created_at: timestamp(record.created_at),
-    }))
+    let name = body.validate().map_err(ApiError::BadRequest)?;
+    Ok(Json(state.keys.create(&user, name).await?))
 }
 
-#[derive(Debug, Deserialize)]
-struct RevokeBody {
-    id: String,
-}
-
+/// Revokes a key.
+#[utoipa::path(
+    delete,
+    path = "/api/keys",
+    operation_id = "revokeKey",
+    summary = "Revoke an API key (soft); effective on the next request",
+    request_body = RevokeKeyRequest,
+    responses(
+        (status = 200, description = "Revoked", body = OkResponse),
+        (status = 400, description = "id is not a UUID", body = ErrorBody),
+        (status = 404, description = "No active key with that id belongs to the user", body = ErrorBody),
+    )
+)]
 async fn revoke(
     State(state): State<AppState>,
     SessionUser(user): SessionUser,
-    JsonBody(body): JsonBody<RevokeBody>,
-) -> Result<Json<Value>, ApiError> {
+    JsonBody(body): JsonBody<RevokeKeyRequest>,
+) -> Result<Json<OkResponse>, ApiError> {
     let id = uuid::Uuid::parse_str(body.id.trim())
         .map_err(|_| ApiError::BadRequest(format!("id '{}' is not a UUID", body.id)))?;
-    // Someone else's key is "not found", exactly like a missing one.
-    if !state
-        .db
-        .revoke_api_key(&user.id, &id.to_string(), Utc::now().timestamp())
-        .await?
-    {
-        return Err(ApiError::NotFound(format!("no active key with id {id}")));
-    }
-    Ok(Json(json!({ "ok": true })))
+    state.keys.revoke(&user, id).await?;
+    Ok(Json(OkResponse::OK))
 }

@@ -13,76 +13,106 @@ mod admin;
 mod analysis;
 mod assets;
 mod backtest;
+pub mod docs;
 pub mod error;
 pub mod extract;
 pub mod guard;
 mod health;
 mod keys;
 mod matcher;
-mod openapi;
 mod ranking;
 pub mod session;
 mod state;
+
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde_json::json;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
+use utoipa::OpenApi as _;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use error::HiddenInternalError;
 pub use state::{AppState, HttpConfig};
-
-pub use openapi::document as openapi_document;
 
 /// Largest request body accepted (DESIGN §9).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 const REQUEST_ID: &str = "x-request-id";
 
 /// The routes that require a Premium Bearer key: cost 1, the backtest 5.
-fn bearer_routes(state: &AppState) -> Router<AppState> {
-    Router::new()
-        .merge(assets::router())
-        .merge(analysis::router())
-        .merge(ranking::router())
-        .merge(backtest::listing_router())
-        .route_layer(middleware::from_fn_with_state(
-            (state.clone(), guard::Cost(1)),
+/// The guard and its documentation are applied together.
+fn bearer_routes(state: &AppState) -> OpenApiRouter<AppState> {
+    let metered = |routes: OpenApiRouter<AppState>, cost: u32| {
+        let mut routes = routes.route_layer(middleware::from_fn_with_state(
+            (state.clone(), guard::Cost(cost)),
             guard::bearer,
-        ))
-        .merge(
-            backtest::router().route_layer(middleware::from_fn_with_state(
-                (state.clone(), guard::Cost(5)),
-                guard::bearer,
-            )),
-        )
+        ));
+        docs::metered(routes.get_openapi_mut(), cost);
+        routes
+    };
+    metered(
+        OpenApiRouter::new()
+            .merge(assets::router())
+            .merge(analysis::router())
+            .merge(ranking::router())
+            .merge(backtest::listing_router()),
+        1,
+    )
+    .merge(metered(backtest::router(), 5))
+}
+
+/// The routes authenticated by the web session cookie (and `/auth/login`,
+/// which starts one).
+fn session_routes() -> OpenApiRouter<AppState> {
+    let mut routes = OpenApiRouter::new()
+        .merge(session::router())
+        .merge(keys::router())
+        .merge(matcher::router());
+    docs::session(routes.get_openapi_mut());
+    routes
+}
+
+/// Every route of the service with its OpenAPI description. Routes are
+/// only ever added through utoipa-axum's `routes!`, so none can exist
+/// undocumented (a test walks the router against the document).
+pub fn api(state: &AppState) -> OpenApiRouter<AppState> {
+    // Every body is limited to 1 MiB except the admin API's component
+    // uploads (64 MiB, behind the admin token).
+    let limited = OpenApiRouter::with_openapi(docs::ApiDoc::openapi())
+        .routes(routes!(health::health))
+        .routes(routes!(docs::openapi))
+        .merge(session_routes())
+        .merge(bearer_routes(state))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
+    limited.merge(admin::router(state))
+}
+
+/// The OpenAPI document of [`api`].
+pub fn openapi(state: &AppState) -> utoipa::openapi::OpenApi {
+    api(state).into_openapi()
 }
 
 /// The whole service.
 pub fn router(state: AppState) -> Router {
+    let (routes, doc) = api(&state).split_for_parts();
+    let doc = docs::Document(Arc::new(
+        doc.to_json().expect("the OpenAPI document serialises"),
+    ));
     let request_id = axum::http::HeaderName::from_static(REQUEST_ID);
-    // Every body is limited to 1 MiB except the admin API's component
-    // uploads (64 MiB, behind the admin token).
-    let api = Router::new()
-        .merge(health::router())
-        .merge(openapi::router())
-        .merge(session::router())
-        .merge(keys::router())
-        .merge(matcher::router())
-        .merge(bearer_routes(&state))
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
-    Router::new()
-        .merge(api)
-        .merge(admin::router(&state))
+    routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+        .layer(Extension(doc))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn(json_errors))
         .layer(

@@ -1,24 +1,21 @@
 //! `POST /api/match-tickers` (session cookie only; a per-user rate limit).
 
 use axum::extract::State;
-use axum::routing::post;
-use axum::{Json, Router};
-use serde::Deserialize;
+use axum::Json;
+use forecast_api::ErrorBody;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::Json as JsonBody;
 use super::session::SessionUser;
 use crate::AppState;
-use forecast_services::matcher::{self, MatchError, MatchResponse};
+use forecast_api::matcher::{MatchRequest, MatchResponse};
+use forecast_services::matcher::MatchError;
 use forecast_store::Window;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/match-tickers", post(match_tickers))
-}
-
-#[derive(Debug, Deserialize)]
-struct MatchBody {
-    text: String,
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(match_tickers))
 }
 
 impl From<MatchError> for ApiError {
@@ -32,12 +29,27 @@ impl From<MatchError> for ApiError {
     }
 }
 
+/// Free text to tickers.
+#[utoipa::path(
+    post,
+    path = "/api/match-tickers",
+    operation_id = "matchTickers",
+    summary = "Free text (a ticker, a name, a misspelling, a brand or product) to at most 3 active assets",
+    description = "The matcher component searches the active catalog (tickers with and without exchange suffixes, names, fuzzy spelling, websites, products in summaries); when a language model is configured (FORECAST_LLM_URL) it may ask it to choose among its top candidates, and keeps its own answer when the model is unavailable. Gibberish gives an empty list. At most FORECAST_MATCH_PER_MINUTE (30) requests per user per minute.",
+    request_body = MatchRequest,
+    responses(
+        (status = 200, description = "OK", body = MatchResponse),
+        (status = 400, description = "text missing, blank or longer than 500 characters", body = ErrorBody),
+        (status = 429, description = "Too many matcher requests; Retry-After says when to retry", body = ErrorBody),
+        (status = 500, description = "The matcher plugin failed (the detail names it)", body = ErrorBody),
+    )
+)]
 async fn match_tickers(
     State(state): State<AppState>,
     SessionUser(user): SessionUser,
-    JsonBody(body): JsonBody<MatchBody>,
+    JsonBody(body): JsonBody<MatchRequest>,
 ) -> Result<Json<MatchResponse>, ApiError> {
-    matcher::validate(&body.text)?;
+    forecast_api::matcher::validate(&body.text).map_err(ApiError::BadRequest)?;
     let now = chrono::Utc::now().timestamp();
     let window = Window {
         kind: "match",

@@ -12,22 +12,23 @@ use axum::http::header::{AUTHORIZATION, COOKIE, ORIGIN, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
-use serde_json::json;
+use axum::Json;
+use forecast_api::accounts::{LoginRequest, Me, OkResponse};
+use forecast_api::ErrorBody;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::Json as JsonBody;
 use crate::AppState;
-use forecast_domain::{Tier, User};
+use forecast_domain::User;
 use forecast_services::auth::{self, LOGIN_ATTEMPTS, SESSION_COOKIE, SESSION_SECONDS};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/auth/login", post(login))
-        .route("/auth/logout", post(logout))
-        .route("/auth/me", get(me))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(login))
+        .routes(routes!(logout))
+        .routes(routes!(me))
 }
 
 fn session_token(headers: &HeaderMap) -> Option<String> {
@@ -90,18 +91,6 @@ impl FromRequestParts<AppState> for SessionUser {
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct LoginBody {
-    email: String,
-    password: String,
-}
-
-#[derive(Debug, Serialize)]
-struct Me {
-    email: String,
-    tier: Tier,
-}
-
 fn cookie(state: &AppState, value: &str, max_age: i64) -> HeaderValue {
     let secure = if state.cookie_secure { "; Secure" } else { "" };
     HeaderValue::from_str(&format!(
@@ -110,10 +99,27 @@ fn cookie(state: &AppState, value: &str, max_age: i64) -> HeaderValue {
     .expect("cookie is ASCII")
 }
 
+/// Signs in.
+#[utoipa::path(
+    post,
+    path = "/auth/login",
+    operation_id = "login",
+    summary = "Sign in: sets the HttpOnly session cookie `fe_session`",
+    description = "A wrong e-mail and a wrong password give the same 401. At most 10 attempts per e-mail per 5 minutes. A request carrying a foreign Origin is refused (403).",
+    request_body = LoginRequest,
+    responses(
+        (status = 200, description = "Signed in", body = Me,
+         headers(("Set-Cookie" = String, description = "fe_session=…; HttpOnly; SameSite=Lax; Path=/"))),
+        (status = 400, description = "Malformed body", body = ErrorBody),
+        (status = 401, description = "Invalid email or password", body = ErrorBody),
+        (status = 429, description = "Too many attempts; Retry-After says when to retry", body = ErrorBody),
+        (status = 503, description = "The attempt limiter is unavailable: sign-in is refused", body = ErrorBody),
+    )
+)]
 async fn login(
     State(state): State<AppState>,
     headers: HeaderMap,
-    JsonBody(body): JsonBody<LoginBody>,
+    JsonBody(body): JsonBody<LoginRequest>,
 ) -> Result<Response, ApiError> {
     // Login CSRF: a foreign page may not sign a browser in either.
     if let Some(origin) = headers.get(ORIGIN).and_then(|v| v.to_str().ok()) {
@@ -169,6 +175,14 @@ async fn login(
     Ok(response)
 }
 
+/// Signs out.
+#[utoipa::path(
+    post,
+    path = "/auth/logout",
+    operation_id = "logout",
+    summary = "Sign out: ends the session and clears the cookie",
+    responses((status = 200, description = "Signed out", body = OkResponse))
+)]
 async fn logout(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -178,13 +192,21 @@ async fn logout(
     if let Some(token) = session_token(&headers) {
         state.db.delete_session(&auth::sha256_hex(&token)).await?;
     }
-    let mut response = Json(json!({ "ok": true })).into_response();
+    let mut response = Json(OkResponse::OK).into_response();
     response
         .headers_mut()
         .insert(SET_COOKIE, cookie(&state, "", 0));
     Ok(response)
 }
 
+/// The signed-in user.
+#[utoipa::path(
+    get,
+    path = "/auth/me",
+    operation_id = "me",
+    summary = "The signed-in user",
+    responses((status = 200, description = "OK", body = Me))
+)]
 async fn me(SessionUser(user): SessionUser) -> Json<Me> {
     Json(Me {
         email: user.email,

@@ -9,8 +9,10 @@ use forecast_services::active::Plugins;
 use forecast_services::analysis::AnalysisService;
 use forecast_services::auth::QuotaConfig;
 use forecast_services::backtest::BacktestService;
+use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
 use forecast_services::metadata::MetadataProvider;
+use forecast_services::ranking::RankingService;
 use forecast_services::verdict::VerdictService;
 use forecast_store::Database;
 
@@ -44,6 +46,10 @@ pub struct AppState {
     pub backtests: BacktestService,
     /// `POST /api/match-tickers`.
     pub matcher: MatcherService,
+    /// `GET /api/ranking`.
+    pub ranking: RankingService,
+    /// `/api/keys`.
+    pub keys: KeyService,
     /// Where asset metadata comes from.
     pub metadata: Arc<dyn MetadataProvider>,
     /// HTTP-level settings.

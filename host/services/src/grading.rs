@@ -127,7 +127,7 @@ fn grade_asset(
                 ..AnalysisQuery::default()
             };
             let state = session
-                .analyse_state(series, query.engine_params(periods))
+                .analyse_state(series, crate::analysis::engine_params(&query, periods))
                 .map_err(|e| e.to_string())?
                 .map_err(|e| format!("{e:?}"))?;
             parts.push((query, state));

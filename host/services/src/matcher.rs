@@ -6,42 +6,18 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::active::Plugins;
-use forecast_domain::{Asset, Category};
+pub use forecast_api::matcher::{MatchResponse, TickerMatch, MAX_MATCHES, MAX_TEXT_CHARS};
+use forecast_domain::Asset;
 use forecast_plugins::matcher::{Catalog, CatalogEntry};
 use forecast_plugins::PluginError;
 use forecast_store::Database;
 use forecast_store::StoreError;
 
-/// Most matches an answer holds (spec).
-pub const MAX_MATCHES: u32 = 3;
-/// Longest text accepted, in characters.
-pub const MAX_TEXT_CHARS: usize = 500;
 /// How long the in-memory catalog is reused before it is re-read.
 const CATALOG_TTL: Duration = Duration::from_secs(30);
-
-/// One match, as the spec names it.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct TickerMatch {
-    /// Ticker.
-    pub ticker: String,
-    /// Name.
-    pub name: String,
-    /// Category.
-    pub category: Category,
-    /// Confidence in [0, 1].
-    pub confidence: f64,
-}
-
-/// `{matches}`.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct MatchResponse {
-    /// At most three, best first.
-    pub matches: Vec<TickerMatch>,
-}
 
 /// Why there is no answer.
 #[derive(Debug, thiserror::Error)]
@@ -116,20 +92,6 @@ impl CatalogCache {
     }
 }
 
-/// Validates `text`: 1 to 500 characters, not blank.
-pub fn validate(text: &str) -> Result<&str, MatchError> {
-    let chars = text.chars().count();
-    if chars == 0 || chars > MAX_TEXT_CHARS {
-        return Err(MatchError::Invalid(format!(
-            "text must be 1 to {MAX_TEXT_CHARS} characters (got {chars})"
-        )));
-    }
-    if text.trim().is_empty() {
-        return Err(MatchError::Invalid("text must not be blank".into()));
-    }
-    Ok(text)
-}
-
 /// The matcher service: the active catalog (from the store, cached) and
 /// the active matcher component.
 #[derive(Clone)]
@@ -151,7 +113,9 @@ impl MatcherService {
 
     /// Matches `text` against the active catalog with the active matcher.
     pub async fn match_text(&self, text: &str) -> Result<MatchResponse, MatchError> {
-        let text = validate(text)?.to_string();
+        let text = forecast_api::matcher::validate(text)
+            .map_err(MatchError::Invalid)?
+            .to_string();
         let matcher = self
             .plugins
             .matcher()

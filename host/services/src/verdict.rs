@@ -2,62 +2,18 @@
 //! the engine's state summary and the scorer's grade, served from the daily
 //! grading snapshot for default parameters and computed live otherwise.
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use chrono::Utc;
 
-use crate::analysis::{
-    active_asset, AnalysisError, AnalysisQuery, CurrentStateBody, SegmentBody, Signals, MIN_ROWS,
-};
+use crate::analysis::{active_asset, AnalysisError, AnalysisQuery, MIN_ROWS};
+pub use forecast_api::analysis::{GradeBody, VerdictMetadata, VerdictResponse};
 use std::sync::Arc;
 
 use crate::active::Plugins;
-use forecast_domain::{Asset, DataSource, Metric};
+use forecast_domain::Asset;
 use forecast_plugins::scorer::{Grade, ScoreInput};
 use forecast_plugins::segmentation::{EngineError, StateSummary};
 use forecast_store::Database;
 use forecast_store::GradeRow;
-
-/// `grade` of a verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GradeBody {
-    /// A to F for the default scorer.
-    pub letter: String,
-    /// 0 to 100.
-    pub score: f64,
-}
-
-/// `metadata` of a verdict.
-#[allow(missing_docs)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VerdictMetadata {
-    pub return_period: u32,
-    pub num_segments: u32,
-    pub decay_factor: f64,
-    pub metric: Metric,
-    pub calculated_at: DateTime<Utc>,
-    pub from_cache: bool,
-    pub data_points: u32,
-    pub asset_id: i64,
-    pub engine_version: String,
-    pub scorer_version: String,
-    pub data_source: DataSource,
-    pub periods_per_year: u32,
-}
-
-/// The spec's verdict response.
-#[allow(missing_docs)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VerdictResponse {
-    pub ticker: String,
-    pub current_state: CurrentStateBody,
-    pub signals: Signals,
-    pub active_segment: SegmentBody,
-    pub grade: GradeBody,
-    /// Median over calendar years of the worst within-year drawdown
-    /// (a negative fraction; null without a year of 20 rows).
-    pub typical_max_drawdown: Option<f64>,
-    pub metadata: VerdictMetadata,
-}
 
 /// What the scorer sees of a state.
 pub fn score_input(s: &StateSummary) -> ScoreInput {
@@ -95,9 +51,9 @@ pub fn build(p: VerdictParts<'_>) -> VerdictResponse {
     let c = &p.state.current;
     VerdictResponse {
         ticker: p.asset.ticker.clone(),
-        signals: Signals::from(c),
-        current_state: CurrentStateBody::from(c),
-        active_segment: SegmentBody::from(&p.state.segments[c.segment as usize]),
+        signals: crate::analysis::signals_body(c),
+        current_state: crate::analysis::current_state_body(c),
+        active_segment: crate::analysis::segment_body(&p.state.segments[c.segment as usize]),
         grade: GradeBody {
             letter: p.grade.letter.clone(),
             score: p.grade.score,
@@ -202,7 +158,7 @@ impl VerdictService {
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let summary = engine
-                .analyse_state(&window, query.engine_params(periods))?
+                .analyse_state(&window, crate::analysis::engine_params(&query, periods))?
                 .map_err(|e| match e {
                     EngineError::InsufficientData(rows) => {
                         AnalysisError::InsufficientData(format!(

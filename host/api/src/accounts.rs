@@ -1,0 +1,101 @@
+//! The web session (`/auth/*`) and API key management (`/api/keys`).
+
+use chrono::{DateTime, Utc};
+use forecast_domain::Tier;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Longest key name accepted.
+pub const MAX_KEY_NAME_CHARS: usize = 100;
+
+/// `POST /auth/login`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct LoginRequest {
+    /// The account's e-mail (case-insensitive).
+    #[schema(example = "demo@forecast.local")]
+    pub email: String,
+    /// The password.
+    pub password: String,
+}
+
+/// The signed-in user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Me {
+    /// E-mail, lower-cased.
+    pub email: String,
+    /// Subscription tier.
+    pub tier: Tier,
+}
+
+/// `{ok: true}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OkResponse {
+    /// Always true.
+    pub ok: bool,
+}
+
+impl OkResponse {
+    /// `{ok: true}`.
+    pub const OK: OkResponse = OkResponse { ok: true };
+}
+
+/// One API key as listed (never the key itself).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct KeyRecord {
+    /// Key id.
+    #[schema(format = Uuid)]
+    pub id: String,
+    /// The first characters of the key, to recognise it.
+    #[schema(example = "svc_1a2b")]
+    pub key_prefix: String,
+    /// The name given at creation.
+    pub name: String,
+    /// Last authenticated request (minute precision).
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+}
+
+/// `POST /api/keys`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct CreateKeyRequest {
+    /// A name to recognise the key by: 1 to 100 characters, not only
+    /// white space (surrounding white space is dropped).
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S", example = "laptop")]
+    pub name: String,
+}
+
+impl CreateKeyRequest {
+    /// The trimmed name, or why it is refused.
+    pub fn validate(&self) -> Result<&str, String> {
+        let name = self.name.trim();
+        if name.is_empty() || name.chars().count() > MAX_KEY_NAME_CHARS {
+            return Err(format!("name must be 1 to {MAX_KEY_NAME_CHARS} characters"));
+        }
+        Ok(name)
+    }
+}
+
+/// A new key: the only time the key itself is shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CreatedKey {
+    /// `svc_` + 64 hex digits; shown once, stored only as SHA-256.
+    pub key: String,
+    /// The first characters of the key.
+    pub key_prefix: String,
+    /// The name given.
+    pub name: String,
+    /// Key id (to revoke it).
+    #[schema(format = Uuid)]
+    pub id: String,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+}
+
+/// `DELETE /api/keys`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct RevokeKeyRequest {
+    /// Id of one of the user's active keys.
+    #[schema(format = Uuid)]
+    pub id: String,
+}

@@ -1,0 +1,96 @@
+//! `/api/admin/*`: the plugin registry's request bodies (the operator API;
+//! guarded by the admin token).
+
+use forecast_domain::PluginKind;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// A plugin version: the query of `POST /api/admin/plugins` and the body of
+/// `POST /api/admin/plugins/activate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PluginVersion {
+    /// The plugin's kind (its WIT world).
+    #[schema(value_type = PluginKind)]
+    #[param(value_type = PluginKind)]
+    pub kind: String,
+    /// Name within the kind (`default` for the built-in engine, scorer and
+    /// matcher; a strategy's own name).
+    pub name: String,
+    /// Semantic version the component reports.
+    #[schema(example = "1.1.0")]
+    pub version: String,
+}
+
+/// A slot: the body of `POST /api/admin/plugins/rollback`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PluginSlot {
+    /// The plugin's kind.
+    #[schema(value_type = PluginKind)]
+    pub kind: String,
+    /// The active version's name.
+    pub name: String,
+}
+
+/// The body of `POST /api/admin/shadow`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShadowRequest {
+    /// The candidate's kind (only `segmentation` can be shadowed).
+    #[schema(value_type = PluginKind)]
+    pub kind: String,
+    /// Candidate name.
+    pub name: String,
+    /// Candidate version.
+    pub version: String,
+    /// Share of live requests recomputed by the candidate, in (0, 1].
+    #[schema(exclusive_minimum = 0.0, maximum = 1.0, example = 0.1)]
+    pub sample: f64,
+}
+
+/// A stored version, as `POST /api/admin/plugins` answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AddedPlugin {
+    /// Kind.
+    #[schema(value_type = PluginKind)]
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// Hex SHA-256 of the component.
+    pub sha256: String,
+    /// Size in bytes.
+    pub size: i64,
+}
+
+/// `{active}`: what a slot serves after an activation or a rollback.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ActiveResponse {
+    /// The version now active.
+    pub active: ActiveVersion,
+}
+
+/// A version (kind, name, version).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ActiveVersion {
+    /// Kind.
+    #[schema(value_type = PluginKind)]
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+}
+
+/// `{shadow}`: the shadow run started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ShadowStarted {
+    /// The run.
+    pub shadow: ShadowRequest,
+}
+
+// Keeps the import used when only `value_type` mentions it.
+const _: Option<PluginKind> = None;

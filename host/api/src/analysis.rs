@@ -1,0 +1,405 @@
+//! `GET /api/analysis/{ticker}` and `GET /api/verdict/{ticker}`: the query
+//! parameters (documented with every bound, validated into an
+//! [`AnalysisQuery`]) and the response bodies the spec defines.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use forecast_domain::defaults;
+use forecast_domain::{Category, DataSource, Metric};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// Validated analysis parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AnalysisQuery {
+    /// Horizon in calendar days, 7..=365.
+    pub return_period: u32,
+    /// Buckets, 10..=50.
+    pub num_segments: u32,
+    /// EMA decay, 0.80..=0.99.
+    pub decay_factor: f64,
+    /// Outcome metric.
+    pub metric: Metric,
+    /// Inclusive lower date bound.
+    pub start_date: Option<NaiveDate>,
+    /// Inclusive upper date bound.
+    pub end_date: Option<NaiveDate>,
+}
+
+impl Default for AnalysisQuery {
+    fn default() -> Self {
+        AnalysisQuery {
+            return_period: defaults::RETURN_PERIOD,
+            num_segments: defaults::NUM_SEGMENTS,
+            decay_factor: defaults::DECAY_FACTOR,
+            metric: Metric::Return,
+            start_date: None,
+            end_date: None,
+        }
+    }
+}
+
+/// The query parameters of the analysis and verdict routes, received as
+/// strings so every problem gets a message that names the parameter and
+/// its bounds; the documented types are what [`RawAnalysisQuery::validate`]
+/// accepts.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RawAnalysisQuery {
+    /// Forecast horizon in calendar days.
+    #[param(value_type = Option<i64>, minimum = 7, maximum = 365, default = 90)]
+    return_period: Option<String>,
+    /// Number of equal-width drawdown buckets.
+    #[param(value_type = Option<i64>, minimum = 10, maximum = 50, default = 20)]
+    num_segments: Option<String>,
+    /// EMA decay of the expected-return estimator.
+    #[param(value_type = Option<f64>, minimum = 0.8, maximum = 0.99, default = 0.95)]
+    decay_factor: Option<String>,
+    /// The forward metric.
+    #[param(value_type = Option<Metric>, default = "return")]
+    metric: Option<String>,
+    /// Inclusive lower bound of the historical window (YYYY-MM-DD); on or
+    /// before `end_date` when both are given.
+    #[param(value_type = Option<NaiveDate>, format = Date)]
+    start_date: Option<String>,
+    /// Inclusive upper bound of the historical window (YYYY-MM-DD).
+    #[param(value_type = Option<NaiveDate>, format = Date)]
+    end_date: Option<String>,
+}
+
+fn parse_int(name: &str, raw: Option<&str>, default: u32, lo: u32, hi: u32) -> Result<u32, String> {
+    let Some(raw) = raw else { return Ok(default) };
+    let bound =
+        || format!("{name} must be an integer between {lo} and {hi} inclusive (got '{raw}')");
+    let v = crate::integer(raw.trim()).ok_or_else(bound)?;
+    if v < i64::from(lo) || v > i64::from(hi) {
+        return Err(bound());
+    }
+    Ok(v as u32)
+}
+
+fn parse_date(name: &str, raw: Option<&str>) -> Result<Option<NaiveDate>, String> {
+    raw.map(|r| {
+        NaiveDate::parse_from_str(r.trim(), "%Y-%m-%d")
+            .map_err(|_| format!("{name} must be a date in YYYY-MM-DD format (got '{r}')"))
+    })
+    .transpose()
+}
+
+impl RawAnalysisQuery {
+    /// Checks every bound of the spec; the error names the parameter.
+    pub fn validate(&self) -> Result<AnalysisQuery, String> {
+        let return_period = parse_int(
+            "return_period",
+            self.return_period.as_deref(),
+            defaults::RETURN_PERIOD,
+            defaults::RETURN_PERIOD_MIN,
+            defaults::RETURN_PERIOD_MAX,
+        )?;
+        let num_segments = parse_int(
+            "num_segments",
+            self.num_segments.as_deref(),
+            defaults::NUM_SEGMENTS,
+            defaults::NUM_SEGMENTS_MIN,
+            defaults::NUM_SEGMENTS_MAX,
+        )?;
+        let decay_factor = match self.decay_factor.as_deref() {
+            None => defaults::DECAY_FACTOR,
+            Some(raw) => {
+                let (lo, hi) = (defaults::DECAY_FACTOR_MIN, defaults::DECAY_FACTOR_MAX);
+                let msg = || {
+                    format!("decay_factor must be a number between {lo:.2} and {hi:.2} inclusive (got '{raw}')")
+                };
+                let v: f64 = raw.trim().parse().map_err(|_| msg())?;
+                if !(lo..=hi).contains(&v) {
+                    return Err(msg());
+                }
+                v
+            }
+        };
+        let metric = match self.metric.as_deref() {
+            None => Metric::Return,
+            Some(m) => m.parse()?,
+        };
+        let start_date = parse_date("start_date", self.start_date.as_deref())?;
+        let end_date = parse_date("end_date", self.end_date.as_deref())?;
+        if let (Some(s), Some(e)) = (start_date, end_date) {
+            if s > e {
+                return Err(format!("start_date {s} is after end_date {e}"));
+            }
+        }
+        Ok(AnalysisQuery {
+            return_period,
+            num_segments,
+            decay_factor,
+            metric,
+            start_date,
+            end_date,
+        })
+    }
+}
+
+impl AnalysisQuery {
+    /// Default segments and decay over the whole history for one of the
+    /// graded periods: answered from (and stored in) the analysis cache.
+    pub fn is_cacheable(&self) -> bool {
+        self.num_segments == defaults::NUM_SEGMENTS
+            && self.decay_factor == defaults::DECAY_FACTOR
+            && self.start_date.is_none()
+            && self.end_date.is_none()
+            && defaults::GRADED_RETURN_PERIODS.contains(&self.return_period)
+    }
+}
+
+/// `current_state` of the response.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CurrentStateBody {
+    pub price: f64,
+    pub drawdown: f64,
+    pub segment: u32,
+    pub expected_return: f64,
+    pub prediction_error: f64,
+    pub median_return: f64,
+    pub median_error: f64,
+    pub best_method: String,
+    pub best_error: f64,
+    pub insufficient_data: bool,
+    pub confirmed_count: u32,
+}
+
+/// `signals`: the six signal fields of the current state.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Signals {
+    pub expected_return: f64,
+    pub prediction_error: f64,
+    pub median_return: f64,
+    pub median_error: f64,
+    pub best_method: String,
+    pub best_error: f64,
+}
+
+/// `time_series`: dense parallel arrays aligned by index.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TimeSeriesBody {
+    pub dates: Vec<NaiveDate>,
+    pub prices: Vec<f64>,
+    pub drawdowns: Vec<f64>,
+    pub expected_returns: Vec<f64>,
+    pub prediction_errors: Vec<Option<f64>>,
+    pub prediction_error_cumavg: Vec<Option<f64>>,
+    pub actual_returns: Vec<Option<f64>>,
+    pub median_returns: Vec<f64>,
+    pub median_errors: Vec<Option<f64>>,
+    pub median_error_cumavg: Vec<Option<f64>>,
+    pub projected_prices: Vec<Option<f64>>,
+}
+
+/// One row of `segments`.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SegmentBody {
+    pub segment_idx: u32,
+    pub lower_bound: f64,
+    pub upper_bound: f64,
+    pub count: u32,
+    pub expected_return: Option<f64>,
+    pub avg_return: Option<f64>,
+    pub median_return: Option<f64>,
+    pub static_median_return: Option<f64>,
+    pub max_loss: Option<f64>,
+    pub win_rate: Option<f64>,
+}
+
+/// `return_distribution`.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct DistributionBody {
+    pub bins: Vec<f64>,
+    pub counts: Vec<u32>,
+}
+
+/// One `scatter_data` point.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ScatterBody {
+    pub drawdown: f64,
+    pub future_return: f64,
+    pub segment: u32,
+}
+
+/// One value of `segment_paths`.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SegmentPathsBody {
+    pub paths: Vec<Vec<f64>>,
+    pub p10: Vec<f64>,
+    pub p25: Vec<f64>,
+    pub p50: Vec<f64>,
+    pub p75: Vec<f64>,
+    pub p90: Vec<f64>,
+    pub num_paths_total: u32,
+}
+
+/// `metadata`: the spec's fields plus metric, engine_version, data_source,
+/// periods_per_year (DESIGN §4) and the window actually analysed.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AnalysisMetadata {
+    pub return_period: u32,
+    pub num_segments: u32,
+    pub decay_factor: f64,
+    pub calculated_at: DateTime<Utc>,
+    pub from_cache: bool,
+    pub data_points: u32,
+    pub asset_id: i64,
+    pub metric: Metric,
+    pub engine_version: String,
+    pub data_source: DataSource,
+    pub periods_per_year: u32,
+    pub start_date: NaiveDate,
+    pub end_date: NaiveDate,
+}
+
+/// The spec's AnalysisResponse.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AnalysisResponse {
+    pub ticker: String,
+    pub name: String,
+    pub category: Category,
+    pub current_state: CurrentStateBody,
+    pub signals: Signals,
+    pub time_series: TimeSeriesBody,
+    pub segments: Vec<SegmentBody>,
+    pub return_distribution: DistributionBody,
+    pub scatter_data: Vec<ScatterBody>,
+    pub segment_paths: BTreeMap<String, SegmentPathsBody>,
+    pub metadata: AnalysisMetadata,
+    /// The engine's typical yearly drawdown; consumed by the verdict.
+    #[serde(skip)]
+    pub typical_max_drawdown: Option<f64>,
+}
+
+/// `grade` of a verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct GradeBody {
+    /// A to F for the default scorer.
+    pub letter: String,
+    /// 0 to 100.
+    pub score: f64,
+}
+
+/// `metadata` of a verdict.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VerdictMetadata {
+    pub return_period: u32,
+    pub num_segments: u32,
+    pub decay_factor: f64,
+    pub metric: Metric,
+    pub calculated_at: DateTime<Utc>,
+    pub from_cache: bool,
+    pub data_points: u32,
+    pub asset_id: i64,
+    pub engine_version: String,
+    pub scorer_version: String,
+    pub data_source: DataSource,
+    pub periods_per_year: u32,
+}
+
+/// The spec's verdict response.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VerdictResponse {
+    pub ticker: String,
+    pub current_state: CurrentStateBody,
+    pub signals: Signals,
+    pub active_segment: SegmentBody,
+    pub grade: GradeBody,
+    /// Median over calendar years of the worst within-year drawdown
+    /// (a negative fraction; null without a year of 20 rows).
+    pub typical_max_drawdown: Option<f64>,
+    pub metadata: VerdictMetadata,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(pairs: &[(&str, &str)]) -> RawAnalysisQuery {
+        let query = pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("&");
+        serde_urlencoded_from(&query)
+    }
+
+    fn serde_urlencoded_from(q: &str) -> RawAnalysisQuery {
+        serde_urlencoded::from_str(q).unwrap()
+    }
+
+    #[test]
+    fn defaults_are_the_spec_defaults_and_cacheable() {
+        let q = raw(&[]).validate().unwrap();
+        assert_eq!(q, AnalysisQuery::default());
+        assert!(q.is_cacheable());
+        let q = raw(&[("return_period", "30"), ("metric", "sortino")])
+            .validate()
+            .unwrap();
+        assert!(q.is_cacheable());
+        assert!(!raw(&[("return_period", "31")])
+            .validate()
+            .unwrap()
+            .is_cacheable());
+        assert!(!raw(&[("end_date", "2020-01-01")])
+            .validate()
+            .unwrap()
+            .is_cacheable());
+    }
+
+    #[test]
+    fn every_bound_is_enforced_and_named() {
+        let cases = [
+            ("return_period", "6", "between 7 and 365"),
+            ("return_period", "366", "between 7 and 365"),
+            ("return_period", "abc", "return_period"),
+            ("num_segments", "9", "between 10 and 50"),
+            ("num_segments", "51", "between 10 and 50"),
+            ("decay_factor", "0.79", "between 0.80 and 0.99"),
+            ("decay_factor", "0.995", "between 0.80 and 0.99"),
+            ("decay_factor", "NaN", "decay_factor"),
+            ("metric", "alpha", "metric must be one of"),
+            ("start_date", "2020-13-01", "start_date"),
+            ("end_date", "yesterday", "end_date"),
+        ];
+        for (k, v, needle) in cases {
+            let err = raw(&[(k, v)]).validate().unwrap_err();
+            assert!(
+                err.contains(needle) && err.contains(k.split('_').next().unwrap()),
+                "{k}={v}: {err}"
+            );
+        }
+        for (k, v) in [
+            ("return_period", "7"),
+            ("return_period", "365"),
+            ("num_segments", "10"),
+            ("num_segments", "50"),
+            ("decay_factor", "0.8"),
+            ("decay_factor", "0.99"),
+        ] {
+            assert!(
+                raw(&[(k, v)]).validate().is_ok(),
+                "{k}={v} is inside the bounds"
+            );
+        }
+        let err = raw(&[("start_date", "2020-02-01"), ("end_date", "2020-01-01")])
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("after end_date"));
+    }
+}

@@ -1,0 +1,428 @@
+//! `POST /api/backtest`: the request body (every field optional, unknown
+//! fields refused, every bound documented and checked) and the response.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+use forecast_backtest as bt;
+use forecast_domain::{Category, Metric};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Default strategy.
+pub const DEFAULT_STRATEGY: &str = "topn";
+/// Years before `end_date` a window starts at when `start_date` is absent.
+pub const DEFAULT_YEARS: u32 = 10;
+/// Most tickers one request may name.
+pub const MAX_TICKERS: usize = 3_000;
+
+/// The request body. Every field is optional; unknown fields are refused
+/// so that a misspelt parameter never silently takes its default.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BacktestRequest {
+    /// Strategy plugin name (`GET /api/strategies` lists them).
+    #[schema(min_length = 1, default = "topn", example = "topn")]
+    pub strategy: Option<String>,
+    /// Assets to trade (known, active tickers, each once); wins over `category`.
+    #[schema(schema_with = tickers_schema)]
+    pub tickers: Option<Vec<String>>,
+    /// Trade one category's active assets.
+    #[schema(value_type = Option<Category>)]
+    pub category: Option<String>,
+    /// Equity at the start.
+    #[schema(exclusive_minimum = 0.0, maximum = 1e12, default = 100000.0)]
+    pub initial_capital: Option<f64>,
+    /// Positions.
+    #[serde(default, deserialize_with = "crate::optional_integer")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 500, default = 10)]
+    pub top_n: Option<i64>,
+    /// How often the strategy rebalances.
+    #[schema(value_type = Option<Rebalance>, default = "monthly")]
+    pub rebalance: Option<String>,
+    /// Engine horizon in calendar days.
+    #[serde(default, deserialize_with = "crate::optional_integer")]
+    #[schema(value_type = Option<i64>, minimum = 7, maximum = 365, default = 90)]
+    pub return_period: Option<i64>,
+    /// Engine EMA decay.
+    #[schema(minimum = 0.8, maximum = 0.99, default = 0.95)]
+    pub decay_factor: Option<f64>,
+    /// Engine buckets.
+    #[serde(default, deserialize_with = "crate::optional_integer")]
+    #[schema(value_type = Option<i64>, minimum = 10, maximum = 50, default = 20)]
+    pub num_segments: Option<i64>,
+    /// The engine's forward metric.
+    #[schema(value_type = Option<Metric>, default = "return")]
+    pub metric: Option<String>,
+    /// First date (default: 10 years before the end); on or before
+    /// `end_date` when both are given.
+    #[schema(value_type = Option<NaiveDate>, format = Date)]
+    pub start_date: Option<String>,
+    /// Last date (default: the universe's latest date).
+    #[schema(value_type = Option<NaiveDate>, format = Date)]
+    pub end_date: Option<String>,
+    /// Charge trading costs.
+    #[schema(default = true)]
+    pub include_costs: Option<bool>,
+    /// z-score window in rows.
+    #[serde(default, deserialize_with = "crate::optional_integer")]
+    #[schema(value_type = Option<i64>, minimum = 20, maximum = 1260, default = 252)]
+    pub zscore_lookback: Option<i64>,
+    /// z-score entry threshold.
+    #[schema(exclusive_minimum = 0.0, maximum = 10.0, default = 2.0)]
+    pub zscore_entry: Option<f64>,
+    /// z-score exit threshold.
+    #[schema(minimum = -10.0, maximum = 10.0, default = 0.0)]
+    pub zscore_exit: Option<f64>,
+}
+
+/// `tickers`: 1 to [`MAX_TICKERS`] distinct non-empty symbols.
+fn tickers_schema() -> utoipa::openapi::schema::Array {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
+    ArrayBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(64))
+                .examples(["AAPL"]),
+        )
+        .min_items(Some(1))
+        .max_items(Some(MAX_TICKERS))
+        .unique_items(true)
+        .build()
+}
+
+/// The rebalance schedules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Rebalance {
+    /// Every row.
+    Daily,
+    /// The first row of each ISO week.
+    Weekly,
+    /// The first row of each month.
+    Monthly,
+}
+
+/// Which assets a run trades.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UniverseSpec {
+    /// These tickers (active, known).
+    Tickers(Vec<String>),
+    /// Every active asset of a category.
+    Category(Category),
+    /// Every active asset.
+    All,
+}
+
+/// A request that passed every check that needs no data.
+#[derive(Debug, Clone)]
+pub struct ValidRequest {
+    /// Strategy name.
+    pub strategy: String,
+    /// The universe.
+    pub universe: UniverseSpec,
+    /// Explicit first date.
+    pub start_date: Option<NaiveDate>,
+    /// Explicit last date.
+    pub end_date: Option<NaiveDate>,
+    /// Parameters with defaults filled in.
+    pub params: bt::RunParams,
+    /// The engine metric, as named on the wire.
+    pub metric: Metric,
+}
+
+/// An integer field as `u32`, its default when absent (bounds are checked
+/// by [`bt::RunParams::validate`]).
+fn int_or(name: &str, v: Option<i64>, default: u32) -> Result<u32, String> {
+    match v {
+        None => Ok(default),
+        Some(v) => u32::try_from(v).map_err(|_| format!("{name} is out of range (got {v})")),
+    }
+}
+
+fn date(name: &str, raw: &Option<String>) -> Result<Option<NaiveDate>, String> {
+    raw.as_deref()
+        .map(|r| {
+            NaiveDate::parse_from_str(r.trim(), "%Y-%m-%d")
+                .map_err(|_| format!("{name} must be a date in YYYY-MM-DD format (got '{r}')"))
+        })
+        .transpose()
+}
+
+impl BacktestRequest {
+    /// Checks every field that can be checked without data; the error
+    /// names the field and what it accepts.
+    pub fn validate(&self) -> Result<ValidRequest, String> {
+        let strategy = self
+            .strategy
+            .clone()
+            .unwrap_or_else(|| DEFAULT_STRATEGY.to_string());
+        let rebalance = match self.rebalance.as_deref() {
+            None => bt::Rebalance::Monthly,
+            Some(r) => bt::Rebalance::parse(r).ok_or_else(|| {
+                format!("rebalance must be one of daily, weekly, monthly (got '{r}')")
+            })?,
+        };
+        let metric: Metric = match self.metric.as_deref() {
+            None => Metric::Return,
+            Some(m) => m.parse()?,
+        };
+        let defaults = bt::RunParams::default();
+        let params = bt::RunParams {
+            top_n: int_or("top_n", self.top_n, defaults.top_n)?,
+            rebalance,
+            return_period: int_or("return_period", self.return_period, defaults.return_period)?,
+            num_segments: int_or("num_segments", self.num_segments, defaults.num_segments)?,
+            decay_factor: self.decay_factor.unwrap_or(defaults.decay_factor),
+            metric: match metric {
+                Metric::Return => bt::Metric::Return,
+                Metric::Sharpe => bt::Metric::Sharpe,
+                Metric::Sortino => bt::Metric::Sortino,
+            },
+            initial_capital: self.initial_capital.unwrap_or(defaults.initial_capital),
+            include_costs: self.include_costs.unwrap_or(defaults.include_costs),
+            zscore_lookback: int_or(
+                "zscore_lookback",
+                self.zscore_lookback,
+                defaults.zscore_lookback,
+            )?,
+            zscore_entry: self.zscore_entry.unwrap_or(defaults.zscore_entry),
+            zscore_exit: self.zscore_exit.unwrap_or(defaults.zscore_exit),
+        };
+        params.validate().map_err(|e| e.message)?;
+        let start_date = date("start_date", &self.start_date)?;
+        let end_date = date("end_date", &self.end_date)?;
+        if let (Some(s), Some(e)) = (start_date, end_date) {
+            if s > e {
+                return Err(format!(
+                    "start_date {s} is after end_date {e}; start_date must be on or before end_date"
+                ));
+            }
+        }
+        let universe = match (&self.tickers, &self.category) {
+            (Some(tickers), _) => {
+                if tickers.is_empty() {
+                    return Err("tickers must name at least one asset (or leave it out)".into());
+                }
+                if tickers.len() > MAX_TICKERS {
+                    return Err(format!(
+                        "tickers may name at most {MAX_TICKERS} assets (got {})",
+                        tickers.len()
+                    ));
+                }
+                let mut seen = std::collections::HashSet::new();
+                for t in tickers {
+                    if !seen.insert(t.as_str()) {
+                        return Err(format!("tickers names '{t}' twice"));
+                    }
+                }
+                UniverseSpec::Tickers(tickers.clone())
+            }
+            (None, Some(c)) => UniverseSpec::Category(c.parse().map_err(|_| {
+                let names: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+                format!(
+                    "unknown category '{c}'; expected one of: {}",
+                    names.join(", ")
+                )
+            })?),
+            (None, None) => UniverseSpec::All,
+        };
+        Ok(ValidRequest {
+            strategy,
+            universe,
+            start_date,
+            end_date,
+            params,
+            metric,
+        })
+    }
+}
+
+/// One point of the equity curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EquityPoint {
+    /// Date.
+    pub date: NaiveDate,
+    /// Portfolio value at that date's close.
+    pub equity: f64,
+}
+
+/// One fill.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TradeBody {
+    /// Fill date.
+    pub date: NaiveDate,
+    /// Asset.
+    pub ticker: String,
+    /// `BUY` or `SELL`.
+    pub side: String,
+    /// Quantity, > 0.
+    pub qty: f64,
+    /// Reference close of the fill.
+    pub price: f64,
+}
+
+/// Metrics of the equity curve; `null` where undefined.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MetricsBody {
+    /// `E_N/E_0 - 1`.
+    pub total_return: Option<f64>,
+    /// Compound annual growth rate.
+    pub cagr: Option<f64>,
+    /// Annualised Sharpe ratio of the curve's returns.
+    pub sharpe_ratio: Option<f64>,
+    /// Annualised Sortino ratio of the curve's returns.
+    pub sortino_ratio: Option<f64>,
+    /// Worst peak-to-trough fall (<= 0).
+    pub max_drawdown: Option<f64>,
+    /// Equity at the end.
+    pub final_equity: f64,
+    /// Returns in the curve / periods per year.
+    pub years: f64,
+    /// Sum of trading costs.
+    pub total_costs: f64,
+    /// Costs as a percentage of the initial capital.
+    pub cost_drag_pct: f64,
+    /// Fills.
+    pub total_trades: u64,
+}
+
+/// A benchmark's curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct BenchmarkBody {
+    /// Same dates as the equity curve.
+    pub dates: Vec<NaiveDate>,
+    /// Its equity.
+    pub equity: Vec<f64>,
+}
+
+/// `metadata` of a backtest: the spec's four fields and what a client needs
+/// to reproduce the numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct BacktestMetadata {
+    /// Assets in the universe (300 rows by the end and a row in the window).
+    pub assets_count: usize,
+    /// Price rows of those assets inside the window.
+    pub data_points: u64,
+    /// Decisions taken.
+    pub rebalance_dates: u32,
+    /// When this answer was computed.
+    pub calculated_at: chrono::DateTime<chrono::Utc>,
+    /// Strategy name.
+    pub strategy: String,
+    /// Strategy version.
+    pub strategy_version: String,
+    /// Engine version that produced the signals.
+    pub engine_version: String,
+    /// First calendar date.
+    pub start_date: NaiveDate,
+    /// Last calendar date.
+    pub end_date: NaiveDate,
+    /// 365 when the calendar has weekend dates, else 252.
+    pub periods_per_year: u32,
+    /// Whether costs were charged.
+    pub include_costs: bool,
+    /// Cost per side in basis points, per category of the universe.
+    pub cost_bps: BTreeMap<String, f64>,
+    /// Assets whose signals came from the signal cache.
+    pub signals_cached: usize,
+}
+
+/// The response body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct BacktestResponse {
+    /// Equity at every calendar date.
+    pub equity_curve: Vec<EquityPoint>,
+    /// Every fill.
+    pub trades: Vec<TradeBody>,
+    /// Metrics of the equity curve.
+    pub metrics: MetricsBody,
+    /// `equal_weight_buy_hold` and `equal_weight_rebalanced`.
+    pub benchmarks: BTreeMap<String, BenchmarkBody>,
+    /// About the run.
+    pub metadata: BacktestMetadata,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(json: &str) -> Result<ValidRequest, String> {
+        let r: BacktestRequest = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        r.validate()
+    }
+
+    #[test]
+    fn defaults_are_the_spec_defaults() {
+        let v = req("{}").unwrap();
+        assert_eq!(v.strategy, "topn");
+        assert_eq!(v.universe, UniverseSpec::All);
+        assert_eq!(v.params, bt::RunParams::default());
+        assert_eq!(v.metric, Metric::Return);
+        assert_eq!((v.start_date, v.end_date), (None, None));
+    }
+
+    #[test]
+    fn every_bound_is_named() {
+        for (body, field) in [
+            (r#"{"initial_capital": 0}"#, "initial_capital"),
+            (r#"{"initial_capital": -5}"#, "initial_capital"),
+            (r#"{"top_n": 0}"#, "top_n"),
+            (r#"{"top_n": 501}"#, "top_n"),
+            (r#"{"rebalance": "hourly"}"#, "rebalance"),
+            (r#"{"return_period": 6}"#, "return_period"),
+            (r#"{"return_period": 366}"#, "return_period"),
+            (r#"{"num_segments": 9}"#, "num_segments"),
+            (r#"{"decay_factor": 0.5}"#, "decay_factor"),
+            (r#"{"metric": "alpha"}"#, "metric"),
+            (r#"{"start_date": "2020-13-01"}"#, "start_date"),
+            (r#"{"end_date": "yesterday"}"#, "end_date"),
+            (
+                r#"{"start_date": "2021-01-01", "end_date": "2020-01-01"}"#,
+                "start_date",
+            ),
+            (r#"{"tickers": []}"#, "tickers"),
+            (r#"{"tickers": ["A", "A"]}"#, "tickers"),
+            (r#"{"category": "Bonds"}"#, "category"),
+            (r#"{"zscore_lookback": 5}"#, "zscore_lookback"),
+            (r#"{"zscore_entry": 0}"#, "zscore_entry"),
+            (r#"{"zscore_exit": 11}"#, "zscore_exit"),
+            (r#"{"top_m": 3}"#, "top_m"),
+            (r#"{"top_n": 2.5}"#, "invalid type"),
+        ] {
+            let err = req(body).unwrap_err();
+            assert!(err.contains(field), "{body}: {err}");
+        }
+    }
+
+    #[test]
+    fn tickers_win_over_category() {
+        let v = req(r#"{"tickers": ["AAPL"], "category": "Crypto"}"#).unwrap();
+        assert_eq!(v.universe, UniverseSpec::Tickers(vec!["AAPL".into()]));
+        let v = req(r#"{"category": "Crypto"}"#).unwrap();
+        assert_eq!(v.universe, UniverseSpec::Category(Category::Crypto));
+    }
+}
+
+/// One loaded strategy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StrategyItem {
+    /// What `strategy` names in a backtest request.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// What it does, in its author's words.
+    pub description: String,
+    /// SHA-256 of the component.
+    pub sha256: String,
+}
+
+/// `{strategies}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StrategyList {
+    /// By name.
+    pub strategies: Vec<StrategyItem>,
+}

@@ -1,0 +1,227 @@
+//! The OpenAPI 3.1 document, generated: every route is registered with
+//! utoipa-axum's `routes!`, which takes its path, parameters, bodies and
+//! responses from the handler's `#[utoipa::path]` and the wire types of
+//! `forecast-api` (bounds, enums, formats included). What a route *group*
+//! adds — the Bearer guard and its quota, the session cookie, the admin
+//! token — is documented by the same function that applies it
+//! ([`metered`], [`session`], [`admin`]), so the document cannot claim a
+//! guard a route does not have, nor miss one it has.
+//!
+//! `GET /api/openapi.json` serves the document built together with the
+//! router (see `crate::router`).
+
+use std::sync::Arc;
+
+use axum::response::IntoResponse;
+use axum::Extension;
+use forecast_api::ErrorBody;
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::response::{Response, ResponseBuilder};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+};
+use utoipa::openapi::{Content, OpenApi, RefOr};
+use utoipa::{Modify, ToSchema};
+
+/// Security scheme of the Premium API keys.
+pub const BEARER: &str = "bearerKey";
+/// Security scheme of the web session.
+pub const SESSION: &str = "sessionCookie";
+/// Security scheme of the admin API.
+pub const ADMIN: &str = "adminToken";
+
+/// The document's fixed parts; the paths come from the router.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "Forecast Engine API",
+        version = "1.0.0",
+        description = "Drawdown-segmented forecasts of listed assets. All return-like fields are fractions (0.05 = +5 %). Every error is JSON {detail}. API routes need `Authorization: Bearer svc_…` of a Premium user and are metered per user: by default 60 units a UTC minute and 1,000 a UTC day (a call costs `x-quota-cost` units); every metered response carries X-RateLimit-* headers. Key management and the ticker matcher use the web session cookie from POST /auth/login. Output is informational only and is not financial advice. Demo assets whose data_source is `synthetic` carry generated prices, not market data."
+    ),
+    servers((url = "/")),
+    components(schemas(ErrorBody)),
+    modifiers(&SecuritySchemes)
+)]
+pub struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, doc: &mut OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        let mut bearer = HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build();
+        bearer.description = Some("svc_ + 64 hex digits, of a Premium user".into());
+        components.add_security_scheme(BEARER, SecurityScheme::Http(bearer));
+        components.add_security_scheme(
+            SESSION,
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new(
+                forecast_services::auth::SESSION_COOKIE,
+            ))),
+        );
+        let mut admin = HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build();
+        admin.description = Some(
+            "FORECAST_ADMIN_TOKEN of the server (never a user's key); the admin API answers 403 when it is unset"
+                .into(),
+        );
+        components.add_security_scheme(ADMIN, SecurityScheme::Http(admin));
+    }
+}
+
+/// An error response: `{detail}` with what it means here.
+pub fn error(description: &str) -> Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            Content::new(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                ErrorBody::name(),
+            )))),
+        )
+        .build()
+}
+
+fn integer_header(description: &str) -> utoipa::openapi::header::Header {
+    HeaderBuilder::new()
+        .schema(ObjectBuilder::new().schema_type(Type::Integer))
+        .description(Some(description))
+        .build()
+}
+
+fn rate_headers(mut response: Response) -> Response {
+    for (name, description) in [
+        ("X-RateLimit-Limit", "Units allowed in the binding window (the one with the least remaining; the violated one on 429)."),
+        ("X-RateLimit-Remaining", "Units left in that window."),
+        ("X-RateLimit-Reset", "Unix epoch seconds (UTC) when that window ends."),
+    ] {
+        response
+            .headers
+            .insert(name.to_string(), integer_header(description));
+    }
+    response
+}
+
+/// Every operation of `doc`.
+fn operations(doc: &mut OpenApi) -> impl Iterator<Item = &mut Operation> {
+    doc.paths.paths.values_mut().flat_map(|item| {
+        [
+            item.get.as_mut(),
+            item.put.as_mut(),
+            item.post.as_mut(),
+            item.delete.as_mut(),
+            item.patch.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+    })
+}
+
+fn respond(op: &mut Operation, status: &str, response: Response) {
+    op.responses
+        .responses
+        .insert(status.to_string(), RefOr::T(response));
+}
+
+/// Documents the Bearer guard at `cost` units on every operation of `doc`:
+/// the security requirement, `x-quota-cost`, the rate headers on every
+/// response, and the guard's 401, 402, 429 and 503.
+pub fn metered(doc: &mut OpenApi, cost: u32) {
+    for op in operations(doc) {
+        op.security = Some(vec![SecurityRequirement::new(BEARER, Vec::<String>::new())]);
+        let ext = op.extensions.get_or_insert_with(Default::default);
+        ext.merge(ExtensionsBuilder::new().add("x-quota-cost", cost).build());
+        for response in op.responses.responses.values_mut() {
+            if let RefOr::T(r) = response {
+                *r = rate_headers(std::mem::take(r));
+            }
+        }
+        respond(
+            op,
+            "401",
+            error("Missing, malformed, unknown or revoked API key (not counted)"),
+        );
+        respond(
+            op,
+            "402",
+            error("Valid key of a user not on the Premium tier (not counted)"),
+        );
+        let mut limited = rate_headers(error("Quota exhausted"));
+        limited
+            .headers
+            .insert("Retry-After".into(), integer_header("Seconds to wait."));
+        respond(op, "429", limited);
+        respond(
+            op,
+            "503",
+            error("The quota store is unavailable: the request is refused"),
+        );
+    }
+}
+
+/// Documents the session cookie on every operation of `doc`: its security
+/// requirement, its 401, and the Origin check (403) of state changes.
+pub fn session(doc: &mut OpenApi) {
+    for (path, item) in doc.paths.paths.iter_mut() {
+        for (method, op) in [
+            ("GET", item.get.as_mut()),
+            ("POST", item.post.as_mut()),
+            ("DELETE", item.delete.as_mut()),
+        ] {
+            let Some(op) = op else { continue };
+            // Signing in is how a session starts: no cookie needed.
+            if path != "/auth/login" {
+                op.security = Some(vec![SecurityRequirement::new(
+                    SESSION,
+                    Vec::<String>::new(),
+                )]);
+                respond(
+                    op,
+                    "401",
+                    error("No valid session, or a Bearer key was sent"),
+                );
+            }
+            if method != "GET" {
+                respond(
+                    op,
+                    "403",
+                    error("Origin missing or not the configured web origin (CSRF)"),
+                );
+            }
+        }
+    }
+}
+
+/// Documents the admin token on every operation of `doc`.
+pub fn admin(doc: &mut OpenApi) {
+    for op in operations(doc) {
+        op.security = Some(vec![SecurityRequirement::new(ADMIN, Vec::<String>::new())]);
+        op.tags = Some(vec!["admin".into()]);
+        respond(op, "401", error("Missing or invalid admin token"));
+        respond(
+            op,
+            "403",
+            error("The admin API is disabled (FORECAST_ADMIN_TOKEN unset)"),
+        );
+    }
+}
+
+/// The document, serialised once when the router is built.
+#[derive(Clone)]
+pub struct Document(pub Arc<String>);
+
+/// This document.
+#[utoipa::path(
+    get,
+    path = "/api/openapi.json",
+    operation_id = "openapi",
+    summary = "This document",
+    responses((status = 200, description = "OpenAPI 3.1 document", content_type = "application/json", body = Object))
+)]
+pub async fn openapi(Extension(doc): Extension<Document>) -> impl IntoResponse {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        doc.0.as_ref().clone(),
+    )
+}

@@ -1,0 +1,97 @@
+//! API key management policy: only Premium users hold keys, at most
+//! [`MAX_ACTIVE_KEYS`] active at once (checked atomically by the store), a
+//! key is shown once and stored as its SHA-256, and someone else's key is
+//! "not found" exactly like a missing one.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use forecast_api::accounts::{CreatedKey, KeyRecord};
+use forecast_domain::{ApiKeyRecord, Tier, User};
+use forecast_store::{Database, StoreError};
+
+use crate::auth::{self, MAX_ACTIVE_KEYS};
+
+/// Why a key operation was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    /// The user is not on the Premium tier.
+    #[error("API keys are available on the Premium tier only")]
+    NotPremium,
+    /// The user already has the most active keys allowed.
+    #[error("you already have {MAX_ACTIVE_KEYS} active keys; revoke one first")]
+    TooMany,
+    /// No active key with that id belongs to the user.
+    #[error("no active key with id {0}")]
+    NotFound(uuid::Uuid),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn timestamp(secs: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(secs, 0).unwrap_or_default()
+}
+
+fn record(k: ApiKeyRecord) -> KeyRecord {
+    KeyRecord {
+        id: k.id,
+        key_prefix: k.key_prefix,
+        name: k.name,
+        last_used_at: k.last_used_at.map(timestamp),
+        created_at: timestamp(k.created_at),
+    }
+}
+
+/// A user's API keys.
+#[derive(Clone)]
+pub struct KeyService {
+    db: Arc<dyn Database>,
+}
+
+impl KeyService {
+    /// A service over `db`'s keys.
+    pub fn new(db: Arc<dyn Database>) -> Self {
+        KeyService { db }
+    }
+
+    /// The user's active keys, newest first.
+    pub async fn list(&self, user: &User) -> Result<Vec<KeyRecord>, KeyError> {
+        let keys = self.db.list_api_keys(&user.id).await?;
+        Ok(keys.into_iter().map(record).collect())
+    }
+
+    /// Creates a key named `name` (already validated).
+    pub async fn create(&self, user: &User, name: &str) -> Result<CreatedKey, KeyError> {
+        if user.tier != Tier::Premium {
+            return Err(KeyError::NotPremium);
+        }
+        let new = auth::new_api_key();
+        let now = Utc::now().timestamp();
+        let created = self
+            .db
+            .create_api_key(&user.id, name, &new.hash, &new.prefix, MAX_ACTIVE_KEYS, now)
+            .await?
+            .ok_or(KeyError::TooMany)?;
+        Ok(CreatedKey {
+            key: new.key,
+            key_prefix: created.key_prefix,
+            name: created.name,
+            id: created.id,
+            created_at: timestamp(created.created_at),
+        })
+    }
+
+    /// Revokes the user's active key `id`, effective on the next request.
+    pub async fn revoke(&self, user: &User, id: uuid::Uuid) -> Result<(), KeyError> {
+        let now = Utc::now().timestamp();
+        match self
+            .db
+            .revoke_api_key(&user.id, &id.to_string(), now)
+            .await?
+        {
+            true => Ok(()),
+            false => Err(KeyError::NotFound(id)),
+        }
+    }
+}
