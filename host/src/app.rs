@@ -19,6 +19,7 @@ use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
 use forecast_services::metadata::CatalogProvider;
 use forecast_services::ranking::RankingService;
+use forecast_services::sessions::SessionService;
 use forecast_services::verdict::VerdictService;
 use forecast_services::{auth, demo};
 use forecast_store::{self as store, Database};
@@ -76,6 +77,7 @@ pub async fn build(
         matcher: MatcherService::new(db.clone(), plugins.clone()),
         ranking: RankingService::new(db.clone()),
         keys: KeyService::new(db.clone()),
+        sessions: SessionService::new(db.clone()),
         metadata: Arc::new(CatalogProvider),
         config: Arc::new(HttpConfig {
             database_url: config.database_url.clone(),

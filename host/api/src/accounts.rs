@@ -1,5 +1,6 @@
 //! The web session (`/auth/*`) and API key management (`/api/keys`).
 
+use crate::Invalid;
 use chrono::{DateTime, Utc};
 use forecast_domain::Tier;
 use serde::{Deserialize, Serialize};
@@ -67,10 +68,12 @@ pub struct CreateKeyRequest {
 
 impl CreateKeyRequest {
     /// The trimmed name, or why it is refused.
-    pub fn validate(&self) -> Result<&str, String> {
+    pub fn validate(&self) -> Result<&str, Invalid> {
         let name = self.name.trim();
         if name.is_empty() || name.chars().count() > MAX_KEY_NAME_CHARS {
-            return Err(format!("name must be 1 to {MAX_KEY_NAME_CHARS} characters"));
+            return Err(Invalid::from(format!(
+                "name must be 1 to {MAX_KEY_NAME_CHARS} characters"
+            )));
         }
         Ok(name)
     }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::Invalid;
 use chrono::{DateTime, NaiveDate, Utc};
 use forecast_domain::defaults;
 use forecast_domain::{Category, DataSource, Metric};
@@ -89,7 +90,7 @@ fn parse_date(name: &str, raw: Option<&str>) -> Result<Option<NaiveDate>, String
 
 impl RawAnalysisQuery {
     /// Checks every bound of the spec; the error names the parameter.
-    pub fn validate(&self) -> Result<AnalysisQuery, String> {
+    pub fn validate(&self) -> Result<AnalysisQuery, Invalid> {
         let return_period = parse_int(
             "return_period",
             self.return_period.as_deref(),
@@ -113,7 +114,7 @@ impl RawAnalysisQuery {
                 };
                 let v: f64 = raw.trim().parse().map_err(|_| msg())?;
                 if !(lo..=hi).contains(&v) {
-                    return Err(msg());
+                    return Err(Invalid::from(msg()));
                 }
                 v
             }
@@ -126,7 +127,7 @@ impl RawAnalysisQuery {
         let end_date = parse_date("end_date", self.end_date.as_deref())?;
         if let (Some(s), Some(e)) = (start_date, end_date) {
             if s > e {
-                return Err(format!("start_date {s} is after end_date {e}"));
+                return Err(format!("start_date {s} is after end_date {e}").into());
             }
         }
         Ok(AnalysisQuery {
@@ -378,7 +379,7 @@ mod tests {
             ("end_date", "yesterday", "end_date"),
         ];
         for (k, v, needle) in cases {
-            let err = raw(&[(k, v)]).validate().unwrap_err();
+            let err = raw(&[(k, v)]).validate().unwrap_err().0;
             assert!(
                 err.contains(needle) && err.contains(k.split('_').next().unwrap()),
                 "{k}={v}: {err}"
@@ -399,7 +400,8 @@ mod tests {
         }
         let err = raw(&[("start_date", "2020-02-01"), ("end_date", "2020-01-01")])
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .0;
         assert!(err.contains("after end_date"));
     }
 }

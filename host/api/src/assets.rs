@@ -1,5 +1,6 @@
 //! `GET /api/assets` and `GET /api/asset-info/{ticker}`.
 
+use crate::Invalid;
 use forecast_domain::{Category, DataSource};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -14,13 +15,13 @@ pub struct AssetListQuery {
 }
 
 /// Parses a category name; the error names the valid ones.
-pub fn parse_category(raw: &str) -> Result<Category, String> {
+pub fn parse_category(raw: &str) -> Result<Category, Invalid> {
     raw.parse().map_err(|_| {
         let names: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
-        format!(
+        Invalid(format!(
             "unknown category '{raw}'; expected one of: {}",
             names.join(", ")
-        )
+        ))
     })
 }
 

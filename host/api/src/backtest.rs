@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::Invalid;
 use chrono::NaiveDate;
 use forecast_backtest as bt;
 use forecast_domain::{Category, Metric};
@@ -155,7 +156,7 @@ fn date(name: &str, raw: &Option<String>) -> Result<Option<NaiveDate>, String> {
 impl BacktestRequest {
     /// Checks every field that can be checked without data; the error
     /// names the field and what it accepts.
-    pub fn validate(&self) -> Result<ValidRequest, String> {
+    pub fn validate(&self) -> Result<ValidRequest, Invalid> {
         let strategy = self
             .strategy
             .clone()
@@ -197,9 +198,9 @@ impl BacktestRequest {
         let end_date = date("end_date", &self.end_date)?;
         if let (Some(s), Some(e)) = (start_date, end_date) {
             if s > e {
-                return Err(format!(
+                return Err(Invalid::from(format!(
                     "start_date {s} is after end_date {e}; start_date must be on or before end_date"
-                ));
+                )));
             }
         }
         let universe = match (&self.tickers, &self.category) {
@@ -208,15 +209,15 @@ impl BacktestRequest {
                     return Err("tickers must name at least one asset (or leave it out)".into());
                 }
                 if tickers.len() > MAX_TICKERS {
-                    return Err(format!(
+                    return Err(Invalid::from(format!(
                         "tickers may name at most {MAX_TICKERS} assets (got {})",
                         tickers.len()
-                    ));
+                    )));
                 }
                 let mut seen = std::collections::HashSet::new();
                 for t in tickers {
                     if !seen.insert(t.as_str()) {
-                        return Err(format!("tickers names '{t}' twice"));
+                        return Err(Invalid::from(format!("tickers names '{t}' twice")));
                     }
                 }
                 UniverseSpec::Tickers(tickers.clone())
@@ -352,7 +353,7 @@ mod tests {
 
     fn req(json: &str) -> Result<ValidRequest, String> {
         let r: BacktestRequest = serde_json::from_str(json).map_err(|e| e.to_string())?;
-        r.validate()
+        r.validate().map_err(|e| e.0)
     }
 
     #[test]

@@ -23,6 +23,24 @@ pub mod ranking;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+/// A request the contract refuses: the message names the parameter or
+/// field and what it accepts (the HTTP layer answers 400 with it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+impl From<String> for Invalid {
+    fn from(message: String) -> Self {
+        Invalid(message)
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(message: &str) -> Self {
+        Invalid(message.to_string())
+    }
+}
+
 /// Every error body: a human-readable `detail` naming the problem.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ErrorBody {

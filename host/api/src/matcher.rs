@@ -1,5 +1,6 @@
 //! `POST /api/match-tickers`: the free text in, at most three matches out.
 
+use crate::Invalid;
 use forecast_domain::Category;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -43,12 +44,10 @@ pub struct MatchResponse {
 }
 
 /// Validates `text`: 1 to 500 characters, not blank.
-pub fn validate(text: &str) -> Result<&str, String> {
+pub fn validate(text: &str) -> Result<&str, Invalid> {
     let chars = text.chars().count();
     if chars == 0 || chars > MAX_TEXT_CHARS {
-        return Err(format!(
-            "text must be 1 to {MAX_TEXT_CHARS} characters (got {chars})"
-        ));
+        return Err(format!("text must be 1 to {MAX_TEXT_CHARS} characters (got {chars})").into());
     }
     if text.trim().is_empty() {
         return Err("text must not be blank".into());

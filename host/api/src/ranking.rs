@@ -1,6 +1,7 @@
 //! `GET /api/ranking`: the query (validated into a [`RankingQuery`]) and the
 //! response.
 
+use crate::Invalid;
 use chrono::{DateTime, Utc};
 use forecast_domain::{defaults, Category, DataSource, Metric};
 use serde::{Deserialize, Serialize};
@@ -117,7 +118,7 @@ pub struct RankingQuery {
 
 impl RawRankingQuery {
     /// Checks every parameter; the error names it.
-    pub fn validate(&self) -> Result<RankingQuery, String> {
+    pub fn validate(&self) -> Result<RankingQuery, Invalid> {
         // `categories` takes priority over `category`.
         let categories = match (&self.categories, &self.category) {
             (Some(list), _) => Some(
@@ -143,16 +144,20 @@ impl RawRankingQuery {
         let order = match self.sort.as_deref() {
             None | Some("desc") => SortOrder::Desc,
             Some("asc") => SortOrder::Asc,
-            Some(other) => return Err(format!("sort must be asc or desc (got '{other}')")),
+            Some(other) => {
+                return Err(Invalid::from(format!(
+                    "sort must be asc or desc (got '{other}')"
+                )))
+            }
         };
         let limit = match self.limit.as_deref() {
             None => DEFAULT_LIMIT,
             Some(raw) => match crate::integer(raw.trim()) {
                 Some(n) if (1..=MAX_LIMIT as i64).contains(&n) => n as usize,
                 _ => {
-                    return Err(format!(
+                    return Err(Invalid::from(format!(
                         "limit must be an integer between 1 and {MAX_LIMIT} inclusive (got '{raw}')"
-                    ))
+                    )))
                 }
             },
         };
@@ -161,9 +166,9 @@ impl RawRankingQuery {
             Some(raw) => match crate::integer(raw.trim()).and_then(|p| u32::try_from(p).ok()) {
                 Some(p) if defaults::GRADED_RETURN_PERIODS.contains(&p) => p,
                 _ => {
-                    return Err(format!(
+                    return Err(Invalid::from(format!(
                         "return_period must be one of 7, 30, 90, 180, 365 (got '{raw}')"
-                    ))
+                    )))
                 }
             },
         };
@@ -270,7 +275,7 @@ mod tests {
             ("category", "Stonks", "category"),
             ("categories", "Crypto,Stonks", "Stonks"),
         ] {
-            let e = raw(&[(k, v)]).validate().unwrap_err();
+            let e = raw(&[(k, v)]).validate().unwrap_err().0;
             assert!(e.contains(needle), "{k}={v}: {e}");
         }
         for p in ["7", "30", "90", "180", "365"] {

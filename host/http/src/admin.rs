@@ -21,7 +21,7 @@ use super::error::ApiError;
 use super::extract::{Json as JsonBody, Path, Query};
 use crate::AppState;
 use forecast_domain::PluginKind;
-use forecast_services::registry::{self, RegistryError, MAX_COMPONENT_BYTES};
+use forecast_services::registry::{self, MAX_COMPONENT_BYTES};
 
 /// Who the admin API acts as, in the activation history.
 const ADMIN: &str = "admin-api";
@@ -64,18 +64,6 @@ async fn guard(
         ));
     }
     Ok(next.run(req).await)
-}
-
-impl From<RegistryError> for ApiError {
-    fn from(e: RegistryError) -> Self {
-        match e {
-            RegistryError::Invalid(m) => ApiError::BadRequest(m),
-            RegistryError::NotFound(m) => ApiError::NotFound(m),
-            RegistryError::Conflict(m) => ApiError::Conflict(m),
-            RegistryError::Refused(m) => ApiError::Unprocessable(m),
-            RegistryError::Store(s) => ApiError::Store(s),
-        }
-    }
 }
 
 /// Applies a change on this replica at once (others follow by polling).

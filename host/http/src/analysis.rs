@@ -39,7 +39,7 @@ async fn full(
     Path(ticker): Path<String>,
     Query(raw): Query<RawAnalysisQuery>,
 ) -> Result<Json<AnalysisResponse>, ApiError> {
-    let q = raw.validate().map_err(ApiError::BadRequest)?;
+    let q = raw.validate()?;
     let answer = state.analysis.analyse(&ticker, &q).await?;
     state.analysis.maybe_shadow(&ticker, &q);
     Ok(Json(answer))
@@ -67,6 +67,6 @@ async fn verdict(
     Path(ticker): Path<String>,
     Query(raw): Query<RawAnalysisQuery>,
 ) -> Result<Json<VerdictResponse>, ApiError> {
-    let q = raw.validate().map_err(ApiError::BadRequest)?;
+    let q = raw.validate()?;
     Ok(Json(state.verdicts.verdict(&ticker, &q).await?))
 }

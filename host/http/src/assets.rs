@@ -36,12 +36,7 @@ async fn list(
     State(state): State<AppState>,
     Query(q): Query<AssetListQuery>,
 ) -> Result<Json<AssetListResponse>, ApiError> {
-    let category = q
-        .category
-        .as_deref()
-        .map(parse_category)
-        .transpose()
-        .map_err(ApiError::BadRequest)?;
+    let category = q.category.as_deref().map(parse_category).transpose()?;
     let assets: Vec<AssetItem> = state
         .db
         .list_active_assets(category)

@@ -11,7 +11,6 @@ use utoipa_axum::routes;
 use super::error::ApiError;
 use super::extract::Json as JsonBody;
 use crate::AppState;
-use forecast_services::backtest::BacktestError;
 
 /// The backtest route (metered at cost 5 by the caller's route layer).
 pub fn router() -> OpenApiRouter<AppState> {
@@ -42,21 +41,8 @@ async fn run(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<BacktestRequest>,
 ) -> Result<Json<BacktestResponse>, ApiError> {
-    let req = body.validate().map_err(ApiError::BadRequest)?;
+    let req = body.validate()?;
     Ok(Json(state.backtests.run(req).await?))
-}
-
-impl From<BacktestError> for ApiError {
-    fn from(e: BacktestError) -> Self {
-        match e {
-            BacktestError::Invalid(m) => ApiError::BadRequest(m),
-            BacktestError::TimedOut(m) => ApiError::GatewayTimeout(m),
-            BacktestError::Plugin(p) => ApiError::Plugin(p),
-            BacktestError::Strategy(m) => ApiError::PluginContract(m),
-            BacktestError::Store(s) => ApiError::Store(s),
-            BacktestError::Internal(m) => ApiError::Internal(m),
-        }
-    }
 }
 
 /// The loaded strategies.

@@ -1,6 +1,8 @@
-//! The one error type of the HTTP layer. Every non-2xx response the service
-//! produces is `{"detail": "..."}`; 5xx causes are logged with the request
-//! id and never shown (no SQL, no traces).
+//! The one error type of the HTTP layer, and the one place where the
+//! errors of the layers below become status codes (the `From` impls at the
+//! end). Every non-2xx response the service produces is
+//! `{"detail": "..."}`; 5xx causes are logged with the request id and never
+//! shown (no SQL, no traces).
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
@@ -8,8 +10,15 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
+use forecast_api::Invalid;
 use forecast_plugins::PluginError;
 use forecast_services::analysis::AnalysisError;
+use forecast_services::backtest::BacktestError;
+use forecast_services::keys::KeyError;
+use forecast_services::matcher::MatchError;
+use forecast_services::ranking::RankingError;
+use forecast_services::registry::RegistryError;
+use forecast_services::sessions::SessionError;
 use forecast_store::StoreError;
 
 /// An error answered to a client.
@@ -183,5 +192,78 @@ impl From<JsonRejection> for ApiError {
 impl From<PathRejection> for ApiError {
     fn from(r: PathRejection) -> Self {
         ApiError::BadRequest(format!("invalid path: {}", r.body_text()))
+    }
+}
+
+impl From<Invalid> for ApiError {
+    fn from(e: Invalid) -> Self {
+        ApiError::BadRequest(e.0)
+    }
+}
+
+impl From<BacktestError> for ApiError {
+    fn from(e: BacktestError) -> Self {
+        match e {
+            BacktestError::Invalid(m) => ApiError::BadRequest(m),
+            BacktestError::TimedOut(m) => ApiError::GatewayTimeout(m),
+            BacktestError::Plugin(p) => ApiError::Plugin(p),
+            BacktestError::Strategy(m) => ApiError::PluginContract(m),
+            BacktestError::Store(s) => ApiError::Store(s),
+            BacktestError::Internal(m) => ApiError::Internal(m),
+        }
+    }
+}
+impl From<MatchError> for ApiError {
+    fn from(e: MatchError) -> Self {
+        match e {
+            MatchError::Invalid(m) => ApiError::BadRequest(m),
+            MatchError::Plugin(p) => ApiError::Plugin(p),
+            MatchError::Store(s) => ApiError::Store(s),
+            MatchError::Internal(m) => ApiError::Internal(m),
+        }
+    }
+}
+impl From<RankingError> for ApiError {
+    fn from(e: RankingError) -> Self {
+        match e {
+            RankingError::NoSnapshot => ApiError::Unavailable(e.to_string()),
+            RankingError::Store(s) => ApiError::Store(s),
+        }
+    }
+}
+impl From<KeyError> for ApiError {
+    fn from(e: KeyError) -> Self {
+        match e {
+            KeyError::NotPremium => ApiError::PaymentRequired(e.to_string()),
+            KeyError::TooMany => ApiError::Conflict(e.to_string()),
+            KeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            KeyError::Store(s) => ApiError::Store(s),
+        }
+    }
+}
+impl From<RegistryError> for ApiError {
+    fn from(e: RegistryError) -> Self {
+        match e {
+            RegistryError::Invalid(m) => ApiError::BadRequest(m),
+            RegistryError::NotFound(m) => ApiError::NotFound(m),
+            RegistryError::Conflict(m) => ApiError::Conflict(m),
+            RegistryError::Refused(m) => ApiError::Unprocessable(m),
+            RegistryError::Store(s) => ApiError::Store(s),
+        }
+    }
+}
+
+impl From<SessionError> for ApiError {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::InvalidCredentials => ApiError::Unauthorized(e.to_string()),
+            SessionError::TooManyAttempts { retry_after } => ApiError::TooManyRequests {
+                detail: e.to_string(),
+                retry_after,
+            },
+            SessionError::LimiterUnavailable => ApiError::Unavailable(e.to_string()),
+            SessionError::Store(s) => ApiError::Store(s),
+            SessionError::Internal(m) => ApiError::Internal(m),
+        }
     }
 }

@@ -21,17 +21,6 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list, create, revoke))
 }
 
-impl From<KeyError> for ApiError {
-    fn from(e: KeyError) -> Self {
-        match e {
-            KeyError::NotPremium => ApiError::PaymentRequired(e.to_string()),
-            KeyError::TooMany => ApiError::Conflict(e.to_string()),
-            KeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
-            KeyError::Store(s) => ApiError::Store(s),
-        }
-    }
-}
-
 /// The user's keys.
 #[utoipa::path(
     get,
@@ -70,7 +59,7 @@ async fn create(
         // Before the name: a Free user learns about the tier first.
         return Err(KeyError::NotPremium.into());
     }
-    let name = body.validate().map_err(ApiError::BadRequest)?;
+    let name = body.validate()?;
     Ok(Json(state.keys.create(&user, name).await?))
 }
 

@@ -11,22 +11,10 @@ use super::extract::Json as JsonBody;
 use super::session::SessionUser;
 use crate::AppState;
 use forecast_api::matcher::{MatchRequest, MatchResponse};
-use forecast_services::matcher::MatchError;
 use forecast_store::Window;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(match_tickers))
-}
-
-impl From<MatchError> for ApiError {
-    fn from(e: MatchError) -> Self {
-        match e {
-            MatchError::Invalid(m) => ApiError::BadRequest(m),
-            MatchError::Plugin(p) => ApiError::Plugin(p),
-            MatchError::Store(s) => ApiError::Store(s),
-            MatchError::Internal(m) => ApiError::Internal(m),
-        }
-    }
 }
 
 /// Free text to tickers.
@@ -49,7 +37,7 @@ async fn match_tickers(
     SessionUser(user): SessionUser,
     JsonBody(body): JsonBody<MatchRequest>,
 ) -> Result<Json<MatchResponse>, ApiError> {
-    forecast_api::matcher::validate(&body.text).map_err(ApiError::BadRequest)?;
+    forecast_api::matcher::validate(&body.text)?;
     let now = chrono::Utc::now().timestamp();
     let window = Window {
         kind: "match",

@@ -5,7 +5,6 @@ use axum::extract::State;
 use axum::Json;
 use forecast_api::ranking::{RankingResponse, RawRankingQuery};
 use forecast_api::ErrorBody;
-use forecast_services::ranking::RankingError;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -15,15 +14,6 @@ use crate::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(ranking))
-}
-
-impl From<RankingError> for ApiError {
-    fn from(e: RankingError) -> Self {
-        match e {
-            RankingError::NoSnapshot => ApiError::Unavailable(e.to_string()),
-            RankingError::Store(s) => ApiError::Store(s),
-        }
-    }
 }
 
 /// Ranked assets.
@@ -43,6 +33,6 @@ async fn ranking(
     State(state): State<AppState>,
     Query(raw): Query<RawRankingQuery>,
 ) -> Result<Json<RankingResponse>, ApiError> {
-    let q = raw.validate().map_err(ApiError::BadRequest)?;
+    let q = raw.validate()?;
     Ok(Json(state.ranking.rank(&q).await?))
 }

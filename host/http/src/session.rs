@@ -22,7 +22,7 @@ use super::error::ApiError;
 use super::extract::Json as JsonBody;
 use crate::AppState;
 use forecast_domain::User;
-use forecast_services::auth::{self, LOGIN_ATTEMPTS, SESSION_COOKIE, SESSION_SECONDS};
+use forecast_services::auth::{SESSION_COOKIE, SESSION_SECONDS};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -79,13 +79,9 @@ impl FromRequestParts<AppState> for SessionUser {
         }
         let token = session_token(&parts.headers)
             .ok_or_else(|| ApiError::Unauthorized("sign in first: no session cookie".into()))?;
-        let user = state
-            .db
-            .session_user(&auth::sha256_hex(&token), chrono::Utc::now().timestamp())
-            .await?
-            .ok_or_else(|| {
-                ApiError::Unauthorized("session expired or signed out; sign in again".into())
-            })?;
+        let user = state.sessions.user(&token).await?.ok_or_else(|| {
+            ApiError::Unauthorized("session expired or signed out; sign in again".into())
+        })?;
         check_origin(parts, state)?;
         Ok(SessionUser(user))
     }
@@ -129,49 +125,15 @@ async fn login(
             )));
         }
     }
-    let email = body.email.trim().to_lowercase();
-    let now = chrono::Utc::now().timestamp();
-    let attempts = state
-        .db
-        .consume(&format!("login:{email}"), &[LOGIN_ATTEMPTS], 1, now)
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "login limiter unavailable");
-            ApiError::Unavailable("sign-in is temporarily unavailable".into())
-        })?;
-    if !attempts.admitted {
-        let reset = attempts.windows[0].reset;
-        return Err(ApiError::TooManyRequests {
-            detail: "too many sign-in attempts; try again later".into(),
-            retry_after: (reset - now).max(1) as u64,
-        });
-    }
-    let found = state.db.user_by_email(&email).await?;
-    let password = body.password;
-    let (user, hash) = match found {
-        Some((user, hash)) => (Some(user), hash),
-        // Unknown e-mail: verify against a decoy so both failures cost the same.
-        None => (None, auth::decoy_hash().to_string()),
-    };
-    let verified = tokio::task::spawn_blocking(move || auth::verify_password(&password, &hash))
-        .await
-        .map_err(|e| ApiError::Internal(format!("password check failed: {e}")))?;
-    let Some(user) = user.filter(|_| verified) else {
-        return Err(ApiError::Unauthorized("invalid email or password".into()));
-    };
-    let (token, token_hash) = auth::new_session_token();
-    state
-        .db
-        .create_session(&token_hash, &user.id, now, now + SESSION_SECONDS)
-        .await?;
+    let opened = state.sessions.login(&body.email, body.password).await?;
     let mut response = Json(Me {
-        email: user.email,
-        tier: user.tier,
+        email: opened.user.email,
+        tier: opened.user.tier,
     })
     .into_response();
     response
         .headers_mut()
-        .insert(SET_COOKIE, cookie(&state, &token, SESSION_SECONDS));
+        .insert(SET_COOKIE, cookie(&state, &opened.token, SESSION_SECONDS));
     Ok(response)
 }
 
@@ -190,7 +152,7 @@ async fn logout(
 ) -> Result<Response, ApiError> {
     let _ = session;
     if let Some(token) = session_token(&headers) {
-        state.db.delete_session(&auth::sha256_hex(&token)).await?;
+        state.sessions.logout(&token).await?;
     }
     let mut response = Json(OkResponse::OK).into_response();
     response

@@ -13,6 +13,7 @@ use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
 use forecast_services::metadata::MetadataProvider;
 use forecast_services::ranking::RankingService;
+use forecast_services::sessions::SessionService;
 use forecast_services::verdict::VerdictService;
 use forecast_store::Database;
 
@@ -50,6 +51,8 @@ pub struct AppState {
     pub ranking: RankingService,
     /// `/api/keys`.
     pub keys: KeyService,
+    /// `/auth/*` and the session cookie.
+    pub sessions: SessionService,
     /// Where asset metadata comes from.
     pub metadata: Arc<dyn MetadataProvider>,
     /// HTTP-level settings.

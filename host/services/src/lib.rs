@@ -17,4 +17,5 @@ pub mod matcher;
 pub mod metadata;
 pub mod ranking;
 pub mod registry;
+pub mod sessions;
 pub mod verdict;

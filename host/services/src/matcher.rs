@@ -114,7 +114,7 @@ impl MatcherService {
     /// Matches `text` against the active catalog with the active matcher.
     pub async fn match_text(&self, text: &str) -> Result<MatchResponse, MatchError> {
         let text = forecast_api::matcher::validate(text)
-            .map_err(MatchError::Invalid)?
+            .map_err(|e| MatchError::Invalid(e.0))?
             .to_string();
         let matcher = self
             .plugins

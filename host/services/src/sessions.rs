@@ -1,0 +1,104 @@
+//! Web sessions (DESIGN §7): signing in (an attempt limit per e-mail, the
+//! same cost and the same answer for a wrong e-mail and a wrong password),
+//! the user of a session token, signing out. Tokens are random; the store
+//! keeps their SHA-256 only.
+
+use std::sync::Arc;
+
+use forecast_domain::User;
+use forecast_store::{Database, StoreError};
+
+use crate::auth::{self, LOGIN_ATTEMPTS, SESSION_SECONDS};
+
+/// Why signing in failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Unknown e-mail or wrong password (indistinguishable on purpose).
+    #[error("invalid email or password")]
+    InvalidCredentials,
+    /// Too many attempts for this e-mail; retry after `retry_after` seconds.
+    #[error("too many sign-in attempts; try again later")]
+    TooManyAttempts {
+        /// Seconds until the attempt window ends.
+        retry_after: u64,
+    },
+    /// The attempt limiter cannot count: sign-in is refused (fail closed).
+    #[error("sign-in is temporarily unavailable")]
+    LimiterUnavailable,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The password check could not run.
+    #[error("password check failed: {0}")]
+    Internal(String),
+}
+
+/// A session just opened: its user and the token for the cookie (shown
+/// once; only its hash is stored).
+#[derive(Debug)]
+pub struct Opened {
+    /// The signed-in user.
+    pub user: User,
+    /// The session token.
+    pub token: String,
+}
+
+/// Sessions over the store.
+#[derive(Clone)]
+pub struct SessionService {
+    db: Arc<dyn Database>,
+}
+
+impl SessionService {
+    /// A service over `db`'s users and sessions.
+    pub fn new(db: Arc<dyn Database>) -> Self {
+        SessionService { db }
+    }
+
+    /// Signs `email` in with `password`.
+    pub async fn login(&self, email: &str, password: String) -> Result<Opened, SessionError> {
+        let email = email.trim().to_lowercase();
+        let now = chrono::Utc::now().timestamp();
+        let attempts = self
+            .db
+            .consume(&format!("login:{email}"), &[LOGIN_ATTEMPTS], 1, now)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "login limiter unavailable");
+                SessionError::LimiterUnavailable
+            })?;
+        if !attempts.admitted {
+            return Err(SessionError::TooManyAttempts {
+                retry_after: (attempts.windows[0].reset - now).max(1) as u64,
+            });
+        }
+        let (user, hash) = match self.db.user_by_email(&email).await? {
+            Some((user, hash)) => (Some(user), hash),
+            // Unknown e-mail: verify against a decoy so both failures cost the same.
+            None => (None, auth::decoy_hash().to_string()),
+        };
+        let verified = tokio::task::spawn_blocking(move || auth::verify_password(&password, &hash))
+            .await
+            .map_err(|e| SessionError::Internal(e.to_string()))?;
+        let Some(user) = user.filter(|_| verified) else {
+            return Err(SessionError::InvalidCredentials);
+        };
+        let (token, token_hash) = auth::new_session_token();
+        self.db
+            .create_session(&token_hash, &user.id, now, now + SESSION_SECONDS)
+            .await?;
+        Ok(Opened { user, token })
+    }
+
+    /// The user of an unexpired session token.
+    pub async fn user(&self, token: &str) -> Result<Option<User>, StoreError> {
+        self.db
+            .session_user(&auth::sha256_hex(token), chrono::Utc::now().timestamp())
+            .await
+    }
+
+    /// Ends the session of `token` (nothing if it is unknown).
+    pub async fn logout(&self, token: &str) -> Result<(), StoreError> {
+        self.db.delete_session(&auth::sha256_hex(token)).await
+    }
+}
