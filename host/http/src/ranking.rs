@@ -191,7 +191,7 @@ async fn ranking(
     })?;
     let mut rows = state
         .db
-        .ranking_rows(&run.id, q.return_period, q.metric.as_str())
+        .ranking_rows(&run.id, q.return_period, q.metric)
         .await?;
     let total_assets = rows.len();
     if let Some(cats) = &q.categories {

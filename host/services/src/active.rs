@@ -14,7 +14,8 @@ use forecast_plugins::{
     MatcherPlugin, PluginInfo, PluginRuntime, RuntimeConfig, ScorerPlugin, SegmentationPlugin,
     StrategyPlugin,
 };
-use forecast_store::Database;
+use forecast_domain::PluginKind;
+use forecast_store::prelude::*;
 
 /// What the plugin set is loaded with (the operator's configuration).
 #[derive(Debug, Clone, Default)]
@@ -134,7 +135,7 @@ impl Plugins {
     async fn compiled(
         &self,
         db: &dyn Database,
-        kind: &str,
+        kind: PluginKind,
         name: &str,
         version: &str,
     ) -> anyhow::Result<Loaded> {
@@ -172,7 +173,7 @@ impl Plugins {
         let mut engine_or_scorer = false;
         let mut strategies = self.local_strategies.clone();
         for a in db.active_plugins().await? {
-            let loaded = match self.compiled(db, &a.kind, &a.name, &a.version).await {
+            let loaded = match self.compiled(db, a.kind, &a.name, &a.version).await {
                 Ok(l) => l,
                 Err(e) => {
                     tracing::error!(error = %e, slot = %a.slot, "cannot load the active version; keeping the previous one");
@@ -219,8 +220,8 @@ impl Plugins {
         *self.strategies.write().expect("poisoned") = strategies;
         let mut shadow = None;
         for s in db.shadows().await? {
-            if s.kind == "segmentation" {
-                match self.compiled(db, &s.kind, &s.name, &s.version).await {
+            if s.kind == PluginKind::Segmentation {
+                match self.compiled(db, s.kind, &s.name, &s.version).await {
                     Ok(Loaded::Segmentation(p)) => shadow = Some((p, s.sample)),
                     Ok(_) => {}
                     Err(e) => tracing::error!(error = %e, "cannot load the shadow candidate"),

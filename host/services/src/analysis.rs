@@ -637,7 +637,7 @@ impl AnalysisService {
                 (Err(_), Ok(_)) => (false, Default::default(), None),
             };
             forecast_store::ShadowSample {
-                kind: "segmentation".into(),
+                kind: forecast_domain::PluginKind::Segmentation,
                 active: active_label,
                 candidate: candidate_label,
                 identical,

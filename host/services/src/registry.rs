@@ -97,15 +97,14 @@ impl Loaded {
     }
 }
 
-fn check_kind(kind: &str) -> Result<(), RegistryError> {
-    if KINDS.contains(&kind) {
-        Ok(())
-    } else {
-        Err(RegistryError::Invalid(format!(
+/// The kind named `kind`, as the store takes it.
+fn check_kind(kind: &str) -> Result<PluginKind, RegistryError> {
+    kind.parse().map_err(|_| {
+        RegistryError::Invalid(format!(
             "unknown plugin kind '{kind}'; expected one of: {}",
             KINDS.join(", ")
-        )))
-    }
+        ))
+    })
 }
 
 /// True for `MAJOR.MINOR.PATCH` with optional `-pre` and `+build` parts.
@@ -452,7 +451,7 @@ pub async fn add(
     bytes: Vec<u8>,
     by: &str,
 ) -> Result<PluginRecord, RegistryError> {
-    check_kind(kind)?;
+    let parsed_kind = check_kind(kind)?;
     if !valid_name(name) {
         return Err(RegistryError::Invalid(format!(
             "name '{name}' must be 1-64 lower-case letters, digits, '-' or '_'"
@@ -478,7 +477,7 @@ pub async fn add(
         )));
     }
     let record = PluginRecord {
-        kind: kind.into(),
+        kind: parsed_kind,
         name: name.into(),
         version: version.into(),
         sha256: sha256_hex(&bytes),
@@ -517,9 +516,9 @@ pub async fn load_checked(
     name: &str,
     version: &str,
 ) -> Result<Loaded, RegistryError> {
-    check_kind(kind)?;
+    let parsed_kind = check_kind(kind)?;
     let bytes = db
-        .plugin_wasm(kind, name, version)
+        .plugin_wasm(parsed_kind, name, version)
         .await?
         .ok_or_else(|| not_found(kind, name, version))?;
     let loaded = blocking_load(runtime, kind, name, bytes).await?;
@@ -546,7 +545,7 @@ pub async fn activate(
     version: &str,
     by: &str,
 ) -> Result<ActivationRecord, RegistryError> {
-    check_kind(kind)?;
+    let parsed_kind = check_kind(kind)?;
     let slot = slot(kind, name);
     if let Some(current) = db
         .active_plugins()
@@ -561,16 +560,16 @@ pub async fn activate(
     load_checked(db, runtime, kind, name, version).await?;
     let now = chrono::Utc::now().timestamp();
     let activation = db
-        .activate_plugin(&slot, kind, name, version, by, now)
+        .activate_plugin(&slot, parsed_kind, name, version, by, now)
         .await?;
     // Promoting the shadowed candidate ends its shadow run.
     let promoted = db
         .shadows()
         .await?
         .into_iter()
-        .any(|s| s.kind == kind && s.name == name && s.version == version);
+        .any(|s| s.kind == parsed_kind && s.name == name && s.version == version);
     if promoted {
-        db.clear_shadow(kind).await?;
+        db.clear_shadow(parsed_kind).await?;
     }
     Ok(activation)
 }
@@ -625,7 +624,7 @@ pub async fn start_shadow(
     sample: f64,
     by: &str,
 ) -> Result<ShadowConfig, RegistryError> {
-    check_kind(kind)?;
+    let parsed_kind = check_kind(kind)?;
     if !SHADOW_KINDS.contains(&kind) {
         return Err(RegistryError::Invalid(format!(
             "shadow runs are supported for: {} (not {kind})",
@@ -649,7 +648,7 @@ pub async fn start_shadow(
     }
     load_checked(db, runtime, kind, name, version).await?;
     let config = ShadowConfig {
-        kind: kind.into(),
+        kind: parsed_kind,
         name: name.into(),
         version: version.into(),
         sample,
@@ -662,8 +661,8 @@ pub async fn start_shadow(
 
 /// Stops `kind`'s shadow run.
 pub async fn stop_shadow(db: &dyn Database, kind: &str) -> Result<(), RegistryError> {
-    check_kind(kind)?;
-    if db.clear_shadow(kind).await? {
+    let parsed_kind = check_kind(kind)?;
+    if db.clear_shadow(parsed_kind).await? {
         Ok(())
     } else {
         Err(RegistryError::NotFound(format!("no shadow run for {kind}")))
@@ -713,7 +712,7 @@ pub async fn list(db: &dyn Database) -> Result<Vec<Listed>, RegistryError> {
             added_at: chrono::DateTime::from_timestamp(r.added_at, 0)
                 .map(|t| t.to_rfc3339())
                 .unwrap_or_default(),
-            kind: r.kind,
+            kind: r.kind.to_string(),
             name: r.name,
             version: r.version,
             sha256: r.sha256,
@@ -779,15 +778,15 @@ pub struct ShadowReport {
 
 /// The report of `kind`'s running shadow.
 pub async fn shadow_report(db: &dyn Database, kind: &str) -> Result<ShadowReport, RegistryError> {
-    check_kind(kind)?;
+    let parsed_kind = check_kind(kind)?;
     let config = db
         .shadows()
         .await?
         .into_iter()
-        .find(|s| s.kind == kind)
+        .find(|s| s.kind == parsed_kind)
         .ok_or_else(|| RegistryError::NotFound(format!("no shadow run for {kind}")))?;
     let candidate = format!("{}/{}@{}", config.kind, config.name, config.version);
-    let samples = db.shadow_samples(kind, &candidate).await?;
+    let samples = db.shadow_samples(parsed_kind, &candidate).await?;
     let mut max_differences: BTreeMap<String, f64> = BTreeMap::new();
     let mut compared_with: Vec<String> = Vec::new();
     for s in &samples {
@@ -927,6 +926,7 @@ pub async fn ensure_builtins(
                 "this binary was built without its {kind} component: run `make components`, then rebuild"
             )));
         }
+        let parsed_kind = check_kind(kind)?;
         let runtime2 = runtime.clone();
         let loaded = tokio::task::spawn_blocking(move || match name {
             Some(name) => load(&runtime2, kind, name, bytes, None),
@@ -944,7 +944,7 @@ pub async fn ensure_builtins(
         };
         let mut version = loaded.version().to_string();
         let record = |version: &str| PluginRecord {
-            kind: kind.into(),
+            kind: parsed_kind,
             name: name.clone(),
             version: version.into(),
             sha256: loaded.sha256().into(),
@@ -965,7 +965,7 @@ pub async fn ensure_builtins(
         if replace {
             db.activate_plugin(
                 &slot,
-                kind,
+                parsed_kind,
                 &name,
                 &version,
                 BUILTIN,

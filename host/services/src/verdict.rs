@@ -125,7 +125,7 @@ pub fn grade_row(v: &VerdictResponse, data_version: i64) -> GradeRow {
     GradeRow {
         asset_id: v.metadata.asset_id,
         return_period: v.metadata.return_period,
-        metric: v.metadata.metric.as_str().to_string(),
+        metric: v.metadata.metric,
         data_version,
         letter: v.grade.letter.clone(),
         score: v.grade.score,
@@ -170,7 +170,7 @@ impl VerdictService {
                 if run.engine == engine.info().label() && run.scorer == scorer.info().label() {
                     if let Some(row) = self
                         .db
-                        .grade(&run.id, asset.id, q.return_period, q.metric.as_str())
+                        .grade(&run.id, asset.id, q.return_period, q.metric)
                         .await?
                     {
                         if row.data_version == asset.data_version {
