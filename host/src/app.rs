@@ -63,8 +63,10 @@ pub async fn build(
     let origin = config.resolved_origin(bound);
     let cookie_secure = config.resolved_cookie_secure(&origin);
     let state = AppState {
-        analysis: AnalysisService::new(db.clone(), plugins.clone()),
-        verdicts: VerdictService::new(db.clone(), plugins.clone()),
+        // Each service gets only the store traits it uses: the handles are
+        // upcasts of the one connection.
+        analysis: AnalysisService::new(db.clone(), db.clone(), db.clone(), plugins.clone()),
+        verdicts: VerdictService::new(db.clone(), db.clone(), plugins.clone()),
         backtests: BacktestService::new(
             db.clone(),
             plugins.clone(),
