@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use anyhow::Context;
 
 use crate::registry::{self, Loaded};
+use forecast_domain::PluginKind;
 use forecast_plugins::llm::{LlmClient, LlmConfig};
 use forecast_plugins::{
     MatcherPlugin, PluginInfo, PluginRuntime, RuntimeConfig, ScorerPlugin, SegmentationPlugin,
     StrategyPlugin,
 };
-use forecast_domain::PluginKind;
-use forecast_store::prelude::*;
+use forecast_store::PluginRegistry;
 
 /// What the plugin set is loaded with (the operator's configuration).
 #[derive(Debug, Clone, Default)]
@@ -63,7 +63,7 @@ impl Plugins {
     /// Registers the built-in components in the store, then loads what the
     /// registry says is active (`FORECAST_SEGMENTATION_WASM` pins the
     /// engine instead) and the strategies of `FORECAST_PLUGIN_DIR`.
-    pub async fn load(config: &PluginsConfig, db: &dyn Database) -> anyhow::Result<Self> {
+    pub async fn load(config: &PluginsConfig, db: &dyn PluginRegistry) -> anyhow::Result<Self> {
         let runtime = Arc::new(PluginRuntime::new(config.runtime)?);
         let builtins = registry::ensure_builtins(db, &runtime)
             .await
@@ -134,7 +134,7 @@ impl Plugins {
     /// A stored version, compiled once per sha256.
     async fn compiled(
         &self,
-        db: &dyn Database,
+        db: &dyn PluginRegistry,
         kind: PluginKind,
         name: &str,
         version: &str,
@@ -165,7 +165,7 @@ impl Plugins {
     /// Applies the registry's active versions and shadow runs when the
     /// store's plugins generation moved. Returns whether anything changed.
     /// A version that fails to load keeps the previous one serving (logged).
-    pub async fn sync(&self, db: &dyn Database) -> anyhow::Result<bool> {
+    pub async fn sync(&self, db: &dyn PluginRegistry) -> anyhow::Result<bool> {
         let generation = db.plugins_generation().await?;
         if self.generation.load(Ordering::Acquire) == generation {
             return Ok(false);
@@ -238,7 +238,7 @@ impl Plugins {
 
     /// Polls the registry every `every` until the process ends, so every
     /// replica follows activations, rollbacks and shadow changes.
-    pub async fn follow(self: Arc<Self>, db: Arc<dyn Database>, every: std::time::Duration) {
+    pub async fn follow(self: Arc<Self>, db: Arc<dyn PluginRegistry>, every: std::time::Duration) {
         loop {
             tokio::time::sleep(every).await;
             if let Err(e) = self.sync(db.as_ref()).await {

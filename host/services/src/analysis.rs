@@ -15,8 +15,8 @@ use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::{Asset, Category, DataSource, Metric};
 use forecast_plugins::segmentation::{self as seg, AnalysisParams, EngineError};
 use forecast_plugins::PluginError;
-use forecast_store::{AssetStore, CacheStore, PluginRegistry};
 use forecast_store::StoreError;
+use forecast_store::{AssetStore, CacheStore, PluginRegistry};
 
 use forecast_domain::defaults;
 pub use forecast_domain::defaults::{GRADED_RETURN_PERIODS as CACHED_RETURN_PERIODS, MIN_ROWS};

@@ -71,7 +71,10 @@ pub struct CatalogCache {
 }
 
 impl CatalogCache {
-    async fn get(&self, db: &dyn AssetStore) -> Result<(Arc<Catalog>, Arc<Vec<Asset>>), StoreError> {
+    async fn get(
+        &self,
+        db: &dyn AssetStore,
+    ) -> Result<(Arc<Catalog>, Arc<Vec<Asset>>), StoreError> {
         if let Some((at, catalog, assets)) = self.inner.lock().expect("poisoned").as_ref() {
             if at.elapsed() < CATALOG_TTL {
                 return Ok((catalog.clone(), assets.clone()));

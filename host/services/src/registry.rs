@@ -21,7 +21,8 @@ use forecast_plugins::{
     SegmentationPlugin, StrategyPlugin,
 };
 use forecast_store::{
-    ActivationRecord, AddOutcome, Database, PluginRecord, ShadowConfig, ShadowSample, StoreError,
+    ActivationRecord, AddOutcome, PluginRecord, PluginRegistry, ShadowConfig, ShadowSample,
+    StoreError,
 };
 
 /// Plugin kinds the registry manages.
@@ -443,7 +444,7 @@ pub fn self_test(plugin: &Loaded) -> Result<(), RegistryError> {
 
 /// Adds a version (type-checked; its reported version must be `version`).
 pub async fn add(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
     kind: &str,
     name: &str,
@@ -510,7 +511,7 @@ async fn blocking_load(
 /// Loads a stored version and runs its kind's checks (blocking work off
 /// the async workers).
 pub async fn load_checked(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
     kind: &str,
     name: &str,
@@ -538,7 +539,7 @@ fn not_found(kind: &str, name: &str, version: &str) -> RegistryError {
 /// Activates a registered version after its checks pass. Activating the
 /// version already active changes nothing.
 pub async fn activate(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
     kind: &str,
     name: &str,
@@ -577,7 +578,7 @@ pub async fn activate(
 /// Returns `kind`'s slot (for strategies, `name`'s) to the version active
 /// before the current one.
 pub async fn rollback(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     kind: &str,
     name: &str,
 ) -> Result<ActivationRecord, RegistryError> {
@@ -616,7 +617,7 @@ pub async fn rollback(
 
 /// Starts a shadow run of a registered candidate on `sample` of live requests.
 pub async fn start_shadow(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
     kind: &str,
     name: &str,
@@ -660,7 +661,7 @@ pub async fn start_shadow(
 }
 
 /// Stops `kind`'s shadow run.
-pub async fn stop_shadow(db: &dyn Database, kind: &str) -> Result<(), RegistryError> {
+pub async fn stop_shadow(db: &dyn PluginRegistry, kind: &str) -> Result<(), RegistryError> {
     let parsed_kind = check_kind(kind)?;
     if db.clear_shadow(parsed_kind).await? {
         Ok(())
@@ -695,7 +696,7 @@ pub struct Listed {
 }
 
 /// Every registered version with its state.
-pub async fn list(db: &dyn Database) -> Result<Vec<Listed>, RegistryError> {
+pub async fn list(db: &dyn PluginRegistry) -> Result<Vec<Listed>, RegistryError> {
     let active = db.active_plugins().await?;
     let shadows = db.shadows().await?;
     Ok(db
@@ -777,7 +778,10 @@ pub struct ShadowReport {
 }
 
 /// The report of `kind`'s running shadow.
-pub async fn shadow_report(db: &dyn Database, kind: &str) -> Result<ShadowReport, RegistryError> {
+pub async fn shadow_report(
+    db: &dyn PluginRegistry,
+    kind: &str,
+) -> Result<ShadowReport, RegistryError> {
     let parsed_kind = check_kind(kind)?;
     let config = db
         .shadows()
@@ -915,7 +919,7 @@ pub fn builtins() -> Vec<(&'static str, Option<&'static str>, &'static [u8])> {
 /// active version is an older built-in. An operator's own activation is
 /// never overridden. Returns the loaded built-ins.
 pub async fn ensure_builtins(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
 ) -> Result<Vec<(String, String, Loaded)>, RegistryError> {
     let active = db.active_plugins().await?;

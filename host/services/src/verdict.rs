@@ -14,8 +14,8 @@ use crate::active::Plugins;
 use forecast_domain::{Asset, DataSource, Metric};
 use forecast_plugins::scorer::{Grade, ScoreInput};
 use forecast_plugins::segmentation::{EngineError, StateSummary};
-use forecast_store::{AssetStore, GradingStore};
 use forecast_store::GradeRow;
+use forecast_store::{AssetStore, GradingStore};
 
 /// `grade` of a verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

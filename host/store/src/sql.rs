@@ -124,15 +124,17 @@ pub(crate) const UPSERT_ASSET: &str = concat!(
     upsert_asset_conflict!()
 );
 
-
 pub(crate) const LIST_ACTIVE_ASSETS: &str = concat!(
     "SELECT ",
     asset_columns!(),
     " FROM assets WHERE is_active AND (CAST($1 AS TEXT) IS NULL OR category = $1) ORDER BY id"
 );
 
-pub(crate) const ASSET_BY_TICKER: &str =
-    concat!("SELECT ", asset_columns!(), " FROM assets WHERE ticker = $1");
+pub(crate) const ASSET_BY_TICKER: &str = concat!(
+    "SELECT ",
+    asset_columns!(),
+    " FROM assets WHERE ticker = $1"
+);
 
 pub(crate) const GRADABLE_ASSETS: &str = "SELECT a.id FROM assets a
      JOIN daily_prices p ON p.asset_id = a.id

@@ -8,9 +8,7 @@ use forecast_domain::{Asset, Category, DataSource};
 
 use super::{last_per_key, PgStore};
 use crate::rows::{self, Cols};
-use crate::{
-    sql, unix_now, AssetStore, CachedMetadata, CatalogEntry, StoreError, StoreResult,
-};
+use crate::{sql, unix_now, AssetStore, CachedMetadata, CatalogEntry, StoreError, StoreResult};
 
 /// Catalog rows per `INSERT` statement (14 arrays of this length each).
 const CATALOG_CHUNK: usize = 1_000;

@@ -67,9 +67,7 @@ impl PluginRegistry for PgStore {
     }
 
     async fn list_plugins(&self) -> StoreResult<Vec<PluginRecord>> {
-        let rows = sqlx::query(sql::LIST_PLUGINS)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(sql::LIST_PLUGINS).fetch_all(&self.pool).await?;
         rows.iter().map(rows::plugin).collect()
     }
 
@@ -141,7 +139,10 @@ impl PluginRegistry for PgStore {
         // and it undoes the next one.
         let mut tx = self.pool.begin().await?;
         bump_generation(&mut tx).await?;
-        let rows = sqlx::query(LOCK_LIVE).bind(slot).fetch_all(&mut *tx).await?;
+        let rows = sqlx::query(LOCK_LIVE)
+            .bind(slot)
+            .fetch_all(&mut *tx)
+            .await?;
         let [.., previous, newest] = rows.as_slice() else {
             // Fewer than two live activations: nothing changes.
             tx.rollback().await?;
@@ -168,7 +169,10 @@ impl PluginRegistry for PgStore {
             .bind(sql::GENERATION_KEY)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(rows::generation).transpose().map(Option::unwrap_or_default)
+        row.as_ref()
+            .map(rows::generation)
+            .transpose()
+            .map(Option::unwrap_or_default)
     }
 
     async fn set_shadow(&self, config: &ShadowConfig) -> StoreResult<()> {
@@ -237,4 +241,3 @@ impl PluginRegistry for PgStore {
         rows.iter().map(rows::sample).collect()
     }
 }
-

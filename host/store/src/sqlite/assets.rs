@@ -8,9 +8,7 @@ use forecast_domain::{Asset, Category, DataSource};
 
 use super::SqliteStore;
 use crate::rows::{self, Cols};
-use crate::{
-    sql, unix_now, AssetStore, CachedMetadata, CatalogEntry, StoreError, StoreResult,
-};
+use crate::{sql, unix_now, AssetStore, CachedMetadata, CatalogEntry, StoreError, StoreResult};
 
 #[async_trait]
 impl AssetStore for SqliteStore {

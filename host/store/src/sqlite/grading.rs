@@ -11,7 +11,8 @@ use crate::grading::new_run;
 use crate::rows::{self, Cols};
 use crate::{sql, GradeRow, GradingRun, GradingStore, RankedRow, StoreResult};
 
-const INSERT_RUN: &str = "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
+const INSERT_RUN: &str =
+    "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
      VALUES ($1, $2, $3, $4, 'running', $5, $6)";
 
 /// Tasks per multi-row insert (3 parameters each, well under SQLite's

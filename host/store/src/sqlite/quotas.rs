@@ -1,6 +1,7 @@
 //! SQLite [`QuotaStore`]: counters in this process's memory, written
 //! behind to the `counters` table.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
@@ -30,7 +31,8 @@ pub(super) struct Counters {
 /// How often changed counters are written to the table.
 pub(super) const FLUSH_EVERY: Duration = Duration::from_millis(500);
 
-const LOAD_COUNTER: &str = "SELECT window_start, used FROM counters WHERE subject = $1 AND kind = $2";
+const LOAD_COUNTER: &str =
+    "SELECT window_start, used FROM counters WHERE subject = $1 AND kind = $2";
 
 const SAVE_COUNTER: &str = "INSERT INTO counters (subject, kind, window_start, used)
      VALUES ($1, $2, $3, $4)
@@ -82,17 +84,16 @@ impl QuotaStore for SqliteStore {
         let mut counters = self.counters.lock().await;
         for w in windows {
             let key = (subject.to_string(), w.kind.to_string());
-            if !counters.values.contains_key(&key) {
+            if let Entry::Vacant(slot) = counters.values.entry(key) {
                 let row = sqlx::query(LOAD_COUNTER)
                     .bind(subject)
                     .bind(w.kind)
                     .fetch_optional(&self.pool)
                     .await?;
-                let value = match row {
+                slot.insert(match row {
                     Some(r) => (r.int("window_start")?, r.int("used")?),
                     None => (crate::quotas::window_start(now, w.seconds), 0),
-                };
-                counters.values.insert(key, value);
+                });
             }
         }
         let consumption = admit(

@@ -58,9 +58,7 @@ impl PluginRegistry for SqliteStore {
     }
 
     async fn list_plugins(&self) -> StoreResult<Vec<PluginRecord>> {
-        let rows = sqlx::query(sql::LIST_PLUGINS)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query(sql::LIST_PLUGINS).fetch_all(&self.pool).await?;
         rows.iter().map(rows::plugin).collect()
     }
 
@@ -161,7 +159,10 @@ impl PluginRegistry for SqliteStore {
             .bind(sql::GENERATION_KEY)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(rows::generation).transpose().map(Option::unwrap_or_default)
+        row.as_ref()
+            .map(rows::generation)
+            .transpose()
+            .map(Option::unwrap_or_default)
     }
 
     async fn set_shadow(&self, config: &ShadowConfig) -> StoreResult<()> {
@@ -232,4 +233,3 @@ impl PluginRegistry for SqliteStore {
         rows.iter().map(rows::sample).collect()
     }
 }
-

@@ -89,4 +89,3 @@ pub(crate) async fn assets_conformance(db: Arc<dyn Database>) {
         (3, 2, 1, 3)
     );
 }
-

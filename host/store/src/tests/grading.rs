@@ -124,9 +124,17 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
     assert!(rows
         .iter()
         .any(|r| r.ticker == "A1" && r.category == Category::UsStocks));
-    let g = db.grade(&run.id, 1, 90, Metric::Return).await.unwrap().unwrap();
+    let g = db
+        .grade(&run.id, 1, 90, Metric::Return)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(g, grade_row(1, 90, if a[0] == 1 { 70.0 } else { 40.0 }));
-    assert!(db.grade(&run.id, 1, 30, Metric::Return).await.unwrap().is_none());
+    assert!(db
+        .grade(&run.id, 1, 30, Metric::Return)
+        .await
+        .unwrap()
+        .is_none());
 
     // A new day's run: the old snapshot stays active until the new one completes.
     let next = db
@@ -153,11 +161,17 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
         (next.id.as_str(), 1, 1)
     );
     assert!(
-        db.grade(&run.id, 1, 90, Metric::Return).await.unwrap().is_none(),
+        db.grade(&run.id, 1, 90, Metric::Return)
+            .await
+            .unwrap()
+            .is_none(),
         "old grades dropped"
     );
     assert_eq!(
-        db.ranking_rows(&next.id, 90, Metric::Return).await.unwrap().len(),
+        db.ranking_rows(&next.id, 90, Metric::Return)
+            .await
+            .unwrap()
+            .len(),
         1
     );
 
@@ -165,9 +179,12 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
     db.store_series(&[(1, &long, DataSource::Ingested)])
         .await
         .unwrap();
-    assert!(db.grade(&next.id, 1, 90, Metric::Return).await.unwrap().is_none());
+    assert!(db
+        .grade(&next.id, 1, 90, Metric::Return)
+        .await
+        .unwrap()
+        .is_none());
 }
-
 
 /// Two pools on one database stand in for two replicas: concurrent starts
 /// meet in one run whose tasks are all visible to every joiner, concurrent
@@ -295,4 +312,3 @@ async fn postgres_grading_across_pools() {
     }
     pg_drop_test_database(&url).await;
 }
-

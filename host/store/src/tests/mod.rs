@@ -150,4 +150,3 @@ fn with_database_replaces_the_path() {
         "postgres://h:5432/x"
     );
 }
-

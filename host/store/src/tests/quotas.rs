@@ -66,7 +66,6 @@ pub(crate) async fn quotas_conformance(db: Arc<dyn Database>) {
     assert_eq!(admitted, 60);
 }
 
-
 /// Two pools on one database stand in for two server processes: the
 /// limits hold across them, and two-window consumption never deadlocks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -129,4 +128,3 @@ async fn postgres_limits_hold_across_pools() {
     }
     pg_drop_test_database(&url).await;
 }
-

@@ -69,7 +69,9 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         AddOutcome::Conflict("aa11".into())
     );
     assert_eq!(
-        db.plugin(PluginKind::Segmentation, "default", "1.0.0").await.unwrap(),
+        db.plugin(PluginKind::Segmentation, "default", "1.0.0")
+            .await
+            .unwrap(),
         Some(seg1.clone()),
         "the first bytes stay"
     );
@@ -369,7 +371,14 @@ pub(crate) async fn concurrent_rollbacks(dbs: &[Arc<dyn Database>], slot: &str) 
     for i in 0..5 {
         activations.push(
             dbs[0]
-                .activate_plugin(slot, PluginKind::Matcher, "m", &format!("1.{i}.0"), "t", 10_000 + i)
+                .activate_plugin(
+                    slot,
+                    PluginKind::Matcher,
+                    "m",
+                    &format!("1.{i}.0"),
+                    "t",
+                    10_000 + i,
+                )
                 .await
                 .unwrap(),
         );
@@ -403,7 +412,6 @@ pub(crate) async fn concurrent_rollbacks(dbs: &[Arc<dyn Database>], slot: &str) 
         "one bump per successful rollback"
     );
 }
-
 
 /// Two pools on one database stand in for two replicas: rollbacks from both
 /// undo one activation each; an activation racing rollbacks is never lost
