@@ -104,3 +104,86 @@ pub trait AssetStore: Send + Sync {
     /// Stores (replaces) an asset's metadata.
     async fn put_metadata(&self, asset_id: i64, body: &str, fetched_at: i64) -> StoreResult<()>;
 }
+
+/// [`AssetStore`] for a backend's store type (`$store`, with a `pool`
+/// field): the reads and the metadata cache are written once here, over the
+/// shared statements; the backend passes in (`$own`) the batch writes
+/// `upsert_catalog` and `store_series`, which each dialect does its own way.
+macro_rules! impl_asset_store {
+    ($store:ty { $($own:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::AssetStore for $store {
+            async fn list_active_assets(
+                &self,
+                category: Option<::forecast_domain::Category>,
+            ) -> $crate::StoreResult<Vec<::forecast_domain::Asset>> {
+                let rows = sqlx::query($crate::sql::LIST_ACTIVE_ASSETS)
+                    .bind(category.map(::forecast_domain::Category::as_str))
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::asset).collect()
+            }
+
+            async fn asset_by_ticker(
+                &self,
+                ticker: &str,
+            ) -> $crate::StoreResult<Option<::forecast_domain::Asset>> {
+                let row = sqlx::query($crate::sql::ASSET_BY_TICKER)
+                    .bind(ticker)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map($crate::rows::asset).transpose()
+            }
+
+            async fn gradable_assets(&self, min_rows: i64) -> $crate::StoreResult<Vec<i64>> {
+                let rows = sqlx::query($crate::sql::GRADABLE_ASSETS)
+                    .bind(min_rows)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter()
+                    .map(|r| $crate::rows::Cols::int(r, "id"))
+                    .collect()
+            }
+
+            async fn load_series(
+                &self,
+                asset_id: i64,
+            ) -> $crate::StoreResult<Option<::forecast_domain::series::PriceSeries>> {
+                let row = sqlx::query($crate::sql::LOAD_SERIES)
+                    .bind(asset_id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.map(|r| $crate::rows::series(&r)).transpose()
+            }
+
+            async fn cached_metadata(
+                &self,
+                asset_id: i64,
+            ) -> $crate::StoreResult<Option<$crate::CachedMetadata>> {
+                let row = sqlx::query($crate::sql::CACHED_METADATA)
+                    .bind(asset_id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map($crate::rows::metadata).transpose()
+            }
+
+            async fn put_metadata(
+                &self,
+                asset_id: i64,
+                body: &str,
+                fetched_at: i64,
+            ) -> $crate::StoreResult<()> {
+                sqlx::query($crate::sql::PUT_METADATA)
+                    .bind(asset_id)
+                    .bind(body)
+                    .bind(fetched_at)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            $($own)*
+        }
+    };
+}
+pub(crate) use impl_asset_store;

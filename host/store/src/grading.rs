@@ -172,3 +172,67 @@ pub(crate) fn new_run(
         failures: 0,
     }
 }
+
+/// [`GradingStore`] for a backend's store type (`$store`, with a `pool`
+/// field): the readers are written once here, over the shared statements;
+/// the backend passes in (`$own`) starting, claiming, recording and
+/// finishing, whose locking differs.
+macro_rules! impl_grading_store {
+    ($store:ty { $($own:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::GradingStore for $store {
+            async fn active_grading_run(
+                &self,
+            ) -> $crate::StoreResult<Option<$crate::GradingRun>> {
+                let row = sqlx::query($crate::sql::ACTIVE_RUN)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map($crate::rows::run).transpose()
+            }
+
+            async fn latest_grading_run(
+                &self,
+            ) -> $crate::StoreResult<Option<$crate::GradingRun>> {
+                let row = sqlx::query($crate::sql::LATEST_RUN)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map($crate::rows::run).transpose()
+            }
+
+            async fn grade(
+                &self,
+                run_id: &str,
+                asset_id: i64,
+                return_period: u32,
+                metric: ::forecast_domain::Metric,
+            ) -> $crate::StoreResult<Option<$crate::GradeRow>> {
+                let row = sqlx::query($crate::sql::GRADE)
+                    .bind(run_id)
+                    .bind(asset_id)
+                    .bind(i64::from(return_period))
+                    .bind(metric.as_str())
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map($crate::rows::grade).transpose()
+            }
+
+            async fn ranking_rows(
+                &self,
+                run_id: &str,
+                return_period: u32,
+                metric: ::forecast_domain::Metric,
+            ) -> $crate::StoreResult<Vec<$crate::RankedRow>> {
+                let rows = sqlx::query($crate::sql::RANKING_ROWS)
+                    .bind(run_id)
+                    .bind(i64::from(return_period))
+                    .bind(metric.as_str())
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::ranked).collect()
+            }
+
+            $($own)*
+        }
+    };
+}
+pub(crate) use impl_grading_store;

@@ -216,3 +216,114 @@ pub(crate) fn new_activation(
         rolled_back: false,
     }
 }
+
+/// [`PluginRegistry`] for a backend's store type (`$store`, with a `pool`
+/// field): the reads and sample recording are written once here, over the
+/// shared statements; the backend passes in (`$own`) every change that
+/// bumps the generation (and `add_plugin`), whose locking differs.
+macro_rules! impl_plugin_registry {
+    ($store:ty { $($own:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::PluginRegistry for $store {
+            async fn list_plugins(&self) -> $crate::StoreResult<Vec<$crate::PluginRecord>> {
+                let rows = sqlx::query($crate::sql::LIST_PLUGINS)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::plugin).collect()
+            }
+
+            async fn plugin(
+                &self,
+                kind: ::forecast_domain::PluginKind,
+                name: &str,
+                version: &str,
+            ) -> $crate::StoreResult<Option<$crate::PluginRecord>> {
+                let row = sqlx::query($crate::sql::PLUGIN)
+                    .bind(kind.as_str())
+                    .bind(name)
+                    .bind(version)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map($crate::rows::plugin).transpose()
+            }
+
+            async fn plugin_wasm(
+                &self,
+                kind: ::forecast_domain::PluginKind,
+                name: &str,
+                version: &str,
+            ) -> $crate::StoreResult<Option<Vec<u8>>> {
+                let row = sqlx::query($crate::sql::PLUGIN_WASM)
+                    .bind(kind.as_str())
+                    .bind(name)
+                    .bind(version)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.map(|r| $crate::rows::Cols::bytes(&r, "wasm"))
+                    .transpose()
+            }
+
+            async fn active_plugins(
+                &self,
+            ) -> $crate::StoreResult<Vec<$crate::ActivationRecord>> {
+                let rows = sqlx::query($crate::sql::ACTIVE_PLUGINS)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::activation).collect()
+            }
+
+            async fn plugins_generation(&self) -> $crate::StoreResult<i64> {
+                let row = sqlx::query($crate::sql::SETTING)
+                    .bind($crate::sql::GENERATION_KEY)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref()
+                    .map($crate::rows::generation)
+                    .transpose()
+                    .map(Option::unwrap_or_default)
+            }
+
+            async fn shadows(&self) -> $crate::StoreResult<Vec<$crate::ShadowConfig>> {
+                let rows = sqlx::query($crate::sql::SHADOWS)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::shadow).collect()
+            }
+
+            async fn record_shadow_sample(
+                &self,
+                sample: &$crate::ShadowSample,
+            ) -> $crate::StoreResult<()> {
+                sqlx::query($crate::sql::RECORD_SHADOW_SAMPLE)
+                    .bind(sample.kind.as_str())
+                    .bind(&sample.active)
+                    .bind(&sample.candidate)
+                    .bind(sample.identical)
+                    .bind(sample.active_ms)
+                    .bind(sample.candidate_ms)
+                    .bind(sample.error.as_deref())
+                    .bind(&sample.diffs)
+                    .bind(sample.at)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            async fn shadow_samples(
+                &self,
+                kind: ::forecast_domain::PluginKind,
+                candidate: &str,
+            ) -> $crate::StoreResult<Vec<$crate::ShadowSample>> {
+                let rows = sqlx::query($crate::sql::SHADOW_SAMPLES)
+                    .bind(kind.as_str())
+                    .bind(candidate)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::sample).collect()
+            }
+
+            $($own)*
+        }
+    };
+}
+pub(crate) use impl_plugin_registry;

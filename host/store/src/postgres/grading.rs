@@ -1,15 +1,13 @@
-//! PostgreSQL [`GradingStore`]: runs started with `ON CONFLICT DO NOTHING`,
+//! PostgreSQL [`crate::GradingStore`]: runs started with `ON CONFLICT DO NOTHING`,
 //! tasks claimed with `SKIP LOCKED`, grades upserted through `UNNEST`, and
 //! completions serialised by an advisory lock.
 
-use async_trait::async_trait;
-
-use forecast_domain::{GradingStatus, Metric};
+use forecast_domain::GradingStatus;
 
 use super::{last_per_key, PgStore};
 use crate::grading::new_run;
 use crate::rows::{self, Cols};
-use crate::{sql, GradeRow, GradingRun, GradingStore, RankedRow, StoreError, StoreResult};
+use crate::{sql, GradeRow, GradingRun, StoreError, StoreResult};
 
 const INSERT_RUN: &str =
     "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
@@ -58,8 +56,7 @@ const FINISH_LOCK: i64 = 0x4645_4752_4144; // "FEGRAD"
 
 const LOCK_RUN: &str = "SELECT status FROM grading_runs WHERE id = $1 FOR UPDATE";
 
-#[async_trait]
-impl GradingStore for PgStore {
+crate::grading::impl_grading_store!(PgStore {
     async fn start_or_join_run(
         &self,
         day: &str,
@@ -113,7 +110,6 @@ impl GradingStore for PgStore {
             "grading run ({day}, {engine}, {scorer}) neither inserted nor found"
         )))
     }
-
     async fn claim_grading_tasks(
         &self,
         run_id: &str,
@@ -136,7 +132,6 @@ impl GradingStore for PgStore {
         ids.sort_unstable();
         Ok(ids)
     }
-
     async fn record_grades(
         &self,
         run_id: &str,
@@ -202,7 +197,6 @@ impl GradingStore for PgStore {
         tx.commit().await?;
         Ok(())
     }
-
     async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool> {
         // Completions are serialised across processes (advisory lock), and
         // the run row is locked: a second caller waits, then reads `done`.
@@ -251,50 +245,4 @@ impl GradingStore for PgStore {
         tx.commit().await?;
         Ok(true)
     }
-
-    async fn active_grading_run(&self) -> StoreResult<Option<GradingRun>> {
-        let row = sqlx::query(sql::ACTIVE_RUN)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(rows::run).transpose()
-    }
-
-    async fn latest_grading_run(&self) -> StoreResult<Option<GradingRun>> {
-        let row = sqlx::query(sql::LATEST_RUN)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(rows::run).transpose()
-    }
-
-    async fn grade(
-        &self,
-        run_id: &str,
-        asset_id: i64,
-        return_period: u32,
-        metric: Metric,
-    ) -> StoreResult<Option<GradeRow>> {
-        let row = sqlx::query(sql::GRADE)
-            .bind(run_id)
-            .bind(asset_id)
-            .bind(i64::from(return_period))
-            .bind(metric.as_str())
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(rows::grade).transpose()
-    }
-
-    async fn ranking_rows(
-        &self,
-        run_id: &str,
-        return_period: u32,
-        metric: Metric,
-    ) -> StoreResult<Vec<RankedRow>> {
-        let rows = sqlx::query(sql::RANKING_ROWS)
-            .bind(run_id)
-            .bind(i64::from(return_period))
-            .bind(metric.as_str())
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(rows::ranked).collect()
-    }
-}
+});

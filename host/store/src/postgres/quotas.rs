@@ -1,4 +1,4 @@
-//! PostgreSQL [`QuotaStore`]: the subject's counter rows locked for the
+//! PostgreSQL [`crate::QuotaStore`]: the subject's counter rows locked for the
 //! read-check-write, so admission is atomic across processes.
 
 use std::collections::HashMap;

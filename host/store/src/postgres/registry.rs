@@ -1,21 +1,17 @@
-//! PostgreSQL [`PluginRegistry`]. Every change that bumps the generation
+//! PostgreSQL [`crate::PluginRegistry`]. Every change that bumps the generation
 //! bumps it first: the upsert locks the generation's `settings` row until
 //! commit, which serialises registry changes across processes, so
 //! activation ids follow commit order and a rollback's reads (new
 //! statements under READ COMMITTED) see every activation committed before
 //! it. A change that turns out to change nothing rolls back, bump included.
 
-use async_trait::async_trait;
 use sqlx::{Postgres, Transaction};
 
 use forecast_domain::PluginKind;
 
 use super::PgStore;
 use crate::rows::{self, Cols};
-use crate::{
-    sql, ActivationRecord, AddOutcome, PluginRecord, PluginRegistry, ShadowConfig, ShadowSample,
-    StoreResult,
-};
+use crate::{sql, ActivationRecord, AddOutcome, PluginRecord, ShadowConfig, StoreResult};
 
 /// The slot's live activations, locked in id order.
 const LOCK_LIVE: &str = concat!(crate::sql::live_activations!(), " ORDER BY id FOR UPDATE");
@@ -30,8 +26,7 @@ async fn bump_generation(tx: &mut Transaction<'_, Postgres>) -> StoreResult<()> 
     Ok(())
 }
 
-#[async_trait]
-impl PluginRegistry for PgStore {
+crate::registry::impl_plugin_registry!(PgStore {
     async fn add_plugin(&self, record: &PluginRecord, wasm: &[u8]) -> StoreResult<AddOutcome> {
         // A concurrent adder of the same key waits on the primary key until
         // the first commits, then does nothing and (a new statement, a new
@@ -65,42 +60,6 @@ impl PluginRegistry for PgStore {
         }
         Err(crate::registry::vanished(record))
     }
-
-    async fn list_plugins(&self) -> StoreResult<Vec<PluginRecord>> {
-        let rows = sqlx::query(sql::LIST_PLUGINS).fetch_all(&self.pool).await?;
-        rows.iter().map(rows::plugin).collect()
-    }
-
-    async fn plugin(
-        &self,
-        kind: PluginKind,
-        name: &str,
-        version: &str,
-    ) -> StoreResult<Option<PluginRecord>> {
-        let row = sqlx::query(sql::PLUGIN)
-            .bind(kind.as_str())
-            .bind(name)
-            .bind(version)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(rows::plugin).transpose()
-    }
-
-    async fn plugin_wasm(
-        &self,
-        kind: PluginKind,
-        name: &str,
-        version: &str,
-    ) -> StoreResult<Option<Vec<u8>>> {
-        let row = sqlx::query(sql::PLUGIN_WASM)
-            .bind(kind.as_str())
-            .bind(name)
-            .bind(version)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|r| r.bytes("wasm")).transpose()
-    }
-
     async fn activate_plugin(
         &self,
         slot: &str,
@@ -127,7 +86,6 @@ impl PluginRegistry for PgStore {
             id, slot, kind, name, version, by, now,
         ))
     }
-
     async fn rollback_plugin(
         &self,
         slot: &str,
@@ -156,25 +114,6 @@ impl PluginRegistry for PgStore {
         tx.commit().await?;
         Ok(Some(current))
     }
-
-    async fn active_plugins(&self) -> StoreResult<Vec<ActivationRecord>> {
-        let rows = sqlx::query(sql::ACTIVE_PLUGINS)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(rows::activation).collect()
-    }
-
-    async fn plugins_generation(&self) -> StoreResult<i64> {
-        let row = sqlx::query(sql::SETTING)
-            .bind(sql::GENERATION_KEY)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref()
-            .map(rows::generation)
-            .transpose()
-            .map(Option::unwrap_or_default)
-    }
-
     async fn set_shadow(&self, config: &ShadowConfig) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
         bump_generation(&mut tx).await?;
@@ -190,7 +129,6 @@ impl PluginRegistry for PgStore {
         tx.commit().await?;
         Ok(())
     }
-
     async fn clear_shadow(&self, kind: PluginKind) -> StoreResult<bool> {
         let mut tx = self.pool.begin().await?;
         bump_generation(&mut tx).await?;
@@ -206,38 +144,4 @@ impl PluginRegistry for PgStore {
         tx.commit().await?;
         Ok(true)
     }
-
-    async fn shadows(&self) -> StoreResult<Vec<ShadowConfig>> {
-        let rows = sqlx::query(sql::SHADOWS).fetch_all(&self.pool).await?;
-        rows.iter().map(rows::shadow).collect()
-    }
-
-    async fn record_shadow_sample(&self, sample: &ShadowSample) -> StoreResult<()> {
-        sqlx::query(sql::RECORD_SHADOW_SAMPLE)
-            .bind(sample.kind.as_str())
-            .bind(&sample.active)
-            .bind(&sample.candidate)
-            .bind(sample.identical)
-            .bind(sample.active_ms)
-            .bind(sample.candidate_ms)
-            .bind(sample.error.as_deref())
-            .bind(&sample.diffs)
-            .bind(sample.at)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    async fn shadow_samples(
-        &self,
-        kind: PluginKind,
-        candidate: &str,
-    ) -> StoreResult<Vec<ShadowSample>> {
-        let rows = sqlx::query(sql::SHADOW_SAMPLES)
-            .bind(kind.as_str())
-            .bind(candidate)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(rows::sample).collect()
-    }
-}
+});

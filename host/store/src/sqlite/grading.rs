@@ -1,15 +1,11 @@
-//! SQLite [`GradingStore`]: every read-check-write under the writer lock
+//! SQLite [`crate::GradingStore`]: every read-check-write under the writer lock
 //! in a `BEGIN IMMEDIATE` transaction, so claimers and completers of one
 //! process queue up and other processes wait on SQLite's lock.
-
-use async_trait::async_trait;
-
-use forecast_domain::Metric;
 
 use super::SqliteStore;
 use crate::grading::new_run;
 use crate::rows::{self, Cols};
-use crate::{sql, GradeRow, GradingRun, GradingStore, RankedRow, StoreResult};
+use crate::{sql, GradeRow, GradingRun, StoreResult};
 
 const INSERT_RUN: &str =
     "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
@@ -30,8 +26,7 @@ const CLAIM_TASK: &str =
 const CLOSE_TASK: &str = "UPDATE grading_tasks SET status = $1
      WHERE run_id = $2 AND asset_id = $3 AND status = 'claimed' AND claimed_by = $4";
 
-#[async_trait]
-impl GradingStore for SqliteStore {
+crate::grading::impl_grading_store!(SqliteStore {
     async fn start_or_join_run(
         &self,
         day: &str,
@@ -73,7 +68,6 @@ impl GradingStore for SqliteStore {
         tx.commit().await?;
         Ok(new_run(id, day, engine, scorer, total, now))
     }
-
     async fn claim_grading_tasks(
         &self,
         run_id: &str,
@@ -106,7 +100,6 @@ impl GradingStore for SqliteStore {
         tx.commit().await?;
         Ok(ids)
     }
-
     async fn record_grades(
         &self,
         run_id: &str,
@@ -163,7 +156,6 @@ impl GradingStore for SqliteStore {
         tx.commit().await?;
         Ok(())
     }
-
     async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool> {
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -194,50 +186,4 @@ impl GradingStore for SqliteStore {
         tx.commit().await?;
         Ok(true)
     }
-
-    async fn active_grading_run(&self) -> StoreResult<Option<GradingRun>> {
-        let row = sqlx::query(sql::ACTIVE_RUN)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(rows::run).transpose()
-    }
-
-    async fn latest_grading_run(&self) -> StoreResult<Option<GradingRun>> {
-        let row = sqlx::query(sql::LATEST_RUN)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(rows::run).transpose()
-    }
-
-    async fn grade(
-        &self,
-        run_id: &str,
-        asset_id: i64,
-        return_period: u32,
-        metric: Metric,
-    ) -> StoreResult<Option<GradeRow>> {
-        let row = sqlx::query(sql::GRADE)
-            .bind(run_id)
-            .bind(asset_id)
-            .bind(i64::from(return_period))
-            .bind(metric.as_str())
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(rows::grade).transpose()
-    }
-
-    async fn ranking_rows(
-        &self,
-        run_id: &str,
-        return_period: u32,
-        metric: Metric,
-    ) -> StoreResult<Vec<RankedRow>> {
-        let rows = sqlx::query(sql::RANKING_ROWS)
-            .bind(run_id)
-            .bind(i64::from(return_period))
-            .bind(metric.as_str())
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(rows::ranked).collect()
-    }
-}
+});

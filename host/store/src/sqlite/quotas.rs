@@ -1,4 +1,4 @@
-//! SQLite [`QuotaStore`]: counters in this process's memory, written
+//! SQLite [`crate::QuotaStore`]: counters in this process's memory, written
 //! behind to the `counters` table.
 
 use std::collections::hash_map::Entry;

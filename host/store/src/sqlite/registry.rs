@@ -1,18 +1,14 @@
-//! SQLite [`PluginRegistry`]. Changes that bump the generation run under
+//! SQLite [`crate::PluginRegistry`]. Changes that bump the generation run under
 //! the writer lock in `BEGIN IMMEDIATE` transactions, like the rest of the
 //! backend's read-check-write steps.
 
-use async_trait::async_trait;
 use sqlx::{Sqlite, Transaction};
 
 use forecast_domain::PluginKind;
 
 use super::SqliteStore;
 use crate::rows::{self, Cols};
-use crate::{
-    sql, ActivationRecord, AddOutcome, PluginRecord, PluginRegistry, ShadowConfig, ShadowSample,
-    StoreResult,
-};
+use crate::{sql, ActivationRecord, AddOutcome, PluginRecord, ShadowConfig, StoreResult};
 
 /// The slot's two newest live activations.
 const LAST_TWO_LIVE: &str = concat!(crate::sql::live_activations!(), " ORDER BY id DESC LIMIT 2");
@@ -26,8 +22,7 @@ async fn bump_generation(tx: &mut Transaction<'_, Sqlite>) -> StoreResult<()> {
     Ok(())
 }
 
-#[async_trait]
-impl PluginRegistry for SqliteStore {
+crate::registry::impl_plugin_registry!(SqliteStore {
     async fn add_plugin(&self, record: &PluginRecord, wasm: &[u8]) -> StoreResult<AddOutcome> {
         // Insert-if-absent, then read back what holds the key: a concurrent
         // adder of the same key is either the row we read or waits for us.
@@ -56,42 +51,6 @@ impl PluginRegistry for SqliteStore {
             .text("sha256")?;
         Ok(crate::registry::outcome(record, existing))
     }
-
-    async fn list_plugins(&self) -> StoreResult<Vec<PluginRecord>> {
-        let rows = sqlx::query(sql::LIST_PLUGINS).fetch_all(&self.pool).await?;
-        rows.iter().map(rows::plugin).collect()
-    }
-
-    async fn plugin(
-        &self,
-        kind: PluginKind,
-        name: &str,
-        version: &str,
-    ) -> StoreResult<Option<PluginRecord>> {
-        let row = sqlx::query(sql::PLUGIN)
-            .bind(kind.as_str())
-            .bind(name)
-            .bind(version)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(rows::plugin).transpose()
-    }
-
-    async fn plugin_wasm(
-        &self,
-        kind: PluginKind,
-        name: &str,
-        version: &str,
-    ) -> StoreResult<Option<Vec<u8>>> {
-        let row = sqlx::query(sql::PLUGIN_WASM)
-            .bind(kind.as_str())
-            .bind(name)
-            .bind(version)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|r| r.bytes("wasm")).transpose()
-    }
-
     async fn activate_plugin(
         &self,
         slot: &str,
@@ -119,7 +78,6 @@ impl PluginRegistry for SqliteStore {
             id, slot, kind, name, version, by, now,
         ))
     }
-
     async fn rollback_plugin(
         &self,
         slot: &str,
@@ -146,25 +104,6 @@ impl PluginRegistry for SqliteStore {
         tx.commit().await?;
         Ok(Some(current))
     }
-
-    async fn active_plugins(&self) -> StoreResult<Vec<ActivationRecord>> {
-        let rows = sqlx::query(sql::ACTIVE_PLUGINS)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(rows::activation).collect()
-    }
-
-    async fn plugins_generation(&self) -> StoreResult<i64> {
-        let row = sqlx::query(sql::SETTING)
-            .bind(sql::GENERATION_KEY)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref()
-            .map(rows::generation)
-            .transpose()
-            .map(Option::unwrap_or_default)
-    }
-
     async fn set_shadow(&self, config: &ShadowConfig) -> StoreResult<()> {
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -181,7 +120,6 @@ impl PluginRegistry for SqliteStore {
         tx.commit().await?;
         Ok(())
     }
-
     async fn clear_shadow(&self, kind: PluginKind) -> StoreResult<bool> {
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -198,38 +136,4 @@ impl PluginRegistry for SqliteStore {
         tx.commit().await?;
         Ok(true)
     }
-
-    async fn shadows(&self) -> StoreResult<Vec<ShadowConfig>> {
-        let rows = sqlx::query(sql::SHADOWS).fetch_all(&self.pool).await?;
-        rows.iter().map(rows::shadow).collect()
-    }
-
-    async fn record_shadow_sample(&self, sample: &ShadowSample) -> StoreResult<()> {
-        sqlx::query(sql::RECORD_SHADOW_SAMPLE)
-            .bind(sample.kind.as_str())
-            .bind(&sample.active)
-            .bind(&sample.candidate)
-            .bind(sample.identical)
-            .bind(sample.active_ms)
-            .bind(sample.candidate_ms)
-            .bind(sample.error.as_deref())
-            .bind(&sample.diffs)
-            .bind(sample.at)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    async fn shadow_samples(
-        &self,
-        kind: PluginKind,
-        candidate: &str,
-    ) -> StoreResult<Vec<ShadowSample>> {
-        let rows = sqlx::query(sql::SHADOW_SAMPLES)
-            .bind(kind.as_str())
-            .bind(candidate)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(rows::sample).collect()
-    }
-}
+});
