@@ -1,5 +1,6 @@
-//! PostgreSQL [`crate::AccountStore`]: the shared statements, and key creation
-//! under a lock on the user's row.
+//! PostgreSQL [`crate::AccountStore`]: key creation under a lock on the
+//! user's row; every other method is the shared implementation
+//! (`crate::accounts`).
 
 use forecast_domain::ApiKeyRecord;
 

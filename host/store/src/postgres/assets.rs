@@ -1,5 +1,6 @@
 //! PostgreSQL [`crate::AssetStore`]: the catalog upserted in chunks through
-//! `UNNEST`, each series written with its purges in one statement.
+//! `UNNEST`, each series written with its purges in one statement; the
+//! reads are the shared implementation (`crate::assets`).
 
 use forecast_domain::series::PriceSeries;
 use forecast_domain::DataSource;

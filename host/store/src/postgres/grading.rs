@@ -1,6 +1,7 @@
-//! PostgreSQL [`crate::GradingStore`]: runs started with `ON CONFLICT DO NOTHING`,
-//! tasks claimed with `SKIP LOCKED`, grades upserted through `UNNEST`, and
-//! completions serialised by an advisory lock.
+//! PostgreSQL [`crate::GradingStore`]: runs started with `ON CONFLICT DO
+//! NOTHING`, tasks claimed with `SKIP LOCKED`, grades upserted through
+//! `UNNEST`, and completions serialised by an advisory lock. The readers
+//! are the shared implementation (`crate::grading`).
 
 use forecast_domain::GradingStatus;
 

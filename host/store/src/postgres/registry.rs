@@ -1,5 +1,6 @@
-//! PostgreSQL [`crate::PluginRegistry`]. Every change that bumps the generation
-//! bumps it first: the upsert locks the generation's `settings` row until
+//! PostgreSQL [`crate::PluginRegistry`] (the reads and sample recording are
+//! the shared implementation, `crate::registry`). Every change that bumps
+//! the generation bumps it first: the upsert locks the generation's `settings` row until
 //! commit, which serialises registry changes across processes, so
 //! activation ids follow commit order and a rollback's reads (new
 //! statements under READ COMMITTED) see every activation committed before

@@ -1,5 +1,5 @@
-//! SQLite [`crate::AccountStore`]: the shared statements, and key creation under
-//! the writer lock.
+//! SQLite [`crate::AccountStore`]: key creation under the writer lock;
+//! every other method is the shared implementation (`crate::accounts`).
 
 use forecast_domain::ApiKeyRecord;
 

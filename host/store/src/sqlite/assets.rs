@@ -1,5 +1,6 @@
-//! SQLite [`crate::AssetStore`]: catalog rows and price series written row by row
-//! in one transaction.
+//! SQLite [`crate::AssetStore`]: catalog rows and price series written row
+//! by row in one transaction; the reads are the shared implementation
+//! (`crate::assets`).
 
 use forecast_domain::series::PriceSeries;
 use forecast_domain::DataSource;

@@ -1,6 +1,7 @@
-//! SQLite [`crate::GradingStore`]: every read-check-write under the writer lock
-//! in a `BEGIN IMMEDIATE` transaction, so claimers and completers of one
-//! process queue up and other processes wait on SQLite's lock.
+//! SQLite [`crate::GradingStore`]: every read-check-write under the writer
+//! lock in a `BEGIN IMMEDIATE` transaction, so claimers and completers of
+//! one process queue up and other processes wait on SQLite's lock. The
+//! readers are the shared implementation (`crate::grading`).
 
 use super::SqliteStore;
 use crate::grading::new_run;

@@ -1,6 +1,7 @@
-//! SQLite [`crate::PluginRegistry`]. Changes that bump the generation run under
-//! the writer lock in `BEGIN IMMEDIATE` transactions, like the rest of the
-//! backend's read-check-write steps.
+//! SQLite [`crate::PluginRegistry`]: changes that bump the generation run
+//! under the writer lock in `BEGIN IMMEDIATE` transactions, like the rest
+//! of the backend's read-check-write steps. The reads and sample recording
+//! are the shared implementation (`crate::registry`).
 
 use sqlx::{Sqlite, Transaction};
 
