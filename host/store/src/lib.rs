@@ -12,8 +12,11 @@
 //! The backend is chosen once at start-up from the `DATABASE_URL` scheme
 //! (`sqlite:` or `postgres://`/`postgresql://`), each with its own
 //! migrations behind the same traits. The backends live in `sqlite/` and
-//! `postgres/`, one file per aggregate; the statements both dialects agree
-//! on are written once in `sql`, the row decoding once in `rows`.
+//! `postgres/`, one file per aggregate. What the dialects agree on is
+//! written once: the statements in `sql`, the row decoding in `rows`, and
+//! the trait methods whose code is the same for both next to their trait
+//! (an `impl_…!` macro each backend instantiates, passing in only the
+//! methods it does its own way: locking, batching, the quota counters).
 
 mod accounts;
 mod assets;
