@@ -66,8 +66,10 @@ pub async fn build(
     let origin = config.resolved_origin(bound);
     let cookie_secure = config.resolved_cookie_secure(&origin);
     let state = AppState {
-        analysis: AnalysisService::new(db.clone(), plugins.clone()),
-        verdicts: VerdictService::new(db.clone(), plugins.clone()),
+        // Each service gets only the store traits it uses: the handles are
+        // upcasts of the one connection.
+        analysis: AnalysisService::new(db.clone(), db.clone(), db.clone(), plugins.clone()),
+        verdicts: VerdictService::new(db.clone(), db.clone(), plugins.clone()),
         backtests: BacktestService::new(
             db.clone(),
             plugins.clone(),
@@ -77,7 +79,7 @@ pub async fn build(
         matcher: MatcherService::new(db.clone(), plugins.clone()),
         ranking: RankingService::new(db.clone()),
         keys: KeyService::new(db.clone()),
-        sessions: SessionService::new(db.clone()),
+        sessions: SessionService::new(db.clone(), db.clone()),
         metadata: Arc::new(CatalogProvider),
         config: Arc::new(HttpConfig {
             database_url: config.database_url.clone(),

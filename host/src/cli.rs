@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 
 use crate::config::{database_url_from_env, Config};
-use forecast_domain::{Tier, User};
+use forecast_domain::{GradingStatus, Tier, User};
 use forecast_services::auth;
 use forecast_store as store;
 
@@ -458,7 +458,7 @@ async fn grade() -> anyhow::Result<()> {
         s.run.total,
         if s.activated {
             "now active".to_string()
-        } else if s.run.status == "done" {
+        } else if s.run.status == GradingStatus::Done {
             "already complete".to_string()
         } else {
             "other replicas are finishing it".to_string()

@@ -405,6 +405,12 @@ impl GradingStatus {
     }
 }
 
+impl fmt::Display for GradingStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl FromStr for GradingStatus {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

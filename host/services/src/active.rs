@@ -9,12 +9,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use anyhow::Context;
 
 use crate::registry::{self, Loaded};
+use forecast_domain::PluginKind;
 use forecast_plugins::llm::{LlmClient, LlmConfig};
 use forecast_plugins::{
     MatcherPlugin, PluginInfo, PluginRuntime, RuntimeConfig, ScorerPlugin, SegmentationPlugin,
     StrategyPlugin,
 };
-use forecast_store::Database;
+use forecast_store::PluginRegistry;
 
 /// What the plugin set is loaded with (the operator's configuration).
 #[derive(Debug, Clone, Default)]
@@ -62,7 +63,7 @@ impl Plugins {
     /// Registers the built-in components in the store, then loads what the
     /// registry says is active (`FORECAST_SEGMENTATION_WASM` pins the
     /// engine instead) and the strategies of `FORECAST_PLUGIN_DIR`.
-    pub async fn load(config: &PluginsConfig, db: &dyn Database) -> anyhow::Result<Self> {
+    pub async fn load(config: &PluginsConfig, db: &dyn PluginRegistry) -> anyhow::Result<Self> {
         let runtime = Arc::new(PluginRuntime::new(config.runtime)?);
         let builtins = registry::ensure_builtins(db, &runtime)
             .await
@@ -133,8 +134,8 @@ impl Plugins {
     /// A stored version, compiled once per sha256.
     async fn compiled(
         &self,
-        db: &dyn Database,
-        kind: &str,
+        db: &dyn PluginRegistry,
+        kind: PluginKind,
         name: &str,
         version: &str,
     ) -> anyhow::Result<Loaded> {
@@ -164,7 +165,7 @@ impl Plugins {
     /// Applies the registry's active versions and shadow runs when the
     /// store's plugins generation moved. Returns whether anything changed.
     /// A version that fails to load keeps the previous one serving (logged).
-    pub async fn sync(&self, db: &dyn Database) -> anyhow::Result<bool> {
+    pub async fn sync(&self, db: &dyn PluginRegistry) -> anyhow::Result<bool> {
         let generation = db.plugins_generation().await?;
         if self.generation.load(Ordering::Acquire) == generation {
             return Ok(false);
@@ -172,7 +173,7 @@ impl Plugins {
         let mut engine_or_scorer = false;
         let mut strategies = self.local_strategies.clone();
         for a in db.active_plugins().await? {
-            let loaded = match self.compiled(db, &a.kind, &a.name, &a.version).await {
+            let loaded = match self.compiled(db, a.kind, &a.name, &a.version).await {
                 Ok(l) => l,
                 Err(e) => {
                     tracing::error!(error = %e, slot = %a.slot, "cannot load the active version; keeping the previous one");
@@ -219,8 +220,8 @@ impl Plugins {
         *self.strategies.write().expect("poisoned") = strategies;
         let mut shadow = None;
         for s in db.shadows().await? {
-            if s.kind == "segmentation" {
-                match self.compiled(db, &s.kind, &s.name, &s.version).await {
+            if s.kind == PluginKind::Segmentation {
+                match self.compiled(db, s.kind, &s.name, &s.version).await {
                     Ok(Loaded::Segmentation(p)) => shadow = Some((p, s.sample)),
                     Ok(_) => {}
                     Err(e) => tracing::error!(error = %e, "cannot load the shadow candidate"),
@@ -237,7 +238,7 @@ impl Plugins {
 
     /// Polls the registry every `every` until the process ends, so every
     /// replica follows activations, rollbacks and shadow changes.
-    pub async fn follow(self: Arc<Self>, db: Arc<dyn Database>, every: std::time::Duration) {
+    pub async fn follow(self: Arc<Self>, db: Arc<dyn PluginRegistry>, every: std::time::Duration) {
         loop {
             tokio::time::sleep(every).await;
             if let Err(e) = self.sync(db.as_ref()).await {

@@ -12,8 +12,8 @@ use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::{Asset, Metric};
 use forecast_plugins::segmentation::{self as seg, AnalysisParams, EngineError};
 use forecast_plugins::PluginError;
-use forecast_store::Database;
 use forecast_store::StoreError;
+use forecast_store::{AssetStore, CacheStore, PluginRegistry};
 
 pub use forecast_api::analysis::{
     AnalysisMetadata, AnalysisQuery, AnalysisResponse, CurrentStateBody, DistributionBody,
@@ -218,7 +218,7 @@ pub fn cache_key(asset: &Asset, engine: &str, q: &AnalysisQuery) -> String {
 }
 
 /// Looks up an active asset by ticker (inactive ones are unknown).
-pub async fn active_asset(db: &dyn Database, ticker: &str) -> Result<Asset, AnalysisError> {
+pub async fn active_asset(db: &dyn AssetStore, ticker: &str) -> Result<Asset, AnalysisError> {
     match db.asset_by_ticker(ticker).await? {
         Some(a) if a.is_active => Ok(a),
         _ => Err(AnalysisError::NotFound(format!(
@@ -231,14 +231,29 @@ pub async fn active_asset(db: &dyn Database, ticker: &str) -> Result<Asset, Anal
 /// answers there, and runs the active segmentation engine.
 #[derive(Clone)]
 pub struct AnalysisService {
-    db: Arc<dyn Database>,
+    assets: Arc<dyn AssetStore>,
+    cache: Arc<dyn CacheStore>,
+    /// Where shadow comparisons are recorded.
+    registry: Arc<dyn PluginRegistry>,
     plugins: Arc<Plugins>,
 }
 
 impl AnalysisService {
-    /// A service over `db` answering with the active plugins of `plugins`.
-    pub fn new(db: Arc<dyn Database>, plugins: Arc<Plugins>) -> Self {
-        AnalysisService { db, plugins }
+    /// A service over the assets and series of `assets`, caching answers
+    /// in `cache` and recording shadow samples in `registry`, answering with
+    /// the active plugins of `plugins`.
+    pub fn new(
+        assets: Arc<dyn AssetStore>,
+        cache: Arc<dyn CacheStore>,
+        registry: Arc<dyn PluginRegistry>,
+        plugins: Arc<Plugins>,
+    ) -> Self {
+        AnalysisService {
+            assets,
+            cache,
+            registry,
+            plugins,
+        }
     }
 
     /// Answers an analysis: from the cache for default parameters when present,
@@ -249,14 +264,14 @@ impl AnalysisService {
         ticker: &str,
         q: &AnalysisQuery,
     ) -> Result<AnalysisResponse, AnalysisError> {
-        let asset = active_asset(self.db.as_ref(), ticker).await?;
+        let asset = active_asset(self.assets.as_ref(), ticker).await?;
         let plugin = self.plugins.segmentation();
         let engine_label = plugin.info().label();
         let key = q
             .is_cacheable()
             .then(|| cache_key(&asset, &engine_label, q));
         if let Some(key) = &key {
-            if let Some(body) = self.db.cached_analysis(key).await? {
+            if let Some(body) = self.cache.cached_analysis(key).await? {
                 let mut cached: AnalysisResponse = serde_json::from_str(&body).map_err(|e| {
                     AnalysisError::Internal(format!("cached analysis {key} does not parse: {e}"))
                 })?;
@@ -265,7 +280,7 @@ impl AnalysisService {
             }
         }
 
-        let history = self.db.load_series(asset.id).await?.unwrap_or_default();
+        let history = self.assets.load_series(asset.id).await?.unwrap_or_default();
         let window = history.window(q.start_date, q.end_date);
         if window.len() < MIN_ROWS {
             return Err(AnalysisError::InsufficientData(format!(
@@ -303,7 +318,7 @@ impl AnalysisService {
         .map_err(|e| AnalysisError::Internal(format!("analysis worker failed: {e}")))??;
 
         if let (Some(key), Some(body)) = (key, body) {
-            self.db
+            self.cache
                 .put_analysis(&key, response.metadata.asset_id, &body)
                 .await?;
         }
@@ -334,9 +349,9 @@ impl AnalysisService {
         q: &AnalysisQuery,
         candidate: std::sync::Arc<forecast_plugins::SegmentationPlugin>,
     ) -> Result<(), AnalysisError> {
-        let asset = active_asset(self.db.as_ref(), ticker).await?;
+        let asset = active_asset(self.assets.as_ref(), ticker).await?;
         let active = self.plugins.segmentation();
-        let history = self.db.load_series(asset.id).await?.unwrap_or_default();
+        let history = self.assets.load_series(asset.id).await?.unwrap_or_default();
         let window = history.window(q.start_date, q.end_date);
         if window.len() < MIN_ROWS {
             return Ok(());
@@ -380,7 +395,7 @@ impl AnalysisService {
                 (Err(_), Ok(_)) => (false, Default::default(), None),
             };
             forecast_store::ShadowSample {
-                kind: "segmentation".into(),
+                kind: forecast_domain::PluginKind::Segmentation,
                 active: active_label,
                 candidate: candidate_label,
                 identical,
@@ -400,7 +415,7 @@ impl AnalysisService {
         })
         .await
         .map_err(|e| AnalysisError::Internal(format!("shadow worker failed: {e}")))?;
-        self.db.record_shadow_sample(&sample).await?;
+        self.registry.record_shadow_sample(&sample).await?;
         Ok(())
     }
 }

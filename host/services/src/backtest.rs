@@ -25,7 +25,7 @@ use forecast_domain::{Asset, Metric};
 use forecast_plugins::segmentation::{AnalysisParams, EngineError};
 use forecast_plugins::strategy::RunFailure;
 use forecast_plugins::{PluginError, SegmentationPlugin, StrategyPlugin};
-use forecast_store::Database;
+use forecast_store::AssetStore;
 use forecast_store::StoreError;
 
 /// Why a backtest has no answer.
@@ -148,7 +148,7 @@ impl SignalCache {
 
 /// The universe's assets with their histories, ticker order.
 async fn load_universe(
-    db: &dyn Database,
+    db: &dyn AssetStore,
     spec: &UniverseSpec,
 ) -> Result<Vec<(Asset, Arc<PriceSeries>)>, BacktestError> {
     let assets: Vec<Asset> = match spec {
@@ -300,23 +300,24 @@ fn timed_out() -> BacktestError {
 /// the active engine (cached), the strategies, and one time limit per run.
 #[derive(Clone)]
 pub struct BacktestService {
-    db: Arc<dyn Database>,
+    assets: Arc<dyn AssetStore>,
     plugins: Arc<Plugins>,
     signals: Arc<SignalCache>,
     timeout: Duration,
 }
 
 impl BacktestService {
-    /// A service over `db` and `plugins` whose runs end after `timeout` and
-    /// keep up to `signal_cache_bytes` of walk-forward signals.
+    /// A service over the series of `assets` and `plugins` whose runs end
+    /// after `timeout` and keep up to `signal_cache_bytes` of walk-forward
+    /// signals.
     pub fn new(
-        db: Arc<dyn Database>,
+        assets: Arc<dyn AssetStore>,
         plugins: Arc<Plugins>,
         timeout: Duration,
         signal_cache_bytes: usize,
     ) -> Self {
         BacktestService {
-            db,
+            assets,
             plugins,
             signals: Arc::new(SignalCache::new(signal_cache_bytes)),
             timeout,
@@ -341,7 +342,7 @@ impl BacktestService {
                 ))
             })?;
         let engine = self.plugins.segmentation();
-        let universe = load_universe(self.db.as_ref(), &req.universe).await?;
+        let universe = load_universe(self.assets.as_ref(), &req.universe).await?;
         let latest = universe
             .iter()
             .filter_map(|(_, s)| s.dates.last().copied())

@@ -24,7 +24,7 @@ use crate::verdict::{self, VerdictParts};
 use forecast_domain::series::PriceSeries;
 use forecast_domain::Asset;
 use forecast_domain::Metric;
-use forecast_store::{Database, GradeRow, GradingRun, StoreError};
+use forecast_store::{Database, GradeRow, GradingRun, GradingStore, StoreError};
 
 /// Metrics graded every day.
 pub const METRICS: [Metric; 3] = [Metric::Return, Metric::Sharpe, Metric::Sortino];
@@ -286,7 +286,7 @@ pub async fn run(
 }
 
 /// True when readers have no snapshot of today by the active plugins.
-pub async fn is_stale(db: &dyn Database, plugins: &Plugins) -> Result<bool, StoreError> {
+pub async fn is_stale(db: &dyn GradingStore, plugins: &Plugins) -> Result<bool, StoreError> {
     let today = Utc::now().date_naive().to_string();
     Ok(match db.active_grading_run().await? {
         None => true,

@@ -31,7 +31,7 @@ use chrono::NaiveDate;
 
 use forecast_domain::series::to_days;
 use forecast_domain::DataSource;
-use forecast_store::{Database, StoreError};
+use forecast_store::{AssetStore, StoreError};
 
 /// Why a file (or the whole run) failed.
 #[derive(Debug, thiserror::Error)]
@@ -204,7 +204,7 @@ pub fn parse_csv_reader<R: Read>(name: &str, r: R) -> Result<Vec<(i32, f64)>, In
 /// ingests of the same asset running at the same time could lose one's
 /// rows; the CLI runs one ingest at a time.
 pub async fn ingest_files(
-    db: &dyn Database,
+    db: &dyn AssetStore,
     files: &[(PathBuf, String)],
 ) -> Result<Vec<IngestReport>, IngestError> {
     let mut reports = Vec::with_capacity(files.len());
@@ -414,7 +414,7 @@ mod tests {
 
     use super::*;
     use forecast_domain::Category;
-    use forecast_store::CatalogEntry;
+    use forecast_store::{CatalogEntry, Database};
 
     fn day(s: &str) -> i32 {
         to_days(NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap())

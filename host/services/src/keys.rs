@@ -8,7 +8,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use forecast_api::accounts::{CreatedKey, KeyRecord};
 use forecast_domain::{ApiKeyRecord, Tier, User};
-use forecast_store::{Database, StoreError};
+use forecast_store::{AccountStore, StoreError};
 
 use crate::auth::{self, MAX_ACTIVE_KEYS};
 
@@ -46,12 +46,12 @@ fn record(k: ApiKeyRecord) -> KeyRecord {
 /// A user's API keys.
 #[derive(Clone)]
 pub struct KeyService {
-    db: Arc<dyn Database>,
+    db: Arc<dyn AccountStore>,
 }
 
 impl KeyService {
     /// A service over `db`'s keys.
-    pub fn new(db: Arc<dyn Database>) -> Self {
+    pub fn new(db: Arc<dyn AccountStore>) -> Self {
         KeyService { db }
     }
 

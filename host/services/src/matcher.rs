@@ -13,7 +13,7 @@ pub use forecast_api::matcher::{MatchResponse, TickerMatch, MAX_MATCHES, MAX_TEX
 use forecast_domain::Asset;
 use forecast_plugins::matcher::{Catalog, CatalogEntry};
 use forecast_plugins::PluginError;
-use forecast_store::Database;
+use forecast_store::AssetStore;
 use forecast_store::StoreError;
 
 /// How long the in-memory catalog is reused before it is re-read.
@@ -47,7 +47,10 @@ pub struct CatalogCache {
 }
 
 impl CatalogCache {
-    async fn get(&self, db: &dyn Database) -> Result<(Arc<Catalog>, Arc<Vec<Asset>>), StoreError> {
+    async fn get(
+        &self,
+        db: &dyn AssetStore,
+    ) -> Result<(Arc<Catalog>, Arc<Vec<Asset>>), StoreError> {
         if let Some((at, catalog, assets)) = self.inner.lock().expect("poisoned").as_ref() {
             if at.elapsed() < CATALOG_TTL {
                 return Ok((catalog.clone(), assets.clone()));
@@ -96,16 +99,16 @@ impl CatalogCache {
 /// the active matcher component.
 #[derive(Clone)]
 pub struct MatcherService {
-    db: Arc<dyn Database>,
+    assets: Arc<dyn AssetStore>,
     plugins: Arc<Plugins>,
     catalog: Arc<CatalogCache>,
 }
 
 impl MatcherService {
-    /// A service over `db`'s catalog answering with `plugins`' matcher.
-    pub fn new(db: Arc<dyn Database>, plugins: Arc<Plugins>) -> Self {
+    /// A service over the catalog of `assets` answering with `plugins`' matcher.
+    pub fn new(assets: Arc<dyn AssetStore>, plugins: Arc<Plugins>) -> Self {
         MatcherService {
-            db,
+            assets,
             plugins,
             catalog: Arc::default(),
         }
@@ -120,7 +123,7 @@ impl MatcherService {
             .plugins
             .matcher()
             .ok_or_else(|| MatchError::Internal("no matcher plugin is loaded".into()))?;
-        let (catalog, assets) = self.catalog.get(self.db.as_ref()).await?;
+        let (catalog, assets) = self.catalog.get(self.assets.as_ref()).await?;
         let permit = self.plugins.runtime().acquire().await;
         let found = tokio::task::spawn_blocking(move || {
             let _permit = permit;

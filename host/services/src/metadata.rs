@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use forecast_domain::Asset;
-use forecast_store::{Database, StoreError};
+use forecast_store::{AssetStore, StoreError};
 
 /// What a provider knows about an asset. Unknown text fields are empty;
 /// an unknown market cap is 0.
@@ -102,7 +102,7 @@ pub struct Lookup {
 /// A fresh cached copy, else a fetch (stored), else a stale copy; an error
 /// only when nothing is cached and the provider fails.
 pub async fn lookup(
-    db: &dyn Database,
+    db: &dyn AssetStore,
     provider: &dyn MetadataProvider,
     asset: &Asset,
     ttl: Duration,

@@ -9,7 +9,7 @@ use chrono::DateTime;
 use forecast_api::ranking::{
     RankedAsset, RankingMetadata, RankingQuery, RankingResponse, SortKey, SortOrder,
 };
-use forecast_store::{Database, RankedRow, StoreError};
+use forecast_store::{GradingStore, RankedRow, StoreError};
 
 /// Why there is no ranking.
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +25,7 @@ pub enum RankingError {
 /// Ranks the active grading snapshot.
 #[derive(Clone)]
 pub struct RankingService {
-    db: Arc<dyn Database>,
+    db: Arc<dyn GradingStore>,
 }
 
 fn key(row: &RankedRow, sort_by: SortKey) -> f64 {
@@ -57,7 +57,7 @@ fn sort_rows(rows: &mut [RankedRow], sort_by: SortKey, order: SortOrder) {
 
 impl RankingService {
     /// A service over `db`'s grading snapshot.
-    pub fn new(db: Arc<dyn Database>) -> Self {
+    pub fn new(db: Arc<dyn GradingStore>) -> Self {
         RankingService { db }
     }
 
@@ -70,7 +70,7 @@ impl RankingService {
             .ok_or(RankingError::NoSnapshot)?;
         let mut rows = self
             .db
-            .ranking_rows(&run.id, q.return_period, q.metric.as_str())
+            .ranking_rows(&run.id, q.return_period, q.metric)
             .await?;
         let total_assets = rows.len();
         if let Some(cats) = &q.categories {

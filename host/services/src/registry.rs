@@ -21,7 +21,8 @@ use forecast_plugins::{
     SegmentationPlugin, StrategyPlugin,
 };
 use forecast_store::{
-    ActivationRecord, AddOutcome, Database, PluginRecord, ShadowConfig, ShadowSample, StoreError,
+    ActivationRecord, AddOutcome, PluginRecord, PluginRegistry, ShadowConfig, ShadowSample,
+    StoreError,
 };
 
 /// Plugin kinds the registry manages.
@@ -97,15 +98,14 @@ impl Loaded {
     }
 }
 
-fn check_kind(kind: &str) -> Result<(), RegistryError> {
-    if KINDS.contains(&kind) {
-        Ok(())
-    } else {
-        Err(RegistryError::Invalid(format!(
+/// The kind named `kind`, as the store takes it.
+fn check_kind(kind: &str) -> Result<PluginKind, RegistryError> {
+    kind.parse().map_err(|_| {
+        RegistryError::Invalid(format!(
             "unknown plugin kind '{kind}'; expected one of: {}",
             KINDS.join(", ")
-        )))
-    }
+        ))
+    })
 }
 
 /// True for `MAJOR.MINOR.PATCH` with optional `-pre` and `+build` parts.
@@ -444,7 +444,7 @@ pub fn self_test(plugin: &Loaded) -> Result<(), RegistryError> {
 
 /// Adds a version (type-checked; its reported version must be `version`).
 pub async fn add(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
     kind: &str,
     name: &str,
@@ -452,7 +452,7 @@ pub async fn add(
     bytes: Vec<u8>,
     by: &str,
 ) -> Result<PluginRecord, RegistryError> {
-    check_kind(kind)?;
+    let parsed_kind = check_kind(kind)?;
     if !valid_name(name) {
         return Err(RegistryError::Invalid(format!(
             "name '{name}' must be 1-64 lower-case letters, digits, '-' or '_'"
@@ -478,7 +478,7 @@ pub async fn add(
         )));
     }
     let record = PluginRecord {
-        kind: kind.into(),
+        kind: parsed_kind,
         name: name.into(),
         version: version.into(),
         sha256: sha256_hex(&bytes),
@@ -511,15 +511,15 @@ async fn blocking_load(
 /// Loads a stored version and runs its kind's checks (blocking work off
 /// the async workers).
 pub async fn load_checked(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
     kind: &str,
     name: &str,
     version: &str,
 ) -> Result<Loaded, RegistryError> {
-    check_kind(kind)?;
+    let parsed_kind = check_kind(kind)?;
     let bytes = db
-        .plugin_wasm(kind, name, version)
+        .plugin_wasm(parsed_kind, name, version)
         .await?
         .ok_or_else(|| not_found(kind, name, version))?;
     let loaded = blocking_load(runtime, kind, name, bytes).await?;
@@ -539,14 +539,14 @@ fn not_found(kind: &str, name: &str, version: &str) -> RegistryError {
 /// Activates a registered version after its checks pass. Activating the
 /// version already active changes nothing.
 pub async fn activate(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
     kind: &str,
     name: &str,
     version: &str,
     by: &str,
 ) -> Result<ActivationRecord, RegistryError> {
-    check_kind(kind)?;
+    let parsed_kind = check_kind(kind)?;
     let slot = slot(kind, name);
     if let Some(current) = db
         .active_plugins()
@@ -561,16 +561,16 @@ pub async fn activate(
     load_checked(db, runtime, kind, name, version).await?;
     let now = chrono::Utc::now().timestamp();
     let activation = db
-        .activate_plugin(&slot, kind, name, version, by, now)
+        .activate_plugin(&slot, parsed_kind, name, version, by, now)
         .await?;
     // Promoting the shadowed candidate ends its shadow run.
     let promoted = db
         .shadows()
         .await?
         .into_iter()
-        .any(|s| s.kind == kind && s.name == name && s.version == version);
+        .any(|s| s.kind == parsed_kind && s.name == name && s.version == version);
     if promoted {
-        db.clear_shadow(kind).await?;
+        db.clear_shadow(parsed_kind).await?;
     }
     Ok(activation)
 }
@@ -578,7 +578,7 @@ pub async fn activate(
 /// Returns `kind`'s slot (for strategies, `name`'s) to the version active
 /// before the current one.
 pub async fn rollback(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     kind: &str,
     name: &str,
 ) -> Result<ActivationRecord, RegistryError> {
@@ -617,7 +617,7 @@ pub async fn rollback(
 
 /// Starts a shadow run of a registered candidate on `sample` of live requests.
 pub async fn start_shadow(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
     kind: &str,
     name: &str,
@@ -625,7 +625,7 @@ pub async fn start_shadow(
     sample: f64,
     by: &str,
 ) -> Result<ShadowConfig, RegistryError> {
-    check_kind(kind)?;
+    let parsed_kind = check_kind(kind)?;
     if !SHADOW_KINDS.contains(&kind) {
         return Err(RegistryError::Invalid(format!(
             "shadow runs are supported for: {} (not {kind})",
@@ -649,7 +649,7 @@ pub async fn start_shadow(
     }
     load_checked(db, runtime, kind, name, version).await?;
     let config = ShadowConfig {
-        kind: kind.into(),
+        kind: parsed_kind,
         name: name.into(),
         version: version.into(),
         sample,
@@ -661,9 +661,9 @@ pub async fn start_shadow(
 }
 
 /// Stops `kind`'s shadow run.
-pub async fn stop_shadow(db: &dyn Database, kind: &str) -> Result<(), RegistryError> {
-    check_kind(kind)?;
-    if db.clear_shadow(kind).await? {
+pub async fn stop_shadow(db: &dyn PluginRegistry, kind: &str) -> Result<(), RegistryError> {
+    let parsed_kind = check_kind(kind)?;
+    if db.clear_shadow(parsed_kind).await? {
         Ok(())
     } else {
         Err(RegistryError::NotFound(format!("no shadow run for {kind}")))
@@ -696,7 +696,7 @@ pub struct Listed {
 }
 
 /// Every registered version with its state.
-pub async fn list(db: &dyn Database) -> Result<Vec<Listed>, RegistryError> {
+pub async fn list(db: &dyn PluginRegistry) -> Result<Vec<Listed>, RegistryError> {
     let active = db.active_plugins().await?;
     let shadows = db.shadows().await?;
     Ok(db
@@ -713,7 +713,7 @@ pub async fn list(db: &dyn Database) -> Result<Vec<Listed>, RegistryError> {
             added_at: chrono::DateTime::from_timestamp(r.added_at, 0)
                 .map(|t| t.to_rfc3339())
                 .unwrap_or_default(),
-            kind: r.kind,
+            kind: r.kind.to_string(),
             name: r.name,
             version: r.version,
             sha256: r.sha256,
@@ -778,16 +778,19 @@ pub struct ShadowReport {
 }
 
 /// The report of `kind`'s running shadow.
-pub async fn shadow_report(db: &dyn Database, kind: &str) -> Result<ShadowReport, RegistryError> {
-    check_kind(kind)?;
+pub async fn shadow_report(
+    db: &dyn PluginRegistry,
+    kind: &str,
+) -> Result<ShadowReport, RegistryError> {
+    let parsed_kind = check_kind(kind)?;
     let config = db
         .shadows()
         .await?
         .into_iter()
-        .find(|s| s.kind == kind)
+        .find(|s| s.kind == parsed_kind)
         .ok_or_else(|| RegistryError::NotFound(format!("no shadow run for {kind}")))?;
     let candidate = format!("{}/{}@{}", config.kind, config.name, config.version);
-    let samples = db.shadow_samples(kind, &candidate).await?;
+    let samples = db.shadow_samples(parsed_kind, &candidate).await?;
     let mut max_differences: BTreeMap<String, f64> = BTreeMap::new();
     let mut compared_with: Vec<String> = Vec::new();
     for s in &samples {
@@ -916,7 +919,7 @@ pub fn builtins() -> Vec<(&'static str, Option<&'static str>, &'static [u8])> {
 /// active version is an older built-in. An operator's own activation is
 /// never overridden. Returns the loaded built-ins.
 pub async fn ensure_builtins(
-    db: &dyn Database,
+    db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
 ) -> Result<Vec<(String, String, Loaded)>, RegistryError> {
     let active = db.active_plugins().await?;
@@ -927,6 +930,7 @@ pub async fn ensure_builtins(
                 "this binary was built without its {kind} component: run `make components`, then rebuild"
             )));
         }
+        let parsed_kind = check_kind(kind)?;
         let runtime2 = runtime.clone();
         let loaded = tokio::task::spawn_blocking(move || match name {
             Some(name) => load(&runtime2, kind, name, bytes, None),
@@ -944,7 +948,7 @@ pub async fn ensure_builtins(
         };
         let mut version = loaded.version().to_string();
         let record = |version: &str| PluginRecord {
-            kind: kind.into(),
+            kind: parsed_kind,
             name: name.clone(),
             version: version.into(),
             sha256: loaded.sha256().into(),
@@ -965,7 +969,7 @@ pub async fn ensure_builtins(
         if replace {
             db.activate_plugin(
                 &slot,
-                kind,
+                parsed_kind,
                 &name,
                 &version,
                 BUILTIN,

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use forecast_domain::User;
-use forecast_store::{Database, StoreError};
+use forecast_store::{AccountStore, QuotaStore, StoreError};
 
 use crate::auth::{self, LOGIN_ATTEMPTS, SESSION_SECONDS};
 
@@ -46,13 +46,16 @@ pub struct Opened {
 /// Sessions over the store.
 #[derive(Clone)]
 pub struct SessionService {
-    db: Arc<dyn Database>,
+    accounts: Arc<dyn AccountStore>,
+    /// Counts sign-in attempts.
+    quotas: Arc<dyn QuotaStore>,
 }
 
 impl SessionService {
-    /// A service over `db`'s users and sessions.
-    pub fn new(db: Arc<dyn Database>) -> Self {
-        SessionService { db }
+    /// A service over the store's users and sessions, counting attempts
+    /// in its quota windows.
+    pub fn new(accounts: Arc<dyn AccountStore>, quotas: Arc<dyn QuotaStore>) -> Self {
+        SessionService { accounts, quotas }
     }
 
     /// Signs `email` in with `password`.
@@ -60,7 +63,7 @@ impl SessionService {
         let email = email.trim().to_lowercase();
         let now = chrono::Utc::now().timestamp();
         let attempts = self
-            .db
+            .quotas
             .consume(&format!("login:{email}"), &[LOGIN_ATTEMPTS], 1, now)
             .await
             .map_err(|e| {
@@ -72,7 +75,7 @@ impl SessionService {
                 retry_after: (attempts.windows[0].reset - now).max(1) as u64,
             });
         }
-        let (user, hash) = match self.db.user_by_email(&email).await? {
+        let (user, hash) = match self.accounts.user_by_email(&email).await? {
             Some((user, hash)) => (Some(user), hash),
             // Unknown e-mail: verify against a decoy so both failures cost the same.
             None => (None, auth::decoy_hash().to_string()),
@@ -84,7 +87,7 @@ impl SessionService {
             return Err(SessionError::InvalidCredentials);
         };
         let (token, token_hash) = auth::new_session_token();
-        self.db
+        self.accounts
             .create_session(&token_hash, &user.id, now, now + SESSION_SECONDS)
             .await?;
         Ok(Opened { user, token })
@@ -92,13 +95,13 @@ impl SessionService {
 
     /// The user of an unexpired session token.
     pub async fn user(&self, token: &str) -> Result<Option<User>, StoreError> {
-        self.db
+        self.accounts
             .session_user(&auth::sha256_hex(token), chrono::Utc::now().timestamp())
             .await
     }
 
     /// Ends the session of `token` (nothing if it is unknown).
     pub async fn logout(&self, token: &str) -> Result<(), StoreError> {
-        self.db.delete_session(&auth::sha256_hex(token)).await
+        self.accounts.delete_session(&auth::sha256_hex(token)).await
     }
 }

@@ -12,8 +12,8 @@ use crate::active::Plugins;
 use forecast_domain::Asset;
 use forecast_plugins::scorer::{Grade, ScoreInput};
 use forecast_plugins::segmentation::{EngineError, StateSummary};
-use forecast_store::Database;
 use forecast_store::GradeRow;
+use forecast_store::{AssetStore, GradingStore};
 
 /// What the scorer sees of a state.
 pub fn score_input(s: &StateSummary) -> ScoreInput {
@@ -81,7 +81,7 @@ pub fn grade_row(v: &VerdictResponse, data_version: i64) -> GradeRow {
     GradeRow {
         asset_id: v.metadata.asset_id,
         return_period: v.metadata.return_period,
-        metric: v.metadata.metric.as_str().to_string(),
+        metric: v.metadata.metric,
         data_version,
         letter: v.grade.letter.clone(),
         score: v.grade.score,
@@ -100,14 +100,24 @@ pub fn grade_row(v: &VerdictResponse, data_version: i64) -> GradeRow {
 /// active engine and scorer.
 #[derive(Clone)]
 pub struct VerdictService {
-    db: Arc<dyn Database>,
+    assets: Arc<dyn AssetStore>,
+    grading: Arc<dyn GradingStore>,
     plugins: Arc<Plugins>,
 }
 
 impl VerdictService {
-    /// A service over `db` answering with the active plugins of `plugins`.
-    pub fn new(db: Arc<dyn Database>, plugins: Arc<Plugins>) -> Self {
-        VerdictService { db, plugins }
+    /// A service over the assets and series of `assets` and the grading
+    /// snapshot of `grading`, answering with the active plugins of `plugins`.
+    pub fn new(
+        assets: Arc<dyn AssetStore>,
+        grading: Arc<dyn GradingStore>,
+        plugins: Arc<Plugins>,
+    ) -> Self {
+        VerdictService {
+            assets,
+            grading,
+            plugins,
+        }
     }
 
     /// A verdict: from the active grading snapshot when the parameters are the
@@ -118,15 +128,15 @@ impl VerdictService {
         ticker: &str,
         q: &AnalysisQuery,
     ) -> Result<VerdictResponse, AnalysisError> {
-        let asset = active_asset(self.db.as_ref(), ticker).await?;
+        let asset = active_asset(self.assets.as_ref(), ticker).await?;
         let engine = self.plugins.segmentation();
         let scorer = self.plugins.scorer();
         if q.is_cacheable() {
-            if let Some(run) = self.db.active_grading_run().await? {
+            if let Some(run) = self.grading.active_grading_run().await? {
                 if run.engine == engine.info().label() && run.scorer == scorer.info().label() {
                     if let Some(row) = self
-                        .db
-                        .grade(&run.id, asset.id, q.return_period, q.metric.as_str())
+                        .grading
+                        .grade(&run.id, asset.id, q.return_period, q.metric)
                         .await?
                     {
                         if row.data_version == asset.data_version {
@@ -143,7 +153,7 @@ impl VerdictService {
                 }
             }
         }
-        let history = self.db.load_series(asset.id).await?.unwrap_or_default();
+        let history = self.assets.load_series(asset.id).await?.unwrap_or_default();
         let window = history.window(q.start_date, q.end_date);
         if window.len() < MIN_ROWS {
             return Err(AnalysisError::InsufficientData(format!(

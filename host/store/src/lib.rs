@@ -1,9 +1,31 @@
-//! The store: one [`Database`] trait, one implementation per backend.
+//! The store: one trait per aggregate, one implementation per backend.
+//!
+//! Each aggregate of the host's state has its own trait — [`AccountStore`]
+//! (users, sessions, API keys), [`QuotaStore`] (counting windows),
+//! [`AssetStore`] (catalog, price series, metadata), [`CacheStore`]
+//! (cached analyses), [`SettingsStore`], [`GradingStore`] (runs, tasks,
+//! grades) and [`PluginRegistry`] — so a service holds only the handles it
+//! uses. [`Database`] is all of them plus [`StoreAdmin`], implemented for
+//! every type that implements the parts; `Arc<dyn Database>` upcasts to any
+//! part.
 //!
 //! The backend is chosen once at start-up from the `DATABASE_URL` scheme
-//! (`sqlite:` or `postgres://`/`postgresql://`), each with its own migrations
-//! behind the same trait. Everything above this module talks to
-//! `Arc<dyn Database>` only.
+//! (`sqlite:` or `postgres://`/`postgresql://`), each with its own
+//! migrations behind the same traits. The backends live in `sqlite/` and
+//! `postgres/`, one file per aggregate. What the dialects agree on is
+//! written once: the statements in `sql`, the row decoding in `rows`, and
+//! the trait methods whose code is the same for both next to their trait
+//! (an `impl_…!` macro each backend instantiates, passing in only the
+//! methods it does its own way: locking, batching, the quota counters).
+
+mod accounts;
+mod assets;
+mod caches;
+mod grading;
+mod quotas;
+mod registry;
+mod rows;
+mod sql;
 
 mod postgres;
 mod sqlite;
@@ -12,11 +34,24 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use forecast_domain::series::PriceSeries;
-use forecast_domain::{ApiKeyRecord, Asset, Category, DataSource, Tier, User};
-
+pub use accounts::AccountStore;
+pub use assets::{AssetStore, CachedMetadata, CatalogEntry};
+pub use caches::{CacheStore, SettingsStore};
+pub use grading::{GradeRow, GradingRun, GradingStore, RankedRow};
 pub use postgres::PgStore;
+pub use quotas::{Consumption, QuotaStore, Window, WindowUsage};
+pub use registry::{
+    ActivationRecord, AddOutcome, PluginRecord, PluginRegistry, ShadowConfig, ShadowSample,
+};
 pub use sqlite::SqliteStore;
+
+/// Every store trait, for call sites: `use forecast_store::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        AccountStore, AssetStore, CacheStore, Database, GradingStore, PluginRegistry, QuotaStore,
+        SettingsStore, StoreAdmin,
+    };
+}
 
 /// Failure of the store. The message is for logs, never for clients.
 #[derive(Debug, thiserror::Error)]
@@ -44,63 +79,6 @@ pub enum StoreError {
 /// Result alias for store operations.
 pub type StoreResult<T> = Result<T, StoreError>;
 
-/// A catalog row to insert or update (everything but the id-derived and
-/// price-derived columns).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CatalogEntry {
-    /// Stable id (catalog row number).
-    pub id: i64,
-    /// Ticker symbol.
-    pub ticker: String,
-    /// Display name.
-    pub name: String,
-    /// Category.
-    pub category: Category,
-    /// Exchange.
-    pub exchange: String,
-    /// Currency.
-    pub currency: String,
-    /// Country.
-    pub country: String,
-    /// Sector.
-    pub sector: String,
-    /// Industry.
-    pub industry: String,
-    /// Web site.
-    pub website: String,
-    /// Summary.
-    pub summary: String,
-    /// ISIN.
-    pub isin: String,
-    /// Active flag.
-    pub is_active: bool,
-    /// Premium flag.
-    pub is_premium: bool,
-}
-
-impl CatalogEntry {
-    /// A row with only what identifies it (the name is `"{ticker} Inc"`,
-    /// NYSE, USD; everything else empty): for tests and tools.
-    pub fn minimal(id: i64, ticker: &str, category: Category, active: bool) -> CatalogEntry {
-        CatalogEntry {
-            id,
-            ticker: ticker.into(),
-            name: format!("{ticker} Inc"),
-            category,
-            exchange: "NYSE".into(),
-            currency: "USD".into(),
-            country: String::new(),
-            sector: String::new(),
-            industry: String::new(),
-            website: String::new(),
-            summary: String::new(),
-            isin: String::new(),
-            is_active: active,
-            is_premium: false,
-        }
-    }
-}
-
 /// Counts for `/api/health?debug=1` and the CLI.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct StoreCounts {
@@ -118,137 +96,10 @@ pub struct StoreCounts {
     pub cached_metadata: i64,
 }
 
-/// A cached metadata document and when it was fetched (Unix seconds).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CachedMetadata {
-    /// JSON of the provider's answer.
-    pub body: String,
-    /// Unix seconds of the fetch.
-    pub fetched_at: i64,
-}
-
-/// One fixed, UTC-aligned counting window (e.g. a quota minute).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
-    /// Name of the window (`minute`, `day`, `login`), part of the row key.
-    pub kind: &'static str,
-    /// Length in seconds; windows start at multiples of it since the epoch.
-    pub seconds: i64,
-    /// Units allowed per window.
-    pub limit: u32,
-}
-
-/// A window's state after a [`Database::consume`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WindowUsage {
-    /// Which window.
-    pub kind: &'static str,
-    /// Units allowed.
-    pub limit: u32,
-    /// Units used, including this request when admitted.
-    pub used: u32,
-    /// Unix seconds when the window ends.
-    pub reset: i64,
-}
-
-impl WindowUsage {
-    /// Units left in the window.
-    pub fn remaining(&self) -> u32 {
-        self.limit.saturating_sub(self.used)
-    }
-}
-
-/// The answer of [`Database::consume`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Consumption {
-    /// True when `cost` fit in every window and was counted.
-    pub admitted: bool,
-    /// One entry per requested window, in order.
-    pub windows: Vec<WindowUsage>,
-}
-
-/// One grading run (a day's grading by one engine and scorer version).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct GradingRun {
-    /// UUID.
-    pub id: String,
-    /// UTC day graded, `YYYY-MM-DD`.
-    pub day: String,
-    /// Segmentation plugin label.
-    pub engine: String,
-    /// Scorer plugin label.
-    pub scorer: String,
-    /// `running` or `done`.
-    pub status: String,
-    /// Unix seconds.
-    pub started_at: i64,
-    /// Unix seconds, once done.
-    pub finished_at: Option<i64>,
-    /// Assets to grade.
-    pub total: i64,
-    /// Assets graded.
-    pub graded: i64,
-    /// Assets that failed.
-    pub failures: i64,
-}
-
-/// The graded state of one (asset, return period, metric).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GradeRow {
-    /// Asset.
-    pub asset_id: i64,
-    /// Horizon in days.
-    pub return_period: u32,
-    /// `return`, `sharpe` or `sortino`.
-    pub metric: String,
-    /// The asset's data version that was graded.
-    pub data_version: i64,
-    /// Grade letter.
-    pub letter: String,
-    /// Score.
-    pub score: f64,
-    /// EMA prediction.
-    pub expected_return: f64,
-    /// EMA error.
-    pub prediction_error: f64,
-    /// Median prediction.
-    pub median_return: f64,
-    /// Median error.
-    pub median_error: f64,
-    /// Drawdown at the last row.
-    pub current_drawdown: f64,
-    /// Last close.
-    pub current_price: f64,
-    /// Active segment's win rate (0 when it has none).
-    pub win_rate: f64,
-    /// The cached verdict, JSON.
-    pub body: String,
-}
-
-/// A grade with the asset fields a ranking shows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RankedRow {
-    /// The grade.
-    pub grade: GradeRow,
-    /// Ticker.
-    pub ticker: String,
-    /// Name.
-    pub name: String,
-    /// Category.
-    pub category: Category,
-    /// Provenance of the prices graded.
-    pub data_source: DataSource,
-}
-
-/// Counting helpers shared by the backends.
-pub(crate) fn window_start(now: i64, seconds: i64) -> i64 {
-    now - now.rem_euclid(seconds)
-}
-
-/// Everything the host stores. Implementations must make each method
-/// atomic: a failed call leaves nothing half-written.
+/// The connection itself: identity, liveness, shutdown and diagnostics
+/// that span every aggregate.
 #[async_trait]
-pub trait Database: PluginRegistry + Send + Sync + 'static {
+pub trait StoreAdmin: Send + Sync {
     /// Name of the backend (`sqlite`, `postgres`) for diagnostics.
     fn backend(&self) -> &'static str;
 
@@ -261,350 +112,53 @@ pub trait Database: PluginRegistry + Send + Sync + 'static {
 
     /// Row counts for diagnostics.
     async fn counts(&self) -> StoreResult<StoreCounts>;
-
-    /// Inserts or updates catalog rows by id in one transaction. Existing
-    /// rows keep their prices, data source and data version.
-    async fn upsert_catalog(&self, entries: &[CatalogEntry]) -> StoreResult<()>;
-
-    /// Active assets ordered by id, optionally of one category.
-    async fn list_active_assets(&self, category: Option<Category>) -> StoreResult<Vec<Asset>>;
-
-    /// The asset with this ticker (exact match), active or not.
-    async fn asset_by_ticker(&self, ticker: &str) -> StoreResult<Option<Asset>>;
-
-    /// The asset's whole stored series, if any.
-    async fn load_series(&self, asset_id: i64) -> StoreResult<Option<PriceSeries>>;
-
-    /// Replaces the stored series of each asset, sets its data source, bumps
-    /// its data version and drops its cached analyses: all in one
-    /// transaction, so a failure writes nothing.
-    async fn store_series(&self, items: &[(i64, &PriceSeries, DataSource)]) -> StoreResult<()>;
-
-    /// Cached metadata of an asset.
-    async fn cached_metadata(&self, asset_id: i64) -> StoreResult<Option<CachedMetadata>>;
-
-    /// Stores (replaces) an asset's metadata.
-    async fn put_metadata(&self, asset_id: i64, body: &str, fetched_at: i64) -> StoreResult<()>;
-
-    /// A cached analysis body by key.
-    async fn cached_analysis(&self, key: &str) -> StoreResult<Option<String>>;
-
-    /// Stores a cached analysis body (replacing one with the same key).
-    async fn put_analysis(&self, key: &str, asset_id: i64, body: &str) -> StoreResult<()>;
-
-    /// A setting by key.
-    async fn setting(&self, key: &str) -> StoreResult<Option<String>>;
-
-    /// Stores a setting.
-    async fn set_setting(&self, key: &str, value: &str) -> StoreResult<()>;
-
-    /// Creates a user (`email` already lower-cased); `Conflict` if taken.
-    async fn create_user(
-        &self,
-        email: &str,
-        password_hash: &str,
-        tier: Tier,
-        now: i64,
-    ) -> StoreResult<User>;
-
-    /// A user and their password hash by (lower-cased) e-mail.
-    async fn user_by_email(&self, email: &str) -> StoreResult<Option<(User, String)>>;
-
-    /// Changes a user's tier; `None` if there is no such user.
-    async fn set_user_tier(&self, email: &str, tier: Tier) -> StoreResult<Option<User>>;
-
-    /// Sets (or clears, with `None`) a user's quota overrides.
-    async fn set_user_limits(
-        &self,
-        email: &str,
-        per_minute: Option<u32>,
-        per_day: Option<u32>,
-    ) -> StoreResult<Option<User>>;
-
-    /// Every user, by e-mail.
-    async fn list_users(&self) -> StoreResult<Vec<User>>;
-
-    /// Stores a session by the SHA-256 of its token.
-    async fn create_session(
-        &self,
-        token_hash: &str,
-        user_id: &str,
-        now: i64,
-        expires_at: i64,
-    ) -> StoreResult<()>;
-
-    /// The user of an unexpired session.
-    async fn session_user(&self, token_hash: &str, now: i64) -> StoreResult<Option<User>>;
-
-    /// Ends a session (no-op if unknown).
-    async fn delete_session(&self, token_hash: &str) -> StoreResult<()>;
-
-    /// Creates a key unless the user already has `max_active` active keys
-    /// (then `None`). Atomic: concurrent creations never exceed the limit.
-    async fn create_api_key(
-        &self,
-        user_id: &str,
-        name: &str,
-        key_hash: &str,
-        key_prefix: &str,
-        max_active: u32,
-        now: i64,
-    ) -> StoreResult<Option<ApiKeyRecord>>;
-
-    /// The user's active keys, newest first.
-    async fn list_api_keys(&self, user_id: &str) -> StoreResult<Vec<ApiKeyRecord>>;
-
-    /// Soft-revokes the user's active key `key_id`; false when there is no
-    /// such active key of that user.
-    async fn revoke_api_key(&self, user_id: &str, key_id: &str, now: i64) -> StoreResult<bool>;
-
-    /// The active key with this hash and its owner.
-    async fn api_key_user(&self, key_hash: &str) -> StoreResult<Option<(ApiKeyRecord, User)>>;
-
-    /// Sets `last_used_at = now` unless it was set less than a minute ago.
-    async fn touch_api_key(&self, key_id: &str, now: i64) -> StoreResult<()>;
-
-    /// Counts `cost` units for `subject` in every window, only if it fits in
-    /// all of them — one atomic step, across processes sharing the store.
-    /// Rejected attempts count nothing.
-    async fn consume(
-        &self,
-        subject: &str,
-        windows: &[Window],
-        cost: u32,
-        now: i64,
-    ) -> StoreResult<Consumption>;
-
-    /// Active assets with at least `min_rows` price rows, by id.
-    async fn gradable_assets(&self, min_rows: i64) -> StoreResult<Vec<i64>>;
-
-    /// The run of (`day`, `engine`, `scorer`): created with one pending task
-    /// per asset if it does not exist (atomically; concurrent callers get
-    /// the same run), else returned as it is.
-    async fn start_or_join_run(
-        &self,
-        day: &str,
-        engine: &str,
-        scorer: &str,
-        asset_ids: &[i64],
-        now: i64,
-    ) -> StoreResult<GradingRun>;
-
-    /// Claims up to `limit` tasks of a run for `worker`: pending ones, or
-    /// claimed ones whose lease (`lease_seconds`) expired. Concurrent
-    /// claimers never get the same task (SKIP LOCKED on PostgreSQL).
-    async fn claim_grading_tasks(
-        &self,
-        run_id: &str,
-        worker: &str,
-        limit: u32,
-        now: i64,
-        lease_seconds: i64,
-    ) -> StoreResult<Vec<i64>>;
-
-    /// Stores grades and closes `worker`'s tasks (`done` graded, `failed`
-    /// not) in one transaction. Tasks no longer claimed by `worker` (their
-    /// lease expired and another replica took them) count nothing.
-    async fn record_grades(
-        &self,
-        run_id: &str,
-        worker: &str,
-        grades: &[GradeRow],
-        done: &[i64],
-        failed: &[i64],
-    ) -> StoreResult<()>;
-
-    /// When no task of the run is pending or claimed: marks it done, makes
-    /// it the active run and drops older runs' grades and tasks — one
-    /// transaction. True only for the call that completed it.
-    async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool>;
-
-    /// The run readers use (the last completed one).
-    async fn active_grading_run(&self) -> StoreResult<Option<GradingRun>>;
-
-    /// The most recently started run, complete or not.
-    async fn latest_grading_run(&self) -> StoreResult<Option<GradingRun>>;
-
-    /// A grade of a run.
-    async fn grade(
-        &self,
-        run_id: &str,
-        asset_id: i64,
-        return_period: u32,
-        metric: &str,
-    ) -> StoreResult<Option<GradeRow>>;
-
-    /// Every grade of a run for (period, metric) of an active asset.
-    async fn ranking_rows(
-        &self,
-        run_id: &str,
-        return_period: u32,
-        metric: &str,
-    ) -> StoreResult<Vec<RankedRow>>;
 }
 
-/// A stored plugin version (its bytes are fetched separately).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PluginRecord {
-    /// Kind (the WIT world): `segmentation`, `scorer`, `strategy`, `matcher`.
-    pub kind: String,
-    /// Name within the kind.
-    pub name: String,
-    /// Semantic version.
-    pub version: String,
-    /// Hex SHA-256 of the component bytes.
-    pub sha256: String,
-    /// Size of the component in bytes.
-    pub size: i64,
-    /// Registered from the binary's built-in components.
-    pub builtin: bool,
-    /// Who added it (`builtin`, `cli:<user>`, `admin-api`).
-    pub added_by: String,
-    /// When, Unix seconds.
-    pub added_at: i64,
+/// Everything the host stores: every aggregate's trait. Implementations
+/// must make each method atomic: a failed call leaves nothing half-written.
+///
+/// Implemented for every type implementing all the parts, so a backend
+/// only implements those; `Arc<dyn Database>` upcasts to
+/// `Arc<dyn AssetStore>` and the like for narrow handles.
+pub trait Database:
+    StoreAdmin
+    + AccountStore
+    + QuotaStore
+    + AssetStore
+    + CacheStore
+    + SettingsStore
+    + GradingStore
+    + PluginRegistry
+    + Send
+    + Sync
+    + 'static
+{
 }
 
-/// What [`Database::add_plugin`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AddOutcome {
-    /// Stored.
-    Added,
-    /// The same (kind, name, version) with the same sha256 was already there.
-    AlreadyPresent,
-    /// The (kind, name, version) is taken by other bytes (their sha256).
-    Conflict(String),
+impl<T> Database for T where
+    T: StoreAdmin
+        + AccountStore
+        + QuotaStore
+        + AssetStore
+        + CacheStore
+        + SettingsStore
+        + GradingStore
+        + PluginRegistry
+        + Send
+        + Sync
+        + 'static
+{
 }
 
-/// One activation of a plugin version in a slot. A slot is what one
-/// activation replaces: the kind for `segmentation`, `scorer` and `matcher`
-/// (one active version per kind), `strategy/<name>` for strategies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ActivationRecord {
-    /// Increasing id (the history's order).
-    pub id: i64,
-    /// The slot.
-    pub slot: String,
-    /// Kind of the activated version.
-    pub kind: String,
-    /// Name of the activated version.
-    pub name: String,
-    /// Its version.
-    pub version: String,
-    /// Who activated it.
-    pub activated_by: String,
-    /// When, Unix seconds.
-    pub activated_at: i64,
-    /// Undone by a rollback (then it is never active again).
-    pub rolled_back: bool,
+/// Whether `e` is a unique-constraint violation (e.g. a taken e-mail).
+pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
 }
 
-/// A candidate version running beside the active one of its kind on a
-/// sampled share of live requests.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShadowConfig {
-    /// Kind (one shadow per kind).
-    pub kind: String,
-    /// Candidate name.
-    pub name: String,
-    /// Candidate version.
-    pub version: String,
-    /// Share of requests sampled, in (0, 1].
-    pub sample: f64,
-    /// Who started it.
-    pub started_by: String,
-    /// When, Unix seconds.
-    pub started_at: i64,
-}
-
-/// One comparison of a shadow run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShadowSample {
-    /// Kind.
-    pub kind: String,
-    /// Label of the active version that answered.
-    pub active: String,
-    /// Label of the candidate.
-    pub candidate: String,
-    /// Whether both answers were identical.
-    pub identical: bool,
-    /// Active version's time, milliseconds.
-    pub active_ms: f64,
-    /// Candidate's time, milliseconds.
-    pub candidate_ms: f64,
-    /// The candidate's error, when it failed.
-    pub error: Option<String>,
-    /// JSON object: field → largest absolute difference.
-    pub diffs: String,
-    /// When, Unix seconds.
-    pub at: i64,
-}
-
-/// The plugin registry (issue 6), part of [`Database`].
-#[async_trait]
-pub trait PluginRegistry: Send + Sync {
-    /// Stores a version's record and bytes unless (kind, name, version) exists.
-    async fn add_plugin(&self, record: &PluginRecord, wasm: &[u8]) -> StoreResult<AddOutcome>;
-
-    /// Every stored version, by kind, name, then `added_at`.
-    async fn list_plugins(&self) -> StoreResult<Vec<PluginRecord>>;
-
-    /// One version's record.
-    async fn plugin(
-        &self,
-        kind: &str,
-        name: &str,
-        version: &str,
-    ) -> StoreResult<Option<PluginRecord>>;
-
-    /// One version's bytes.
-    async fn plugin_wasm(
-        &self,
-        kind: &str,
-        name: &str,
-        version: &str,
-    ) -> StoreResult<Option<Vec<u8>>>;
-
-    /// Appends an activation of (kind, name, version) to `slot`'s history
-    /// and bumps the plugins generation, in one transaction.
-    async fn activate_plugin(
-        &self,
-        slot: &str,
-        kind: &str,
-        name: &str,
-        version: &str,
-        by: &str,
-        now: i64,
-    ) -> StoreResult<ActivationRecord>;
-
-    /// Marks `slot`'s current activation rolled back, so the one before it
-    /// is active again, and bumps the generation, in one transaction
-    /// (concurrent rollbacks each undo one activation). `None`, changing
-    /// nothing, when the slot has fewer than two live activations.
-    async fn rollback_plugin(&self, slot: &str, now: i64) -> StoreResult<Option<ActivationRecord>>;
-
-    /// The current activation of every slot (its latest live one).
-    async fn active_plugins(&self) -> StoreResult<Vec<ActivationRecord>>;
-
-    /// A number that changes with every activation, rollback and shadow
-    /// change (replicas poll it).
-    async fn plugins_generation(&self) -> StoreResult<i64>;
-
-    /// Starts (or replaces) the shadow run of `config.kind`; bumps the
-    /// generation.
-    async fn set_shadow(&self, config: &ShadowConfig) -> StoreResult<()>;
-
-    /// Stops the shadow run of `kind` (true when there was one); bumps the
-    /// generation.
-    async fn clear_shadow(&self, kind: &str) -> StoreResult<bool>;
-
-    /// Every running shadow.
-    async fn shadows(&self) -> StoreResult<Vec<ShadowConfig>>;
-
-    /// Records one comparison.
-    async fn record_shadow_sample(&self, sample: &ShadowSample) -> StoreResult<()>;
-
-    /// Comparisons of `kind` against `candidate` (a label), oldest first.
-    async fn shadow_samples(&self, kind: &str, candidate: &str) -> StoreResult<Vec<ShadowSample>>;
+/// The wall clock, Unix seconds (for `created_at`-style columns the
+/// callers do not pass).
+pub(crate) fn unix_now() -> i64 {
+    chrono::Utc::now().timestamp()
 }
 
 /// Opens (creating if needed) and migrates the database at `url`.
@@ -627,4 +181,4 @@ pub fn redact(url: &str) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

@@ -1,0 +1,238 @@
+//! Grading runs: one run per (day, engine, scorer), its tasks (one per
+//! asset, claimed under a lease by the replicas' workers), the grades they
+//! record, and the ranking rows read from the active run.
+
+use async_trait::async_trait;
+
+use forecast_domain::{Category, DataSource, GradingStatus, Metric};
+
+use crate::StoreResult;
+
+/// One grading run (a day's grading by one engine and scorer version).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GradingRun {
+    /// UUID.
+    pub id: String,
+    /// UTC day graded, `YYYY-MM-DD`.
+    pub day: String,
+    /// Segmentation plugin label.
+    pub engine: String,
+    /// Scorer plugin label.
+    pub scorer: String,
+    /// Running or done.
+    pub status: GradingStatus,
+    /// Unix seconds.
+    pub started_at: i64,
+    /// Unix seconds, once done.
+    pub finished_at: Option<i64>,
+    /// Assets to grade.
+    pub total: i64,
+    /// Assets graded.
+    pub graded: i64,
+    /// Assets that failed.
+    pub failures: i64,
+}
+
+/// The graded state of one (asset, return period, metric).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GradeRow {
+    /// Asset.
+    pub asset_id: i64,
+    /// Horizon in days.
+    pub return_period: u32,
+    /// The metric graded.
+    pub metric: Metric,
+    /// The asset's data version that was graded.
+    pub data_version: i64,
+    /// Grade letter.
+    pub letter: String,
+    /// Score.
+    pub score: f64,
+    /// EMA prediction.
+    pub expected_return: f64,
+    /// EMA error.
+    pub prediction_error: f64,
+    /// Median prediction.
+    pub median_return: f64,
+    /// Median error.
+    pub median_error: f64,
+    /// Drawdown at the last row.
+    pub current_drawdown: f64,
+    /// Last close.
+    pub current_price: f64,
+    /// Active segment's win rate (0 when it has none).
+    pub win_rate: f64,
+    /// The cached verdict, JSON.
+    pub body: String,
+}
+
+/// A grade with the asset fields a ranking shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankedRow {
+    /// The grade.
+    pub grade: GradeRow,
+    /// Ticker.
+    pub ticker: String,
+    /// Name.
+    pub name: String,
+    /// Category.
+    pub category: Category,
+    /// Provenance of the prices graded.
+    pub data_source: DataSource,
+}
+
+/// Runs, tasks, grades and rankings.
+#[async_trait]
+pub trait GradingStore: Send + Sync {
+    /// The run of (`day`, `engine`, `scorer`): created with one pending task
+    /// per asset if it does not exist (atomically; concurrent callers get
+    /// the same run), else returned as it is.
+    async fn start_or_join_run(
+        &self,
+        day: &str,
+        engine: &str,
+        scorer: &str,
+        asset_ids: &[i64],
+        now: i64,
+    ) -> StoreResult<GradingRun>;
+
+    /// Claims up to `limit` tasks of a run for `worker`: pending ones, or
+    /// claimed ones whose lease (`lease_seconds`) expired. Concurrent
+    /// claimers never get the same task (SKIP LOCKED on PostgreSQL).
+    async fn claim_grading_tasks(
+        &self,
+        run_id: &str,
+        worker: &str,
+        limit: u32,
+        now: i64,
+        lease_seconds: i64,
+    ) -> StoreResult<Vec<i64>>;
+
+    /// Stores grades and closes `worker`'s tasks (`done` graded, `failed`
+    /// not) in one transaction. Tasks no longer claimed by `worker` (their
+    /// lease expired and another replica took them) count nothing.
+    async fn record_grades(
+        &self,
+        run_id: &str,
+        worker: &str,
+        grades: &[GradeRow],
+        done: &[i64],
+        failed: &[i64],
+    ) -> StoreResult<()>;
+
+    /// When no task of the run is pending or claimed: marks it done, makes
+    /// it the active run and drops older runs' grades and tasks — one
+    /// transaction. True only for the call that completed it.
+    async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool>;
+
+    /// The run readers use (the last completed one).
+    async fn active_grading_run(&self) -> StoreResult<Option<GradingRun>>;
+
+    /// The most recently started run, complete or not.
+    async fn latest_grading_run(&self) -> StoreResult<Option<GradingRun>>;
+
+    /// A grade of a run.
+    async fn grade(
+        &self,
+        run_id: &str,
+        asset_id: i64,
+        return_period: u32,
+        metric: Metric,
+    ) -> StoreResult<Option<GradeRow>>;
+
+    /// Every grade of a run for (period, metric) of an active asset, by
+    /// asset id.
+    async fn ranking_rows(
+        &self,
+        run_id: &str,
+        return_period: u32,
+        metric: Metric,
+    ) -> StoreResult<Vec<RankedRow>>;
+}
+
+/// A new run's record, as both backends return it after inserting it.
+pub(crate) fn new_run(
+    id: String,
+    day: &str,
+    engine: &str,
+    scorer: &str,
+    total: i64,
+    now: i64,
+) -> GradingRun {
+    GradingRun {
+        id,
+        day: day.to_string(),
+        engine: engine.to_string(),
+        scorer: scorer.to_string(),
+        status: GradingStatus::Running,
+        started_at: now,
+        finished_at: None,
+        total,
+        graded: 0,
+        failures: 0,
+    }
+}
+
+/// [`GradingStore`] for a backend's store type (`$store`, with a `pool`
+/// field): the readers are written once here, over the shared statements;
+/// the backend passes in (`$own`) starting, claiming, recording and
+/// finishing, whose locking differs.
+macro_rules! impl_grading_store {
+    ($store:ty { $($own:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::GradingStore for $store {
+            async fn active_grading_run(
+                &self,
+            ) -> $crate::StoreResult<Option<$crate::GradingRun>> {
+                let row = sqlx::query($crate::sql::ACTIVE_RUN)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map($crate::rows::run).transpose()
+            }
+
+            async fn latest_grading_run(
+                &self,
+            ) -> $crate::StoreResult<Option<$crate::GradingRun>> {
+                let row = sqlx::query($crate::sql::LATEST_RUN)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map($crate::rows::run).transpose()
+            }
+
+            async fn grade(
+                &self,
+                run_id: &str,
+                asset_id: i64,
+                return_period: u32,
+                metric: ::forecast_domain::Metric,
+            ) -> $crate::StoreResult<Option<$crate::GradeRow>> {
+                let row = sqlx::query($crate::sql::GRADE)
+                    .bind(run_id)
+                    .bind(asset_id)
+                    .bind(i64::from(return_period))
+                    .bind(metric.as_str())
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map($crate::rows::grade).transpose()
+            }
+
+            async fn ranking_rows(
+                &self,
+                run_id: &str,
+                return_period: u32,
+                metric: ::forecast_domain::Metric,
+            ) -> $crate::StoreResult<Vec<$crate::RankedRow>> {
+                let rows = sqlx::query($crate::sql::RANKING_ROWS)
+                    .bind(run_id)
+                    .bind(i64::from(return_period))
+                    .bind(metric.as_str())
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::ranked).collect()
+            }
+
+            $($own)*
+        }
+    };
+}
+pub(crate) use impl_grading_store;

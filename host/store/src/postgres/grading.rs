@@ -1,0 +1,249 @@
+//! PostgreSQL [`crate::GradingStore`]: runs started with `ON CONFLICT DO
+//! NOTHING`, tasks claimed with `SKIP LOCKED`, grades upserted through
+//! `UNNEST`, and completions serialised by an advisory lock. The readers
+//! are the shared implementation (`crate::grading`).
+
+use forecast_domain::GradingStatus;
+
+use super::{last_per_key, PgStore};
+use crate::grading::new_run;
+use crate::rows::{self, Cols};
+use crate::{sql, GradeRow, GradingRun, StoreError, StoreResult};
+
+const INSERT_RUN: &str =
+    "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
+     VALUES ($1, $2, $3, $4, 'running', $5, $6)
+     ON CONFLICT (day, engine, scorer) DO NOTHING
+     RETURNING id";
+
+const INSERT_TASKS: &str = "INSERT INTO grading_tasks (run_id, asset_id, status)
+     SELECT $1::TEXT, asset_id, 'pending' FROM UNNEST($2::BIGINT[]) AS t (asset_id)";
+
+/// One statement: the subquery locks up to `limit` claimable rows, skipping
+/// rows another claimer holds; a row claimed and committed by another since
+/// our snapshot fails the re-check of the WHERE clause on the locked row
+/// version and is left out.
+const CLAIM_TASKS: &str =
+    "UPDATE grading_tasks SET status = 'claimed', claimed_by = $2, claimed_at = $3
+     WHERE run_id = $1 AND asset_id IN (
+         SELECT asset_id FROM grading_tasks
+         WHERE run_id = $1
+           AND (status = 'pending' OR (status = 'claimed' AND claimed_at <= $4))
+         ORDER BY asset_id
+         LIMIT $5
+         FOR UPDATE SKIP LOCKED)
+     RETURNING asset_id";
+
+/// Grade rows per upsert statement (15 arrays of this length each).
+const GRADE_CHUNK: usize = 2_000;
+
+const UPSERT_GRADES: &str = concat!(
+    crate::sql::grade_insert!(),
+    "SELECT $1::TEXT, * FROM UNNEST($2::BIGINT[], $3::BIGINT[], $4::TEXT[], $5::BIGINT[],
+        $6::TEXT[], $7::DOUBLE PRECISION[], $8::DOUBLE PRECISION[],
+        $9::DOUBLE PRECISION[], $10::DOUBLE PRECISION[], $11::DOUBLE PRECISION[],
+        $12::DOUBLE PRECISION[], $13::DOUBLE PRECISION[], $14::DOUBLE PRECISION[],
+        $15::TEXT[]) ",
+    crate::sql::upsert_grade_conflict!()
+);
+
+const CLOSE_TASKS: &str = "UPDATE grading_tasks SET status = $1
+     WHERE run_id = $2 AND asset_id = ANY($3) AND status = 'claimed' AND claimed_by = $4";
+
+/// Key of the transaction-scoped advisory lock that serialises run
+/// completions across processes: each completion deletes the other runs'
+/// grades and tasks, so two at once could deadlock on each other's rows.
+const FINISH_LOCK: i64 = 0x4645_4752_4144; // "FEGRAD"
+
+const LOCK_RUN: &str = "SELECT status FROM grading_runs WHERE id = $1 FOR UPDATE";
+
+crate::grading::impl_grading_store!(PgStore {
+    async fn start_or_join_run(
+        &self,
+        day: &str,
+        engine: &str,
+        scorer: &str,
+        asset_ids: &[i64],
+        now: i64,
+    ) -> StoreResult<GradingRun> {
+        // The run and its tasks commit together. A concurrent inserter of
+        // the same (day, engine, scorer) waits on the unique index until the
+        // first transaction ends, then does nothing and (a new statement, so
+        // a new snapshot under READ COMMITTED) reads the committed run —
+        // never a run without its tasks. Runs are never deleted, so the
+        // read finds it; the loop only guards against a first inserter that
+        // rolled back between our insert and our read.
+        let total = rows::len(asset_ids.len())?;
+        for _ in 0..3 {
+            let mut tx = self.pool.begin().await?;
+            let id = uuid::Uuid::new_v4().to_string();
+            let inserted = sqlx::query(INSERT_RUN)
+                .bind(&id)
+                .bind(day)
+                .bind(engine)
+                .bind(scorer)
+                .bind(now)
+                .bind(total)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if inserted.is_none() {
+                tx.rollback().await?;
+                let row = sqlx::query(sql::RUN_BY_KEY)
+                    .bind(day)
+                    .bind(engine)
+                    .bind(scorer)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                match row {
+                    Some(r) => return rows::run(&r),
+                    None => continue,
+                }
+            }
+            sqlx::query(INSERT_TASKS)
+                .bind(&id)
+                .bind(asset_ids)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(new_run(id, day, engine, scorer, total, now));
+        }
+        Err(StoreError::Corrupt(format!(
+            "grading run ({day}, {engine}, {scorer}) neither inserted nor found"
+        )))
+    }
+    async fn claim_grading_tasks(
+        &self,
+        run_id: &str,
+        worker: &str,
+        limit: u32,
+        now: i64,
+        lease_seconds: i64,
+    ) -> StoreResult<Vec<i64>> {
+        let mut ids: Vec<i64> = sqlx::query(CLAIM_TASKS)
+            .bind(run_id)
+            .bind(worker)
+            .bind(now)
+            .bind(now - lease_seconds)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| r.int("asset_id"))
+            .collect::<StoreResult<_>>()?;
+        ids.sort_unstable();
+        Ok(ids)
+    }
+    async fn record_grades(
+        &self,
+        run_id: &str,
+        worker: &str,
+        grades: &[GradeRow],
+        done: &[i64],
+        failed: &[i64],
+    ) -> StoreResult<()> {
+        // One transaction; the grades travel as 15 parallel arrays expanded
+        // by UNNEST, one statement per chunk.
+        let grades = last_per_key(grades, |g| (g.asset_id, g.return_period, g.metric));
+        let mut tx = self.pool.begin().await?;
+        for chunk in grades.chunks(GRADE_CHUNK) {
+            let text =
+                |f: fn(&GradeRow) -> &str| -> Vec<&str> { chunk.iter().map(|g| f(g)).collect() };
+            let int =
+                |f: fn(&GradeRow) -> i64| -> Vec<i64> { chunk.iter().map(|g| f(g)).collect() };
+            let real =
+                |f: fn(&GradeRow) -> f64| -> Vec<f64> { chunk.iter().map(|g| f(g)).collect() };
+            sqlx::query(UPSERT_GRADES)
+                .bind(run_id)
+                .bind(int(|g| g.asset_id))
+                .bind(int(|g| i64::from(g.return_period)))
+                .bind(text(|g| g.metric.as_str()))
+                .bind(int(|g| g.data_version))
+                .bind(text(|g| &g.letter))
+                .bind(real(|g| g.score))
+                .bind(real(|g| g.expected_return))
+                .bind(real(|g| g.prediction_error))
+                .bind(real(|g| g.median_return))
+                .bind(real(|g| g.median_error))
+                .bind(real(|g| g.current_drawdown))
+                .bind(real(|g| g.current_price))
+                .bind(real(|g| g.win_rate))
+                .bind(text(|g| &g.body))
+                .execute(&mut *tx)
+                .await?;
+        }
+        // Only tasks still claimed by `worker` close (and count); `done`
+        // first, so an id in both lists counts once, as graded.
+        let mut counts = [0i64; 2];
+        for (slot, (ids, status)) in counts.iter_mut().zip([(done, "done"), (failed, "failed")]) {
+            if ids.is_empty() {
+                continue;
+            }
+            let r = sqlx::query(CLOSE_TASKS)
+                .bind(status)
+                .bind(run_id)
+                .bind(ids)
+                .bind(worker)
+                .execute(&mut *tx)
+                .await?;
+            *slot = rows::count(r.rows_affected())?;
+        }
+        if counts != [0, 0] {
+            sqlx::query(sql::COUNT_CLOSED_TASKS)
+                .bind(counts[0])
+                .bind(counts[1])
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+    async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool> {
+        // Completions are serialised across processes (advisory lock), and
+        // the run row is locked: a second caller waits, then reads `done`.
+        // The open-task count is a fresh snapshot taken after the locks; a
+        // task closed by a transaction still in flight counts as open, and
+        // that transaction's worker calls this again after committing.
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(FINISH_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        let status: Option<GradingStatus> = sqlx::query(LOCK_RUN)
+            .bind(run_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.parsed("status"))
+            .transpose()?;
+        if status != Some(GradingStatus::Running) {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        let open = sqlx::query(sql::COUNT_OPEN_TASKS)
+            .bind(run_id)
+            .fetch_one(&mut *tx)
+            .await?
+            .int("n")?;
+        if open > 0 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query(sql::MARK_RUN_DONE)
+            .bind(now)
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        for statement in [
+            sql::SET_ACTIVE_RUN,
+            sql::DELETE_OTHER_GRADES,
+            sql::DELETE_OTHER_TASKS,
+        ] {
+            sqlx::query(statement)
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+});

@@ -1,0 +1,115 @@
+//! Quotas: fixed, UTC-aligned counting windows per subject (API quotas,
+//! login attempts). The admission rule is written here once; the backends
+//! differ only in where the counters live and how they are locked.
+
+use async_trait::async_trait;
+
+use crate::StoreResult;
+
+/// One fixed, UTC-aligned counting window (e.g. a quota minute).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Name of the window (`minute`, `day`, `login`), part of the row key.
+    pub kind: &'static str,
+    /// Length in seconds; windows start at multiples of it since the epoch.
+    pub seconds: i64,
+    /// Units allowed per window.
+    pub limit: u32,
+}
+
+/// A window's state after a [`QuotaStore::consume`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowUsage {
+    /// Which window.
+    pub kind: &'static str,
+    /// Units allowed.
+    pub limit: u32,
+    /// Units used, including this request when admitted.
+    pub used: u32,
+    /// Unix seconds when the window ends.
+    pub reset: i64,
+}
+
+impl WindowUsage {
+    /// Units left in the window.
+    pub fn remaining(&self) -> u32 {
+        self.limit.saturating_sub(self.used)
+    }
+}
+
+/// The answer of [`QuotaStore::consume`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Consumption {
+    /// True when `cost` fit in every window and was counted.
+    pub admitted: bool,
+    /// One entry per requested window, in order.
+    pub windows: Vec<WindowUsage>,
+}
+
+/// Counting windows.
+#[async_trait]
+pub trait QuotaStore: Send + Sync {
+    /// Counts `cost` units for `subject` in every window, only if it fits in
+    /// all of them — one atomic step, across processes sharing the store.
+    /// Rejected attempts count nothing.
+    async fn consume(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<Consumption>;
+}
+
+/// Start (Unix seconds) of the window of length `seconds` holding `now`.
+pub(crate) fn window_start(now: i64, seconds: i64) -> i64 {
+    now - now.rem_euclid(seconds)
+}
+
+/// The admission step both backends share, given each window's stored
+/// counter `(window_start, used)` (`None` when the subject has none yet):
+/// the usage of every window at `now`, with `cost` added to all of them
+/// when it fits in all of them. A stored counter of an earlier window
+/// counts as zero; a stored count outside `u32` saturates (it can only
+/// come from a hand-edited row, and saturating keeps the subject limited).
+pub(crate) fn admit(
+    windows: &[Window],
+    stored: impl Fn(&Window) -> Option<(i64, i64)>,
+    cost: u32,
+    now: i64,
+) -> Consumption {
+    let mut usage: Vec<WindowUsage> = windows
+        .iter()
+        .map(|w| {
+            let start = window_start(now, w.seconds);
+            let used = match stored(w) {
+                Some((s, used)) if s == start => saturating_u32(used),
+                _ => 0,
+            };
+            WindowUsage {
+                kind: w.kind,
+                limit: w.limit,
+                used,
+                reset: start + w.seconds,
+            }
+        })
+        .collect();
+    let admitted = usage
+        .iter()
+        .all(|u| u64::from(u.used) + u64::from(cost) <= u64::from(u.limit));
+    if admitted {
+        for u in &mut usage {
+            // Cannot overflow: `used + cost <= limit <= u32::MAX` above.
+            u.used += cost;
+        }
+    }
+    Consumption {
+        admitted,
+        windows: usage,
+    }
+}
+
+/// `v` clamped into `u32`.
+fn saturating_u32(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}

@@ -1,0 +1,329 @@
+//! The plugin registry (issue 6): stored versions and their bytes, the
+//! activation history per slot, the generation replicas poll, shadow runs
+//! and their samples.
+
+use async_trait::async_trait;
+
+use forecast_domain::PluginKind;
+
+use crate::StoreResult;
+
+/// A stored plugin version (its bytes are fetched separately).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginRecord {
+    /// Kind (the WIT world).
+    pub kind: PluginKind,
+    /// Name within the kind.
+    pub name: String,
+    /// Semantic version.
+    pub version: String,
+    /// Hex SHA-256 of the component bytes.
+    pub sha256: String,
+    /// Size of the component in bytes.
+    pub size: i64,
+    /// Registered from the binary's built-in components.
+    pub builtin: bool,
+    /// Who added it (`builtin`, `cli:<user>`, `admin-api`).
+    pub added_by: String,
+    /// When, Unix seconds.
+    pub added_at: i64,
+}
+
+/// What [`PluginRegistry::add_plugin`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddOutcome {
+    /// Stored.
+    Added,
+    /// The same (kind, name, version) with the same sha256 was already there.
+    AlreadyPresent,
+    /// The (kind, name, version) is taken by other bytes (their sha256).
+    Conflict(String),
+}
+
+/// One activation of a plugin version in a slot. A slot is what one
+/// activation replaces: the kind for `segmentation`, `scorer` and `matcher`
+/// (one active version per kind), `strategy/<name>` for strategies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivationRecord {
+    /// Increasing id (the history's order).
+    pub id: i64,
+    /// The slot.
+    pub slot: String,
+    /// Kind of the activated version.
+    pub kind: PluginKind,
+    /// Name of the activated version.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Who activated it.
+    pub activated_by: String,
+    /// When, Unix seconds.
+    pub activated_at: i64,
+    /// Undone by a rollback (then it is never active again).
+    pub rolled_back: bool,
+}
+
+/// A candidate version running beside the active one of its kind on a
+/// sampled share of live requests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShadowConfig {
+    /// Kind (one shadow per kind).
+    pub kind: PluginKind,
+    /// Candidate name.
+    pub name: String,
+    /// Candidate version.
+    pub version: String,
+    /// Share of requests sampled, in (0, 1].
+    pub sample: f64,
+    /// Who started it.
+    pub started_by: String,
+    /// When, Unix seconds.
+    pub started_at: i64,
+}
+
+/// One comparison of a shadow run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShadowSample {
+    /// Kind.
+    pub kind: PluginKind,
+    /// Label of the active version that answered.
+    pub active: String,
+    /// Label of the candidate.
+    pub candidate: String,
+    /// Whether both answers were identical.
+    pub identical: bool,
+    /// Active version's time, milliseconds.
+    pub active_ms: f64,
+    /// Candidate's time, milliseconds.
+    pub candidate_ms: f64,
+    /// The candidate's error, when it failed.
+    pub error: Option<String>,
+    /// JSON object: field → largest absolute difference.
+    pub diffs: String,
+    /// When, Unix seconds.
+    pub at: i64,
+}
+
+/// The plugin registry.
+#[async_trait]
+pub trait PluginRegistry: Send + Sync {
+    /// Stores a version's record and bytes unless (kind, name, version) exists.
+    async fn add_plugin(&self, record: &PluginRecord, wasm: &[u8]) -> StoreResult<AddOutcome>;
+
+    /// Every stored version, by kind, name, then `added_at`.
+    async fn list_plugins(&self) -> StoreResult<Vec<PluginRecord>>;
+
+    /// One version's record.
+    async fn plugin(
+        &self,
+        kind: PluginKind,
+        name: &str,
+        version: &str,
+    ) -> StoreResult<Option<PluginRecord>>;
+
+    /// One version's bytes.
+    async fn plugin_wasm(
+        &self,
+        kind: PluginKind,
+        name: &str,
+        version: &str,
+    ) -> StoreResult<Option<Vec<u8>>>;
+
+    /// Appends an activation of (kind, name, version) to `slot`'s history
+    /// and bumps the plugins generation, in one transaction.
+    async fn activate_plugin(
+        &self,
+        slot: &str,
+        kind: PluginKind,
+        name: &str,
+        version: &str,
+        by: &str,
+        now: i64,
+    ) -> StoreResult<ActivationRecord>;
+
+    /// Marks `slot`'s current activation rolled back, so the one before it
+    /// is active again, and bumps the generation, in one transaction
+    /// (concurrent rollbacks each undo one activation). `None`, changing
+    /// nothing, when the slot has fewer than two live activations.
+    async fn rollback_plugin(&self, slot: &str, now: i64) -> StoreResult<Option<ActivationRecord>>;
+
+    /// The current activation of every slot (its latest live one).
+    async fn active_plugins(&self) -> StoreResult<Vec<ActivationRecord>>;
+
+    /// A number that changes with every activation, rollback and shadow
+    /// change (replicas poll it).
+    async fn plugins_generation(&self) -> StoreResult<i64>;
+
+    /// Starts (or replaces) the shadow run of `config.kind`; bumps the
+    /// generation.
+    async fn set_shadow(&self, config: &ShadowConfig) -> StoreResult<()>;
+
+    /// Stops the shadow run of `kind` (true when there was one); bumps the
+    /// generation.
+    async fn clear_shadow(&self, kind: PluginKind) -> StoreResult<bool>;
+
+    /// Every running shadow.
+    async fn shadows(&self) -> StoreResult<Vec<ShadowConfig>>;
+
+    /// Records one comparison.
+    async fn record_shadow_sample(&self, sample: &ShadowSample) -> StoreResult<()>;
+
+    /// Comparisons of `kind` against `candidate` (a label), oldest first.
+    async fn shadow_samples(
+        &self,
+        kind: PluginKind,
+        candidate: &str,
+    ) -> StoreResult<Vec<ShadowSample>>;
+}
+
+/// The error when `add_plugin` neither inserted a version nor found the
+/// row holding its key (only a concurrent adder rolling back does that).
+pub(crate) fn vanished(record: &PluginRecord) -> crate::StoreError {
+    crate::StoreError::Corrupt(format!(
+        "plugin {}/{}@{} neither inserted nor found",
+        record.kind, record.name, record.version
+    ))
+}
+
+/// What `add_plugin` did when the key was taken by a version with
+/// `existing` as its sha256.
+pub(crate) fn outcome(record: &PluginRecord, existing: String) -> AddOutcome {
+    if existing == record.sha256 {
+        AddOutcome::AlreadyPresent
+    } else {
+        AddOutcome::Conflict(existing)
+    }
+}
+
+/// An activation as both backends return it after inserting it.
+pub(crate) fn new_activation(
+    id: i64,
+    slot: &str,
+    kind: PluginKind,
+    name: &str,
+    version: &str,
+    by: &str,
+    now: i64,
+) -> ActivationRecord {
+    ActivationRecord {
+        id,
+        slot: slot.to_string(),
+        kind,
+        name: name.to_string(),
+        version: version.to_string(),
+        activated_by: by.to_string(),
+        activated_at: now,
+        rolled_back: false,
+    }
+}
+
+/// [`PluginRegistry`] for a backend's store type (`$store`, with a `pool`
+/// field): the reads and sample recording are written once here, over the
+/// shared statements; the backend passes in (`$own`) every change that
+/// bumps the generation (and `add_plugin`), whose locking differs.
+macro_rules! impl_plugin_registry {
+    ($store:ty { $($own:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::PluginRegistry for $store {
+            async fn list_plugins(&self) -> $crate::StoreResult<Vec<$crate::PluginRecord>> {
+                let rows = sqlx::query($crate::sql::LIST_PLUGINS)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::plugin).collect()
+            }
+
+            async fn plugin(
+                &self,
+                kind: ::forecast_domain::PluginKind,
+                name: &str,
+                version: &str,
+            ) -> $crate::StoreResult<Option<$crate::PluginRecord>> {
+                let row = sqlx::query($crate::sql::PLUGIN)
+                    .bind(kind.as_str())
+                    .bind(name)
+                    .bind(version)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map($crate::rows::plugin).transpose()
+            }
+
+            async fn plugin_wasm(
+                &self,
+                kind: ::forecast_domain::PluginKind,
+                name: &str,
+                version: &str,
+            ) -> $crate::StoreResult<Option<Vec<u8>>> {
+                let row = sqlx::query($crate::sql::PLUGIN_WASM)
+                    .bind(kind.as_str())
+                    .bind(name)
+                    .bind(version)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.map(|r| $crate::rows::Cols::bytes(&r, "wasm"))
+                    .transpose()
+            }
+
+            async fn active_plugins(
+                &self,
+            ) -> $crate::StoreResult<Vec<$crate::ActivationRecord>> {
+                let rows = sqlx::query($crate::sql::ACTIVE_PLUGINS)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::activation).collect()
+            }
+
+            async fn plugins_generation(&self) -> $crate::StoreResult<i64> {
+                let row = sqlx::query($crate::sql::SETTING)
+                    .bind($crate::sql::GENERATION_KEY)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref()
+                    .map($crate::rows::generation)
+                    .transpose()
+                    .map(Option::unwrap_or_default)
+            }
+
+            async fn shadows(&self) -> $crate::StoreResult<Vec<$crate::ShadowConfig>> {
+                let rows = sqlx::query($crate::sql::SHADOWS)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::shadow).collect()
+            }
+
+            async fn record_shadow_sample(
+                &self,
+                sample: &$crate::ShadowSample,
+            ) -> $crate::StoreResult<()> {
+                sqlx::query($crate::sql::RECORD_SHADOW_SAMPLE)
+                    .bind(sample.kind.as_str())
+                    .bind(&sample.active)
+                    .bind(&sample.candidate)
+                    .bind(sample.identical)
+                    .bind(sample.active_ms)
+                    .bind(sample.candidate_ms)
+                    .bind(sample.error.as_deref())
+                    .bind(&sample.diffs)
+                    .bind(sample.at)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            async fn shadow_samples(
+                &self,
+                kind: ::forecast_domain::PluginKind,
+                candidate: &str,
+            ) -> $crate::StoreResult<Vec<$crate::ShadowSample>> {
+                let rows = sqlx::query($crate::sql::SHADOW_SAMPLES)
+                    .bind(kind.as_str())
+                    .bind(candidate)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::sample).collect()
+            }
+
+            $($own)*
+        }
+    };
+}
+pub(crate) use impl_plugin_registry;

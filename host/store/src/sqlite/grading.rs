@@ -1,0 +1,190 @@
+//! SQLite [`crate::GradingStore`]: every read-check-write under the writer
+//! lock in a `BEGIN IMMEDIATE` transaction, so claimers and completers of
+//! one process queue up and other processes wait on SQLite's lock. The
+//! readers are the shared implementation (`crate::grading`).
+
+use super::SqliteStore;
+use crate::grading::new_run;
+use crate::rows::{self, Cols};
+use crate::{sql, GradeRow, GradingRun, StoreResult};
+
+const INSERT_RUN: &str =
+    "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
+     VALUES ($1, $2, $3, $4, 'running', $5, $6)";
+
+/// Tasks per multi-row insert (3 parameters each, well under SQLite's
+/// 32,766-parameter limit).
+const TASK_CHUNK: usize = 500;
+
+const CLAIMABLE_TASKS: &str = "SELECT asset_id FROM grading_tasks
+     WHERE run_id = $1 AND (status = 'pending' OR (status = 'claimed' AND claimed_at <= $2))
+     ORDER BY asset_id LIMIT $3";
+
+const CLAIM_TASK: &str =
+    "UPDATE grading_tasks SET status = 'claimed', claimed_by = $1, claimed_at = $2
+     WHERE run_id = $3 AND asset_id = $4";
+
+const CLOSE_TASK: &str = "UPDATE grading_tasks SET status = $1
+     WHERE run_id = $2 AND asset_id = $3 AND status = 'claimed' AND claimed_by = $4";
+
+crate::grading::impl_grading_store!(SqliteStore {
+    async fn start_or_join_run(
+        &self,
+        day: &str,
+        engine: &str,
+        scorer: &str,
+        asset_ids: &[i64],
+        now: i64,
+    ) -> StoreResult<GradingRun> {
+        let _writer = self.writer.lock().await;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        if let Some(r) = sqlx::query(sql::RUN_BY_KEY)
+            .bind(day)
+            .bind(engine)
+            .bind(scorer)
+            .fetch_optional(&mut *tx)
+            .await?
+        {
+            return rows::run(&r);
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let total = rows::len(asset_ids.len())?;
+        sqlx::query(INSERT_RUN)
+            .bind(&id)
+            .bind(day)
+            .bind(engine)
+            .bind(scorer)
+            .bind(now)
+            .bind(total)
+            .execute(&mut *tx)
+            .await?;
+        for chunk in asset_ids.chunks(TASK_CHUNK) {
+            let mut q =
+                sqlx::QueryBuilder::new("INSERT INTO grading_tasks (run_id, asset_id, status) ");
+            q.push_values(chunk, |mut b, asset| {
+                b.push_bind(&id).push_bind(asset).push_bind("pending");
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(new_run(id, day, engine, scorer, total, now))
+    }
+    async fn claim_grading_tasks(
+        &self,
+        run_id: &str,
+        worker: &str,
+        limit: u32,
+        now: i64,
+        lease_seconds: i64,
+    ) -> StoreResult<Vec<i64>> {
+        // The write lock first, so two claimers never read the same tasks.
+        let _writer = self.writer.lock().await;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let ids: Vec<i64> = sqlx::query(CLAIMABLE_TASKS)
+            .bind(run_id)
+            .bind(now - lease_seconds)
+            .bind(i64::from(limit))
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| r.int("asset_id"))
+            .collect::<StoreResult<_>>()?;
+        for id in &ids {
+            sqlx::query(CLAIM_TASK)
+                .bind(worker)
+                .bind(now)
+                .bind(run_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(ids)
+    }
+    async fn record_grades(
+        &self,
+        run_id: &str,
+        worker: &str,
+        grades: &[GradeRow],
+        done: &[i64],
+        failed: &[i64],
+    ) -> StoreResult<()> {
+        let _writer = self.writer.lock().await;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for g in grades {
+            sqlx::query(sql::UPSERT_GRADE)
+                .bind(run_id)
+                .bind(g.asset_id)
+                .bind(i64::from(g.return_period))
+                .bind(g.metric.as_str())
+                .bind(g.data_version)
+                .bind(&g.letter)
+                .bind(g.score)
+                .bind(g.expected_return)
+                .bind(g.prediction_error)
+                .bind(g.median_return)
+                .bind(g.median_error)
+                .bind(g.current_drawdown)
+                .bind(g.current_price)
+                .bind(g.win_rate)
+                .bind(&g.body)
+                .execute(&mut *tx)
+                .await?;
+        }
+        // Only tasks still claimed by `worker` close (and count); `done`
+        // first, so an id in both lists counts once, as graded.
+        let mut counts = [0i64; 2];
+        for (slot, (ids, status)) in counts.iter_mut().zip([(done, "done"), (failed, "failed")]) {
+            for id in ids {
+                let r = sqlx::query(CLOSE_TASK)
+                    .bind(status)
+                    .bind(run_id)
+                    .bind(id)
+                    .bind(worker)
+                    .execute(&mut *tx)
+                    .await?;
+                *slot += rows::count(r.rows_affected())?;
+            }
+        }
+        if counts != [0, 0] {
+            sqlx::query(sql::COUNT_CLOSED_TASKS)
+                .bind(counts[0])
+                .bind(counts[1])
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+    async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool> {
+        let _writer = self.writer.lock().await;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let open = sqlx::query(sql::COUNT_OPEN_TASKS)
+            .bind(run_id)
+            .fetch_one(&mut *tx)
+            .await?
+            .int("n")?;
+        let flipped = sqlx::query(sql::MARK_RUN_DONE)
+            .bind(now)
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        if open > 0 || flipped.rows_affected() == 0 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        for statement in [
+            sql::SET_ACTIVE_RUN,
+            sql::DELETE_OTHER_GRADES,
+            sql::DELETE_OTHER_TASKS,
+        ] {
+            sqlx::query(statement)
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+});

@@ -1,0 +1,158 @@
+//! Users, sessions and API keys.
+
+use super::*;
+
+/// Users (conflicts, tiers, limits), sessions (expiry) and keys (limits,
+/// soft revocation, last use), including 20 concurrent key creations.
+pub(crate) async fn accounts_conformance(db: Arc<dyn Database>) {
+    use forecast_domain::Tier;
+    let u = db
+        .create_user("ann@example.com", "hash-a", Tier::Premium, 1_000)
+        .await
+        .unwrap();
+    assert!(matches!(
+        db.create_user("ann@example.com", "x", Tier::Free, 1_001)
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    let (found, hash) = db.user_by_email("ann@example.com").await.unwrap().unwrap();
+    assert_eq!(
+        (found.id.as_str(), hash.as_str(), found.tier),
+        (u.id.as_str(), "hash-a", Tier::Premium)
+    );
+    assert!(db
+        .user_by_email("nobody@example.com")
+        .await
+        .unwrap()
+        .is_none());
+    let down = db
+        .set_user_tier("ann@example.com", Tier::Pro)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(down.tier, Tier::Pro);
+    assert!(db
+        .set_user_tier("nobody@example.com", Tier::Pro)
+        .await
+        .unwrap()
+        .is_none());
+    db.set_user_tier("ann@example.com", Tier::Premium)
+        .await
+        .unwrap();
+    let limited = db
+        .set_user_limits("ann@example.com", Some(7), None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((limited.per_minute, limited.per_day), (Some(7), None));
+    db.create_user("bob@example.com", "hash-b", Tier::Free, 1_002)
+        .await
+        .unwrap();
+    let emails: Vec<String> = db
+        .list_users()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|u| u.email)
+        .collect();
+    assert_eq!(emails, ["ann@example.com", "bob@example.com"]);
+
+    // Sessions expire.
+    db.create_session("s1", &u.id, 1_000, 2_000).await.unwrap();
+    assert_eq!(
+        db.session_user("s1", 1_999).await.unwrap().unwrap().id,
+        u.id
+    );
+    assert!(db.session_user("s1", 2_000).await.unwrap().is_none());
+    db.delete_session("s1").await.unwrap();
+    assert!(db.session_user("s1", 1_500).await.unwrap().is_none());
+
+    // Keys: at most N active; soft revoke; another user's key is not found.
+    let k1 = db
+        .create_api_key(&u.id, "one", "h1", "svc_aaaa", 2, 5_000)
+        .await
+        .unwrap()
+        .unwrap();
+    let k2 = db
+        .create_api_key(&u.id, "two", "h2", "svc_bbbb", 2, 5_001)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(db
+        .create_api_key(&u.id, "three", "h3", "svc_cccc", 2, 5_002)
+        .await
+        .unwrap()
+        .is_none());
+    let listed = db.list_api_keys(&u.id).await.unwrap();
+    assert_eq!(
+        listed.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
+        ["two", "one"]
+    );
+    let (key, owner) = db.api_key_user("h1").await.unwrap().unwrap();
+    assert_eq!(
+        (key.id.as_str(), key.created_at, owner.email.as_str()),
+        (k1.id.as_str(), 5_000, "ann@example.com")
+    );
+    assert_eq!(owner.created_at, 1_000);
+    assert_eq!(owner.per_minute, Some(7));
+    let bob = db
+        .user_by_email("bob@example.com")
+        .await
+        .unwrap()
+        .unwrap()
+        .0;
+    assert!(
+        !db.revoke_api_key(&bob.id, &k1.id, 6_000).await.unwrap(),
+        "not bob's key"
+    );
+    assert!(db.revoke_api_key(&u.id, &k1.id, 6_000).await.unwrap());
+    assert!(
+        !db.revoke_api_key(&u.id, &k1.id, 6_001).await.unwrap(),
+        "already revoked"
+    );
+    assert!(
+        db.api_key_user("h1").await.unwrap().is_none(),
+        "revoked keys do not authenticate"
+    );
+    assert_eq!(db.list_api_keys(&u.id).await.unwrap().len(), 1);
+    assert!(db
+        .create_api_key(&u.id, "three", "h3", "svc_cccc", 2, 6_002)
+        .await
+        .unwrap()
+        .is_some());
+
+    // last_used_at moves at most once a minute.
+    db.touch_api_key(&k2.id, 10_000).await.unwrap();
+    db.touch_api_key(&k2.id, 10_030).await.unwrap();
+    assert_eq!(
+        db.api_key_user("h2").await.unwrap().unwrap().0.last_used_at,
+        Some(10_000)
+    );
+    db.touch_api_key(&k2.id, 10_060).await.unwrap();
+    assert_eq!(
+        db.api_key_user("h2").await.unwrap().unwrap().0.last_used_at,
+        Some(10_060)
+    );
+
+    // Concurrency: 20 creations leave exactly 5 active keys.
+    let carol = db
+        .create_user("carol@example.com", "h", Tier::Premium, 1)
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let (db, id) = (db.clone(), carol.id.clone());
+        tasks.push(tokio::spawn(async move {
+            db.create_api_key(&id, "k", &format!("carol-{i}"), "svc_0000", 5, 1)
+                .await
+                .unwrap()
+                .is_some()
+        }));
+    }
+    let mut created = 0;
+    for t in tasks {
+        created += usize::from(t.await.unwrap());
+    }
+    assert_eq!(created, 5);
+    assert_eq!(db.list_api_keys(&carol.id).await.unwrap().len(), 5);
+}

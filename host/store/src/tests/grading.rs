@@ -1,0 +1,314 @@
+//! Grading runs, tasks, grades and rankings.
+
+use super::*;
+
+fn grade_row(asset_id: i64, period: u32, score: f64) -> GradeRow {
+    GradeRow {
+        asset_id,
+        return_period: period,
+        metric: Metric::Return,
+        data_version: 1,
+        letter: "C".into(),
+        score,
+        expected_return: 0.01,
+        prediction_error: 0.02,
+        median_return: 0.03,
+        median_error: 0.04,
+        current_drawdown: -0.1,
+        current_price: 10.0,
+        win_rate: 0.5,
+        body: format!("{{\"score\":{score}}}"),
+    }
+}
+
+/// Grading runs: tasks claimed once, leases expire, the snapshot flips
+/// atomically, new prices drop an asset's grades.
+pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
+    let cat = |id, t: &str| entry(id, t, Category::UsStocks, true);
+    db.upsert_catalog(&[
+        cat(1, "A1"),
+        cat(2, "A2"),
+        cat(3, "A3"),
+        entry(4, "A4", Category::Crypto, false),
+    ])
+    .await
+    .unwrap();
+    let long = PriceSeries {
+        dates: (0..400).collect(),
+        closes: vec![1.0; 400],
+    };
+    let short = PriceSeries {
+        dates: (0..10).collect(),
+        closes: vec![1.0; 10],
+    };
+    db.store_series(&[
+        (1, &long, DataSource::Synthetic),
+        (2, &long, DataSource::Synthetic),
+        (3, &short, DataSource::Synthetic),
+        (4, &long, DataSource::Synthetic),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(
+        db.gradable_assets(300).await.unwrap(),
+        vec![1, 2],
+        "active, with enough rows"
+    );
+    assert!(db.active_grading_run().await.unwrap().is_none());
+
+    let run = db
+        .start_or_join_run("2026-11-22", "e@1", "s@1", &[1, 2], 100)
+        .await
+        .unwrap();
+    let same = db
+        .start_or_join_run("2026-11-22", "e@1", "s@1", &[1, 2], 101)
+        .await
+        .unwrap();
+    assert_eq!(run.id, same.id, "a second replica joins the day's run");
+    assert_eq!((run.total, run.status.as_str()), (2, "running"));
+
+    let a = db
+        .claim_grading_tasks(&run.id, "w1", 1, 200, 60)
+        .await
+        .unwrap();
+    let b = db
+        .claim_grading_tasks(&run.id, "w2", 5, 200, 60)
+        .await
+        .unwrap();
+    assert_eq!((a.len(), b.len()), (1, 1));
+    assert_ne!(a, b);
+    assert!(db
+        .claim_grading_tasks(&run.id, "w3", 5, 210, 60)
+        .await
+        .unwrap()
+        .is_empty());
+    db.record_grades(&run.id, "w1", &[grade_row(a[0], 90, 70.0)], &a, &[])
+        .await
+        .unwrap();
+    assert!(
+        !db.finish_run_if_complete(&run.id, 220).await.unwrap(),
+        "w2 still holds a task"
+    );
+    assert!(
+        db.active_grading_run().await.unwrap().is_none(),
+        "nothing visible mid-run"
+    );
+    // w2 dies; its lease expires and w3 takes the task over.
+    let taken = db
+        .claim_grading_tasks(&run.id, "w3", 5, 261, 60)
+        .await
+        .unwrap();
+    assert_eq!(taken, b);
+    db.record_grades(&run.id, "w2", &[], &b, &[]).await.unwrap(); // too late: counts nothing
+    db.record_grades(&run.id, "w3", &[grade_row(b[0], 90, 40.0)], &b, &[])
+        .await
+        .unwrap();
+    assert!(db.finish_run_if_complete(&run.id, 300).await.unwrap());
+    assert!(
+        !db.finish_run_if_complete(&run.id, 301).await.unwrap(),
+        "only once"
+    );
+    let active = db.active_grading_run().await.unwrap().unwrap();
+    assert_eq!(
+        (
+            active.id.as_str(),
+            active.graded,
+            active.failures,
+            active.status.as_str()
+        ),
+        (run.id.as_str(), 2, 0, "done")
+    );
+    assert_eq!(db.latest_grading_run().await.unwrap().unwrap().id, run.id);
+    let rows = db.ranking_rows(&run.id, 90, Metric::Return).await.unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows
+        .iter()
+        .any(|r| r.ticker == "A1" && r.category == Category::UsStocks));
+    let g = db
+        .grade(&run.id, 1, 90, Metric::Return)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(g, grade_row(1, 90, if a[0] == 1 { 70.0 } else { 40.0 }));
+    assert!(db
+        .grade(&run.id, 1, 30, Metric::Return)
+        .await
+        .unwrap()
+        .is_none());
+
+    // A new day's run: the old snapshot stays active until the new one completes.
+    let next = db
+        .start_or_join_run("2026-11-23", "e@1", "s@1", &[1, 2], 400)
+        .await
+        .unwrap();
+    let all = db
+        .claim_grading_tasks(&next.id, "w1", 10, 401, 60)
+        .await
+        .unwrap();
+    db.record_grades(&next.id, "w1", &[grade_row(1, 90, 90.0)], &[1], &[2])
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(db.active_grading_run().await.unwrap().unwrap().id, run.id);
+    assert!(db.finish_run_if_complete(&next.id, 402).await.unwrap());
+    let now_active = db.active_grading_run().await.unwrap().unwrap();
+    assert_eq!(
+        (
+            now_active.id.as_str(),
+            now_active.graded,
+            now_active.failures
+        ),
+        (next.id.as_str(), 1, 1)
+    );
+    assert!(
+        db.grade(&run.id, 1, 90, Metric::Return)
+            .await
+            .unwrap()
+            .is_none(),
+        "old grades dropped"
+    );
+    assert_eq!(
+        db.ranking_rows(&next.id, 90, Metric::Return)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // New prices drop the asset's grades (its verdicts are then computed live).
+    db.store_series(&[(1, &long, DataSource::Ingested)])
+        .await
+        .unwrap();
+    assert!(db
+        .grade(&next.id, 1, 90, Metric::Return)
+        .await
+        .unwrap()
+        .is_none());
+}
+
+/// Two pools on one database stand in for two replicas: concurrent starts
+/// meet in one run whose tasks are all visible to every joiner, concurrent
+/// claimers share the tasks out exactly once, and the run completes once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_grading_across_pools() {
+    let Some(url) = pg_test_database().await else {
+        return;
+    };
+    const ASSETS: i64 = 200;
+    let pools = [connect(&url).await.unwrap(), connect(&url).await.unwrap()];
+    let raw = sqlx::PgPool::connect(&url).await.unwrap();
+    let entries: Vec<CatalogEntry> = (1..=ASSETS)
+        .map(|id| entry(id, &format!("T{id}"), Category::UsStocks, true))
+        .collect();
+    pools[0].upsert_catalog(&entries).await.unwrap();
+    let ids: Vec<i64> = (1..=ASSETS).collect();
+
+    // Races to start the same run: every caller gets one run, and its tasks
+    // are all there as soon as the call returns.
+    let mut run_id = String::new();
+    for round in 0..5 {
+        let day = format!("2026-01-0{}", round + 1);
+        let mut starters = Vec::new();
+        for i in 0..8 {
+            let (db, raw, day, ids) = (pools[i % 2].clone(), raw.clone(), day.clone(), ids.clone());
+            starters.push(tokio::spawn(async move {
+                let run = db
+                    .start_or_join_run(&day, "e@1", "s@1", &ids, 1_000 + i as i64)
+                    .await
+                    .unwrap();
+                let tasks: i64 =
+                    sqlx::query_scalar("SELECT COUNT(*) FROM grading_tasks WHERE run_id = $1")
+                        .bind(&run.id)
+                        .fetch_one(&raw)
+                        .await
+                        .unwrap();
+                assert_eq!(
+                    (run.total, tasks),
+                    (ASSETS, ASSETS),
+                    "a joiner sees every task"
+                );
+                run.id
+            }));
+        }
+        let mut seen = Vec::new();
+        for s in starters {
+            seen.push(s.await.unwrap());
+        }
+        seen.dedup();
+        assert_eq!(seen.len(), 1, "every replica joins the same run");
+        run_id = seen.pop().unwrap();
+    }
+
+    // Six workers, three per replica, claim small batches until none are left.
+    let mut workers = Vec::new();
+    for w in 0..6 {
+        let (db, run_id) = (pools[w % 2].clone(), run_id.clone());
+        workers.push(tokio::spawn(async move {
+            let worker = format!("w{w}");
+            let (mut claimed, mut flips) = (Vec::new(), 0);
+            loop {
+                let batch = db
+                    .claim_grading_tasks(&run_id, &worker, 7, 2_000, 600)
+                    .await
+                    .unwrap();
+                if batch.is_empty() {
+                    break;
+                }
+                let grades: Vec<GradeRow> = batch
+                    .iter()
+                    .flat_map(|&a| [grade_row(a, 30, a as f64), grade_row(a, 90, a as f64)])
+                    .collect();
+                db.record_grades(&run_id, &worker, &grades, &batch, &[])
+                    .await
+                    .unwrap();
+                flips += usize::from(db.finish_run_if_complete(&run_id, 3_000).await.unwrap());
+                claimed.extend(batch);
+            }
+            flips += usize::from(db.finish_run_if_complete(&run_id, 3_000).await.unwrap());
+            (claimed, flips)
+        }));
+    }
+    let (mut all, mut flips) = (Vec::new(), 0);
+    for w in workers {
+        let (claimed, f) = w.await.unwrap();
+        all.extend(claimed);
+        flips += f;
+    }
+    all.sort_unstable();
+    assert_eq!(all, ids, "every asset claimed exactly once");
+    assert_eq!(flips, 1, "the run completes exactly once");
+    assert!(!pools[1]
+        .finish_run_if_complete(&run_id, 3_001)
+        .await
+        .unwrap());
+    let active = pools[1].active_grading_run().await.unwrap().unwrap();
+    assert_eq!(
+        (
+            active.id.as_str(),
+            active.status.as_str(),
+            active.graded,
+            active.failures
+        ),
+        (run_id.as_str(), "done", ASSETS, 0)
+    );
+    assert_eq!(
+        pools[0]
+            .ranking_rows(&run_id, 90, Metric::Return)
+            .await
+            .unwrap()
+            .len(),
+        ASSETS as usize
+    );
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM grading_tasks WHERE run_id <> $1")
+        .bind(&run_id)
+        .fetch_one(&raw)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "the other runs' tasks are dropped");
+
+    raw.close().await;
+    for db in &pools {
+        db.close().await;
+    }
+    pg_drop_test_database(&url).await;
+}

@@ -1,0 +1,130 @@
+//! Counting windows.
+
+use super::*;
+
+/// Counters: both windows or nothing; rejected attempts count nothing; a
+/// new window starts from zero; concurrent admissions never exceed a limit.
+pub(crate) async fn quotas_conformance(db: Arc<dyn Database>) {
+    let windows = [
+        Window {
+            kind: "minute",
+            seconds: 60,
+            limit: 10,
+        },
+        Window {
+            kind: "day",
+            seconds: 86_400,
+            limit: 12,
+        },
+    ];
+    let t0 = 1_700_000_080; // 40 s into a minute
+    let first = db.consume("u1", &windows, 5, t0).await.unwrap();
+    assert!(first.admitted);
+    assert_eq!(first.windows[0].used, 5);
+    assert_eq!(first.windows[0].reset, t0 - 40 + 60);
+    assert!(
+        db.consume("u1", &windows, 5, t0 + 1)
+            .await
+            .unwrap()
+            .admitted
+    );
+    let over = db.consume("u1", &windows, 1, t0 + 2).await.unwrap();
+    assert!(!over.admitted);
+    assert_eq!((over.windows[0].used, over.windows[0].remaining()), (10, 0));
+    // Next minute: the minute window is fresh but the day allows only 2 more.
+    let next = db.consume("u1", &windows, 3, t0 + 30).await.unwrap();
+    assert!(!next.admitted, "the day window binds");
+    assert_eq!(next.windows[0].used, 0);
+    assert!(
+        db.consume("u1", &windows, 2, t0 + 30)
+            .await
+            .unwrap()
+            .admitted
+    );
+    assert!(
+        db.consume("u2", &windows, 10, t0).await.unwrap().admitted,
+        "subjects are independent"
+    );
+
+    // Concurrency: 75 requests against a limit of 60 admit exactly 60.
+    let quota = [Window {
+        kind: "minute",
+        seconds: 60,
+        limit: 60,
+    }];
+    let mut tasks = Vec::new();
+    for _ in 0..75 {
+        let db = db.clone();
+        tasks.push(tokio::spawn(async move {
+            db.consume("carol", &quota, 1, t0).await.unwrap().admitted
+        }));
+    }
+    let mut admitted = 0;
+    for t in tasks {
+        admitted += usize::from(t.await.unwrap());
+    }
+    assert_eq!(admitted, 60);
+}
+
+/// Two pools on one database stand in for two server processes: the
+/// limits hold across them, and two-window consumption never deadlocks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_limits_hold_across_pools() {
+    let Some(url) = pg_test_database().await else {
+        return;
+    };
+    let pools = [connect(&url).await.unwrap(), connect(&url).await.unwrap()];
+    let user = pools[0]
+        .create_user("dan@example.com", "h", Tier::Free, 1)
+        .await
+        .unwrap();
+    let windows = [
+        Window {
+            kind: "minute",
+            seconds: 60,
+            limit: 60,
+        },
+        Window {
+            kind: "day",
+            seconds: 86_400,
+            limit: 1_000,
+        },
+    ];
+    let mut keys = Vec::new();
+    let mut uses = Vec::new();
+    for i in 0..100 {
+        let db = pools[i % 2].clone();
+        let id = user.id.clone();
+        keys.push(tokio::spawn(async move {
+            db.create_api_key(&id, "k", &format!("dan-{i}"), "svc_0000", 5, 1)
+                .await
+                .unwrap()
+                .is_some()
+        }));
+        let db = pools[i % 2].clone();
+        uses.push(tokio::spawn(async move {
+            db.consume("dan", &windows, 1, 1_700_000_080)
+                .await
+                .unwrap()
+                .admitted
+        }));
+    }
+    let mut created = 0;
+    for t in keys {
+        created += usize::from(t.await.unwrap());
+    }
+    let mut admitted = 0;
+    for t in uses {
+        admitted += usize::from(t.await.unwrap());
+    }
+    assert_eq!((created, admitted), (5, 60));
+    let day = pools[1]
+        .consume("dan", &windows[1..], 0, 1_700_000_080)
+        .await
+        .unwrap();
+    assert_eq!(day.windows[0].used, 60, "rejected attempts count nothing");
+    for db in &pools {
+        db.close().await;
+    }
+    pg_drop_test_database(&url).await;
+}
