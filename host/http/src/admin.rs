@@ -81,6 +81,9 @@ async fn list(State(state): State<AppState>) -> Result<Json<serde_json::Value>, 
     Ok(Json(serde_json::json!({ "plugins": plugins })))
 }
 
+// Kinds arrive as text and are parsed by `registry::parse_kind`, not by
+// serde: an unknown kind is then the registry's 400 naming the allowed
+// kinds, not a deserialisation error.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Version {
@@ -102,7 +105,7 @@ async fn add(
     let r = registry::add(
         state.db.as_ref(),
         state.plugins.runtime_handle(),
-        &v.kind,
+        registry::parse_kind(&v.kind)?,
         &v.name,
         &v.version,
         body.to_vec(),
@@ -122,7 +125,7 @@ async fn activate(
     let a = registry::activate(
         state.db.as_ref(),
         state.plugins.runtime_handle(),
-        &v.kind,
+        registry::parse_kind(&v.kind)?,
         &v.name,
         &v.version,
         ADMIN,
@@ -145,7 +148,7 @@ async fn rollback(
     State(state): State<AppState>,
     JsonBody(s): JsonBody<Slot>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let a = registry::rollback(state.db.as_ref(), &s.kind, &s.name).await?;
+    let a = registry::rollback(state.db.as_ref(), registry::parse_kind(&s.kind)?, &s.name).await?;
     apply(&state).await;
     Ok(Json(serde_json::json!({
         "active": { "kind": a.kind, "name": a.name, "version": a.version }
@@ -168,7 +171,7 @@ async fn start_shadow(
     let c = registry::start_shadow(
         state.db.as_ref(),
         state.plugins.runtime_handle(),
-        &s.kind,
+        registry::parse_kind(&s.kind)?,
         &s.name,
         &s.version,
         s.sample,
@@ -186,7 +189,7 @@ async fn report(
     Path(kind): Path<String>,
 ) -> Result<Json<registry::ShadowReport>, ApiError> {
     Ok(Json(
-        registry::shadow_report(state.db.as_ref(), &kind).await?,
+        registry::shadow_report(state.db.as_ref(), registry::parse_kind(&kind)?).await?,
     ))
 }
 
@@ -194,7 +197,7 @@ async fn stop_shadow(
     State(state): State<AppState>,
     Path(kind): Path<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    registry::stop_shadow(state.db.as_ref(), &kind).await?;
+    registry::stop_shadow(state.db.as_ref(), registry::parse_kind(&kind)?).await?;
     apply(&state).await;
     Ok(Json(serde_json::json!({ "ok": true })))
 }

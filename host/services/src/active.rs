@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use anyhow::Context;
 
 use crate::registry::{self, Loaded};
+use forecast_domain::PluginKind;
 use forecast_plugins::llm::{LlmClient, LlmConfig};
+use forecast_plugins::strategy::UNNAMED;
 use forecast_plugins::{
     MatcherPlugin, PluginInfo, PluginRuntime, RuntimeConfig, ScorerPlugin, SegmentationPlugin,
     StrategyPlugin,
@@ -138,21 +140,23 @@ impl Plugins {
         name: &str,
         version: &str,
     ) -> anyhow::Result<Loaded> {
+        // The store's kind is text; one it does not know is not served.
+        let kind: PluginKind = kind.parse().map_err(anyhow::Error::msg)?;
         let record = db
-            .plugin(kind, name, version)
+            .plugin(kind.as_str(), name, version)
             .await?
             .with_context(|| format!("{kind}/{name}@{version} is active but not stored"))?;
         if let Some(l) = self.compiled.lock().expect("poisoned").get(&record.sha256) {
             return Ok(l.clone());
         }
         let bytes = db
-            .plugin_wasm(kind, name, version)
+            .plugin_wasm(kind.as_str(), name, version)
             .await?
             .with_context(|| format!("{kind}/{name}@{version} has no bytes"))?;
-        let (runtime, k, n) = (self.runtime.clone(), kind.to_string(), name.to_string());
+        let (runtime, n) = (self.runtime.clone(), name.to_string());
         let llm = self.llm.clone();
         let loaded =
-            tokio::task::spawn_blocking(move || registry::load(&runtime, &k, &n, &bytes, llm))
+            tokio::task::spawn_blocking(move || registry::load(&runtime, kind, &n, &bytes, llm))
                 .await??;
         self.compiled
             .lock()
@@ -219,7 +223,7 @@ impl Plugins {
         *self.strategies.write().expect("poisoned") = strategies;
         let mut shadow = None;
         for s in db.shadows().await? {
-            if s.kind == "segmentation" {
+            if s.kind == PluginKind::Segmentation.as_str() {
                 match self.compiled(db, &s.kind, &s.name, &s.version).await {
                     Ok(Loaded::Segmentation(p)) => shadow = Some((p, s.sample)),
                     Ok(_) => {}
@@ -337,7 +341,7 @@ pub fn load_strategy_dir(
     let mut out: Vec<StrategyPlugin> = Vec::new();
     for path in files {
         let bytes = std::fs::read(&path).with_context(|| format!("read {}", path.display()))?;
-        let plugin = StrategyPlugin::load(runtime.clone(), &bytes)
+        let plugin = StrategyPlugin::load(runtime.clone(), UNNAMED, &bytes)
             .with_context(|| format!("{}: not a loadable strategy component", path.display()))?;
         if let Some(twin) = out.iter().find(|p| p.info().name == plugin.info().name) {
             anyhow::bail!(
