@@ -67,6 +67,8 @@ fn main() {
     );
     let series = load_gspc();
     let runtime = Arc::new(PluginRuntime::new(RuntimeConfig::default()).expect("runtime"));
+    // The bench is the only caller: one permit serves every call.
+    let permit = runtime.try_acquire().expect("a free call slot");
     let plugin = SegmentationPlugin::load(runtime, "default", builtin::SEGMENTATION).expect("load");
 
     println!("| case | rows | median | p95 | runs |");
@@ -99,7 +101,7 @@ fn main() {
         };
         let wasm = measure(budget, || {
             let a = plugin
-                .analyse(&series, params)
+                .analyse(&permit, &series, params)
                 .expect("call")
                 .expect("analysis");
             std::hint::black_box(a);
@@ -118,7 +120,7 @@ fn main() {
         );
     }
     let ping = measure(budget, || {
-        std::hint::black_box(plugin.ping().expect("ping"));
+        std::hint::black_box(plugin.ping(&permit).expect("ping"));
     });
     println!(
         "| fresh instance + trivial call (`engine-version`) | | {} | {} | {} |",

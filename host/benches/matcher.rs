@@ -38,7 +38,8 @@ fn queries() -> Vec<(String, Vec<String>)> {
 #[tokio::main]
 async fn main() {
     let runtime = Arc::new(PluginRuntime::new(RuntimeConfig::default()).unwrap());
-    let matcher = MatcherPlugin::load(runtime, "default", builtin::MATCHER, None).unwrap();
+    let permit = runtime.acquire().await;
+    let matcher = MatcherPlugin::load(runtime, "default", builtin::MATCHER).unwrap();
     let entries: Vec<CatalogEntry> = forecast::demo::catalog()
         .unwrap()
         .into_iter()
@@ -60,7 +61,7 @@ async fn main() {
         entries,
     };
     let started = Instant::now();
-    matcher.find(&catalog, "warm up", 3).unwrap();
+    matcher.find(&permit, &catalog, "warm up", 3).unwrap();
     println!(
         "catalog: {} active assets, loaded into an instance in {:.1} ms",
         catalog.entries.len(),
@@ -74,7 +75,7 @@ async fn main() {
     for round in 0..20 {
         for (text, expected) in &queries {
             let started = Instant::now();
-            let found = matcher.find(&catalog, text, 3).unwrap();
+            let found = matcher.find(&permit, &catalog, text, 3).unwrap();
             latencies.push(started.elapsed().as_secs_f64() * 1e3);
             if round > 0 {
                 continue;

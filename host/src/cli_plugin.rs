@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::Subcommand;
 
 use crate::config::Config;
+use forecast_domain::PluginKind;
 use forecast_plugins::PluginRuntime;
 use forecast_services::registry::{self, RegistryError};
 use forecast_store::{self as store, Database};
@@ -27,9 +28,9 @@ pub enum PluginCommand {
     Add {
         /// The `.wasm` component.
         file: PathBuf,
-        /// segmentation, scorer or strategy.
-        #[arg(long)]
-        kind: String,
+        /// segmentation, scorer, strategy or matcher.
+        #[arg(long, value_parser = kind_arg)]
+        kind: PluginKind,
         /// Name within the kind (a strategy's own name).
         #[arg(long)]
         name: String,
@@ -41,7 +42,8 @@ pub enum PluginCommand {
     /// servers swap to it without a failed request.
     Activate {
         /// Kind.
-        kind: String,
+        #[arg(value_parser = kind_arg)]
+        kind: PluginKind,
         /// Name.
         name: String,
         /// Version.
@@ -50,7 +52,8 @@ pub enum PluginCommand {
     /// Return to the version active before the current one.
     Rollback {
         /// Kind.
-        kind: String,
+        #[arg(value_parser = kind_arg)]
+        kind: PluginKind,
         /// Name of the active version (for strategies: the strategy).
         name: String,
     },
@@ -58,7 +61,8 @@ pub enum PluginCommand {
     /// requests (its answers are compared, never returned).
     Shadow {
         /// Kind (segmentation).
-        kind: String,
+        #[arg(value_parser = kind_arg)]
+        kind: PluginKind,
         /// Candidate name.
         name: String,
         /// Candidate version.
@@ -70,7 +74,8 @@ pub enum PluginCommand {
     /// The agreement report of a kind's shadow run.
     ShadowReport {
         /// Kind.
-        kind: String,
+        #[arg(value_parser = kind_arg)]
+        kind: PluginKind,
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -78,8 +83,15 @@ pub enum PluginCommand {
     /// Stop a kind's shadow run.
     ShadowStop {
         /// Kind.
-        kind: String,
+        #[arg(value_parser = kind_arg)]
+        kind: PluginKind,
     },
+}
+
+/// Parses a kind argument: an unknown one fails with the registry's
+/// message naming the allowed kinds, as the admin API answers.
+fn kind_arg(kind: &str) -> Result<PluginKind, String> {
+    registry::parse_kind(kind).map_err(|e| e.to_string())
 }
 
 /// Who the CLI acts as, for the activation history.
@@ -134,7 +146,8 @@ async fn dispatch(
                     };
                     println!(
                         "{:<13} {:<14} {:<26} {:<12} {:<7} {}",
-                        r.kind,
+                        // `as_str`: the kind's `Display` ignores padding.
+                        r.kind.as_str(),
                         r.name,
                         r.version,
                         &r.sha256[..12],
@@ -151,7 +164,7 @@ async fn dispatch(
             version,
         } => {
             let bytes = std::fs::read(&file).with_context(|| format!("read {}", file.display()))?;
-            let r = registry::add(db, &runtime, &kind, &name, &version, bytes, &operator())
+            let r = registry::add(db, &runtime, kind, &name, &version, bytes, &operator())
                 .await
                 .map_err(refused)?;
             println!(
@@ -164,7 +177,7 @@ async fn dispatch(
             name,
             version,
         } => {
-            let a = registry::activate(db, &runtime, &kind, &name, &version, &operator())
+            let a = registry::activate(db, &runtime, kind, &name, &version, &operator())
                 .await
                 .map_err(refused)?;
             println!(
@@ -176,9 +189,7 @@ async fn dispatch(
             );
         }
         PluginCommand::Rollback { kind, name } => {
-            let a = registry::rollback(db, &kind, &name)
-                .await
-                .map_err(refused)?;
+            let a = registry::rollback(db, kind, &name).await.map_err(refused)?;
             println!(
                 "rolled back: {}/{}@{} is active again",
                 a.kind, a.name, a.version
@@ -191,7 +202,7 @@ async fn dispatch(
             sample,
         } => {
             let s =
-                registry::start_shadow(db, &runtime, &kind, &name, &version, sample, &operator())
+                registry::start_shadow(db, &runtime, kind, &name, &version, sample, &operator())
                     .await
                     .map_err(refused)?;
             println!(
@@ -204,7 +215,7 @@ async fn dispatch(
             );
         }
         PluginCommand::ShadowReport { kind, json } => {
-            let r = registry::shadow_report(db, &kind).await.map_err(refused)?;
+            let r = registry::shadow_report(db, kind).await.map_err(refused)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
@@ -212,7 +223,7 @@ async fn dispatch(
             }
         }
         PluginCommand::ShadowStop { kind } => {
-            registry::stop_shadow(db, &kind).await.map_err(refused)?;
+            registry::stop_shadow(db, kind).await.map_err(refused)?;
             println!("stopped the {kind} shadow run");
         }
     }

@@ -115,7 +115,7 @@ async fn add(
     let r = registry::add(
         state.db.as_ref(),
         state.plugins.runtime_handle(),
-        &v.kind,
+        registry::parse_kind(&v.kind)?,
         &v.name,
         &v.version,
         body.to_vec(),
@@ -152,7 +152,7 @@ async fn activate(
     let a = registry::activate(
         state.db.as_ref(),
         state.plugins.runtime_handle(),
-        &v.kind,
+        registry::parse_kind(&v.kind)?,
         &v.name,
         &v.version,
         ADMIN,
@@ -189,7 +189,7 @@ async fn rollback(
     State(state): State<AppState>,
     JsonBody(s): JsonBody<PluginSlot>,
 ) -> Result<Json<ActiveResponse>, ApiError> {
-    let a = registry::rollback(state.db.as_ref(), &s.kind, &s.name).await?;
+    let a = registry::rollback(state.db.as_ref(), registry::parse_kind(&s.kind)?, &s.name).await?;
     apply(&state).await;
     Ok(Json(active(a)))
 }
@@ -216,7 +216,7 @@ async fn start_shadow(
     let c = registry::start_shadow(
         state.db.as_ref(),
         state.plugins.runtime_handle(),
-        &s.kind,
+        registry::parse_kind(&s.kind)?,
         &s.name,
         &s.version,
         s.sample,
@@ -251,7 +251,7 @@ async fn report(
     Path(kind): Path<String>,
 ) -> Result<Json<registry::ShadowReport>, ApiError> {
     Ok(Json(
-        registry::shadow_report(state.db.as_ref(), &kind).await?,
+        registry::shadow_report(state.db.as_ref(), registry::parse_kind(&kind)?).await?,
     ))
 }
 
@@ -271,7 +271,7 @@ async fn stop_shadow(
     State(state): State<AppState>,
     Path(kind): Path<String>,
 ) -> Result<Json<OkResponse>, ApiError> {
-    registry::stop_shadow(state.db.as_ref(), &kind).await?;
+    registry::stop_shadow(state.db.as_ref(), registry::parse_kind(&kind)?).await?;
     apply(&state).await;
     Ok(Json(OkResponse::OK))
 }

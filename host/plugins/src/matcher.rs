@@ -4,9 +4,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use wasmtime::component::HasSelf;
+use forecast_domain::PluginKind;
+use wasmtime::component::{HasSelf, InstancePre, Linker};
+use wasmtime::Store;
 
-use super::{load_error, prelink, sha256_hex, CallState, PluginError, PluginInfo, PluginRuntime};
+use crate::llm::LlmClient;
+use crate::plugin::{Identity, Instance, Plugin, World};
+use crate::runtime::{CallState, Permit, WARM_SLOTS};
+use crate::PluginError;
 
 // The shared interfaces are the segmentation world's types, so `CallState`
 // implements `host-log` once (in `segmentation.rs`).
@@ -14,7 +19,7 @@ wasmtime::component::bindgen!({
     path: "../../wit",
     world: "matcher",
     with: {
-        "forecast:plugins/host-log": super::segmentation::forecast::plugins::host_log,
+        "forecast:plugins/host-log": crate::segmentation::forecast::plugins::host_log,
     },
 });
 
@@ -41,77 +46,73 @@ pub struct Catalog {
 /// Most results a caller may ask for.
 pub const MAX_LIMIT: u32 = 10;
 
+/// An idle instance with the catalog of version `catalog` loaded.
 struct Warm {
-    store: wasmtime::Store<CallState>,
-    bindings: Matcher,
+    live: Instance<MatcherWorld>,
     catalog: u64,
 }
 
-/// A loaded, pre-linked matcher version.
-pub struct MatcherPlugin {
-    info: PluginInfo,
-    label: Arc<str>,
-    pre: MatcherPre<CallState>,
-    runtime: Arc<PluginRuntime>,
-    llm: Option<Arc<crate::llm::LlmClient>>,
+/// What a loaded matcher keeps beside its component.
+#[derive(Default)]
+pub struct MatcherExt {
+    /// The language model lent to its instances, if configured.
+    llm: Option<Arc<LlmClient>>,
+    /// Idle instances, at most [`WARM_SLOTS`].
     warm: Mutex<Vec<Warm>>,
 }
 
-impl MatcherPlugin {
-    /// Compiles and links `bytes` as the matcher `name` (version from
-    /// `matcher-version`); `llm` is the model lent to it, if configured.
-    pub fn load(
-        runtime: Arc<PluginRuntime>,
-        name: &str,
-        bytes: &[u8],
-        llm: Option<Arc<crate::llm::LlmClient>>,
-    ) -> Result<Self, PluginError> {
-        let provisional = format!("matcher/{name}");
-        let pre = prelink(&runtime, &provisional, bytes, |linker| {
-            Matcher::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
-        })?;
-        let pre = MatcherPre::new(pre).map_err(load_error(&provisional))?;
-        let mut plugin = MatcherPlugin {
-            info: PluginInfo {
-                kind: "matcher".into(),
-                name: name.into(),
-                version: "unknown".into(),
-                sha256: sha256_hex(bytes),
-            },
-            label: Arc::from(provisional.as_str()),
-            pre,
-            runtime,
-            llm,
-            warm: Mutex::new(Vec::new()),
-        };
-        let mut warm = plugin.instantiate()?;
-        let version = warm
-            .bindings
+/// The `matcher` world.
+pub struct MatcherWorld;
+
+impl World for MatcherWorld {
+    const KIND: PluginKind = PluginKind::Matcher;
+    type Bindings = Matcher;
+    type Pre = MatcherPre<CallState>;
+    type Ext = MatcherExt;
+
+    fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+        Matcher::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
+    }
+
+    fn pre(pre: InstancePre<CallState>) -> wasmtime::Result<Self::Pre> {
+        MatcherPre::new(pre)
+    }
+
+    fn instantiate(pre: &Self::Pre, store: &mut Store<CallState>) -> wasmtime::Result<Matcher> {
+        pre.instantiate(store)
+    }
+
+    /// The version is `matcher-version`'s; the name is the registry's.
+    fn identify(
+        store: &mut Store<CallState>,
+        bindings: &Matcher,
+    ) -> wasmtime::Result<Result<Identity, String>> {
+        let version = bindings
             .forecast_plugins_matching()
-            .call_matcher_version(&mut warm.store)
-            .map_err(|e| plugin.runtime.classify(&warm.store, &plugin.label, e))?;
-        plugin.info.version = version;
-        plugin.label = Arc::from(plugin.info.label().as_str());
-        Ok(plugin)
+            .call_matcher_version(store)?;
+        Ok(Ok(Identity {
+            name: None,
+            version,
+            description: String::new(),
+        }))
     }
 
-    /// Who this is.
-    pub fn info(&self) -> &PluginInfo {
-        &self.info
+    fn prepare(ext: &MatcherExt, state: &mut CallState) {
+        state.llm = ext.llm.clone();
     }
+}
 
-    fn instantiate(&self) -> Result<Warm, PluginError> {
-        let mut store = self.runtime.store(self.label.clone());
-        store.data_mut().llm = self.llm.clone();
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| self.runtime.instantiate_failed(&store, &self.label, e))?;
-        Ok(Warm {
-            store,
-            bindings,
-            catalog: 0,
-        })
+/// A loaded, pre-linked matcher version.
+pub type MatcherPlugin = Plugin<MatcherWorld>;
+
+impl Plugin<MatcherWorld> {
+    /// Lends `llm`, the language model, to this matcher's instances (none
+    /// for checks and benchmarks).
+    pub fn lending(mut self, llm: Option<Arc<LlmClient>>) -> Self {
+        self.ext.llm = llm;
+        // Instances made before have no model; the pool starts afresh.
+        self.ext.warm = Mutex::default();
+        self
     }
 
     /// The best matches for `text` in `catalog` (blocking: run it from
@@ -120,39 +121,37 @@ impl MatcherPlugin {
     /// unsorted) are reported as a failure of the plugin.
     pub fn find(
         &self,
+        permit: &Permit,
         catalog: &Catalog,
         text: &str,
         limit: u32,
     ) -> Result<Vec<Candidate>, PluginError> {
         let limit = limit.min(MAX_LIMIT);
         let reused = {
-            let mut pool = self.warm.lock().expect("poisoned");
+            let mut pool = self.ext.warm.lock().expect("poisoned");
             let at = pool.iter().position(|w| w.catalog == catalog.version);
             at.map(|i| pool.swap_remove(i)).or_else(|| pool.pop())
         };
         let mut warm = match reused {
             Some(w) => w,
-            None => self.instantiate()?,
+            None => Warm {
+                live: self.fresh_instance(permit)?,
+                catalog: 0,
+            },
         };
-        self.runtime.reset_deadline(&mut warm.store);
-        let fail = |w: &Warm, e: wasmtime::Error| self.runtime.classify(&w.store, &self.label, e);
+        // A failed call drops `warm` here: a trapped instance is never
+        // used again.
         if warm.catalog != catalog.version {
-            warm.bindings
-                .forecast_plugins_matching()
-                .call_load_catalog(&mut warm.store, &catalog.entries)
-                .map_err(|e| fail(&warm, e))?;
+            self.call_on(permit, &mut warm.live, None, |store, b| {
+                b.forecast_plugins_matching()
+                    .call_load_catalog(store, &catalog.entries)
+            })?;
             warm.catalog = catalog.version;
-            self.runtime.reset_deadline(&mut warm.store);
         }
-        let found = warm
-            .bindings
-            .forecast_plugins_matching()
-            .call_find(&mut warm.store, text, limit)
-            .map_err(|e| fail(&warm, e))?;
-        let broken = |message: String| PluginError::Trap {
-            plugin: self.label.to_string(),
-            message,
-        };
+        let found = self.call_on(permit, &mut warm.live, None, |store, b| {
+            b.forecast_plugins_matching().call_find(store, text, limit)
+        })?;
+        let broken = |message: String| self.broken(message);
         if found.len() > limit as usize {
             return Err(broken(format!(
                 "answered {} matches for a limit of {limit}",
@@ -177,8 +176,8 @@ impl MatcherPlugin {
             }
         }
         // Healthy: keep the instance warm for the next request.
-        let mut pool = self.warm.lock().expect("poisoned");
-        if pool.len() < super::WARM_SLOTS {
+        let mut pool = self.ext.warm.lock().expect("poisoned");
+        if pool.len() < WARM_SLOTS {
             pool.push(warm);
         }
         Ok(found)

@@ -1,13 +1,16 @@
-//! The `segmentation` world: host bindings and a typed, sandboxed call.
+//! The `segmentation` world: host bindings and its typed, sandboxed calls.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use wasmtime::component::HasSelf;
-
-use super::{
-    guest_log, load_error, prelink, sha256_hex, CallState, PluginError, PluginInfo, PluginRuntime,
-};
 use forecast_domain::series::PriceSeries as Series;
+use forecast_domain::PluginKind;
+use wasmtime::component::{HasSelf, InstancePre, Linker};
+use wasmtime::Store;
+
+use crate::plugin::{Identity, Instance, Plugin, World};
+use crate::runtime::{CallState, Permit};
+use crate::{guest_log, PluginError};
 
 wasmtime::component::bindgen!({
     path: "../../wit",
@@ -35,58 +38,61 @@ impl self::forecast::plugins::host_log::Host for CallState {
 
 impl self::forecast::plugins::types::Host for CallState {}
 
-/// A loaded, pre-linked segmentation engine version.
-pub struct SegmentationPlugin {
-    info: PluginInfo,
-    label: Arc<str>,
-    pre: SegmentationPre<CallState>,
-    runtime: Arc<PluginRuntime>,
+/// The `segmentation` world (the engine).
+pub struct SegmentationWorld;
+
+impl World for SegmentationWorld {
+    const KIND: PluginKind = PluginKind::Segmentation;
+    type Bindings = Segmentation;
+    type Pre = SegmentationPre<CallState>;
+    type Ext = ();
+
+    fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+        Segmentation::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
+    }
+
+    fn pre(pre: InstancePre<CallState>) -> wasmtime::Result<Self::Pre> {
+        SegmentationPre::new(pre)
+    }
+
+    fn instantiate(
+        pre: &Self::Pre,
+        store: &mut Store<CallState>,
+    ) -> wasmtime::Result<Segmentation> {
+        pre.instantiate(store)
+    }
+
+    /// The engine names no one; its version is `engine-version`'s.
+    fn identify(
+        store: &mut Store<CallState>,
+        bindings: &Segmentation,
+    ) -> wasmtime::Result<Result<Identity, String>> {
+        let version = bindings
+            .forecast_plugins_engine()
+            .call_engine_version(store)?;
+        Ok(Ok(Identity {
+            name: None,
+            version,
+            description: String::new(),
+        }))
+    }
 }
 
-impl SegmentationPlugin {
-    /// Compiles and links `bytes` as the segmentation engine `name`. The
-    /// version is the one the component reports (`engine-version`), which
-    /// doubles as a smoke test of the instance.
-    pub fn load(
-        runtime: Arc<PluginRuntime>,
-        name: &str,
-        bytes: &[u8],
-    ) -> Result<Self, PluginError> {
-        let provisional = format!("segmentation/{name}");
-        let pre = prelink(&runtime, &provisional, bytes, |linker| {
-            Segmentation::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
-        })?;
-        let pre = SegmentationPre::new(pre).map_err(load_error(&provisional))?;
-        let mut plugin = SegmentationPlugin {
-            info: PluginInfo {
-                kind: "segmentation".into(),
-                name: name.into(),
-                version: "unknown".into(),
-                sha256: sha256_hex(bytes),
-            },
-            label: Arc::from(provisional.as_str()),
-            pre,
-            runtime,
-        };
-        let version = plugin.call(|store, bindings| {
-            bindings
-                .forecast_plugins_engine()
-                .call_engine_version(store)
-        })?;
-        plugin.info.version = version;
-        plugin.label = Arc::from(plugin.info.label().as_str());
-        Ok(plugin)
-    }
+/// A loaded, pre-linked segmentation engine version.
+pub type SegmentationPlugin = Plugin<SegmentationWorld>;
 
-    /// Who this is.
-    pub fn info(&self) -> &PluginInfo {
-        &self.info
+fn wit_series(series: &Series) -> PriceSeries {
+    PriceSeries {
+        dates: series.dates.clone(),
+        closes: series.closes.clone(),
     }
+}
 
+impl Plugin<SegmentationWorld> {
     /// Instantiates a fresh instance and asks its version: the fixed cost
     /// of every call (used by benchmarks and diagnostics).
-    pub fn ping(&self) -> Result<String, PluginError> {
-        self.call(|store, bindings| {
+    pub fn ping(&self, permit: &Permit) -> Result<String, PluginError> {
+        self.call(permit, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
                 .call_engine_version(store)
@@ -94,17 +100,15 @@ impl SegmentationPlugin {
     }
 
     /// Runs one analysis in a fresh, bounded instance. Blocking: call it
-    /// from `spawn_blocking` after [`PluginRuntime::acquire`].
+    /// from `spawn_blocking` with a [`Permit`].
     pub fn analyse(
         &self,
+        permit: &Permit,
         series: &Series,
         params: AnalysisParams,
     ) -> Result<Result<Analysis, EngineError>, PluginError> {
-        let input = PriceSeries {
-            dates: series.dates.clone(),
-            closes: series.closes.clone(),
-        };
-        self.call(|store, bindings| {
+        let input = wit_series(series);
+        self.call(permit, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
                 .call_analyse(store, &input, params)
@@ -115,14 +119,12 @@ impl SegmentationPlugin {
     /// Blocking, like [`SegmentationPlugin::analyse`].
     pub fn analyse_state(
         &self,
+        permit: &Permit,
         series: &Series,
         params: AnalysisParams,
     ) -> Result<Result<StateSummary, EngineError>, PluginError> {
-        let input = PriceSeries {
-            dates: series.dates.clone(),
-            closes: series.closes.clone(),
-        };
-        self.call(|store, bindings| {
+        let input = wit_series(series);
+        self.call(permit, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
                 .call_analyse_state(store, &input, params)
@@ -131,24 +133,12 @@ impl SegmentationPlugin {
 
     /// A reusable instance for many calls in a row (the grading job): one
     /// instantiation, a fresh deadline per call, and a fresh instance after
-    /// any failure.
+    /// any failure. Each call still takes a [`Permit`].
     pub fn session(self: &Arc<Self>) -> SegmentationSession {
         SegmentationSession {
             plugin: self.clone(),
             live: None,
         }
-    }
-
-    fn call<R>(
-        &self,
-        f: impl FnOnce(&mut wasmtime::Store<CallState>, &Segmentation) -> wasmtime::Result<R>,
-    ) -> Result<R, PluginError> {
-        let mut store = self.runtime.store(self.label.clone());
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| self.runtime.instantiate_failed(&store, &self.label, e))?;
-        f(&mut store, &bindings).map_err(|e| self.runtime.classify(&store, &self.label, e))
     }
 }
 
@@ -156,7 +146,7 @@ impl SegmentationPlugin {
 /// `spawn_blocking` and back.
 pub struct SegmentationSession {
     plugin: Arc<SegmentationPlugin>,
-    live: Option<(wasmtime::Store<CallState>, Segmentation)>,
+    live: Option<Instance<SegmentationWorld>>,
 }
 
 impl SegmentationSession {
@@ -168,14 +158,12 @@ impl SegmentationSession {
     /// [`SegmentationPlugin::analyse_state`] on the session's instance.
     pub fn analyse_state(
         &mut self,
+        permit: &Permit,
         series: &Series,
         params: AnalysisParams,
     ) -> Result<Result<StateSummary, EngineError>, PluginError> {
-        let input = PriceSeries {
-            dates: series.dates.clone(),
-            closes: series.closes.clone(),
-        };
-        self.call(None, |store, bindings| {
+        let input = wit_series(series);
+        self.call(permit, None, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
                 .call_analyse_state(store, &input, params)
@@ -187,15 +175,13 @@ impl SegmentationSession {
     /// every row, for backtests.
     pub fn walk_forward(
         &mut self,
+        permit: &Permit,
         series: &Series,
         params: AnalysisParams,
-        budget: Option<std::time::Duration>,
+        budget: Option<Duration>,
     ) -> Result<Result<WalkForwardSeries, EngineError>, PluginError> {
-        let input = PriceSeries {
-            dates: series.dates.clone(),
-            closes: series.closes.clone(),
-        };
-        self.call(budget, |store, bindings| {
+        let input = wit_series(series);
+        self.call(permit, budget, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
                 .call_walk_forward(store, &input, params)
@@ -204,31 +190,19 @@ impl SegmentationSession {
 
     fn call<R>(
         &mut self,
-        budget: Option<std::time::Duration>,
-        f: impl FnOnce(&mut wasmtime::Store<CallState>, &Segmentation) -> wasmtime::Result<R>,
+        permit: &Permit,
+        budget: Option<Duration>,
+        f: impl FnOnce(&mut Store<CallState>, &Segmentation) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
-        let plugin = &self.plugin;
-        if self.live.is_none() {
-            let mut store = plugin.runtime.store(plugin.label.clone());
-            let bindings = plugin
-                .pre
-                .instantiate(&mut store)
-                .map_err(|e| plugin.runtime.instantiate_failed(&store, &plugin.label, e))?;
-            self.live = Some((store, bindings));
+        let live = match &mut self.live {
+            Some(live) => live,
+            empty => empty.insert(self.plugin.fresh_instance(permit)?),
+        };
+        let answer = self.plugin.call_on(permit, live, budget, f);
+        if answer.is_err() {
+            // A trapped instance is never used again.
+            self.live = None;
         }
-        let (store, bindings) = self.live.as_mut().expect("instantiated above");
-        match budget {
-            Some(budget) => plugin.runtime.set_deadline(store, budget),
-            None => plugin.runtime.reset_deadline(store),
-        }
-        match f(&mut *store, bindings) {
-            Ok(answer) => Ok(answer),
-            Err(e) => {
-                let err = plugin.runtime.classify(store, &plugin.label, e);
-                // A trapped instance is never used again.
-                self.live = None;
-                Err(err)
-            }
-        }
+        answer
     }
 }

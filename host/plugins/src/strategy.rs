@@ -9,9 +9,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use forecast_backtest as bt;
-use wasmtime::component::HasSelf;
+use forecast_domain::PluginKind;
+use wasmtime::component::{HasSelf, InstancePre, Linker};
+use wasmtime::Store;
 
-use super::{load_error, prelink, sha256_hex, CallState, PluginError, PluginInfo, PluginRuntime};
+use crate::plugin::{Identity, Instance, Plugin, World};
+use crate::runtime::{CallState, Permit};
+use crate::PluginError;
 
 // The shared interfaces are the segmentation world's types, so `CallState`
 // implements `host-log` once (in `segmentation.rs`).
@@ -19,22 +23,13 @@ wasmtime::component::bindgen!({
     path: "../../wit",
     world: "strategy",
     with: {
-        "forecast:plugins/host-log": super::segmentation::forecast::plugins::host_log,
-        "forecast:plugins/types": super::segmentation::forecast::plugins::types,
+        "forecast:plugins/host-log": crate::segmentation::forecast::plugins::host_log,
+        "forecast:plugins/types": crate::segmentation::forecast::plugins::types,
     },
 });
 
 use self::exports::forecast::plugins::allocation as wit;
 use self::forecast::plugins::types::Metric;
-
-/// A loaded, pre-linked strategy version.
-pub struct StrategyPlugin {
-    info: PluginInfo,
-    description: String,
-    label: Arc<str>,
-    pre: StrategyPre<CallState>,
-    runtime: Arc<PluginRuntime>,
-}
 
 /// True for a name `BacktestRequest.strategy` can select: 1 to 64 lower-case
 /// letters, digits, `-` or `_`.
@@ -45,70 +40,68 @@ pub fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
-impl StrategyPlugin {
-    /// Compiles and links `bytes` against the `strategy` world; the name
-    /// and version are the ones the component reports (`info`), which
-    /// doubles as a smoke test of the instance.
-    pub fn load(runtime: Arc<PluginRuntime>, bytes: &[u8]) -> Result<Self, PluginError> {
-        let provisional = "strategy/unnamed";
-        let pre = prelink(&runtime, provisional, bytes, |linker| {
-            Strategy::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
-        })?;
-        let pre = StrategyPre::new(pre).map_err(load_error(provisional))?;
-        let mut store = runtime.store(Arc::from(provisional));
-        let bindings = pre
-            .instantiate(&mut store)
-            .map_err(|e| runtime.classify(&store, provisional, e))?;
-        let info = bindings
-            .forecast_plugins_allocation()
-            .call_info(&mut store)
-            .map_err(|e| runtime.classify(&store, provisional, e))?;
+/// The name to load a strategy under when only the component knows it
+/// (built-ins, `FORECAST_PLUGIN_DIR`): it labels load errors only.
+pub const UNNAMED: &str = "unnamed";
+
+/// The `strategy` world.
+pub struct StrategyWorld;
+
+impl World for StrategyWorld {
+    const KIND: PluginKind = PluginKind::Strategy;
+    type Bindings = Strategy;
+    type Pre = StrategyPre<CallState>;
+    type Ext = ();
+
+    fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+        Strategy::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
+    }
+
+    fn pre(pre: InstancePre<CallState>) -> wasmtime::Result<Self::Pre> {
+        StrategyPre::new(pre)
+    }
+
+    fn instantiate(pre: &Self::Pre, store: &mut Store<CallState>) -> wasmtime::Result<Strategy> {
+        pre.instantiate(store)
+    }
+
+    /// A strategy names itself (`info`): the name `BacktestRequest.strategy`
+    /// selects it by, so it must be a valid one.
+    fn identify(
+        store: &mut Store<CallState>,
+        bindings: &Strategy,
+    ) -> wasmtime::Result<Result<Identity, String>> {
+        let info = bindings.forecast_plugins_allocation().call_info(store)?;
         if !valid_name(&info.name) {
-            return Err(PluginError::Load {
-                plugin: provisional.into(),
-                message: format!(
-                    "strategy name '{}' is not 1-64 lower-case letters, digits, '-' or '_'",
-                    info.name.chars().take(80).collect::<String>()
-                ),
-            });
+            return Ok(Err(format!(
+                "strategy name '{}' is not 1-64 lower-case letters, digits, '-' or '_'",
+                info.name.chars().take(80).collect::<String>()
+            )));
         }
-        let info_record = PluginInfo {
-            kind: "strategy".into(),
-            name: info.name,
+        Ok(Ok(Identity {
+            name: Some(info.name),
             version: info.version,
-            sha256: sha256_hex(bytes),
-        };
-        Ok(StrategyPlugin {
-            label: Arc::from(info_record.label().as_str()),
-            info: info_record,
-            description: info.description.chars().take(500).collect(),
-            pre,
-            runtime,
-        })
+            description: bounded(&info.description, 500),
+        }))
     }
+}
 
-    /// Who this is.
-    pub fn info(&self) -> &PluginInfo {
-        &self.info
-    }
+/// A loaded, pre-linked strategy version.
+pub type StrategyPlugin = Plugin<StrategyWorld>;
 
-    /// The strategy's one-sentence description.
-    pub fn description(&self) -> &str {
-        &self.description
-    }
-
-    /// A fresh instance for one run that must end by `deadline`.
-    /// Blocking to use: drive it from `spawn_blocking`.
-    pub fn instance(self: &Arc<Self>, deadline: Instant) -> Result<StrategyRun, PluginError> {
-        let mut store = self.runtime.store(self.label.clone());
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| self.runtime.instantiate_failed(&store, &self.label, e))?;
+impl Plugin<StrategyWorld> {
+    /// A fresh instance for one run that must end by `deadline`, under
+    /// `permit` for all of its calls (it cannot outlive it). Blocking to
+    /// use: drive it from `spawn_blocking`.
+    pub fn instance<'p>(
+        self: &Arc<Self>,
+        permit: &'p Permit,
+        deadline: Instant,
+    ) -> Result<StrategyRun<'p>, PluginError> {
         Ok(StrategyRun {
+            live: self.fresh_instance(permit)?,
             plugin: self.clone(),
-            store,
-            bindings,
+            permit,
             deadline,
         })
     }
@@ -116,10 +109,10 @@ impl StrategyPlugin {
 
 /// One run's instance of a strategy; drives the accounting of
 /// `forecast-backtest` through [`bt::Strategy`].
-pub struct StrategyRun {
+pub struct StrategyRun<'p> {
     plugin: Arc<StrategyPlugin>,
-    store: wasmtime::Store<CallState>,
-    bindings: Strategy,
+    permit: &'p Permit,
+    live: Instance<StrategyWorld>,
     deadline: Instant,
 }
 
@@ -139,26 +132,25 @@ pub enum RunFailure {
     RunTimedOut,
 }
 
-impl StrategyRun {
-    fn arm(&mut self) -> Result<(), RunFailure> {
+impl StrategyRun<'_> {
+    /// One call of the run on its instance, within what is left of the run.
+    fn call<R>(
+        &mut self,
+        f: impl FnOnce(&mut Store<CallState>, &Strategy) -> wasmtime::Result<R>,
+    ) -> Result<R, RunFailure> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(RunFailure::RunTimedOut);
         }
-        self.plugin.runtime.set_deadline(&mut self.store, left);
-        Ok(())
-    }
-
-    fn fail(&self, e: wasmtime::Error) -> RunFailure {
-        let err = self
-            .plugin
-            .runtime
-            .classify(&self.store, &self.plugin.label, e);
-        if matches!(err, PluginError::Timeout { .. }) && Instant::now() >= self.deadline {
-            RunFailure::RunTimedOut
-        } else {
-            RunFailure::Plugin(err)
-        }
+        self.plugin
+            .call_on(self.permit, &mut self.live, Some(left), f)
+            .map_err(|err| {
+                if matches!(err, PluginError::Timeout { .. }) && Instant::now() >= self.deadline {
+                    RunFailure::RunTimedOut
+                } else {
+                    RunFailure::Plugin(err)
+                }
+            })
     }
 }
 
@@ -170,7 +162,7 @@ fn metric_to_wit(m: bt::Metric) -> Metric {
     }
 }
 
-impl bt::Strategy for StrategyRun {
+impl bt::Strategy for StrategyRun<'_> {
     type Error = RunFailure;
 
     fn start(
@@ -178,7 +170,6 @@ impl bt::Strategy for StrategyRun {
         universe: &[bt::AssetMeta],
         params: &bt::RunParams,
     ) -> Result<Result<(), bt::ParamError>, RunFailure> {
-        self.arm()?;
         let universe: Vec<wit::Asset> = universe
             .iter()
             .map(|a| wit::Asset {
@@ -204,23 +195,17 @@ impl bt::Strategy for StrategyRun {
             zscore_entry: params.zscore_entry,
             zscore_exit: params.zscore_exit,
         };
-        let answer = self.bindings.forecast_plugins_allocation().call_start(
-            &mut self.store,
-            &universe,
-            params,
-        );
-        match answer {
-            Ok(Ok(())) => Ok(Ok(())),
-            Ok(Err(e)) => Ok(Err(bt::ParamError::new(
-                bounded(&e.field, 64),
-                bounded(&e.message, 500),
-            ))),
-            Err(e) => Err(self.fail(e)),
-        }
+        let answer = self.call(|store, b| {
+            b.forecast_plugins_allocation()
+                .call_start(store, &universe, params)
+        })?;
+        Ok(
+            answer
+                .map_err(|e| bt::ParamError::new(bounded(&e.field, 64), bounded(&e.message, 500))),
+        )
     }
 
     fn rebalance(&mut self, ctx: &bt::Context) -> Result<Vec<bt::Target>, RunFailure> {
-        self.arm()?;
         let wit_ctx = wit::Context {
             date: ctx.date,
             equity: ctx.equity,
@@ -242,23 +227,22 @@ impl bt::Strategy for StrategyRun {
                 })
                 .collect(),
         };
-        let answer = self
-            .bindings
-            .forecast_plugins_allocation()
-            .call_rebalance(&mut self.store, &wit_ctx);
+        let answer = self.call(|store, b| {
+            b.forecast_plugins_allocation()
+                .call_rebalance(store, &wit_ctx)
+        })?;
         match answer {
-            Ok(Ok(targets)) => Ok(targets
+            Ok(targets) => Ok(targets
                 .into_iter()
                 .map(|t| bt::Target {
                     asset: t.asset,
                     weight: t.weight,
                 })
                 .collect()),
-            Ok(Err(message)) => Err(RunFailure::Refused {
-                plugin: self.plugin.label.to_string(),
+            Err(message) => Err(RunFailure::Refused {
+                plugin: self.plugin.label().to_string(),
                 message: bounded(&message, 500),
             }),
-            Err(e) => Err(self.fail(e)),
         }
     }
 }

@@ -49,56 +49,64 @@ fn series(n: usize) -> PriceSeries {
 
 #[test]
 fn default_engine_loads_and_analyses() {
-    let plugin =
-        SegmentationPlugin::load(runtime(10_000), "default", builtin::SEGMENTATION).unwrap();
-    assert_eq!(plugin.info().kind, "segmentation");
+    let rt = runtime(10_000);
+    let permit = rt.try_acquire().unwrap();
+    let plugin = SegmentationPlugin::load(rt, "default", builtin::SEGMENTATION).unwrap();
+    assert_eq!(plugin.info().kind.as_str(), "segmentation");
     assert_eq!(plugin.info().version, "1.0.0");
     assert_eq!(plugin.info().sha256.len(), 64);
-    let a = plugin.analyse(&series(800), params(30)).unwrap().unwrap();
+    let a = plugin
+        .analyse(&permit, &series(800), params(30))
+        .unwrap()
+        .unwrap();
     assert_eq!(a.series.expected_returns.len(), 800);
     assert_eq!(a.segments.len(), 20);
-    let short = plugin.analyse(&series(120), params(30)).unwrap();
+    let short = plugin.analyse(&permit, &series(120), params(30)).unwrap();
     assert!(matches!(short, Err(EngineError::InsufficientData(120))));
 }
 
 #[test]
 fn misbehaving_plugin_is_contained_and_the_runtime_keeps_serving() {
     let rt = runtime(300);
+    let permit = rt.try_acquire().unwrap();
     let plugin = SegmentationPlugin::load(rt.clone(), "misbehave", &misbehave_bytes()).unwrap();
     let label = "segmentation/misbehave@0.0.1-misbehave";
     let s = series(10);
 
-    match plugin.analyse(&s, params(7)) {
+    match plugin.analyse(&permit, &s, params(7)) {
         Err(PluginError::Timeout { plugin, millis }) => {
             assert_eq!((plugin.as_str(), millis), (label, 300))
         }
         other => panic!("endless loop: {other:?}"),
     }
-    match plugin.analyse(&s, params(8)) {
+    match plugin.analyse(&permit, &s, params(8)) {
         Err(PluginError::OutOfMemory { plugin, mib }) => {
             assert_eq!((plugin.as_str(), mib), (label, 64))
         }
         other => panic!("memory hog: {other:?}"),
     }
-    match plugin.analyse(&s, params(9)) {
+    match plugin.analyse(&permit, &s, params(9)) {
         Err(PluginError::Trap { plugin, .. }) => assert_eq!(plugin, label),
         other => panic!("panic: {other:?}"),
     }
     // The log import works and a recoverable error comes back typed.
     assert!(matches!(
-        plugin.analyse(&s, params(10)).unwrap(),
+        plugin.analyse(&permit, &s, params(10)).unwrap(),
         Err(EngineError::InvalidInput(m)) if m == "misbehave refuses"
     ));
     // After all of that, fresh instances still answer.
     for _ in 0..3 {
         assert!(matches!(
-            plugin.analyse(&s, params(30)).unwrap(),
+            plugin.analyse(&permit, &s, params(30)).unwrap(),
             Err(EngineError::InsufficientData(10))
         ));
     }
     // And other plugins on the same runtime are unaffected.
     let good = SegmentationPlugin::load(rt, "default", builtin::SEGMENTATION).unwrap();
-    assert!(good.analyse(&series(400), params(30)).unwrap().is_ok());
+    assert!(good
+        .analyse(&permit, &series(400), params(30))
+        .unwrap()
+        .is_ok());
 }
 
 #[test]
@@ -116,8 +124,9 @@ fn a_component_of_another_world_is_refused_at_load() {
 /// same input it must give the same answer, bit for bit.
 #[test]
 fn component_agrees_with_the_native_engine() {
-    let plugin =
-        SegmentationPlugin::load(runtime(10_000), "default", builtin::SEGMENTATION).unwrap();
+    let rt = runtime(10_000);
+    let permit = rt.try_acquire().unwrap();
+    let plugin = SegmentationPlugin::load(rt, "default", builtin::SEGMENTATION).unwrap();
     let s = series(1_500);
     for (metric, native_metric) in [
         (Metric::TotalReturn, forecast_engine::Metric::Return),
@@ -126,6 +135,7 @@ fn component_agrees_with_the_native_engine() {
     ] {
         let wasm = plugin
             .analyse(
+                &permit,
                 &s,
                 AnalysisParams {
                     metric,
@@ -185,4 +195,20 @@ fn component_agrees_with_the_native_engine() {
             native.typical_max_drawdown.map(f64::to_bits)
         );
     }
+}
+
+#[tokio::test]
+async fn many_permits_split_into_one_per_worker_and_free_their_slots() {
+    let rt = runtime(1_000);
+    let permits = rt.acquire_many(5).await;
+    // Capped at the concurrency bound (2), one permit per worker.
+    assert_eq!(permits.len(), 2);
+    assert!(rt.try_acquire().is_none());
+    let mut each = permits.into_iter();
+    let first = each.next().unwrap();
+    drop(each);
+    let second = rt.try_acquire().expect("the dropped permit's slot is free");
+    assert!(rt.try_acquire().is_none());
+    drop((first, second));
+    assert_eq!(rt.acquire_many(2).await.len(), 2);
 }

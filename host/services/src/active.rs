@@ -11,6 +11,7 @@ use anyhow::Context;
 use crate::registry::{self, Loaded};
 use forecast_domain::PluginKind;
 use forecast_plugins::llm::{LlmClient, LlmConfig};
+use forecast_plugins::strategy::UNNAMED;
 use forecast_plugins::{
     MatcherPlugin, PluginInfo, PluginRuntime, RuntimeConfig, ScorerPlugin, SegmentationPlugin,
     StrategyPlugin,
@@ -150,10 +151,10 @@ impl Plugins {
             .plugin_wasm(kind, name, version)
             .await?
             .with_context(|| format!("{kind}/{name}@{version} has no bytes"))?;
-        let (runtime, k, n) = (self.runtime.clone(), kind.to_string(), name.to_string());
+        let (runtime, n) = (self.runtime.clone(), name.to_string());
         let llm = self.llm.clone();
         let loaded =
-            tokio::task::spawn_blocking(move || registry::load(&runtime, &k, &n, &bytes, llm))
+            tokio::task::spawn_blocking(move || registry::load(&runtime, kind, &n, &bytes, llm))
                 .await??;
         self.compiled
             .lock()
@@ -338,7 +339,7 @@ pub fn load_strategy_dir(
     let mut out: Vec<StrategyPlugin> = Vec::new();
     for path in files {
         let bytes = std::fs::read(&path).with_context(|| format!("read {}", path.display()))?;
-        let plugin = StrategyPlugin::load(runtime.clone(), &bytes)
+        let plugin = StrategyPlugin::load(runtime.clone(), UNNAMED, &bytes)
             .with_context(|| format!("{}: not a loadable strategy component", path.display()))?;
         if let Some(twin) = out.iter().find(|p| p.info().name == plugin.info().name) {
             anyhow::bail!(

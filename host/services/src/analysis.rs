@@ -295,8 +295,7 @@ impl AnalysisService {
         let permit = self.plugins.runtime().acquire().await;
         let query = *q;
         let (response, body) = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            let answer = plugin.analyse(&window, params)?;
+            let answer = plugin.analyse(&permit, &window, params)?;
             let analysis = answer.map_err(|e| match e {
                 EngineError::InsufficientData(rows) => AnalysisError::InsufficientData(format!(
                 "{} has {rows} price rows in the requested window; at least {MIN_ROWS} are needed",
@@ -357,18 +356,18 @@ impl AnalysisService {
             return Ok(());
         }
         let params = engine_params(q, history.periods_per_year());
-        let permit = self.plugins.runtime().acquire_many(2).await;
+        let permits = self.plugins.runtime().acquire_many(2).await;
         let query = *q;
         let (active_label, candidate_label) = (active.info().label(), candidate.info().label());
         let sample = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            let timed = |p: &forecast_plugins::SegmentationPlugin| {
+            let timed = |p: &forecast_plugins::SegmentationPlugin, permit| {
                 let started = std::time::Instant::now();
-                let answer = p.analyse(&window, params);
+                let answer = p.analyse(permit, &window, params);
                 (answer, started.elapsed().as_secs_f64() * 1_000.0)
             };
-            let (a, active_ms) = timed(&active);
-            let (c, candidate_ms) = timed(&candidate);
+            // One permit each (a concurrency bound of 1 gives only one).
+            let (a, active_ms) = timed(&active, &permits[0]);
+            let (c, candidate_ms) = timed(&candidate, &permits[permits.len() - 1]);
             let shaped =
                 |r: Result<Result<seg::Analysis, EngineError>, forecast_plugins::PluginError>| {
                     match r {

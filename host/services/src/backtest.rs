@@ -24,7 +24,7 @@ use forecast_domain::series::{from_days, to_days, PriceSeries};
 use forecast_domain::{Asset, Metric};
 use forecast_plugins::segmentation::{AnalysisParams, EngineError};
 use forecast_plugins::strategy::RunFailure;
-use forecast_plugins::{PluginError, SegmentationPlugin, StrategyPlugin};
+use forecast_plugins::{Permit, PluginError, SegmentationPlugin, StrategyPlugin};
 use forecast_store::AssetStore;
 use forecast_store::StoreError;
 
@@ -178,8 +178,8 @@ async fn load_universe(
     Ok(out)
 }
 
-/// Computes (or fetches) the signals of every asset on up to `workers`
-/// threads, each with one reused engine instance. Assets the engine refuses
+/// Computes (or fetches) the signals of every asset on one thread per
+/// permit, each with one reused engine instance. Assets the engine refuses
 /// (fewer than 300 rows) get `None`: they can never trade.
 #[allow(clippy::type_complexity)]
 fn signals_for(
@@ -187,7 +187,7 @@ fn signals_for(
     cache: &SignalCache,
     assets: &[(Asset, Arc<PriceSeries>)],
     req: &ValidRequest,
-    workers: usize,
+    permits: &[Permit],
     deadline: Instant,
 ) -> Result<(Vec<Option<Arc<bt::Signals>>>, usize), BacktestError> {
     let key = |a: &Asset| SignalKey {
@@ -215,8 +215,10 @@ fn signals_for(
     let results: Mutex<Vec<(usize, Arc<bt::Signals>)>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<BacktestError>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..workers.clamp(1, missing.len().max(1)) {
-            scope.spawn(|| {
+        for permit in permits.iter().take(missing.len().max(1)) {
+            // Each thread owns its permit's borrow; the rest is shared.
+            let (next, results, failure, missing) = (&next, &results, &failure, &missing);
+            scope.spawn(move || {
                 let mut session = engine.session();
                 loop {
                     if failure.lock().expect("poisoned").is_some() {
@@ -237,7 +239,7 @@ fn signals_for(
                         metric: crate::analysis::wit_metric(req.metric),
                         periods_per_year: Some(series.periods_per_year()),
                     };
-                    match session.walk_forward(series, params, Some(left)) {
+                    match session.walk_forward(permit, series, params, Some(left)) {
                         Ok(Ok(w)) => {
                             let signals = Arc::new(bt::Signals {
                                 drawdowns: w.drawdowns,
@@ -371,9 +373,8 @@ impl BacktestService {
         let cache = self.signals.clone();
         let engine_version = engine.info().version.clone();
         tokio::task::spawn_blocking(move || {
-            let _permits = permits;
             let (signals, signals_cached) =
-                signals_for(&engine, &cache, &universe, &req, workers, deadline)?;
+                signals_for(&engine, &cache, &universe, &req, &permits, deadline)?;
             let metas: Vec<bt::AssetMeta> = universe
                 .iter()
                 .map(|(a, _)| bt::AssetMeta {
@@ -396,7 +397,8 @@ impl BacktestService {
                     signals: signals[i].as_deref().expect("kept"),
                 })
                 .collect();
-            let mut instance = strategy.instance(deadline)?;
+            // The signal workers are done: the run takes the first permit.
+            let mut instance = strategy.instance(&permits[0], deadline)?;
             let window = bt::Window {
                 start: to_days(start),
                 end: to_days(end),

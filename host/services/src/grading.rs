@@ -109,8 +109,10 @@ pub fn worker_prefix() -> String {
 }
 
 /// Grades every (period, metric) of one asset with a reused engine
-/// instance; `None` when the engine or scorer failed for it.
+/// instance, under the worker's `permit`; `None` when the engine or scorer
+/// failed for it.
 fn grade_asset(
+    permit: &forecast_plugins::Permit,
     session: &mut forecast_plugins::SegmentationSession,
     scorer: &forecast_plugins::ScorerPlugin,
     asset: &Asset,
@@ -127,14 +129,18 @@ fn grade_asset(
                 ..AnalysisQuery::default()
             };
             let state = session
-                .analyse_state(series, crate::analysis::engine_params(&query, periods))
+                .analyse_state(
+                    permit,
+                    series,
+                    crate::analysis::engine_params(&query, periods),
+                )
                 .map_err(|e| e.to_string())?
                 .map_err(|e| format!("{e:?}"))?;
             parts.push((query, state));
         }
     }
     let inputs: Vec<_> = parts.iter().map(|(_, s)| verdict::score_input(s)).collect();
-    let grades = scorer.score(&inputs).map_err(|e| e.to_string())?;
+    let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
     Ok(parts
         .iter()
         .zip(&grades)
@@ -193,6 +199,7 @@ pub async fn run(
     let mut handles = Vec::new();
     for w in 0..workers.max(1) {
         let (db, engine, scorer) = (db.clone(), engine.clone(), scorer.clone());
+        let plugins = plugins.clone();
         let (done, failed, progress) = (done.clone(), failed.clone(), progress.clone());
         let catalog = catalog.clone();
         let (run_id, worker) = (run.id.clone(), format!("{prefix}-{w}"));
@@ -213,12 +220,17 @@ pub async fn run(
                 }
                 let scorer = scorer.clone();
                 let mut s = session.take().expect("session returned after each batch");
+                // One permit per worker, for its batch's calls only (not
+                // while it waits on the store): a worker never holds one
+                // while waiting for another, so grading cannot deadlock
+                // with itself or with a backtest's `acquire_many`.
+                let permit = plugins.runtime().acquire().await;
                 let (s, rows, ok, bad) = tokio::task::spawn_blocking(move || {
                     let (mut rows, mut ok, mut bad) = (Vec::new(), Vec::new(), Vec::new());
                     for (id, asset, series) in batch {
                         match (asset, series) {
                             (Some(asset), Some(series)) if series.len() >= MIN_ROWS => {
-                                match grade_asset(&mut s, &scorer, &asset, &series) {
+                                match grade_asset(&permit, &mut s, &scorer, &asset, &series) {
                                     Ok(r) => {
                                         rows.extend(r);
                                         ok.push(id);

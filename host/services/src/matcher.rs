@@ -126,8 +126,7 @@ impl MatcherService {
         let (catalog, assets) = self.catalog.get(self.assets.as_ref()).await?;
         let permit = self.plugins.runtime().acquire().await;
         let found = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            matcher.find(&catalog, &text, MAX_MATCHES)
+            matcher.find(&permit, &catalog, &text, MAX_MATCHES)
         })
         .await
         .map_err(|e| MatchError::Internal(format!("matcher task failed: {e}")))??;

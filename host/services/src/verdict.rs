@@ -166,9 +166,12 @@ impl VerdictService {
         let permit = self.plugins.runtime().acquire().await;
         let periods = history.periods_per_year();
         tokio::task::spawn_blocking(move || {
-            let _permit = permit;
             let summary = engine
-                .analyse_state(&window, crate::analysis::engine_params(&query, periods))?
+                .analyse_state(
+                    &permit,
+                    &window,
+                    crate::analysis::engine_params(&query, periods),
+                )?
                 .map_err(|e| match e {
                     EngineError::InsufficientData(rows) => {
                         AnalysisError::InsufficientData(format!(
@@ -178,7 +181,7 @@ impl VerdictService {
                     }
                     EngineError::InvalidInput(m) => AnalysisError::Invalid(m),
                 })?;
-            let grades = scorer.score(&[score_input(&summary)])?;
+            let grades = scorer.score(&permit, &[score_input(&summary)])?;
             Ok(build(VerdictParts {
                 asset: &asset,
                 query: &query,
