@@ -1,8 +1,13 @@
-//! Test harness: runs the real `forecast` binary on port 0 against a copy
-//! of a demo database that is built once per test binary with
-//! `forecast demo load`.
+//! Test harness over copies of a demo database that is built once per
+//! test binary with `forecast demo load`. A [`Server`] is either the real
+//! `forecast` binary on port 0 ([`Server::start`] and its variants) or the
+//! real router inside the test process ([`Server::app`], module `inproc`);
+//! both answer through the same [`client::Client`].
 
 #![allow(dead_code)]
+
+pub mod client;
+mod inproc;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -143,12 +148,19 @@ pub fn cli(db: &Path, args: &[&str]) -> (bool, String, String) {
     )
 }
 
-/// A running `forecast serve`; killed on drop.
+/// A server under test: a `forecast serve` process (killed on drop) or the
+/// router in process (its background tasks stopped on drop).
 pub struct Server {
     pub base: String,
     pub db: PathBuf,
-    child: Child,
-    client: reqwest::Client,
+    client: client::Client,
+    running: Running,
+}
+
+/// What a [`Server`] stops when dropped.
+enum Running {
+    Process(Child),
+    InProcess(Vec<tokio::task::JoinHandle<()>>),
 }
 
 impl Server {
@@ -207,8 +219,8 @@ impl Server {
         Server {
             base,
             db,
-            child,
-            client: reqwest::Client::new(),
+            client: client::Client::Remote(reqwest::Client::new()),
+            running: Running::Process(child),
         }
     }
 
@@ -216,7 +228,6 @@ impl Server {
         format!("{}{}", self.base, path)
     }
 
-    /// GET, returning status and JSON body.
     /// GET with the test account's API key, returning status and JSON body.
     pub async fn get(&self, path: &str) -> (u16, serde_json::Value) {
         self.get_as(path, Some(test_key())).await
@@ -243,15 +254,28 @@ impl Server {
         (status, body)
     }
 
-    pub fn client(&self) -> &reqwest::Client {
+    pub fn client(&self) -> &client::Client {
         &self.client
+    }
+
+    /// The `forecast serve` process, for end-to-end tests that signal it.
+    pub fn process(&mut self) -> &mut Child {
+        match &mut self.running {
+            Running::Process(child) => child,
+            Running::InProcess(_) => panic!("an in-process server has no process"),
+        }
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        match &mut self.running {
+            Running::Process(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            Running::InProcess(tasks) => tasks.iter().for_each(|t| t.abort()),
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! web session and key management, and the security promises (OWASP API
 //! Top 10 where they apply).
 
-mod common;
+use crate::common;
 
 use common::{assert_error, cli_ok, create_key, test_key, Server, TEST_EMAIL, TEST_PASSWORD};
 use reqwest::header::{HeaderMap, COOKIE, ORIGIN, SET_COOKIE};
@@ -79,7 +79,7 @@ impl<'a> Browser<'a> {
 
 #[tokio::test]
 async fn bearer_keys_gate_every_api_route() {
-    let s = Server::start();
+    let s = Server::app().await;
     // Missing, malformed, unknown: 401 with the same body.
     let missing = s.get_as("/api/assets", None).await;
     assert_error(&missing, 401, &["API key"]);
@@ -144,7 +144,7 @@ async fn bearer_keys_gate_every_api_route() {
 
 #[tokio::test]
 async fn quotas_admit_sixty_a_minute_with_headers_and_retry_after() {
-    let s = Server::start();
+    let s = Server::app().await;
     cli_ok(
         &s.db,
         &[
@@ -211,7 +211,7 @@ async fn quotas_admit_sixty_a_minute_with_headers_and_retry_after() {
 
 #[tokio::test]
 async fn a_per_user_override_and_the_day_window_bind() {
-    let s = Server::start();
+    let s = Server::app().await;
     cli_ok(
         &s.db,
         &[
@@ -271,7 +271,7 @@ async fn a_per_user_override_and_the_day_window_bind() {
 
 #[tokio::test]
 async fn sessions_and_key_management() {
-    let s = Server::start();
+    let s = Server::app().await;
     // Wrong password and unknown e-mail are indistinguishable.
     let login = |email: &'static str, password: &'static str| {
         let s = &s;
@@ -496,7 +496,7 @@ async fn sessions_and_key_management() {
 
 #[tokio::test]
 async fn cross_origin_state_changes_are_refused() {
-    let s = Server::start();
+    let s = Server::app().await;
     let b = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
     for origin in [Some("http://evil.example"), None] {
         let mut req = s
@@ -544,7 +544,7 @@ async fn cross_origin_state_changes_are_refused() {
 
 #[tokio::test]
 async fn login_attempts_are_rate_limited() {
-    let s = Server::start();
+    let s = Server::app().await;
     let mut statuses = Vec::new();
     for _ in 0..12 {
         let r = s
