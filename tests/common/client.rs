@@ -17,9 +17,13 @@ use tower::ServiceExt;
 pub enum Client {
     /// Over HTTP to a `forecast serve` process.
     Remote(reqwest::Client),
-    /// Into the router; `base` is the app's own origin, which every URL
-    /// starts with.
-    Local { router: axum::Router, base: String },
+    /// Into the router, run on the app's own runtime `rt`; `base` is the
+    /// app's own origin, which every URL starts with.
+    Local {
+        router: axum::Router,
+        base: String,
+        rt: tokio::runtime::Handle,
+    },
 }
 
 impl Client {
@@ -41,12 +45,13 @@ impl Client {
         let url = url.as_ref();
         match self {
             Client::Remote(client) => RequestBuilder::Remote(client.request(method, url)),
-            Client::Local { router, base } => {
+            Client::Local { router, base, rt } => {
                 let path = url
                     .strip_prefix(base.as_str())
                     .unwrap_or_else(|| panic!("{url} is not on the in-process app ({base})"));
                 RequestBuilder::Local {
                     router: router.clone(),
+                    rt: rt.clone(),
                     // What hyper hands a handler: the origin-form target
                     // and a Host header.
                     request: http::Request::builder()
@@ -65,6 +70,7 @@ pub enum RequestBuilder {
     Remote(reqwest::RequestBuilder),
     Local {
         router: axum::Router,
+        rt: tokio::runtime::Handle,
         request: http::request::Builder,
         body: Vec<u8>,
     },
@@ -82,10 +88,12 @@ impl RequestBuilder {
             RequestBuilder::Remote(r) => RequestBuilder::Remote(r.header(name, value)),
             RequestBuilder::Local {
                 router,
+                rt,
                 request,
                 body,
             } => RequestBuilder::Local {
                 router,
+                rt,
                 request: request.header(name, value),
                 body,
             },
@@ -105,6 +113,7 @@ impl RequestBuilder {
             RequestBuilder::Remote(r) => RequestBuilder::Remote(r.json(value)),
             RequestBuilder::Local {
                 router,
+                rt,
                 mut request,
                 ..
             } => {
@@ -116,6 +125,7 @@ impl RequestBuilder {
                 }
                 RequestBuilder::Local {
                     router,
+                    rt,
                     request,
                     body: serde_json::to_vec(value).expect("serialize the body"),
                 }
@@ -127,9 +137,13 @@ impl RequestBuilder {
         match self {
             RequestBuilder::Remote(r) => RequestBuilder::Remote(r.body(body.into())),
             RequestBuilder::Local {
-                router, request, ..
+                router,
+                rt,
+                request,
+                ..
             } => RequestBuilder::Local {
                 router,
+                rt,
                 request,
                 body: body.into(),
             },
@@ -153,6 +167,7 @@ impl RequestBuilder {
             }
             RequestBuilder::Local {
                 router,
+                rt,
                 mut request,
                 body,
             } => {
@@ -161,19 +176,25 @@ impl RequestBuilder {
                     request = request.header(header::CONTENT_LENGTH, body.len());
                 }
                 let request = request.body(Body::from(body)).expect("a valid request");
-                let response = match router.oneshot(request).await {
-                    Ok(response) => response,
-                    Err(never) => match never {},
-                };
-                let (parts, body) = response.into_parts();
-                let body = axum::body::to_bytes(body, usize::MAX)
-                    .await
-                    .expect("read the response body");
-                Ok(Response {
-                    status: parts.status,
-                    headers: parts.headers,
-                    body,
-                })
+                // The handler runs on the app's runtime, as on a server's:
+                // a test blocking its own thread (running the CLI) then
+                // never freezes a handler half-way through a transaction.
+                let handled = rt.spawn(async move {
+                    let response = match router.oneshot(request).await {
+                        Ok(response) => response,
+                        Err(never) => match never {},
+                    };
+                    let (parts, body) = response.into_parts();
+                    let body = axum::body::to_bytes(body, usize::MAX)
+                        .await
+                        .expect("read the response body");
+                    Response {
+                        status: parts.status,
+                        headers: parts.headers,
+                        body,
+                    }
+                });
+                Ok(handled.await.expect("the handler task"))
             }
         }
     }

@@ -4,6 +4,11 @@
 //! with the background tasks `serve` starts beside it
 //! (`forecast::app::start_background`).
 //!
+//! The app runs on a runtime of its own (two workers, as the server on two
+//! cores), not the test's: tests block their thread on CLI runs, and a
+//! handler or the quota write-behind frozen mid-transaction would hold the
+//! SQLite write lock the CLI is waiting for.
+//!
 //! The configuration is built as a value from the same `FORECAST_*` pairs
 //! the end-to-end harness passes to the child process: tests run in
 //! parallel threads of one process, so mutating the environment would leak
@@ -33,20 +38,39 @@ impl Server {
     /// as [`Server::start_with`] is by environment variables.
     pub async fn app_with(db: PathBuf, env: &[(&str, &str)]) -> Server {
         let config = config(sqlite_url(&db), env);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("the app's runtime");
         let bound = std::net::SocketAddr::from(BOUND);
-        let (state, _demo) = forecast::app::build(&config, bound)
-            .await
-            .expect("build the app");
-        let background = forecast::app::start_background(&state, &config);
+        // Built on a thread of its own: `app::build` is not `Send` (the
+        // demo loader's progress callback), so it cannot be spawned, and
+        // blocking the test's thread on it would stall the test's runtime.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let handle = rt.handle().clone();
+        std::thread::spawn(move || {
+            let router = handle.block_on(async {
+                let (state, _demo) = forecast::app::build(&config, bound)
+                    .await
+                    .expect("build the app");
+                // Detached: they stop with the runtime.
+                drop(forecast::app::start_background(&state, &config));
+                forecast::http::router(state)
+            });
+            let _ = tx.send(router);
+        });
+        let router = rx.await.expect("build the app");
         let base = format!("http://{bound}");
         Server {
             client: Client::Local {
-                router: forecast::http::router(state),
+                router,
                 base: base.clone(),
+                rt: rt.handle().clone(),
             },
             base,
             db,
-            running: Running::InProcess(background),
+            running: Running::InProcess(Some(rt)),
         }
     }
 }

@@ -149,7 +149,8 @@ pub fn cli(db: &Path, args: &[&str]) -> (bool, String, String) {
 }
 
 /// A server under test: a `forecast serve` process (killed on drop) or the
-/// router in process (its background tasks stopped on drop).
+/// router in process (its runtime, background tasks included, shut down
+/// on drop).
 pub struct Server {
     pub base: String,
     pub db: PathBuf,
@@ -160,7 +161,7 @@ pub struct Server {
 /// What a [`Server`] stops when dropped.
 enum Running {
     Process(Child),
-    InProcess(Vec<tokio::task::JoinHandle<()>>),
+    InProcess(Option<tokio::runtime::Runtime>),
 }
 
 impl Server {
@@ -274,7 +275,13 @@ impl Drop for Server {
                 let _ = child.kill();
                 let _ = child.wait();
             }
-            Running::InProcess(tasks) => tasks.iter().for_each(|t| t.abort()),
+            // Not a plain drop: that blocks, which a test's async context
+            // forbids.
+            Running::InProcess(rt) => {
+                if let Some(rt) = rt.take() {
+                    rt.shutdown_background();
+                }
+            }
         }
     }
 }

@@ -161,5 +161,15 @@ async fn the_banner_shows_the_demo_key_once_and_sigterm_stops_cleanly() {
     let (mut again, banner) = serve_and_read_banner(&db);
     assert!(!banner.contains("Demo account"), "{banner}");
     assert!(banner.contains("API keys are shown once"), "{banner}");
+    // Served (hence past installing its signal handler) before the signal:
+    // the banner is printed a moment before the handler exists.
+    let base = banner
+        .lines()
+        .next()
+        .and_then(|l| l.rsplit(' ').next())
+        .unwrap()
+        .to_string();
+    let r = reqwest::get(format!("{base}/api/health")).await.unwrap();
+    assert_eq!(r.status(), 200);
     assert!(terminate(&mut again).success());
 }
