@@ -1,6 +1,6 @@
-//! End-to-end tests of the HTTP API against the real `forecast serve` on
-//! port 0 with the demo universe: every endpoint, every spec field with its
-//! type, and every error path.
+//! The HTTP API with the demo universe: every endpoint, every spec field
+//! with its type, and every error path. In process (`Server::app`), except
+//! the raw-HTTP body-limit check, which needs a socket.
 
 use crate::common;
 
@@ -354,6 +354,7 @@ async fn analysis_error_paths() {
     );
 }
 
+// End to end: the 413 is checked on a raw socket, before the body is sent.
 #[tokio::test]
 async fn every_error_is_json_detail() {
     let s = Server::start();

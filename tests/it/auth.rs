@@ -1,7 +1,8 @@
-//! Accounts, sessions, API keys and quotas against the real server:
+//! Accounts, sessions, API keys and quotas, in process (`Server::app`):
 //! Bearer authentication (401/402), quotas and their headers (429), the
 //! web session and key management, and the security promises (OWASP API
-//! Top 10 where they apply).
+//! Top 10 where they apply). The secrets test stays end to end: it reads
+//! the server's own log output.
 
 use crate::common;
 
@@ -563,6 +564,7 @@ async fn login_attempts_are_rate_limited() {
     assert_eq!(&statuses[10..], &[429, 429]);
 }
 
+// End to end: the server's logs are read from its stderr.
 #[tokio::test]
 async fn secrets_never_leak_and_store_failures_fail_closed() {
     let log = tempfile::NamedTempFile::new().unwrap();

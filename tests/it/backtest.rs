@@ -1,8 +1,9 @@
-//! `POST /api/backtest` end to end through the real server: the spec's
+//! `POST /api/backtest` through the real router in process: the spec's
 //! response, the accounting identity and costs recomputed from the trades
 //! and the stored prices, metrics recomputed from the equity curve, no
 //! look-ahead across an ingest, every 400, the misbehaving strategy, the
-//! run's time limit, the cost of 5, and the SDK's example plugin.
+//! run's time limit, the cost of 5, and the SDK's example plugin; and,
+//! with the real binary, a start refused for a broken plugin file.
 
 use crate::common;
 

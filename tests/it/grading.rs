@@ -1,5 +1,5 @@
-//! The daily grading job, cached verdicts and the ranking, end to end:
-//! `forecast grade` with its progress, the atomic snapshot (a failed or
+//! The daily grading job, cached verdicts and the ranking: `forecast grade`
+//! (the real CLI) with its progress, served by the router in process, the atomic snapshot (a failed or
 //! interrupted run leaves the previous one served), cache invalidation by
 //! ingest, every ranking parameter, and (on PostgreSQL) two processes
 //! splitting one run.

@@ -1,4 +1,4 @@
-//! `POST /api/match-tickers` end to end: the README's example queries
+//! `POST /api/match-tickers` in process (`Server::app`): the README's example queries
 //! through a web session, authentication (session only), validation, the
 //! per-user rate limit, inactive assets, gibberish, and the language model
 //! behind a local fake server (consulted, timing out, failing).

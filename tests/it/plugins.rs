@@ -1,6 +1,7 @@
-//! The plugin registry end to end: hot swap and rollback of the engine under
-//! continuous load without a failed request, refused candidates, the admin
-//! API and its token, and a shadow run of a deliberately altered engine.
+//! The plugin registry: hot swap and rollback of the engine under
+//! continuous load without a failed request (end to end: a real server
+//! under concurrent HTTP load), refused candidates, the admin API and its
+//! token, and a shadow run of a deliberately altered engine (in process).
 
 use crate::common;
 
@@ -58,6 +59,7 @@ async fn wait_for_engine(s: &Server, version: &str, within: Duration) -> Duratio
     }
 }
 
+// End to end: the swap must hold under real concurrent HTTP load.
 #[tokio::test]
 async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
     let s = Arc::new(Server::start_with(common::fresh_db(), &fast_poll()));
