@@ -16,11 +16,31 @@ use std::sync::OnceLock;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_forecast");
 
-/// A folder that lives as long as the test binary.
+/// A folder that lives as long as the test binary: `<pid>` under cargo's
+/// temporary folder for tests (`target/tmp/it`). A static is never
+/// dropped, so a `TempDir` here was never removed: every run left its
+/// template and database copies (some GB) behind. Instead, each run
+/// removes the folders of runs whose process is gone.
 fn scratch() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("tempdir"))
-        .path()
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it");
+        std::fs::create_dir_all(&root).expect("create the scratch root");
+        for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let alive = name
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+            if !alive {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let dir = root.join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the scratch folder");
+        dir
+    })
 }
 
 /// The Premium test account every copy of the template database has.
