@@ -124,6 +124,28 @@ pub async fn ensure_demo_account(db: &dyn Database) -> anyhow::Result<Option<Dem
     }))
 }
 
+/// Starts what runs beside the router: the registry follower (so this
+/// server picks up activations, rollbacks and shadow runs) and, when
+/// `config.grading` is on, the grading scheduler. `serve` and the
+/// in-process test harness share it so both run the same background work;
+/// the handles let a harness stop the tasks when its app is dropped.
+pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut tasks = vec![tokio::spawn(
+        state
+            .plugins
+            .clone()
+            .follow(state.db.clone(), config.plugin_poll),
+    )];
+    if config.grading {
+        tasks.push(tokio::spawn(forecast_services::grading::schedule(
+            state.db.clone(),
+            state.plugins.clone(),
+            config.grade_at,
+        )));
+    }
+    tasks
+}
+
 /// Serves `state` on `listener` until `shutdown` resolves, then drains
 /// in-flight requests.
 pub async fn serve(

@@ -199,19 +199,8 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
-    tokio::spawn(
-        state
-            .plugins
-            .clone()
-            .follow(state.db.clone(), config.plugin_poll),
-    );
-    if config.grading {
-        tokio::spawn(forecast_services::grading::schedule(
-            state.db.clone(),
-            state.plugins.clone(),
-            config.grade_at,
-        ));
-    }
+    // Detached: they run as long as the server does.
+    drop(crate::app::start_background(&state, &config));
     let db = state.db.clone();
     let served = crate::app::serve(state, listener, shutdown_signal()).await;
     // Persist what is kept behind (quota counters) and checkpoint.

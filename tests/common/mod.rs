@@ -1,8 +1,13 @@
-//! Test harness: runs the real `forecast` binary on port 0 against a copy
-//! of a demo database that is built once per test binary with
-//! `forecast demo load`.
+//! Test harness over copies of a demo database that is built once per
+//! test binary with `forecast demo load`. A [`Server`] is either the real
+//! `forecast` binary on port 0 ([`Server::start`] and its variants) or the
+//! real router inside the test process ([`Server::app`], module `inproc`);
+//! both answer through the same [`client::Client`].
 
 #![allow(dead_code)]
+
+pub mod client;
+mod inproc;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -11,11 +16,31 @@ use std::sync::OnceLock;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_forecast");
 
-/// A folder that lives as long as the test binary.
+/// A folder that lives as long as the test binary: `<pid>` under cargo's
+/// temporary folder for tests (`target/tmp/it`). A static is never
+/// dropped, so a `TempDir` here was never removed: every run left its
+/// template and database copies (some GB) behind. Instead, each run
+/// removes the folders of runs whose process is gone.
 fn scratch() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("tempdir"))
-        .path()
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it");
+        std::fs::create_dir_all(&root).expect("create the scratch root");
+        for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let alive = name
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+            if !alive {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let dir = root.join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the scratch folder");
+        dir
+    })
 }
 
 /// The Premium test account every copy of the template database has.
@@ -143,12 +168,20 @@ pub fn cli(db: &Path, args: &[&str]) -> (bool, String, String) {
     )
 }
 
-/// A running `forecast serve`; killed on drop.
+/// A server under test: a `forecast serve` process (killed on drop) or the
+/// router in process (its runtime, background tasks included, shut down
+/// on drop).
 pub struct Server {
     pub base: String,
     pub db: PathBuf,
-    child: Child,
-    client: reqwest::Client,
+    client: client::Client,
+    running: Running,
+}
+
+/// What a [`Server`] stops when dropped.
+enum Running {
+    Process(Child),
+    InProcess(Option<tokio::runtime::Runtime>),
 }
 
 impl Server {
@@ -207,8 +240,8 @@ impl Server {
         Server {
             base,
             db,
-            child,
-            client: reqwest::Client::new(),
+            client: client::Client::Remote(reqwest::Client::new()),
+            running: Running::Process(child),
         }
     }
 
@@ -216,7 +249,6 @@ impl Server {
         format!("{}{}", self.base, path)
     }
 
-    /// GET, returning status and JSON body.
     /// GET with the test account's API key, returning status and JSON body.
     pub async fn get(&self, path: &str) -> (u16, serde_json::Value) {
         self.get_as(path, Some(test_key())).await
@@ -243,15 +275,34 @@ impl Server {
         (status, body)
     }
 
-    pub fn client(&self) -> &reqwest::Client {
+    pub fn client(&self) -> &client::Client {
         &self.client
+    }
+
+    /// The `forecast serve` process, for end-to-end tests that signal it.
+    pub fn process(&mut self) -> &mut Child {
+        match &mut self.running {
+            Running::Process(child) => child,
+            Running::InProcess(_) => panic!("an in-process server has no process"),
+        }
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        match &mut self.running {
+            Running::Process(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            // Not a plain drop: that blocks, which a test's async context
+            // forbids.
+            Running::InProcess(rt) => {
+                if let Some(rt) = rt.take() {
+                    rt.shutdown_background();
+                }
+            }
+        }
     }
 }
 

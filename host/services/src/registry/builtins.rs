@@ -60,7 +60,7 @@ pub async fn ensure_builtins(
         };
         let mut version = loaded.version().to_string();
         let record = |version: &str| PluginRecord {
-            kind: kind,
+            kind,
             name: name.clone(),
             version: version.into(),
             sha256: loaded.sha256().into(),

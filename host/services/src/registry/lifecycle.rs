@@ -53,7 +53,7 @@ pub async fn add(
         )));
     }
     let record = PluginRecord {
-        kind: kind,
+        kind,
         name: name.into(),
         version: version.into(),
         sha256: sha256_hex(&bytes),
@@ -182,7 +182,7 @@ pub async fn start_shadow(
     }
     load_checked(db, runtime, kind, name, version).await?;
     let config = ShadowConfig {
-        kind: kind,
+        kind,
         name: name.into(),
         version: version.into(),
         sample,
@@ -237,7 +237,7 @@ pub async fn list(db: &dyn PluginRegistry) -> Result<Vec<Listed>, RegistryError>
         .into_iter()
         // Only the registry writes versions, so every stored kind parses;
         // one that does not is no plugin this binary could serve.
-        .filter_map(|r| Some((r.kind, r)))
+        .map(|r| (r.kind, r))
         .map(|(kind, r)| Listed {
             active: active
                 .iter()

@@ -1,5 +1,5 @@
-//! The daily grading job, cached verdicts and the ranking, end to end:
-//! `forecast grade` with its progress, the atomic snapshot (a failed or
+//! The daily grading job, cached verdicts and the ranking: `forecast grade`
+//! (the real CLI) with its progress, served by the router in process, the atomic snapshot (a failed or
 //! interrupted run leaves the previous one served), cache invalidation by
 //! ingest, every ranking parameter, and (on PostgreSQL) two processes
 //! splitting one run.
@@ -7,7 +7,7 @@
 //! The universe is the demo one with all but one asset per category (and
 //! the four real histories) deactivated, so a full run takes seconds.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -91,7 +91,7 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
         "progress: {stderr}"
     );
 
-    let s = Server::start_with(db, &[]);
+    let s = Server::app_with(db, &[]).await;
     let (_, health) = s.get("/api/health?debug=1").await;
     let g = &health["debug"]["grading"];
     assert_eq!(g["last_run"]["status"], "done");
@@ -266,7 +266,7 @@ async fn ingest_invalidates_exactly_the_ingested_asset() {
     std::fs::write(&csv, "date,close\n2026-11-02,123.0\n2026-11-03,124.5\n").unwrap();
     let (ok, _, stderr) = common::cli(&db, &["ingest", "csv", csv.to_str().unwrap()]);
     assert!(ok, "{stderr}");
-    let s = Server::start_with(db, &[]);
+    let s = Server::app_with(db, &[]).await;
     let (_, aapl) = s.get("/api/analysis/AAPL/verdict").await;
     assert_eq!(
         aapl["metadata"]["from_cache"], false,
@@ -324,7 +324,7 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
     let (db, n) = sqlite_small().await;
     let url = sqlite_url(&db);
     assert!(grade(&url, &[]).0);
-    let s = Server::start_with(db.clone(), &[]);
+    let s = Server::app_with(db.clone(), &[]).await;
     let (_, before) = s.get("/api/health?debug=1").await;
     let first_run = before["debug"]["grading"]["active_run"].clone();
 
@@ -463,7 +463,7 @@ async fn two_processes_split_one_run_on_postgres() {
 #[tokio::test]
 async fn serve_grades_at_start_when_there_is_no_snapshot() {
     let (db, n) = sqlite_small().await;
-    let s = Server::start_with(db, &[("FORECAST_GRADING", "on")]);
+    let s = Server::app_with(db, &[("FORECAST_GRADING", "on")]).await;
     // Poll the health diagnostics until the start-up run is active (bounded).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
@@ -493,13 +493,14 @@ async fn serve_grades_at_start_when_there_is_no_snapshot() {
 #[tokio::test]
 async fn activating_an_engine_regrades() {
     let (db, n) = sqlite_small().await;
-    let s = Server::start_with(
+    let s = Server::app_with(
         db,
         &[
             ("FORECAST_GRADING", "on"),
             ("FORECAST_PLUGIN_POLL_MS", "200"),
         ],
-    );
+    )
+    .await;
     let engine_of_active_run = |h: &serde_json::Value| {
         let g = &h["debug"]["grading"];
         (g["active_run"].is_string() && g["active_run"] == g["last_run"]["id"])

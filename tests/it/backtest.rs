@@ -1,10 +1,11 @@
-//! `POST /api/backtest` end to end through the real server: the spec's
+//! `POST /api/backtest` through the real router in process: the spec's
 //! response, the accounting identity and costs recomputed from the trades
 //! and the stored prices, metrics recomputed from the equity curve, no
 //! look-ahead across an ingest, every 400, the misbehaving strategy, the
-//! run's time limit, the cost of 5, and the SDK's example plugin.
+//! run's time limit, the cost of 5, and the SDK's example plugin; and,
+//! with the real binary, a start refused for a broken plugin file.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 
@@ -78,7 +79,7 @@ async fn prices(s: &Server, ticker: &str) -> (Vec<chrono::NaiveDate>, Vec<f64>) 
 
 #[tokio::test]
 async fn a_backtest_answers_the_spec_response_and_costs_five_requests() {
-    let s = Server::start();
+    let s = Server::app().await;
     let body = json!({
         "tickers": UNIVERSE, "top_n": 3,
         "start_date": "2012-01-01", "end_date": "2016-12-31"
@@ -144,7 +145,7 @@ async fn a_backtest_answers_the_spec_response_and_costs_five_requests() {
 
 #[tokio::test]
 async fn equity_is_cash_plus_positions_and_costs_follow_from_the_trades() {
-    let s = Server::start();
+    let s = Server::app().await;
     let b = ok(
         &s,
         json!({
@@ -230,7 +231,7 @@ fn independent_metrics(curve: &[f64], p: f64) -> [Option<f64>; 6] {
 
 #[tokio::test]
 async fn metrics_equal_an_independent_computation_from_the_curve() {
-    let s = Server::start();
+    let s = Server::app().await;
     for (body, p) in [
         (
             json!({"tickers": UNIVERSE, "top_n": 3, "start_date": "2010-01-01", "end_date": "2018-12-31"}),
@@ -280,7 +281,7 @@ async fn metrics_equal_an_independent_computation_from_the_curve() {
 
 #[tokio::test]
 async fn prices_changed_after_a_date_change_no_decision_made_before_it() {
-    let s = Server::start();
+    let s = Server::app().await;
     let body = json!({
         "tickers": UNIVERSE, "top_n": 2, "rebalance": "daily",
         "start_date": "2015-01-01", "end_date": "2017-12-31"
@@ -328,7 +329,7 @@ async fn prices_changed_after_a_date_change_no_decision_made_before_it() {
 
 #[tokio::test]
 async fn invalid_requests_get_400_naming_the_field() {
-    let s = Server::start();
+    let s = Server::app().await;
     let small = json!(["^GSPC", "^IXIC", "^DJI"]);
     for (body, needles) in [
         (
@@ -403,7 +404,7 @@ async fn invalid_requests_get_400_naming_the_field() {
 
 #[tokio::test]
 async fn the_other_built_in_strategies_trade_as_designed() {
-    let s = Server::start();
+    let s = Server::app().await;
     let crypto = json!(["BTC-USD", "ETH-USD", "LTC-USD", "XRP-USD", "ADA-USD", "BNB-USD"]);
     let b = ok(
         &s,
@@ -445,14 +446,15 @@ async fn a_misbehaving_strategy_gets_clean_errors_and_the_server_keeps_serving()
         dir.path().join("misbehave_strategy.wasm"),
     )
     .unwrap();
-    let s = Server::start_with(
+    let s = Server::app_with(
         common::fresh_db(),
         &[
             ("FORECAST_PLUGIN_DIR", dir.path().to_str().unwrap()),
             ("FORECAST_PLUGIN_TIMEOUT_MS", "300"),
             ("FORECAST_PLUGIN_MEMORY_MB", "64"),
         ],
-    );
+    )
+    .await;
     let ten = [
         "^GSPC", "^IXIC", "^DJI", "^NDX", "^RUT", "^FTSE", "^GDAXI", "^FCHI", "^N225", "^HSI",
     ];
@@ -483,10 +485,11 @@ async fn a_misbehaving_strategy_gets_clean_errors_and_the_server_keeps_serving()
 
 #[tokio::test]
 async fn a_run_past_its_time_limit_is_a_504() {
-    let s = Server::start_with(
+    let s = Server::app_with(
         common::fresh_db(),
         &[("FORECAST_BACKTEST_TIMEOUT_MS", "20")],
-    );
+    )
+    .await;
     let a = post(&s, json!({"rebalance": "daily"})).await;
     assert_error(&(a.status, a.body), 504, &["time limit", "reduce"]);
     assert_eq!(s.get("/api/health").await.0, 200);
@@ -496,10 +499,11 @@ async fn a_run_past_its_time_limit_is_a_504() {
 async fn the_sdk_example_runs_from_a_plugin_folder() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(component("dip_buyer"), dir.path().join("dip_buyer.wasm")).unwrap();
-    let s = Server::start_with(
+    let s = Server::app_with(
         common::fresh_db(),
         &[("FORECAST_PLUGIN_DIR", dir.path().to_str().unwrap())],
-    );
+    )
+    .await;
     let (status, list) = s.get("/api/strategies").await;
     assert_eq!(status, 200);
     let names: Vec<&str> = list["strategies"]

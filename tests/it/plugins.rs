@@ -1,8 +1,9 @@
-//! The plugin registry end to end: hot swap and rollback of the engine under
-//! continuous load without a failed request, refused candidates, the admin
-//! API and its token, and a shadow run of a deliberately altered engine.
+//! The plugin registry: hot swap and rollback of the engine under
+//! continuous load without a failed request (end to end: a real server
+//! under concurrent HTTP load), refused candidates, the admin API and its
+//! token, and a shadow run of a deliberately altered engine (in process).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -58,6 +59,7 @@ async fn wait_for_engine(s: &Server, version: &str, within: Duration) -> Duratio
     }
 }
 
+// End to end: the swap must hold under real concurrent HTTP load.
 #[tokio::test]
 async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
     let s = Arc::new(Server::start_with(common::fresh_db(), &fast_poll()));
@@ -168,7 +170,7 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
 
 #[tokio::test]
 async fn failing_candidates_are_refused_and_change_nothing() {
-    let s = Server::start_with(common::fresh_db(), &fast_poll());
+    let s = Server::app_with(common::fresh_db(), &fast_poll()).await;
     let misbehave = component("misbehave");
     // It type-checks, so it can be registered...
     cli_ok(
@@ -280,12 +282,12 @@ async fn admin(
 
 #[tokio::test]
 async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
-    let plain = Server::start();
+    let plain = Server::app().await;
     let (status, body) = admin(&plain, "GET", "/api/admin/plugins", Some(TOKEN), None).await;
     assert_eq!(status, 403, "disabled without FORECAST_ADMIN_TOKEN: {body}");
     drop(plain);
 
-    let s = Server::start_with(common::fresh_db(), &fast_poll());
+    let s = Server::app_with(common::fresh_db(), &fast_poll()).await;
     assert_eq!(
         admin(&s, "GET", "/api/admin/plugins", None, None).await.0,
         401
@@ -481,7 +483,7 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
 
 #[tokio::test]
 async fn a_registered_strategy_serves_backtests_once_activated() {
-    let s = Server::start_with(common::fresh_db(), &fast_poll());
+    let s = Server::app_with(common::fresh_db(), &fast_poll()).await;
     let backtest = |strategy: &'static str| {
         let s = &s;
         async move {

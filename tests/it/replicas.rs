@@ -5,7 +5,7 @@
 //! databases); `.ci/run` sets it. Without it the test says so loudly and
 //! returns.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 

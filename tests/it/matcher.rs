@@ -1,9 +1,9 @@
-//! `POST /api/match-tickers` end to end: the README's example queries
+//! `POST /api/match-tickers` in process (`Server::app`): the README's example queries
 //! through a web session, authentication (session only), validation, the
 //! per-user rate limit, inactive assets, gibberish, and the language model
 //! behind a local fake server (consulted, timing out, failing).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -49,7 +49,7 @@ fn tickers(body: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn the_readme_queries_find_the_right_assets() {
-    let s = Server::start();
+    let s = Server::app().await;
     let cookie = login(&s).await;
     for (text, want) in [
         ("AAPL", "AAPL"),
@@ -109,7 +109,7 @@ async fn the_readme_queries_find_the_right_assets() {
 
 #[tokio::test]
 async fn only_a_session_may_match_and_text_is_bounded_and_limited() {
-    let s = Server::start_with(common::fresh_db(), &[("FORECAST_MATCH_PER_MINUTE", "4")]);
+    let s = Server::app_with(common::fresh_db(), &[("FORECAST_MATCH_PER_MINUTE", "4")]).await;
     // No session, or a Bearer key: 401.
     let r = s
         .client()
@@ -208,7 +208,7 @@ const AMBIGUOUS: &str = "bitcon";
 
 #[tokio::test]
 async fn the_language_model_chooses_among_candidates_and_failures_keep_the_lexical_answer() {
-    let plain = Server::start();
+    let plain = Server::app().await;
     let cookie = login(&plain).await;
     let (_, lexical) = find(&plain, &cookie, AMBIGUOUS).await;
     let lexical = tickers(&lexical);
@@ -224,7 +224,7 @@ async fn the_language_model_chooses_among_candidates_and_failures_keep_the_lexic
     ] {
         let calls = Arc::new(AtomicUsize::new(0));
         let url = fake_model(mode, calls.clone()).await;
-        let s = Server::start_with(
+        let s = Server::app_with(
             common::fresh_db(),
             &[
                 ("FORECAST_LLM_URL", &url),
@@ -232,7 +232,8 @@ async fn the_language_model_chooses_among_candidates_and_failures_keep_the_lexic
                 ("FORECAST_LLM_API_KEY", "sk-test"),
                 ("FORECAST_LLM_TIMEOUT_MS", "300"),
             ],
-        );
+        )
+        .await;
         let cookie = login(&s).await;
         let (status, body) = find(&s, &cookie, AMBIGUOUS).await;
         assert_eq!(status, 200, "{body}");

@@ -1,9 +1,10 @@
-//! Accounts, sessions, API keys and quotas against the real server:
+//! Accounts, sessions, API keys and quotas, in process (`Server::app`):
 //! Bearer authentication (401/402), quotas and their headers (429), the
 //! web session and key management, and the security promises (OWASP API
-//! Top 10 where they apply).
+//! Top 10 where they apply). The secrets test stays end to end: it reads
+//! the server's own log output.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, cli_ok, create_key, test_key, Server, TEST_EMAIL, TEST_PASSWORD};
 use reqwest::header::{HeaderMap, COOKIE, ORIGIN, SET_COOKIE};
@@ -79,7 +80,7 @@ impl<'a> Browser<'a> {
 
 #[tokio::test]
 async fn bearer_keys_gate_every_api_route() {
-    let s = Server::start();
+    let s = Server::app().await;
     // Missing, malformed, unknown: 401 with the same body.
     let missing = s.get_as("/api/assets", None).await;
     assert_error(&missing, 401, &["API key"]);
@@ -144,7 +145,7 @@ async fn bearer_keys_gate_every_api_route() {
 
 #[tokio::test]
 async fn quotas_admit_sixty_a_minute_with_headers_and_retry_after() {
-    let s = Server::start();
+    let s = Server::app().await;
     cli_ok(
         &s.db,
         &[
@@ -211,7 +212,7 @@ async fn quotas_admit_sixty_a_minute_with_headers_and_retry_after() {
 
 #[tokio::test]
 async fn a_per_user_override_and_the_day_window_bind() {
-    let s = Server::start();
+    let s = Server::app().await;
     cli_ok(
         &s.db,
         &[
@@ -271,7 +272,7 @@ async fn a_per_user_override_and_the_day_window_bind() {
 
 #[tokio::test]
 async fn sessions_and_key_management() {
-    let s = Server::start();
+    let s = Server::app().await;
     // Wrong password and unknown e-mail are indistinguishable.
     let login = |email: &'static str, password: &'static str| {
         let s = &s;
@@ -496,7 +497,7 @@ async fn sessions_and_key_management() {
 
 #[tokio::test]
 async fn cross_origin_state_changes_are_refused() {
-    let s = Server::start();
+    let s = Server::app().await;
     let b = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
     for origin in [Some("http://evil.example"), None] {
         let mut req = s
@@ -544,7 +545,7 @@ async fn cross_origin_state_changes_are_refused() {
 
 #[tokio::test]
 async fn login_attempts_are_rate_limited() {
-    let s = Server::start();
+    let s = Server::app().await;
     let mut statuses = Vec::new();
     for _ in 0..12 {
         let r = s
@@ -563,6 +564,7 @@ async fn login_attempts_are_rate_limited() {
     assert_eq!(&statuses[10..], &[429, 429]);
 }
 
+// End to end: the server's logs are read from its stderr.
 #[tokio::test]
 async fn secrets_never_leak_and_store_failures_fail_closed() {
     let log = tempfile::NamedTempFile::new().unwrap();

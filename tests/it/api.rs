@@ -1,8 +1,8 @@
-//! End-to-end tests of the HTTP API against the real `forecast serve` on
-//! port 0 with the demo universe: every endpoint, every spec field with its
-//! type, and every error path.
+//! The HTTP API with the demo universe: every endpoint, every spec field
+//! with its type, and every error path. In process (`Server::app`), except
+//! the raw-HTTP body-limit check, which needs a socket.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, component, Server};
 use forecast::demo::{INACTIVE_TICKERS, SHORT_HISTORY_TICKERS};
@@ -30,7 +30,7 @@ fn field<'a>(obj: &'a Value, name: &str, check: Check) -> &'a Value {
 
 #[tokio::test]
 async fn health_and_diagnostics() {
-    let s = Server::start();
+    let s = Server::app().await;
     let (status, body) = s.get("/api/health").await;
     assert_eq!(status, 200);
     assert_eq!(body["status"], "ok");
@@ -52,7 +52,7 @@ async fn health_and_diagnostics() {
 
 #[tokio::test]
 async fn asset_catalog_and_category_filter() {
-    let s = Server::start();
+    let s = Server::app().await;
     let (status, all) = s.get("/api/assets").await;
     assert_eq!(status, 200);
     let assets = all["assets"].as_array().unwrap();
@@ -100,7 +100,7 @@ async fn asset_catalog_and_category_filter() {
 
 #[tokio::test]
 async fn asset_info_is_cached() {
-    let s = Server::start();
+    let s = Server::app().await;
     let (status, first) = s.get("/api/asset-info/AAPL").await;
     assert_eq!(status, 200);
     for f in [
@@ -265,7 +265,7 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
 
 #[tokio::test]
 async fn analysis_defaults_are_cached_and_custom_parameters_computed_live() {
-    let s = Server::start();
+    let s = Server::app().await;
     let (status, first) = s.get("/api/analysis/%5EGSPC").await;
     assert_eq!(status, 200, "{first:.300}");
     assert_analysis_shape(&first, 5031, 20);
@@ -318,7 +318,7 @@ async fn analysis_defaults_are_cached_and_custom_parameters_computed_live() {
 
 #[tokio::test]
 async fn analysis_error_paths() {
-    let s = Server::start();
+    let s = Server::app().await;
     let cases = [
         ("return_period=6", "return_period"),
         ("return_period=366", "return_period"),
@@ -354,6 +354,7 @@ async fn analysis_error_paths() {
     );
 }
 
+// End to end: the 413 is checked on a raw socket, before the body is sent.
 #[tokio::test]
 async fn every_error_is_json_detail() {
     let s = Server::start();
@@ -390,7 +391,7 @@ async fn every_error_is_json_detail() {
 
 #[tokio::test]
 async fn openapi_covers_every_route() {
-    let s = Server::start();
+    let s = Server::app().await;
     let (status, doc) = s.get("/api/openapi.json").await;
     assert_eq!(status, 200);
     assert_eq!(doc["openapi"], "3.1.0");
@@ -464,14 +465,15 @@ async fn openapi_covers_every_route() {
 #[tokio::test]
 async fn a_misbehaving_engine_gets_clean_errors_and_the_server_keeps_serving() {
     let wasm = component("misbehave");
-    let s = Server::start_with(
+    let s = Server::app_with(
         common::fresh_db(),
         &[
             ("FORECAST_SEGMENTATION_WASM", wasm.to_str().unwrap()),
             ("FORECAST_PLUGIN_TIMEOUT_MS", "300"),
             ("FORECAST_PLUGIN_MEMORY_MB", "64"),
         ],
-    );
+    )
+    .await;
     let label = "segmentation/misbehave@0.0.1-misbehave";
     // 7: endless loop → 504; 8: memory hog → 500; 9: panic → 500.
     assert_error(

@@ -1,7 +1,7 @@
 //! End-to-end tests of the operator CLI: `forecast demo load` and
 //! `forecast ingest csv`, observed through the real server.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 

@@ -1,0 +1,25 @@
+//! Every integration test, in one test binary so the host is linked once
+//! (it was eight binaries, one per file, each linking wasmtime, sqlx and
+//! axum). A module per former file. Two harnesses in [`common`]:
+//!
+//! - [`common::App`], in process: the real router over a private copy of
+//!   the demo database, called without a socket. For tests whose subject
+//!   is handler behaviour (status codes, bodies, headers, validation, auth,
+//!   quotas, sessions, keys, OpenAPI, matcher, backtests, grading).
+//! - [`common::Server`], end to end: the real `forecast serve` on port 0.
+//!   For what needs a process or a socket: the CLI, PostgreSQL replicas,
+//!   the banner and graceful shutdown, raw HTTP, hot swap under load,
+//!   server logs, and a smoke test of each main route ([`smoke`]).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod api;
+mod auth;
+mod backtest;
+mod cli;
+mod grading;
+mod matcher;
+mod plugins;
+mod replicas;
+mod smoke;
