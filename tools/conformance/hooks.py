@@ -13,6 +13,8 @@ once, with the same Bearer key the run uses:
 * analysis, verdict and backtest: `start_date` on or before `end_date`;
 * analysis and verdict: an asset with at least 300 price rows, and 300 of
   them inside the window (else 422);
+* key revocation: half of the positive cases name an existing key (the
+  others get 404, as an unknown id should);
 * backtest: `tickers` known active assets; `strategy` one of
   `GET /api/strategies`; the window must contain a tradeable asset (300
   rows of history by `end_date` and a price inside the window) and
@@ -240,6 +242,26 @@ def backtest_runtime_rules(ctx, case):
                 n //= 2
         if n and top_n > n:
             body["top_n"] = 1 + (top_n - 1) % n
+    return case
+
+
+@schemathesis.hook("map_case").apply_to(path="/api/keys", method="DELETE")
+def revoke_existing_key(ctx, case):
+    """Half of the positive revocations name one of the session user's
+    active keys (those the fuzzing of POST /api/keys made), so the success
+    path is exercised too; the other half keep their generated id (404)."""
+    body = case.body
+    if not _positive(case) or not isinstance(body, dict) or not isinstance(body.get("id"), str):
+        return case
+    if hashlib.sha256(body["id"].encode()).digest()[0] % 2:
+        return case
+    keys = requests.get(
+        f"{BASE}/api/keys",
+        cookies={"fe_session": os.environ["FORECAST_CONFORMANCE_SESSION"]},
+        timeout=60,
+    ).json()
+    if keys:
+        body["id"] = keys[0]["id"]
     return case
 
 
