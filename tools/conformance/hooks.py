@@ -13,13 +13,15 @@ once, with the same Bearer key the run uses:
 * analysis, verdict and backtest: `start_date` on or before `end_date`;
 * analysis and verdict: an asset with at least 300 price rows, and 300 of
   them inside the window (else 422);
-* key revocation: half of the positive cases name an existing key (the
-  others get 404, as an unknown id should);
 * backtest: `tickers` known active assets; `strategy` one of
   `GET /api/strategies`; the window must contain a tradeable asset (300
   rows of history by `end_date` and a price inside the window) and
   `top_n` be at most the number of such assets (half of it for
   `longshort`, which holds top_n long and top_n short).
+
+One hook widens coverage instead: half of the positive key revocations
+name one of the session user's keys, so the success path is exercised
+as well as the documented 404 of an unknown id.
 """
 
 from __future__ import annotations
