@@ -151,8 +151,10 @@ export FORECAST_CONFORMANCE_KEY="$key"
 export FORECAST_CONFORMANCE_SESSION="$session"
 export FORECAST_CONFORMANCE_BASE="$base"
 export SCHEMATHESIS_HOOKS="$here/hooks.py"
-# Hypothesis' own caches go under target/, not into the work tree.
+# Hypothesis' own caches go under target/, and no bytecode of hooks.py
+# into the work tree.
 export HYPOTHESIS_STORAGE_DIRECTORY="$root/target/conformance-hypothesis"
+export PYTHONDONTWRITEBYTECODE=1
 cd "$root"
 st=("$venv/bin/st" --config-file "$here/schemathesis.toml" run "$base/api/openapi.json"
   --checks all
