@@ -1,6 +1,7 @@
 # Forecast Engine — every entry point a newcomer or CI needs.
 #   make run    build everything, load the demo universe, serve on $(FORECAST_ADDR)
 #   make test   every test (unit, component, integration; PostgreSQL when TEST_DATABASE_URL is set)
+#   make conformance  schemathesis, every check, against the generated OpenAPI document
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
@@ -15,7 +16,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test bench lint fmt components toolchain clean-data plugin
+.PHONY: all run build test conformance bench lint fmt components toolchain clean-data plugin
 
 all: build
 
@@ -57,6 +58,13 @@ test: components
 	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
 	  && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
+
+## conformance: schemathesis (pinned by version and SHA-256, in
+## target/conformance-venv) with every check against every non-admin
+## operation of /api/openapi.json, served by a fresh server on a free port
+## (tools/conformance/run.sh says how)
+conformance: build
+	tools/conformance/run.sh
 
 ## bench: engine natively vs as a component, instantiation + call overhead,
 ## cached verdict latency/throughput, backtests over the whole universe, matcher accuracy

@@ -23,7 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     path = "/api/analysis/{ticker}",
     operation_id = "analysis",
     summary = "Full drawdown-segmented analysis",
-    description = "Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component.",
+    description = "Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422).",
     params(("ticker" = String, Path, description = "An active ticker, URL-encoded", example = "^GSPC"), RawAnalysisQuery),
     responses(
         (status = 200, description = "OK", body = AnalysisResponse),
@@ -51,7 +51,7 @@ async fn full(
     path = "/api/analysis/{ticker}/verdict",
     operation_id = "verdict",
     summary = "Verdict-only projection: state, signals, active segment, grade",
-    description = "The graded defaults (20 segments, decay 0.95, no dates, return_period 7/30/90/180/365, any metric) come from the daily grading snapshot (metadata.from_cache) as long as it describes the asset's current data and the active engine and scorer; anything else is computed live.",
+    description = "The graded defaults (20 segments, decay 0.95, no dates, return_period 7/30/90/180/365, any metric) come from the daily grading snapshot (metadata.from_cache) as long as it describes the asset's current data and the active engine and scorer; anything else is computed live. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422).",
     params(("ticker" = String, Path, description = "An active ticker, URL-encoded", example = "^GSPC"), RawAnalysisQuery),
     responses(
         (status = 200, description = "OK", body = VerdictResponse),

@@ -28,7 +28,7 @@ pub fn listing_router() -> OpenApiRouter<AppState> {
     path = "/api/backtest",
     operation_id = "backtest",
     summary = "Portfolio backtest of a strategy plugin over a universe",
-    description = "Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The whole request is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s). Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, and top_n at most the number of tradeable assets.",
+    description = "Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The whole request is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s). Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).",
     request_body = BacktestRequest,
     responses(
         (status = 200, description = "OK", body = BacktestResponse),

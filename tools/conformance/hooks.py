@@ -1,0 +1,286 @@
+"""Schemathesis hooks of `make conformance`: the server's rules that JSON
+Schema cannot state, taught to the generator for *positive* cases.
+
+Every rule here is also written in the description of its operation in the
+OpenAPI document. Negative cases are left alone (they must be refused), and
+so are values the schema already constrains: a hook only maps a
+schema-valid request onto a schema-valid request the server can serve.
+
+The rules depend on data (which assets exist, their histories, which
+strategies are loaded), so the hooks read them from the server under test
+once, with the same Bearer key the run uses:
+
+* analysis, verdict and backtest: `start_date` on or before `end_date`;
+* analysis and verdict: an asset with at least 300 price rows, and 300 of
+  them inside the window (else 422);
+* backtest: `tickers` known active assets; `strategy` one of
+  `GET /api/strategies`; the window must contain a tradeable asset (300
+  rows of history by `end_date` and a price inside the window) and
+  `top_n` be at most the number of such assets (half of it for
+  `longshort`, which holds top_n long and top_n short).
+
+One hook widens coverage instead: half of the positive key revocations
+name one of the session user's keys, so the success path is exercised
+as well as the documented 404 of an unknown id.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import hashlib
+import os
+import threading
+import urllib.parse
+
+import requests
+import schemathesis
+
+BASE = os.environ["FORECAST_CONFORMANCE_BASE"]
+KEY = os.environ["FORECAST_CONFORMANCE_KEY"]
+# The backtest's universe filter (forecast-backtest's MIN_HISTORY) and its
+# default window (DEFAULT_YEARS before the end).
+MIN_HISTORY = 300
+DEFAULT_YEARS = 10
+DEFAULT_TOP_N = 10
+DEFAULT_STRATEGY = "topn"
+
+
+def _ticker(case) -> str | None:
+    """The path's ticker as the server reads it (generated values arrive URL-encoded)."""
+    raw = (case.path_parameters or {}).get("ticker")
+    return urllib.parse.unquote(raw) if isinstance(raw, str) else None
+
+
+def _positive(case) -> bool:
+    meta = case.meta
+    return meta is None or meta.generation.mode.is_positive
+
+
+def _pick(value: object, choices: list[str]) -> str:
+    """A stable choice for `value`: the same input maps to the same name."""
+    digest = hashlib.sha256(repr(value).encode()).digest()
+    return choices[int.from_bytes(digest[:8], "big") % len(choices)]
+
+
+def _date(raw: object) -> dt.date | None:
+    if not isinstance(raw, str):
+        return None
+    try:
+        return dt.date.fromisoformat(raw.strip())
+    except ValueError:
+        return None
+
+
+class _Universe:
+    """What the server has: active assets with their dates, loaded strategies."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loaded = False
+        self.strategies: list[str] = []
+        self.tickers: list[str] = []
+        self.category: dict[str, str] = {}
+        # Ordinal day numbers of each active asset's rows, ascending.
+        self.dates: dict[str, list[int]] = {}
+
+    def load(self) -> "_Universe":
+        with self._lock:
+            if self._loaded:
+                return self
+            s = requests.Session()
+            s.headers["Authorization"] = f"Bearer {KEY}"
+            strategies = s.get(f"{BASE}/api/strategies", timeout=60).json()["strategies"]
+            self.strategies = sorted(x["name"] for x in strategies)
+            assets = s.get(f"{BASE}/api/assets", timeout=60).json()["assets"]
+            for a in assets:
+                if not a["is_active"]:
+                    continue
+                self.tickers.append(a["ticker"])
+                self.category[a["ticker"]] = a["category"]
+                r = s.get(f"{BASE}/api/analysis/{urllib.parse.quote(a['ticker'], safe='')}", timeout=120)
+                # An asset the engine refuses (too short a history) never trades.
+                if r.status_code == 200:
+                    days = [dt.date.fromisoformat(d).toordinal() for d in r.json()["time_series"]["dates"]]
+                    self.dates[a["ticker"]] = days
+            self.tickers.sort()
+            self._loaded = True
+            return self
+
+    def members(self, body: dict) -> list[str]:
+        """The request's universe, as the server resolves it."""
+        tickers = body.get("tickers")
+        if tickers is not None:
+            return list(tickers)
+        category = body.get("category")
+        if category is not None:
+            return [t for t in self.tickers if self.category[t] == category]
+        return list(self.tickers)
+
+    def window(self, members: list[str], start: dt.date | None, end: dt.date | None) -> tuple[int, int] | None:
+        """The window the server would use (ordinal days), or None without data."""
+        last = [self.dates[t][-1] for t in members if t in self.dates]
+        if not last:
+            return None
+        e = end.toordinal() if end else max(last)
+        if start:
+            s = start.toordinal()
+        else:
+            end_date = dt.date.fromordinal(e)
+            try:
+                s = end_date.replace(year=end_date.year - DEFAULT_YEARS).toordinal()
+            except ValueError:  # 29 February, or before year 1
+                s = e if end_date.year <= DEFAULT_YEARS else end_date.replace(day=28, year=end_date.year - DEFAULT_YEARS).toordinal()
+        return s, e
+
+    def tradeable(self, members: list[str], s: int, e: int) -> int:
+        n = 0
+        for t in members:
+            days = self.dates.get(t)
+            if not days or len(days) < MIN_HISTORY:
+                continue
+            by_end = bisect.bisect_right(days, e)
+            before = bisect.bisect_left(days, s)
+            if by_end >= MIN_HISTORY and by_end > before:
+                n += 1
+        return n
+
+
+UNIVERSE = _Universe()
+
+
+def _order_dates(container: dict) -> None:
+    """`start_date` on or before `end_date` when both are given."""
+    start, end = _date(container.get("start_date")), _date(container.get("end_date"))
+    if start and end and start > end:
+        container["start_date"], container["end_date"] = container["end_date"], container["start_date"]
+
+
+ANALYSIS = r"^/api/analysis/\{ticker\}"
+
+
+@schemathesis.hook("filter_case").apply_to(path_regex=ANALYSIS)
+def analysis_needs_300_rows(ctx, case):
+    """An active asset with fewer than 300 rows has no valid analysis at all."""
+    if not _positive(case):
+        return True
+    u = UNIVERSE.load()
+    ticker = _ticker(case)
+    return not (ticker in u.tickers and len(u.dates.get(ticker, [])) < MIN_HISTORY)
+
+
+@schemathesis.hook("map_case").apply_to(path_regex=ANALYSIS)
+def analysis_window(ctx, case):
+    """`start_date` on or before `end_date`, and 300 rows of the asset between them."""
+    if not _positive(case) or not isinstance(case.query, dict):
+        return case
+    query = case.query
+    _order_dates(query)
+    days = UNIVERSE.load().dates.get(_ticker(case))
+    if not days:
+        return case
+    start, end = _date(query.get("start_date")), _date(query.get("end_date"))
+    hi = bisect.bisect_right(days, end.toordinal()) if end else len(days)
+    if hi < MIN_HISTORY:
+        hi = MIN_HISTORY
+        query["end_date"] = dt.date.fromordinal(days[hi - 1]).isoformat()
+    lo = bisect.bisect_left(days, start.toordinal()) if start else 0
+    if hi - lo < MIN_HISTORY:
+        query["start_date"] = dt.date.fromordinal(days[hi - MIN_HISTORY]).isoformat()
+    return case
+
+
+@schemathesis.hook("map_case").apply_to(path="/api/backtest", method="POST")
+def backtest_runtime_rules(ctx, case):
+    body = case.body
+    if not _positive(case) or not isinstance(body, dict):
+        return case
+    u = UNIVERSE.load()
+
+    strategy = body.get("strategy")
+    if strategy is not None and strategy not in u.strategies:
+        body["strategy"] = _pick(strategy, u.strategies)
+
+    tickers = body.get("tickers")
+    if tickers is not None:
+        # Distinct known active tickers, one for each generated symbol
+        # (as many as there are active assets at most).
+        free = list(u.tickers)
+        mapped = []
+        for t in tickers[: len(free)]:
+            choice = t if t in free else _pick(t, free)
+            free.remove(choice)
+            mapped.append(choice)
+        body["tickers"] = mapped
+
+    _order_dates(body)
+    members = u.members(body)
+    start, end = _date(body.get("start_date")), _date(body.get("end_date"))
+    win = u.window(members, start, end)
+    if win is not None and u.tradeable(members, *win) == 0:
+        # Move the window onto the data: its end between the first date
+        # at which an asset of the universe has 300 rows and the latest
+        # date, and its start no later than that first date.
+        ready = sorted(u.dates[t][MIN_HISTORY - 1] for t in members if len(u.dates.get(t, [])) >= MIN_HISTORY)
+        latest = max(u.dates[t][-1] for t in members if t in u.dates)
+        if ready:
+            s, e = win
+            e = min(max(e, ready[0]), latest)
+            s = min(s, ready[0])
+            body["end_date"] = dt.date.fromordinal(e).isoformat()
+            body["start_date"] = dt.date.fromordinal(s).isoformat()
+            win = (s, e)
+
+    # Absent or null, top_n is its default.
+    top_n = body.get("top_n")
+    top_n = DEFAULT_TOP_N if top_n is None else int(top_n)
+    if win is not None:
+        n = u.tradeable(members, *win)
+        # longshort holds top_n long and top_n short: 2·top_n assets.
+        if body.get("strategy") == "longshort":
+            if n < 2:
+                body["strategy"] = DEFAULT_STRATEGY
+            else:
+                n //= 2
+        if n and top_n > n:
+            body["top_n"] = 1 + (top_n - 1) % n
+    return case
+
+
+@schemathesis.hook("map_case").apply_to(path="/api/keys", method="DELETE")
+def revoke_existing_key(ctx, case):
+    """Half of the positive revocations name one of the session user's
+    active keys (those the fuzzing of POST /api/keys made), so the success
+    path is exercised too; the other half keep their generated id (404)."""
+    body = case.body
+    if not _positive(case) or not isinstance(body, dict) or not isinstance(body.get("id"), str):
+        return case
+    if hashlib.sha256(body["id"].encode()).digest()[0] % 2:
+        return case
+    keys = requests.get(
+        f"{BASE}/api/keys",
+        cookies={"fe_session": os.environ["FORECAST_CONFORMANCE_SESSION"]},
+        timeout=60,
+    ).json()
+    if keys:
+        body["id"] = keys[0]["id"]
+    return case
+
+
+@schemathesis.hook
+def before_add_examples(ctx, examples):
+    """The same rules for the Examples phase, whose cases (the document's
+    examples, completed by the generator) bypass `filter_case`/`map_case`."""
+    op = ctx.operation
+    if op is None:
+        return
+    kept = []
+    for case in examples:
+        if op.method.upper() == "POST" and op.path == "/api/backtest":
+            case = backtest_runtime_rules(ctx, case)
+        elif op.path.startswith("/api/analysis/{ticker}"):
+            if not analysis_needs_300_rows(ctx, case):
+                continue
+            case = analysis_window(ctx, case)
+        kept.append(case)
+    examples[:] = kept
