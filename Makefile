@@ -8,6 +8,9 @@ SHELL := /bin/bash
 CARGO          ?= cargo
 WASM_TARGET    := wasm32-wasip2
 COMPONENTS_DIR := components/target/$(WASM_TARGET)/release
+# What host/plugins/build.rs embeds: the components, copied here only when
+# their bytes change, so an unchanged component never rebuilds the host.
+COMPONENTS_DIST := components/target/dist
 # components/manifest.txt is the one list of components: what is built
 # here, embedded by host/plugins/build.rs and registered as built-ins.
 MANIFEST       := components/manifest.txt
@@ -40,6 +43,10 @@ components: toolchain
 	  (cd "$$dir" && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) build --release --target $(WASM_TARGET)); \
 	done
 	@for f in $(COMPONENTS); do test -s "$$f" || { echo "$$f was not built" >&2; exit 1; }; done
+	@# Stage what the host embeds, copying only changed bytes: the builds above
+	@# rewrite their outputs every time, and a new mtime would rebuild the host.
+	@mkdir -p $(COMPONENTS_DIST)
+	@for f in $(COMPONENTS); do cmp -s "$$f" "$(COMPONENTS_DIST)/$${f##*/}" || cp "$$f" "$(COMPONENTS_DIST)/"; done
 
 ## build: components + the `forecast` binary at target/release/forecast
 build: components

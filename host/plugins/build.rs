@@ -1,5 +1,7 @@
 //! Embeds the components that `components/manifest.txt` marks `builtin` or
-//! `fixture`, as built by `make components`. A component that is not built
+//! `fixture`, as staged by `make components` in `components/target/dist/`
+//! (copied there only when their bytes change, so cargo's mtime check
+//! rebuilds the host only for a changed component). A component that is not built
 //! yet is embedded as empty bytes with a warning, so `cargo check`, clippy
 //! and rust-analyzer work on a fresh clone; loading it at run time fails
 //! with the fix (`make components`).
@@ -15,7 +17,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=FORECAST_COMPONENTS_DIR");
     let dir = std::env::var("FORECAST_COMPONENTS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("components/target/wasm32-wasip2/release"));
+        .unwrap_or_else(|_| root.join("components/target/dist"));
     let text = std::fs::read_to_string(&list).expect("components/manifest.txt is readable");
     let mut code = String::from(
         "/// Every embedded component of `components/manifest.txt`.\n\
