@@ -93,9 +93,9 @@ fn main() {
             std::hint::black_box(a);
         });
         let params = AnalysisParams {
-            return_period: 90,
-            num_segments: 20,
-            decay_factor: 0.95,
+            return_period: forecast::domain::defaults::RETURN_PERIOD,
+            num_segments: forecast::domain::defaults::NUM_SEGMENTS,
+            decay_factor: forecast::domain::defaults::DECAY_FACTOR,
             metric,
             periods_per_year: Some(252),
         };

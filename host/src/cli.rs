@@ -168,6 +168,7 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
         .with_context(|| format!("bind {}", config.addr))?;
     let local = listener.local_addr()?;
     let (state, demo) = crate::app::build(&config, local).await?;
+    let shutdown = shutdown_signal()?;
     // Tests read this first line to learn the port. Write errors (a closed
     // pipe) must not take the server down, hence no println!.
     let key_hint = match &demo {
@@ -202,32 +203,37 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
     // Detached: they run as long as the server does.
     drop(crate::app::start_background(&state, &config));
     let db = state.db.clone();
-    let served = crate::app::serve(state, listener, shutdown_signal()).await;
+    let served = crate::app::serve(state, listener, shutdown).await;
     // Persist what is kept behind (quota counters) and checkpoint.
     db.close().await;
     served
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Installs the SIGINT and SIGTERM handlers now and returns the future that
+/// resolves on the first of them. `serve` calls it before printing the
+/// banner: a signal sent as soon as the server is announced then drains the
+/// server instead of killing the process.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    let signals = {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut terminate = signal(SignalKind::terminate()).context("install SIGTERM handler")?;
+        let mut interrupt = signal(SignalKind::interrupt()).context("install SIGINT handler")?;
+        async move {
+            tokio::select! {
+                _ = terminate.recv() => {},
+                _ = interrupt.recv() => {},
             }
-            Err(_) => std::future::pending::<()>().await,
         }
     };
     #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = terminate => {},
-    }
-    tracing::info!("shutting down: draining in-flight requests");
+    let signals = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    Ok(async move {
+        signals.await;
+        tracing::info!("shutting down: draining in-flight requests");
+    })
 }
 
 async fn demo_load() -> anyhow::Result<()> {

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use forecast_domain::defaults;
 use forecast_domain::series::PriceSeries;
 use forecast_plugins::matcher::{Catalog, CatalogEntry};
 use forecast_plugins::segmentation::{AnalysisParams, EngineError, Metric};
@@ -68,8 +69,8 @@ fn segmentation(p: &Arc<SegmentationPlugin>, permit: &Permit) -> Result<(), Stri
     for metric in [Metric::TotalReturn, Metric::Sharpe, Metric::Sortino] {
         let params = AnalysisParams {
             return_period: 30,
-            num_segments: 20,
-            decay_factor: 0.95,
+            num_segments: defaults::NUM_SEGMENTS,
+            decay_factor: defaults::DECAY_FACTOR,
             metric,
             periods_per_year: Some(252),
         };
@@ -120,8 +121,8 @@ fn segmentation(p: &Arc<SegmentationPlugin>, permit: &Permit) -> Result<(), Stri
         &short,
         AnalysisParams {
             return_period: 30,
-            num_segments: 20,
-            decay_factor: 0.95,
+            num_segments: defaults::NUM_SEGMENTS,
+            decay_factor: defaults::DECAY_FACTOR,
             metric: Metric::TotalReturn,
             periods_per_year: None,
         },
