@@ -11,7 +11,7 @@ use clap::Subcommand;
 use crate::config::Config;
 use forecast_domain::PluginKind;
 use forecast_plugins::PluginRuntime;
-use forecast_services::registry::{self, RegistryError};
+use forecast_services::registry::{self, Error as RegistryError};
 use forecast_store::{self as store, Database};
 
 /// The registry's operations.

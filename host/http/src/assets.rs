@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 use super::error::ApiError;
 use super::extract::{Path, Query};
 use crate::AppState;
-use forecast_services::metadata::{self, LookupError};
+use forecast_services::metadata;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -83,10 +83,7 @@ async fn info(
         chrono::Utc::now().timestamp(),
     )
     .await
-    .map_err(|e| match e {
-        LookupError::Store(s) => ApiError::Store(s),
-        LookupError::Provider(p) => ApiError::Internal(p.to_string()),
-    })?;
+    ?;
     let m = found.metadata;
     Ok(Json(AssetInfo {
         ticker: asset.ticker,

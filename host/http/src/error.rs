@@ -12,13 +12,7 @@ use serde_json::json;
 
 use forecast_api::Invalid;
 use forecast_plugins::PluginError;
-use forecast_services::analysis::AnalysisError;
-use forecast_services::backtest::BacktestError;
-use forecast_services::keys::KeyError;
-use forecast_services::matcher::MatchError;
-use forecast_services::ranking::RankingError;
-use forecast_services::registry::RegistryError;
-use forecast_services::sessions::SessionError;
+use forecast_services::error::Error as ServiceError;
 use forecast_store::StoreError;
 
 /// An error answered to a client.
@@ -149,29 +143,6 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<AnalysisError> for ApiError {
-    fn from(e: AnalysisError) -> Self {
-        match e {
-            AnalysisError::NotFound(m) => ApiError::NotFound(m),
-            AnalysisError::InsufficientData(m) => ApiError::Unprocessable(m),
-            AnalysisError::Invalid(m) => ApiError::BadRequest(m),
-            AnalysisError::Plugin(p) => ApiError::Plugin(p),
-            AnalysisError::Store(s) => ApiError::Store(s),
-            AnalysisError::Internal(m) => ApiError::Internal(m),
-        }
-    }
-}
-
-impl From<forecast_services::auth::AuthError> for ApiError {
-    fn from(e: forecast_services::auth::AuthError) -> Self {
-        match e {
-            forecast_services::auth::AuthError::Invalid(m) => ApiError::BadRequest(m),
-            forecast_services::auth::AuthError::Store(s) => ApiError::Store(s),
-            forecast_services::auth::AuthError::Hash(m) => ApiError::Internal(m),
-        }
-    }
-}
-
 impl From<QueryRejection> for ApiError {
     fn from(r: QueryRejection) -> Self {
         ApiError::BadRequest(format!("invalid query string: {}", r.body_text()))
@@ -201,69 +172,30 @@ impl From<Invalid> for ApiError {
     }
 }
 
-impl From<BacktestError> for ApiError {
-    fn from(e: BacktestError) -> Self {
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> Self {
         match e {
-            BacktestError::Invalid(m) => ApiError::BadRequest(m),
-            BacktestError::TimedOut(m) => ApiError::GatewayTimeout(m),
-            BacktestError::Plugin(p) => ApiError::Plugin(p),
-            BacktestError::Strategy(m) => ApiError::PluginContract(m),
-            BacktestError::Store(s) => ApiError::Store(s),
-            BacktestError::Internal(m) => ApiError::Internal(m),
-        }
-    }
-}
-impl From<MatchError> for ApiError {
-    fn from(e: MatchError) -> Self {
-        match e {
-            MatchError::Invalid(m) => ApiError::BadRequest(m),
-            MatchError::Plugin(p) => ApiError::Plugin(p),
-            MatchError::Store(s) => ApiError::Store(s),
-            MatchError::Internal(m) => ApiError::Internal(m),
-        }
-    }
-}
-impl From<RankingError> for ApiError {
-    fn from(e: RankingError) -> Self {
-        match e {
-            RankingError::NoSnapshot => ApiError::Unavailable(e.to_string()),
-            RankingError::Store(s) => ApiError::Store(s),
-        }
-    }
-}
-impl From<KeyError> for ApiError {
-    fn from(e: KeyError) -> Self {
-        match e {
-            KeyError::NotPremium => ApiError::PaymentRequired(e.to_string()),
-            KeyError::TooMany => ApiError::Conflict(e.to_string()),
-            KeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
-            KeyError::Store(s) => ApiError::Store(s),
-        }
-    }
-}
-impl From<RegistryError> for ApiError {
-    fn from(e: RegistryError) -> Self {
-        match e {
-            RegistryError::Invalid(m) => ApiError::BadRequest(m),
-            RegistryError::NotFound(m) => ApiError::NotFound(m),
-            RegistryError::Conflict(m) => ApiError::Conflict(m),
-            RegistryError::Refused(m) => ApiError::Unprocessable(m),
-            RegistryError::Store(s) => ApiError::Store(s),
-        }
-    }
-}
-
-impl From<SessionError> for ApiError {
-    fn from(e: SessionError) -> Self {
-        match e {
-            SessionError::InvalidCredentials => ApiError::Unauthorized(e.to_string()),
-            SessionError::TooManyAttempts { retry_after } => ApiError::TooManyRequests {
-                detail: e.to_string(),
+            ServiceError::Invalid(m) => ApiError::BadRequest(m),
+            ServiceError::NotFound(m) => ApiError::NotFound(m),
+            ServiceError::InsufficientData(m) | ServiceError::Refused(m) => {
+                ApiError::Unprocessable(m)
+            }
+            ServiceError::Conflict(m) => ApiError::Conflict(m),
+            ServiceError::NotPremium(m) => ApiError::PaymentRequired(m),
+            ServiceError::InvalidCredentials(m) => ApiError::Unauthorized(m),
+            ServiceError::TooManyAttempts {
+                detail,
+                retry_after,
+            } => ApiError::TooManyRequests {
+                detail,
                 retry_after,
             },
-            SessionError::LimiterUnavailable => ApiError::Unavailable(e.to_string()),
-            SessionError::Store(s) => ApiError::Store(s),
-            SessionError::Internal(m) => ApiError::Internal(m),
+            ServiceError::Unavailable(m) => ApiError::Unavailable(m),
+            ServiceError::TimedOut(m) => ApiError::GatewayTimeout(m),
+            ServiceError::PluginContract(m) => ApiError::PluginContract(m),
+            ServiceError::Plugin(p) => ApiError::Plugin(p),
+            ServiceError::Store(s) => ApiError::Store(s),
+            ServiceError::Internal(m) => ApiError::Internal(m),
         }
     }
 }

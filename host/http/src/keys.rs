@@ -8,7 +8,6 @@ use forecast_api::accounts::{
     CreateKeyRequest, CreatedKey, KeyRecord, OkResponse, RevokeKeyRequest,
 };
 use forecast_api::ErrorBody;
-use forecast_services::keys::KeyError;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -57,7 +56,7 @@ async fn create(
 ) -> Result<Json<CreatedKey>, ApiError> {
     if user.tier != forecast_domain::Tier::Premium {
         // Before the name: a Free user learns about the tier first.
-        return Err(KeyError::NotPremium.into());
+        return Err(forecast_services::keys::not_premium().into());
     }
     let name = body.validate()?;
     Ok(Json(state.keys.create(&user, name).await?))

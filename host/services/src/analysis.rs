@@ -8,11 +8,11 @@ use chrono::Utc;
 use std::sync::Arc;
 
 use crate::active::Plugins;
+pub use crate::error::Error;
 use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::{Asset, Metric};
 use forecast_plugins::segmentation::{self as seg, AnalysisParams, EngineError};
 use forecast_plugins::PluginError;
-use forecast_store::StoreError;
 use forecast_store::{AssetStore, CacheStore, PluginRegistry};
 
 pub use forecast_api::analysis::{
@@ -43,28 +43,6 @@ pub fn engine_params(q: &AnalysisQuery, periods_per_year: u32) -> AnalysisParams
     }
 }
 
-/// Why an analysis could not be answered.
-#[derive(Debug, thiserror::Error)]
-pub enum AnalysisError {
-    /// Unknown or inactive ticker.
-    #[error("{0}")]
-    NotFound(String),
-    /// Fewer than [`MIN_ROWS`] rows in the window.
-    #[error("{0}")]
-    InsufficientData(String),
-    /// The engine refused the input.
-    #[error("{0}")]
-    Invalid(String),
-    /// The plugin trapped, ran out of time or memory.
-    #[error(transparent)]
-    Plugin(#[from] PluginError),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Anything else (a lost worker thread, a cache body that won't parse).
-    #[error("{0}")]
-    Internal(String),
-}
 
 fn method_name(m: seg::Method) -> String {
     match m {
@@ -218,10 +196,10 @@ pub fn cache_key(asset: &Asset, engine: &str, q: &AnalysisQuery) -> String {
 }
 
 /// Looks up an active asset by ticker (inactive ones are unknown).
-pub async fn active_asset(db: &dyn AssetStore, ticker: &str) -> Result<Asset, AnalysisError> {
+pub async fn active_asset(db: &dyn AssetStore, ticker: &str) -> Result<Asset, Error> {
     match db.asset_by_ticker(ticker).await? {
         Some(a) if a.is_active => Ok(a),
-        _ => Err(AnalysisError::NotFound(format!(
+        _ => Err(Error::NotFound(format!(
             "unknown ticker '{ticker}'"
         ))),
     }
@@ -263,7 +241,7 @@ impl AnalysisService {
         &self,
         ticker: &str,
         q: &AnalysisQuery,
-    ) -> Result<AnalysisResponse, AnalysisError> {
+    ) -> Result<AnalysisResponse, Error> {
         let asset = active_asset(self.assets.as_ref(), ticker).await?;
         let plugin = self.plugins.segmentation();
         let engine_label = plugin.info().label();
@@ -273,7 +251,7 @@ impl AnalysisService {
         if let Some(key) = &key {
             if let Some(body) = self.cache.cached_analysis(key).await? {
                 let mut cached: AnalysisResponse = serde_json::from_str(&body).map_err(|e| {
-                    AnalysisError::Internal(format!("cached analysis {key} does not parse: {e}"))
+                    Error::Internal(format!("cached analysis {key} does not parse: {e}"))
                 })?;
                 cached.metadata.from_cache = true;
                 return Ok(cached);
@@ -283,7 +261,7 @@ impl AnalysisService {
         let history = self.assets.load_series(asset.id).await?.unwrap_or_default();
         let window = history.window(q.start_date, q.end_date);
         if window.len() < MIN_ROWS {
-            return Err(AnalysisError::InsufficientData(format!(
+            return Err(Error::InsufficientData(format!(
                 "{} has {} price rows in the requested window; at least {MIN_ROWS} are needed",
                 asset.ticker,
                 window.len()
@@ -297,24 +275,24 @@ impl AnalysisService {
         let (response, body) = tokio::task::spawn_blocking(move || {
             let answer = plugin.analyse(&permit, &window, params)?;
             let analysis = answer.map_err(|e| match e {
-                EngineError::InsufficientData(rows) => AnalysisError::InsufficientData(format!(
+                EngineError::InsufficientData(rows) => Error::InsufficientData(format!(
                 "{} has {rows} price rows in the requested window; at least {MIN_ROWS} are needed",
                 asset.ticker
             )),
-                EngineError::InvalidInput(m) => AnalysisError::Invalid(m),
+                EngineError::InvalidInput(m) => Error::Invalid(m),
             })?;
             let response = shape(&asset, &window, &query, analysis, &plugin.info().version);
             let body = match query.is_cacheable() {
                 true => Some(
                     serde_json::to_string(&response)
-                        .map_err(|e| AnalysisError::Internal(format!("serialise analysis: {e}")))?,
+                        .map_err(|e| Error::Internal(format!("serialise analysis: {e}")))?,
                 ),
                 false => None,
             };
-            Ok::<_, AnalysisError>((response, body))
+            Ok::<_, Error>((response, body))
         })
         .await
-        .map_err(|e| AnalysisError::Internal(format!("analysis worker failed: {e}")))??;
+        .map_err(|e| Error::Internal(format!("analysis worker failed: {e}")))??;
 
         if let (Some(key), Some(body)) = (key, body) {
             self.cache
@@ -347,7 +325,7 @@ impl AnalysisService {
         ticker: &str,
         q: &AnalysisQuery,
         candidate: std::sync::Arc<forecast_plugins::SegmentationPlugin>,
-    ) -> Result<(), AnalysisError> {
+    ) -> Result<(), Error> {
         let asset = active_asset(self.assets.as_ref(), ticker).await?;
         let active = self.plugins.segmentation();
         let history = self.assets.load_series(asset.id).await?.unwrap_or_default();
@@ -413,7 +391,7 @@ impl AnalysisService {
             }
         })
         .await
-        .map_err(|e| AnalysisError::Internal(format!("shadow worker failed: {e}")))?;
+        .map_err(|e| Error::Internal(format!("shadow worker failed: {e}")))?;
         self.registry.record_shadow_sample(&sample).await?;
         Ok(())
     }

@@ -5,6 +5,7 @@
 //! Nothing here stores or logs a secret: callers get the secret once and
 //! persist only its hash.
 
+use crate::error::Error;
 use std::sync::OnceLock;
 
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -83,22 +84,9 @@ pub fn parse_bearer(header: &str) -> Option<&str> {
     (hex.len() == KEY_HEX_LEN && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(key)
 }
 
-/// Why a credential operation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum AuthError {
-    /// The input is unusable (message for the client).
-    #[error("{0}")]
-    Invalid(String),
-    /// Hashing failed (never expected).
-    #[error("password hashing failed: {0}")]
-    Hash(String),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
 
 /// Trims and lower-cases an e-mail address; rejects obvious garbage.
-pub fn normalize_email(raw: &str) -> Result<String, AuthError> {
+pub fn normalize_email(raw: &str) -> Result<String, Error> {
     let email = raw.trim().to_lowercase();
     let valid = email.len() <= 254
         && email.split_once('@').is_some_and(|(local, domain)| {
@@ -111,7 +99,7 @@ pub fn normalize_email(raw: &str) -> Result<String, AuthError> {
     if valid {
         Ok(email)
     } else {
-        Err(AuthError::Invalid(format!(
+        Err(Error::Invalid(format!(
             "'{}' is not an e-mail address",
             raw.trim()
         )))
@@ -120,9 +108,9 @@ pub fn normalize_email(raw: &str) -> Result<String, AuthError> {
 
 /// argon2id (the crate's default parameters: 19 MiB, 2 passes) with a
 /// random salt, as a PHC string. CPU-heavy: call from `spawn_blocking`.
-pub fn hash_password(password: &str) -> Result<String, AuthError> {
+pub fn hash_password(password: &str) -> Result<String, Error> {
     if password.len() < 8 || password.len() > MAX_PASSWORD_LEN {
-        return Err(AuthError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "passwords must be 8 to {MAX_PASSWORD_LEN} characters long"
         )));
     }
@@ -130,7 +118,7 @@ pub fn hash_password(password: &str) -> Result<String, AuthError> {
     Argon2::default()
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
-        .map_err(|e| AuthError::Hash(e.to_string()))
+        .map_err(|e| Error::Internal(e.to_string()))
 }
 
 /// Checks a password against a PHC hash; any malformed hash is a mismatch.
@@ -201,11 +189,11 @@ pub async fn create_user(
     email: &str,
     password: String,
     tier: Tier,
-) -> Result<User, AuthError> {
+) -> Result<User, Error> {
     let email = normalize_email(email)?;
     let hash = tokio::task::spawn_blocking(move || hash_password(&password))
         .await
-        .map_err(|e| AuthError::Hash(e.to_string()))??;
+        .map_err(|e| Error::Internal(e.to_string()))??;
     Ok(db
         .create_user(&email, &hash, tier, chrono::Utc::now().timestamp())
         .await?)

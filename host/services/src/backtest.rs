@@ -16,6 +16,7 @@ use chrono::{Months, NaiveDate};
 use forecast_backtest as bt;
 
 use crate::active::Plugins;
+use crate::error::Error;
 pub use forecast_api::backtest::{
     BacktestMetadata, BacktestRequest, BacktestResponse, BenchmarkBody, EquityPoint, MetricsBody,
     TradeBody, UniverseSpec, ValidRequest, DEFAULT_STRATEGY, DEFAULT_YEARS, MAX_TICKERS,
@@ -28,28 +29,6 @@ use forecast_plugins::{Permit, PluginError, SegmentationPlugin, StrategyPlugin};
 use forecast_store::AssetStore;
 use forecast_store::StoreError;
 
-/// Why a backtest has no answer.
-#[derive(Debug, thiserror::Error)]
-pub enum BacktestError {
-    /// 400: the message names the field.
-    #[error("{0}")]
-    Invalid(String),
-    /// 504: the run passed its time limit.
-    #[error("{0}")]
-    TimedOut(String),
-    /// 500/504 from a plugin, naming it.
-    #[error(transparent)]
-    Plugin(#[from] PluginError),
-    /// 500: the strategy ended the run or broke the contract (names it).
-    #[error("{0}")]
-    Strategy(String),
-    /// 500: the store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// 500: anything else.
-    #[error("{0}")]
-    Internal(String),
-}
 
 /// Key of one asset's signals: the data, the engine and its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -150,7 +129,7 @@ impl SignalCache {
 async fn load_universe(
     db: &dyn AssetStore,
     spec: &UniverseSpec,
-) -> Result<Vec<(Asset, Arc<PriceSeries>)>, BacktestError> {
+) -> Result<Vec<(Asset, Arc<PriceSeries>)>, Error> {
     let assets: Vec<Asset> = match spec {
         UniverseSpec::Tickers(tickers) => {
             let mut out = Vec::with_capacity(tickers.len());
@@ -158,7 +137,7 @@ async fn load_universe(
                 match db.asset_by_ticker(t).await? {
                     Some(a) if a.is_active => out.push(a),
                     _ => {
-                        return Err(BacktestError::Invalid(format!(
+                        return Err(Error::Invalid(format!(
                             "tickers: unknown or inactive ticker '{t}'"
                         )))
                     }
@@ -189,7 +168,7 @@ fn signals_for(
     req: &ValidRequest,
     permits: &[Permit],
     deadline: Instant,
-) -> Result<(Vec<Option<Arc<bt::Signals>>>, usize), BacktestError> {
+) -> Result<(Vec<Option<Arc<bt::Signals>>>, usize), Error> {
     let key = |a: &Asset| SignalKey {
         asset_id: a.id,
         data_version: a.data_version,
@@ -213,7 +192,7 @@ fn signals_for(
     }
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Arc<bt::Signals>)>> = Mutex::new(Vec::new());
-    let failure: Mutex<Option<BacktestError>> = Mutex::new(None);
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for permit in permits.iter().take(missing.len().max(1)) {
             // Each thread owns its permit's borrow; the rest is shared.
@@ -251,7 +230,7 @@ fn signals_for(
                             });
                             if signals.len() != series.len() {
                                 *failure.lock().expect("poisoned") =
-                                    Some(BacktestError::Plugin(PluginError::Trap {
+                                    Some(Error::Plugin(PluginError::Trap {
                                         plugin: engine.info().label(),
                                         message: format!(
                                             "walk-forward returned {} rows for {} inputs",
@@ -273,7 +252,7 @@ fn signals_for(
                             return;
                         }
                         Err(e) => {
-                            *failure.lock().expect("poisoned") = Some(BacktestError::Plugin(e));
+                            *failure.lock().expect("poisoned") = Some(Error::Plugin(e));
                             return;
                         }
                     }
@@ -290,8 +269,8 @@ fn signals_for(
     Ok((out, cached))
 }
 
-fn timed_out() -> BacktestError {
-    BacktestError::TimedOut(
+fn timed_out() -> Error {
+    Error::TimedOut(
         "the backtest passed its time limit; reduce its scope (fewer assets, a shorter \
          window or a less frequent rebalance)"
             .into(),
@@ -332,12 +311,12 @@ impl BacktestService {
     }
 
     /// Runs a validated request end to end.
-    pub async fn run(&self, req: ValidRequest) -> Result<BacktestResponse, BacktestError> {
+    pub async fn run(&self, req: ValidRequest) -> Result<BacktestResponse, Error> {
         let started = Instant::now();
         let deadline = started + self.timeout;
         let strategy: Arc<StrategyPlugin> =
             self.plugins.strategy(&req.strategy).ok_or_else(|| {
-                BacktestError::Invalid(format!(
+                Error::Invalid(format!(
                     "strategy: unknown strategy '{}'; loaded strategies: {}",
                     req.strategy,
                     self.plugins.strategy_names().join(", ")
@@ -350,7 +329,7 @@ impl BacktestService {
             .filter_map(|(_, s)| s.dates.last().copied())
             .max();
         let Some(latest) = latest else {
-            return Err(BacktestError::Invalid(
+            return Err(Error::Invalid(
                 "the universe has no price data".into(),
             ));
         };
@@ -360,7 +339,7 @@ impl BacktestService {
                 .unwrap_or(end)
         });
         if start > end {
-            return Err(BacktestError::Invalid(format!(
+            return Err(Error::Invalid(format!(
                 "start_date {start} is after the end of the window {end}"
             )));
         }
@@ -407,20 +386,20 @@ impl BacktestService {
                 Instant::now() >= deadline
             })
             .map_err(|e| match e {
-                bt::RunError::EmptyUniverse => BacktestError::Invalid(format!(
+                bt::RunError::EmptyUniverse => Error::Invalid(format!(
                     "no asset of the universe has {} rows of history by {end} and a price between \
                  start_date {start} and end_date {end}",
                     bt::MIN_HISTORY
                 )),
-                bt::RunError::Param(p) => BacktestError::Invalid(p.to_string()),
+                bt::RunError::Param(p) => Error::Invalid(p.to_string()),
                 bt::RunError::Cancelled | bt::RunError::Strategy(RunFailure::RunTimedOut) => {
                     timed_out()
                 }
-                bt::RunError::Strategy(RunFailure::Plugin(p)) => BacktestError::Plugin(p),
+                bt::RunError::Strategy(RunFailure::Plugin(p)) => Error::Plugin(p),
                 bt::RunError::Strategy(RunFailure::Refused { plugin, message }) => {
-                    BacktestError::Strategy(format!("strategy {plugin} ended the run: {message}"))
+                    Error::PluginContract(format!("strategy {plugin} ended the run: {message}"))
                 }
-                bt::RunError::Contract(m) => BacktestError::Strategy(format!(
+                bt::RunError::Contract(m) => Error::PluginContract(format!(
                     "strategy {} broke the strategy contract: {m}",
                     strategy.info().label()
                 )),
@@ -443,7 +422,7 @@ impl BacktestService {
             ))
         })
         .await
-        .map_err(|e| BacktestError::Internal(format!("backtest task failed: {e}")))?
+        .map_err(|e| Error::Internal(format!("backtest task failed: {e}")))?
     }
 }
 

@@ -12,6 +12,7 @@
 //! run to active in one transaction: readers see the previous day's
 //! snapshot until then, and a failed or interrupted run leaves it served.
 
+use crate::error::Error;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -88,16 +89,6 @@ pub struct Summary {
     pub elapsed: Duration,
 }
 
-/// Why a run could not proceed.
-#[derive(Debug, thiserror::Error)]
-pub enum GradingError {
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A worker thread was lost.
-    #[error("grading worker failed: {0}")]
-    Worker(String),
-}
 
 /// A name for this process's workers in task claims.
 pub fn worker_prefix() -> String {
@@ -166,7 +157,7 @@ pub async fn run(
     plugins: Arc<Plugins>,
     workers: usize,
     progress: Arc<dyn Fn(Progress) + Send + Sync>,
-) -> Result<Summary, GradingError> {
+) -> Result<Summary, Error> {
     let started = Instant::now();
     let engine = plugins.segmentation();
     let scorer = plugins.scorer();
@@ -210,7 +201,7 @@ pub async fn run(
                     .claim_grading_tasks(&run_id, &worker, BATCH, Utc::now().timestamp(), lease)
                     .await?;
                 if ids.is_empty() {
-                    return Ok::<(), GradingError>(());
+                    return Ok::<(), Error>(());
                 }
                 let mut batch = Vec::with_capacity(ids.len());
                 for id in &ids {
@@ -248,7 +239,7 @@ pub async fn run(
                     (s, rows, ok, bad)
                 })
                 .await
-                .map_err(|e| GradingError::Worker(e.to_string()))?;
+                .map_err(|e| Error::Internal(format!("grading worker failed: {e}")))?;
                 session = Some(s);
                 db.record_grades(&run_id, &worker, &rows, &ok, &bad).await?;
                 done.fetch_add(ok.len() + bad.len(), Ordering::Relaxed);
@@ -262,7 +253,7 @@ pub async fn run(
         }));
     }
     for h in handles {
-        h.await.map_err(|e| GradingError::Worker(e.to_string()))??;
+        h.await.map_err(|e| Error::Internal(format!("grading worker failed: {e}")))??;
     }
     let current = db
         .latest_grading_run()

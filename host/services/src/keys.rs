@@ -8,26 +8,16 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use forecast_api::accounts::{CreatedKey, KeyRecord};
 use forecast_domain::{ApiKeyRecord, Tier, User};
-use forecast_store::{AccountStore, StoreError};
+use forecast_store::AccountStore;
 
 use crate::auth::{self, MAX_ACTIVE_KEYS};
+use crate::error::Error;
 
-/// Why a key operation was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum KeyError {
-    /// The user is not on the Premium tier.
-    #[error("API keys are available on the Premium tier only")]
-    NotPremium,
-    /// The user already has the most active keys allowed.
-    #[error("you already have {MAX_ACTIVE_KEYS} active keys; revoke one first")]
-    TooMany,
-    /// No active key with that id belongs to the user.
-    #[error("no active key with id {0}")]
-    NotFound(uuid::Uuid),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+/// The refusal of a key to a user not on the Premium tier.
+pub fn not_premium() -> Error {
+    Error::NotPremium("API keys are available on the Premium tier only".into())
 }
+
 
 fn timestamp(secs: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(secs, 0).unwrap_or_default()
@@ -56,15 +46,15 @@ impl KeyService {
     }
 
     /// The user's active keys, newest first.
-    pub async fn list(&self, user: &User) -> Result<Vec<KeyRecord>, KeyError> {
+    pub async fn list(&self, user: &User) -> Result<Vec<KeyRecord>, Error> {
         let keys = self.db.list_api_keys(&user.id).await?;
         Ok(keys.into_iter().map(record).collect())
     }
 
     /// Creates a key named `name` (already validated).
-    pub async fn create(&self, user: &User, name: &str) -> Result<CreatedKey, KeyError> {
+    pub async fn create(&self, user: &User, name: &str) -> Result<CreatedKey, Error> {
         if user.tier != Tier::Premium {
-            return Err(KeyError::NotPremium);
+            return Err(not_premium());
         }
         let new = auth::new_api_key();
         let now = Utc::now().timestamp();
@@ -72,7 +62,11 @@ impl KeyService {
             .db
             .create_api_key(&user.id, name, &new.hash, &new.prefix, MAX_ACTIVE_KEYS, now)
             .await?
-            .ok_or(KeyError::TooMany)?;
+            .ok_or_else(|| {
+                Error::Conflict(format!(
+                    "you already have {MAX_ACTIVE_KEYS} active keys; revoke one first"
+                ))
+            })?;
         Ok(CreatedKey {
             key: new.key,
             key_prefix: created.key_prefix,
@@ -83,7 +77,7 @@ impl KeyService {
     }
 
     /// Revokes the user's active key `id`, effective on the next request.
-    pub async fn revoke(&self, user: &User, id: uuid::Uuid) -> Result<(), KeyError> {
+    pub async fn revoke(&self, user: &User, id: uuid::Uuid) -> Result<(), Error> {
         let now = Utc::now().timestamp();
         match self
             .db
@@ -91,7 +85,7 @@ impl KeyService {
             .await?
         {
             true => Ok(()),
-            false => Err(KeyError::NotFound(id)),
+            false => Err(Error::NotFound(format!("no active key with id {id}"))),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Layer 2 of the host: the services. Each is built from the narrow handles
+//! Layer 2 of the host: the services. [`error::Error`] is the one error
+//! type they answer with. Each is built from the narrow handles
 //! it uses (a store trait object, the active plugin set, limits) and knows
 //! nothing of HTTP: no status codes, no routers.
 //!
@@ -10,6 +11,7 @@ pub mod analysis;
 pub mod auth;
 pub mod backtest;
 pub mod demo;
+pub mod error;
 pub mod grading;
 pub mod ingest;
 pub mod keys;

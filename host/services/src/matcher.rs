@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use crate::active::Plugins;
+use crate::error::Error;
 pub use forecast_api::matcher::{MatchResponse, TickerMatch, MAX_MATCHES, MAX_TEXT_CHARS};
 use forecast_domain::Asset;
 use forecast_plugins::matcher::{Catalog, CatalogEntry};
@@ -19,22 +20,6 @@ use forecast_store::StoreError;
 /// How long the in-memory catalog is reused before it is re-read.
 const CATALOG_TTL: Duration = Duration::from_secs(30);
 
-/// Why there is no answer.
-#[derive(Debug, thiserror::Error)]
-pub enum MatchError {
-    /// 400.
-    #[error("{0}")]
-    Invalid(String),
-    /// 500/504 naming the plugin.
-    #[error(transparent)]
-    Plugin(#[from] PluginError),
-    /// 500.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// 500.
-    #[error("{0}")]
-    Internal(String),
-}
 
 /// A catalog as read at one moment: what the matcher sees and the assets
 /// its answers index into.
@@ -115,21 +100,21 @@ impl MatcherService {
     }
 
     /// Matches `text` against the active catalog with the active matcher.
-    pub async fn match_text(&self, text: &str) -> Result<MatchResponse, MatchError> {
+    pub async fn match_text(&self, text: &str) -> Result<MatchResponse, Error> {
         let text = forecast_api::matcher::validate(text)
-            .map_err(|e| MatchError::Invalid(e.0))?
+            .map_err(|e| Error::Invalid(e.0))?
             .to_string();
         let matcher = self
             .plugins
             .matcher()
-            .ok_or_else(|| MatchError::Internal("no matcher plugin is loaded".into()))?;
+            .ok_or_else(|| Error::Internal("no matcher plugin is loaded".into()))?;
         let (catalog, assets) = self.catalog.get(self.assets.as_ref()).await?;
         let permit = self.plugins.runtime().acquire().await;
         let found = tokio::task::spawn_blocking(move || {
             matcher.find(&permit, &catalog, &text, MAX_MATCHES)
         })
         .await
-        .map_err(|e| MatchError::Internal(format!("matcher task failed: {e}")))??;
+        .map_err(|e| Error::Internal(format!("matcher task failed: {e}")))??;
         Ok(MatchResponse {
             matches: found
                 .into_iter()

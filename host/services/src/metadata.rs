@@ -5,6 +5,7 @@
 //! currency, sector, industry, website, summary). Network providers (Yahoo,
 //! Stooq) implement the same trait.
 
+use crate::error::Error;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -107,7 +108,7 @@ pub async fn lookup(
     asset: &Asset,
     ttl: Duration,
     now: i64,
-) -> Result<Lookup, LookupError> {
+) -> Result<Lookup, Error> {
     let cached = db.cached_metadata(asset.id).await?;
     let parsed = cached.as_ref().and_then(|c| {
         serde_json::from_str::<AssetMetadata>(&c.body)
@@ -139,21 +140,11 @@ pub async fn lookup(
                     from_cache: true,
                 })
             }
-            None => Err(LookupError::Provider(e)),
+            None => Err(Error::Internal(e.to_string())),
         },
     }
 }
 
-/// Why metadata could not be served.
-#[derive(Debug, thiserror::Error)]
-pub enum LookupError {
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Nothing cached and the provider failed.
-    #[error(transparent)]
-    Provider(#[from] ProviderError),
-}
 
 #[cfg(test)]
 mod tests {
@@ -210,7 +201,7 @@ mod tests {
         // Nothing cached and the provider down: an error.
         assert!(matches!(
             lookup(db.as_ref(), &p, &asset, ttl, 1_000).await,
-            Err(LookupError::Provider(_))
+            Err(Error::Internal(_))
         ));
         p.fail.store(false, Ordering::SeqCst);
         let first = lookup(db.as_ref(), &p, &asset, ttl, 1_000).await.unwrap();

@@ -9,18 +9,10 @@ use chrono::DateTime;
 use forecast_api::ranking::{
     RankedAsset, RankingMetadata, RankingQuery, RankingResponse, SortKey, SortOrder,
 };
-use forecast_store::{GradingStore, RankedRow, StoreError};
+use forecast_store::{GradingStore, RankedRow};
 
-/// Why there is no ranking.
-#[derive(Debug, thiserror::Error)]
-pub enum RankingError {
-    /// No grading run has completed yet.
-    #[error("no ranking yet: the first daily grading run has not completed")]
-    NoSnapshot,
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+use crate::error::Error;
+
 
 /// Ranks the active grading snapshot.
 #[derive(Clone)]
@@ -62,12 +54,16 @@ impl RankingService {
     }
 
     /// The ranking for `q`.
-    pub async fn rank(&self, q: &RankingQuery) -> Result<RankingResponse, RankingError> {
+    pub async fn rank(&self, q: &RankingQuery) -> Result<RankingResponse, Error> {
         let run = self
             .db
             .active_grading_run()
             .await?
-            .ok_or(RankingError::NoSnapshot)?;
+            .ok_or_else(|| {
+                Error::Unavailable(
+                    "no ranking yet: the first daily grading run has not completed".into(),
+                )
+            })?;
         let mut rows = self
             .db
             .ranking_rows(&run.id, q.return_period, q.metric)

@@ -9,29 +9,8 @@ use forecast_domain::User;
 use forecast_store::{AccountStore, QuotaStore, StoreError};
 
 use crate::auth::{self, LOGIN_ATTEMPTS, SESSION_SECONDS};
+use crate::error::Error;
 
-/// Why signing in failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// Unknown e-mail or wrong password (indistinguishable on purpose).
-    #[error("invalid email or password")]
-    InvalidCredentials,
-    /// Too many attempts for this e-mail; retry after `retry_after` seconds.
-    #[error("too many sign-in attempts; try again later")]
-    TooManyAttempts {
-        /// Seconds until the attempt window ends.
-        retry_after: u64,
-    },
-    /// The attempt limiter cannot count: sign-in is refused (fail closed).
-    #[error("sign-in is temporarily unavailable")]
-    LimiterUnavailable,
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The password check could not run.
-    #[error("password check failed: {0}")]
-    Internal(String),
-}
 
 /// A session just opened: its user and the token for the cookie (shown
 /// once; only its hash is stored).
@@ -59,7 +38,7 @@ impl SessionService {
     }
 
     /// Signs `email` in with `password`.
-    pub async fn login(&self, email: &str, password: String) -> Result<Opened, SessionError> {
+    pub async fn login(&self, email: &str, password: String) -> Result<Opened, Error> {
         let email = email.trim().to_lowercase();
         let now = chrono::Utc::now().timestamp();
         let attempts = self
@@ -68,10 +47,11 @@ impl SessionService {
             .await
             .map_err(|e| {
                 tracing::error!(error = %e, "login limiter unavailable");
-                SessionError::LimiterUnavailable
+                Error::Unavailable("sign-in is temporarily unavailable".into())
             })?;
         if !attempts.admitted {
-            return Err(SessionError::TooManyAttempts {
+            return Err(Error::TooManyAttempts {
+                detail: "too many sign-in attempts; try again later".into(),
                 retry_after: (attempts.windows[0].reset - now).max(1) as u64,
             });
         }
@@ -82,9 +62,11 @@ impl SessionService {
         };
         let verified = tokio::task::spawn_blocking(move || auth::verify_password(&password, &hash))
             .await
-            .map_err(|e| SessionError::Internal(e.to_string()))?;
+            .map_err(|e| Error::Internal(format!("password check failed: {e}")))?;
         let Some(user) = user.filter(|_| verified) else {
-            return Err(SessionError::InvalidCredentials);
+            return Err(Error::InvalidCredentials(
+                "invalid email or password".into(),
+            ));
         };
         let (token, token_hash) = auth::new_session_token();
         self.accounts

@@ -4,7 +4,7 @@
 
 use chrono::Utc;
 
-use crate::analysis::{active_asset, AnalysisError, AnalysisQuery, MIN_ROWS};
+use crate::analysis::{active_asset, Error, AnalysisQuery, MIN_ROWS};
 pub use forecast_api::analysis::{GradeBody, VerdictMetadata, VerdictResponse};
 use std::sync::Arc;
 
@@ -127,7 +127,7 @@ impl VerdictService {
         &self,
         ticker: &str,
         q: &AnalysisQuery,
-    ) -> Result<VerdictResponse, AnalysisError> {
+    ) -> Result<VerdictResponse, Error> {
         let asset = active_asset(self.assets.as_ref(), ticker).await?;
         let engine = self.plugins.segmentation();
         let scorer = self.plugins.scorer();
@@ -142,7 +142,7 @@ impl VerdictService {
                         if row.data_version == asset.data_version {
                             let mut cached: VerdictResponse = serde_json::from_str(&row.body)
                                 .map_err(|e| {
-                                    AnalysisError::Internal(format!(
+                                    Error::Internal(format!(
                                         "cached verdict does not parse: {e}"
                                     ))
                                 })?;
@@ -156,7 +156,7 @@ impl VerdictService {
         let history = self.assets.load_series(asset.id).await?.unwrap_or_default();
         let window = history.window(q.start_date, q.end_date);
         if window.len() < MIN_ROWS {
-            return Err(AnalysisError::InsufficientData(format!(
+            return Err(Error::InsufficientData(format!(
                 "{} has {} price rows in the requested window; at least {MIN_ROWS} are needed",
                 asset.ticker,
                 window.len()
@@ -174,12 +174,12 @@ impl VerdictService {
                 )?
                 .map_err(|e| match e {
                     EngineError::InsufficientData(rows) => {
-                        AnalysisError::InsufficientData(format!(
+                        Error::InsufficientData(format!(
                 "{} has {rows} price rows in the requested window; at least {MIN_ROWS} are needed",
                 asset.ticker
             ))
                     }
-                    EngineError::InvalidInput(m) => AnalysisError::Invalid(m),
+                    EngineError::InvalidInput(m) => Error::Invalid(m),
                 })?;
             let grades = scorer.score(&permit, &[score_input(&summary)])?;
             Ok(build(VerdictParts {
@@ -193,6 +193,6 @@ impl VerdictService {
             }))
         })
         .await
-        .map_err(|e| AnalysisError::Internal(format!("verdict worker failed: {e}")))?
+        .map_err(|e| Error::Internal(format!("verdict worker failed: {e}")))?
     }
 }

@@ -10,7 +10,7 @@ use forecast_store::{AddOutcome, PluginRecord, PluginRegistry};
 
 use super::kinds::slot;
 use super::loading::{load, Loaded};
-use super::RegistryError;
+use super::Error;
 
 /// Who registers the built-in components.
 pub const BUILTIN: &str = "builtin";
@@ -34,12 +34,12 @@ pub fn builtins() -> Vec<(PluginKind, Option<&'static str>, &'static [u8])> {
 pub async fn ensure_builtins(
     db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
-) -> Result<Vec<(String, String, Loaded)>, RegistryError> {
+) -> Result<Vec<(String, String, Loaded)>, Error> {
     let active = db.active_plugins().await?;
     let mut out = Vec::new();
     for (kind, name, bytes) in builtins() {
         if bytes.is_empty() {
-            return Err(RegistryError::Refused(format!(
+            return Err(Error::Refused(format!(
                 "this binary was built without its {kind} component: run `make components`, then rebuild"
             )));
         }
@@ -49,10 +49,10 @@ pub async fn ensure_builtins(
             // Strategies are named by the component itself.
             None => StrategyPlugin::load(runtime2, UNNAMED, bytes)
                 .map(|p| Loaded::Strategy(Arc::new(p)))
-                .map_err(|e| RegistryError::Refused(format!("built-in strategy: {e}"))),
+                .map_err(|e| Error::Refused(format!("built-in strategy: {e}"))),
         })
         .await
-        .map_err(|e| RegistryError::Refused(format!("loading built-ins failed: {e}")))??;
+        .map_err(|e| Error::Refused(format!("loading built-ins failed: {e}")))??;
         let name = match (&loaded, name) {
             (Loaded::Strategy(p), _) => p.info().name.clone(),
             (_, Some(n)) => n.to_string(),

@@ -3,17 +3,17 @@
 
 use forecast_domain::PluginKind;
 
-use super::RegistryError;
+use super::Error;
 
 /// Kinds that can be shadowed (their answers are compared field by field).
 pub const SHADOW_KINDS: [PluginKind; 1] = [PluginKind::Segmentation];
 
 /// Parses a kind as the CLI and the admin API receive it; an unknown one
 /// is a 400 naming the allowed values.
-pub fn parse_kind(kind: &str) -> Result<PluginKind, RegistryError> {
+pub fn parse_kind(kind: &str) -> Result<PluginKind, Error> {
     kind.parse().map_err(|_| {
         let all: Vec<&str> = PluginKind::ALL.iter().map(|k| k.as_str()).collect();
-        RegistryError::Invalid(format!(
+        Error::Invalid(format!(
             "unknown plugin kind '{kind}'; expected one of: {}",
             all.join(", ")
         ))

@@ -13,7 +13,7 @@ use forecast_store::{ActivationRecord, AddOutcome, PluginRecord, PluginRegistry,
 use super::builtins::BUILTIN;
 use super::kinds::{slot, valid_version, SHADOW_KINDS};
 use super::loading::{blocking_load, load_checked};
-use super::RegistryError;
+use super::Error;
 
 /// Largest component accepted.
 pub const MAX_COMPONENT_BYTES: usize = 64 << 20;
@@ -27,19 +27,19 @@ pub async fn add(
     version: &str,
     bytes: Vec<u8>,
     by: &str,
-) -> Result<PluginRecord, RegistryError> {
+) -> Result<PluginRecord, Error> {
     if !valid_name(name) {
-        return Err(RegistryError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "name '{name}' must be 1-64 lower-case letters, digits, '-' or '_'"
         )));
     }
     if !valid_version(version) {
-        return Err(RegistryError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "version '{version}' is not a semantic version (MAJOR.MINOR.PATCH[-pre][+build])"
         )));
     }
     if bytes.len() > MAX_COMPONENT_BYTES {
-        return Err(RegistryError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "the component has {} bytes; at most {MAX_COMPONENT_BYTES} are accepted",
             bytes.len()
         )));
@@ -47,7 +47,7 @@ pub async fn add(
     let loaded = blocking_load(runtime, kind, name, bytes.clone()).await?;
     let reported = loaded.version().split('+').next().unwrap_or("");
     if reported != version.split('+').next().unwrap_or("") {
-        return Err(RegistryError::Refused(format!(
+        return Err(Error::Refused(format!(
             "the component reports version {}, not {version}",
             loaded.version()
         )));
@@ -64,7 +64,7 @@ pub async fn add(
     };
     match db.add_plugin(&record, &bytes).await? {
         AddOutcome::Added | AddOutcome::AlreadyPresent => Ok(record),
-        AddOutcome::Conflict(sha) => Err(RegistryError::Conflict(format!(
+        AddOutcome::Conflict(sha) => Err(Error::Conflict(format!(
             "{kind}/{name}@{version} is already registered with other bytes (sha256 {sha}); \
              give the new build another version"
         ))),
@@ -80,7 +80,7 @@ pub async fn activate(
     name: &str,
     version: &str,
     by: &str,
-) -> Result<ActivationRecord, RegistryError> {
+) -> Result<ActivationRecord, Error> {
     let slot = slot(kind, name);
     if let Some(current) = db
         .active_plugins()
@@ -115,16 +115,16 @@ pub async fn rollback(
     db: &dyn PluginRegistry,
     kind: PluginKind,
     name: &str,
-) -> Result<ActivationRecord, RegistryError> {
+) -> Result<ActivationRecord, Error> {
     let slot = slot(kind, name);
     let current = db
         .active_plugins()
         .await?
         .into_iter()
         .find(|a| a.slot == slot)
-        .ok_or_else(|| RegistryError::NotFound(format!("nothing is active for {slot}")))?;
+        .ok_or_else(|| Error::NotFound(format!("nothing is active for {slot}")))?;
     if current.name != name {
-        return Err(RegistryError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "the active {kind} is {}/{}@{}, not '{name}'",
             current.kind, current.name, current.version
         )));
@@ -139,7 +139,7 @@ pub async fn rollback(
             Some(a) if a.name == current.name && a.version == current.version => continue,
             Some(a) => return Ok(a),
             None => {
-                return Err(RegistryError::Conflict(format!(
+                return Err(Error::Conflict(format!(
                     "{slot} has no earlier version to roll back to ({}@{} is its only activation)",
                     current.name, current.version
                 )))
@@ -157,16 +157,16 @@ pub async fn start_shadow(
     version: &str,
     sample: f64,
     by: &str,
-) -> Result<ShadowConfig, RegistryError> {
+) -> Result<ShadowConfig, Error> {
     if !SHADOW_KINDS.contains(&kind) {
         let all: Vec<&str> = SHADOW_KINDS.iter().map(|k| k.as_str()).collect();
-        return Err(RegistryError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "shadow runs are supported for: {} (not {kind})",
             all.join(", ")
         )));
     }
     if !(sample > 0.0 && sample <= 1.0) {
-        return Err(RegistryError::Invalid(format!(
+        return Err(Error::Invalid(format!(
             "sample must be a share in (0, 1] (got {sample})"
         )));
     }
@@ -176,7 +176,7 @@ pub async fn start_shadow(
         .into_iter()
         .find(|a| a.slot == slot(kind, name));
     if active.is_some_and(|a| a.name == name && a.version == version) {
-        return Err(RegistryError::Conflict(format!(
+        return Err(Error::Conflict(format!(
             "{kind}/{name}@{version} is the active version; shadow a candidate"
         )));
     }
@@ -194,11 +194,11 @@ pub async fn start_shadow(
 }
 
 /// Stops `kind`'s shadow run.
-pub async fn stop_shadow(db: &dyn PluginRegistry, kind: PluginKind) -> Result<(), RegistryError> {
+pub async fn stop_shadow(db: &dyn PluginRegistry, kind: PluginKind) -> Result<(), Error> {
     if db.clear_shadow(kind).await? {
         Ok(())
     } else {
-        Err(RegistryError::NotFound(format!("no shadow run for {kind}")))
+        Err(Error::NotFound(format!("no shadow run for {kind}")))
     }
 }
 
@@ -228,7 +228,7 @@ pub struct Listed {
 }
 
 /// Every registered version with its state.
-pub async fn list(db: &dyn PluginRegistry) -> Result<Vec<Listed>, RegistryError> {
+pub async fn list(db: &dyn PluginRegistry) -> Result<Vec<Listed>, Error> {
     let active = db.active_plugins().await?;
     let shadows = db.shadows().await?;
     Ok(db

@@ -13,7 +13,7 @@ use forecast_plugins::{
 use forecast_store::PluginRegistry;
 
 use super::kinds::label;
-use super::{self_test, RegistryError};
+use super::{self_test, Error};
 
 /// A compiled, type-checked plugin of some kind.
 #[derive(Clone)]
@@ -64,9 +64,9 @@ pub fn load(
     name: &str,
     bytes: &[u8],
     llm: Option<Arc<LlmClient>>,
-) -> Result<Loaded, RegistryError> {
+) -> Result<Loaded, Error> {
     let refused = |e: PluginError| {
-        RegistryError::Refused(format!(
+        Error::Refused(format!(
             "the component is not a loadable {kind} plugin: {e}"
         ))
     };
@@ -87,7 +87,7 @@ pub fn load(
             let plugin = StrategyPlugin::load(runtime, name, bytes).map_err(refused)?;
             // A strategy names itself; the registry's name must be that one.
             if plugin.info().name != name {
-                return Err(RegistryError::Refused(format!(
+                return Err(Error::Refused(format!(
                     "the strategy calls itself '{}', not '{name}'",
                     plugin.info().name
                 )));
@@ -103,11 +103,11 @@ pub(crate) async fn blocking_load(
     kind: PluginKind,
     name: &str,
     bytes: Vec<u8>,
-) -> Result<Loaded, RegistryError> {
+) -> Result<Loaded, Error> {
     let (runtime, name) = (runtime.clone(), name.to_string());
     tokio::task::spawn_blocking(move || load(&runtime, kind, &name, &bytes, None))
         .await
-        .map_err(|e| RegistryError::Refused(format!("loading failed: {e}")))?
+        .map_err(|e| Error::Refused(format!("loading failed: {e}")))?
 }
 
 /// Loads a stored version and runs its kind's checks (blocking work off
@@ -118,7 +118,7 @@ pub async fn load_checked(
     kind: PluginKind,
     name: &str,
     version: &str,
-) -> Result<Loaded, RegistryError> {
+) -> Result<Loaded, Error> {
     let bytes = db
         .plugin_wasm(kind, name, version)
         .await?
@@ -128,13 +128,13 @@ pub async fn load_checked(
     let permit = runtime.acquire().await;
     tokio::task::spawn_blocking(move || self_test(&checked, &permit))
         .await
-        .map_err(|e| RegistryError::Refused(format!("self-test crashed: {e}")))??;
+        .map_err(|e| Error::Refused(format!("self-test crashed: {e}")))??;
     Ok(loaded)
 }
 
 /// A version that is not in the store.
-pub(crate) fn not_found(kind: PluginKind, name: &str, version: &str) -> RegistryError {
-    RegistryError::NotFound(format!(
+pub(crate) fn not_found(kind: PluginKind, name: &str, version: &str) -> Error {
+    Error::NotFound(format!(
         "{} is not registered (add it first)",
         label(kind, name, version)
     ))

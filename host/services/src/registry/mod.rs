@@ -22,8 +22,8 @@ pub mod self_test;
 #[cfg(test)]
 mod tests;
 
-use forecast_store::StoreError;
 
+pub use crate::error::Error;
 pub use builtins::{builtins, ensure_builtins, BUILTIN};
 pub use kinds::{parse_kind, slot, valid_version, SHADOW_KINDS};
 pub use lifecycle::{
@@ -33,22 +33,3 @@ pub use loading::{load, load_checked, Loaded};
 pub use report::{json_differences, shadow_report, Latency, ShadowReport};
 pub use self_test::self_test;
 
-/// Why a registry operation was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum RegistryError {
-    /// Bad input (400): the message names it.
-    #[error("{0}")]
-    Invalid(String),
-    /// No such version (404).
-    #[error("{0}")]
-    NotFound(String),
-    /// The operation conflicts with the registry's state (409).
-    #[error("{0}")]
-    Conflict(String),
-    /// The candidate failed a check; nothing changed (422).
-    #[error("{0}")]
-    Refused(String),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}

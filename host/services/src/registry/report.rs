@@ -9,7 +9,7 @@ use serde::Serialize;
 use forecast_domain::PluginKind;
 use forecast_store::{PluginRegistry, ShadowSample};
 
-use super::RegistryError;
+use super::Error;
 
 /// Latency summary of one side of a shadow run, milliseconds.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -68,13 +68,13 @@ pub struct ShadowReport {
 pub async fn shadow_report(
     db: &dyn PluginRegistry,
     kind: PluginKind,
-) -> Result<ShadowReport, RegistryError> {
+) -> Result<ShadowReport, Error> {
     let config = db
         .shadows()
         .await?
         .into_iter()
         .find(|s| s.kind == kind)
-        .ok_or_else(|| RegistryError::NotFound(format!("no shadow run for {kind}")))?;
+        .ok_or_else(|| Error::NotFound(format!("no shadow run for {kind}")))?;
     let candidate = format!("{}/{}@{}", config.kind, config.name, config.version);
     let samples = db.shadow_samples(kind, &candidate).await?;
     let mut max_differences: BTreeMap<String, f64> = BTreeMap::new();

@@ -11,7 +11,7 @@ use forecast_plugins::{
     MatcherPlugin, Permit, PluginError, ScorerPlugin, SegmentationPlugin, StrategyPlugin,
 };
 
-use super::{Loaded, RegistryError};
+use super::{Loaded, Error};
 
 /// Runs `kind`'s self-test vectors against a loaded candidate: the engine
 /// on a fixture series must satisfy the engine's invariants (drawdown
@@ -20,14 +20,14 @@ use super::{Loaded, RegistryError};
 /// grade in [0, 100], one grade per input, deterministically; a strategy
 /// must complete a weekly backtest over fixture data inside its contract.
 /// Blocking; the calls run one after another under `permit`.
-pub fn self_test(plugin: &Loaded, permit: &Permit) -> Result<(), RegistryError> {
+pub fn self_test(plugin: &Loaded, permit: &Permit) -> Result<(), Error> {
     let result = match plugin {
         Loaded::Segmentation(p) => segmentation(p, permit),
         Loaded::Scorer(p) => scorer(p, permit),
         Loaded::Strategy(p) => strategy(p, permit),
         Loaded::Matcher(p) => matcher(p, permit),
     };
-    result.map_err(|m| RegistryError::Refused(format!("self-test failed: {m}")))
+    result.map_err(|m| Error::Refused(format!("self-test failed: {m}")))
 }
 
 /// A deterministic random walk on weekdays: the self-tests' fixture.

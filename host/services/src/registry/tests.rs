@@ -23,7 +23,7 @@ fn a_plugin_of_an_older_minor_wit_version_still_loads_and_runs() {
     // And a component of another kind is refused by type.
     assert!(matches!(
         load(&runtime, PluginKind::Scorer, "topn", bytes, None),
-        Err(RegistryError::Refused(_))
+        Err(Error::Refused(_))
     ));
 }
 
@@ -76,7 +76,7 @@ fn json_differences_name_fields_and_sizes() {
 fn an_unknown_kind_is_a_400_naming_the_allowed_kinds() {
     assert_eq!(parse_kind("matcher").unwrap(), PluginKind::Matcher);
     match parse_kind("engine") {
-        Err(RegistryError::Invalid(m)) => assert_eq!(
+        Err(Error::Invalid(m)) => assert_eq!(
             m,
             "unknown plugin kind 'engine'; expected one of: segmentation, scorer, strategy, matcher"
         ),
