@@ -82,8 +82,7 @@ async fn info(
         state.config.metadata_ttl,
         chrono::Utc::now().timestamp(),
     )
-    .await
-    ?;
+    .await?;
     let m = found.metadata;
     Ok(Json(AssetInfo {
         ticker: asset.ticker,

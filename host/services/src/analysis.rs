@@ -12,7 +12,6 @@ pub use crate::error::Error;
 use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::{Asset, Metric};
 use forecast_plugins::segmentation::{self as seg, AnalysisParams, EngineError};
-use forecast_plugins::PluginError;
 use forecast_store::{AssetStore, CacheStore, PluginRegistry};
 
 pub use forecast_api::analysis::{
@@ -42,7 +41,6 @@ pub fn engine_params(q: &AnalysisQuery, periods_per_year: u32) -> AnalysisParams
         periods_per_year: Some(periods_per_year),
     }
 }
-
 
 fn method_name(m: seg::Method) -> String {
     match m {
@@ -199,9 +197,7 @@ pub fn cache_key(asset: &Asset, engine: &str, q: &AnalysisQuery) -> String {
 pub async fn active_asset(db: &dyn AssetStore, ticker: &str) -> Result<Asset, Error> {
     match db.asset_by_ticker(ticker).await? {
         Some(a) if a.is_active => Ok(a),
-        _ => Err(Error::NotFound(format!(
-            "unknown ticker '{ticker}'"
-        ))),
+        _ => Err(Error::NotFound(format!("unknown ticker '{ticker}'"))),
     }
 }
 

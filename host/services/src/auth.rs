@@ -15,7 +15,7 @@ use rand::RngCore;
 use sha2::{Digest, Sha256};
 
 use forecast_domain::{Tier, User};
-use forecast_store::{Database, StoreError, Window};
+use forecast_store::{Database, Window};
 
 /// Every API key starts with this.
 pub const KEY_PREFIX: &str = "svc_";
@@ -83,7 +83,6 @@ pub fn parse_bearer(header: &str) -> Option<&str> {
     let hex = key.strip_prefix(KEY_PREFIX)?;
     (hex.len() == KEY_HEX_LEN && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(key)
 }
-
 
 /// Trims and lower-cases an e-mail address; rejects obvious garbage.
 pub fn normalize_email(raw: &str) -> Result<String, Error> {

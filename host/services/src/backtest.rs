@@ -27,8 +27,6 @@ use forecast_plugins::segmentation::{AnalysisParams, EngineError};
 use forecast_plugins::strategy::RunFailure;
 use forecast_plugins::{Permit, PluginError, SegmentationPlugin, StrategyPlugin};
 use forecast_store::AssetStore;
-use forecast_store::StoreError;
-
 
 /// Key of one asset's signals: the data, the engine and its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -329,9 +327,7 @@ impl BacktestService {
             .filter_map(|(_, s)| s.dates.last().copied())
             .max();
         let Some(latest) = latest else {
-            return Err(Error::Invalid(
-                "the universe has no price data".into(),
-            ));
+            return Err(Error::Invalid("the universe has no price data".into()));
         };
         let end = req.end_date.unwrap_or_else(|| from_days(latest));
         let start = req.start_date.unwrap_or_else(|| {

@@ -89,7 +89,6 @@ pub struct Summary {
     pub elapsed: Duration,
 }
 
-
 /// A name for this process's workers in task claims.
 pub fn worker_prefix() -> String {
     format!(
@@ -253,7 +252,8 @@ pub async fn run(
         }));
     }
     for h in handles {
-        h.await.map_err(|e| Error::Internal(format!("grading worker failed: {e}")))??;
+        h.await
+            .map_err(|e| Error::Internal(format!("grading worker failed: {e}")))??;
     }
     let current = db
         .latest_grading_run()

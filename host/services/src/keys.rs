@@ -18,7 +18,6 @@ pub fn not_premium() -> Error {
     Error::NotPremium("API keys are available on the Premium tier only".into())
 }
 
-
 fn timestamp(secs: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(secs, 0).unwrap_or_default()
 }

@@ -13,13 +13,11 @@ use crate::error::Error;
 pub use forecast_api::matcher::{MatchResponse, TickerMatch, MAX_MATCHES, MAX_TEXT_CHARS};
 use forecast_domain::Asset;
 use forecast_plugins::matcher::{Catalog, CatalogEntry};
-use forecast_plugins::PluginError;
 use forecast_store::AssetStore;
 use forecast_store::StoreError;
 
 /// How long the in-memory catalog is reused before it is re-read.
 const CATALOG_TTL: Duration = Duration::from_secs(30);
-
 
 /// A catalog as read at one moment: what the matcher sees and the assets
 /// its answers index into.

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use forecast_domain::Asset;
-use forecast_store::{AssetStore, StoreError};
+use forecast_store::AssetStore;
 
 /// What a provider knows about an asset. Unknown text fields are empty;
 /// an unknown market cap is 0.
@@ -144,7 +144,6 @@ pub async fn lookup(
         },
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,6 @@ use forecast_store::{GradingStore, RankedRow};
 
 use crate::error::Error;
 
-
 /// Ranks the active grading snapshot.
 #[derive(Clone)]
 pub struct RankingService {
@@ -55,15 +54,11 @@ impl RankingService {
 
     /// The ranking for `q`.
     pub async fn rank(&self, q: &RankingQuery) -> Result<RankingResponse, Error> {
-        let run = self
-            .db
-            .active_grading_run()
-            .await?
-            .ok_or_else(|| {
-                Error::Unavailable(
-                    "no ranking yet: the first daily grading run has not completed".into(),
-                )
-            })?;
+        let run = self.db.active_grading_run().await?.ok_or_else(|| {
+            Error::Unavailable(
+                "no ranking yet: the first daily grading run has not completed".into(),
+            )
+        })?;
         let mut rows = self
             .db
             .ranking_rows(&run.id, q.return_period, q.metric)

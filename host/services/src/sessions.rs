@@ -11,7 +11,6 @@ use forecast_store::{AccountStore, QuotaStore, StoreError};
 use crate::auth::{self, LOGIN_ATTEMPTS, SESSION_SECONDS};
 use crate::error::Error;
 
-
 /// A session just opened: its user and the token for the cookie (shown
 /// once; only its hash is stored).
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 
 use chrono::Utc;
 
-use crate::analysis::{active_asset, Error, AnalysisQuery, MIN_ROWS};
+use crate::analysis::{active_asset, AnalysisQuery, Error, MIN_ROWS};
 pub use forecast_api::analysis::{GradeBody, VerdictMetadata, VerdictResponse};
 use std::sync::Arc;
 
@@ -123,11 +123,7 @@ impl VerdictService {
     /// A verdict: from the active grading snapshot when the parameters are the
     /// graded defaults and the snapshot still describes the asset's data and
     /// the active plugins; otherwise computed live.
-    pub async fn verdict(
-        &self,
-        ticker: &str,
-        q: &AnalysisQuery,
-    ) -> Result<VerdictResponse, Error> {
+    pub async fn verdict(&self, ticker: &str, q: &AnalysisQuery) -> Result<VerdictResponse, Error> {
         let asset = active_asset(self.assets.as_ref(), ticker).await?;
         let engine = self.plugins.segmentation();
         let scorer = self.plugins.scorer();
@@ -142,9 +138,7 @@ impl VerdictService {
                         if row.data_version == asset.data_version {
                             let mut cached: VerdictResponse = serde_json::from_str(&row.body)
                                 .map_err(|e| {
-                                    Error::Internal(format!(
-                                        "cached verdict does not parse: {e}"
-                                    ))
+                                    Error::Internal(format!("cached verdict does not parse: {e}"))
                                 })?;
                             cached.metadata.from_cache = true;
                             return Ok(cached);
@@ -173,12 +167,10 @@ impl VerdictService {
                     crate::analysis::engine_params(&query, periods),
                 )?
                 .map_err(|e| match e {
-                    EngineError::InsufficientData(rows) => {
-                        Error::InsufficientData(format!(
+                    EngineError::InsufficientData(rows) => Error::InsufficientData(format!(
                 "{} has {rows} price rows in the requested window; at least {MIN_ROWS} are needed",
                 asset.ticker
-            ))
-                    }
+            )),
                     EngineError::InvalidInput(m) => Error::Invalid(m),
                 })?;
             let grades = scorer.score(&permit, &[score_input(&summary)])?;

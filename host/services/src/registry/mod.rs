@@ -22,7 +22,6 @@ pub mod self_test;
 #[cfg(test)]
 mod tests;
 
-
 pub use crate::error::Error;
 pub use builtins::{builtins, ensure_builtins, BUILTIN};
 pub use kinds::{parse_kind, slot, valid_version, SHADOW_KINDS};
@@ -32,4 +31,3 @@ pub use lifecycle::{
 pub use loading::{load, load_checked, Loaded};
 pub use report::{json_differences, shadow_report, Latency, ShadowReport};
 pub use self_test::self_test;
-

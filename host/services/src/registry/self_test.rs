@@ -11,7 +11,7 @@ use forecast_plugins::{
     MatcherPlugin, Permit, PluginError, ScorerPlugin, SegmentationPlugin, StrategyPlugin,
 };
 
-use super::{Loaded, Error};
+use super::{Error, Loaded};
 
 /// Runs `kind`'s self-test vectors against a loaded candidate: the engine
 /// on a fixture series must satisfy the engine's invariants (drawdown
