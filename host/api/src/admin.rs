@@ -1,6 +1,8 @@
 //! `/api/admin/*`: the plugin registry's request bodies (the operator API;
 //! guarded by the admin token).
 
+use std::collections::BTreeMap;
+
 use forecast_domain::PluginKind;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -92,5 +94,74 @@ pub struct ShadowStarted {
     pub shadow: ShadowRequest,
 }
 
-// Keeps the import used when only `value_type` mentions it.
-const _: Option<PluginKind> = None;
+/// One row of `plugin list`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Listed {
+    /// Kind.
+    pub kind: PluginKind,
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// Hex SHA-256.
+    pub sha256: String,
+    /// Bytes.
+    pub size: i64,
+    /// Whether it is the active version of its slot.
+    pub active: bool,
+    /// Whether it is being shadowed.
+    pub shadow: bool,
+    /// Registered from the binary.
+    pub builtin: bool,
+    /// Who added it.
+    pub added_by: String,
+    /// When (RFC 3339).
+    pub added_at: String,
+}
+
+/// `{plugins}`: every registered version, by kind, name, then when it was added.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PluginList {
+    /// The versions.
+    pub plugins: Vec<Listed>,
+}
+
+/// Latency summary of one side of a shadow run, milliseconds.
+#[derive(Debug, Clone, Serialize, PartialEq, Deserialize, ToSchema)]
+pub struct Latency {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+}
+
+/// What an operator reads before promoting a candidate.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ShadowReport {
+    /// The kind shadowed.
+    pub kind: PluginKind,
+    /// Candidate label, `kind/name@version`.
+    pub candidate: String,
+    /// Share of requests sampled.
+    pub sample: f64,
+    /// Comparisons made.
+    pub samples: usize,
+    /// Comparisons whose answers were identical.
+    pub identical: usize,
+    /// `identical / samples` (none before the first sample).
+    pub identical_share: Option<f64>,
+    /// Largest absolute difference seen per field (fields that differed).
+    pub max_differences: BTreeMap<String, f64>,
+    /// Latency of the active version on the sampled requests.
+    pub active_latency_ms: Option<Latency>,
+    /// Latency of the candidate on the same requests.
+    pub candidate_latency_ms: Option<Latency>,
+    /// Candidate failures.
+    pub errors: usize,
+    /// Up to five of their messages.
+    pub error_examples: Vec<String>,
+    /// Active versions it was compared with.
+    pub compared_with: Vec<String>,
+}

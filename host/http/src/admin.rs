@@ -9,8 +9,8 @@ use axum::response::Response;
 use axum::Json;
 use forecast_api::accounts::OkResponse;
 use forecast_api::admin::{
-    ActiveResponse, ActiveVersion, AddedPlugin, PluginSlot, PluginVersion, ShadowRequest,
-    ShadowStarted,
+    ActiveResponse, ActiveVersion, AddedPlugin, PluginList, PluginSlot, PluginVersion,
+    ShadowReport, ShadowRequest, ShadowStarted,
 };
 use forecast_api::ErrorBody;
 use sha2::{Digest, Sha256};
@@ -79,11 +79,11 @@ async fn apply(state: &AppState) {
     path = "/api/admin/plugins",
     operation_id = "adminListPlugins",
     summary = "Every registered plugin version and whether it is active or shadowed",
-    responses((status = 200, description = "`{plugins: [{kind, name, version, sha256, size, active, shadow, builtin, added_by, added_at}]}`", body = Object))
+    responses((status = 200, description = "OK", body = PluginList))
 )]
-async fn list(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
+async fn list(State(state): State<AppState>) -> Result<Json<PluginList>, ApiError> {
     let plugins = registry::list(state.db.as_ref()).await?;
-    Ok(Json(serde_json::json!({ "plugins": plugins })))
+    Ok(Json(PluginList { plugins }))
 }
 
 /// Registers a component.
@@ -242,7 +242,7 @@ async fn start_shadow(
     summary = "Agreement report of a kind's shadow run: identical share, largest difference per field, latency of both, errors",
     params(("kind" = PluginKind, Path, description = "The shadowed kind")),
     responses(
-        (status = 200, description = "`{kind, candidate, sample, samples, identical, identical_share, max_differences (field path → largest absolute difference; 1.7976931348623157e308 marks a structural change), active_latency_ms, candidate_latency_ms, errors, error_examples, compared_with}`", body = Object),
+        (status = 200, description = "OK; `max_differences` maps a field path (array positions as []) to the largest absolute difference, 1.7976931348623157e308 marking a structural change", body = ShadowReport),
         (status = 404, description = "No shadow run for the kind", body = ErrorBody),
     )
 )]

@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
-
+use forecast_api::admin::Listed;
 use forecast_domain::PluginKind;
 use forecast_plugins::strategy::valid_name;
 use forecast_plugins::{sha256_hex, PluginRuntime};
@@ -200,31 +199,6 @@ pub async fn stop_shadow(db: &dyn PluginRegistry, kind: PluginKind) -> Result<()
     } else {
         Err(Error::NotFound(format!("no shadow run for {kind}")))
     }
-}
-
-/// One row of `plugin list`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Listed {
-    /// Kind.
-    pub kind: PluginKind,
-    /// Name.
-    pub name: String,
-    /// Version.
-    pub version: String,
-    /// Hex SHA-256.
-    pub sha256: String,
-    /// Bytes.
-    pub size: i64,
-    /// Whether it is the active version of its slot.
-    pub active: bool,
-    /// Whether it is being shadowed.
-    pub shadow: bool,
-    /// Registered from the binary.
-    pub builtin: bool,
-    /// Who added it.
-    pub added_by: String,
-    /// When (RFC 3339).
-    pub added_at: String,
 }
 
 /// Every registered version with its state.

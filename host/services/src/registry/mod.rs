@@ -24,10 +24,11 @@ mod tests;
 
 pub use crate::error::Error;
 pub use builtins::{builtins, ensure_builtins, BUILTIN};
+pub use forecast_api::admin::{Latency, Listed, ShadowReport};
 pub use kinds::{parse_kind, slot, valid_version, SHADOW_KINDS};
 pub use lifecycle::{
-    activate, add, list, rollback, start_shadow, stop_shadow, Listed, MAX_COMPONENT_BYTES,
+    activate, add, list, rollback, start_shadow, stop_shadow, MAX_COMPONENT_BYTES,
 };
 pub use loading::{load, load_checked, Loaded};
-pub use report::{json_differences, shadow_report, Latency, ShadowReport};
+pub use report::{json_differences, shadow_report};
 pub use self_test::self_test;

@@ -4,23 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
+use forecast_api::admin::{Latency, ShadowReport};
 use forecast_domain::PluginKind;
 use forecast_store::{PluginRegistry, ShadowSample};
 
 use super::Error;
-
-/// Latency summary of one side of a shadow run, milliseconds.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Latency {
-    /// Mean.
-    pub mean: f64,
-    /// Median.
-    pub p50: f64,
-    /// 95th percentile.
-    pub p95: f64,
-}
 
 fn latency(mut v: Vec<f64>) -> Option<Latency> {
     if v.is_empty() {
@@ -33,35 +21,6 @@ fn latency(mut v: Vec<f64>) -> Option<Latency> {
         p50: at(0.5),
         p95: at(0.95),
     })
-}
-
-/// What an operator reads before promoting a candidate.
-#[derive(Debug, Clone, Serialize)]
-pub struct ShadowReport {
-    /// The kind shadowed.
-    pub kind: PluginKind,
-    /// Candidate label, `kind/name@version`.
-    pub candidate: String,
-    /// Share of requests sampled.
-    pub sample: f64,
-    /// Comparisons made.
-    pub samples: usize,
-    /// Comparisons whose answers were identical.
-    pub identical: usize,
-    /// `identical / samples` (none before the first sample).
-    pub identical_share: Option<f64>,
-    /// Largest absolute difference seen per field (fields that differed).
-    pub max_differences: BTreeMap<String, f64>,
-    /// Latency of the active version on the sampled requests.
-    pub active_latency_ms: Option<Latency>,
-    /// Latency of the candidate on the same requests.
-    pub candidate_latency_ms: Option<Latency>,
-    /// Candidate failures.
-    pub errors: usize,
-    /// Up to five of their messages.
-    pub error_examples: Vec<String>,
-    /// Active versions it was compared with.
-    pub compared_with: Vec<String>,
 }
 
 /// The report of `kind`'s running shadow.
