@@ -76,7 +76,12 @@ pub async fn build(
             config.backtest_timeout,
             config.signal_cache_bytes,
         ),
-        matcher: MatcherService::new(db.clone(), plugins.clone()),
+        matcher: MatcherService::new(
+            db.clone(),
+            plugins.clone(),
+            db.clone(),
+            config.match_per_minute,
+        ),
         ranking: RankingService::new(db.clone()),
         keys: KeyService::new(db.clone()),
         sessions: SessionService::new(db.clone(), db.clone()),

@@ -364,6 +364,15 @@ mod tests {
     }
 
     #[test]
+    fn integers_may_be_written_with_a_zero_fraction() {
+        let q = raw(&[("return_period", "30.0"), ("num_segments", "25.0")])
+            .validate()
+            .unwrap();
+        assert_eq!((q.return_period, q.num_segments), (30, 25));
+        assert!(raw(&[("return_period", "30.5")]).validate().is_err());
+    }
+
+    #[test]
     fn every_bound_is_enforced_and_named() {
         let cases = [
             ("return_period", "6", "between 7 and 365"),

@@ -400,6 +400,22 @@ mod tests {
     }
 
     #[test]
+    fn integers_may_be_written_with_a_zero_fraction() {
+        let v = req(r#"{"top_n": 5.0, "return_period": 30.0, "num_segments": 20.0}"#).unwrap();
+        assert_eq!(
+            (
+                v.params.top_n,
+                v.params.return_period,
+                v.params.num_segments
+            ),
+            (5, 30, 20)
+        );
+        assert!(req(r#"{"top_n": 5.5}"#)
+            .unwrap_err()
+            .contains("invalid type"));
+    }
+
+    #[test]
     fn tickers_win_over_category() {
         let v = req(r#"{"tickers": ["AAPL"], "category": "Crypto"}"#).unwrap();
         assert_eq!(v.universe, UniverseSpec::Tickers(vec!["AAPL".into()]));

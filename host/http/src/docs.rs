@@ -10,8 +10,6 @@
 //! `GET /api/openapi.json` serves the document built together with the
 //! router (see `crate::router`).
 
-use std::sync::Arc;
-
 use axum::response::IntoResponse;
 use axum::Extension;
 use forecast_api::ErrorBody;
@@ -207,9 +205,10 @@ pub fn admin(doc: &mut OpenApi) {
     }
 }
 
-/// The document, serialised once when the router is built.
+/// The document, serialised once when the router is built (cloning it per
+/// request only bumps a reference count).
 #[derive(Clone)]
-pub struct Document(pub Arc<String>);
+pub struct Document(pub axum::body::Bytes);
 
 /// This document.
 #[utoipa::path(
@@ -222,6 +221,6 @@ pub struct Document(pub Arc<String>);
 pub async fn openapi(Extension(doc): Extension<Document>) -> impl IntoResponse {
     (
         [(axum::http::header::CONTENT_TYPE, "application/json")],
-        doc.0.as_ref().clone(),
+        doc.0,
     )
 }

@@ -54,12 +54,7 @@ async fn create(
     SessionUser(user): SessionUser,
     JsonBody(body): JsonBody<CreateKeyRequest>,
 ) -> Result<Json<CreatedKey>, ApiError> {
-    if user.tier != forecast_domain::Tier::Premium {
-        // Before the name: a Free user learns about the tier first.
-        return Err(forecast_services::keys::not_premium().into());
-    }
-    let name = body.validate()?;
-    Ok(Json(state.keys.create(&user, name).await?))
+    Ok(Json(state.keys.create(&user, &body).await?))
 }
 
 /// Revokes a key.

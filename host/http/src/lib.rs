@@ -24,8 +24,6 @@ mod ranking;
 pub mod session;
 mod state;
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -96,15 +94,10 @@ pub fn api(state: &AppState) -> OpenApiRouter<AppState> {
     limited.merge(admin::router(state))
 }
 
-/// The OpenAPI document of [`api`].
-pub fn openapi(state: &AppState) -> utoipa::openapi::OpenApi {
-    api(state).into_openapi()
-}
-
 /// The whole service.
 pub fn router(state: AppState) -> Router {
     let (routes, doc) = api(&state).split_for_parts();
-    let doc = docs::Document(Arc::new(
+    let doc = docs::Document(axum::body::Bytes::from(
         doc.to_json().expect("the OpenAPI document serialises"),
     ));
     let request_id = axum::http::HeaderName::from_static(REQUEST_ID);

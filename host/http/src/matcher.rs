@@ -11,7 +11,6 @@ use super::extract::Json as JsonBody;
 use super::session::SessionUser;
 use crate::AppState;
 use forecast_api::matcher::{MatchRequest, MatchResponse};
-use forecast_store::Window;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(match_tickers))
@@ -37,29 +36,5 @@ async fn match_tickers(
     SessionUser(user): SessionUser,
     JsonBody(body): JsonBody<MatchRequest>,
 ) -> Result<Json<MatchResponse>, ApiError> {
-    forecast_api::matcher::validate(&body.text)?;
-    let now = chrono::Utc::now().timestamp();
-    let window = Window {
-        kind: "match",
-        seconds: 60,
-        limit: state.config.match_per_minute,
-    };
-    let used = state
-        .db
-        .consume(&format!("match:{}", user.id), &[window], 1, now)
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "matcher limiter unavailable");
-            ApiError::Unavailable("the matcher is temporarily unavailable".into())
-        })?;
-    if !used.admitted {
-        return Err(ApiError::TooManyRequests {
-            detail: format!(
-                "at most {} matcher requests per minute; try again shortly",
-                window.limit
-            ),
-            retry_after: (used.windows[0].reset - now).max(1) as u64,
-        });
-    }
-    Ok(Json(state.matcher.match_text(&body.text).await?))
+    Ok(Json(state.matcher.match_text(&user, &body.text).await?))
 }

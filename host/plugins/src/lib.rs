@@ -175,11 +175,6 @@ pub mod builtin {
     pub fn builtins() -> impl Iterator<Item = &'static Component> {
         ALL.iter().filter(|c| c.role == Role::Builtin)
     }
-
-    /// An embedded component by file stem.
-    pub fn by_stem(stem: &str) -> Option<&'static Component> {
-        ALL.iter().find(|c| c.stem == stem)
-    }
 }
 
 #[cfg(test)]

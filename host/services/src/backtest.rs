@@ -303,11 +303,6 @@ impl BacktestService {
         }
     }
 
-    /// The walk-forward signal cache (its size, for diagnostics).
-    pub fn signal_cache(&self) -> &SignalCache {
-        &self.signals
-    }
-
     /// Runs a validated request end to end.
     pub async fn run(&self, req: ValidRequest) -> Result<BacktestResponse, Error> {
         let started = Instant::now();

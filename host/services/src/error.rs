@@ -64,3 +64,9 @@ pub enum Error {
 
 /// Result of a service call.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<forecast_api::Invalid> for Error {
+    fn from(e: forecast_api::Invalid) -> Self {
+        Error::Invalid(e.0)
+    }
+}

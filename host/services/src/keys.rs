@@ -6,17 +6,12 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use forecast_api::accounts::{CreatedKey, KeyRecord};
+use forecast_api::accounts::{CreateKeyRequest, CreatedKey, KeyRecord};
 use forecast_domain::{ApiKeyRecord, Tier, User};
 use forecast_store::AccountStore;
 
 use crate::auth::{self, MAX_ACTIVE_KEYS};
 use crate::error::Error;
-
-/// The refusal of a key to a user not on the Premium tier.
-pub fn not_premium() -> Error {
-    Error::NotPremium("API keys are available on the Premium tier only".into())
-}
 
 fn timestamp(secs: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(secs, 0).unwrap_or_default()
@@ -50,11 +45,19 @@ impl KeyService {
         Ok(keys.into_iter().map(record).collect())
     }
 
-    /// Creates a key named `name` (already validated).
-    pub async fn create(&self, user: &User, name: &str) -> Result<CreatedKey, Error> {
+    /// Creates the key `request` asks for. The tier is checked before the
+    /// name, so a Free user learns about the tier first.
+    pub async fn create(
+        &self,
+        user: &User,
+        request: &CreateKeyRequest,
+    ) -> Result<CreatedKey, Error> {
         if user.tier != Tier::Premium {
-            return Err(not_premium());
+            return Err(Error::NotPremium(
+                "API keys are available on the Premium tier only".into(),
+            ));
         }
+        let name = request.validate()?;
         let new = auth::new_api_key();
         let now = Utc::now().timestamp();
         let created = self

@@ -11,10 +11,10 @@ use sha2::{Digest, Sha256};
 use crate::active::Plugins;
 use crate::error::Error;
 pub use forecast_api::matcher::{MatchResponse, TickerMatch, MAX_MATCHES, MAX_TEXT_CHARS};
-use forecast_domain::Asset;
+use forecast_domain::{Asset, User};
 use forecast_plugins::matcher::{Catalog, CatalogEntry};
-use forecast_store::AssetStore;
 use forecast_store::StoreError;
+use forecast_store::{AssetStore, QuotaStore, Window};
 
 /// How long the in-memory catalog is reused before it is re-read.
 const CATALOG_TTL: Duration = Duration::from_secs(30);
@@ -85,23 +85,58 @@ pub struct MatcherService {
     assets: Arc<dyn AssetStore>,
     plugins: Arc<Plugins>,
     catalog: Arc<CatalogCache>,
+    /// Counts each user's requests.
+    quotas: Arc<dyn QuotaStore>,
+    /// Requests a user may make per minute.
+    per_minute: u32,
 }
 
 impl MatcherService {
-    /// A service over the catalog of `assets` answering with `plugins`' matcher.
-    pub fn new(assets: Arc<dyn AssetStore>, plugins: Arc<Plugins>) -> Self {
+    /// A service over the catalog of `assets` answering with `plugins`'
+    /// matcher, at most `per_minute` requests per user (counted in `quotas`).
+    pub fn new(
+        assets: Arc<dyn AssetStore>,
+        plugins: Arc<Plugins>,
+        quotas: Arc<dyn QuotaStore>,
+        per_minute: u32,
+    ) -> Self {
         MatcherService {
             assets,
             plugins,
             catalog: Arc::default(),
+            quotas,
+            per_minute,
         }
     }
 
-    /// Matches `text` against the active catalog with the active matcher.
-    pub async fn match_text(&self, text: &str) -> Result<MatchResponse, Error> {
-        let text = forecast_api::matcher::validate(text)
-            .map_err(|e| Error::Invalid(e.0))?
-            .to_string();
+    /// Matches `text` for `user` against the active catalog with the active
+    /// matcher. Invalid text is refused before it counts against the user's
+    /// limit; a limiter that cannot count refuses the request.
+    pub async fn match_text(&self, user: &User, text: &str) -> Result<MatchResponse, Error> {
+        let text = forecast_api::matcher::validate(text)?.to_string();
+        let now = chrono::Utc::now().timestamp();
+        let window = Window {
+            kind: "match",
+            seconds: 60,
+            limit: self.per_minute,
+        };
+        let used = self
+            .quotas
+            .consume(&format!("match:{}", user.id), &[window], 1, now)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "matcher limiter unavailable");
+                Error::Unavailable("the matcher is temporarily unavailable".into())
+            })?;
+        if !used.admitted {
+            return Err(Error::TooManyAttempts {
+                detail: format!(
+                    "at most {} matcher requests per minute; try again shortly",
+                    window.limit
+                ),
+                retry_after: (used.windows[0].reset - now).max(1) as u64,
+            });
+        }
         let matcher = self
             .plugins
             .matcher()
