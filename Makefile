@@ -2,6 +2,7 @@
 #   make run    build everything, load the demo universe, serve on $(FORECAST_ADDR)
 #   make test   every test (unit, component, integration; PostgreSQL when TEST_DATABASE_URL is set)
 #   make conformance  schemathesis, every check, against the generated OpenAPI document
+#   make web-types    refresh web/openapi.json and the web app's generated API types
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
@@ -19,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench lint fmt components toolchain clean-data plugin
+.PHONY: all run build test conformance bench lint fmt components toolchain clean-data plugin web web-test web-types chromium
 
 all: build
 
@@ -48,23 +49,57 @@ components: toolchain
 	@mkdir -p $(COMPONENTS_DIST)
 	@for f in $(COMPONENTS); do cmp -s "$$f" "$(COMPONENTS_DIST)/$${f##*/}" || cp "$$f" "$(COMPONENTS_DIST)/"; done
 
-## build: components + the `forecast` binary at target/release/forecast
-build: components
+## web: the web application (web/, Vite + TypeScript): `npm ci` from the
+## committed lockfile when it changed, then `vite build` into web/dist when
+## a source changed; host/web embeds web/dist into the binary
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) \
+  $(wildcard web/index.html web/vite.config.ts web/tsconfig.json web/package.json)
+web: web/dist/index.html
+web/node_modules/.ci-stamp: web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+	@touch $@
+web/dist/index.html: web/node_modules/.ci-stamp $(WEB_SOURCES)
+	cd web && npm run build
+	@touch $@
+
+## build: components + the web application + the `forecast` binary at
+## target/release/forecast (which embeds both)
+build: components web
 	$(CARGO) build --release --bin forecast
 
 ## run: build, load the demo universe on first start, serve
 run: build
 	./target/release/forecast serve
 
-## test: every test, natively and through the components
+## test: every test, natively and through the components, then the web
+## application in a real browser (web-test)
 # The log feeds the one-line total printed last (cargo ends on doc-test
 # summaries that count 0, which would hide how many tests ran).
-test: components
+test: components web
 	@mkdir -p target
 	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort -p matcher) \
 	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
 	  && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
+	$(MAKE) --no-print-directory web-test
+
+## chromium: Debian's Chromium for the browser tests, installed when missing
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq chromium; }
+
+## web-test: the web application in headless Chromium (playwright-core)
+## against a real `forecast serve` on a free port with a temporary database
+web-test: build chromium
+	cd web && FORECAST_BIN=$(CURDIR)/target/release/forecast npm test
+
+## web-types: the OpenAPI snapshot the web app's types come from
+## (web/openapi.json, checked by the `web` integration test) and the types
+web-types: web/node_modules/.ci-stamp
+	FORECAST_WRITE_OPENAPI=1 $(CARGO) test --release --test it -- --exact web::the_web_apps_openapi_snapshot_is_current
+	cd web && npm run gen:types
 
 ## conformance: schemathesis (pinned by version and SHA-256, in
 ## target/conformance-venv) with every check against every non-admin

@@ -21,6 +21,7 @@ use forecast_services::metadata::CatalogProvider;
 use forecast_services::ranking::RankingService;
 use forecast_services::sessions::SessionService;
 use forecast_services::verdict::VerdictService;
+use forecast_services::watchlist::WatchlistService;
 use forecast_services::{auth, demo};
 use forecast_store::{self as store, Database};
 
@@ -51,7 +52,7 @@ pub async fn build(
     if !demo::is_loaded(db.as_ref()).await? && db.counts().await?.assets == 0 {
         tracing::info!("empty database: loading the demo universe");
         let started = Instant::now();
-        let summary = demo::load(db.as_ref(), &mut |done, total| {
+        let summary = demo::load(db.as_ref(), demo::Universe::Full, &mut |done, total| {
             tracing::info!(done, total, "loading demo universe");
         })
         .await?;
@@ -84,6 +85,7 @@ pub async fn build(
         ),
         ranking: RankingService::new(db.clone()),
         keys: KeyService::new(db.clone()),
+        watchlists: WatchlistService::new(db.clone(), db.clone()),
         sessions: SessionService::new(db.clone(), db.clone()),
         metadata: Arc::new(CatalogProvider),
         config: Arc::new(HttpConfig {

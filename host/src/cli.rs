@@ -75,6 +75,16 @@ enum UserCommand {
         #[arg(long)]
         password_stdin: bool,
     },
+    /// Set a new password (the account is signed out everywhere). Without
+    /// --password-stdin a random password is generated and printed once.
+    SetPassword {
+        /// E-mail address.
+        #[arg(long)]
+        email: String,
+        /// Read the password from standard input (first line).
+        #[arg(long)]
+        password_stdin: bool,
+    },
     /// Change an account's tier; takes effect on the next request.
     SetTier {
         /// E-mail address.
@@ -118,7 +128,12 @@ enum KeyCommand {
 #[derive(Debug, Subcommand)]
 enum DemoCommand {
     /// Load (or reload) the catalog and demo prices; idempotent.
-    Load,
+    Load {
+        /// Keep only about 55 assets active (each category's first three
+        /// and the API document's examples), for tests and quick trials.
+        #[arg(long)]
+        small: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -143,8 +158,8 @@ impl Cli {
         match self.command {
             Command::Serve { addr } => serve(addr).await,
             Command::Demo {
-                command: DemoCommand::Load,
-            } => demo_load().await,
+                command: DemoCommand::Load { small },
+            } => demo_load(small).await,
             Command::Ingest {
                 command: IngestCommand::Csv { paths, ticker },
             } => ingest_csv(paths, ticker).await,
@@ -156,6 +171,18 @@ impl Cli {
             Command::Plugin { command } => crate::cli_plugin::run(command).await,
         }
     }
+}
+
+/// The first line of standard input, or a generated password (true).
+fn password_from(stdin: bool) -> anyhow::Result<(String, bool)> {
+    if !stdin {
+        return Ok((auth::random_password(), true));
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .context("read the password from stdin")?;
+    Ok((line.trim_end_matches(['\r', '\n']).to_string(), false))
 }
 
 async fn serve(addr: Option<String>) -> anyhow::Result<()> {
@@ -180,14 +207,16 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
             )
         }
         None => format!(
-            "\nAPI keys are shown once. Make another with:\n  \
-             forecast key create --email {} --name mine   # then: export FORECAST_KEY=svc_…\n",
+            "\nThe demo login and key were shown on the first start. New ones:\n  \
+             ./target/release/forecast user set-password --email {0}   # prints a new password\n  \
+             ./target/release/forecast key create --email {0} --name mine   # then: export FORECAST_KEY=svc_…\n",
             crate::app::DEMO_EMAIL
         ),
     };
     let key = demo.as_ref().map_or("$FORECAST_KEY", |d| d.key.as_str());
     let banner = format!(
         "Forecast Engine listening on http://{local}\n{key_hint}\
+         Web app: open http://{local}/ in a browser and sign in with the demo login.\n\
          Try:\n  curl http://{local}/api/health?debug=1\n  \
          curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/assets?category=Indices'\n  \
          curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/analysis/%5EGSPC?return_period=90'\n  \
@@ -236,11 +265,16 @@ fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-async fn demo_load() -> anyhow::Result<()> {
+async fn demo_load(small: bool) -> anyhow::Result<()> {
     let url = database_url_from_env();
     let db = store::connect(&url).await?;
     let started = Instant::now();
-    let summary = forecast_services::demo::load(db.as_ref(), &mut |done, total| {
+    let universe = if small {
+        forecast_services::demo::Universe::Small
+    } else {
+        forecast_services::demo::Universe::Full
+    };
+    let summary = forecast_services::demo::load(db.as_ref(), universe, &mut |done, total| {
         eprint!("\rloading demo universe: {done}/{total} assets");
     })
     .await?;
@@ -325,17 +359,20 @@ async fn user(command: UserCommand) -> anyhow::Result<()> {
                 tier,
                 password_stdin,
             } => {
-                let (password, generated) = if password_stdin {
-                    let mut line = String::new();
-                    std::io::stdin()
-                        .read_line(&mut line)
-                        .context("read the password from stdin")?;
-                    (line.trim_end_matches(['\r', '\n']).to_string(), false)
-                } else {
-                    (auth::random_password(), true)
-                };
+                let (password, generated) = password_from(password_stdin)?;
                 let user = auth::create_user(db.as_ref(), &email, password.clone(), tier).await?;
                 println!("created {}", describe(&user));
+                if generated {
+                    println!("password (shown once): {password}");
+                }
+            }
+            UserCommand::SetPassword {
+                email,
+                password_stdin,
+            } => {
+                let (password, generated) = password_from(password_stdin)?;
+                auth::set_password(db.as_ref(), &email, password.clone()).await?;
+                println!("password changed; every session of {email} is signed out");
                 if generated {
                     println!("password (shown once): {password}");
                 }

@@ -306,6 +306,60 @@ impl Drop for Server {
     }
 }
 
+/// A signed-in browser: the session cookie and the server's origin.
+pub struct Browser<'a> {
+    pub server: &'a Server,
+    pub cookie: String,
+}
+
+impl<'a> Browser<'a> {
+    pub async fn login(server: &'a Server, email: &str, password: &str) -> Browser<'a> {
+        let r = server
+            .client()
+            .post(server.url("/auth/login"))
+            .json(&serde_json::json!({ "email": email, "password": password }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "login of {email}");
+        let set = r
+            .headers()
+            .get(reqwest::header::SET_COOKIE)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Lax"),
+            "{set}"
+        );
+        let cookie = set.split(';').next().unwrap().to_string();
+        Browser { server, cookie }
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let mut req = self
+            .server
+            .client()
+            .request(method, self.server.url(path))
+            .header(reqwest::header::COOKIE, &self.cookie)
+            .header(reqwest::header::ORIGIN, &self.server.base);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let r = req.send().await.unwrap();
+        (
+            r.status().as_u16(),
+            r.json().await.unwrap_or(serde_json::Value::Null),
+        )
+    }
+}
+
 /// Asserts an error response: the status and a `{detail}` string that
 /// contains every needle.
 pub fn assert_error(got: &(u16, serde_json::Value), status: u16, needles: &[&str]) {

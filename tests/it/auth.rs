@@ -6,8 +6,10 @@
 
 use crate::common;
 
-use common::{assert_error, cli_ok, create_key, test_key, Server, TEST_EMAIL, TEST_PASSWORD};
-use reqwest::header::{HeaderMap, COOKIE, ORIGIN, SET_COOKIE};
+use common::{
+    assert_error, cli_ok, create_key, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD,
+};
+use reqwest::header::{HeaderMap, COOKIE, ORIGIN};
 use serde_json::{json, Value};
 
 /// Waits until at least `seconds` remain in the current UTC minute, so a
@@ -30,52 +32,6 @@ fn header_u64(h: &HeaderMap, name: &str) -> u64 {
         .unwrap()
         .parse()
         .unwrap()
-}
-
-/// A signed-in browser: the session cookie and the server's origin.
-struct Browser<'a> {
-    server: &'a Server,
-    cookie: String,
-}
-
-impl<'a> Browser<'a> {
-    async fn login(server: &'a Server, email: &str, password: &str) -> Browser<'a> {
-        let r = server
-            .client()
-            .post(server.url("/auth/login"))
-            .json(&json!({ "email": email, "password": password }))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200, "login of {email}");
-        let set = r
-            .headers()
-            .get(SET_COOKIE)
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
-        assert!(
-            set.contains("HttpOnly") && set.contains("SameSite=Lax"),
-            "{set}"
-        );
-        let cookie = set.split(';').next().unwrap().to_string();
-        Browser { server, cookie }
-    }
-
-    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut req = self
-            .server
-            .client()
-            .request(method, self.server.url(path))
-            .header(COOKIE, &self.cookie)
-            .header(ORIGIN, &self.server.base);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let r = req.send().await.unwrap();
-        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-    }
 }
 
 #[tokio::test]
@@ -661,4 +617,54 @@ async fn secrets_never_leak_and_store_failures_fail_closed() {
         !logs.contains(&key[4..]) && !logs.contains(&hash),
         "a secret reached the logs"
     );
+}
+
+/// `forecast user set-password`: the way back in for a newcomer whose
+/// demo password scrolled away. The old password stops working and every
+/// session of the account ends.
+#[tokio::test]
+async fn a_new_password_signs_the_account_out_everywhere() {
+    let s = Server::app().await;
+    let before = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
+    assert_eq!(
+        before.send(reqwest::Method::GET, "/auth/me", None).await.0,
+        200
+    );
+    let out = cli_ok(
+        &s.db,
+        &[
+            "user",
+            "set-password",
+            "--email",
+            TEST_EMAIL,
+            "--password-stdin",
+        ],
+        "a brand new password\n",
+    );
+    assert!(out.contains("signed out"), "{out}");
+    assert_eq!(
+        before.send(reqwest::Method::GET, "/auth/me", None).await.0,
+        401
+    );
+    let old = s
+        .client()
+        .post(s.url("/auth/login"))
+        .json(&json!({ "email": TEST_EMAIL, "password": TEST_PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(old.status(), 401);
+    Browser::login(&s, TEST_EMAIL, "a brand new password").await;
+    // Without --password-stdin a password is generated and printed once.
+    let out = cli_ok(&s.db, &["user", "set-password", "--email", TEST_EMAIL], "");
+    let generated = out
+        .lines()
+        .find_map(|l| l.strip_prefix("password (shown once): "))
+        .unwrap_or_else(|| panic!("no generated password in {out}"));
+    Browser::login(&s, TEST_EMAIL, generated).await;
+    let (ok, _, err) = common::cli(
+        &s.db,
+        &["user", "set-password", "--email", "nobody@example.com"],
+    );
+    assert!(!ok && err.contains("no user"), "{err}");
 }

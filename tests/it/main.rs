@@ -23,3 +23,4 @@ mod matcher;
 mod plugins;
 mod replicas;
 mod smoke;
+mod web;

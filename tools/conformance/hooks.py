@@ -13,6 +13,7 @@ once, with the same Bearer key the run uses:
 * analysis, verdict and backtest: `start_date` on or before `end_date`;
 * analysis and verdict: an asset with at least 300 price rows, and 300 of
   them inside the window (else 422);
+* watchlist: `tickers` known active assets;
 * backtest: `tickers` known active assets; `strategy` one of
   `GET /api/strategies`; the window must contain a tradeable asset (300
   rows of history by `end_date` and a price inside the window) and
@@ -30,6 +31,7 @@ import bisect
 import datetime as dt
 import hashlib
 import os
+import re
 import threading
 import urllib.parse
 
@@ -156,7 +158,10 @@ def _order_dates(container: dict) -> None:
         container["start_date"], container["end_date"] = container["end_date"], container["start_date"]
 
 
-ANALYSIS = r"^/api/analysis/\{ticker\}"
+# The web application's twins of the data routes (`/web/api/…`, same
+# handlers behind the session cookie) follow the same rules.
+ANALYSIS = r"^(/web)?/api/analysis/\{ticker\}"
+BACKTEST = r"^(/web)?/api/backtest$"
 
 
 @schemathesis.hook("filter_case").apply_to(path_regex=ANALYSIS)
@@ -190,7 +195,7 @@ def analysis_window(ctx, case):
     return case
 
 
-@schemathesis.hook("map_case").apply_to(path="/api/backtest", method="POST")
+@schemathesis.hook("map_case").apply_to(path_regex=BACKTEST, method="POST")
 def backtest_runtime_rules(ctx, case):
     body = case.body
     if not _positive(case) or not isinstance(body, dict):
@@ -247,6 +252,18 @@ def backtest_runtime_rules(ctx, case):
     return case
 
 
+@schemathesis.hook("map_case").apply_to(path="/web/watchlist", method="PUT")
+def watchlist_of_active_assets(ctx, case):
+    """A watchlist names active assets only (else 400, refused whole): each
+    generated ticker becomes one of them, the same input the same asset."""
+    body = case.body
+    if not _positive(case) or not isinstance(body, dict) or not isinstance(body.get("tickers"), list):
+        return case
+    active = sorted(UNIVERSE.load().tickers)
+    body["tickers"] = [t if t in active else _pick(t, active) for t in body["tickers"]]
+    return case
+
+
 @schemathesis.hook("map_case").apply_to(path="/api/keys", method="DELETE")
 def revoke_existing_key(ctx, case):
     """Half of the positive revocations name one of the session user's
@@ -276,9 +293,11 @@ def before_add_examples(ctx, examples):
         return
     kept = []
     for case in examples:
-        if op.method.upper() == "POST" and op.path == "/api/backtest":
+        if op.method.upper() == "POST" and re.match(BACKTEST, op.path):
             case = backtest_runtime_rules(ctx, case)
-        elif op.path.startswith("/api/analysis/{ticker}"):
+        elif op.method.upper() == "PUT" and op.path == "/web/watchlist":
+            case = watchlist_of_active_assets(ctx, case)
+        elif re.match(ANALYSIS, op.path):
             if not analysis_needs_300_rows(ctx, case):
                 continue
             case = analysis_window(ctx, case)

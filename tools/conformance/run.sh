@@ -70,26 +70,13 @@ export FORECAST_MATCH_PER_MINUTE=1000000
 export RUST_LOG="${RUST_LOG:-warn}"
 unset FORECAST_ADMIN_TOKEN FORECAST_ORIGIN FORECAST_LLM_URL FORECAST_ADDR
 
-"$bin" demo load >"$work/setup.log" 2>&1
-# A small universe: the demo's 2,600 assets take minutes to grade and a
-# whole-universe backtest takes seconds to half a minute on two cores, far
-# past a fuzzing budget. Every category stays represented (its first
-# assets), with the tickers the document's examples name and the short
-# histories (under 300 rows) the engine refuses; the rest is stored
+# A small universe (`demo load --small`): the demo's 2,600 assets take
+# minutes to grade and a whole-universe backtest takes seconds to half a
+# minute on two cores, far past a fuzzing budget. Every category stays
+# represented, with the tickers the document's examples name and the
+# short histories (under 300 rows) the engine refuses; the rest is stored
 # inactive, as the demo's delisted assets are (404 on their routes).
-"$venv/bin/python" - "$work/forecast.db" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-keep = {row[0] for row in db.execute(
-    "SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY category ORDER BY id) AS n"
-    " FROM assets WHERE is_active = 1) WHERE n <= 3")}
-keep |= {row[0] for row in db.execute(
-    "SELECT id FROM assets WHERE is_active = 1 AND ticker IN"
-    " ('AAPL', 'MSFT', '^GSPC', 'BTC-USD', 'EURUSD=X', 'GC=F', 'KVUE', 'CS2-FEVER')")}
-db.execute(f"UPDATE assets SET is_active = 0 WHERE id NOT IN ({','.join(map(str, keep))})")
-db.commit()
-print(f"conformance universe: {len(keep)} active assets")
-PY
+"$bin" demo load --small >"$work/setup.log" 2>&1
 # Today's grading run, complete before the server starts: the server then
 # has nothing left to grade and /api/ranking answers from a full snapshot.
 "$bin" grade >>"$work/setup.log" 2>&1

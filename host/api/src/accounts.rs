@@ -102,3 +102,60 @@ pub struct RevokeKeyRequest {
     #[schema(format = Uuid)]
     pub id: String,
 }
+
+/// Most assets a watchlist holds.
+pub const MAX_WATCHLIST: usize = 50;
+
+/// One asset of a watchlist.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WatchlistItem {
+    /// Ticker.
+    #[schema(example = "AAPL")]
+    pub ticker: String,
+    /// Display name.
+    pub name: String,
+    /// Category.
+    pub category: forecast_domain::Category,
+    /// Where its prices come from.
+    pub data_source: forecast_domain::DataSource,
+}
+
+/// `GET /web/watchlist`: the signed-in user's watchlist, in the order chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Watchlist {
+    /// The assets (active ones only), in the order chosen.
+    pub tickers: Vec<WatchlistItem>,
+}
+
+/// `PUT /web/watchlist`: the whole new watchlist.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetWatchlistRequest {
+    /// Active tickers, at most 50; a repeated ticker is kept once, where it
+    /// first appears.
+    #[schema(max_items = 50, example = json!(["AAPL", "BTC-USD"]))]
+    pub tickers: Vec<String>,
+}
+
+impl SetWatchlistRequest {
+    /// The trimmed tickers without repeats, or why they are refused.
+    pub fn validate(&self) -> Result<Vec<&str>, Invalid> {
+        if self.tickers.len() > MAX_WATCHLIST {
+            return Err(Invalid::from(format!(
+                "tickers: at most {MAX_WATCHLIST} per watchlist ({} sent)",
+                self.tickers.len()
+            )));
+        }
+        let mut out: Vec<&str> = Vec::with_capacity(self.tickers.len());
+        for t in &self.tickers {
+            let t = t.trim();
+            if t.is_empty() {
+                return Err(Invalid::from("tickers: an empty ticker"));
+            }
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        Ok(out)
+    }
+}

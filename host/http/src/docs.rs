@@ -127,35 +127,73 @@ fn respond(op: &mut Operation, status: &str, response: Response) {
 /// response, and the guard's 401, 402, 429 and 503.
 pub fn metered(doc: &mut OpenApi, cost: u32) {
     for op in operations(doc) {
-        op.security = Some(vec![SecurityRequirement::new(BEARER, Vec::<String>::new())]);
-        let ext = op.extensions.get_or_insert_with(Default::default);
-        ext.merge(ExtensionsBuilder::new().add("x-quota-cost", cost).build());
-        for response in op.responses.responses.values_mut() {
-            if let RefOr::T(r) = response {
-                *r = rate_headers(std::mem::take(r));
-            }
-        }
+        quota(op, cost, BEARER);
         respond(
             op,
             "401",
             error("Missing, malformed, unknown or revoked API key (not counted)"),
         );
-        respond(
-            op,
-            "402",
-            error("Valid key of a user not on the Premium tier (not counted)"),
-        );
-        let mut limited = rate_headers(error("Quota exhausted"));
-        limited
-            .headers
-            .insert("Retry-After".into(), integer_header("Seconds to wait."));
-        respond(op, "429", limited);
-        respond(
-            op,
-            "503",
-            error("The quota store is unavailable: the request is refused"),
-        );
     }
+}
+
+/// Documents the web application's twin of a metered group (the same
+/// routes under `/web`, see `crate::web_data_routes`): the session cookie
+/// instead of a key, the same quota, the Origin check of state changes,
+/// and operation ids prefixed `web` (they must be unique in the document).
+pub fn web_metered(doc: &mut OpenApi, cost: u32) {
+    for item in doc.paths.paths.values_mut() {
+        for (post, op) in [(false, item.get.as_mut()), (true, item.post.as_mut())] {
+            let Some(op) = op else { continue };
+            quota(op, cost, SESSION);
+            if let Some(id) = op.operation_id.as_mut() {
+                let mut chars = id.chars();
+                let first = chars.next().map(|c| c.to_ascii_uppercase());
+                *id = format!("web{}{}", first.unwrap_or_default(), chars.as_str());
+            }
+            op.tags = Some(vec!["web".into()]);
+            respond(
+                op,
+                "401",
+                error("No valid session, or a Bearer key was sent"),
+            );
+            if post {
+                respond(
+                    op,
+                    "403",
+                    error("Origin missing or not the configured web origin (CSRF)"),
+                );
+            }
+        }
+    }
+}
+
+/// What every metered operation has, whichever the credential: the
+/// security requirement, `x-quota-cost`, the rate headers on every
+/// response, 402, 429 and 503.
+fn quota(op: &mut Operation, cost: u32, scheme: &str) {
+    op.security = Some(vec![SecurityRequirement::new(scheme, Vec::<String>::new())]);
+    let ext = op.extensions.get_or_insert_with(Default::default);
+    ext.merge(ExtensionsBuilder::new().add("x-quota-cost", cost).build());
+    for response in op.responses.responses.values_mut() {
+        if let RefOr::T(r) = response {
+            *r = rate_headers(std::mem::take(r));
+        }
+    }
+    respond(
+        op,
+        "402",
+        error("The user is not on the Premium tier (not counted)"),
+    );
+    let mut limited = rate_headers(error("Quota exhausted"));
+    limited
+        .headers
+        .insert("Retry-After".into(), integer_header("Seconds to wait."));
+    respond(op, "429", limited);
+    respond(
+        op,
+        "503",
+        error("The quota store is unavailable: the request is refused"),
+    );
 }
 
 /// Documents the session cookie on every operation of `doc`: its security
@@ -165,6 +203,7 @@ pub fn session(doc: &mut OpenApi) {
         for (method, op) in [
             ("GET", item.get.as_mut()),
             ("POST", item.post.as_mut()),
+            ("PUT", item.put.as_mut()),
             ("DELETE", item.delete.as_mut()),
         ] {
             let Some(op) = op else { continue };

@@ -1,4 +1,6 @@
-//! Bearer authentication and quotas for the API routes (DESIGN §7, §8).
+//! Bearer authentication and quotas for the API routes (DESIGN §7, §8),
+//! and the web application's session-authenticated twin of the same
+//! routes under `/web` (same tier rule, same per-user quota).
 //!
 //! Every request re-reads the key and its owner from the store, so a
 //! revocation or a tier change takes effect on the very next request on
@@ -6,15 +8,16 @@
 //! user's minute and day windows; the cost of a request is a property of
 //! its route. Rejections before admission (401, 402) count nothing.
 
-use axum::extract::{Request, State};
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::header::AUTHORIZATION;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
+use super::session::SessionUser;
 use crate::AppState;
-use forecast_domain::{Tier, User};
+use forecast_domain::{ApiKeyRecord, Tier, User};
 use forecast_services::auth;
 use forecast_store::WindowUsage;
 
@@ -52,7 +55,8 @@ fn rate_headers(headers: &mut HeaderMap, w: &WindowUsage) {
     headers.insert("x-ratelimit-reset", HeaderValue::from(w.reset));
 }
 
-/// The middleware: authenticate, check the tier, admit, run, add headers.
+/// The Bearer middleware: authenticate the key, check the tier, admit,
+/// run, add headers.
 pub async fn bearer(
     State((state, cost)): State<(AppState, Cost)>,
     mut req: Request,
@@ -64,40 +68,80 @@ pub async fn bearer(
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    match admit(&state, cost, authorization.as_deref()).await {
-        Err(e) => e.into_response(),
-        Ok((user, window)) => {
-            req.extensions_mut().insert(ApiUser(user));
-            let mut response = next.run(req).await;
-            rate_headers(response.headers_mut(), &window);
-            response
+    let (record, user) = match key_user(&state, authorization.as_deref()).await {
+        Ok(found) => found,
+        Err(e) => return e,
+    };
+    let window = match meter(&state, cost, &user).await {
+        Ok(window) => window,
+        Err(e) => return e,
+    };
+    // At most once a minute (the record says when it was last written), and
+    // best effort: a failed bookkeeping write must not fail the request.
+    let now = chrono::Utc::now().timestamp();
+    if record.last_used_at.is_none_or(|t| now - t >= 60) {
+        if let Err(e) = state.db.touch_api_key(&record.id, now).await {
+            tracing::warn!(error = %e, "could not update last_used_at");
         }
     }
+    req.extensions_mut().insert(ApiUser(user));
+    let mut response = next.run(req).await;
+    rate_headers(response.headers_mut(), &window);
+    response
 }
 
-async fn admit(
+/// The web application's middleware for the same data routes under
+/// `/web`: the session cookie (with its Origin check on state changes)
+/// instead of a key, then the same tier rule and the same per-user quota.
+pub async fn session(
+    State((state, cost)): State<(AppState, Cost)>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let (mut parts, body) = req.into_parts();
+    let user = match SessionUser::from_request_parts(&mut parts, &state).await {
+        Ok(SessionUser(user)) => user,
+        Err(e) => return e.into_response(),
+    };
+    let window = match meter(&state, cost, &user).await {
+        Ok(window) => window,
+        Err(e) => return e,
+    };
+    let mut req = Request::from_parts(parts, body);
+    req.extensions_mut().insert(ApiUser(user));
+    let mut response = next.run(req).await;
+    rate_headers(response.headers_mut(), &window);
+    response
+}
+
+/// The active key of a Bearer header and its owner (401 otherwise).
+async fn key_user(
     state: &AppState,
-    cost: Cost,
     authorization: Option<&str>,
-) -> Result<(User, WindowUsage), Response> {
+) -> Result<(ApiKeyRecord, User), Response> {
     let key = authorization
         .and_then(auth::parse_bearer)
         .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
-    let (record, user) = state
+    state
         .db
         .api_key_user(&auth::sha256_hex(key))
         .await
         .map_err(|e| ApiError::Store(e).into_response())?
-        .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
+        .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())
+}
+
+/// The tier rule (402, counting nothing) and admission of `cost` units
+/// against the user's windows (429 with the binding window's headers).
+async fn meter(state: &AppState, cost: Cost, user: &User) -> Result<WindowUsage, Response> {
     if user.tier != Tier::Premium {
         return Err(ApiError::PaymentRequired(format!(
-            "API access needs the Premium tier (this key's account is on {})",
+            "API access needs the Premium tier (this account is on {})",
             user.tier.as_str()
         ))
         .into_response());
     }
     let now = chrono::Utc::now().timestamp();
-    let windows = auth::quota_windows(&user, state.config.quota);
+    let windows = auth::quota_windows(user, state.config.quota);
     let consumed = state
         .db
         .consume(&user.id, &windows, cost.0, now)
@@ -119,14 +163,7 @@ async fn admit(
         rate_headers(response.headers_mut(), &window);
         return Err(response);
     }
-    // At most once a minute (the record says when it was last written), and
-    // best effort: a failed bookkeeping write must not fail the request.
-    if record.last_used_at.is_none_or(|t| now - t >= 60) {
-        if let Err(e) = state.db.touch_api_key(&record.id, now).await {
-            tracing::warn!(error = %e, "could not update last_used_at");
-        }
-    }
-    Ok((user, window))
+    Ok(window)
 }
 
 #[cfg(test)]

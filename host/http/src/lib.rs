@@ -7,7 +7,9 @@
 //! including unknown routes, 405s, 413s and extractor rejections.
 //! Bearer authentication and quotas are a route layer on the Bearer routes
 //! (`bearer_routes`, cost per group); health and the OpenAPI document are
-//! open; `/auth/*` and `/api/keys` use the web session.
+//! open; `/auth/*`, `/api/keys`, `/api/match-tickers` and `/web/*` use the
+//! web session. The web application's pages and files are served by the
+//! fallback (`web_app`).
 
 mod admin;
 mod analysis;
@@ -23,6 +25,8 @@ mod matcher;
 mod ranking;
 pub mod session;
 mod state;
+mod watchlist;
+mod web_app;
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -46,26 +50,55 @@ pub use state::{AppState, HttpConfig};
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 const REQUEST_ID: &str = "x-request-id";
 
-/// The routes that require a Premium Bearer key: cost 1, the backtest 5.
-/// The guard and its documentation are applied together.
+/// The data routes, by what they cost against the quota: everything 1,
+/// the backtest 5. The API serves them behind a Bearer key
+/// ([`bearer_routes`]), the web application behind its session
+/// ([`web_data_routes`]).
+fn data_groups() -> [(OpenApiRouter<AppState>, u32); 2] {
+    [
+        (
+            OpenApiRouter::new()
+                .merge(assets::router())
+                .merge(analysis::router())
+                .merge(ranking::router())
+                .merge(backtest::listing_router()),
+            1,
+        ),
+        (backtest::router(), 5),
+    ]
+}
+
+/// The routes that require a Premium Bearer key. The guard and its
+/// documentation are applied together.
 fn bearer_routes(state: &AppState) -> OpenApiRouter<AppState> {
-    let metered = |routes: OpenApiRouter<AppState>, cost: u32| {
+    let mut all = OpenApiRouter::new();
+    for (routes, cost) in data_groups() {
         let mut routes = routes.route_layer(middleware::from_fn_with_state(
             (state.clone(), guard::Cost(cost)),
             guard::bearer,
         ));
         docs::metered(routes.get_openapi_mut(), cost);
-        routes
-    };
-    metered(
-        OpenApiRouter::new()
-            .merge(assets::router())
-            .merge(analysis::router())
-            .merge(ranking::router())
-            .merge(backtest::listing_router()),
-        1,
-    )
-    .merge(metered(backtest::router(), 5))
+        all = all.merge(routes);
+    }
+    all
+}
+
+/// The web application's reads of the same data: each data route again
+/// under `/web` (`/web/api/analysis/{ticker}`, …), authenticated by the
+/// session cookie instead of a key, with the same handlers, the same
+/// Premium rule and the same per-user quota. `/api/*` itself keeps the
+/// spec's contract: Bearer keys only.
+fn web_data_routes(state: &AppState) -> OpenApiRouter<AppState> {
+    let mut all = OpenApiRouter::new();
+    for (routes, cost) in data_groups() {
+        let mut routes = routes.route_layer(middleware::from_fn_with_state(
+            (state.clone(), guard::Cost(cost)),
+            guard::session,
+        ));
+        docs::web_metered(routes.get_openapi_mut(), cost);
+        all = all.merge(routes);
+    }
+    OpenApiRouter::new().nest("/web", all)
 }
 
 /// The routes authenticated by the web session cookie (and `/auth/login`,
@@ -74,7 +107,8 @@ fn session_routes() -> OpenApiRouter<AppState> {
     let mut routes = OpenApiRouter::new()
         .merge(session::router())
         .merge(keys::router())
-        .merge(matcher::router());
+        .merge(matcher::router())
+        .merge(watchlist::router());
     docs::session(routes.get_openapi_mut());
     routes
 }
@@ -90,6 +124,7 @@ pub fn api(state: &AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(docs::openapi))
         .merge(session_routes())
         .merge(bearer_routes(state))
+        .merge(web_data_routes(state))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
     limited.merge(admin::router(state))
 }
@@ -122,7 +157,12 @@ pub fn router(state: AppState) -> Router {
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
 }
 
+/// Paths no route claims: the web application's pages and files, else a
+/// JSON 404.
 async fn not_found(req: Request) -> Response {
+    if let Some(response) = web_app::serve(req.method(), req.uri().path(), req.headers()) {
+        return response;
+    }
     (
         StatusCode::NOT_FOUND,
         Json(json!({ "detail": format!("no route for {} {}", req.method(), req.uri().path()) })),

@@ -15,6 +15,7 @@ use forecast_services::metadata::MetadataProvider;
 use forecast_services::ranking::RankingService;
 use forecast_services::sessions::SessionService;
 use forecast_services::verdict::VerdictService;
+use forecast_services::watchlist::WatchlistService;
 use forecast_store::Database;
 
 /// Settings of the HTTP layer, decided by the composition root.
@@ -51,6 +52,8 @@ pub struct AppState {
     pub ranking: RankingService,
     /// `/api/keys`.
     pub keys: KeyService,
+    /// `/web/watchlist`.
+    pub watchlists: WatchlistService,
     /// `/auth/*` and the session cookie.
     pub sessions: SessionService,
     /// Where asset metadata comes from.

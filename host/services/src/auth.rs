@@ -198,6 +198,20 @@ pub async fn create_user(
         .await?)
 }
 
+/// Sets a new password for the user with this e-mail (signing them out
+/// everywhere); `NotFound` when there is none.
+pub async fn set_password(db: &dyn Database, email: &str, password: String) -> Result<(), Error> {
+    let email = normalize_email(email)?;
+    let hash = tokio::task::spawn_blocking(move || hash_password(&password))
+        .await
+        .map_err(|e| Error::Internal(e.to_string()))??;
+    if db.set_user_password(&email, &hash).await? {
+        Ok(())
+    } else {
+        Err(Error::NotFound(format!("no user {email}")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

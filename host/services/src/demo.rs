@@ -495,9 +495,13 @@ pub fn synthetic_series(ticker: &str, category: Category) -> PriceSeries {
 /// series of catalog assets — it is a reset to the demo state.
 pub async fn load(
     db: &dyn Database,
+    universe: Universe,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<DemoSummary, DemoError> {
-    let entries = catalog()?;
+    let mut entries = catalog()?;
+    if universe == Universe::Small {
+        shrink(&mut entries);
+    }
     let real = try_real_series()?;
     db.upsert_catalog(&entries).await?;
 
@@ -511,6 +515,12 @@ pub async fn load(
         price_rows: 0,
     };
     let mut done = 0;
+    // A small universe stores no prices for the assets it deactivated.
+    let keep_prices = |e: &&CatalogEntry| {
+        universe == Universe::Full || e.is_active || INACTIVE_TICKERS.contains(&e.ticker.as_str())
+    };
+    let entries: Vec<&CatalogEntry> = entries.iter().filter(keep_prices).collect();
+    let total = entries.len();
     for chunk in entries.chunks(BATCH) {
         let batch: Vec<(i64, PriceSeries, DataSource)> = chunk
             .iter()
@@ -542,6 +552,50 @@ pub async fn load(
     db.set_setting(SETTING_KEY, DEMO_VERSION).await?;
     tracing::info!(?summary, "demo universe loaded");
     Ok(summary)
+}
+
+/// Which demo universe [`load`] stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Universe {
+    /// The whole catalog: about 2,600 active assets.
+    Full,
+    /// About 55 active assets, for tests and quick trials (grading and
+    /// whole-universe backtests take seconds, not minutes): each
+    /// category's first [`SMALL_PER_CATEGORY`] active assets, plus
+    /// [`SMALL_EXTRA_TICKERS`]. Every other catalog asset is stored
+    /// inactive, without prices.
+    Small,
+}
+
+/// Active assets per category in [`Universe::Small`].
+pub const SMALL_PER_CATEGORY: usize = 3;
+
+/// Assets [`Universe::Small`] keeps besides each category's first ones:
+/// the examples of the API document, the real-data tickers and two short
+/// histories (under 300 rows, which the engine refuses).
+pub const SMALL_EXTRA_TICKERS: &[&str] = &[
+    "AAPL",
+    "MSFT",
+    "^GSPC",
+    "^IXIC",
+    "^VIX",
+    "CL=F",
+    "BTC-USD",
+    "EURUSD=X",
+    "GC=F",
+    "KVUE",
+    "CS2-FEVER",
+];
+
+/// Deactivates every entry [`Universe::Small`] leaves out.
+fn shrink(entries: &mut [CatalogEntry]) {
+    let mut per_category: std::collections::HashMap<Category, usize> = Default::default();
+    for e in entries.iter_mut().filter(|e| e.is_active) {
+        let seen = per_category.entry(e.category).or_default();
+        let first = *seen < SMALL_PER_CATEGORY;
+        *seen += 1;
+        e.is_active = first || SMALL_EXTRA_TICKERS.contains(&e.ticker.as_str());
+    }
 }
 
 /// True when a complete load of the current [`DEMO_VERSION`] is recorded.
@@ -691,9 +745,11 @@ mod tests {
 
         let mut calls = Vec::new();
         let started = std::time::Instant::now();
-        let first = load(db.as_ref(), &mut |done, total| calls.push((done, total)))
-            .await
-            .unwrap();
+        let first = load(db.as_ref(), Universe::Full, &mut |done, total| {
+            calls.push((done, total))
+        })
+        .await
+        .unwrap();
         eprintln!("demo load: {:?}, {first:?}", started.elapsed());
         assert!(is_loaded(db.as_ref()).await.unwrap());
         assert_eq!(calls.len(), 27);
@@ -711,7 +767,9 @@ mod tests {
 
         let btc_before = db.asset_by_ticker("BTC-USD").await.unwrap().unwrap();
         let btc_series = db.load_series(btc_before.id).await.unwrap();
-        let second = load(db.as_ref(), &mut |_, _| {}).await.unwrap();
+        let second = load(db.as_ref(), Universe::Full, &mut |_, _| {})
+            .await
+            .unwrap();
         assert_eq!(second.price_rows, first.price_rows);
         assert_eq!(db.counts().await.unwrap(), counts);
         assert_eq!(db.load_series(btc_before.id).await.unwrap(), btc_series);
@@ -731,5 +789,35 @@ mod tests {
             .iter()
             .all(|a| (a.data_source == DataSource::Real)
                 == REAL_TICKERS.contains(&a.ticker.as_str())));
+    }
+
+    #[tokio::test]
+    async fn small_universe_keeps_every_category_and_the_examples() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("small.db").display());
+        let db = forecast_store::connect(&url).await.unwrap();
+        let summary = load(db.as_ref(), Universe::Small, &mut |_, _| {})
+            .await
+            .unwrap();
+        assert!(is_loaded(db.as_ref()).await.unwrap());
+        let active = db.list_active_assets(None).await.unwrap();
+        assert!((40..80).contains(&active.len()), "{} active", active.len());
+        assert_eq!(summary.assets, 2_606, "the whole catalog is stored");
+        assert_eq!(summary.inactive, 2_606 - active.len());
+        for category in Category::ALL {
+            let n = active.iter().filter(|a| a.category == category).count();
+            assert!(n >= SMALL_PER_CATEGORY, "{category:?}: {n}");
+        }
+        for t in SMALL_EXTRA_TICKERS {
+            let a = db.asset_by_ticker(t).await.unwrap().unwrap();
+            assert!(a.is_active, "{t}");
+            assert!(
+                db.load_series(a.id).await.unwrap().is_some(),
+                "{t} has prices"
+            );
+        }
+        let left_out = db.asset_by_ticker("NVDA").await.unwrap().unwrap();
+        assert!(!left_out.is_active);
+        assert!(db.load_series(left_out.id).await.unwrap().is_none());
     }
 }

@@ -21,3 +21,4 @@ pub mod ranking;
 pub mod registry;
 pub mod sessions;
 pub mod verdict;
+pub mod watchlist;

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use forecast_domain::{ApiKeyRecord, Tier, User};
+use forecast_domain::{ApiKeyRecord, Asset, Tier, User};
 
 use crate::StoreResult;
 
@@ -24,6 +24,10 @@ pub trait AccountStore: Send + Sync {
 
     /// Changes a user's tier; `None` if there is no such user.
     async fn set_user_tier(&self, email: &str, tier: Tier) -> StoreResult<Option<User>>;
+
+    /// Replaces a user's password hash and ends every session of theirs,
+    /// atomically; false when there is no such user.
+    async fn set_user_password(&self, email: &str, password_hash: &str) -> StoreResult<bool>;
 
     /// Sets (or clears, with `None`) a user's quota overrides.
     async fn set_user_limits(
@@ -75,6 +79,13 @@ pub trait AccountStore: Send + Sync {
 
     /// Sets `last_used_at = now` unless it was set less than a minute ago.
     async fn touch_api_key(&self, key_id: &str, now: i64) -> StoreResult<()>;
+
+    /// The user's watchlist: its active assets in the order chosen.
+    async fn watchlist(&self, user_id: &str) -> StoreResult<Vec<Asset>>;
+
+    /// Replaces the user's watchlist with `asset_ids` (in that order,
+    /// without duplicates), atomically.
+    async fn set_watchlist(&self, user_id: &str, asset_ids: &[i64], now: i64) -> StoreResult<()>;
 }
 
 /// [`AccountStore`] for a backend's store type (`$store`, with a `pool`
@@ -138,6 +149,25 @@ macro_rules! impl_account_store {
                     .execute(&self.pool)
                     .await?;
                 Ok(self.user_by_email(email).await?.map(|(u, _)| u))
+            }
+
+            async fn set_user_password(
+                &self,
+                email: &str,
+                password_hash: &str,
+            ) -> $crate::StoreResult<bool> {
+                let mut tx = self.pool.begin().await?;
+                let done = sqlx::query($crate::sql::SET_USER_PASSWORD)
+                    .bind(password_hash)
+                    .bind(email)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query($crate::sql::DELETE_USER_SESSIONS)
+                    .bind(email)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(done.rows_affected() == 1)
             }
 
             async fn set_user_limits(
@@ -248,6 +278,43 @@ macro_rules! impl_account_store {
                     .bind(now - 60)
                     .execute(&self.pool)
                     .await?;
+                Ok(())
+            }
+
+            async fn watchlist(
+                &self,
+                user_id: &str,
+            ) -> $crate::StoreResult<Vec<::forecast_domain::Asset>> {
+                let rows = sqlx::query($crate::sql::WATCHLIST)
+                    .bind(user_id)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::asset).collect()
+            }
+
+            async fn set_watchlist(
+                &self,
+                user_id: &str,
+                asset_ids: &[i64],
+                now: i64,
+            ) -> $crate::StoreResult<()> {
+                // The first statement writes, so SQLite takes its write
+                // lock at once (no read-then-upgrade deadlock).
+                let mut tx = self.pool.begin().await?;
+                sqlx::query($crate::sql::CLEAR_WATCHLIST)
+                    .bind(user_id)
+                    .execute(&mut *tx)
+                    .await?;
+                for (position, asset_id) in asset_ids.iter().enumerate() {
+                    sqlx::query($crate::sql::ADD_TO_WATCHLIST)
+                        .bind(user_id)
+                        .bind(position as i64)
+                        .bind(asset_id)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
                 Ok(())
             }
 

@@ -184,6 +184,12 @@ pub(crate) const USER_BY_EMAIL: &str = concat!(
 
 pub(crate) const SET_USER_TIER: &str = "UPDATE users SET tier = $1 WHERE email = $2";
 
+pub(crate) const SET_USER_PASSWORD: &str = "UPDATE users SET password_hash = $1 WHERE email = $2";
+
+/// Signs a user out everywhere (after a password change).
+pub(crate) const DELETE_USER_SESSIONS: &str =
+    "DELETE FROM sessions WHERE user_id IN (SELECT id FROM users WHERE email = $1)";
+
 pub(crate) const SET_USER_LIMITS: &str =
     "UPDATE users SET per_minute = $1, per_day = $2 WHERE email = $3";
 
@@ -227,6 +233,18 @@ pub(crate) const API_KEY_USER: &str =
             k.last_used_at, u.email, u.tier, u.per_minute, u.per_day, u.created_at
      FROM api_keys k JOIN users u ON u.id = k.user_id
      WHERE k.key_hash = $1 AND k.revoked_at IS NULL";
+
+pub(crate) const WATCHLIST: &str = concat!(
+    "SELECT ",
+    asset_columns!(),
+    " FROM watchlist w JOIN assets ON assets.id = w.asset_id
+     WHERE w.user_id = $1 AND is_active ORDER BY w.position"
+);
+
+pub(crate) const CLEAR_WATCHLIST: &str = "DELETE FROM watchlist WHERE user_id = $1";
+
+pub(crate) const ADD_TO_WATCHLIST: &str =
+    "INSERT INTO watchlist (user_id, position, asset_id, added_at) VALUES ($1, $2, $3, $4)";
 
 pub(crate) const TOUCH_API_KEY: &str = "UPDATE api_keys SET last_used_at = $1
      WHERE id = $2 AND (last_used_at IS NULL OR last_used_at <= $3)";

@@ -156,3 +156,88 @@ pub(crate) async fn accounts_conformance(db: Arc<dyn Database>) {
     assert_eq!(created, 5);
     assert_eq!(db.list_api_keys(&carol.id).await.unwrap().len(), 5);
 }
+
+/// Watchlists: order kept, replaced atomically, per user, inactive assets
+/// left out.
+pub(crate) async fn watchlist_conformance(db: Arc<dyn Database>) {
+    db.upsert_catalog(&[
+        entry(1, "AAA", Category::UsStocks, true),
+        entry(2, "BBB", Category::Crypto, true),
+        entry(3, "CCC", Category::Etfs, true),
+        entry(4, "OLD", Category::UsStocks, false),
+    ])
+    .await
+    .unwrap();
+    let ann = db
+        .create_user("ann@example.com", "h", Tier::Premium, 1)
+        .await
+        .unwrap();
+    let bob = db
+        .create_user("bob@example.com", "h", Tier::Free, 1)
+        .await
+        .unwrap();
+    let tickers = |assets: Vec<forecast_domain::Asset>| {
+        assets.into_iter().map(|a| a.ticker).collect::<Vec<_>>()
+    };
+    assert!(db.watchlist(&ann.id).await.unwrap().is_empty());
+    db.set_watchlist(&ann.id, &[3, 1, 4], 10).await.unwrap();
+    db.set_watchlist(&bob.id, &[2], 10).await.unwrap();
+    assert_eq!(
+        tickers(db.watchlist(&ann.id).await.unwrap()),
+        ["CCC", "AAA"]
+    );
+    assert_eq!(tickers(db.watchlist(&bob.id).await.unwrap()), ["BBB"]);
+    // Replaced, not appended.
+    db.set_watchlist(&ann.id, &[2, 3], 11).await.unwrap();
+    assert_eq!(
+        tickers(db.watchlist(&ann.id).await.unwrap()),
+        ["BBB", "CCC"]
+    );
+    // A failing replacement (a duplicate) leaves the old list whole.
+    assert!(db.set_watchlist(&ann.id, &[1, 1], 12).await.is_err());
+    assert_eq!(
+        tickers(db.watchlist(&ann.id).await.unwrap()),
+        ["BBB", "CCC"]
+    );
+    db.set_watchlist(&ann.id, &[], 13).await.unwrap();
+    assert!(db.watchlist(&ann.id).await.unwrap().is_empty());
+}
+
+/// A password change replaces the hash and ends every session of that
+/// user, and only theirs.
+pub(crate) async fn password_change_conformance(db: Arc<dyn Database>) {
+    let ann = db
+        .create_user("ann@example.com", "old", Tier::Premium, 1)
+        .await
+        .unwrap();
+    let bob = db
+        .create_user("bob@example.com", "bob", Tier::Free, 1)
+        .await
+        .unwrap();
+    db.create_session("s-ann-1", &ann.id, 1, 1_000)
+        .await
+        .unwrap();
+    db.create_session("s-ann-2", &ann.id, 1, 1_000)
+        .await
+        .unwrap();
+    db.create_session("s-bob", &bob.id, 1, 1_000).await.unwrap();
+    assert!(db
+        .set_user_password("ann@example.com", "new")
+        .await
+        .unwrap());
+    assert_eq!(
+        db.user_by_email("ann@example.com")
+            .await
+            .unwrap()
+            .unwrap()
+            .1,
+        "new"
+    );
+    assert!(db.session_user("s-ann-1", 2).await.unwrap().is_none());
+    assert!(db.session_user("s-ann-2", 2).await.unwrap().is_none());
+    assert!(db.session_user("s-bob", 2).await.unwrap().is_some());
+    assert!(!db
+        .set_user_password("nobody@example.com", "x")
+        .await
+        .unwrap());
+}

@@ -66,6 +66,8 @@ macro_rules! on_both_backends {
 
 on_both_backends!(assets_suite, assets::assets_conformance);
 on_both_backends!(accounts_suite, accounts::accounts_conformance);
+on_both_backends!(watchlist_suite, accounts::watchlist_conformance);
+on_both_backends!(password_suite, accounts::password_change_conformance);
 on_both_backends!(quotas_suite, quotas::quotas_conformance);
 on_both_backends!(grading_suite, grading::grading_conformance);
 on_both_backends!(registry_suite, registry::registry_conformance);

@@ -1,0 +1,360 @@
+//! The web application's server side (issue 13), in process: its pages and
+//! built files served by the binary, the session-authenticated twins of the
+//! data routes under `/web` (same handlers, Premium rule and quota as
+//! `/api`), the watchlist, and the OpenAPI snapshot the UI's types are
+//! generated from. The pages themselves are tested in a real browser by
+//! `web/tests` (`make test` runs both).
+
+use crate::common;
+
+use common::{assert_error, cli_ok, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use reqwest::header::{CACHE_CONTROL, CONTENT_TYPE, COOKIE, ETAG, IF_NONE_MATCH, ORIGIN};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+const PAGES: [&str; 8] = [
+    "/",
+    "/login",
+    "/onboarding",
+    "/keys",
+    "/explore",
+    "/ranking",
+    "/backtest",
+    "/assets/%5EGSPC",
+];
+
+#[tokio::test]
+async fn pages_and_built_files_are_served_from_the_binary() {
+    let s = Server::app().await;
+    let mut shell = String::new();
+    for page in PAGES {
+        let r = s.client().get(s.url(page)).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{page}");
+        let h = r.headers().clone();
+        assert!(
+            h[CONTENT_TYPE].to_str().unwrap().starts_with("text/html"),
+            "{page}"
+        );
+        assert_eq!(
+            h[CACHE_CONTROL], "no-cache",
+            "{page}: the shell names the build's files"
+        );
+        let csp = h["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"));
+        let body = r.text().await.unwrap();
+        if shell.is_empty() {
+            shell = body;
+        } else {
+            assert_eq!(body, shell, "every page is the same shell");
+        }
+    }
+    // The shell loads the build's script from /static/, which is cached for
+    // ever and revalidates by ETag.
+    let script = shell
+        .split("src=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .find(|src| src.starts_with("/static/") && src.ends_with(".js"))
+        .unwrap_or_else(|| panic!("no /static/*.js script in the shell: {shell:.400}"))
+        .to_string();
+    let r = s.client().get(s.url(&script)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let h = r.headers().clone();
+    assert!(h[CONTENT_TYPE].to_str().unwrap().contains("javascript"));
+    assert!(h[CACHE_CONTROL].to_str().unwrap().contains("immutable"));
+    let etag = h[ETAG].to_str().unwrap().to_string();
+    assert!(!r.text().await.unwrap().is_empty());
+    let again = s
+        .client()
+        .get(s.url(&script))
+        .header(IF_NONE_MATCH, &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+
+    // Everything else stays the API's: JSON 404s, and pages take no POST.
+    for path in ["/nope", "/static/nope.js", "/assets", "/assets/a/b", "/web"] {
+        assert_error(&s.get_as(path, None).await, 404, &["no route"]);
+    }
+    let r = s.client().post(s.url("/login")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+}
+
+/// GET `path` with the browser's cookie: status, headers, JSON body.
+async fn web_get(b: &Browser<'_>, path: &str) -> (u16, reqwest::header::HeaderMap, Value) {
+    let r = b
+        .server
+        .client()
+        .get(b.server.url(path))
+        .header(COOKIE, &b.cookie)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let headers = r.headers().clone();
+    (status, headers, r.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn web_data_routes_answer_what_the_api_answers_under_the_same_quota() {
+    let s = Server::app().await;
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "set-limits",
+            "--email",
+            TEST_EMAIL,
+            "--per-minute",
+            "6",
+        ],
+        "",
+    );
+    // The burst below must land in one quota minute.
+    let now = chrono::Utc::now().timestamp() as u64;
+    if 60 - now % 60 < 20 {
+        tokio::time::sleep(std::time::Duration::from_secs(60 - now % 60 + 1)).await;
+    }
+    let b = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
+
+    // The same handlers: the same body as with a key.
+    let (status, h, web) = web_get(&b, "/web/api/analysis/%5EGSPC/verdict").await;
+    assert_eq!(status, 200, "{web}");
+    assert_eq!(h["x-ratelimit-limit"], "6");
+    assert_eq!(h["x-ratelimit-remaining"], "5");
+    let (status, api) = s.get("/api/analysis/%5EGSPC/verdict").await;
+    assert_eq!(status, 200);
+    assert_eq!(web["ticker"], api["ticker"]);
+    assert_eq!(web["grade"], api["grade"]);
+    assert_eq!(web["current_state"], api["current_state"]);
+
+    // One quota per user, whichever the credential: 2 used, 4 left.
+    for path in [
+        "/web/api/assets?category=Indices",
+        "/web/api/asset-info/AAPL",
+        "/web/api/strategies",
+    ] {
+        assert_eq!(web_get(&b, path).await.0, 200, "{path}");
+    }
+    assert_eq!(s.get("/api/strategies").await.0, 200);
+    let (status, h, body) = web_get(&b, "/web/api/strategies").await;
+    assert_eq!(status, 429, "{body}");
+    assert!(h.contains_key("retry-after"));
+    assert_eq!(h["x-ratelimit-remaining"], "0");
+    assert_eq!(s.get("/api/strategies").await.0, 429);
+}
+
+#[tokio::test]
+async fn web_data_routes_need_a_premium_session_and_the_origin_on_posts() {
+    let s = Server::app().await;
+    // No session; a Bearer key is not a session.
+    assert_error(
+        &s.get_as("/web/api/strategies", None).await,
+        401,
+        &["sign in"],
+    );
+    assert_error(
+        &s.get_as("/web/api/strategies", Some(test_key())).await,
+        401,
+        &["API keys are not accepted here"],
+    );
+    // A signed-in user on another tier: the Premium rule, in words.
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "free@example.com",
+            "--tier",
+            "free",
+            "--password-stdin",
+        ],
+        "free password\n",
+    );
+    let free = Browser::login(&s, "free@example.com", "free password").await;
+    assert_error(
+        &free.send(Method::GET, "/web/api/ranking", None).await,
+        402,
+        &["Premium", "free"],
+    );
+
+    // A backtest is a POST: it must come from the web origin.
+    let b = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
+    let body = json!({ "tickers": ["^GSPC", "^IXIC"], "top_n": 1, "start_date": "2015-01-01" });
+    let r = s
+        .client()
+        .post(s.url("/web/api/backtest"))
+        .header(COOKIE, &b.cookie)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403, "no Origin");
+    let r = s
+        .client()
+        .post(s.url("/web/api/backtest"))
+        .header(COOKIE, &b.cookie)
+        .header(ORIGIN, "https://evil.example")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403, "foreign Origin");
+    let (status, result) = b.send(Method::POST, "/web/api/backtest", Some(body)).await;
+    assert_eq!(status, 200, "{result}");
+    assert!(!result["equity_curve"].as_array().unwrap().is_empty());
+    // A bad parameter is the API's 400, naming the field.
+    assert_error(
+        &b.send(
+            Method::GET,
+            "/web/api/analysis/%5EGSPC?num_segments=1",
+            None,
+        )
+        .await,
+        400,
+        &["num_segments"],
+    );
+}
+
+#[tokio::test]
+async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
+    let s = Server::app().await;
+    let b = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
+    assert_eq!(
+        b.send(Method::GET, "/web/watchlist", None).await,
+        (200, json!({ "tickers": [] }))
+    );
+    let (status, saved) = b
+        .send(
+            Method::PUT,
+            "/web/watchlist",
+            Some(json!({ "tickers": ["AAPL", " BTC-USD ", "AAPL", "^GSPC"] })),
+        )
+        .await;
+    assert_eq!(status, 200, "{saved}");
+    let tickers = |v: &Value| -> Vec<String> {
+        v["tickers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["ticker"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        tickers(&saved),
+        ["AAPL", "BTC-USD", "^GSPC"],
+        "order kept, repeat dropped"
+    );
+    assert_eq!(saved["tickers"][1]["category"], "Crypto");
+    assert_eq!(saved["tickers"][2]["data_source"], "real");
+    assert_eq!(b.send(Method::GET, "/web/watchlist", None).await.1, saved);
+
+    // Refused whole: an unknown ticker (quoted short), too many, unknown fields.
+    let long = "X".repeat(500);
+    let (status, body) = b
+        .send(
+            Method::PUT,
+            "/web/watchlist",
+            Some(json!({ "tickers": ["MSFT", long] })),
+        )
+        .await;
+    assert_error(
+        &(status, body.clone()),
+        400,
+        &["tickers", "not an active asset"],
+    );
+    assert!(body["detail"].as_str().unwrap().len() < 120, "{body}");
+    assert_error(
+        &b.send(
+            Method::PUT,
+            "/web/watchlist",
+            Some(json!({ "tickers": ["FISV"] })),
+        )
+        .await,
+        400,
+        &["FISV"],
+    );
+    let many: Vec<String> = (0..51).map(|i| format!("T{i}")).collect();
+    assert_error(
+        &b.send(
+            Method::PUT,
+            "/web/watchlist",
+            Some(json!({ "tickers": many })),
+        )
+        .await,
+        400,
+        &["at most 50"],
+    );
+    assert_eq!(
+        b.send(
+            Method::PUT,
+            "/web/watchlist",
+            Some(json!({ "tickers": [], "extra": 1 })),
+        )
+        .await
+        .0,
+        400
+    );
+    assert_eq!(
+        tickers(&b.send(Method::GET, "/web/watchlist", None).await.1),
+        ["AAPL", "BTC-USD", "^GSPC"]
+    );
+
+    // Another user has their own; no session, no watchlist; a PUT needs the Origin.
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "eve@example.com",
+            "--tier",
+            "free",
+            "--password-stdin",
+        ],
+        "eve's password\n",
+    );
+    let eve = Browser::login(&s, "eve@example.com", "eve's password").await;
+    assert_eq!(
+        eve.send(Method::GET, "/web/watchlist", None).await.1,
+        json!({ "tickers": [] })
+    );
+    assert_eq!(s.get_as("/web/watchlist", None).await.0, 401);
+    let r = s
+        .client()
+        .request(Method::PUT, s.url("/web/watchlist"))
+        .header(COOKIE, &b.cookie)
+        .json(&json!({ "tickers": [] }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+}
+
+/// The web application's API types are generated (openapi-typescript) from
+/// `web/openapi.json`, a snapshot of this document. A change of the API
+/// without a new snapshot fails here; `make web-types` writes it (by
+/// running this test with `FORECAST_WRITE_OPENAPI=1`) and regenerates the
+/// types.
+#[tokio::test]
+async fn the_web_apps_openapi_snapshot_is_current() {
+    let s = Server::app().await;
+    let (status, doc) = s.get_as("/api/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/openapi.json");
+    if std::env::var_os("FORECAST_WRITE_OPENAPI").is_some() {
+        let text = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let snapshot: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap();
+    assert!(
+        snapshot == doc,
+        "web/openapi.json is not the served document: run `make web-types` and commit web/openapi.json and web/src/api/schema.d.ts"
+    );
+}
