@@ -1,0 +1,80 @@
+// Typed calls, one per route the app uses. Shapes come from the generated
+// OpenAPI types (schema.d.ts, `npm run gen:types`).
+import { request, WEB, type Schemas } from "./client";
+
+export type Me = Schemas["Me"];
+export type AssetItem = Schemas["AssetItem"];
+export type AssetList = Schemas["AssetListResponse"];
+export type AssetInfo = Schemas["AssetInfo"];
+export type Analysis = Schemas["AnalysisResponse"];
+export type Verdict = Schemas["VerdictResponse"];
+export type Ranking = Schemas["RankingResponse"];
+export type RankedAsset = Schemas["RankedAsset"];
+export type BacktestRequest = Schemas["BacktestRequest"];
+export type BacktestResponse = Schemas["BacktestResponse"];
+export type StrategyList = Schemas["StrategyList"];
+export type KeyRecord = Schemas["KeyRecord"];
+export type CreatedKey = Schemas["CreatedKey"];
+export type TickerMatch = Schemas["TickerMatch"];
+export type MatchResponse = Schemas["MatchResponse"];
+
+export type WatchItem = Schemas["WatchlistItem"];
+export type Watchlist = Schemas["Watchlist"];
+
+/** Analysis parameters as they travel in a query string. */
+export interface AnalysisParams {
+  return_period?: string;
+  num_segments?: string;
+  decay_factor?: string;
+  metric?: string;
+  start_date?: string;
+  end_date?: string;
+}
+
+const t = (ticker: string) => encodeURIComponent(ticker);
+
+export const api = {
+  me: () => request<Me>("GET", "/auth/me", { redirectOn401: false }),
+  login: (email: string, password: string) =>
+    request<Me>("POST", "/auth/login", { body: { email, password }, redirectOn401: false }),
+  logout: () => request<{ ok: boolean }>("POST", "/auth/logout", { redirectOn401: false }),
+
+  assets: (category?: string) => request<AssetList>("GET", `${WEB}/api/assets`, { query: { category } }),
+  assetInfo: (ticker: string) => request<AssetInfo>("GET", `${WEB}/api/asset-info/${t(ticker)}`),
+  analysis: (ticker: string, q: AnalysisParams) =>
+    request<Analysis>("GET", `${WEB}/api/analysis/${t(ticker)}`, { query: { ...q } }),
+  verdict: (ticker: string, q: AnalysisParams = {}) =>
+    request<Verdict>("GET", `${WEB}/api/analysis/${t(ticker)}/verdict`, { query: { ...q } }),
+  ranking: (q: Record<string, string | undefined>) => request<Ranking>("GET", `${WEB}/api/ranking`, { query: q }),
+  strategies: () => request<StrategyList>("GET", `${WEB}/api/strategies`),
+  backtest: (body: BacktestRequest) => request<BacktestResponse>("POST", `${WEB}/api/backtest`, { body }),
+
+  watchlist: () => request<Watchlist>("GET", `${WEB}/watchlist`),
+  saveWatchlist: (tickers: string[]) => request<Watchlist>("PUT", `${WEB}/watchlist`, { body: { tickers } }),
+
+  keys: () => request<KeyRecord[]>("GET", "/api/keys"),
+  createKey: (name: string) => request<CreatedKey>("POST", "/api/keys", { body: { name } }),
+  revokeKey: (id: string) => request<{ ok: boolean }>("DELETE", "/api/keys", { body: { id } }),
+
+  matchTickers: (text: string) => request<MatchResponse>("POST", "/api/match-tickers", { body: { text } }),
+};
+
+export const CATEGORIES = [
+  "US Stocks",
+  "ETFs",
+  "BMV",
+  "Crypto",
+  "Commodities",
+  "Forex",
+  "Indices",
+  "UK Stocks",
+  "European Stocks",
+  "Japanese Stocks",
+  "Canadian Stocks",
+  "Brazilian Stocks",
+  "HK/China Stocks",
+  "Indian Stocks",
+  "Australian Stocks",
+  "Korean Stocks",
+  "CS2 Cases",
+] as const;

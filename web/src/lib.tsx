@@ -1,0 +1,131 @@
+// Small shared pieces: data loading, formatting, messages.
+import type { ComponentChildren } from "preact";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, describe } from "./api/client";
+
+export interface Loaded<T> {
+  data: T | null;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `fn` whenever `deps` change; the latest call wins. */
+export function useData<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data: T | null; error: unknown; loading: boolean }>({
+    data: null,
+    error: null,
+    loading: true,
+  });
+  const seq = useRef(0);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const n = ++seq.current;
+    setState((s) => ({ data: s.data, error: null, loading: true }));
+    fn().then(
+      (data) => n === seq.current && setState({ data, error: null, loading: false }),
+      (error) => n === seq.current && setState({ data: null, error, loading: false }),
+    );
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((x) => x + 1), []);
+  return { ...state, reload };
+}
+
+export function useTitle(title: string) {
+  useEffect(() => {
+    document.title = title ? `${title} · Forecast Engine` : "Forecast Engine";
+  }, [title]);
+}
+
+/** An error sentence; a 401 is handled by the redirect to /login. */
+export function ErrorNote({ error, what, id }: { error: unknown; what?: string; id?: string }) {
+  if (!error) return null;
+  if (error instanceof ApiError && error.status === 401) return null;
+  const premium = error instanceof ApiError && error.status === 402;
+  return (
+    <div class={premium ? "note note-premium" : "note note-error"} role="alert" id={id}>
+      {premium && <strong>Premium feature. </strong>}
+      {describe(error, what)}
+    </div>
+  );
+}
+
+export function Loading({ label = "Loading…" }: { label?: string }) {
+  return (
+    <div class="loading" role="status" aria-live="polite">
+      <span class="spinner" aria-hidden="true" />
+      {label}
+    </div>
+  );
+}
+
+export function Card({ title, children, id }: { title?: string; children: ComponentChildren; id?: string }) {
+  return (
+    <section class="card" id={id} aria-labelledby={title && id ? `${id}-h` : undefined}>
+      {title && <h2 id={id ? `${id}-h` : undefined}>{title}</h2>}
+      {children}
+    </section>
+  );
+}
+
+const nf2 = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2, minimumFractionDigits: 2 });
+const nfPrice = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 6 });
+const nfInt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+
+/** A fraction as a percentage: 0.1234 → "12.34 %". */
+export function pct(v: number | null | undefined, digits = 2): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
+  return `${(v * 100).toFixed(digits)} %`;
+}
+export function num(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
+  return nf2.format(v);
+}
+export function price(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
+  return Math.abs(v) >= 1000 ? nf2.format(v) : nfPrice.format(v);
+}
+const nfCompact = new Intl.NumberFormat("en-US", { notation: "compact", maximumSignificantDigits: 3 });
+/** Axis labels: 1,250,000 → "1.25M", 2,500 → "2.5K", 3.14159 → "3.14". */
+export function compact(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "";
+  return Math.abs(v) >= 1000 ? nfCompact.format(v) : nfPrice.format(Number(v.toPrecision(4)));
+}
+export function int(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
+  return nfInt.format(v);
+}
+export function when(v: string | null | undefined): string {
+  if (!v) return "never";
+  const d = new Date(v);
+  return Number.isNaN(d.getTime()) ? v : d.toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short" });
+}
+
+export function GradeBadge({ letter, score }: { letter: string; score?: number }) {
+  return (
+    <span class={`grade grade-${letter.toLowerCase()}`} title={score !== undefined ? `Score ${score.toFixed(0)} of 100` : undefined}>
+      {letter}
+      {score !== undefined && <span class="grade-score">{score.toFixed(0)}</span>}
+    </span>
+  );
+}
+
+export function SourceBadge({ source }: { source: string }) {
+  const label: Record<string, string> = { real: "real", ingested: "ingested", synthetic: "synthetic" };
+  const help: Record<string, string> = {
+    real: "Real daily prices shipped with the demo",
+    ingested: "Prices loaded with the CLI",
+    synthetic: "Deterministic synthetic prices, not market data",
+  };
+  return (
+    <span class={`badge badge-${source}`} title={help[source] ?? source}>
+      {label[source] ?? source}
+    </span>
+  );
+}
+
+export function signClass(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v) || v === 0) return "";
+  return v > 0 ? "pos" : "neg";
+}

@@ -1,0 +1,112 @@
+import { useEffect, useState } from "preact/hooks";
+import { api, CATEGORIES } from "../api/endpoints";
+import { assetUrl, navigate, withQuery, type Location } from "../router";
+import { Card, ErrorNote, Loading, SourceBadge, useData, useTitle } from "../lib";
+
+const SHOWN = 200;
+
+export function ExplorePage({ loc }: { loc: Location }) {
+  useTitle("Explore");
+  const category = loc.query.get("category") ?? "";
+  const q = loc.query.get("q") ?? "";
+  const [text, setText] = useState(q);
+  const [more, setMore] = useState(1);
+  // Follow the URL (back/forward) without fighting the typing (trailing spaces).
+  useEffect(() => {
+    if (text.trim() !== q) setText(q);
+  }, [q]);
+  useEffect(() => setMore(1), [category, q]);
+
+  const list = useData(() => api.assets(category || undefined), [category]);
+
+  const set = (next: { category?: string; q?: string }) =>
+    navigate(withQuery("/explore", { category, q, ...next }), { replace: true });
+
+  // The search box filters as you type; the URL follows so the view can be shared.
+  const onSearch = (v: string) => {
+    setText(v);
+    set({ q: v.trim() });
+  };
+
+  const needle = q.toLowerCase();
+  const rows = (list.data?.assets ?? []).filter(
+    (a) => !needle || a.ticker.toLowerCase().includes(needle) || a.name.toLowerCase().includes(needle),
+  );
+  const shown = rows.slice(0, SHOWN * more);
+
+  return (
+    <main class="page">
+      <h1>Explore the catalog</h1>
+      <Card>
+        <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+          <div class="field">
+            <label for="category">Category</label>
+            <select id="category" value={category} onChange={(e) => set({ category: (e.target as HTMLSelectElement).value })}>
+              <option value="">All categories</option>
+              {CATEGORIES.map((c) => (
+                <option key={c} value={c}>
+                  {c}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field grow">
+            <label for="search">Search ticker or name</label>
+            <input id="search" type="search" value={text} placeholder="e.g. AAPL or gold" onInput={(e) => onSearch((e.target as HTMLInputElement).value)} />
+          </div>
+        </form>
+        <p class="muted small legend">
+          Data source: <SourceBadge source="real" /> real daily prices · <SourceBadge source="ingested" /> loaded by the operator ·{" "}
+          <SourceBadge source="synthetic" /> generated, not market data.
+        </p>
+      </Card>
+      {list.loading && <Loading label="Loading the catalog…" />}
+      <ErrorNote error={list.error} what="The catalog" />
+      {list.data && (
+        <Card>
+          <p class="muted small" aria-live="polite">
+            {rows.length === list.data.total
+              ? `${list.data.total} assets`
+              : `${rows.length} of ${list.data.total} assets match “${q}”`}
+          </p>
+          {rows.length > 0 && (
+            <div class="table-wrap">
+              <table class="table">
+                <caption class="sr-only">Assets{category ? ` in ${category}` : ""}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Ticker</th>
+                    <th scope="col">Name</th>
+                    <th scope="col">Category</th>
+                    <th scope="col">Data source</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {shown.map((a) => (
+                    <tr key={a.ticker}>
+                      <td>
+                        <a class="ticker" href={assetUrl(a.ticker)}>
+                          {a.ticker}
+                        </a>
+                      </td>
+                      <td>{a.name}</td>
+                      <td class="muted">{a.category}</td>
+                      <td>
+                        <SourceBadge source={a.data_source} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          {rows.length > shown.length && (
+            <button type="button" class="btn" onClick={() => setMore((m) => m + 1)}>
+              Show {Math.min(SHOWN, rows.length - shown.length)} more
+            </button>
+          )}
+        </Card>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,187 @@
+import { useState } from "preact/hooks";
+import { ApiError, describe } from "../api/client";
+import { api, type CreatedKey, type KeyRecord } from "../api/endpoints";
+import { Card, ErrorNote, Loading, useData, useTitle, when } from "../lib";
+
+function keyError(e: unknown): string {
+  if (e instanceof ApiError && e.status === 409)
+    return "You already have 5 active keys, the most an account may hold. Revoke one you no longer use, then create a new one.";
+  if (e instanceof ApiError && e.status === 402)
+    return "API keys need the Premium tier: the HTTP API is available to Premium accounts only. Upgrade to Premium to create keys.";
+  return describe(e, "API keys");
+}
+
+export function KeysPage() {
+  useTitle("API keys");
+  const list = useData<KeyRecord[]>(() => api.keys(), []);
+  const [name, setName] = useState("");
+  const [creating, setCreating] = useState(false);
+  const [createError, setCreateError] = useState<unknown>(null);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [copied, setCopied] = useState(false);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const [revokeError, setRevokeError] = useState<{ id: string; e: unknown } | null>(null);
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    if (!name.trim()) {
+      setCreateError(new ApiError(400, "Give the key a name, e.g. the machine or script that will use it."));
+      return;
+    }
+    setCreating(true);
+    setCreateError(null);
+    setCopied(false);
+    try {
+      const k = await api.createKey(name.trim());
+      setCreated(k);
+      setName("");
+      list.reload();
+    } catch (err) {
+      setCreateError(err);
+    } finally {
+      setCreating(false);
+    }
+  };
+
+  const copy = async () => {
+    if (!created) return;
+    try {
+      await navigator.clipboard.writeText(created.key);
+      setCopied(true);
+    } catch {
+      const el = document.getElementById("new-key") as HTMLInputElement | null;
+      el?.select();
+      setCopied(false);
+    }
+  };
+
+  const revoke = async (id: string) => {
+    setRevokeError(null);
+    try {
+      await api.revokeKey(id);
+      setConfirming(null);
+      if (created?.id === id) setCreated(null);
+      list.reload();
+    } catch (err) {
+      setRevokeError({ id, e: err });
+    }
+  };
+
+  const listPremium = list.error instanceof ApiError && list.error.status === 402;
+
+  return (
+    <main class="page narrow">
+      <h1>API keys</h1>
+      <p class="lead">
+        A key lets a script call the HTTP API (<code>Authorization: Bearer svc_…</code>). Only its first characters are
+        stored in readable form; the key itself is shown once, when you create it. An account may hold 5 active keys.
+      </p>
+
+      {created && (
+        <section class="card key-once" aria-labelledby="new-key-h">
+          <h2 id="new-key-h">Your new key “{created.name}”</h2>
+          <p class="note note-warn">
+            <strong>Copy it now — it will not be shown again.</strong> We store only a hash of it; if you lose it, revoke it
+            and create another.
+          </p>
+          <div class="copy-row">
+            <label for="new-key" class="sr-only">
+              New API key
+            </label>
+            <input id="new-key" class="mono" readOnly value={created.key} onFocus={(e) => (e.target as HTMLInputElement).select()} />
+            <button type="button" class="btn btn-primary" onClick={copy}>
+              {copied ? "Copied" : "Copy"}
+            </button>
+          </div>
+          <button type="button" class="btn btn-ghost" onClick={() => setCreated(null)}>
+            I have saved it
+          </button>
+        </section>
+      )}
+
+      <Card title="Create a key" id="create">
+        <form class="search-form" onSubmit={create}>
+          <div class="field grow">
+            <label for="key-name">Name</label>
+            <input
+              id="key-name"
+              type="text"
+              maxLength={100}
+              placeholder="e.g. laptop, nightly-report"
+              value={name}
+              aria-invalid={createError instanceof ApiError && createError.status === 400 ? true : undefined}
+              aria-describedby={createError ? "create-error" : undefined}
+              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+            />
+          </div>
+          <button type="submit" class="btn btn-primary" disabled={creating}>
+            {creating ? "Creating…" : "Create key"}
+          </button>
+        </form>
+        {createError ? (
+          <p class={createError instanceof ApiError && createError.status === 402 ? "note note-premium" : "note note-error"} role="alert" id="create-error">
+            {keyError(createError)}
+          </p>
+        ) : null}
+      </Card>
+
+      <Card title="Active keys" id="active">
+        {list.loading && !list.data && <Loading label="Loading keys…" />}
+        {listPremium ? (
+          <p class="note note-premium" role="alert">
+            {keyError(list.error)}
+          </p>
+        ) : (
+          <ErrorNote error={list.error} what="API keys" />
+        )}
+        {list.data && list.data.length === 0 && <p class="muted">No active keys.</p>}
+        {list.data && list.data.length > 0 && (
+          <div class="table-wrap">
+            <table class="table">
+              <caption class="sr-only">Your active API keys</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.map((k) => (
+                  <tr key={k.id} data-key-id={k.id}>
+                    <td>{k.name}</td>
+                    <td class="mono">{k.key_prefix}…</td>
+                    <td>{when(k.created_at)}</td>
+                    <td>{when(k.last_used_at)}</td>
+                    <td class="actions-cell">
+                      {confirming === k.id ? (
+                        <span class="confirm" role="group" aria-label={`Confirm revoking ${k.name}`}>
+                          <span>Revoke “{k.name}”? Scripts using it stop working at once.</span>
+                          <button type="button" class="btn btn-small btn-danger" onClick={() => revoke(k.id)}>
+                            Yes, revoke
+                          </button>
+                          <button type="button" class="btn btn-small btn-ghost" onClick={() => setConfirming(null)}>
+                            Keep
+                          </button>
+                        </span>
+                      ) : (
+                        <button type="button" class="btn btn-small" onClick={() => setConfirming(k.id)} aria-label={`Revoke ${k.name}`}>
+                          Revoke
+                        </button>
+                      )}
+                      {revokeError && revokeError.id === k.id && <ErrorNote error={revokeError.e} what="Revoking a key" />}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+    </main>
+  );
+}

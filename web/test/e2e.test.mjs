@@ -1,0 +1,450 @@
+// The browser suite (`npm test`): the real binary on a temporary database,
+// headless Chromium, every page of the app. See test/harness.mjs.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { start, webDir, repoRoot, PASSWORD, PREMIUM, FREE } from "./harness.mjs";
+import { jsSizes, BUDGET_BYTES } from "./size.mjs";
+
+const require = createRequire(import.meta.url);
+const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+const shots = join(repoRoot, "docs/screenshots");
+mkdirSync(shots, { recursive: true });
+
+let env; // { base, browser, ... }
+let ctx; // the Premium user's browser context
+let page;
+const consoleErrors = [];
+const a11y = [];
+
+/** Browser noise that is not an app error: the status line Chromium logs for an expected 4xx. */
+const EXPECTED = /Failed to load resource: the server responded with a status of 4\d\d/;
+
+function watch(p, label) {
+  p.on("console", (m) => {
+    if (m.type() === "error" && !EXPECTED.test(m.text())) consoleErrors.push(`${label} ${p.url()}: ${m.text()}`);
+  });
+  p.on("pageerror", (e) => consoleErrors.push(`${label} ${p.url()}: ${e.message}`));
+}
+
+async function newContext(opts = {}) {
+  const c = await env.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...opts });
+  c.setDefaultTimeout(15_000);
+  return c;
+}
+
+async function signIn(p, email) {
+  await p.goto("/login");
+  await p.fill("#email", email);
+  await p.fill("#password", PASSWORD);
+  await p.click("button[type=submit]");
+  await p.waitForURL((u) => !u.pathname.startsWith("/login"));
+}
+
+async function axe(p, name) {
+  await p.addScriptTag({ content: axeSource });
+  const r = await p.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  for (const v of r.violations) {
+    if (v.impact === "serious" || v.impact === "critical") {
+      a11y.push(`${name}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
+    }
+  }
+}
+
+/** A 1280×800 viewport; `full` for the pages whose charts are below the fold. */
+let servesThisBuild = false;
+async function shot(p, name, full = false) {
+  if (!servesThisBuild) return; // never overwrite the screenshots with another build's pages
+  await p.screenshot({ path: join(shots, `${name}.png`), fullPage: full });
+}
+
+/** Pixels in a chart's plotting area drawn in a series colour (not grid, not background). */
+async function ink(p, chartId) {
+  return p.evaluate((id) => {
+    const root = document.getElementById(id);
+    const canvas = root?.querySelector("canvas");
+    const over = root?.querySelector(".u-over");
+    if (!canvas || !over) return -1;
+    const cs = getComputedStyle(document.documentElement);
+    const colours = ["--accent", "--accent-2", "--neg", "--pos"].map((v) => {
+      const probe = document.createElement("span");
+      probe.style.color = cs.getPropertyValue(v);
+      document.body.appendChild(probe);
+      const m = getComputedStyle(probe).color.match(/\d+/g).map(Number);
+      probe.remove();
+      return m;
+    });
+    const cr = canvas.getBoundingClientRect();
+    const or = over.getBoundingClientRect();
+    const sx = canvas.width / cr.width;
+    const sy = canvas.height / cr.height;
+    const x = Math.round((or.left - cr.left) * sx);
+    const y = Math.round((or.top - cr.top) * sy);
+    const w = Math.round(or.width * sx);
+    const h = Math.round(or.height * sy);
+    const data = canvas.getContext("2d").getImageData(x, y, w, h).data;
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (data[i + 3] < 100) continue;
+      for (const c of colours) {
+        if (Math.abs(data[i] - c[0]) + Math.abs(data[i + 1] - c[1]) + Math.abs(data[i + 2] - c[2]) < 90) {
+          n++;
+          break;
+        }
+      }
+    }
+    return n;
+  }, chartId);
+}
+
+async function canvasHash(p, chartId) {
+  return p.evaluate((id) => {
+    const s = document.querySelector(`#${id} canvas`)?.toDataURL() ?? "";
+    let h = 0;
+    for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
+    return `${s.length}:${h}`;
+  }, chartId);
+}
+
+describe("Forecast Engine web app", { timeout: 240_000 }, () => {
+  before(async () => {
+    env = await start();
+    console.log(`# server ${env.base} (setup ${env.setupMs} ms)`);
+    ctx = await newContext();
+    page = await ctx.newPage();
+    watch(page, "premium");
+  });
+
+  after(async () => {
+    await env?.stop();
+  });
+
+  test("the JavaScript fits the budget (gzip)", () => {
+    const sizes = jsSizes(join(webDir, "dist/static"));
+    const total = sizes.reduce((s, x) => s + x.gzip, 0);
+    console.log(`# JavaScript: ${(total / 1024).toFixed(1)} KB gzip in ${sizes.length} file(s), budget ${BUDGET_BYTES / 1024} KB`);
+    assert.ok(total <= BUDGET_BYTES, `JavaScript is ${total} bytes gzip, over the ${BUDGET_BYTES} budget`);
+  });
+
+  test("the binary serves this build of the app", async () => {
+    const served = await (await fetch(`${env.base}/`)).text();
+    const built = readFileSync(join(webDir, "dist/index.html"), "utf8");
+    servesThisBuild = served === built;
+    assert.equal(served, built, "the binary embeds a different build of web/dist: rebuild it (make build), or run with WEB_DIST_PROXY=1");
+    const r = await fetch(`${env.base}/assets/%5EGSPC`);
+    assert.equal(r.status, 200, "page paths are answered with index.html");
+    const js = served.match(/\/static\/[^"]+\.js/)[0];
+    assert.equal((await fetch(`${env.base}${js}`)).status, 200, "hashed files are served under /static/");
+  });
+
+  test("the generated API types match the live OpenAPI document", () => {
+    // fetch is async; run the generator on a fresh copy of the live document.
+    return (async () => {
+      const live = await (await fetch(`${env.serverBase}/api/openapi.json`)).text();
+      const dir = mkdtempSync(join(tmpdir(), "forecast-web-types-"));
+      try {
+        writeFileSync(join(dir, "openapi.json"), live);
+        const cli = join(webDir, "node_modules/openapi-typescript/bin/cli.js");
+        const r = spawnSync(process.execPath, [cli, join(dir, "openapi.json"), "-o", join(dir, "schema.d.ts")], { encoding: "utf8" });
+        assert.equal(r.status, 0, r.stderr);
+        const fresh = readFileSync(join(dir, "schema.d.ts"), "utf8");
+        const committed = readFileSync(join(webDir, "src/api/schema.d.ts"), "utf8");
+        assert.ok(fresh === committed, "web/src/api/schema.d.ts is out of date with the server's /api/openapi.json: run `make web-types` (it refreshes web/openapi.json and runs npm run gen:types), then rebuild");
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    })();
+  });
+
+  test("the sign-in page is interactive quickly", async () => {
+    const c = await newContext();
+    const p = await c.newPage();
+    watch(p, "login");
+    const t0 = Date.now();
+    await p.goto("/login", { waitUntil: "commit" });
+    await p.locator("#email:enabled").waitFor();
+    const ms = Date.now() - t0;
+    console.log(`# /login interactive after ${ms} ms`);
+    const nav = await p.evaluate(() => {
+      const n = performance.getEntriesByType("navigation")[0];
+      return { domContentLoaded: Math.round(n.domContentLoadedEventEnd), load: Math.round(n.loadEventEnd) };
+    });
+    console.log(`# /login navigation timing: DOMContentLoaded ${nav.domContentLoaded} ms, load ${nav.load} ms`);
+    assert.ok(ms < 3000, `took ${ms} ms`);
+    await shot(p, "login");
+    await axe(p, "login");
+    // A wrong password is a message, not a page change.
+    await p.fill("#email", PREMIUM);
+    await p.fill("#password", "wrong");
+    await p.click("button[type=submit]");
+    await p.locator("#login-error").getByText("Wrong e-mail or password").waitFor();
+    await c.close();
+  });
+
+  test("signing in with an empty watchlist leads to onboarding; apple then bitcoin are saved", async () => {
+    await signIn(page, PREMIUM);
+    await page.waitForURL("**/onboarding");
+    await page.getByText("Nothing selected yet.").waitFor();
+    for (const [q, ticker] of [
+      ["apple", "AAPL"],
+      ["bitcoin", "BTC-USD"],
+    ]) {
+      await page.fill("#match-text", q);
+      await page.click("form.search-form button[type=submit]");
+      await page.getByRole("heading", { name: `Suggestions for “${q}”` }).waitFor();
+      await page.getByRole("button", { name: new RegExp(`^Add ${ticker.replace(/[-^]/g, "\\$&")} `) }).click();
+    }
+    const chosen = await page.locator("#selection .chip-selected strong").allTextContents();
+    assert.deepEqual(chosen, ["AAPL", "BTC-USD"]);
+    await shot(page, "onboarding");
+    await axe(page, "onboarding");
+    await page.getByRole("button", { name: /^Save watchlist/ }).click();
+    await page.waitForURL((u) => u.pathname === "/");
+    const saved = await (await page.request.get("/web/watchlist")).json();
+    assert.deepEqual(saved.tickers.map((t) => t.ticker).sort(), ["AAPL", "BTC-USD"]);
+  });
+
+  test("the watchlist page shows the saved assets with their verdicts", async () => {
+    await page.goto("/");
+    await page.locator("td .grade").first().waitFor();
+    const rows = await page.locator("tbody tr a.ticker").allTextContents();
+    assert.deepEqual(rows.sort(), ["AAPL", "BTC-USD"]);
+    await page.waitForFunction(() => !document.body.innerText.includes("Loading verdict"));
+    await shot(page, "watchlist");
+    await axe(page, "watchlist");
+  });
+
+  test("API keys: created, shown once, listed by prefix, revoked after confirming", async () => {
+    await page.goto("/keys");
+    await page.getByText("No active keys.").waitFor();
+    await page.fill("#key-name", "laptop");
+    await page.click("#create button[type=submit]");
+    const key = await page.locator("#new-key").inputValue();
+    assert.match(key, /^svc_[0-9a-f]{64}$/);
+    await page.getByText("it will not be shown again").waitFor();
+    const row = page.locator("tbody tr", { hasText: "laptop" });
+    await row.waitFor();
+    const prefix = (await row.locator("td.mono").textContent()).replace("…", "");
+    assert.ok(key.startsWith(prefix) && prefix.length >= 4, `${prefix} is the start of the key`);
+    await shot(page, "keys");
+    await axe(page, "keys");
+    // Gone after leaving the page.
+    await page.goto("/explore");
+    await page.goto("/keys");
+    await row.waitFor();
+    assert.equal(await page.locator("#new-key").count(), 0, "the key is shown only once");
+    await row.getByRole("button", { name: "Revoke laptop" }).click();
+    await row.getByRole("button", { name: "Yes, revoke" }).click();
+    await page.getByText("No active keys.").waitFor();
+  });
+
+  test("the asset page draws every chart and follows its parameters", async () => {
+    await page.goto("/assets/%5EGSPC");
+    await page.locator("#verdict .grade").waitFor();
+    const charts = ["chart-price", "chart-drawdown", "chart-segments", "chart-histogram", "chart-scatter", "chart-fan", "chart-walk"];
+    for (const id of charts) {
+      await page.locator(`#${id} canvas`).waitFor();
+      const n = await ink(page, id);
+      assert.ok(n > 150, `${id} has ${n} drawn pixels`);
+    }
+    await page.waitForTimeout(200);
+    await shot(page, "asset", true);
+    await axe(page, "asset");
+    const before = await canvasHash(page, "chart-histogram");
+    assert.equal(await page.inputValue("#p-return_period"), "");
+    await page.fill("#p-return_period", "30");
+    await page.click("#params button[type=submit]");
+    await page.waitForURL((u) => u.searchParams.get("return_period") === "30");
+    await page.locator("text=Median return (30 d)").waitFor();
+    await page.locator("#chart-histogram canvas").waitFor();
+    assert.notEqual(await canvasHash(page, "chart-histogram"), before, "the histogram follows the horizon");
+    assert.match(await page.locator("#distribution").innerText(), /30 days/);
+    // A shared URL fills the form and draws accordingly.
+    await page.goto("/assets/%5EGSPC?return_period=180&num_segments=12&metric=sharpe");
+    await page.locator("#chart-segments canvas").waitFor();
+    assert.equal(await page.inputValue("#p-return_period"), "180");
+    assert.equal(await page.inputValue("#p-num_segments"), "12");
+    assert.equal(await page.inputValue("#p-metric"), "sharpe");
+    assert.equal(await page.locator("#segment-table tbody tr").count(), 12);
+    // Dark theme screenshot of the same page.
+    const dark = await newContext({ colorScheme: "dark" });
+    const dp = await dark.newPage();
+    watch(dp, "dark");
+    await signIn(dp, PREMIUM);
+    await dp.goto("/assets/%5EGSPC");
+    await dp.locator("#chart-walk canvas").waitFor();
+    assert.ok((await ink(dp, "chart-price")) > 150);
+    await dp.waitForTimeout(200);
+    await shot(dp, "asset-dark", true);
+    await axe(dp, "asset (dark)");
+    await dark.close();
+  });
+
+  test("a bad parameter shows the server's message by its field", async () => {
+    await page.goto("/assets/%5EGSPC");
+    await page.locator("#verdict .grade").waitFor();
+    await page.fill("#p-num_segments", "1");
+    await page.click("#params button[type=submit]");
+    const err = page.locator("#p-num_segments-err");
+    await err.waitFor();
+    assert.match(await err.innerText(), /num_segments must be an integer between 10 and 50/);
+    assert.equal(await page.getAttribute("#p-num_segments", "aria-invalid"), "true");
+    await page.fill("#p-num_segments", "20");
+    await page.fill("#p-decay_factor", "2");
+    await page.click("#params button[type=submit]");
+    await page.locator("#p-decay_factor-err").getByText(/decay_factor must be a number between 0.80 and 0.99/).waitFor();
+    assert.equal(await page.locator("#p-num_segments-err").count(), 0);
+    await shot(page, "asset-error");
+  });
+
+  test("the catalog filters by category and search, with data-source badges", async () => {
+    await page.goto("/explore?category=Indices");
+    await page.locator("tbody tr").first().waitFor();
+    const gspc = page.locator("tbody tr", { hasText: "^GSPC" });
+    assert.equal(await gspc.locator(".badge").innerText(), "real");
+    await page.fill("#search", "nasdaq");
+    await page.waitForURL((u) => u.searchParams.get("q") === "nasdaq" && u.searchParams.get("category") === "Indices");
+    const tickers = await page.locator("tbody a.ticker").allTextContents();
+    assert.ok(tickers.includes("^IXIC") && !tickers.includes("^GSPC"), tickers.join(","));
+    await page.goto("/explore?category=Crypto");
+    await page.locator("tbody tr").first().waitFor();
+    assert.ok((await page.locator("tbody .badge-synthetic").count()) > 0);
+    await shot(page, "explore");
+    await axe(page, "explore");
+    await page.locator("tbody a.ticker").first().click();
+    await page.waitForURL("**/assets/**");
+  });
+
+  test("the ranking sorts by a clicked column and keeps it in the URL", async () => {
+    await page.goto("/ranking");
+    await page.locator("#ranking-table tbody tr").first().waitFor();
+    const order = async () => page.locator("#ranking-table tbody a.ticker").allTextContents();
+    const first = await order();
+    assert.ok(first.length > 3);
+    await page.click("button.sort-btn[data-col=current_price]");
+    await page.waitForURL((u) => u.searchParams.get("sort_by") === "current_price");
+    await page.waitForFunction(() => document.querySelector("th[aria-sort=descending] .sort-btn")?.dataset.col === "current_price");
+    await page.locator("#ranking-table tbody tr").first().waitFor();
+    const byPrice = await order();
+    assert.notDeepEqual(byPrice, first, "the order changed");
+    const prices = await page.$$eval("#ranking-table tbody tr", (rows) => rows.map((r) => Number(r.children[10].textContent.replace(/,/g, ""))));
+    assert.deepEqual(prices, [...prices].sort((a, b) => b - a), "descending by price");
+    await page.click("button.sort-btn[data-col=current_price]");
+    await page.waitForURL((u) => u.searchParams.get("sort") === "asc");
+    await page.waitForFunction(() => document.querySelector("th[aria-sort=ascending]"));
+    const asc = await page.$$eval("#ranking-table tbody tr", (rows) => rows.map((r) => Number(r.children[10].textContent.replace(/,/g, ""))));
+    assert.deepEqual(asc, [...asc].sort((a, b) => a - b), "ascending by price");
+    // Client-side sort on a column the server does not sort by.
+    await page.click("button.sort-btn[data-col=ticker]");
+    await page.waitForURL((u) => u.searchParams.get("sort_by") === "ticker");
+    const byTicker = await order();
+    assert.deepEqual(byTicker, [...byTicker].sort((a, b) => a.localeCompare(b)));
+    await page.goto("/ranking");
+    await page.locator("#ranking-table tbody tr").first().waitFor();
+    await shot(page, "ranking");
+    await axe(page, "ranking");
+  });
+
+  test("a backtest runs and draws its equity curve", async () => {
+    await page.goto("/backtest");
+    await page.locator("#b-strategy option[value=zscore]").waitFor({ state: "attached" });
+    await page.getByText("This costs 5 quota units").waitFor();
+    await page.selectOption("#b-category", "Crypto");
+    await page.fill("#b-top_n", "3");
+    await page.click("form.bt-form button[type=submit]");
+    await page.locator("#chart-equity canvas").waitFor({ timeout: 60_000 });
+    assert.ok((await ink(page, "chart-equity")) > 150, "equity curve drawn");
+    assert.ok((await ink(page, "chart-bt-drawdown")) > 50, "drawdown drawn");
+    assert.match(await page.locator("#metrics").textContent(), /Total return/);
+    const url = new URL(page.url());
+    assert.equal(url.searchParams.get("top_n"), "3");
+    await page.waitForTimeout(150);
+    await shot(page, "backtest", true);
+    await axe(page, "backtest");
+    // A bad field is named by its input.
+    await page.fill("#b-top_n", "0");
+    await page.click("form.bt-form button[type=submit]");
+    await page.locator("#b-top_n-err").getByText(/top_n/).waitFor();
+  });
+
+  test("a Free user sees what needs Premium", async () => {
+    const c = await newContext();
+    const p = await c.newPage();
+    watch(p, "free");
+    await signIn(p, FREE);
+    await p.goto("/explore");
+    await p.locator(".note-premium").getByText(/needs the Premium tier/).waitFor();
+    await axe(p, "explore (free)");
+    await p.goto("/assets/AAPL");
+    await p.locator(".note-premium").first().waitFor();
+    await p.goto("/keys");
+    await p.fill("#key-name", "x");
+    await p.click("#create button[type=submit]");
+    await p.locator("#create-error").getByText(/API keys need the Premium tier/).waitFor();
+    await shot(p, "keys-free");
+    await c.close();
+  });
+
+  test("rate limits, server errors and network failures are sentences, not blank pages", async () => {
+    const c = await newContext();
+    const p = await c.newPage(); // not watched: the faked 5xx are logged by the browser on purpose
+    await signIn(p, PREMIUM);
+    const cases = [
+      [{ status: 429, headers: { "Retry-After": "17", "Content-Type": "application/json" }, body: '{"detail":"rate limit"}' }, "Too many requests — try again in 17 s."],
+      [{ status: 500, headers: { "Content-Type": "application/json" }, body: '{"detail":"internal server error"}' }, "Something went wrong on our side — try again."],
+      [{ status: 502, body: "<html>bad gateway</html>" }, "Something went wrong on our side — try again."],
+      [null, "Could not reach the server"],
+    ];
+    for (const [response, text] of cases) {
+      await p.route("**/web/api/ranking*", (route) => (response ? route.fulfill(response) : route.abort("connectionrefused")));
+      await p.goto("/ranking");
+      await p.locator("#ranking-error").getByText(text).waitFor();
+      await p.unroute("**/web/api/ranking*");
+    }
+    await c.close();
+  });
+
+  test("a session that ended sends the user to sign in and back", async () => {
+    const c = await newContext();
+    const p = await c.newPage();
+    watch(p, "expiry");
+    await signIn(p, PREMIUM);
+    await p.goto("/ranking?metric=sharpe");
+    await p.locator("#ranking-table tbody tr").first().waitFor();
+    // End the session on the server, as an expiry would.
+    await p.request.post("/auth/logout", { headers: { Origin: env.base } });
+    await p.getByRole("link", { name: "Explore" }).click();
+    await p.waitForURL((u) => u.pathname === "/login" && u.searchParams.get("next") === "/explore");
+    await p.getByText("Your session expired, sign in again.").waitFor();
+    await p.fill("#email", PREMIUM);
+    await p.fill("#password", PASSWORD);
+    await p.click("button[type=submit]");
+    await p.waitForURL((u) => u.pathname === "/explore");
+    await p.locator("tbody tr").first().waitFor();
+    // And a signed-out visit to a deep link comes back to it.
+    await c.clearCookies();
+    await p.goto("/ranking?metric=sortino");
+    await p.waitForURL((u) => u.pathname === "/login" && u.searchParams.get("next") === "/ranking?metric=sortino");
+    await p.fill("#email", PREMIUM);
+    await p.fill("#password", PASSWORD);
+    await p.click("button[type=submit]");
+    await p.waitForURL((u) => u.pathname === "/ranking" && u.searchParams.get("metric") === "sortino");
+    // Signing out from the header.
+    await p.getByRole("button", { name: "Sign out" }).click();
+    await p.waitForURL((u) => u.pathname === "/login");
+    assert.equal((await p.request.get("/auth/me")).status(), 401);
+    await c.close();
+  });
+
+  test("no page has a serious or critical accessibility violation", () => {
+    assert.deepEqual(a11y, []);
+  });
+
+  test("no page logged a console error", () => {
+    assert.deepEqual(consoleErrors, []);
+  });
+});
