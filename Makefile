@@ -99,6 +99,7 @@ web-test: build chromium
 ## (web/openapi.json, checked by the `web` integration test) and the types
 web-types: web/node_modules/.ci-stamp
 	FORECAST_WRITE_OPENAPI=1 $(CARGO) test --release --test it -- --exact web::the_web_apps_openapi_snapshot_is_current
+	node -e 'const fs = require("fs"), f = "web/openapi.json"; fs.writeFileSync(f, JSON.stringify(JSON.parse(fs.readFileSync(f, "utf8")), null, 2) + "\n")'
 	cd web && npm run gen:types
 
 ## conformance: schemathesis (pinned by version and SHA-256, in

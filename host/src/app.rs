@@ -86,7 +86,7 @@ pub async fn build(
         ranking: RankingService::new(db.clone()),
         keys: KeyService::new(db.clone()),
         watchlists: WatchlistService::new(db.clone(), db.clone()),
-        sessions: SessionService::new(db.clone(), db.clone()),
+        sessions: SessionService::new(db.clone(), db.clone(), config.login_concurrency),
         metadata: Arc::new(CatalogProvider),
         config: Arc::new(HttpConfig {
             database_url: config.database_url.clone(),
@@ -131,18 +131,45 @@ pub async fn ensure_demo_account(db: &dyn Database) -> anyhow::Result<Option<Dem
     }))
 }
 
+/// How often expired sessions and old limiter counters are deleted.
+const PURGE_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Deletes expired sessions and limiter counters past their retention, at
+/// start and then every [`PURGE_EVERY`], so neither table grows with
+/// traffic.
+async fn purge_expired(sessions: forecast_services::sessions::SessionService) {
+    loop {
+        match sessions.purge().await {
+            Ok(p) if p.sessions + p.counters > 0 => {
+                tracing::info!(
+                    sessions = p.sessions,
+                    counters = p.counters,
+                    "purged expired rows"
+                )
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "could not purge expired sessions and counters"),
+        }
+        tokio::time::sleep(PURGE_EVERY).await;
+    }
+}
+
 /// Starts what runs beside the router: the registry follower (so this
-/// server picks up activations, rollbacks and shadow runs) and, when
+/// server picks up activations, rollbacks and shadow runs), the purge of
+/// expired sessions and counters, and, when
 /// `config.grading` is on, the grading scheduler. `serve` and the
 /// in-process test harness share it so both run the same background work;
 /// the handles let a harness stop the tasks when its app is dropped.
 pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::JoinHandle<()>> {
-    let mut tasks = vec![tokio::spawn(
-        state
-            .plugins
-            .clone()
-            .follow(state.db.clone(), config.plugin_poll),
-    )];
+    let mut tasks = vec![
+        tokio::spawn(
+            state
+                .plugins
+                .clone()
+                .follow(state.db.clone(), config.plugin_poll),
+        ),
+        tokio::spawn(purge_expired(state.sessions.clone())),
+    ];
     if config.grading {
         tasks.push(tokio::spawn(forecast_services::grading::schedule(
             state.db.clone(),
@@ -160,7 +187,8 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let app = forecast_http::router(state);
+    let app =
+        forecast_http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await

@@ -65,6 +65,9 @@ pub struct Config {
     /// `FORECAST_MATCH_PER_MINUTE`: matcher requests per user per minute
     /// (default 30).
     pub match_per_minute: u32,
+    /// `FORECAST_LOGIN_CONCURRENCY`: password hashes run at once (default:
+    /// the number of cores); more concurrent sign-ins get 503 at once.
+    pub login_concurrency: usize,
 }
 
 /// Default time limit of one backtest.
@@ -193,6 +196,11 @@ impl Config {
                 }),
             },
             match_per_minute: number("FORECAST_MATCH_PER_MINUTE", 30, 1)? as u32,
+            login_concurrency: number(
+                "FORECAST_LOGIN_CONCURRENCY",
+                std::thread::available_parallelism().map_or(2, |n| n.get() as u64),
+                1,
+            )? as usize,
             quota: QuotaConfig {
                 per_minute: number("FORECAST_QUOTA_PER_MINUTE", 60, 1)? as u32,
                 per_day: number("FORECAST_QUOTA_PER_DAY", 1_000, 1)? as u32,

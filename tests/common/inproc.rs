@@ -100,6 +100,7 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
         admin_token: None,
         llm: None,
         match_per_minute: 30,
+        login_concurrency: 2,
     };
     let ms = |v: &str| Duration::from_millis(v.parse().expect("milliseconds"));
     let mut llm = forecast::plugins::llm::LlmConfig {
@@ -123,6 +124,7 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
             "FORECAST_BACKTEST_TIMEOUT_MS" => c.backtest_timeout = ms(value),
             "FORECAST_ADMIN_TOKEN" => c.admin_token = Some(value.into()),
             "FORECAST_MATCH_PER_MINUTE" => c.match_per_minute = value.parse().expect("a count"),
+            "FORECAST_LOGIN_CONCURRENCY" => c.login_concurrency = value.parse().expect("a count"),
             "FORECAST_QUOTA_PER_MINUTE" => c.quota.per_minute = value.parse().expect("a count"),
             "FORECAST_QUOTA_PER_DAY" => c.quota.per_day = value.parse().expect("a count"),
             "FORECAST_GRADING" => c.grading = value == "on",

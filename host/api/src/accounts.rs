@@ -9,14 +9,63 @@ use utoipa::ToSchema;
 /// Longest key name accepted.
 pub const MAX_KEY_NAME_CHARS: usize = 100;
 
+/// Longest e-mail address accepted (RFC 5321's path limit).
+pub const MAX_EMAIL_CHARS: usize = 254;
+/// Longest password accepted, in bytes.
+pub const MAX_PASSWORD_BYTES: usize = 1_024;
+
 /// `POST /auth/login`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct LoginRequest {
-    /// The account's e-mail (case-insensitive).
-    #[schema(example = "demo@forecast.local")]
+    /// The account's e-mail (case-insensitive): at most 254 characters,
+    /// `local@domain.tld`.
+    #[schema(example = "demo@forecast.local", max_length = 254, min_length = 3)]
     pub email: String,
-    /// The password.
+    /// The password: at most 1,024 bytes.
+    #[schema(max_length = 1024, min_length = 1)]
     pub password: String,
+}
+
+impl LoginRequest {
+    /// The trimmed, lower-cased e-mail, or why the request is refused
+    /// (before any limiter or password hash sees it).
+    pub fn validate(&self) -> Result<String, Invalid> {
+        let email = normalize_email(&self.email)?;
+        if self.password.is_empty() || self.password.len() > MAX_PASSWORD_BYTES {
+            return Err(Invalid::from(format!(
+                "password must be 1 to {MAX_PASSWORD_BYTES} bytes long"
+            )));
+        }
+        Ok(email)
+    }
+}
+
+/// Trims and lower-cases an e-mail address; refuses one longer than
+/// [`MAX_EMAIL_CHARS`] or not of the form `local@domain.tld` (no white
+/// space, no control characters). The message quotes at most a short
+/// prefix of what was sent.
+pub fn normalize_email(raw: &str) -> Result<String, Invalid> {
+    let email = raw.trim().to_lowercase();
+    if email.chars().count() > MAX_EMAIL_CHARS {
+        return Err(Invalid::from(format!(
+            "email must be at most {MAX_EMAIL_CHARS} characters"
+        )));
+    }
+    let valid = email.split_once('@').is_some_and(|(local, domain)| {
+        !local.is_empty()
+            && !domain.contains('@')
+            && domain.contains('.')
+            && !domain.starts_with('.')
+            && !domain.ends_with('.')
+    }) && !email.chars().any(|c| c.is_whitespace() || c.is_control());
+    if valid {
+        Ok(email)
+    } else {
+        Err(Invalid::from(format!(
+            "email '{}' is not an e-mail address",
+            crate::quote(raw.trim())
+        )))
+    }
 }
 
 /// The signed-in user.

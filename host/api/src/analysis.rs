@@ -71,8 +71,12 @@ pub struct RawAnalysisQuery {
 
 fn parse_int(name: &str, raw: Option<&str>, default: u32, lo: u32, hi: u32) -> Result<u32, String> {
     let Some(raw) = raw else { return Ok(default) };
-    let bound =
-        || format!("{name} must be an integer between {lo} and {hi} inclusive (got '{raw}')");
+    let bound = || {
+        format!(
+            "{name} must be an integer between {lo} and {hi} inclusive (got '{}')",
+            crate::quote(raw)
+        )
+    };
     let v = crate::integer(raw.trim()).ok_or_else(bound)?;
     if v < i64::from(lo) || v > i64::from(hi) {
         return Err(bound());
@@ -82,8 +86,12 @@ fn parse_int(name: &str, raw: Option<&str>, default: u32, lo: u32, hi: u32) -> R
 
 fn parse_date(name: &str, raw: Option<&str>) -> Result<Option<NaiveDate>, String> {
     raw.map(|r| {
-        NaiveDate::parse_from_str(r.trim(), "%Y-%m-%d")
-            .map_err(|_| format!("{name} must be a date in YYYY-MM-DD format (got '{r}')"))
+        NaiveDate::parse_from_str(r.trim(), "%Y-%m-%d").map_err(|_| {
+            format!(
+                "{name} must be a date in YYYY-MM-DD format (got '{}')",
+                crate::quote(r)
+            )
+        })
     })
     .transpose()
 }
@@ -110,7 +118,7 @@ impl RawAnalysisQuery {
             Some(raw) => {
                 let (lo, hi) = (defaults::DECAY_FACTOR_MIN, defaults::DECAY_FACTOR_MAX);
                 let msg = || {
-                    format!("decay_factor must be a number between {lo:.2} and {hi:.2} inclusive (got '{raw}')")
+                    format!("decay_factor must be a number between {lo:.2} and {hi:.2} inclusive (got '{}')", crate::quote(raw))
                 };
                 let v: f64 = raw.trim().parse().map_err(|_| msg())?;
                 if !(lo..=hi).contains(&v) {

@@ -19,7 +19,8 @@ pub fn parse_category(raw: &str) -> Result<Category, Invalid> {
     raw.parse().map_err(|_| {
         let names: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
         Invalid(format!(
-            "unknown category '{raw}'; expected one of: {}",
+            "unknown category '{}'; expected one of: {}",
+            crate::quote(raw),
             names.join(", ")
         ))
     })

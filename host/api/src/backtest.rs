@@ -147,8 +147,12 @@ fn int_or(name: &str, v: Option<i64>, default: u32) -> Result<u32, String> {
 fn date(name: &str, raw: &Option<String>) -> Result<Option<NaiveDate>, String> {
     raw.as_deref()
         .map(|r| {
-            NaiveDate::parse_from_str(r.trim(), "%Y-%m-%d")
-                .map_err(|_| format!("{name} must be a date in YYYY-MM-DD format (got '{r}')"))
+            NaiveDate::parse_from_str(r.trim(), "%Y-%m-%d").map_err(|_| {
+                format!(
+                    "{name} must be a date in YYYY-MM-DD format (got '{}')",
+                    crate::quote(r)
+                )
+            })
         })
         .transpose()
 }
@@ -164,7 +168,10 @@ impl BacktestRequest {
         let rebalance = match self.rebalance.as_deref() {
             None => bt::Rebalance::Monthly,
             Some(r) => bt::Rebalance::parse(r).ok_or_else(|| {
-                format!("rebalance must be one of daily, weekly, monthly (got '{r}')")
+                format!(
+                    "rebalance must be one of daily, weekly, monthly (got '{}')",
+                    crate::quote(r)
+                )
             })?,
         };
         let metric: Metric = match self.metric.as_deref() {

@@ -41,6 +41,22 @@ impl From<&str> for Invalid {
     }
 }
 
+/// Longest piece of a client's input an error message quotes.
+pub const QUOTED_CHARS: usize = 40;
+
+/// `input` as an error message may quote it: at most [`QUOTED_CHARS`]
+/// characters, then `…`. A message names what was wrong without echoing
+/// a megabyte back (or into the logs).
+pub fn quote(input: &str) -> String {
+    let mut chars = input.chars();
+    let head: String = chars.by_ref().take(QUOTED_CHARS).collect();
+    if chars.next().is_some() {
+        head + "…"
+    } else {
+        head
+    }
+}
+
 /// Every error body: a human-readable `detail` naming the problem.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ErrorBody {

@@ -138,7 +138,11 @@ impl RawRankingQuery {
                 .find(|k| k.as_str() == s)
                 .ok_or_else(|| {
                     let names: Vec<&str> = SortKey::ALL.iter().map(|k| k.as_str()).collect();
-                    format!("sort_by must be one of {} (got '{s}')", names.join(", "))
+                    format!(
+                        "sort_by must be one of {} (got '{}')",
+                        names.join(", "),
+                        crate::quote(s)
+                    )
                 })?,
         };
         let order = match self.sort.as_deref() {
@@ -146,7 +150,8 @@ impl RawRankingQuery {
             Some("asc") => SortOrder::Asc,
             Some(other) => {
                 return Err(Invalid::from(format!(
-                    "sort must be asc or desc (got '{other}')"
+                    "sort must be asc or desc (got '{}')",
+                    crate::quote(other)
                 )))
             }
         };
@@ -156,7 +161,8 @@ impl RawRankingQuery {
                 Some(n) if (1..=MAX_LIMIT as i64).contains(&n) => n as usize,
                 _ => {
                     return Err(Invalid::from(format!(
-                        "limit must be an integer between 1 and {MAX_LIMIT} inclusive (got '{raw}')"
+                        "limit must be an integer between 1 and {MAX_LIMIT} inclusive (got '{}')",
+                        crate::quote(raw)
                     )))
                 }
             },
@@ -167,7 +173,8 @@ impl RawRankingQuery {
                 Some(p) if defaults::GRADED_RETURN_PERIODS.contains(&p) => p,
                 _ => {
                     return Err(Invalid::from(format!(
-                        "return_period must be one of 7, 30, 90, 180, 365 (got '{raw}')"
+                        "return_period must be one of 7, 30, 90, 180, 365 (got '{}')",
+                        crate::quote(raw)
                     )))
                 }
             },

@@ -48,6 +48,15 @@ pub enum ApiError {
     /// store): fail closed.
     #[error("{0}")]
     Unavailable(String),
+    /// 503 at a capacity limit (concurrent password hashes); `Retry-After`
+    /// says when to try again.
+    #[error("{detail}")]
+    Busy {
+        /// Message.
+        detail: String,
+        /// Seconds to wait.
+        retry_after: u64,
+    },
     /// 422: the asset's history is too short to analyse.
     #[error("{0}")]
     Unprocessable(String),
@@ -84,7 +93,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable(_) | ApiError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Plugin(PluginError::Timeout { .. }) | ApiError::GatewayTimeout(_) => {
                 StatusCode::GATEWAY_TIMEOUT
@@ -126,6 +135,15 @@ impl IntoResponse for ApiError {
                 response
             }
             ApiError::TooManyRequests { retry_after, .. } => {
+                let mut response =
+                    (status, Json(json!({ "detail": self.to_string() }))).into_response();
+                response.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from(*retry_after),
+                );
+                response
+            }
+            ApiError::Busy { retry_after, .. } => {
                 let mut response =
                     (status, Json(json!({ "detail": self.to_string() }))).into_response();
                 response.headers_mut().insert(
@@ -191,6 +209,13 @@ impl From<ServiceError> for ApiError {
                 retry_after,
             },
             ServiceError::Unavailable(m) => ApiError::Unavailable(m),
+            ServiceError::Busy {
+                detail,
+                retry_after,
+            } => ApiError::Busy {
+                detail,
+                retry_after,
+            },
             ServiceError::TimedOut(m) => ApiError::GatewayTimeout(m),
             ServiceError::PluginContract(m) => ApiError::PluginContract(m),
             ServiceError::Plugin(p) => ApiError::Plugin(p),

@@ -32,7 +32,8 @@ pub async fn health(
         Some("1") => true,
         Some(other) => {
             return Err(ApiError::BadRequest(format!(
-                "debug must be 0 or 1 (got '{other}')"
+                "debug must be 0 or 1 (got '{}')",
+                forecast_api::quote(other)
             )))
         }
     };

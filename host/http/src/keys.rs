@@ -75,8 +75,12 @@ async fn revoke(
     SessionUser(user): SessionUser,
     JsonBody(body): JsonBody<RevokeKeyRequest>,
 ) -> Result<Json<OkResponse>, ApiError> {
-    let id = uuid::Uuid::parse_str(body.id.trim())
-        .map_err(|_| ApiError::BadRequest(format!("id '{}' is not a UUID", body.id)))?;
+    let id = uuid::Uuid::parse_str(body.id.trim()).map_err(|_| {
+        ApiError::BadRequest(format!(
+            "id '{}' is not a UUID",
+            forecast_api::quote(&body.id)
+        ))
+    })?;
     state.keys.revoke(&user, id).await?;
     Ok(Json(OkResponse::OK))
 }

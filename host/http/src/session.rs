@@ -7,7 +7,9 @@
 //! state-changing request authenticated by the cookie must carry an `Origin`
 //! equal to the configured origin (CSRF), else 403.
 
-use axum::extract::{FromRequestParts, State};
+use std::net::{IpAddr, SocketAddr};
+
+use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::header::{AUTHORIZATION, COOKIE, ORIGIN, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method};
@@ -61,6 +63,25 @@ pub(crate) fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiErr
     }
 }
 
+/// The client's address: the connection's peer (`ConnectInfo`, set by the
+/// server), or the loopback address for a request without one (in-process
+/// tests). Forwarded headers are not trusted: behind a proxy every client
+/// shares the proxy's address, which only makes the limits stricter.
+pub struct ClientAddr(pub IpAddr);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientAddr(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip()),
+        ))
+    }
+}
+
 /// The user of a valid session cookie. Rejects Bearer keys (401), missing
 /// or expired sessions (401) and foreign-origin state changes (403).
 pub struct SessionUser(pub User);
@@ -101,19 +122,21 @@ fn cookie(state: &AppState, value: &str, max_age: i64) -> HeaderValue {
     path = "/auth/login",
     operation_id = "login",
     summary = "Sign in: sets the HttpOnly session cookie `fe_session`",
-    description = "A wrong e-mail and a wrong password give the same 401. At most 10 attempts per e-mail per 5 minutes. A request carrying a foreign Origin is refused (403).",
+    description = "A wrong e-mail and a wrong password give the same 401. The e-mail must be well-formed and at most 254 characters, the password at most 1,024 bytes (else 400, before anything is checked). Only failures count: at most 10 per account from one client address and 30 per client address per 5 minutes (then 429); a success resets the account's count. At most a few passwords are checked at once (then 503 with Retry-After). A new session replaces the one the browser had. A request carrying a foreign Origin is refused (403).",
     request_body = LoginRequest,
     responses(
         (status = 200, description = "Signed in", body = Me,
          headers(("Set-Cookie" = String, description = "fe_session=…; HttpOnly; SameSite=Lax; Path=/"))),
-        (status = 400, description = "Malformed body", body = ErrorBody),
+        (status = 400, description = "Malformed body, e-mail or password length; detail names it", body = ErrorBody),
         (status = 401, description = "Invalid email or password", body = ErrorBody),
-        (status = 429, description = "Too many attempts; Retry-After says when to retry", body = ErrorBody),
-        (status = 503, description = "The attempt limiter is unavailable: sign-in is refused", body = ErrorBody),
+        (status = 429, description = "Too many failed attempts; Retry-After says when to retry", body = ErrorBody,
+         headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "Too many sign-ins being checked at once, or the attempt limiter is unavailable; Retry-After when it is the former", body = ErrorBody),
     )
 )]
 async fn login(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     headers: HeaderMap,
     JsonBody(body): JsonBody<LoginRequest>,
 ) -> Result<Response, ApiError> {
@@ -125,7 +148,11 @@ async fn login(
             )));
         }
     }
-    let opened = state.sessions.login(&body.email, body.password).await?;
+    let opened = state.sessions.login(body, client).await?;
+    // Rotation: a session this browser already had ends with a new sign-in.
+    if let Some(old) = session_token(&headers) {
+        state.sessions.logout(&old).await?;
+    }
     let mut response = Json(Me {
         email: opened.user.email,
         tier: opened.user.tier,

@@ -197,7 +197,10 @@ pub fn cache_key(asset: &Asset, engine: &str, q: &AnalysisQuery) -> String {
 pub async fn active_asset(db: &dyn AssetStore, ticker: &str) -> Result<Asset, Error> {
     match db.asset_by_ticker(ticker).await? {
         Some(a) if a.is_active => Ok(a),
-        _ => Err(Error::NotFound(format!("unknown ticker '{ticker}'"))),
+        _ => Err(Error::NotFound(format!(
+            "unknown ticker '{}'",
+            forecast_api::quote(ticker)
+        ))),
     }
 }
 

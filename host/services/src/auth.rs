@@ -25,13 +25,27 @@ pub const KEY_HEX_LEN: usize = 64;
 pub const MAX_ACTIVE_KEYS: u32 = 5;
 /// Name of the session cookie.
 pub const SESSION_COOKIE: &str = "fe_session";
-/// How long a session lasts.
+/// How long a session lasts at most, however much it is used.
 pub const SESSION_SECONDS: i64 = 7 * 24 * 3600;
-/// Login attempts allowed per e-mail address per window.
+/// How long an unused session lasts (each use slides it, up to
+/// [`SESSION_SECONDS`] after sign-in).
+pub const SESSION_IDLE_SECONDS: i64 = 12 * 3600;
+/// A session's expiry is written at most once per this many seconds.
+pub const SESSION_SLIDE_STEP: i64 = 300;
+/// Failed sign-ins allowed per account *from one client address* per
+/// window: the owner signing in from elsewhere is never locked out by
+/// someone guessing their password.
 pub const LOGIN_ATTEMPTS: Window = Window {
     kind: "login",
     seconds: 300,
     limit: 10,
+};
+/// Failed sign-ins allowed per client address per window, whatever the
+/// accounts (slows down spraying one password over many accounts).
+pub const LOGIN_ADDRESS_ATTEMPTS: Window = Window {
+    kind: "login-addr",
+    seconds: 300,
+    limit: 30,
 };
 /// Longest accepted password (argon2 work is bounded by it).
 pub const MAX_PASSWORD_LEN: usize = 1_024;
@@ -84,25 +98,10 @@ pub fn parse_bearer(header: &str) -> Option<&str> {
     (hex.len() == KEY_HEX_LEN && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(key)
 }
 
-/// Trims and lower-cases an e-mail address; rejects obvious garbage.
+/// Trims and lower-cases an e-mail address; rejects garbage (the wire
+/// contract's rule: [`forecast_api::accounts::normalize_email`]).
 pub fn normalize_email(raw: &str) -> Result<String, Error> {
-    let email = raw.trim().to_lowercase();
-    let valid = email.len() <= 254
-        && email.split_once('@').is_some_and(|(local, domain)| {
-            !local.is_empty()
-                && domain.contains('.')
-                && !domain.starts_with('.')
-                && !domain.ends_with('.')
-        })
-        && !email.chars().any(char::is_whitespace);
-    if valid {
-        Ok(email)
-    } else {
-        Err(Error::Invalid(format!(
-            "'{}' is not an e-mail address",
-            raw.trim()
-        )))
-    }
+    Ok(forecast_api::accounts::normalize_email(raw)?)
 }
 
 /// argon2id (the crate's default parameters: 19 MiB, 2 passes) with a

@@ -311,7 +311,7 @@ impl BacktestService {
             self.plugins.strategy(&req.strategy).ok_or_else(|| {
                 Error::Invalid(format!(
                     "strategy: unknown strategy '{}'; loaded strategies: {}",
-                    req.strategy,
+                    forecast_api::quote(&req.strategy),
                     self.plugins.strategy_names().join(", ")
                 ))
             })?;

@@ -40,6 +40,15 @@ pub enum Error {
         /// Seconds until the window ends.
         retry_after: u64,
     },
+    /// The server is at a capacity limit right now (e.g. concurrent password
+    /// hashes): retry after `retry_after` seconds.
+    #[error("{detail}")]
+    Busy {
+        /// Message.
+        detail: String,
+        /// Seconds to wait.
+        retry_after: u64,
+    },
     /// Something the answer needs is not there yet or is down (no grading
     /// snapshot, the attempt limiter): refused rather than guessed.
     #[error("{0}")]

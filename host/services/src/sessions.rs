@@ -1,14 +1,34 @@
-//! Web sessions (DESIGN §7): signing in (an attempt limit per e-mail, the
-//! same cost and the same answer for a wrong e-mail and a wrong password),
-//! the user of a session token, signing out. Tokens are random; the store
-//! keeps their SHA-256 only.
+//! Web sessions (DESIGN §7): signing in, the user of a session token,
+//! signing out, and the upkeep of expired rows.
+//!
+//! Signing in is built for the open internet (issue 14):
+//! - the request is validated (e-mail ≤ 254 characters and well-formed,
+//!   password ≤ 1,024 bytes) before any limiter or hash sees it;
+//! - only failures count, under fixed-size names (a digest of the
+//!   normalised e-mail), per account *and client address* and per client
+//!   address, and a success resets the account's count from that address —
+//!   so a stranger guessing someone's password slows themselves down
+//!   without locking the owner out;
+//! - at most [`SessionService::hash_slots`] password hashes run at once
+//!   (argon2id takes 19 MiB each); the excess is answered 503 with
+//!   Retry-After at once, never queued;
+//! - a wrong e-mail and a wrong password cost the same and answer the same.
+//!
+//! Tokens are random; the store keeps their SHA-256 only. Sessions expire
+//! after [`SESSION_IDLE_SECONDS`] unused and [`SESSION_SECONDS`] in all.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
+use forecast_api::accounts::LoginRequest;
 use forecast_domain::User;
-use forecast_store::{AccountStore, QuotaStore, StoreError};
+use forecast_store::{AccountStore, QuotaStore, StoreError, WindowUsage};
+use tokio::sync::Semaphore;
 
-use crate::auth::{self, LOGIN_ATTEMPTS, SESSION_SECONDS};
+use crate::auth::{
+    self, LOGIN_ADDRESS_ATTEMPTS, LOGIN_ATTEMPTS, SESSION_IDLE_SECONDS, SESSION_SECONDS,
+    SESSION_SLIDE_STEP,
+};
 use crate::error::Error;
 
 /// A session just opened: its user and the token for the cookie (shown
@@ -21,68 +41,164 @@ pub struct Opened {
     pub token: String,
 }
 
+/// What the store's upkeep removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Purged {
+    /// Expired sessions.
+    pub sessions: u64,
+    /// Counters past their retention.
+    pub counters: u64,
+}
+
 /// Sessions over the store.
 #[derive(Clone)]
 pub struct SessionService {
     accounts: Arc<dyn AccountStore>,
-    /// Counts sign-in attempts.
+    /// Counts failed sign-ins.
     quotas: Arc<dyn QuotaStore>,
+    /// Permits for concurrent password hashes.
+    hashing: Arc<Semaphore>,
+    slots: usize,
+}
+
+/// The limiter's name for an account seen from an address: a digest of the
+/// normalised e-mail (fixed size, whatever was sent) and the address.
+fn account_subject(email: &str, client: IpAddr) -> String {
+    format!("login:{}@{client}", &auth::sha256_hex(email)[..32])
+}
+
+fn address_subject(client: IpAddr) -> String {
+    format!("login-addr:{client}")
+}
+
+fn exhausted(w: &WindowUsage) -> bool {
+    w.used >= w.limit
 }
 
 impl SessionService {
-    /// A service over the store's users and sessions, counting attempts
-    /// in its quota windows.
-    pub fn new(accounts: Arc<dyn AccountStore>, quotas: Arc<dyn QuotaStore>) -> Self {
-        SessionService { accounts, quotas }
+    /// A service over the store's users and sessions, counting failed
+    /// sign-ins in its counters, running at most `hash_slots` password
+    /// hashes at once.
+    pub fn new(
+        accounts: Arc<dyn AccountStore>,
+        quotas: Arc<dyn QuotaStore>,
+        hash_slots: usize,
+    ) -> Self {
+        let slots = hash_slots.max(1);
+        SessionService {
+            accounts,
+            quotas,
+            hashing: Arc::new(Semaphore::new(slots)),
+            slots,
+        }
     }
 
-    /// Signs `email` in with `password`.
-    pub async fn login(&self, email: &str, password: String) -> Result<Opened, Error> {
-        let email = email.trim().to_lowercase();
+    /// How many password hashes may run at once.
+    pub fn hash_slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Signs in from `client` with `request`.
+    pub async fn login(&self, request: LoginRequest, client: IpAddr) -> Result<Opened, Error> {
+        let email = request.validate()?;
+        let password = request.password;
         let now = chrono::Utc::now().timestamp();
-        let attempts = self
-            .quotas
-            .consume(&format!("login:{email}"), &[LOGIN_ATTEMPTS], 1, now)
-            .await
-            .map_err(|e| {
-                tracing::error!(error = %e, "login limiter unavailable");
-                Error::Unavailable("sign-in is temporarily unavailable".into())
-            })?;
-        if !attempts.admitted {
-            return Err(Error::TooManyAttempts {
-                detail: "too many sign-in attempts; try again later".into(),
-                retry_after: (attempts.windows[0].reset - now).max(1) as u64,
-            });
+        let account = account_subject(&email, client);
+        let address = address_subject(client);
+        let limiter = |e: StoreError| {
+            tracing::error!(error = %e, "login limiter unavailable");
+            Error::Unavailable("sign-in is temporarily unavailable".into())
+        };
+        // Look (cost 0) before spending a hash: blocked when either count
+        // of failures is used up.
+        for (subject, window) in [
+            (&account, LOGIN_ATTEMPTS),
+            (&address, LOGIN_ADDRESS_ATTEMPTS),
+        ] {
+            let seen = self
+                .quotas
+                .consume(subject, &[window], 0, now)
+                .await
+                .map_err(limiter)?;
+            if let Some(w) = seen.windows.first().filter(|w| exhausted(w)) {
+                return Err(Error::TooManyAttempts {
+                    detail: "too many failed sign-in attempts from this address; try again later"
+                        .into(),
+                    retry_after: (w.reset - now).max(1) as u64,
+                });
+            }
         }
+        let Ok(permit) = self.hashing.clone().try_acquire_owned() else {
+            return Err(Error::Busy {
+                detail: "the server is busy signing other people in; try again in a second".into(),
+                retry_after: 1,
+            });
+        };
         let (user, hash) = match self.accounts.user_by_email(&email).await? {
             Some((user, hash)) => (Some(user), hash),
             // Unknown e-mail: verify against a decoy so both failures cost the same.
             None => (None, auth::decoy_hash().to_string()),
         };
-        let verified = tokio::task::spawn_blocking(move || auth::verify_password(&password, &hash))
-            .await
-            .map_err(|e| Error::Internal(format!("password check failed: {e}")))?;
+        let verified = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            auth::verify_password(&password, &hash)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("password check failed: {e}")))?;
         let Some(user) = user.filter(|_| verified) else {
+            for (subject, window) in [
+                (&account, LOGIN_ATTEMPTS),
+                (&address, LOGIN_ADDRESS_ATTEMPTS),
+            ] {
+                self.quotas
+                    .consume(subject, &[window], 1, now)
+                    .await
+                    .map_err(limiter)?;
+            }
             return Err(Error::InvalidCredentials(
                 "invalid email or password".into(),
             ));
         };
+        self.quotas.reset(&account).await.map_err(limiter)?;
         let (token, token_hash) = auth::new_session_token();
         self.accounts
-            .create_session(&token_hash, &user.id, now, now + SESSION_SECONDS)
+            .create_session(&token_hash, &user.id, now, now + SESSION_IDLE_SECONDS)
             .await?;
         Ok(Opened { user, token })
     }
 
-    /// The user of an unexpired session token.
+    /// The user of an unexpired session token; a use slides the session's
+    /// idle expiry (one write per [`SESSION_SLIDE_STEP`] at most).
     pub async fn user(&self, token: &str) -> Result<Option<User>, StoreError> {
-        self.accounts
-            .session_user(&auth::sha256_hex(token), chrono::Utc::now().timestamp())
-            .await
+        let hash = auth::sha256_hex(token);
+        let now = chrono::Utc::now().timestamp();
+        let user = self.accounts.session_user(&hash, now).await?;
+        if user.is_some() {
+            self.accounts
+                .slide_session(
+                    &hash,
+                    now,
+                    SESSION_IDLE_SECONDS,
+                    SESSION_SECONDS,
+                    SESSION_SLIDE_STEP,
+                )
+                .await?;
+        }
+        Ok(user)
     }
 
     /// Ends the session of `token` (nothing if it is unknown).
     pub async fn logout(&self, token: &str) -> Result<(), StoreError> {
         self.accounts.delete_session(&auth::sha256_hex(token)).await
+    }
+
+    /// Deletes expired sessions and limiter counters past their retention
+    /// (run periodically by the server).
+    pub async fn purge(&self) -> Result<Purged, StoreError> {
+        let now = chrono::Utc::now().timestamp();
+        Ok(Purged {
+            sessions: self.accounts.purge_sessions(now).await?,
+            counters: self.quotas.purge_counters(now).await?,
+        })
     }
 }

@@ -55,6 +55,21 @@ pub trait AccountStore: Send + Sync {
     /// Ends a session (no-op if unknown).
     async fn delete_session(&self, token_hash: &str) -> StoreResult<()>;
 
+    /// Slides an unexpired session's expiry to `now + idle`, capped at its
+    /// creation + `absolute`; a session slid less than `granularity`
+    /// seconds ago is left alone (one write per `granularity` at most).
+    async fn slide_session(
+        &self,
+        token_hash: &str,
+        now: i64,
+        idle: i64,
+        absolute: i64,
+        granularity: i64,
+    ) -> StoreResult<()>;
+
+    /// Deletes every session expired at `now`; how many.
+    async fn purge_sessions(&self, now: i64) -> StoreResult<u64>;
+
     /// Creates a key unless the user already has `max_active` active keys
     /// (then `None`). Atomic: concurrent creations never exceed the limit.
     async fn create_api_key(
@@ -220,6 +235,33 @@ macro_rules! impl_account_store {
                     .fetch_optional(&self.pool)
                     .await?;
                 row.as_ref().map($crate::rows::user).transpose()
+            }
+
+            async fn slide_session(
+                &self,
+                token_hash: &str,
+                now: i64,
+                idle: i64,
+                absolute: i64,
+                granularity: i64,
+            ) -> $crate::StoreResult<()> {
+                sqlx::query($crate::sql::SLIDE_SESSION)
+                    .bind(token_hash)
+                    .bind(now + idle)
+                    .bind(absolute)
+                    .bind(granularity)
+                    .bind(now)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            async fn purge_sessions(&self, now: i64) -> $crate::StoreResult<u64> {
+                let done = sqlx::query($crate::sql::PURGE_SESSIONS)
+                    .bind(now)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected())
             }
 
             async fn delete_session(&self, token_hash: &str) -> $crate::StoreResult<()> {

@@ -59,6 +59,33 @@ pub trait QuotaStore: Send + Sync {
         cost: u32,
         now: i64,
     ) -> StoreResult<Consumption>;
+
+    /// Forgets every counter of `subject` (a successful sign-in resets its
+    /// failure counts).
+    async fn reset(&self, subject: &str) -> StoreResult<()>;
+
+    /// Deletes counters whose window has ended at `now` (login counters
+    /// after [`LOGIN_RETENTION`], the others after [`RETENTION`]), so
+    /// attempts under ever new names cannot grow the table for ever; how
+    /// many were deleted.
+    async fn purge_counters(&self, now: i64) -> StoreResult<u64>;
+}
+
+/// How long a login counter is kept after its window started: longer than
+/// any login window.
+pub const LOGIN_RETENTION: i64 = 3_600;
+/// How long any other counter is kept after its window started: longer
+/// than the longest window (a day).
+pub const RETENTION: i64 = 2 * 86_400;
+
+/// Whether a counter of `kind` whose window started at `start` is past
+/// its retention at `now` (the rule of [`QuotaStore::purge_counters`]).
+pub(crate) fn expired(kind: &str, start: i64, now: i64) -> bool {
+    if kind.starts_with("login") {
+        start < now - LOGIN_RETENTION
+    } else {
+        start < now - RETENTION
+    }
 }
 
 /// Start (Unix seconds) of the window of length `seconds` holding `now`.

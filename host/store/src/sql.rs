@@ -211,6 +211,22 @@ pub(crate) const SESSION_USER: &str = concat!(
 
 pub(crate) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE token_hash = $1";
 
+/// Slides a session's expiry to `$2` (now + idle timeout), never past its
+/// creation + `$3` (the absolute lifetime); only sessions that have not
+/// expired and were not slid in the last `$4` seconds are written.
+pub(crate) const SLIDE_SESSION: &str = "UPDATE sessions
+     SET expires_at = CASE WHEN created_at + $3 < $2 THEN created_at + $3 ELSE $2 END
+     WHERE token_hash = $1 AND expires_at > $5 AND expires_at < $2 - $4";
+
+pub(crate) const PURGE_SESSIONS: &str = "DELETE FROM sessions WHERE expires_at <= $1";
+
+/// Counters whose window ended: login counters (5-minute windows) after
+/// `$2`, every other counter (the longest window is a day) after `$3`.
+pub(crate) const PURGE_COUNTERS: &str = "DELETE FROM counters
+     WHERE (kind LIKE 'login%' AND window_start < $1) OR window_start < $2";
+
+pub(crate) const RESET_COUNTERS: &str = "DELETE FROM counters WHERE subject = $1";
+
 pub(crate) const COUNT_ACTIVE_KEYS: &str =
     "SELECT COUNT(*) AS n FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL";
 

@@ -303,7 +303,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in: sets the HttpOnly session cookie `fe_session`
-         * @description A wrong e-mail and a wrong password give the same 401. At most 10 attempts per e-mail per 5 minutes. A request carrying a foreign Origin is refused (403).
+         * @description A wrong e-mail and a wrong password give the same 401. The e-mail must be well-formed and at most 254 characters, the password at most 1,024 bytes (else 400, before anything is checked). Only failures count: at most 10 per account from one client address and 30 per client address per 5 minutes (then 429); a success resets the account's count. At most a few passwords are checked at once (then 503 with Retry-After). A new session replaces the one the browser had. A request carrying a foreign Origin is refused (403).
          */
         post: operations["login"];
         delete?: never;
@@ -960,11 +960,12 @@ export interface components {
         /** @description `POST /auth/login`. */
         LoginRequest: {
             /**
-             * @description The account's e-mail (case-insensitive).
+             * @description The account's e-mail (case-insensitive): at most 254 characters,
+             *     `local@domain.tld`.
              * @example demo@forecast.local
              */
             email: string;
-            /** @description The password. */
+            /** @description The password: at most 1,024 bytes. */
             password: string;
         };
         /** @description The request body. */
@@ -2960,7 +2961,7 @@ export interface operations {
                     "application/json": components["schemas"]["Me"];
                 };
             };
-            /** @description Malformed body */
+            /** @description Malformed body, e-mail or password length; detail names it */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2987,16 +2988,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Too many attempts; Retry-After says when to retry */
+            /** @description Too many failed attempts; Retry-After says when to retry */
             429: {
                 headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The attempt limiter is unavailable: sign-in is refused */
+            /** @description Too many sign-ins being checked at once, or the attempt limiter is unavailable; Retry-After when it is the former */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -58,7 +58,8 @@ impl QuotaStore for PgStore {
             stored.insert(r.text("kind")?, (r.int("window_start")?, r.int("used")?));
         }
         let consumption = admit(windows, |w| stored.get(w.kind).copied(), cost, now);
-        if !consumption.admitted {
+        // A rejected call, or a look (cost 0), leaves nothing behind.
+        if !consumption.admitted || cost == 0 {
             tx.rollback().await?;
             return Ok(consumption);
         }
@@ -73,5 +74,22 @@ impl QuotaStore for PgStore {
         }
         tx.commit().await?;
         Ok(consumption)
+    }
+
+    async fn reset(&self, subject: &str) -> StoreResult<()> {
+        sqlx::query(crate::sql::RESET_COUNTERS)
+            .bind(subject)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn purge_counters(&self, now: i64) -> StoreResult<u64> {
+        let done = sqlx::query(crate::sql::PURGE_COUNTERS)
+            .bind(now - crate::quotas::LOGIN_RETENTION)
+            .bind(now - crate::quotas::RETENTION)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected())
     }
 }

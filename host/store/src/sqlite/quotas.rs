@@ -107,7 +107,8 @@ impl QuotaStore for SqliteStore {
             cost,
             now,
         );
-        if consumption.admitted {
+        // A look (cost 0) changes nothing and writes nothing.
+        if consumption.admitted && cost > 0 {
             for (w, u) in windows.iter().zip(&consumption.windows) {
                 let key = (subject.to_string(), w.kind.to_string());
                 counters
@@ -117,5 +118,35 @@ impl QuotaStore for SqliteStore {
             }
         }
         Ok(consumption)
+    }
+
+    async fn reset(&self, subject: &str) -> StoreResult<()> {
+        let mut counters = self.counters.lock().await;
+        counters.values.retain(|(s, _), _| s != subject);
+        counters.dirty.retain(|(s, _)| s != subject);
+        let _writer = self.writer.lock().await;
+        sqlx::query(crate::sql::RESET_COUNTERS)
+            .bind(subject)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn purge_counters(&self, now: i64) -> StoreResult<u64> {
+        // Written first, so the count covers counters not yet flushed.
+        self.flush_counters().await?;
+        {
+            let mut counters = self.counters.lock().await;
+            let Counters { values, dirty } = &mut *counters;
+            values.retain(|(_, kind), (start, _)| !crate::quotas::expired(kind, *start, now));
+            dirty.retain(|k| values.contains_key(k));
+        }
+        let _writer = self.writer.lock().await;
+        let done = sqlx::query(crate::sql::PURGE_COUNTERS)
+            .bind(now - crate::quotas::LOGIN_RETENTION)
+            .bind(now - crate::quotas::RETENTION)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected())
     }
 }

@@ -241,3 +241,45 @@ pub(crate) async fn password_change_conformance(db: Arc<dyn Database>) {
         .await
         .unwrap());
 }
+
+/// Sessions slide to now + idle, never past creation + absolute, at most
+/// once per granularity; expired ones are purged.
+pub(crate) async fn session_expiry_conformance(db: Arc<dyn Database>) {
+    let ann = db
+        .create_user("ann@example.com", "h", Tier::Premium, 1)
+        .await
+        .unwrap();
+    let (idle, absolute, step) = (100, 250, 10);
+    db.create_session("s1", &ann.id, 0, idle).await.unwrap();
+    assert!(db.session_user("s1", 99).await.unwrap().is_some());
+    assert!(db.session_user("s1", 100).await.unwrap().is_none(), "idle");
+    db.create_session("s2", &ann.id, 0, idle).await.unwrap();
+    // Used at 95: slid to 195; at 100 (within the step) left alone.
+    db.slide_session("s2", 95, idle, absolute, step)
+        .await
+        .unwrap();
+    assert!(db.session_user("s2", 194).await.unwrap().is_some());
+    db.slide_session("s2", 100, idle, absolute, step)
+        .await
+        .unwrap();
+    assert!(db.session_user("s2", 196).await.unwrap().is_none());
+    // Kept alive, it still ends at creation + absolute.
+    db.create_session("s3", &ann.id, 0, idle).await.unwrap();
+    for now in [90, 180, 240] {
+        db.slide_session("s3", now, idle, absolute, step)
+            .await
+            .unwrap();
+    }
+    assert!(db.session_user("s3", 249).await.unwrap().is_some());
+    assert!(
+        db.session_user("s3", 250).await.unwrap().is_none(),
+        "absolute"
+    );
+    // An expired session cannot be revived.
+    db.slide_session("s1", 150, idle, absolute, step)
+        .await
+        .unwrap();
+    assert!(db.session_user("s1", 150).await.unwrap().is_none());
+    assert_eq!(db.purge_sessions(300).await.unwrap(), 3);
+    assert_eq!(db.purge_sessions(300).await.unwrap(), 0);
+}

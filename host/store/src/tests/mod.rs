@@ -68,7 +68,9 @@ on_both_backends!(assets_suite, assets::assets_conformance);
 on_both_backends!(accounts_suite, accounts::accounts_conformance);
 on_both_backends!(watchlist_suite, accounts::watchlist_conformance);
 on_both_backends!(password_suite, accounts::password_change_conformance);
+on_both_backends!(session_expiry_suite, accounts::session_expiry_conformance);
 on_both_backends!(quotas_suite, quotas::quotas_conformance);
+on_both_backends!(counter_upkeep_suite, quotas::counter_upkeep_conformance);
 on_both_backends!(grading_suite, grading::grading_conformance);
 on_both_backends!(registry_suite, registry::registry_conformance);
 

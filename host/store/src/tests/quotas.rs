@@ -128,3 +128,59 @@ async fn postgres_limits_hold_across_pools() {
     }
     pg_drop_test_database(&url).await;
 }
+
+/// A look (cost 0) counts nothing; `reset` forgets a subject's counters;
+/// `purge_counters` deletes login counters after an hour and the others
+/// after two days, and a purged subject starts from zero.
+pub(crate) async fn counter_upkeep_conformance(db: Arc<dyn Database>) {
+    let login = [Window {
+        kind: "login",
+        seconds: 300,
+        limit: 3,
+    }];
+    let minute = [Window {
+        kind: "minute",
+        seconds: 60,
+        limit: 5,
+    }];
+    let t0 = 1_700_000_000;
+    let look = db.consume("login:a", &login, 0, t0).await.unwrap();
+    assert!(look.admitted);
+    assert_eq!(look.windows[0].used, 0);
+    for _ in 0..3 {
+        assert!(db.consume("login:a", &login, 1, t0).await.unwrap().admitted);
+    }
+    let look = db.consume("login:a", &login, 0, t0 + 1).await.unwrap();
+    assert_eq!(look.windows[0].used, 3, "a look sees the count");
+    assert!(
+        !db.consume("login:a", &login, 1, t0 + 1)
+            .await
+            .unwrap()
+            .admitted
+    );
+    db.reset("login:a").await.unwrap();
+    assert_eq!(
+        db.consume("login:a", &login, 0, t0 + 2)
+            .await
+            .unwrap()
+            .windows[0]
+            .used,
+        0
+    );
+
+    db.consume("login:b", &login, 2, t0).await.unwrap();
+    db.consume("user-1", &minute, 4, t0).await.unwrap();
+    // Within retention nothing goes.
+    db.purge_counters(t0 + 600).await.unwrap();
+    let b = db.consume("login:b", &login, 0, t0 + 50).await.unwrap();
+    assert_eq!(b.windows[0].used, 2);
+    // After an hour the login counter goes, the quota counter stays.
+    assert!(db.purge_counters(t0 + 4_000).await.unwrap() >= 1);
+    let b = db.consume("login:b", &login, 0, t0 + 50).await.unwrap();
+    assert_eq!(b.windows[0].used, 0, "purged");
+    let u = db.consume("user-1", &minute, 0, t0 + 10).await.unwrap();
+    assert_eq!(u.windows[0].used, 4, "a quota counter outlives a login one");
+    db.purge_counters(t0 + 3 * 86_400).await.unwrap();
+    let u = db.consume("user-1", &minute, 0, t0 + 10).await.unwrap();
+    assert_eq!(u.windows[0].used, 0);
+}
