@@ -62,7 +62,11 @@ pub async fn build(
             "demo universe loaded"
         );
     }
-    let demo = ensure_demo_account(db.as_ref()).await?;
+    let demo = if config.demo_account || db.backend() == "sqlite" {
+        ensure_demo_account(db.as_ref()).await?
+    } else {
+        None
+    };
     let plugins = Arc::new(Plugins::load(&config.plugins_config(), db.as_ref()).await?);
     let origin = config.resolved_origin(bound);
     let cookie_secure = config.resolved_cookie_secure(&origin);
@@ -95,6 +99,9 @@ pub async fn build(
             admin_token: config.admin_token.clone(),
             match_per_minute: config.match_per_minute,
         }),
+        clients: Arc::new(forecast_http::clients::ClientLimiter::new(
+            config.client_per_minute,
+        )),
         started: Instant::now(),
         origin: Arc::from(origin.as_str()),
         cookie_secure,
@@ -105,10 +112,11 @@ pub async fn build(
 }
 
 /// Creates the demo Premium account and one key the first time a database
-/// is served; `None` afterwards (the key cannot be shown again).
+/// without any user is served; `None` otherwise (a key cannot be shown
+/// again, and a database with accounts is someone's, not a demo).
 pub async fn ensure_demo_account(db: &dyn Database) -> anyhow::Result<Option<DemoAccount>> {
     const SETTING: &str = "demo_account_created";
-    if db.setting(SETTING).await?.is_some() || db.user_by_email(DEMO_EMAIL).await?.is_some() {
+    if db.setting(SETTING).await?.is_some() || !db.list_users().await?.is_empty() {
         return Ok(None);
     }
     let password = auth::random_password();
@@ -169,6 +177,15 @@ pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::J
                 .follow(state.db.clone(), config.plugin_poll),
         ),
         tokio::spawn(purge_expired(state.sessions.clone())),
+        tokio::spawn({
+            let clients = state.clients.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+                    clients.upkeep();
+                }
+            }
+        }),
     ];
     if config.grading {
         tasks.push(tokio::spawn(forecast_services::grading::schedule(

@@ -29,6 +29,10 @@ enum Command {
         /// Listen address (overrides FORECAST_ADDR); port 0 picks a free port.
         #[arg(long)]
         addr: Option<String>,
+        /// On PostgreSQL, create the demo Premium account if the database
+        /// has no user yet (SQLite does so without the flag).
+        #[arg(long)]
+        demo: bool,
     },
     /// The embedded demo universe.
     Demo {
@@ -156,7 +160,7 @@ impl Cli {
     /// Runs the chosen subcommand.
     pub async fn run(self) -> anyhow::Result<()> {
         match self.command {
-            Command::Serve { addr } => serve(addr).await,
+            Command::Serve { addr, demo } => serve(addr, demo).await,
             Command::Demo {
                 command: DemoCommand::Load { small },
             } => demo_load(small).await,
@@ -185,8 +189,9 @@ fn password_from(stdin: bool) -> anyhow::Result<(String, bool)> {
     Ok((line.trim_end_matches(['\r', '\n']).to_string(), false))
 }
 
-async fn serve(addr: Option<String>) -> anyhow::Result<()> {
+async fn serve(addr: Option<String>, demo: bool) -> anyhow::Result<()> {
     let mut config = Config::from_env()?;
+    config.demo_account = demo;
     if let Some(addr) = addr {
         config.addr = addr;
     }
@@ -206,8 +211,13 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
                 d.email, d.password, d.key
             )
         }
+        None if state.db.list_users().await?.is_empty() => format!(
+            "\nNo account yet (on PostgreSQL the demo account needs `serve --demo`). Make one:\n  \
+             printf '%s\\n' 'a long password' | ./target/release/forecast user add --email you@example.com --tier premium --password-stdin\n  \
+             ./target/release/forecast key create --email you@example.com --name mine   # then: export FORECAST_KEY=svc_…\n"
+        ),
         None => format!(
-            "\nThe demo login and key were shown on the first start. New ones:\n  \
+            "\nThe demo login and key were shown on the first start (API keys are shown once). New ones:\n  \
              ./target/release/forecast user set-password --email {0}   # prints a new password\n  \
              ./target/release/forecast key create --email {0} --name mine   # then: export FORECAST_KEY=svc_…\n",
             crate::app::DEMO_EMAIL
@@ -217,7 +227,7 @@ async fn serve(addr: Option<String>) -> anyhow::Result<()> {
     let banner = format!(
         "Forecast Engine listening on http://{local}\n{key_hint}\
          Web app: open http://{local}/ in a browser and sign in with the demo login.\n\
-         Try:\n  curl http://{local}/api/health?debug=1\n  \
+         Try:\n  curl http://{local}/api/health\n  \
          curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/assets?category=Indices'\n  \
          curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/analysis/%5EGSPC?return_period=90'\n  \
          curl -H \"Authorization: Bearer {key}\" -H 'Content-Type: application/json' \\\n    \

@@ -65,6 +65,15 @@ pub struct Config {
     /// `FORECAST_MATCH_PER_MINUTE`: matcher requests per user per minute
     /// (default 30).
     pub match_per_minute: u32,
+    /// `serve --demo` (no variable): create the demo Premium account on a
+    /// PostgreSQL database that has no user yet. SQLite, the local
+    /// default, gets it without asking; a shared database never does
+    /// unless an operator says so.
+    pub demo_account: bool,
+    /// `FORECAST_CLIENT_PER_MINUTE`: requests per client address per
+    /// minute that no user's quota meters (anonymous, wrong keys, health,
+    /// the session routes; default 600).
+    pub client_per_minute: u32,
     /// `FORECAST_LOGIN_CONCURRENCY`: password hashes run at once (default:
     /// the number of cores); more concurrent sign-ins get 503 at once.
     pub login_concurrency: usize,
@@ -170,6 +179,7 @@ impl Config {
             plugin_poll: Duration::from_millis(number("FORECAST_PLUGIN_POLL_MS", 1_000, 50)?),
             admin_token: match std::env::var("FORECAST_ADMIN_TOKEN") {
                 Err(_) => None,
+                Ok(t) if t.trim().is_empty() => None,
                 Ok(t) if t.trim().len() >= 16 => Some(t.trim().to_string()),
                 Ok(_) => {
                     return Err(ConfigError {
@@ -196,6 +206,8 @@ impl Config {
                 }),
             },
             match_per_minute: number("FORECAST_MATCH_PER_MINUTE", 30, 1)? as u32,
+            demo_account: false,
+            client_per_minute: number("FORECAST_CLIENT_PER_MINUTE", 600, 1)? as u32,
             login_concurrency: number(
                 "FORECAST_LOGIN_CONCURRENCY",
                 std::thread::available_parallelism().map_or(2, |n| n.get() as u64),

@@ -97,10 +97,14 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
         signal_cache_bytes: 512 << 20,
         plugin_dir: None,
         plugin_poll: Duration::from_secs(1),
-        admin_token: None,
+        admin_token: Some(super::ADMIN_TOKEN.into()),
         llm: None,
         match_per_minute: 30,
         login_concurrency: 2,
+        demo_account: false,
+        // Tests send far more than a browser would; those about the
+        // per-client limit set their own.
+        client_per_minute: 1_000_000,
     };
     let ms = |v: &str| Duration::from_millis(v.parse().expect("milliseconds"));
     let mut llm = forecast::plugins::llm::LlmConfig {
@@ -122,8 +126,11 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
             }
             "FORECAST_PLUGIN_POLL_MS" => c.plugin_poll = ms(value),
             "FORECAST_BACKTEST_TIMEOUT_MS" => c.backtest_timeout = ms(value),
-            "FORECAST_ADMIN_TOKEN" => c.admin_token = Some(value.into()),
+            "FORECAST_ADMIN_TOKEN" => {
+                c.admin_token = Some(value.to_string()).filter(|t| !t.is_empty())
+            }
             "FORECAST_MATCH_PER_MINUTE" => c.match_per_minute = value.parse().expect("a count"),
+            "FORECAST_CLIENT_PER_MINUTE" => c.client_per_minute = value.parse().expect("a count"),
             "FORECAST_LOGIN_CONCURRENCY" => c.login_concurrency = value.parse().expect("a count"),
             "FORECAST_QUOTA_PER_MINUTE" => c.quota.per_minute = value.parse().expect("a count"),
             "FORECAST_QUOTA_PER_DAY" => c.quota.per_day = value.parse().expect("a count"),

@@ -47,6 +47,9 @@ fn scratch() -> &'static Path {
 pub const TEST_EMAIL: &str = "tester@example.com";
 /// Its password.
 pub const TEST_PASSWORD: &str = "correct horse battery";
+/// The admin token every server under test has unless a test sets its own
+/// (`FORECAST_ADMIN_TOKEN`, empty for none).
+pub const ADMIN_TOKEN: &str = "test-admin-token";
 
 struct Template {
     path: PathBuf,
@@ -154,6 +157,14 @@ pub fn fresh_db() -> PathBuf {
     path
 }
 
+/// A path for a database that does not exist yet (an empty store once
+/// opened: what a newcomer's first `make run` sees).
+pub fn empty_db() -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    scratch().join(format!("empty-{n}.db"))
+}
+
 /// Runs the CLI against `db` and returns (success, stdout, stderr).
 pub fn cli(db: &Path, args: &[&str]) -> (bool, String, String) {
     let out = Command::new(BIN)
@@ -218,6 +229,8 @@ impl Server {
             // Tests grade explicitly (`forecast grade`); a background run
             // over the whole universe would only slow them down.
             .env("FORECAST_GRADING", "off")
+            .env("FORECAST_ADMIN_TOKEN", ADMIN_TOKEN)
+            .env("FORECAST_CLIENT_PER_MINUTE", "1000000")
             .stdout(Stdio::piped())
             .stderr(stderr);
         for (k, v) in env {
@@ -273,6 +286,19 @@ impl Server {
             panic!("GET {path} → {status} with non-JSON body ({ct}): {e}: {text:.200}")
         });
         (status, body)
+    }
+
+    /// `GET /api/health?debug=1` with the admin token: the diagnostics.
+    pub async fn debug_health(&self) -> (u16, serde_json::Value) {
+        let r = self
+            .client
+            .get(self.url("/api/health?debug=1"))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .expect("request");
+        let status = r.status().as_u16();
+        (status, r.json().await.expect("JSON health"))
     }
 
     pub fn client(&self) -> &client::Client {

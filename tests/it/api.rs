@@ -6,7 +6,7 @@ use crate::common;
 
 use common::{assert_error, component, Server};
 use forecast::demo::{INACTIVE_TICKERS, SHORT_HISTORY_TICKERS};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// A JSON type check.
 type Check = fn(&Value) -> bool;
@@ -37,7 +37,7 @@ async fn health_and_diagnostics() {
     assert_eq!(body["service"], "svc-api");
     assert!(body.get("debug").is_none());
 
-    let (_, debug) = s.get("/api/health?debug=1").await;
+    let (_, debug) = s.debug_health().await;
     let d = &debug["debug"];
     assert_eq!(d["database"]["reachable"], true);
     assert_eq!(d["database"]["backend"], "sqlite");
@@ -48,6 +48,13 @@ async fn health_and_diagnostics() {
         && p["sha256"].as_str().unwrap().len() == 64));
 
     assert_error(&s.get("/api/health?debug=2").await, 400, &["debug"]);
+    // The details are an operator's: without the admin token (anonymous,
+    // or a user's key) debug=1 answers the plain body.
+    for key in [None, Some(common::test_key())] {
+        let (status, plain) = s.get_as("/api/health?debug=1", key).await;
+        assert_eq!(status, 200);
+        assert_eq!(plain, json!({ "status": "ok", "service": "svc-api" }));
+    }
 }
 
 #[tokio::test]
@@ -503,6 +510,6 @@ async fn a_misbehaving_engine_gets_clean_errors_and_the_server_keeps_serving() {
         422,
         &[],
     );
-    let (_, debug) = s.get("/api/health?debug=1").await;
+    let (_, debug) = s.debug_health().await;
     assert_eq!(debug["debug"]["plugins"][0]["name"], "misbehave");
 }

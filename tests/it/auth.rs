@@ -548,7 +548,7 @@ async fn secrets_never_leak_and_store_failures_fail_closed() {
             .1
             .to_string(),
     );
-    bodies.push(s.get("/api/health?debug=1").await.1.to_string());
+    bodies.push(s.debug_health().await.1.to_string());
     bodies.push(s.get_as("/api/nothing", Some(&key)).await.1.to_string());
     let users = cli_ok(&s.db, &["user", "list"], "");
     for text in bodies.iter().chain([&users]) {

@@ -10,17 +10,11 @@ use common::{cli, fresh_db, Server};
 #[tokio::test]
 async fn demo_load_is_idempotent() {
     let db = fresh_db();
-    let before = Server::start_with(db.clone(), &[])
-        .get("/api/health?debug=1")
-        .await
-        .1;
+    let before = Server::start_with(db.clone(), &[]).debug_health().await.1;
     let (ok, stdout, stderr) = cli(&db, &["demo", "load"]);
     assert!(ok, "{stderr}");
     assert!(stdout.contains("2606 assets"), "{stdout}");
-    let after = Server::start_with(db, &[])
-        .get("/api/health?debug=1")
-        .await
-        .1;
+    let after = Server::start_with(db, &[]).debug_health().await.1;
     let counts = |v: &serde_json::Value| v["debug"]["database"]["counts"].clone();
     assert_eq!(counts(&before)["assets"], counts(&after)["assets"]);
     assert_eq!(counts(&before)["price_rows"], counts(&after)["price_rows"]);

@@ -92,7 +92,7 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
     );
 
     let s = Server::app_with(db, &[]).await;
-    let (_, health) = s.get("/api/health?debug=1").await;
+    let (_, health) = s.debug_health().await;
     let g = &health["debug"]["grading"];
     assert_eq!(g["last_run"]["status"], "done");
     assert_eq!(g["last_run"]["assets_graded"], n);
@@ -325,7 +325,7 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
     let url = sqlite_url(&db);
     assert!(grade(&url, &[]).0);
     let s = Server::app_with(db.clone(), &[]).await;
-    let (_, before) = s.get("/api/health?debug=1").await;
+    let (_, before) = s.debug_health().await;
     let first_run = before["debug"]["grading"]["active_run"].clone();
 
     // A run whose engine fails on every asset is never activated.
@@ -342,7 +342,7 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
         stdout.contains(&format!("{n} failed")) && !stdout.contains("now active"),
         "{stdout}"
     );
-    let (_, after) = s.get("/api/health?debug=1").await;
+    let (_, after) = s.debug_health().await;
     assert_eq!(after["debug"]["grading"]["active_run"], first_run);
     assert_eq!(
         s.get("/api/analysis/%5EGSPC/verdict").await.1["metadata"]["from_cache"],
@@ -354,7 +354,7 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
     let dir = tempfile::tempdir().unwrap();
     let alt = alt_engine(dir.path());
     grade_until_first_progress_then_kill(&url, &alt);
-    let (_, mid) = s.get("/api/health?debug=1").await;
+    let (_, mid) = s.debug_health().await;
     assert_eq!(
         mid["debug"]["grading"]["active_run"], first_run,
         "a half-graded run is never served"
@@ -370,7 +370,7 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
     );
     assert!(ok, "{stderr}");
     assert!(stdout.contains("now active"), "{stdout}");
-    let (_, done) = s.get("/api/health?debug=1").await;
+    let (_, done) = s.debug_health().await;
     let last = &done["debug"]["grading"]["last_run"];
     assert_eq!(
         (last["assets_graded"].as_u64(), last["failures"].as_u64()),
@@ -467,7 +467,7 @@ async fn serve_grades_at_start_when_there_is_no_snapshot() {
     // Poll the health diagnostics until the start-up run is active (bounded).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
-        let (_, h) = s.get("/api/health?debug=1").await;
+        let (_, h) = s.debug_health().await;
         let g = &h["debug"]["grading"];
         if g["active_run"].is_string() {
             assert_eq!(g["last_run"]["assets_graded"], n);
@@ -511,7 +511,7 @@ async fn activating_an_engine_regrades() {
         async move {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
             loop {
-                let (_, h) = s.get("/api/health?debug=1").await;
+                let (_, h) = s.debug_health().await;
                 if engine_of_active_run(&h).as_deref() == Some(want) {
                     return h;
                 }

@@ -282,7 +282,7 @@ async fn admin(
 
 #[tokio::test]
 async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
-    let plain = Server::app().await;
+    let plain = Server::app_with(common::fresh_db(), &[("FORECAST_ADMIN_TOKEN", "")]).await;
     let (status, body) = admin(&plain, "GET", "/api/admin/plugins", Some(TOKEN), None).await;
     assert_eq!(status, 403, "disabled without FORECAST_ADMIN_TOKEN: {body}");
     drop(plain);

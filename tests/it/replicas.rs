@@ -222,7 +222,7 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
     assert_eq!(a.get_as("/api/assets", Some(&key)).await.0, 402);
     assert_eq!(b.get_as("/api/assets", Some(&key)).await.0, 402);
 
-    let (_, health) = a.get_as("/api/health?debug=1", None).await;
+    let (_, health) = a.debug_health().await;
     assert_eq!(health["debug"]["database"]["backend"], "postgres");
     drop((a, b));
     drop(db);
@@ -337,4 +337,44 @@ async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }
+}
+
+/// The first start of an empty PostgreSQL database prints no demo
+/// password unless the operator asks for it (`serve --demo`): a shared
+/// database is not a demo.
+#[tokio::test]
+async fn postgres_gets_the_demo_account_only_when_asked() {
+    let Some(db) = PgDatabase::create().await else {
+        return;
+    };
+    cli_ok_url(&db.url, &["demo", "load", "--small"], "");
+    let banner = |extra: &[&str]| -> String {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(common::BIN)
+            .arg("serve")
+            .args(extra)
+            .env("FORECAST_ADDR", "127.0.0.1:0")
+            .env("DATABASE_URL", &db.url)
+            .env("RUST_LOG", "warn")
+            .env("FORECAST_GRADING", "off")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut banner = String::new();
+        while !banner.contains("openapi.json") {
+            if reader.read_line(&mut banner).unwrap() == 0 {
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        banner
+    };
+    let plain = banner(&[]);
+    assert!(!plain.contains("Demo account"), "{plain}");
+    assert!(plain.contains("No account yet"), "{plain}");
+    let asked = banner(&["--demo"]);
+    assert!(asked.contains("Demo account"), "{asked}");
+    assert!(asked.contains("API key: svc_"), "{asked}");
 }

@@ -126,7 +126,8 @@ fn terminate(child: &mut std::process::Child) -> std::process::ExitStatus {
 
 #[tokio::test]
 async fn the_banner_shows_the_demo_key_once_and_sigterm_stops_cleanly() {
-    let db = common::fresh_db();
+    // A newcomer's first start: an empty database.
+    let db = common::empty_db();
     let (mut child, banner) = serve_and_read_banner(&db);
     let base = banner
         .lines()
@@ -161,6 +162,7 @@ async fn the_banner_shows_the_demo_key_once_and_sigterm_stops_cleanly() {
     let (mut again, banner) = serve_and_read_banner(&db);
     assert!(!banner.contains("Demo account"), "{banner}");
     assert!(banner.contains("API keys are shown once"), "{banner}");
+    assert!(banner.contains("Web app: open http://"), "{banner}");
     // Served (hence past installing its signal handler) before the signal:
     // the banner is printed a moment before the handler exists.
     let base = banner
@@ -172,4 +174,9 @@ async fn the_banner_shows_the_demo_key_once_and_sigterm_stops_cleanly() {
     let r = reqwest::get(format!("{base}/api/health")).await.unwrap();
     assert_eq!(r.status(), 200);
     assert!(terminate(&mut again).success());
+
+    // A database that already has accounts is someone's: no demo account.
+    let (mut theirs, banner) = serve_and_read_banner(&common::fresh_db());
+    assert!(!banner.contains("Demo account"), "{banner}");
+    assert!(terminate(&mut theirs).success());
 }

@@ -7,7 +7,9 @@ use utoipa::{IntoParams, ToSchema};
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct HealthQuery {
-    /// `1` adds environment, database, plugin and grading diagnostics.
+    /// `1` adds environment, database, plugin and grading diagnostics when
+    /// the request carries the admin token (`Authorization: Bearer
+    /// <FORECAST_ADMIN_TOKEN>`); without it the answer is the plain one.
     #[param(schema_with = debug_flag)]
     pub debug: Option<String>,
 }
@@ -26,8 +28,9 @@ pub struct HealthResponse {
     /// Always `svc-api`.
     #[schema(example = "svc-api")]
     pub service: String,
-    /// With `debug=1`: version, uptime, environment, database counts,
-    /// active plugins, the last grading run and the plugin limits.
+    /// With `debug=1` and the admin token: version, uptime, environment,
+    /// database counts, active plugins, the last grading run and the
+    /// plugin limits.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub debug: Option<serde_json::Value>,

@@ -41,6 +41,13 @@ pub fn router(state: &AppState) -> OpenApiRouter<AppState> {
     routes
 }
 
+/// Wrong admin tokens allowed per client address per minute.
+const ADMIN_FAILURES: forecast_store::Window = forecast_store::Window {
+    kind: "login-admin",
+    seconds: 60,
+    limit: 10,
+};
+
 async fn guard(
     State(state): State<AppState>,
     req: Request,
@@ -51,19 +58,57 @@ async fn guard(
             "the admin API is disabled: set FORECAST_ADMIN_TOKEN on the server".into(),
         ));
     };
-    let given = req
-        .headers()
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
-    // Compare digests so the comparison takes the same time whatever matches.
-    if Sha256::digest(given.as_bytes()) != Sha256::digest(token.as_bytes()) {
+    // Wrong tokens are throttled per client address (10 a minute, in the
+    // store like failed sign-ins); once over, even the right token waits,
+    // so guessing learns nothing.
+    let subject = format!(
+        "login-admin:{}",
+        crate::clients::client_ip(req.extensions())
+    );
+    let now = chrono::Utc::now().timestamp();
+    let seen = state
+        .db
+        .consume(&subject, &[ADMIN_FAILURES], 0, now)
+        .await
+        .map_err(ApiError::Store)?;
+    if let Some(w) = seen.windows.first().filter(|w| w.used >= w.limit) {
+        return Err(ApiError::TooManyRequests {
+            detail: "too many wrong admin tokens from this address; retry later".into(),
+            retry_after: (w.reset - now).max(1) as u64,
+        });
+    }
+    if !token_matches(token, req.headers()) {
+        state
+            .db
+            .consume(&subject, &[ADMIN_FAILURES], 1, now)
+            .await
+            .map_err(ApiError::Store)?;
         return Err(ApiError::Unauthorized(
             "missing or invalid admin token (Authorization: Bearer <FORECAST_ADMIN_TOKEN>)".into(),
         ));
     }
     Ok(next.run(req).await)
+}
+
+/// Whether `headers` carry `Authorization: Bearer <token>`. Digests are
+/// compared, so the comparison takes the same time whatever matches.
+fn token_matches(token: &str, headers: &axum::http::HeaderMap) -> bool {
+    let given = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    Sha256::digest(given.as_bytes()) == Sha256::digest(token.as_bytes())
+}
+
+/// Whether the request carries the server's admin token (false when the
+/// server has none): what `/api/health?debug=1` needs to show details.
+pub(crate) fn is_admin(state: &AppState, headers: &axum::http::HeaderMap) -> bool {
+    state
+        .config
+        .admin_token
+        .as_deref()
+        .is_some_and(|token| token_matches(token, headers))
 }
 
 /// Applies a change on this replica at once (others follow by polling).

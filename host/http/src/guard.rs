@@ -70,11 +70,12 @@ pub async fn bearer(
         .map(str::to_string);
     let (record, user) = match key_user(&state, authorization.as_deref()).await {
         Ok(found) => found,
-        Err(e) => return e,
+        Err(e) => return per_client(&state, &req, e),
     };
     let window = match meter(&state, cost, &user).await {
         Ok(window) => window,
-        Err(e) => return e,
+        Err(e) if e.headers().contains_key("x-ratelimit-limit") => return e,
+        Err(e) => return per_client(&state, &req, e),
     };
     // At most once a minute (the record says when it was last written), and
     // best effort: a failed bookkeeping write must not fail the request.
@@ -88,6 +89,21 @@ pub async fn bearer(
     let mut response = next.run(req).await;
     rate_headers(response.headers_mut(), &window);
     response
+}
+
+/// A refusal before any user's quota (401, 402, 503) is counted against
+/// the client's address (`crate::clients`) and carries its headers; once
+/// that allowance is used up the answer is 429, which slows key guessing.
+fn per_client(state: &AppState, req: &Request, refusal: Response) -> Response {
+    let counted = state
+        .clients
+        .count(crate::clients::client_ip(req.extensions()));
+    if !counted.admitted {
+        return crate::clients::refused(&counted);
+    }
+    let mut refusal = refusal;
+    crate::clients::headers(refusal.headers_mut(), &counted);
+    refusal
 }
 
 /// The web application's middleware for the same data routes under

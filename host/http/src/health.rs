@@ -25,6 +25,7 @@ use crate::AppState;
 )]
 pub async fn health(
     State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
     Query(q): Query<HealthQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let debug = match q.debug.as_deref() {
@@ -38,7 +39,9 @@ pub async fn health(
         }
     };
     let mut body = json!({ "status": "ok", "service": "svc-api" });
-    if debug {
+    // The details (database, counts, versions, limits) are an operator's:
+    // anyone else gets the plain answer.
+    if debug && super::admin::is_admin(&state, &headers) {
         let db = state.db.as_ref();
         let database = match db.ping().await {
             Ok(()) => match db.counts().await {

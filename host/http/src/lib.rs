@@ -15,6 +15,7 @@ mod admin;
 mod analysis;
 mod assets;
 mod backtest;
+pub mod clients;
 pub mod docs;
 pub mod error;
 pub mod extract;
@@ -139,6 +140,7 @@ pub fn router(state: AppState) -> Router {
     routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), clients::limit))
         .with_state(state)
         .layer(Extension(doc))
         .layer(CatchPanicLayer::custom(panic_response))

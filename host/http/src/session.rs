@@ -7,9 +7,9 @@
 //! state-changing request authenticated by the cookie must carry an `Origin`
 //! equal to the configured origin (CSRF), else 403.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 
-use axum::extract::{ConnectInfo, FromRequestParts, State};
+use axum::extract::{FromRequestParts, State};
 use axum::http::header::{AUTHORIZATION, COOKIE, ORIGIN, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method};
@@ -63,22 +63,14 @@ pub(crate) fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiErr
     }
 }
 
-/// The client's address: the connection's peer (`ConnectInfo`, set by the
-/// server), or the loopback address for a request without one (in-process
-/// tests). Forwarded headers are not trusted: behind a proxy every client
-/// shares the proxy's address, which only makes the limits stricter.
+/// The client's address ([`crate::clients::client_ip`]).
 pub struct ClientAddr(pub IpAddr);
 
 impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(ClientAddr(
-            parts
-                .extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip()),
-        ))
+        Ok(ClientAddr(crate::clients::client_ip(&parts.extensions)))
     }
 }
 

@@ -60,6 +60,8 @@ pub struct AppState {
     pub metadata: Arc<dyn MetadataProvider>,
     /// HTTP-level settings.
     pub config: Arc<HttpConfig>,
+    /// The per-client limit of requests no user's quota meters.
+    pub clients: Arc<crate::clients::ClientLimiter>,
     /// Start time, for uptime.
     pub started: Instant,
     /// The origin cookie-authenticated state changes must come from.

@@ -883,8 +883,9 @@ export interface components {
              */
             service: string;
             /**
-             * @description With `debug=1`: version, uptime, environment, database counts,
-             *     active plugins, the last grading run and the plugin limits.
+             * @description With `debug=1` and the admin token: version, uptime, environment,
+             *     database counts, active plugins, the last grading run and the
+             *     plugin limits.
              */
             debug?: Record<string, never> | null;
         };
