@@ -211,11 +211,12 @@ async fn serve(addr: Option<String>, demo: bool) -> anyhow::Result<()> {
                 d.email, d.password, d.key
             )
         }
-        None if state.db.list_users().await?.is_empty() => format!(
+        None if state.db.list_users().await?.is_empty() => (
             "\nNo account yet (on PostgreSQL the demo account needs `serve --demo`). Make one:\n  \
              printf '%s\\n' 'a long password' | ./target/release/forecast user add --email you@example.com --tier premium --password-stdin\n  \
              ./target/release/forecast key create --email you@example.com --name mine   # then: export FORECAST_KEY=svc_…\n"
-        ),
+        )
+        .to_string(),
         None => format!(
             "\nThe demo login and key were shown on the first start (API keys are shown once). New ones:\n  \
              ./target/release/forecast user set-password --email {0}   # prints a new password\n  \
