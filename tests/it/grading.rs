@@ -560,3 +560,130 @@ async fn activating_an_engine_regrades() {
         "served from the new snapshot"
     );
 }
+
+/// A rollback serves the restored engine's snapshot again at once — the
+/// very run it graded earlier today, re-activated, not graded again — and
+/// a rollback while the candidate's run is still going abandons that run:
+/// its grades are never served.
+#[tokio::test]
+async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candidates_run() {
+    let (db, _) = sqlite_small().await;
+    let s = Server::app_with(
+        db,
+        &[
+            ("FORECAST_GRADING", "on"),
+            ("FORECAST_PLUGIN_POLL_MS", "100"),
+        ],
+    )
+    .await;
+    let active = |h: &serde_json::Value| {
+        h["debug"]["grading"]["active_run"]
+            .as_str()
+            .map(str::to_string)
+    };
+    let wait = |what: &'static str, ok: Box<dyn Fn(&serde_json::Value) -> bool + Send + Sync>| {
+        let s = &s;
+        async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            loop {
+                let (_, h) = s.debug_health().await;
+                if ok(&h) {
+                    return h;
+                }
+                assert!(std::time::Instant::now() < deadline, "{what}: {h}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    };
+    let first = wait(
+        "the first snapshot",
+        Box::new(|h| {
+            let g = &h["debug"]["grading"];
+            g["active_run"].is_string()
+                && g["active_run"] == g["last_run"]["id"]
+                && g["last_run"]["engine"] == "segmentation/default@1.0.0"
+        }),
+    )
+    .await;
+    let original = active(&first).unwrap();
+    let altered = common::component("segmentation_altered");
+    let cli = |args: &[&str]| common::cli_ok(&s.db, args, "");
+    cli(&[
+        "plugin",
+        "add",
+        altered.to_str().unwrap(),
+        "--kind",
+        "segmentation",
+        "--name",
+        "default",
+        "--version",
+        "1.0.0-altered",
+    ]);
+    let verdict_engine = || async {
+        let (_, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
+        (
+            v["metadata"]["engine_version"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+            v["metadata"]["from_cache"] == true,
+        )
+    };
+
+    // 1. Activate, let the candidate's run complete, roll back: the
+    //    original run is served again, from the cache.
+    cli(&[
+        "plugin",
+        "activate",
+        "segmentation",
+        "default",
+        "1.0.0-altered",
+    ]);
+    wait(
+        "the candidate's snapshot",
+        Box::new(|h| {
+            let g = &h["debug"]["grading"];
+            g["active_run"] == g["last_run"]["id"]
+                && g["last_run"]["engine"] == "segmentation/default@1.0.0-altered"
+        }),
+    )
+    .await;
+    assert_eq!(verdict_engine().await, ("1.0.0-altered".into(), true));
+    cli(&["plugin", "rollback", "segmentation", "default"]);
+    let orig = original.clone();
+    wait(
+        "the original run re-activated",
+        Box::new(move |h| h["debug"]["grading"]["active_run"] == orig.as_str()),
+    )
+    .await;
+    assert_eq!(verdict_engine().await, ("1.0.0".into(), true));
+
+    // 2. Activate and roll back at once, while the candidate grades: the
+    //    original run stays (or is at once again) the served one, and the
+    //    candidate's run is never activated.
+    cli(&[
+        "plugin",
+        "activate",
+        "segmentation",
+        "default",
+        "1.0.0-altered",
+    ]);
+    cli(&["plugin", "rollback", "segmentation", "default"]);
+    let orig = original.clone();
+    wait(
+        "the original run served after the quick rollback",
+        Box::new(move |h| h["debug"]["grading"]["active_run"] == orig.as_str()),
+    )
+    .await;
+    for _ in 0..30 {
+        let (_, h) = s.debug_health().await;
+        assert_eq!(
+            h["debug"]["grading"]["active_run"],
+            original.as_str(),
+            "the rolled-back engine's run is never served: {h}"
+        );
+        let (engine, cached) = verdict_engine().await;
+        assert_eq!((engine.as_str(), cached), ("1.0.0", true));
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

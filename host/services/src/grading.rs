@@ -85,6 +85,9 @@ pub struct Summary {
     pub failed_here: usize,
     /// Whether this process completed the run (made it active).
     pub activated: bool,
+    /// Whether the run was given up because its engine or scorer stopped
+    /// being the active one while it ran (a rollback, another activation).
+    pub abandoned: bool,
     /// Wall time of this process's part.
     pub elapsed: Duration,
 }
@@ -193,9 +196,13 @@ pub async fn run(
         let (done, failed, progress) = (done.clone(), failed.clone(), progress.clone());
         let catalog = catalog.clone();
         let (run_id, worker) = (run.id.clone(), format!("{prefix}-{w}"));
+        let labels = (run.engine.clone(), run.scorer.clone());
         handles.push(tokio::spawn(async move {
             let mut session = Some(engine.session());
             loop {
+                if !runs_active_versions(&plugins, &labels.0, &labels.1) {
+                    return Ok::<(), Error>(());
+                }
                 let ids = db
                     .claim_grading_tasks(&run_id, &worker, BATCH, Utc::now().timestamp(), lease)
                     .await?;
@@ -261,7 +268,18 @@ pub async fn run(
         .filter(|r| r.id == run.id)
         .unwrap_or(run);
     let too_many_failures = current.failures as f64 > current.total as f64 * MAX_FAILED_SHARE;
-    let activated = if too_many_failures {
+    // A run is never activated for versions that are no longer active: a
+    // rollback (or another activation) while it ran abandons it.
+    let abandoned = !runs_active_versions(&plugins, &current.engine, &current.scorer);
+    let activated = if abandoned {
+        tracing::warn!(
+            run = %current.id,
+            engine = %current.engine,
+            scorer = %current.scorer,
+            "grading run abandoned: its versions are no longer active"
+        );
+        false
+    } else if too_many_failures {
         tracing::error!(
             run = %current.id,
             failures = current.failures,
@@ -283,9 +301,36 @@ pub async fn run(
         graded_here: done.load(Ordering::Relaxed) - failed_here,
         failed_here,
         activated,
+        abandoned,
         elapsed: started.elapsed(),
         run,
     })
+}
+
+/// Whether `engine` and `scorer` (labels) are the active versions.
+fn runs_active_versions(plugins: &Plugins, engine: &str, scorer: &str) -> bool {
+    plugins.segmentation().info().label() == engine && plugins.scorer().info().label() == scorer
+}
+
+/// Makes today's completed run by the active versions the served one again
+/// when there is one (after a rollback to versions that already graded
+/// today); whether it did.
+pub async fn reactivate_today(
+    db: &dyn GradingStore,
+    plugins: &Plugins,
+) -> Result<bool, StoreError> {
+    let today = Utc::now().date_naive().to_string();
+    let run = db
+        .reactivate_run(
+            &today,
+            &plugins.segmentation().info().label(),
+            &plugins.scorer().info().label(),
+        )
+        .await?;
+    if let Some(run) = &run {
+        tracing::info!(run = %run.id, engine = %run.engine, scorer = %run.scorer, "re-activated today's snapshot of the active versions");
+    }
+    Ok(run.is_some())
 }
 
 /// True when readers have no snapshot of today by the active plugins.
@@ -299,6 +344,25 @@ pub async fn is_stale(db: &dyn GradingStore, plugins: &Plugins) -> Result<bool, 
                 || run.scorer != plugins.scorer().info().label()
         }
     })
+}
+
+/// Whether a run must grade now: false when the snapshot is current, or
+/// when today's snapshot of the active versions could be re-activated.
+async fn first_run_needed(db: &dyn Database, plugins: &Plugins) -> bool {
+    match is_stale(db, plugins).await {
+        Ok(false) => false,
+        Ok(true) => match reactivate_today(db, plugins).await {
+            Ok(reactivated) => !reactivated,
+            Err(e) => {
+                tracing::error!(error = %e, "grading: cannot re-activate today's snapshot");
+                true
+            }
+        },
+        Err(e) => {
+            tracing::error!(error = %e, "grading: cannot read the snapshot");
+            true
+        }
+    }
 }
 
 /// Seconds from now until the next `at` (UTC).
@@ -347,8 +411,15 @@ pub async fn schedule(db: Arc<dyn Database>, plugins: Arc<Plugins>, at: NaiveTim
         } else {
             true
         };
-        if due {
+        // After a rollback, the restored versions' snapshot of today is
+        // served again at once instead of being graded again.
+        if due && first_run_needed(db.as_ref(), &plugins).await {
             match run(db.clone(), plugins.clone(), workers, log_progress.clone()).await {
+                Ok(s) if s.abandoned => {
+                    // The versions changed under the run: decide again now.
+                    first = true;
+                    continue;
+                }
                 Ok(s) => tracing::info!(
                     run = %s.run.id,
                     graded = s.graded_here,

@@ -128,6 +128,16 @@ pub trait GradingStore: Send + Sync {
     /// The run readers use (the last completed one).
     async fn active_grading_run(&self) -> StoreResult<Option<GradingRun>>;
 
+    /// Makes the completed run of (`day`, `engine`, `scorer`) the active
+    /// one again, if there is one (its grades are kept for the day): what a
+    /// rollback needs, without grading again. The run, or `None`.
+    async fn reactivate_run(
+        &self,
+        day: &str,
+        engine: &str,
+        scorer: &str,
+    ) -> StoreResult<Option<GradingRun>>;
+
     /// The most recently started run, complete or not.
     async fn latest_grading_run(&self) -> StoreResult<Option<GradingRun>>;
 
@@ -188,6 +198,28 @@ macro_rules! impl_grading_store {
                     .fetch_optional(&self.pool)
                     .await?;
                 row.as_ref().map($crate::rows::run).transpose()
+            }
+
+            async fn reactivate_run(
+                &self,
+                day: &str,
+                engine: &str,
+                scorer: &str,
+            ) -> $crate::StoreResult<Option<$crate::GradingRun>> {
+                let row = sqlx::query($crate::sql::DONE_RUN)
+                    .bind(day)
+                    .bind(engine)
+                    .bind(scorer)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                let Some(run) = row.as_ref().map($crate::rows::run).transpose()? else {
+                    return Ok(None);
+                };
+                sqlx::query($crate::sql::SET_ACTIVE_RUN)
+                    .bind(&run.id)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(Some(run))
             }
 
             async fn latest_grading_run(

@@ -321,9 +321,20 @@ pub(crate) const SET_ACTIVE_RUN: &str =
     "INSERT INTO settings (key, value) VALUES ('active_grading_run', $1)
      ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 
-pub(crate) const DELETE_OTHER_GRADES: &str = "DELETE FROM grades WHERE run_id <> $1";
+/// Grades of earlier days' runs go; today's other runs keep theirs, so a
+/// rollback can re-activate the snapshot the restored versions graded.
+pub(crate) const DELETE_OTHER_GRADES: &str = "DELETE FROM grades WHERE run_id IN
+     (SELECT id FROM grading_runs WHERE day < (SELECT day FROM grading_runs WHERE id = $1))";
 
-pub(crate) const DELETE_OTHER_TASKS: &str = "DELETE FROM grading_tasks WHERE run_id <> $1";
+pub(crate) const DELETE_OTHER_TASKS: &str = "DELETE FROM grading_tasks WHERE run_id IN
+     (SELECT id FROM grading_runs WHERE day < (SELECT day FROM grading_runs WHERE id = $1))";
+
+/// The completed run of (day, engine, scorer), if any.
+pub(crate) const DONE_RUN: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM grading_runs WHERE day = $1 AND engine = $2 AND scorer = $3 AND status = 'done'"
+);
 
 pub(crate) const ACTIVE_RUN: &str = concat!(
     "SELECT ",
