@@ -195,6 +195,8 @@ async fn serve(addr: Option<String>, demo: bool) -> anyhow::Result<()> {
     if let Some(addr) = addr {
         config.addr = addr;
     }
+    // One serving process per SQLite file (its quota counters live here).
+    let _serving = store::ServeLock::acquire(&config.database_url)?;
     let listener = tokio::net::TcpListener::bind(&config.addr)
         .await
         .with_context(|| format!("bind {}", config.addr))?;

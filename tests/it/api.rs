@@ -494,10 +494,18 @@ async fn a_misbehaving_engine_gets_clean_errors_and_the_server_keeps_serving() {
         500,
         &[label, "memory"],
     );
-    assert_error(
-        &s.get("/api/analysis/%5EGSPC?return_period=9").await,
-        500,
-        &[label],
+    let panicked = s.get("/api/analysis/%5EGSPC?return_period=9").await;
+    assert_error(&panicked, 500, &[label]);
+    // A 500 names the plugin and its version, in one short line: no wasm
+    // backtrace, no error chain, no host paths.
+    let detail = panicked.1["detail"].as_str().unwrap();
+    assert!(
+        !detail.contains('\n')
+            && detail.len() < 300
+            && !detail.contains("backtrace")
+            && !detail.contains("Caused by")
+            && !detail.contains(".rs:"),
+        "a 500's detail is one short line: {detail:?}"
     );
     // Still serving, with fresh instances.
     let (status, _) = s.get("/api/health").await;

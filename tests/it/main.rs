@@ -21,6 +21,7 @@ mod cli;
 mod grading;
 mod hardening_defaults;
 mod hardening_login;
+mod hardening_quota;
 mod matcher;
 mod plugins;
 mod replicas;

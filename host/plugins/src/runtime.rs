@@ -261,16 +261,30 @@ impl PluginRuntime {
                 millis: self.config.call_timeout.as_millis() as u64,
             };
         }
-        let message = match err.downcast_ref::<wasmtime::Trap>() {
+        // What a client may read in a 500: the trap's one line, never the
+        // wasm backtrace or an error chain (those go to the log).
+        tracing::debug!(plugin = label, error = ?err, "plugin call failed");
+        // The trap may sit under a backtrace context: look down the chain.
+        let message = match err.chain().find_map(|e| e.downcast_ref::<wasmtime::Trap>()) {
             Some(trap) => format!("trap: {trap}"),
-            None => err.to_string(),
+            None => err.root_cause().to_string(),
         };
+        let message: String = message
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(MAX_TRAP_MESSAGE)
+            .collect();
         PluginError::Trap {
             plugin: label.to_string(),
             message,
         }
     }
 }
+
+/// Longest trap message a client is shown (characters).
+const MAX_TRAP_MESSAGE: usize = 200;
 
 /// One call slot of the runtime. Every plugin call borrows one, so a guest
 /// cannot run without it; the slot is free again when the permit drops.

@@ -172,6 +172,99 @@ pub async fn connect(url: &str) -> StoreResult<Arc<dyn Database>> {
     }
 }
 
+/// The lock a serving process holds on a SQLite database: SQLite is the
+/// one-process deployment (its quota counters live in the serving
+/// process), so a second `forecast serve` on the same file is refused
+/// instead of counting on its own. CLI commands (ingest, keys, plugins)
+/// do not take it. Released when dropped or when the process dies.
+#[derive(Debug)]
+pub struct ServeLock {
+    _file: std::fs::File,
+}
+
+/// Error of [`ServeLock::acquire`].
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process serves the file.
+    #[error(
+        "another `forecast serve` ({holder}) is already serving {path}; a SQLite database \
+         is served by one process (its quota counters live in that process): stop it, \
+         or serve several replicas from PostgreSQL"
+    )]
+    Held {
+        /// The database file.
+        path: String,
+        /// What the lock file says about its holder.
+        holder: String,
+    },
+    /// The lock file cannot be opened.
+    #[error("cannot open the lock file {path}: {source}")]
+    Io {
+        /// The lock file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl ServeLock {
+    /// Takes the serving lock of `url` when it names a SQLite file
+    /// (`<file>.serve-lock` beside it); `None` for PostgreSQL and
+    /// in-memory databases, which need none.
+    pub fn acquire(url: &str) -> Result<Option<ServeLock>, LockError> {
+        use std::io::{Read, Seek, Write};
+        let Some(path) = sqlite_file(url) else {
+            return Ok(None);
+        };
+        let lock_path = format!("{}.serve-lock", path.display());
+        let io = |source| LockError::Io {
+            path: lock_path.clone(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = holder.trim();
+                return Err(LockError::Held {
+                    path: path.display().to_string(),
+                    holder: if holder.is_empty() {
+                        "another process".into()
+                    } else {
+                        holder.to_string()
+                    },
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+        }
+        file.set_len(0).map_err(io)?;
+        file.rewind().map_err(io)?;
+        write!(file, "pid {}", std::process::id()).map_err(io)?;
+        Ok(Some(ServeLock { _file: file }))
+    }
+}
+
+/// The file of a `sqlite:` URL (`None` for other backends and `:memory:`).
+fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    use std::str::FromStr;
+    if !url.starts_with("sqlite:") || url.contains(":memory:") || url.contains("mode=memory") {
+        return None;
+    }
+    let options = sqlx::sqlite::SqliteConnectOptions::from_str(url).ok()?;
+    Some(options.get_filename().to_path_buf())
+}
+
 /// The URL without credentials, for messages.
 pub fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {

@@ -23,7 +23,7 @@ use sqlx::SqlitePool;
 
 use crate::{sql, StoreAdmin, StoreCounts, StoreError, StoreResult};
 
-use quotas::{Counters, FLUSH_EVERY};
+use quotas::{Counters, Durability};
 
 /// A SQLite database file (WAL mode, one writer at a time).
 #[derive(Clone)]
@@ -33,8 +33,10 @@ pub struct SqliteStore {
     /// SQLite, whose own lock waits by sleeping (long tails under load);
     /// other processes still meet SQLite's busy timeout.
     writer: Arc<tokio::sync::Mutex<()>>,
-    /// Quota and login counters, kept in this process and written behind.
+    /// Quota and login counters, kept in this process and committed in
+    /// batches before an admission returns.
     counters: Arc<tokio::sync::Mutex<Counters>>,
+    durability: Arc<Durability>,
 }
 
 impl SqliteStore {
@@ -64,19 +66,9 @@ impl SqliteStore {
             pool,
             writer: Arc::new(tokio::sync::Mutex::new(())),
             counters: Arc::new(tokio::sync::Mutex::new(Counters::default())),
+            durability: Arc::new(Durability::default()),
         };
-        let flusher = store.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(FLUSH_EVERY).await;
-                if flusher.pool.is_closed() {
-                    break;
-                }
-                if let Err(e) = flusher.flush_counters().await {
-                    tracing::warn!(error = %e, "could not persist quota counters");
-                }
-            }
-        });
+        tokio::spawn(store.clone().flush_loop());
         Ok(store)
     }
 }
@@ -105,6 +97,8 @@ impl StoreAdmin for SqliteStore {
             tracing::warn!(error = %e, "WAL checkpoint on close failed");
         }
         self.pool.close().await;
+        // Lets the flusher see the closed pool and end.
+        self.durability_wake();
     }
 
     async fn counts(&self) -> StoreResult<StoreCounts> {
