@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench lint fmt components toolchain clean-data plugin web web-test web-types chromium
+.PHONY: all run build test conformance bench bench-web lint fmt components toolchain clean-data plugin web web-test web-types chromium
 
 all: build
 
@@ -95,6 +95,12 @@ chromium:
 web-test: build chromium
 	cd web && FORECAST_BIN=$(CURDIR)/target/release/forecast npm test
 
+## bench-web: the web app's first page to interactive in Chromium (budget
+## 1 s on loopback) and its JavaScript size; prints a table for
+## docs/BENCHMARKS.md
+bench-web: build chromium
+	cd web && FORECAST_BIN=$(CURDIR)/target/release/forecast node test/bench-load.mjs
+
 ## web-types: the OpenAPI snapshot the web app's types come from
 ## (web/openapi.json, checked by the `web` integration test) and the types
 web-types: web/node_modules/.ci-stamp
@@ -121,6 +127,7 @@ bench: components
 	rm -f target/bench-grade.db*
 	DATABASE_URL=sqlite://target/bench-grade.db ./target/release/forecast demo load
 	time DATABASE_URL=sqlite://target/bench-grade.db ./target/release/forecast grade
+	$(MAKE) --no-print-directory bench-web
 
 ## lint: formatting and clippy, host and components
 lint: components

@@ -160,21 +160,15 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     })();
   });
 
-  test("the sign-in page is interactive quickly", async () => {
+  test("the sign-in page loads and a wrong password is a message", async () => {
     const c = await newContext();
     const p = await c.newPage();
     watch(p, "login");
     const t0 = Date.now();
     await p.goto("/login", { waitUntil: "commit" });
     await p.locator("#email:enabled").waitFor();
-    const ms = Date.now() - t0;
-    console.log(`# /login interactive after ${ms} ms`);
-    const nav = await p.evaluate(() => {
-      const n = performance.getEntriesByType("navigation")[0];
-      return { domContentLoaded: Math.round(n.domContentLoadedEventEnd), load: Math.round(n.loadEventEnd) };
-    });
-    console.log(`# /login navigation timing: DOMContentLoaded ${nav.domContentLoaded} ms, load ${nav.load} ms`);
-    assert.ok(ms < 3000, `took ${ms} ms`);
+    // How fast is measured by `make bench-web` (test/bench-load.mjs), not here.
+    console.log(`# /login interactive after ${Date.now() - t0} ms`);
     await shot(p, "login");
     await axe(p, "login");
     // A wrong password is a message, not a page change.
