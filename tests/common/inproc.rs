@@ -137,9 +137,7 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
             "FORECAST_QUOTA_PER_MINUTE" => c.quota.per_minute = value.parse().expect("a count"),
             "FORECAST_QUOTA_PER_DAY" => c.quota.per_day = value.parse().expect("a count"),
             "FORECAST_GRADING" => c.grading = value == "on",
-            "FORECAST_BACKTESTS_PER_USER" => {
-                c.backtests_per_user = value.parse().expect("a count")
-            }
+            "FORECAST_BACKTESTS_PER_USER" => c.backtests_per_user = value.parse().expect("a count"),
             "FORECAST_BACKTEST_QUEUE_MS" => c.backtest_queue_wait = ms(value),
             "FORECAST_LLM_URL" => llm.url = value.into(),
             "FORECAST_LLM_MODEL" => llm.model = value.into(),

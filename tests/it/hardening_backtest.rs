@@ -106,7 +106,11 @@ fn peak_rss(pid: u32) -> u64 {
 
 fn assert_busy_429(a: &Answer, at_most: &str) {
     assert_eq!(a.status, 429, "{}", a.body);
-    assert!(a.header("retry-after").is_some_and(|s| s >= 1), "{:?}", a.headers);
+    assert!(
+        a.header("retry-after").is_some_and(|s| s >= 1),
+        "{:?}",
+        a.headers
+    );
     a.has_rate_headers();
     assert!(
         a.detail().contains(at_most) && a.detail().contains("backtest"),
@@ -164,7 +168,10 @@ async fn the_abusive_pattern_of_the_issue_is_bounded_in_slots_charge_and_memory(
         }
     }
     assert!(admitted >= 2, "two run at once");
-    assert!(refused >= 1, "the excess of eight concurrent backtests is refused");
+    assert!(
+        refused >= 1,
+        "the excess of eight concurrent backtests is refused"
+    );
 
     let long_short = backtest(
         &s,
@@ -178,13 +185,21 @@ async fn the_abusive_pattern_of_the_issue_is_bounded_in_slots_charge_and_memory(
     assert_eq!(long_short.status, 200, "{}", long_short.body);
     let b = &long_short.body;
     let trades = b["trades"].as_array().unwrap();
-    let total = b["metadata"]["trades_total"].as_u64().expect("trades_total");
+    let total = b["metadata"]["trades_total"]
+        .as_u64()
+        .expect("trades_total");
     assert_eq!(total, b["metrics"]["total_trades"].as_u64().unwrap());
-    assert!(total > 10_000, "a daily long-short of 1,000 positions: {total}");
+    assert!(
+        total > 10_000,
+        "a daily long-short of 1,000 positions: {total}"
+    );
     assert_eq!(trades.len(), 10_000, "the body's cap");
     assert_eq!(b["metadata"]["trades_truncated"], json!(true));
     let dates: Vec<&str> = trades.iter().map(|t| t["date"].as_str().unwrap()).collect();
-    assert!(dates.windows(2).all(|w| w[0] <= w[1]), "the first, in date order");
+    assert!(
+        dates.windows(2).all(|w| w[0] <= w[1]),
+        "the first, in date order"
+    );
     assert_eq!(b["metadata"]["decay_factor"], json!(0.95));
 
     // Only what ran was charged: 5 per admitted backtest, 1 per look.
@@ -289,12 +304,20 @@ async fn a_users_backtests_share_one_cap_and_the_wait_for_plugin_slots_ends_in_5
 
     let busy = backtest(&s, &other, small.clone()).await;
     assert_eq!(busy.status, 503, "{}", busy.body);
-    assert!(busy.header("retry-after").is_some_and(|s| s >= 1), "{:?}", busy.headers);
+    assert!(
+        busy.header("retry-after").is_some_and(|s| s >= 1),
+        "{:?}",
+        busy.headers
+    );
     busy.has_rate_headers();
     assert!(busy.detail().contains("retry"), "{}", busy.detail());
 
     let stopped = looping.await.unwrap();
-    assert!(stopped.status >= 500, "the loop is stopped: {}", stopped.body);
+    assert!(
+        stopped.status >= 500,
+        "the loop is stopped: {}",
+        stopped.body
+    );
     // Both free again.
     assert_eq!(backtest(&s, &other, small.clone()).await.status, 200);
     assert_eq!(backtest(&s, test_key(), small).await.status, 200);

@@ -564,7 +564,14 @@ fn a_trade_cap_keeps_the_first_fills_and_changes_nothing_else() {
         end: 11_600,
     };
     let p = params(Rebalance::Daily);
-    let full = run(&inputs(&assets), window, &p, &mut Random::new(5), &mut never()).unwrap();
+    let full = run(
+        &inputs(&assets),
+        window,
+        &p,
+        &mut Random::new(5),
+        &mut never(),
+    )
+    .unwrap();
     let total = full.trades.len();
     assert!(total > 20, "enough fills to cap ({total})");
     assert_eq!(full.trades_total, total as u64);
@@ -577,9 +584,16 @@ fn a_trade_cap_keeps_the_first_fills_and_changes_nothing_else() {
         10,
     )
     .unwrap();
-    assert_eq!(capped.trades, full.trades[..10], "the first fills, in order");
+    assert_eq!(
+        capped.trades,
+        full.trades[..10],
+        "the first fills, in order"
+    );
     assert_eq!(capped.trades_total, total as u64);
-    assert_eq!(capped.metrics, full.metrics, "total_trades stays the true count");
+    assert_eq!(
+        capped.metrics, full.metrics,
+        "total_trades stays the true count"
+    );
     assert_eq!(capped.equity, full.equity);
     assert_eq!(capped.cash, full.cash);
 }

@@ -230,7 +230,9 @@ pub struct UserSlot {
 
 impl std::fmt::Debug for UserSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UserSlot").field("user", &self.user).finish()
+        f.debug_struct("UserSlot")
+            .field("user", &self.user)
+            .finish()
     }
 }
 
@@ -432,9 +434,10 @@ impl BacktestService {
             let n = self.limits.per_user;
             return Err(Error::TooManyAttempts {
                 detail: format!(
-                    "{n} backtest{} of this account already running; at most {n} at once \
+                    "{n} backtest{} of this account {} already running; at most {n} at once \
                      (nothing was charged): retry when one has finished",
-                    if n == 1 { " is" } else { "s are" }
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "is" } else { "are" }
                 ),
                 retry_after: left.as_secs_f64().ceil().max(1.0) as u64,
             });
