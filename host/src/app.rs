@@ -14,7 +14,7 @@ use forecast_domain::Tier;
 use forecast_http::{AppState, HttpConfig};
 use forecast_services::active::Plugins;
 use forecast_services::analysis::AnalysisService;
-use forecast_services::backtest::BacktestService;
+use forecast_services::backtest::{BacktestLimits, BacktestService};
 use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
 use forecast_services::metadata::CatalogProvider;
@@ -78,8 +78,12 @@ pub async fn build(
         backtests: BacktestService::new(
             db.clone(),
             plugins.clone(),
-            config.backtest_timeout,
-            config.signal_cache_bytes,
+            BacktestLimits {
+                timeout: config.backtest_timeout,
+                signal_cache_bytes: config.signal_cache_bytes,
+                per_user: config.backtests_per_user,
+                queue_wait: config.backtest_queue_wait,
+            },
         ),
         matcher: MatcherService::new(
             db.clone(),

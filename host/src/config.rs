@@ -77,7 +77,23 @@ pub struct Config {
     /// `FORECAST_LOGIN_CONCURRENCY`: password hashes run at once (default:
     /// the number of cores); more concurrent sign-ins get 503 at once.
     pub login_concurrency: usize,
+    // Bounded backtests (issue 14).
+    /// `FORECAST_BACKTESTS_PER_USER`: backtests one account may run at once
+    /// on this server, `/api/backtest` and `/web/api/backtest` together
+    /// (default 2, at least 1); more get 429 with `Retry-After`, before
+    /// anything is loaded or charged.
+    pub backtests_per_user: usize,
+    /// `FORECAST_BACKTEST_QUEUE_MS`: how long a backtest waits for its
+    /// plugin slots (default 10 s; 0: only if free now); past it 503 with
+    /// `Retry-After`. `FORECAST_BACKTEST_TIMEOUT_MS` counts from when the
+    /// slots are held.
+    pub backtest_queue_wait: Duration,
 }
+
+/// Default of `FORECAST_BACKTESTS_PER_USER`.
+pub const DEFAULT_BACKTESTS_PER_USER: usize = 2;
+/// Default of `FORECAST_BACKTEST_QUEUE_MS`.
+pub const DEFAULT_BACKTEST_QUEUE_WAIT: Duration = Duration::from_secs(10);
 
 /// Default time limit of one backtest.
 pub const DEFAULT_BACKTEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -217,6 +233,17 @@ impl Config {
                 per_minute: number("FORECAST_QUOTA_PER_MINUTE", 60, 1)? as u32,
                 per_day: number("FORECAST_QUOTA_PER_DAY", 1_000, 1)? as u32,
             },
+            // Bounded backtests (issue 14).
+            backtests_per_user: number(
+                "FORECAST_BACKTESTS_PER_USER",
+                DEFAULT_BACKTESTS_PER_USER as u64,
+                1,
+            )? as usize,
+            backtest_queue_wait: Duration::from_millis(number(
+                "FORECAST_BACKTEST_QUEUE_MS",
+                DEFAULT_BACKTEST_QUEUE_WAIT.as_millis() as u64,
+                0,
+            )?),
         })
     }
 }

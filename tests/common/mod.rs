@@ -208,6 +208,15 @@ impl Server {
         Server::spawn(fresh_db(), &[("RUST_LOG", "info")], Stdio::from(file))
     }
 
+    /// Serves `db` with extra environment variables, writing the server's
+    /// logs (level info) to `log`.
+    pub fn start_logging_with(db: PathBuf, env: &[(&str, &str)], log: &Path) -> Server {
+        let file = std::fs::File::create(log).expect("log file");
+        let mut all = vec![("RUST_LOG", "info")];
+        all.extend_from_slice(env);
+        Server::spawn(db, &all, Stdio::from(file))
+    }
+
     /// Serves `db` with extra environment variables.
     pub fn start_with(db: PathBuf, env: &[(&str, &str)]) -> Server {
         Server::spawn(db, env, Stdio::inherit())

@@ -19,6 +19,7 @@ mod auth;
 mod backtest;
 mod cli;
 mod grading;
+mod hardening_backtest;
 mod hardening_defaults;
 mod hardening_login;
 mod hardening_quota;

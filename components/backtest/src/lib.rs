@@ -115,8 +115,11 @@ pub struct Report {
     pub equity: Vec<f64>,
     /// Cash at each date's close.
     pub cash: Vec<f64>,
-    /// Every fill, in date order.
+    /// The fills in date order: every fill, or the first `max_trades` of
+    /// [`run_capped`] (`trades_total` counts them all).
     pub trades: Vec<Trade>,
+    /// How many fills the run made (`metrics.total_trades`), kept or not.
+    pub trades_total: u64,
     /// The benchmarks' equity over the same dates.
     pub benchmarks: Vec<(&'static str, Vec<f64>)>,
     /// Metrics of `equity`.
@@ -142,6 +145,22 @@ pub enum RunError<E> {
     Contract(String),
     /// `cancelled` answered true (the host's deadline passed).
     Cancelled,
+}
+
+/// The fills of a run: every one counted, the first `max` kept.
+struct TradeLog {
+    kept: Vec<Trade>,
+    max: usize,
+    total: u64,
+}
+
+impl TradeLog {
+    fn record(&mut self, trade: Trade) {
+        self.total += 1;
+        if self.kept.len() < self.max {
+            self.kept.push(trade);
+        }
+    }
 }
 
 /// The portfolio of one book (the strategy's or a benchmark's).
@@ -178,7 +197,7 @@ impl Book {
         prices: &[f64],
         cost_bps: Option<&[f64]>,
         date: i32,
-        mut trades: Option<&mut Vec<Trade>>,
+        mut trades: Option<&mut TradeLog>,
     ) -> f64 {
         let equity = self.equity(prices);
         let mut costs = 0.0;
@@ -203,7 +222,7 @@ impl Book {
             costs += cost;
             self.qty[a] = if w == 0.0 { 0.0 } else { target };
             if let Some(trades) = trades.as_deref_mut() {
-                trades.push(Trade {
+                trades.record(Trade {
                     date,
                     asset: a,
                     side: if delta > 0.0 { Side::Buy } else { Side::Sell },
@@ -259,6 +278,22 @@ pub fn run<S: Strategy>(
     params: &RunParams,
     strategy: &mut S,
     cancelled: &mut dyn FnMut() -> bool,
+) -> Result<Report, RunError<S::Error>> {
+    run_capped(assets, window, params, strategy, cancelled, usize::MAX)
+}
+
+/// [`run`] keeping only the first `max_trades` fills in
+/// [`Report::trades`]: the accounting (cash, costs, equity, metrics,
+/// `trades_total`) still sees every fill, but memory holds at most
+/// `max_trades` of them (a daily long-short of 1,000 positions over a
+/// century makes tens of millions).
+pub fn run_capped<S: Strategy>(
+    assets: &[AssetInput<'_>],
+    window: Window,
+    params: &RunParams,
+    strategy: &mut S,
+    cancelled: &mut dyn FnMut() -> bool,
+    max_trades: usize,
 ) -> Result<Report, RunError<S::Error>> {
     // The universe: 300 rows by the end and at least one row in the window.
     let universe: Vec<usize> = assets
@@ -338,7 +373,11 @@ pub fn run<S: Strategy>(
     let mut cash = Vec::with_capacity(rows);
     let mut hold_curve = Vec::with_capacity(rows);
     let mut rebal_curve = Vec::with_capacity(rows);
-    let mut trades = Vec::new();
+    let mut trades = TradeLog {
+        kept: Vec::new(),
+        max: max_trades,
+        total: 0,
+    };
     let mut total_costs = 0.0;
     let mut decisions = 0u32;
 
@@ -430,13 +469,14 @@ pub fn run<S: Strategy>(
     } else {
         252
     };
-    let metrics = metrics(&equity, periods_per_year, total_costs, trades.len() as u64);
+    let metrics = metrics(&equity, periods_per_year, total_costs, trades.total);
     Ok(Report {
         universe,
         dates,
         equity,
         cash,
-        trades,
+        trades: trades.kept,
+        trades_total: trades.total,
         benchmarks: vec![(BUY_HOLD, hold_curve), (REBALANCED, rebal_curve)],
         metrics,
         periods_per_year,

@@ -555,3 +555,45 @@ fn costs_by_category_follow_design() {
         assert_eq!(cost_bps(category), bps, "{category}");
     }
 }
+
+#[test]
+fn a_trade_cap_keeps_the_first_fills_and_changes_nothing_else() {
+    let assets = universe(1);
+    let window = Window {
+        start: 10_400,
+        end: 11_600,
+    };
+    let p = params(Rebalance::Daily);
+    let full = run(
+        &inputs(&assets),
+        window,
+        &p,
+        &mut Random::new(5),
+        &mut never(),
+    )
+    .unwrap();
+    let total = full.trades.len();
+    assert!(total > 20, "enough fills to cap ({total})");
+    assert_eq!(full.trades_total, total as u64);
+    let capped = run_capped(
+        &inputs(&assets),
+        window,
+        &p,
+        &mut Random::new(5),
+        &mut never(),
+        10,
+    )
+    .unwrap();
+    assert_eq!(
+        capped.trades,
+        full.trades[..10],
+        "the first fills, in order"
+    );
+    assert_eq!(capped.trades_total, total as u64);
+    assert_eq!(
+        capped.metrics, full.metrics,
+        "total_trades stays the true count"
+    );
+    assert_eq!(capped.equity, full.equity);
+    assert_eq!(capped.cash, full.cash);
+}

@@ -16,6 +16,24 @@ pub const DEFAULT_STRATEGY: &str = "topn";
 pub const DEFAULT_YEARS: u32 = 10;
 /// Most tickers one request may name.
 pub const MAX_TICKERS: usize = 3_000;
+/// Most trades one response body carries: the first ones in date order
+/// (`metadata.trades_total` counts them all, `metadata.trades_truncated`
+/// says when some were left out). A daily long-short of 2 × 500 positions
+/// over a century makes millions of fills, hundreds of MB of JSON.
+pub const MAX_TRADES: usize = 10_000;
+/// The step `decay_factor` is rounded to before it keys the signal cache
+/// and reaches the engine and the strategy (`metadata.decay_factor` is the
+/// value used): 191 distinct values over 0.8–0.99 instead of one per bit
+/// pattern. At 0.99 the EMA's memory `1/(1-d)` moves by at most 5 % per
+/// step (0.9895 → 0.99: 95 → 100 observations), within the noise of the
+/// engine's own estimates.
+pub const DECAY_STEP: f64 = 0.001;
+
+/// `decay` rounded to the nearest multiple of [`DECAY_STEP`] (0.95 stays
+/// the literal 0.95).
+pub fn quantise_decay(decay: f64) -> f64 {
+    (decay / DECAY_STEP).round() / (1.0 / DECAY_STEP).round()
+}
 
 /// The request body. Every field is optional; unknown fields are refused
 /// so that a misspelt parameter never silently takes its default.
@@ -45,7 +63,8 @@ pub struct BacktestRequest {
     #[serde(default, deserialize_with = "crate::optional_integer")]
     #[schema(value_type = Option<i64>, minimum = 7, maximum = 365, default = 90)]
     pub return_period: Option<i64>,
-    /// Engine EMA decay.
+    /// Engine EMA decay, rounded to a multiple of 0.001 before use
+    /// (`metadata.decay_factor` is the value used).
     #[schema(minimum = 0.8, maximum = 0.99, default = 0.95)]
     pub decay_factor: Option<f64>,
     /// Engine buckets.
@@ -201,6 +220,13 @@ impl BacktestRequest {
             zscore_exit: self.zscore_exit.unwrap_or(defaults.zscore_exit),
         };
         params.validate().map_err(|e| e.message)?;
+        // Bounds on the value sent, then the value used everywhere. The
+        // bounds are multiples of the step, so the rounded value stays
+        // inside them.
+        let params = bt::RunParams {
+            decay_factor: quantise_decay(params.decay_factor),
+            ..params
+        };
         let start_date = date("start_date", &self.start_date)?;
         let end_date = date("end_date", &self.end_date)?;
         if let (Some(s), Some(e)) = (start_date, end_date) {
@@ -337,6 +363,18 @@ pub struct BacktestMetadata {
     pub cost_bps: BTreeMap<String, f64>,
     /// Assets whose signals came from the signal cache.
     pub signals_cached: usize,
+    /// The engine decay used: the request's `decay_factor` rounded to a
+    /// multiple of 0.001.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decay_factor: Option<f64>,
+    /// Fills the run made (`metrics.total_trades`); `trades` holds at most
+    /// the first 10,000 of them, in date order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trades_total: Option<u64>,
+    /// True when `trades` holds only the first 10,000 fills of
+    /// `trades_total`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trades_truncated: Option<bool>,
 }
 
 /// The response body.
@@ -344,7 +382,9 @@ pub struct BacktestMetadata {
 pub struct BacktestResponse {
     /// Equity at every calendar date.
     pub equity_curve: Vec<EquityPoint>,
-    /// Every fill.
+    /// The fills in date order: every one, or the first 10,000 when
+    /// `metadata.trades_truncated` (`metadata.trades_total` counts them
+    /// all).
     pub trades: Vec<TradeBody>,
     /// Metrics of the equity curve.
     pub metrics: MetricsBody,
@@ -420,6 +460,27 @@ mod tests {
         assert!(req(r#"{"top_n": 5.5}"#)
             .unwrap_err()
             .contains("invalid type"));
+    }
+
+    #[test]
+    fn decay_is_quantised_before_use() {
+        assert_eq!(req("{}").unwrap().params.decay_factor, 0.95);
+        for (sent, used) in [
+            ("0.95", 0.95),
+            ("0.9504", 0.95),
+            ("0.95049999", 0.95),
+            ("0.9506", 0.951),
+            ("0.8", 0.8),
+            ("0.99", 0.99),
+            ("0.98951", 0.99),
+            ("0.8123456", 0.812),
+        ] {
+            let v = req(&format!(r#"{{"decay_factor": {sent}}}"#)).unwrap();
+            assert_eq!(v.params.decay_factor, used, "{sent}");
+        }
+        // Bounds apply to the value sent.
+        assert!(req(r#"{"decay_factor": 0.9904}"#).is_err());
+        assert!(req(r#"{"decay_factor": 0.7996}"#).is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! a backtest may name.
 
 use axum::extract::State;
-use axum::Json;
+use axum::{Extension, Json};
 use forecast_api::backtest::{BacktestRequest, BacktestResponse, StrategyItem, StrategyList};
 use forecast_api::ErrorBody;
 use utoipa_axum::router::OpenApiRouter;
@@ -10,6 +10,7 @@ use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::Json as JsonBody;
+use super::guard::BacktestSlot;
 use crate::AppState;
 
 /// The backtest route (metered at cost 5 by the caller's route layer).
@@ -28,7 +29,7 @@ pub fn listing_router() -> OpenApiRouter<AppState> {
     path = "/api/backtest",
     operation_id = "backtest",
     summary = "Portfolio backtest of a strategy plugin over a universe",
-    description = "Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The whole request is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s). Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).",
+    description = "Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots; it waits for them at most FORECAST_BACKTEST_QUEUE_MS (default 10 s, then 503 with Retry-After). An account runs at most FORECAST_BACKTESTS_PER_USER (default 2) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).",
     request_body = BacktestRequest,
     responses(
         (status = 200, description = "OK", body = BacktestResponse),
@@ -39,10 +40,14 @@ pub fn listing_router() -> OpenApiRouter<AppState> {
 )]
 async fn run(
     State(state): State<AppState>,
+    Extension(slot): Extension<BacktestSlot>,
     JsonBody(body): JsonBody<BacktestRequest>,
 ) -> Result<Json<BacktestResponse>, ApiError> {
     let req = body.validate()?;
-    Ok(Json(state.backtests.run(req).await?))
+    let slot = slot
+        .take()
+        .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
+    Ok(Json(state.backtests.run(req, slot).await?))
 }
 
 /// The loaded strategies.

@@ -196,6 +196,32 @@ fn quota(op: &mut Operation, cost: u32, scheme: &str) {
     );
 }
 
+/// Documents the bounds of a backtest route on every operation of `doc`
+/// (after [`metered`] or [`web_metered`]): the 429 of the per-user
+/// concurrent-backtest limit and the 503 of the server-wide wait for
+/// plugin slots, both with `Retry-After`.
+pub fn backtest_bounds(doc: &mut OpenApi) {
+    for op in operations(doc) {
+        let mut limited = rate_headers(error(
+            "Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 2) backtests of this \
+             account are already running on this server (then nothing is counted)",
+        ));
+        limited
+            .headers
+            .insert("Retry-After".into(), integer_header("Seconds to wait."));
+        respond(op, "429", limited);
+        let mut busy = rate_headers(error(
+            "The quota store is unavailable, or the server's plugin slots stayed busy for \
+             FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed)",
+        ));
+        busy.headers.insert(
+            "Retry-After".into(),
+            integer_header("Seconds to wait (when the server was busy)."),
+        );
+        respond(op, "503", busy);
+    }
+}
+
 /// Documents the session cookie on every operation of `doc`: its security
 /// requirement, its 401, and the Origin check (403) of state changes.
 pub fn session(doc: &mut OpenApi) {

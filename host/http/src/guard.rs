@@ -7,6 +7,16 @@
 //! every replica. Admission is one atomic `consume` in the store over the
 //! user's minute and day windows; the cost of a request is a property of
 //! its route. Rejections before admission (401, 402) count nothing.
+//!
+//! A backtest route ([`Concurrency::Backtest`]) also takes one of the
+//! user's concurrent-backtest slots after the tier check and before the
+//! quota is charged: past `FORECAST_BACKTESTS_PER_USER` running (Bearer and
+//! session routes alike) the answer is 429 with `Retry-After` and the
+//! user's unchanged quota in the rate headers, and nothing is charged. The
+//! slot travels to the handler in the request's extensions
+//! ([`BacktestSlot`]), which hands it to the service.
+
+use std::sync::{Arc, Mutex};
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::header::AUTHORIZATION;
@@ -19,6 +29,7 @@ use super::session::SessionUser;
 use crate::AppState;
 use forecast_domain::{ApiKeyRecord, Tier, User};
 use forecast_services::auth;
+use forecast_services::backtest::UserSlot;
 use forecast_store::WindowUsage;
 
 /// What a route costs against the quota (a backtest costs 5).
@@ -28,6 +39,28 @@ pub struct Cost(pub u32);
 /// The authenticated user, for handlers that need it.
 #[derive(Debug, Clone)]
 pub struct ApiUser(pub User);
+
+/// Whether a route runs under one of the user's concurrent-backtest slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Concurrency {
+    /// No per-user bound beyond the quota.
+    Unbounded,
+    /// One of the user's `FORECAST_BACKTESTS_PER_USER` backtest slots.
+    Backtest,
+}
+
+/// The backtest slot the guard took for this request; the handler takes
+/// it out and moves it into the service, which holds it until the work has
+/// stopped. Left in (the handler never ran), it is freed with the request.
+#[derive(Clone, Debug)]
+pub struct BacktestSlot(Arc<Mutex<Option<UserSlot>>>);
+
+impl BacktestSlot {
+    /// The slot, once.
+    pub fn take(&self) -> Option<UserSlot> {
+        self.0.lock().expect("slot poisoned").take()
+    }
+}
 
 const INVALID_KEY: &str = "missing or invalid API key: send Authorization: Bearer svc_…";
 
@@ -58,7 +91,7 @@ fn rate_headers(headers: &mut HeaderMap, w: &WindowUsage) {
 /// The Bearer middleware: authenticate the key, check the tier, admit,
 /// run, add headers.
 pub async fn bearer(
-    State((state, cost)): State<(AppState, Cost)>,
+    State((state, cost, concurrency)): State<(AppState, Cost, Concurrency)>,
     mut req: Request,
     next: Next,
 ) -> Response {
@@ -72,11 +105,15 @@ pub async fn bearer(
         Ok(found) => found,
         Err(e) => return per_client(&state, &req, e),
     };
-    let window = match meter(&state, cost, &user).await {
-        Ok(window) => window,
+    let (window, slot) = match meter(&state, cost, concurrency, &user).await {
+        Ok(admitted) => admitted,
         Err(e) if e.headers().contains_key("x-ratelimit-limit") => return e,
         Err(e) => return per_client(&state, &req, e),
     };
+    if let Some(slot) = slot {
+        req.extensions_mut()
+            .insert(BacktestSlot(Arc::new(Mutex::new(Some(slot)))));
+    }
     // At most once a minute (the record says when it was last written), and
     // best effort: a failed bookkeeping write must not fail the request.
     let now = chrono::Utc::now().timestamp();
@@ -110,7 +147,7 @@ fn per_client(state: &AppState, req: &Request, refusal: Response) -> Response {
 /// `/web`: the session cookie (with its Origin check on state changes)
 /// instead of a key, then the same tier rule and the same per-user quota.
 pub async fn session(
-    State((state, cost)): State<(AppState, Cost)>,
+    State((state, cost, concurrency)): State<(AppState, Cost, Concurrency)>,
     req: Request,
     next: Next,
 ) -> Response {
@@ -119,11 +156,15 @@ pub async fn session(
         Ok(SessionUser(user)) => user,
         Err(e) => return e.into_response(),
     };
-    let window = match meter(&state, cost, &user).await {
-        Ok(window) => window,
+    let (window, slot) = match meter(&state, cost, concurrency, &user).await {
+        Ok(admitted) => admitted,
         Err(e) => return e,
     };
     let mut req = Request::from_parts(parts, body);
+    if let Some(slot) = slot {
+        req.extensions_mut()
+            .insert(BacktestSlot(Arc::new(Mutex::new(Some(slot)))));
+    }
     req.extensions_mut().insert(ApiUser(user));
     let mut response = next.run(req).await;
     rate_headers(response.headers_mut(), &window);
@@ -146,9 +187,16 @@ async fn key_user(
         .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())
 }
 
-/// The tier rule (402, counting nothing) and admission of `cost` units
-/// against the user's windows (429 with the binding window's headers).
-async fn meter(state: &AppState, cost: Cost, user: &User) -> Result<WindowUsage, Response> {
+/// The tier rule (402, counting nothing), a backtest slot for a backtest
+/// route (429 counting nothing) and admission of `cost` units against the
+/// user's windows (429 with the binding window's headers; the slot is
+/// freed again).
+async fn meter(
+    state: &AppState,
+    cost: Cost,
+    concurrency: Concurrency,
+    user: &User,
+) -> Result<(WindowUsage, Option<UserSlot>), Response> {
     if user.tier != Tier::Premium {
         return Err(ApiError::PaymentRequired(format!(
             "API access needs the Premium tier (this account is on {})",
@@ -158,14 +206,33 @@ async fn meter(state: &AppState, cost: Cost, user: &User) -> Result<WindowUsage,
     }
     let now = chrono::Utc::now().timestamp();
     let windows = auth::quota_windows(user, state.config.quota);
+    let quota_down = |e: forecast_store::StoreError| {
+        tracing::error!(error = %e, "quota store unavailable");
+        ApiError::Unavailable("quota store unavailable; request refused".into()).into_response()
+    };
+    let slot = match concurrency {
+        Concurrency::Unbounded => None,
+        Concurrency::Backtest => match state.backtests.admit(&user.id) {
+            Ok(slot) => Some(slot),
+            Err(refused) => {
+                // A look (cost 0) at the windows for the headers: every
+                // response carries them, and they show nothing was charged.
+                let look = state
+                    .db
+                    .consume(&user.id, &windows, 0, now)
+                    .await
+                    .map_err(quota_down)?;
+                let mut response = ApiError::from(refused).into_response();
+                rate_headers(response.headers_mut(), &binding(&look.windows, true, 0));
+                return Err(response);
+            }
+        },
+    };
     let consumed = state
         .db
         .consume(&user.id, &windows, cost.0, now)
         .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "quota store unavailable");
-            ApiError::Unavailable("quota store unavailable; request refused".into()).into_response()
-        })?;
+        .map_err(quota_down)?;
     let window = binding(&consumed.windows, consumed.admitted, cost.0);
     if !consumed.admitted {
         let mut response = ApiError::TooManyRequests {
@@ -179,7 +246,7 @@ async fn meter(state: &AppState, cost: Cost, user: &User) -> Result<WindowUsage,
         rate_headers(response.headers_mut(), &window);
         return Err(response);
     }
-    Ok(window)
+    Ok((window, slot))
 }
 
 #[cfg(test)]

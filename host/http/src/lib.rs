@@ -52,10 +52,10 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 const REQUEST_ID: &str = "x-request-id";
 
 /// The data routes, by what they cost against the quota: everything 1,
-/// the backtest 5. The API serves them behind a Bearer key
-/// ([`bearer_routes`]), the web application behind its session
-/// ([`web_data_routes`]).
-fn data_groups() -> [(OpenApiRouter<AppState>, u32); 2] {
+/// the backtest 5 (and under one of the user's concurrent-backtest
+/// slots). The API serves them behind a Bearer key ([`bearer_routes`]),
+/// the web application behind its session ([`web_data_routes`]).
+fn data_groups() -> [(OpenApiRouter<AppState>, u32, guard::Concurrency); 2] {
     [
         (
             OpenApiRouter::new()
@@ -64,8 +64,9 @@ fn data_groups() -> [(OpenApiRouter<AppState>, u32); 2] {
                 .merge(ranking::router())
                 .merge(backtest::listing_router()),
             1,
+            guard::Concurrency::Unbounded,
         ),
-        (backtest::router(), 5),
+        (backtest::router(), 5, guard::Concurrency::Backtest),
     ]
 }
 
@@ -73,12 +74,15 @@ fn data_groups() -> [(OpenApiRouter<AppState>, u32); 2] {
 /// documentation are applied together.
 fn bearer_routes(state: &AppState) -> OpenApiRouter<AppState> {
     let mut all = OpenApiRouter::new();
-    for (routes, cost) in data_groups() {
+    for (routes, cost, concurrency) in data_groups() {
         let mut routes = routes.route_layer(middleware::from_fn_with_state(
-            (state.clone(), guard::Cost(cost)),
+            (state.clone(), guard::Cost(cost), concurrency),
             guard::bearer,
         ));
         docs::metered(routes.get_openapi_mut(), cost);
+        if concurrency == guard::Concurrency::Backtest {
+            docs::backtest_bounds(routes.get_openapi_mut());
+        }
         all = all.merge(routes);
     }
     all
@@ -91,12 +95,15 @@ fn bearer_routes(state: &AppState) -> OpenApiRouter<AppState> {
 /// spec's contract: Bearer keys only.
 fn web_data_routes(state: &AppState) -> OpenApiRouter<AppState> {
     let mut all = OpenApiRouter::new();
-    for (routes, cost) in data_groups() {
+    for (routes, cost, concurrency) in data_groups() {
         let mut routes = routes.route_layer(middleware::from_fn_with_state(
-            (state.clone(), guard::Cost(cost)),
+            (state.clone(), guard::Cost(cost), concurrency),
             guard::session,
         ));
         docs::web_metered(routes.get_openapi_mut(), cost);
+        if concurrency == guard::Concurrency::Backtest {
+            docs::backtest_bounds(routes.get_openapi_mut());
+        }
         all = all.merge(routes);
     }
     OpenApiRouter::new().nest("/web", all)

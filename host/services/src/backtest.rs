@@ -3,12 +3,21 @@
 //!
 //! The host moves data and enforces limits; the accounting is
 //! `forecast-backtest` (shared with the SDK's native harness) and the
-//! decisions come from a strategy component. One deadline bounds the whole
-//! request (loading, signals, the run); every plugin call inside it gets
-//! what is left of it, capped at the runtime's call timeout.
+//! decisions come from a strategy component. One deadline bounds the work
+//! (loading, signals, the run); every plugin call inside it gets what is
+//! left of it, capped at the runtime's call timeout.
+//!
+//! Bounded work (issue 14): a user runs at most `per_user` backtests at
+//! once on a server ([`BacktestService::admit`], taken by the HTTP guard
+//! before the quota is charged, held until the blocking work has really
+//! ended); a backtest waits at most `queue_wait` for its plugin slots
+//! (then [`Error::Busy`], 503) and loads the histories only once it holds
+//! them; a dropped request or a passed deadline raises a flag the signal
+//! loop and the accounting poll; the body carries at most
+//! [`MAX_TRADES`] trades and the accounting keeps no more.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,6 +29,7 @@ use crate::error::Error;
 pub use forecast_api::backtest::{
     BacktestMetadata, BacktestRequest, BacktestResponse, BenchmarkBody, EquityPoint, MetricsBody,
     TradeBody, UniverseSpec, ValidRequest, DEFAULT_STRATEGY, DEFAULT_YEARS, MAX_TICKERS,
+    MAX_TRADES,
 };
 use forecast_domain::series::{from_days, to_days, PriceSeries};
 use forecast_domain::{Asset, Metric};
@@ -123,12 +133,10 @@ impl SignalCache {
     }
 }
 
-/// The universe's assets with their histories, ticker order.
-async fn load_universe(
-    db: &dyn AssetStore,
-    spec: &UniverseSpec,
-) -> Result<Vec<(Asset, Arc<PriceSeries>)>, Error> {
-    let assets: Vec<Asset> = match spec {
+/// The universe's assets (no histories yet: those are loaded once the run
+/// holds its plugin slots), ticker order.
+async fn universe_assets(db: &dyn AssetStore, spec: &UniverseSpec) -> Result<Vec<Asset>, Error> {
+    let mut assets: Vec<Asset> = match spec {
         UniverseSpec::Tickers(tickers) => {
             let mut out = Vec::with_capacity(tickers.len());
             for t in tickers {
@@ -146,13 +154,100 @@ async fn load_universe(
         UniverseSpec::Category(c) => db.list_active_assets(Some(*c)).await?,
         UniverseSpec::All => db.list_active_assets(None).await?,
     };
+    assets.sort_by(|a, b| a.ticker.cmp(&b.ticker));
+    Ok(assets)
+}
+
+/// The histories of `assets`, in their order; stops early when `cancel`
+/// is raised (the request was dropped or its deadline passed).
+async fn load_histories(
+    db: &dyn AssetStore,
+    assets: Vec<Asset>,
+    cancel: &Cancel,
+) -> Result<Vec<(Asset, Arc<PriceSeries>)>, Error> {
     let mut out = Vec::with_capacity(assets.len());
     for a in assets {
+        if cancel.is_raised() {
+            return Err(timed_out());
+        }
         let series = db.load_series(a.id).await?.unwrap_or_default();
         out.push((a, Arc::new(series)));
     }
-    out.sort_by(|a, b| a.0.ticker.cmp(&b.0.ticker));
     Ok(out)
+}
+
+/// The stop flag of one backtest: raised when the request is dropped (the
+/// client went away: [`CancelOnDrop`]) or its deadline passes; the signal
+/// workers and the accounting poll it between steps.
+#[derive(Clone)]
+struct Cancel {
+    flag: Arc<AtomicBool>,
+    deadline: Instant,
+}
+
+impl Cancel {
+    fn is_raised(&self) -> bool {
+        if self.flag.load(Ordering::Relaxed) {
+            return true;
+        }
+        if Instant::now() >= self.deadline {
+            self.flag.store(true, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+
+    /// Whether the stop came from a dropped request rather than the clock.
+    fn dropped(&self) -> bool {
+        self.flag.load(Ordering::Relaxed) && Instant::now() < self.deadline
+    }
+}
+
+/// Raises the flag when the request's future is dropped, finished or not
+/// (after a normal end the blocking work has already stopped).
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The backtests each user has running on this server.
+#[derive(Default)]
+struct SlotTable {
+    running: Mutex<HashMap<String, Vec<Instant>>>,
+}
+
+/// One of a user's concurrent-backtest slots ([`BacktestService::admit`]).
+/// Free again when dropped: [`BacktestService::run`] moves it into the
+/// blocking work, so it outlives a dropped request until that work stops.
+pub struct UserSlot {
+    table: Arc<SlotTable>,
+    user: String,
+    since: Instant,
+}
+
+impl std::fmt::Debug for UserSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserSlot")
+            .field("user", &self.user)
+            .finish()
+    }
+}
+
+impl Drop for UserSlot {
+    fn drop(&mut self) {
+        let mut running = self.table.running.lock().expect("slot table poisoned");
+        if let Some(list) = running.get_mut(&self.user) {
+            if let Some(i) = list.iter().position(|t| *t == self.since) {
+                list.swap_remove(i);
+            }
+            if list.is_empty() {
+                running.remove(&self.user);
+            }
+        }
+    }
 }
 
 /// Computes (or fetches) the signals of every asset on one thread per
@@ -165,14 +260,17 @@ fn signals_for(
     assets: &[(Asset, Arc<PriceSeries>)],
     req: &ValidRequest,
     permits: &[Permit],
-    deadline: Instant,
+    cancel: &Cancel,
 ) -> Result<(Vec<Option<Arc<bt::Signals>>>, usize), Error> {
+    let deadline = cancel.deadline;
     let key = |a: &Asset| SignalKey {
         asset_id: a.id,
         data_version: a.data_version,
         engine_sha256: engine.info().sha256.clone(),
         return_period: req.params.return_period,
         num_segments: req.params.num_segments,
+        // Already quantised (`forecast_api::backtest::quantise_decay`), so
+        // nearby decays share entries.
         decay_bits: req.params.decay_factor.to_bits(),
         metric: req.metric,
     };
@@ -203,11 +301,11 @@ fn signals_for(
                     }
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&i) = missing.get(k) else { return };
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
+                    if cancel.is_raised() {
                         *failure.lock().expect("poisoned") = Some(timed_out());
                         return;
                     }
+                    let left = deadline.saturating_duration_since(Instant::now());
                     let (asset, series) = &assets[i];
                     let params = AnalysisParams {
                         return_period: req.params.return_period,
@@ -275,38 +373,88 @@ fn timed_out() -> Error {
     )
 }
 
+fn server_busy(retry_after: u64) -> Error {
+    Error::Busy {
+        detail: format!(
+            "the server is running as many backtests as it can; nothing was computed, \
+             retry in {retry_after} s"
+        ),
+        retry_after,
+    }
+}
+
+/// The limits of the backtest service.
+#[derive(Debug, Clone, Copy)]
+pub struct BacktestLimits {
+    /// Time limit of one run once it holds its plugin slots (then 504).
+    pub timeout: Duration,
+    /// Bytes of walk-forward signals kept (0 disables the cache).
+    pub signal_cache_bytes: usize,
+    /// Backtests one user may run at once on this server (then 429).
+    pub per_user: usize,
+    /// How long a backtest waits for plugin slots (then 503).
+    pub queue_wait: Duration,
+}
+
 /// The backtest service: the universe's series from the store, signals of
-/// the active engine (cached), the strategies, and one time limit per run.
+/// the active engine (cached), the strategies, and its limits.
 #[derive(Clone)]
 pub struct BacktestService {
     assets: Arc<dyn AssetStore>,
     plugins: Arc<Plugins>,
     signals: Arc<SignalCache>,
-    timeout: Duration,
+    slots: Arc<SlotTable>,
+    limits: BacktestLimits,
 }
 
 impl BacktestService {
-    /// A service over the series of `assets` and `plugins` whose runs end
-    /// after `timeout` and keep up to `signal_cache_bytes` of walk-forward
-    /// signals.
-    pub fn new(
-        assets: Arc<dyn AssetStore>,
-        plugins: Arc<Plugins>,
-        timeout: Duration,
-        signal_cache_bytes: usize,
-    ) -> Self {
+    /// A service over the series of `assets` and `plugins` within `limits`.
+    pub fn new(assets: Arc<dyn AssetStore>, plugins: Arc<Plugins>, limits: BacktestLimits) -> Self {
         BacktestService {
             assets,
             plugins,
-            signals: Arc::new(SignalCache::new(signal_cache_bytes)),
-            timeout,
+            signals: Arc::new(SignalCache::new(limits.signal_cache_bytes)),
+            slots: Arc::new(SlotTable::default()),
+            limits,
         }
     }
 
-    /// Runs a validated request end to end.
-    pub async fn run(&self, req: ValidRequest) -> Result<BacktestResponse, Error> {
-        let started = Instant::now();
-        let deadline = started + self.timeout;
+    /// One of `user`'s concurrent-backtest slots, or
+    /// [`Error::TooManyAttempts`] (429) when `per_user` are running; its
+    /// `retry_after` is when the oldest of them ends at the latest (its
+    /// wait for slots and its time limit).
+    pub fn admit(&self, user: &str) -> Result<UserSlot, Error> {
+        let now = Instant::now();
+        let mut running = self.slots.running.lock().expect("slot table poisoned");
+        let list = running.entry(user.to_string()).or_default();
+        if list.len() >= self.limits.per_user {
+            let longest = self.limits.queue_wait + self.limits.timeout;
+            let oldest = list.iter().min().copied().unwrap_or(now);
+            let left = (oldest + longest).saturating_duration_since(now);
+            let n = self.limits.per_user;
+            return Err(Error::TooManyAttempts {
+                detail: format!(
+                    "{n} backtest{} of this account {} already running; at most {n} at once \
+                     (nothing was charged): retry when one has finished",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "is" } else { "are" }
+                ),
+                retry_after: left.as_secs_f64().ceil().max(1.0) as u64,
+            });
+        }
+        list.push(now);
+        Ok(UserSlot {
+            table: self.slots.clone(),
+            user: user.to_string(),
+            since: now,
+        })
+    }
+
+    /// Runs a validated request end to end under `slot`, which is released
+    /// when the work has stopped (the request may have been dropped long
+    /// before).
+    pub async fn run(&self, req: ValidRequest, slot: UserSlot) -> Result<BacktestResponse, Error> {
+        let queued = Instant::now();
         let strategy: Arc<StrategyPlugin> =
             self.plugins.strategy(&req.strategy).ok_or_else(|| {
                 Error::Invalid(format!(
@@ -316,7 +464,27 @@ impl BacktestService {
                 ))
             })?;
         let engine = self.plugins.segmentation();
-        let universe = load_universe(self.assets.as_ref(), &req.universe).await?;
+        // Names only: an unknown ticker is a 400 before any wait or load.
+        let assets = universe_assets(self.assets.as_ref(), &req.universe).await?;
+        let runtime = self.plugins.runtime();
+        let workers = runtime
+            .config()
+            .max_concurrency
+            .min(std::thread::available_parallelism().map_or(2, |n| n.get()));
+        let permits =
+            tokio::time::timeout(self.limits.queue_wait, runtime.acquire_many(workers as u32))
+                .await
+                .map_err(|_| server_busy(self.limits.queue_wait.as_secs().max(1)))?;
+        let started = Instant::now();
+        let flag = Arc::new(AtomicBool::new(false));
+        // Dropped with this future: a client that goes away stops the work.
+        let _stop_on_drop = CancelOnDrop(flag.clone());
+        let cancel = Cancel {
+            flag,
+            deadline: started + self.limits.timeout,
+        };
+        let deadline = cancel.deadline;
+        let universe = load_histories(self.assets.as_ref(), assets, &cancel).await?;
         let latest = universe
             .iter()
             .filter_map(|(_, s)| s.dates.last().copied())
@@ -334,17 +502,25 @@ impl BacktestService {
                 "start_date {start} is after the end of the window {end}"
             )));
         }
-        let runtime = self.plugins.runtime();
-        let workers = runtime
-            .config()
-            .max_concurrency
-            .min(std::thread::available_parallelism().map_or(2, |n| n.get()));
-        let permits = runtime.acquire_many(workers as u32).await;
         let cache = self.signals.clone();
         let engine_version = engine.info().version.clone();
+        let waited = started.duration_since(queued);
         tokio::task::spawn_blocking(move || {
+            // Held until this closure returns: the user's slot and the
+            // plugin slots are free only once the work has stopped.
+            let _slot = slot;
+            let stopped = |e: Error| {
+                if cancel.dropped() {
+                    tracing::info!(
+                        seconds = started.elapsed().as_secs_f64(),
+                        "backtest stopped: the request was dropped"
+                    );
+                }
+                e
+            };
             let (signals, signals_cached) =
-                signals_for(&engine, &cache, &universe, &req, &permits, deadline)?;
+                signals_for(&engine, &cache, &universe, &req, &permits, &cancel)
+                    .map_err(stopped)?;
             let metas: Vec<bt::AssetMeta> = universe
                 .iter()
                 .map(|(a, _)| bt::AssetMeta {
@@ -373,9 +549,14 @@ impl BacktestService {
                 start: to_days(start),
                 end: to_days(end),
             };
-            let report = bt::run(&inputs, window, &req.params, &mut instance, &mut || {
-                Instant::now() >= deadline
-            })
+            let report = bt::run_capped(
+                &inputs,
+                window,
+                &req.params,
+                &mut instance,
+                &mut || cancel.is_raised(),
+                MAX_TRADES,
+            )
             .map_err(|e| match e {
                 bt::RunError::EmptyUniverse => Error::Invalid(format!(
                     "no asset of the universe has {} rows of history by {end} and a price between \
@@ -394,12 +575,15 @@ impl BacktestService {
                     "strategy {} broke the strategy contract: {m}",
                     strategy.info().label()
                 )),
-            })?;
+            })
+            .map_err(stopped)?;
             tracing::info!(
                 strategy = %strategy.info().label(),
                 assets = report.universe.len(),
                 rows = report.dates.len(),
+                trades = report.trades_total,
                 signals_cached,
+                waited_seconds = waited.as_secs_f64(),
                 seconds = started.elapsed().as_secs_f64(),
                 "backtest finished"
             );
@@ -493,6 +677,9 @@ fn shape(
             include_costs: req.params.include_costs,
             cost_bps,
             signals_cached,
+            decay_factor: Some(req.params.decay_factor),
+            trades_total: Some(report.trades_total),
+            trades_truncated: Some(report.trades_total > report.trades.len() as u64),
         },
     }
 }

@@ -176,7 +176,7 @@ export interface paths {
         put?: never;
         /**
          * Portfolio backtest of a strategy plugin over a universe
-         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The whole request is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s). Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
+         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots; it waits for them at most FORECAST_BACKTEST_QUEUE_MS (default 10 s, then 503 with Retry-After). An account runs at most FORECAST_BACKTESTS_PER_USER (default 2) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
          */
         post: operations["backtest"];
         delete?: never;
@@ -431,7 +431,7 @@ export interface paths {
         put?: never;
         /**
          * Portfolio backtest of a strategy plugin over a universe
-         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The whole request is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s). Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
+         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots; it waits for them at most FORECAST_BACKTEST_QUEUE_MS (default 10 s, then 503 with Retry-After). An account runs at most FORECAST_BACKTESTS_PER_USER (default 2) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
          */
         post: operations["webBacktest"];
         delete?: never;
@@ -670,6 +670,23 @@ export interface components {
             };
             /** @description Assets whose signals came from the signal cache. */
             signals_cached: number;
+            /**
+             * Format: double
+             * @description The engine decay used: the request's `decay_factor` rounded to a
+             *     multiple of 0.001.
+             */
+            decay_factor?: number | null;
+            /**
+             * Format: int64
+             * @description Fills the run made (`metrics.total_trades`); `trades` holds at most
+             *     the first 10,000 of them, in date order.
+             */
+            trades_total?: number | null;
+            /**
+             * @description True when `trades` holds only the first 10,000 fills of
+             *     `trades_total`.
+             */
+            trades_truncated?: boolean | null;
         };
         /**
          * @description The request body. Every field is optional; unknown fields are refused
@@ -706,7 +723,8 @@ export interface components {
             return_period: number | null;
             /**
              * Format: double
-             * @description Engine EMA decay.
+             * @description Engine EMA decay, rounded to a multiple of 0.001 before use
+             *     (`metadata.decay_factor` is the value used).
              * @default 0.95
              */
             decay_factor: number | null;
@@ -757,7 +775,11 @@ export interface components {
         BacktestResponse: {
             /** @description Equity at every calendar date. */
             equity_curve: components["schemas"]["EquityPoint"][];
-            /** @description Every fill. */
+            /**
+             * @description The fills in date order: every one, or the first 10,000 when
+             *     `metadata.trades_truncated` (`metadata.trades_total` counts them
+             *     all).
+             */
             trades: components["schemas"]["TradeBody"][];
             /** @description Metrics of the equity curve. */
             metrics: components["schemas"]["MetricsBody"];
@@ -2430,7 +2452,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Quota exhausted */
+            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 2) backtests of this account are already running on this server (then nothing is counted) */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -2462,9 +2484,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable: the request is refused */
+            /** @description The quota store is unavailable, or the server's plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed) */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3661,7 +3691,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Quota exhausted */
+            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 2) backtests of this account are already running on this server (then nothing is counted) */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -3693,9 +3723,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable: the request is refused */
+            /** @description The quota store is unavailable, or the server's plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed) */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
