@@ -105,6 +105,8 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
         // Tests send far more than a browser would; those about the
         // per-client limit set their own.
         client_per_minute: 1_000_000,
+        limits: forecast::server::Limits::default(),
+        metrics_addr: None,
     };
     let ms = |v: &str| Duration::from_millis(v.parse().expect("milliseconds"));
     let mut llm = forecast::plugins::llm::LlmConfig {
@@ -135,6 +137,8 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
             "FORECAST_QUOTA_PER_MINUTE" => c.quota.per_minute = value.parse().expect("a count"),
             "FORECAST_QUOTA_PER_DAY" => c.quota.per_day = value.parse().expect("a count"),
             "FORECAST_GRADING" => c.grading = value == "on",
+            "FORECAST_REQUEST_TIMEOUT_MS" => c.limits.request_timeout = ms(value),
+            "FORECAST_BODY_TIMEOUT_MS" => c.limits.body_timeout = ms(value),
             "FORECAST_LLM_URL" => llm.url = value.into(),
             "FORECAST_LLM_MODEL" => llm.model = value.into(),
             "FORECAST_LLM_API_KEY" => llm.api_key = Some(value.into()),

@@ -20,6 +20,7 @@ mod backtest;
 mod cli;
 mod grading;
 mod hardening_defaults;
+mod hardening_http;
 mod hardening_login;
 mod matcher;
 mod plugins;
