@@ -22,8 +22,9 @@
 //! Past the connection cap a connection is still accepted (leaving it in
 //! the kernel's backlog would let the backlog decide, and a full backlog
 //! looks like a dead server): it gets a short `503 {detail}` with
-//! `Retry-After: 1` and `Connection: close` and is closed, at most
-//! [`REFUSE_SLOTS`] at a time and for at most [`REFUSE_LINGER`] each;
+//! `Retry-After: 1` and `Connection: close` (after its request head, if it
+//! sends one promptly) and is closed, at most [`REFUSE_SLOTS`] at a time
+//! and for at most [`REFUSE_LINGER`] each;
 //! beyond that it is closed at once. The cap is clamped below the open-file
 //! limit (raised to its hard limit at start) with [`FD_HEADROOM`] left for
 //! the database, the components and the refusals, so slow or idle sockets
@@ -57,8 +58,11 @@ pub const FD_HEADROOM: u64 = 256;
 /// Connections past the cap answered with a 503 at the same time; more are
 /// closed without an answer.
 pub const REFUSE_SLOTS: usize = 64;
-/// How long a refused connection is kept for its answer to be read.
-pub const REFUSE_LINGER: Duration = Duration::from_secs(1);
+/// How long a refused connection is kept, all told.
+pub const REFUSE_LINGER: Duration = Duration::from_secs(2);
+/// How long a refused connection's request head is waited for before the
+/// 503 is written anyway.
+pub const REFUSE_HEAD_WAIT: Duration = Duration::from_millis(500);
 /// How long past the per-request deadline a connection still handling a
 /// request is closed (the HTTP layer answers 504 at the deadline itself).
 const HANDLING_MARGIN: Duration = Duration::from_secs(5);
@@ -229,15 +233,28 @@ fn busy_response(cap: usize) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Writes the 503, closes the sending side and reads whatever the client
-/// sends until it closes (so the answer is not lost to a reset), for at
-/// most [`REFUSE_LINGER`].
+/// Reads the request head (for at most [`REFUSE_HEAD_WAIT`]: an HTTP
+/// client that sees an answer before it has sent its request calls it an
+/// unexpected message), writes the 503, closes the sending side and reads
+/// whatever the client sends until it closes (so the answer is not lost to
+/// a reset), for at most [`REFUSE_LINGER`] in all.
 async fn refuse(mut stream: TcpStream, answer: Arc<[u8]>, _slot: OwnedSemaphorePermit) {
     let _ = tokio::time::timeout(REFUSE_LINGER, async {
+        let mut head = Vec::new();
+        let mut buf = [0u8; 1024];
+        let _ = tokio::time::timeout(REFUSE_HEAD_WAIT, async {
+            while head.len() < 16 << 10 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf).await? {
+                    0 => break,
+                    n => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            Ok::<_, std::io::Error>(())
+        })
+        .await;
         stream.write_all(&answer).await?;
         stream.shutdown().await?;
-        let mut sink = [0u8; 512];
-        while stream.read(&mut sink).await? > 0 {}
+        while stream.read(&mut buf).await? > 0 {}
         Ok::<_, std::io::Error>(())
     })
     .await;

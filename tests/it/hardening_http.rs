@@ -212,13 +212,13 @@ async fn a_request_deadline_not_above_the_backtest_limit_is_refused_at_start() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_connection_cap_clients_get_503_until_idle_ones_are_closed() {
-    let timeout = Duration::from_millis(2_000);
+    let timeout = Duration::from_millis(3_000);
     let s = Server::start_with(
         common::fresh_db(),
         &[
             ("FORECAST_MAX_CONNECTIONS", "20"),
-            ("FORECAST_HEADER_TIMEOUT_MS", "2000"),
-            ("FORECAST_IDLE_TIMEOUT_MS", "2000"),
+            ("FORECAST_HEADER_TIMEOUT_MS", "3000"),
+            ("FORECAST_IDLE_TIMEOUT_MS", "3000"),
         ],
     );
     let target = addr(&s);
@@ -227,10 +227,25 @@ async fn past_the_connection_cap_clients_get_503_until_idle_ones_are_closed() {
     for _ in 0..40 {
         idle.push(TcpStream::connect(&target).await.unwrap());
     }
+    // Each is read at the same time, for longer than a refused
+    // connection waits for a request head but less than the header
+    // timeout.
+    let answers: Vec<_> = idle
+        .into_iter()
+        .map(|mut conn| {
+            tokio::spawn(async move {
+                let answer =
+                    tokio::time::timeout(Duration::from_millis(1_500), read_response(&mut conn))
+                        .await;
+                (conn, answer)
+            })
+        })
+        .collect();
     let mut refused = 0;
     let mut held = Vec::new();
-    for mut conn in idle {
-        match tokio::time::timeout(Duration::from_millis(500), read_response(&mut conn)).await {
+    for answer in answers {
+        let (conn, answer) = answer.await.unwrap();
+        match answer {
             Ok(Some((status, head, body))) => {
                 assert_eq!(status, 503, "{head}{body}");
                 assert!(head.contains("retry-after: 1"), "{head}");
