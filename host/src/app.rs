@@ -46,6 +46,8 @@ pub async fn build(
     config: &Config,
     bound: std::net::SocketAddr,
 ) -> anyhow::Result<(AppState, Option<DemoAccount>)> {
+    // Before anything records: series recorded earlier would be lost.
+    forecast_http::metrics::install();
     let db = store::connect(&config.database_url)
         .await
         .with_context(|| format!("open database {}", store::redact(&config.database_url)))?;
@@ -102,6 +104,9 @@ pub async fn build(
             quota: config.quota,
             admin_token: config.admin_token.clone(),
             match_per_minute: config.match_per_minute,
+            request_timeout: config.limits.request_timeout,
+            body_timeout: config.limits.body_timeout,
+            metrics_on_main: config.metrics_addr.is_none(),
         }),
         clients: Arc::new(forecast_http::clients::ClientLimiter::new(
             config.client_per_minute,
@@ -181,6 +186,12 @@ pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::J
                 .follow(state.db.clone(), config.plugin_poll),
         ),
         tokio::spawn(purge_expired(state.sessions.clone())),
+        tokio::spawn(async {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                forecast_http::metrics::upkeep();
+            }
+        }),
         tokio::spawn({
             let clients = state.clients.clone();
             async move {
@@ -201,17 +212,39 @@ pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::J
     tasks
 }
 
-/// Serves `state` on `listener` until `shutdown` resolves, then drains
-/// in-flight requests.
+/// Serves `state` on `listener` (and `/metrics` alone on `metrics`, when
+/// given) with the server's deadlines and connection cap
+/// (`crate::server`) until `shutdown` resolves; then stops accepting on
+/// both, lets in-flight requests finish for up to the grace period and
+/// closes the rest.
 pub async fn serve(
     state: AppState,
     listener: TcpListener,
+    metrics: Option<TcpListener>,
+    limits: crate::server::Limits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let app =
-        forecast_http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .context("server error")
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|stopped| *stopped).await;
+    };
+    let private = metrics.map(|listener| {
+        let app = forecast_http::metrics::private_router(state.clone());
+        tokio::spawn(crate::server::serve(
+            listener,
+            app,
+            limits,
+            until_stopped(stopped.clone()),
+        ))
+    });
+    let app = forecast_http::router(state);
+    crate::server::serve(listener, app, limits, until_stopped(stopped)).await;
+    if let Some(private) = private {
+        private.await.context("metrics listener")?;
+    }
+    Ok(())
 }

@@ -197,10 +197,31 @@ async fn serve(addr: Option<String>, demo: bool) -> anyhow::Result<()> {
     }
     // One serving process per SQLite file (its quota counters live here).
     let _serving = store::ServeLock::acquire(&config.database_url)?;
+    // Sockets must never take the descriptors the database needs: raise
+    // the soft limit to the hard one and keep the cap below it.
+    let open_files = crate::server::raise_open_file_limit();
+    let requested = config.limits.max_connections;
+    config.limits.max_connections = crate::server::connection_cap(requested, open_files);
+    if config.limits.max_connections < requested {
+        tracing::warn!(
+            requested,
+            cap = config.limits.max_connections,
+            open_files,
+            "FORECAST_MAX_CONNECTIONS lowered below the open-file limit"
+        );
+    }
     let listener = tokio::net::TcpListener::bind(&config.addr)
         .await
         .with_context(|| format!("bind {}", config.addr))?;
     let local = listener.local_addr()?;
+    let metrics = match &config.metrics_addr {
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("bind FORECAST_METRICS_ADDR {addr}"))?,
+        ),
+        None => None,
+    };
     let (state, demo) = crate::app::build(&config, local).await?;
     let shutdown = shutdown_signal()?;
     // Tests read this first line to learn the port. Write errors (a closed
@@ -227,6 +248,10 @@ async fn serve(addr: Option<String>, demo: bool) -> anyhow::Result<()> {
         ),
     };
     let key = demo.as_ref().map_or("$FORECAST_KEY", |d| d.key.as_str());
+    let metrics_hint = match &metrics {
+        Some(m) => format!("Metrics: http://{}/metrics\n", m.local_addr()?),
+        None => String::new(),
+    };
     let banner = format!(
         "Forecast Engine listening on http://{local}\n{key_hint}\
          Web app: open http://{local}/ in a browser and sign in with the demo login.\n\
@@ -235,7 +260,7 @@ async fn serve(addr: Option<String>, demo: bool) -> anyhow::Result<()> {
          curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/analysis/%5EGSPC?return_period=90'\n  \
          curl -H \"Authorization: Bearer {key}\" -H 'Content-Type: application/json' \\\n    \
          -d '{{\"strategy\":\"topn\",\"category\":\"Crypto\",\"top_n\":5}}' http://{local}/api/backtest\n  \
-         curl http://{local}/api/openapi.json\n"
+         curl http://{local}/api/openapi.json\n{metrics_hint}"
     );
     {
         use std::io::Write;
@@ -245,7 +270,7 @@ async fn serve(addr: Option<String>, demo: bool) -> anyhow::Result<()> {
     // Detached: they run as long as the server does.
     drop(crate::app::start_background(&state, &config));
     let db = state.db.clone();
-    let served = crate::app::serve(state, listener, shutdown).await;
+    let served = crate::app::serve(state, listener, metrics, config.limits, shutdown).await;
     // Persist what is kept behind (quota counters) and checkpoint.
     db.close().await;
     served

@@ -88,6 +88,16 @@ pub struct Config {
     /// `Retry-After`. `FORECAST_BACKTEST_TIMEOUT_MS` counts from when the
     /// slots are held.
     pub backtest_queue_wait: Duration,
+    /// The deadlines and the connection cap of the HTTP server
+    /// (`FORECAST_HEADER_TIMEOUT_MS`, `FORECAST_IDLE_TIMEOUT_MS`,
+    /// `FORECAST_BODY_TIMEOUT_MS`, `FORECAST_REQUEST_TIMEOUT_MS`,
+    /// `FORECAST_MAX_CONNECTIONS`, `FORECAST_SHUTDOWN_GRACE_MS`).
+    pub limits: crate::server::Limits,
+    /// `FORECAST_METRICS_ADDR`: serve `/metrics` on a listener of its own
+    /// at this address, without a token (bind it to a private interface);
+    /// the main address then no longer serves it. Unset: `/metrics` is on
+    /// the main address behind the admin token.
+    pub metrics_addr: Option<String>,
 }
 
 /// Default of `FORECAST_BACKTESTS_PER_USER`.
@@ -123,6 +133,12 @@ impl Config {
     /// Reads the environment; unset variables take their defaults.
     pub fn from_env() -> Result<Self, ConfigError> {
         let defaults = RuntimeConfig::default();
+        let backtest_timeout = Duration::from_millis(number(
+            "FORECAST_BACKTEST_TIMEOUT_MS",
+            DEFAULT_BACKTEST_TIMEOUT.as_millis() as u64,
+            1,
+        )?);
+        let limits = limits_from_env(backtest_timeout)?;
         Ok(Config {
             addr: std::env::var("FORECAST_ADDR").unwrap_or_else(|_| DEFAULT_ADDR.into()),
             database_url: database_url_from_env(),
@@ -183,11 +199,12 @@ impl Config {
                     })?
                 }
             },
-            backtest_timeout: Duration::from_millis(number(
-                "FORECAST_BACKTEST_TIMEOUT_MS",
-                DEFAULT_BACKTEST_TIMEOUT.as_millis() as u64,
-                1,
-            )?),
+            backtest_timeout,
+            limits,
+            metrics_addr: std::env::var("FORECAST_METRICS_ADDR")
+                .ok()
+                .map(|a| a.trim().to_string())
+                .filter(|a| !a.is_empty()),
             signal_cache_bytes: (number("FORECAST_SIGNAL_CACHE_MB", 512, 0)? as usize) << 20,
             plugin_dir: std::env::var_os("FORECAST_PLUGIN_DIR")
                 .filter(|d| !d.is_empty())
@@ -246,6 +263,39 @@ impl Config {
             )?),
         })
     }
+}
+
+/// The server's limits from the environment. The per-request deadline must
+/// exceed the backtest's own time limit, so a slow backtest is answered by
+/// the backtest (504 naming the reduce-scope case) rather than cut off.
+fn limits_from_env(backtest_timeout: Duration) -> Result<crate::server::Limits, ConfigError> {
+    let d = crate::server::Limits::default();
+    let ms = |name, default: Duration, min| -> Result<Duration, ConfigError> {
+        Ok(Duration::from_millis(number(
+            name,
+            default.as_millis() as u64,
+            min,
+        )?))
+    };
+    let limits = crate::server::Limits {
+        header_timeout: ms("FORECAST_HEADER_TIMEOUT_MS", d.header_timeout, 1)?,
+        idle_timeout: ms("FORECAST_IDLE_TIMEOUT_MS", d.idle_timeout, 1)?,
+        body_timeout: ms("FORECAST_BODY_TIMEOUT_MS", d.body_timeout, 1)?,
+        request_timeout: ms("FORECAST_REQUEST_TIMEOUT_MS", d.request_timeout, 1)?,
+        max_connections: number("FORECAST_MAX_CONNECTIONS", d.max_connections as u64, 1)? as usize,
+        shutdown_grace: ms("FORECAST_SHUTDOWN_GRACE_MS", d.shutdown_grace, 0)?,
+    };
+    if limits.request_timeout <= backtest_timeout {
+        return Err(ConfigError {
+            name: "FORECAST_REQUEST_TIMEOUT_MS",
+            message: format!(
+                "must exceed FORECAST_BACKTEST_TIMEOUT_MS ({} ms), got {} ms",
+                backtest_timeout.as_millis(),
+                limits.request_timeout.as_millis()
+            ),
+        });
+    }
+    Ok(limits)
 }
 
 /// `DATABASE_URL` or the default SQLite file.

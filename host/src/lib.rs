@@ -1,6 +1,7 @@
 //! Forecast Engine host, layer 5: the composition root. `main.rs` only
-//! parses the command line; [`cli`] runs the commands and [`app`] wires the
-//! layers below into a server:
+//! parses the command line; [`cli`] runs the commands, [`app`] wires the
+//! layers below into a service and [`server`] serves it (deadlines,
+//! connection cap, graceful shutdown):
 //!
 //! ```text
 //! forecast-domain → forecast-store, forecast-plugins → forecast-services
@@ -14,6 +15,7 @@ pub mod app;
 pub mod cli;
 mod cli_plugin;
 pub mod config;
+pub mod server;
 
 pub use forecast_domain as domain;
 pub use forecast_domain::series;

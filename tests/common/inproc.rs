@@ -107,6 +107,8 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
         client_per_minute: 1_000_000,
         backtests_per_user: forecast::config::DEFAULT_BACKTESTS_PER_USER,
         backtest_queue_wait: forecast::config::DEFAULT_BACKTEST_QUEUE_WAIT,
+        limits: forecast::server::Limits::default(),
+        metrics_addr: None,
     };
     let ms = |v: &str| Duration::from_millis(v.parse().expect("milliseconds"));
     let mut llm = forecast::plugins::llm::LlmConfig {
@@ -139,6 +141,8 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
             "FORECAST_GRADING" => c.grading = value == "on",
             "FORECAST_BACKTESTS_PER_USER" => c.backtests_per_user = value.parse().expect("a count"),
             "FORECAST_BACKTEST_QUEUE_MS" => c.backtest_queue_wait = ms(value),
+            "FORECAST_REQUEST_TIMEOUT_MS" => c.limits.request_timeout = ms(value),
+            "FORECAST_BODY_TIMEOUT_MS" => c.limits.body_timeout = ms(value),
             "FORECAST_LLM_URL" => llm.url = value.into(),
             "FORECAST_LLM_MODEL" => llm.model = value.into(),
             "FORECAST_LLM_API_KEY" => llm.api_key = Some(value.into()),

@@ -21,6 +21,7 @@ mod cli;
 mod grading;
 mod hardening_backtest;
 mod hardening_defaults;
+mod hardening_http;
 mod hardening_login;
 mod hardening_quota;
 mod matcher;

@@ -48,7 +48,8 @@ const ADMIN_FAILURES: forecast_store::Window = forecast_store::Window {
     limit: 10,
 };
 
-async fn guard(
+/// The admin token check, shared by `/api/admin/*` and `/metrics`.
+pub(crate) async fn guard(
     State(state): State<AppState>,
     req: Request,
     next: Next,
@@ -72,6 +73,7 @@ async fn guard(
         .await
         .map_err(ApiError::Store)?;
     if let Some(w) = seen.windows.first().filter(|w| w.used >= w.limit) {
+        forecast_services::rejected("admin_token");
         return Err(ApiError::TooManyRequests {
             detail: "too many wrong admin tokens from this address; retry later".into(),
             retry_after: (w.reset - now).max(1) as u64,

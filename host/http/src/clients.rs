@@ -126,6 +126,7 @@ pub fn headers(h: &mut HeaderMap, counted: &Counted) {
 
 /// The 429 of an exhausted client allowance.
 pub fn refused(counted: &Counted) -> Response {
+    forecast_services::rejected("client_limit");
     let mut response = ApiError::TooManyRequests {
         detail: format!(
             "too many requests from this address ({} a minute); retry after {} s",

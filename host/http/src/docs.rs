@@ -270,6 +270,26 @@ pub fn admin(doc: &mut OpenApi) {
     }
 }
 
+/// Documents `/metrics` on the main address: the admin token, as the
+/// admin API (the same guard, throttle included).
+pub fn metrics(doc: &mut OpenApi) {
+    for op in operations(doc) {
+        op.security = Some(vec![SecurityRequirement::new(ADMIN, Vec::<String>::new())]);
+        op.tags = Some(vec!["metrics".into()]);
+        respond(op, "401", error("Missing or invalid admin token"));
+        respond(
+            op,
+            "403",
+            error("Disabled: FORECAST_ADMIN_TOKEN is unset on the server"),
+        );
+        let mut throttled = error("Too many wrong admin tokens from this address");
+        throttled
+            .headers
+            .insert("Retry-After".into(), integer_header("Seconds to wait."));
+        respond(op, "429", throttled);
+    }
+}
+
 /// The document, serialised once when the router is built (cloning it per
 /// request only bumps a reference count).
 #[derive(Clone)]

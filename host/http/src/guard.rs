@@ -235,6 +235,7 @@ async fn meter(
         .map_err(quota_down)?;
     let window = binding(&consumed.windows, consumed.admitted, cost.0);
     if !consumed.admitted {
+        forecast_services::rejected("key_quota");
         let mut response = ApiError::TooManyRequests {
             detail: format!(
                 "{} quota of {} exhausted; retry after the window resets",

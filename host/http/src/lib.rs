@@ -2,8 +2,8 @@
 //! codes and routes.
 //!
 //! Each resource module exposes `router()`; this module merges them, adds
-//! the cross-cutting layers (request id, tracing, body limit, panic
-//! catching) and guarantees that every error response is `{detail}` JSON,
+//! the cross-cutting layers (request metrics, request id, tracing, the
+//! request and body deadlines, body limit, panic catching) and guarantees that every error response is `{detail}` JSON,
 //! including unknown routes, 405s, 413s and extractor rejections.
 //! Bearer authentication and quotas are a route layer on the Bearer routes
 //! (`bearer_routes`, cost per group); health and the OpenAPI document are
@@ -22,7 +22,9 @@ pub mod extract;
 pub mod guard;
 mod health;
 mod keys;
+pub mod limits;
 mod matcher;
+pub mod metrics;
 mod ranking;
 pub mod session;
 mod state;
@@ -134,7 +136,14 @@ pub fn api(state: &AppState) -> OpenApiRouter<AppState> {
         .merge(bearer_routes(state))
         .merge(web_data_routes(state))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
-    limited.merge(admin::router(state))
+    let all = limited.merge(admin::router(state));
+    // With FORECAST_METRICS_ADDR, /metrics is served on that listener
+    // only (`metrics::private_router`).
+    if state.config.metrics_on_main {
+        all.merge(metrics::router(state))
+    } else {
+        all
+    }
 }
 
 /// The whole service.
@@ -144,6 +153,10 @@ pub fn router(state: AppState) -> Router {
         doc.to_json().expect("the OpenAPI document serialises"),
     ));
     let request_id = axum::http::HeaderName::from_static(REQUEST_ID);
+    let deadlines = limits::Deadlines {
+        request: state.config.request_timeout,
+        body: state.config.body_timeout,
+    };
     routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -151,6 +164,7 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
         .layer(Extension(doc))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn_with_state(deadlines, limits::deadlines))
         .layer(middleware::from_fn(json_errors))
         .layer(
             TraceLayer::new_for_http().make_span_with(|req: &Request| {
@@ -164,6 +178,9 @@ pub fn router(state: AppState) -> Router {
         )
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        // Outermost, so it counts every answer as sent; `Router::layer`
+        // wraps each route, after routing, so `MatchedPath` is known.
+        .layer(middleware::from_fn(metrics::track))
 }
 
 /// Paths no route claims: the web application's pages and files, else a
@@ -179,7 +196,7 @@ async fn not_found(req: Request) -> Response {
         .into_response()
 }
 
-async fn method_not_allowed(req: Request) -> Response {
+pub(crate) async fn method_not_allowed(req: Request) -> Response {
     (
         StatusCode::METHOD_NOT_ALLOWED,
         Json(json!({ "detail": format!("method {} is not allowed on {}", req.method(), req.uri().path()) })),

@@ -31,6 +31,13 @@ pub struct HttpConfig {
     pub admin_token: Option<String>,
     /// Matcher requests per user per minute.
     pub match_per_minute: u32,
+    /// A request not answered within this gets 504.
+    pub request_timeout: Duration,
+    /// A request body not received within this (from the head) gets 408.
+    pub body_timeout: Duration,
+    /// Whether `/metrics` is served on the main address (behind the admin
+    /// token); false when it has a listener of its own.
+    pub metrics_on_main: bool,
 }
 
 /// Shared state handed to every handler.

@@ -9,7 +9,7 @@
 //! the world modules add their typed calls to [`Plugin`]`<TheirWorld>`.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use forecast_domain::PluginKind;
 use wasmtime::component::{Component, InstancePre, Linker};
@@ -179,8 +179,12 @@ impl<W: World> Plugin<W> {
         permit: &Permit,
         f: impl FnOnce(&mut Store<CallState>, &W::Bindings) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
-        let mut live = self.fresh_instance(permit)?;
-        f(&mut live.store, &live.bindings).map_err(|e| self.classify(&live.store, e))
+        let started = Instant::now();
+        let result = self.fresh_instance(permit).and_then(|mut live| {
+            f(&mut live.store, &live.bindings).map_err(|e| self.classify(&live.store, e))
+        });
+        self.observe(started, &result);
+        result
     }
 
     /// One more call on a kept instance, within `budget` (at most the call
@@ -197,7 +201,38 @@ impl<W: World> Plugin<W> {
             Some(budget) => self.runtime.set_deadline(&mut live.store, budget),
             None => self.runtime.reset_deadline(&mut live.store),
         }
-        f(&mut live.store, &live.bindings).map_err(|e| self.classify(&live.store, e))
+        let started = Instant::now();
+        let result = f(&mut live.store, &live.bindings).map_err(|e| self.classify(&live.store, e));
+        self.observe(started, &result);
+        result
+    }
+
+    /// Records one call in the process's metrics: `forecast_plugin_calls_total`
+    /// by plugin (`kind/name`), version and outcome, and its duration. The
+    /// label values are bounded by the registry (operators add versions).
+    fn observe<R>(&self, started: Instant, result: &Result<R, PluginError>) {
+        let outcome = match result {
+            Ok(_) => "ok",
+            Err(PluginError::Timeout { .. }) => "timeout",
+            Err(PluginError::OutOfMemory { .. }) => "out_of_memory",
+            Err(PluginError::Trap { .. }) => "trap",
+            Err(_) => "error",
+        };
+        let plugin = format!("{}/{}", self.info.kind, self.info.name);
+        let version = self.info.version.clone();
+        metrics::counter!(
+            "forecast_plugin_calls_total",
+            "plugin" => plugin.clone(),
+            "version" => version.clone(),
+            "outcome" => outcome
+        )
+        .increment(1);
+        metrics::histogram!(
+            "forecast_plugin_call_duration_seconds",
+            "plugin" => plugin,
+            "version" => version
+        )
+        .record(started.elapsed().as_secs_f64());
     }
 
     /// Turns a wasmtime error of a call into a [`PluginError`].

@@ -253,8 +253,10 @@ impl AnalysisService {
                     Error::Internal(format!("cached analysis {key} does not parse: {e}"))
                 })?;
                 cached.metadata.from_cache = true;
+                crate::cache_lookup("analysis", true);
                 return Ok(cached);
             }
+            crate::cache_lookup("analysis", false);
         }
 
         let history = self.assets.load_series(asset.id).await?.unwrap_or_default();

@@ -599,6 +599,9 @@ impl BacktestService {
         .await
         .map_err(|e| Error::Internal(format!("backtest task failed: {e}")))?
     }
+    pub fn signal_cache_bytes(&self) -> usize {
+        self.signals.bytes()
+    }
 }
 
 fn shape(

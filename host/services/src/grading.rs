@@ -189,6 +189,8 @@ pub async fn run(
     let done = Arc::new(AtomicUsize::new(0));
     let failed = Arc::new(AtomicUsize::new(0));
     let total = run.total as usize;
+    metrics::gauge!("forecast_grading_assets_total").set(total as f64);
+    metrics::gauge!("forecast_grading_assets_done").set(0.0);
     let mut handles = Vec::new();
     for w in 0..workers.max(1) {
         let (db, engine, scorer) = (db.clone(), engine.clone(), scorer.clone());
@@ -250,11 +252,13 @@ pub async fn run(
                 db.record_grades(&run_id, &worker, &rows, &ok, &bad).await?;
                 done.fetch_add(ok.len() + bad.len(), Ordering::Relaxed);
                 failed.fetch_add(bad.len(), Ordering::Relaxed);
-                progress(Progress {
+                let p = Progress {
                     done: done.load(Ordering::Relaxed),
                     total,
                     elapsed: started.elapsed().as_secs_f64(),
-                });
+                };
+                metrics::gauge!("forecast_grading_assets_done").set(p.done as f64);
+                progress(p);
             }
         }));
     }
@@ -297,6 +301,8 @@ pub async fn run(
         .filter(|r| r.id == current.id)
         .unwrap_or(current);
     let failed_here = failed.load(Ordering::Relaxed);
+    metrics::histogram!("forecast_grading_run_duration_seconds")
+        .record(started.elapsed().as_secs_f64());
     Ok(Summary {
         graded_here: done.load(Ordering::Relaxed) - failed_here,
         failed_here,

@@ -22,3 +22,17 @@ pub mod registry;
 pub mod sessions;
 pub mod verdict;
 pub mod watchlist;
+
+/// Counts a lookup of one of the result caches (`analysis`, `verdict`) in
+/// `forecast_cache_lookups_total`.
+pub(crate) fn cache_lookup(cache: &'static str, hit: bool) {
+    let result = if hit { "hit" } else { "miss" };
+    metrics::counter!("forecast_cache_lookups_total", "cache" => cache, "result" => result)
+        .increment(1);
+}
+
+/// Counts a request refused by a limiter (429) in
+/// `forecast_quota_rejections_total` by reason.
+pub fn rejected(reason: &'static str) {
+    metrics::counter!("forecast_quota_rejections_total", "reason" => reason).increment(1);
+}

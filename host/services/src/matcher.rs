@@ -129,6 +129,7 @@ impl MatcherService {
                 Error::Unavailable("the matcher is temporarily unavailable".into())
             })?;
         if !used.admitted {
+            crate::rejected("match_limit");
             return Err(Error::TooManyAttempts {
                 detail: format!(
                     "at most {} matcher requests per minute; try again shortly",

@@ -121,6 +121,7 @@ impl SessionService {
                 .await
                 .map_err(limiter)?;
             if let Some(w) = seen.windows.first().filter(|w| exhausted(w)) {
+                crate::rejected("login_limit");
                 return Err(Error::TooManyAttempts {
                     detail: "too many failed sign-in attempts from this address; try again later"
                         .into(),

@@ -141,11 +141,13 @@ impl VerdictService {
                                     Error::Internal(format!("cached verdict does not parse: {e}"))
                                 })?;
                             cached.metadata.from_cache = true;
+                            crate::cache_lookup("verdict", true);
                             return Ok(cached);
                         }
                     }
                 }
             }
+            crate::cache_lookup("verdict", false);
         }
         let history = self.assets.load_series(asset.id).await?.unwrap_or_default();
         let window = history.window(q.start_date, q.end_date);
