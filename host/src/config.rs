@@ -138,7 +138,12 @@ impl Config {
             DEFAULT_BACKTEST_TIMEOUT.as_millis() as u64,
             1,
         )?);
-        let limits = limits_from_env(backtest_timeout)?;
+        let backtest_queue_wait = Duration::from_millis(number(
+            "FORECAST_BACKTEST_QUEUE_MS",
+            DEFAULT_BACKTEST_QUEUE_WAIT.as_millis() as u64,
+            0,
+        )?);
+        let limits = limits_from_env(backtest_timeout + backtest_queue_wait)?;
         Ok(Config {
             addr: std::env::var("FORECAST_ADDR").unwrap_or_else(|_| DEFAULT_ADDR.into()),
             database_url: database_url_from_env(),
@@ -256,19 +261,17 @@ impl Config {
                 DEFAULT_BACKTESTS_PER_USER as u64,
                 1,
             )? as usize,
-            backtest_queue_wait: Duration::from_millis(number(
-                "FORECAST_BACKTEST_QUEUE_MS",
-                DEFAULT_BACKTEST_QUEUE_WAIT.as_millis() as u64,
-                0,
-            )?),
+            backtest_queue_wait,
         })
     }
 }
 
 /// The server's limits from the environment. The per-request deadline must
-/// exceed the backtest's own time limit, so a slow backtest is answered by
-/// the backtest (504 naming the reduce-scope case) rather than cut off.
-fn limits_from_env(backtest_timeout: Duration) -> Result<crate::server::Limits, ConfigError> {
+/// exceed the longest a backtest may take (its wait for plugin slots plus
+/// its time limit), so a slow backtest is answered by the backtest (504
+/// naming the reduce-scope case) rather than cut off. Unset, it is the
+/// larger of its default and that plus 5 s.
+fn limits_from_env(backtest_longest: Duration) -> Result<crate::server::Limits, ConfigError> {
     let d = crate::server::Limits::default();
     let ms = |name, default: Duration, min| -> Result<Duration, ConfigError> {
         Ok(Duration::from_millis(number(
@@ -281,16 +284,22 @@ fn limits_from_env(backtest_timeout: Duration) -> Result<crate::server::Limits, 
         header_timeout: ms("FORECAST_HEADER_TIMEOUT_MS", d.header_timeout, 1)?,
         idle_timeout: ms("FORECAST_IDLE_TIMEOUT_MS", d.idle_timeout, 1)?,
         body_timeout: ms("FORECAST_BODY_TIMEOUT_MS", d.body_timeout, 1)?,
-        request_timeout: ms("FORECAST_REQUEST_TIMEOUT_MS", d.request_timeout, 1)?,
+        request_timeout: ms(
+            "FORECAST_REQUEST_TIMEOUT_MS",
+            d.request_timeout
+                .max(backtest_longest + Duration::from_secs(5)),
+            1,
+        )?,
         max_connections: number("FORECAST_MAX_CONNECTIONS", d.max_connections as u64, 1)? as usize,
         shutdown_grace: ms("FORECAST_SHUTDOWN_GRACE_MS", d.shutdown_grace, 0)?,
     };
-    if limits.request_timeout <= backtest_timeout {
+    if limits.request_timeout <= backtest_longest {
         return Err(ConfigError {
             name: "FORECAST_REQUEST_TIMEOUT_MS",
             message: format!(
-                "must exceed FORECAST_BACKTEST_TIMEOUT_MS ({} ms), got {} ms",
-                backtest_timeout.as_millis(),
+                "must exceed FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS ({} ms), \
+                 got {} ms",
+                backtest_longest.as_millis(),
                 limits.request_timeout.as_millis()
             ),
         });

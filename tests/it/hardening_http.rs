@@ -172,11 +172,13 @@ async fn a_body_that_never_finishes_gets_408_and_a_slow_request_504() {
     assert!(closed_within(&mut conn, MARGIN).await.is_some());
 
     // A request still unanswered at its deadline gets 504: a body allowed
-    // 20 s but a request deadline of 2 s (above the backtest's 1 s).
+    // 20 s but a request deadline of 2 s (above the backtest's 0.5 s wait
+    // for slots plus its 1 s limit).
     let s = Server::start_with(
         common::fresh_db(),
         &[
             ("FORECAST_BODY_TIMEOUT_MS", "20000"),
+            ("FORECAST_BACKTEST_QUEUE_MS", "500"),
             ("FORECAST_BACKTEST_TIMEOUT_MS", "1000"),
             ("FORECAST_REQUEST_TIMEOUT_MS", "2000"),
         ],
@@ -205,7 +207,8 @@ async fn a_request_deadline_not_above_the_backtest_limit_is_refused_at_start() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("FORECAST_REQUEST_TIMEOUT_MS") && err.contains("FORECAST_BACKTEST_TIMEOUT_MS"),
+        err.contains("FORECAST_REQUEST_TIMEOUT_MS")
+            && err.contains("FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS"),
         "{err}"
     );
 }
