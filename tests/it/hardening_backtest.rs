@@ -340,18 +340,44 @@ async fn a_backtest_whose_client_went_away_stops_and_frees_its_slot() {
         ],
         &log,
     );
-    let gone = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_millis(1500))
-        .build()
-        .unwrap()
-        .post(s.url("/api/backtest"))
-        .bearer_auth(test_key())
-        .json(&json!({
-            "decay_factor": 0.833, "rebalance": "daily", "start_date": "1900-01-01"
-        }))
-        .send()
-        .await;
-    assert!(gone.is_err(), "the client gave up before the answer");
+    // The client sends a run that would take minutes (again if a probe
+    // below held the one slot at that moment) …
+    let gone = tokio::spawn({
+        let (url, key) = (s.url("/api/backtest"), test_key().to_string());
+        async move {
+            loop {
+                let r = reqwest::Client::new()
+                    .post(&url)
+                    .bearer_auth(&key)
+                    .json(&json!({
+                        "decay_factor": 0.833, "rebalance": "daily", "start_date": "1900-01-01"
+                    }))
+                    .send()
+                    .await;
+                if !matches!(&r, Ok(r) if r.status() == 429) {
+                    return r;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
+    });
+    // … and goes away once the server holds its slot: a probe whose body is
+    // invalid gets 429 while the slot is held (400 when it is free, without
+    // running anything), whatever the machine's load.
+    let probe = json!({ "top_n": 0 });
+    let mut waited = 0;
+    while backtest(&s, test_key(), probe.clone()).await.status != 429 {
+        assert!(
+            !gone.is_finished(),
+            "the long run was answered: {:?}",
+            gone.await
+        );
+        waited += 1;
+        assert!(waited < 240, "the long run never took its slot");
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    gone.abort();
+    assert!(gone.await.is_err(), "the client gave up before the answer");
 
     let small = json!({
         "tickers": ["^GSPC", "^IXIC", "^DJI"], "top_n": 2,

@@ -204,12 +204,23 @@ impl Cancel {
 }
 
 /// Raises the flag when the request's future is dropped, finished or not
-/// (after a normal end the blocking work has already stopped).
-struct CancelOnDrop(Arc<AtomicBool>);
+/// (after a normal end the blocking work has already stopped). While the
+/// histories load (`loading` is the time it started), a drop is the
+/// client going away, and is logged here; later the blocking work logs it.
+struct CancelOnDrop {
+    flag: Arc<AtomicBool>,
+    loading: Option<Instant>,
+}
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.flag.store(true, Ordering::Relaxed);
+        if let Some(started) = self.loading {
+            tracing::info!(
+                seconds = started.elapsed().as_secs_f64(),
+                "backtest stopped: the request was dropped (while loading histories)"
+            );
+        }
     }
 }
 
@@ -478,13 +489,18 @@ impl BacktestService {
         let started = Instant::now();
         let flag = Arc::new(AtomicBool::new(false));
         // Dropped with this future: a client that goes away stops the work.
-        let _stop_on_drop = CancelOnDrop(flag.clone());
+        let mut stop_on_drop = CancelOnDrop {
+            flag: flag.clone(),
+            loading: Some(started),
+        };
         let cancel = Cancel {
             flag,
             deadline: started + self.limits.timeout,
         };
         let deadline = cancel.deadline;
-        let universe = load_histories(self.assets.as_ref(), assets, &cancel).await?;
+        let loaded = load_histories(self.assets.as_ref(), assets, &cancel).await;
+        stop_on_drop.loading = None;
+        let universe = loaded?;
         let latest = universe
             .iter()
             .filter_map(|(_, s)| s.dates.last().copied())
