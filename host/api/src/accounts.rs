@@ -18,11 +18,18 @@ pub const MAX_PASSWORD_BYTES: usize = 1_024;
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct LoginRequest {
     /// The account's e-mail (case-insensitive): at most 254 characters,
-    /// `local@domain.tld`.
-    #[schema(example = "demo@forecast.local", max_length = 254, min_length = 3)]
+    /// `local@domain.tld`, without white space or control characters.
+    #[schema(
+        example = "demo@forecast.local",
+        max_length = 254,
+        min_length = 3,
+        pattern = r"^[^@\s\x00-\x1f\x7f-\x9f]+@[^@.\s\x00-\x1f\x7f-\x9f][^@\s\x00-\x1f\x7f-\x9f]*\.[^@\s\x00-\x1f\x7f-\x9f]*[^@.\s\x00-\x1f\x7f-\x9f]$"
+    )]
     pub email: String,
-    /// The password: at most 1,024 bytes.
-    #[schema(max_length = 1024, min_length = 1)]
+    /// The password: at most 1,024 bytes (JSON Schema counts characters,
+    /// so the documented bound is 256, which always fits; longer ASCII
+    /// passwords up to 1,024 bytes are accepted too).
+    #[schema(max_length = 256, min_length = 1)]
     pub password: String,
 }
 

@@ -1004,11 +1004,15 @@ export interface components {
         LoginRequest: {
             /**
              * @description The account's e-mail (case-insensitive): at most 254 characters,
-             *     `local@domain.tld`.
+             *     `local@domain.tld`, without white space or control characters.
              * @example demo@forecast.local
              */
             email: string;
-            /** @description The password: at most 1,024 bytes. */
+            /**
+             * @description The password: at most 1,024 bytes (JSON Schema counts characters,
+             *     so the documented bound is 256, which always fits; longer ASCII
+             *     passwords up to 1,024 bytes are accepted too).
+             */
             password: string;
         };
         /** @description The request body. */
