@@ -19,7 +19,10 @@ fn main() {
         // file,ticker,... : neither field holds a comma or a quote.
         let mut fields = line.split(',');
         let (Some(file), Some(ticker)) = (fields.next(), fields.next()) else {
-            panic!("data/real_prices.csv line {}: expected file,ticker,…", i + 1);
+            panic!(
+                "data/real_prices.csv line {}: expected file,ticker,…",
+                i + 1
+            );
         };
         assert!(
             !file.is_empty() && !file.contains(['/', '"', '\\']) && !ticker.contains(['"', '\\']),

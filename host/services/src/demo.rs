@@ -674,7 +674,8 @@ pub async fn load(
         done += chunk.len();
         progress(done, total);
     }
-    db.set_setting(SETTING_KEY, &setting_value(universe)).await?;
+    db.set_setting(SETTING_KEY, &setting_value(universe))
+        .await?;
     tracing::debug!(?summary, "demo universe loaded");
     Ok(summary)
 }
@@ -789,7 +790,10 @@ mod tests {
         let find = |t: &str| c.iter().find(|e| e.ticker == t).unwrap();
         assert_eq!(find("AAPL").id, v1["AAPL"]);
         assert_eq!(find("AC.MX").id, v1["AC.MX"]);
-        assert!(find("DTE.DE").id > 2_606, "a corrected ticker is a new asset");
+        assert!(
+            find("DTE.DE").id > 2_606,
+            "a corrected ticker is a new asset"
+        );
         assert!(find("MC.PA").id > 2_606, "LVMH is new");
         let retired = retired_tickers();
         assert_eq!(retired.len(), 28);
@@ -834,10 +838,7 @@ mod tests {
     /// The file name a ticker's history has in `data/prices/` (the shared
     /// data's rule: `^` → `IDX_`; `=`, `-`, `.` → `_`).
     fn file_name(ticker: &str) -> String {
-        ticker
-            .replace('^', "IDX_")
-            .replace(['=', '-', '.'], "_")
-            + ".csv"
+        ticker.replace('^', "IDX_").replace(['=', '-', '.'], "_") + ".csv"
     }
 
     #[test]
@@ -860,7 +861,10 @@ mod tests {
         let tickers: HashSet<&str> = real_tickers().into_iter().collect();
         assert_eq!(tickers.len(), 78, "one file per ticker");
         for (ticker, file, _) in REAL_FILES {
-            assert!(catalog.contains(*ticker), "{file}: {ticker} is a catalog ticker");
+            assert!(
+                catalog.contains(*ticker),
+                "{file}: {ticker} is a catalog ticker"
+            );
             assert_eq!(*file, format!("data/prices/{}", file_name(ticker)));
         }
         // Some of the README's mappings, spelled out.
@@ -1013,7 +1017,10 @@ mod tests {
             assert_eq!(a.data_source, DataSource::Real, "{t}");
         }
         let gspc = db.asset_by_ticker("^GSPC").await.unwrap().unwrap();
-        assert_eq!(db.load_series(gspc.id).await.unwrap().unwrap().len(), 16_607);
+        assert_eq!(
+            db.load_series(gspc.id).await.unwrap().unwrap().len(),
+            16_607
+        );
         assert_eq!(btc_before.data_source, DataSource::Synthetic);
         let fisv = db.asset_by_ticker("FISV").await.unwrap().unwrap();
         assert!(!fisv.is_active);
@@ -1021,8 +1028,7 @@ mod tests {
         let active = db.list_active_assets(None).await.unwrap();
         assert!(active
             .iter()
-            .all(|a| (a.data_source == DataSource::Real)
-                == real.contains(&a.ticker.as_str())));
+            .all(|a| (a.data_source == DataSource::Real) == real.contains(&a.ticker.as_str())));
     }
 
     #[tokio::test]
@@ -1085,8 +1091,17 @@ mod tests {
         assert_eq!(db.load_series(btc.id).await.unwrap(), Some(ingested));
         let rtl = db.asset_by_ticker("RTL.DE").await.unwrap().unwrap();
         assert_eq!(rtl.id, rtl_id);
-        assert!(!rtl.is_active, "a corrected ticker's old row is kept inactive");
-        assert!(db.asset_by_ticker("DTE.DE").await.unwrap().unwrap().is_active);
+        assert!(
+            !rtl.is_active,
+            "a corrected ticker's old row is kept inactive"
+        );
+        assert!(
+            db.asset_by_ticker("DTE.DE")
+                .await
+                .unwrap()
+                .unwrap()
+                .is_active
+        );
     }
 
     #[tokio::test]
