@@ -34,7 +34,15 @@ async fn demo_load_is_idempotent() {
 /// `DTE.DE`) is an active asset with prices at its first-catalog id, and
 /// the real histories shipped since are flagged synthetic.
 async fn make_v1_database(db: &std::path::Path) {
-    let pool = sqlx::SqlitePool::connect(&common::sqlite_url(db))
+    // RTL.DE's id: its line in the first catalog's ticker list.
+    let rtl_id = include_str!("../../data/catalog_v1_tickers.txt")
+        .lines()
+        .position(|t| t == "RTL.DE")
+        .unwrap()
+        + 1;
+    // One connection: the temporary tables belong to it.
+    use sqlx::Connection as _;
+    let mut conn = sqlx::SqliteConnection::connect(&common::sqlite_url(db))
         .await
         .unwrap();
     for sql in [
@@ -43,10 +51,10 @@ async fn make_v1_database(db: &std::path::Path) {
         "DELETE FROM daily_prices WHERE asset_id > 2606",
         "DELETE FROM assets WHERE id > 2606",
         "CREATE TEMP TABLE a AS SELECT * FROM assets WHERE ticker = 'MMM'",
-        "UPDATE a SET id = 1213, ticker = 'RTL.DE', name = 'RTL Group'",
+        "UPDATE a SET id = $RTL, ticker = 'RTL.DE', name = 'RTL Group'",
         "INSERT INTO assets SELECT * FROM a",
         "CREATE TEMP TABLE p AS SELECT * FROM daily_prices WHERE asset_id = 1",
-        "UPDATE p SET asset_id = 1213",
+        "UPDATE p SET asset_id = $RTL",
         "INSERT INTO daily_prices SELECT * FROM p",
         "UPDATE assets SET data_source = 'synthetic'
          WHERE data_source = 'real' AND ticker NOT IN ('^GSPC', '^IXIC', '^VIX', 'CL=F')",
@@ -57,10 +65,11 @@ async fn make_v1_database(db: &std::path::Path) {
          WHERE asset_id = (SELECT id FROM assets WHERE ticker = '^GSPC')",
         "UPDATE settings SET value = '1' WHERE key = 'demo_universe'",
     ] {
-        sqlx::query(sql).execute(&pool).await.unwrap();
+        let sql = sql.replace("$RTL", &rtl_id.to_string());
+        sqlx::query(&sql).execute(&mut conn).await.unwrap();
     }
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM assets")
-        .fetch_one(&pool)
+        .fetch_one(&mut conn)
         .await
         .unwrap();
     assert_eq!(
@@ -68,7 +77,25 @@ async fn make_v1_database(db: &std::path::Path) {
         2_606 - 28 + 1,
         "the first catalog's surviving tickers and RTL.DE"
     );
-    pool.close().await;
+    conn.close().await.unwrap();
+}
+
+/// A Premium user made on the older database, and its key.
+fn old_user_and_key(db: &std::path::Path) -> String {
+    common::cli_ok(
+        db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "old@example.com",
+            "--tier",
+            "premium",
+            "--password-stdin",
+        ],
+        "an old password 1234\n",
+    );
+    common::create_key(db, "old@example.com", "from the old build")
 }
 
 /// What an updated database must serve: the old key and the new one,
@@ -115,7 +142,7 @@ async fn assert_updated(s: &Server, key: &str) {
 async fn demo_load_updates_an_older_database_and_keeps_what_users_made() {
     let db = fresh_db();
     make_v1_database(&db).await;
-    let key = common::create_key(&db, "old@example.com", "from the old build");
+    let key = old_user_and_key(&db);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("AAPL.csv");
     std::fs::write(&file, csv_rows(150.0)).unwrap();
@@ -158,7 +185,7 @@ async fn demo_load_updates_an_older_database_and_keeps_what_users_made() {
 async fn serve_updates_an_older_demo_database() {
     let db = fresh_db();
     make_v1_database(&db).await;
-    let key = common::create_key(&db, "old@example.com", "from the old build");
+    let key = old_user_and_key(&db);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("AAPL.csv");
     std::fs::write(&file, csv_rows(150.0)).unwrap();
@@ -229,7 +256,7 @@ async fn ingest_upserts_invalidates_the_cache_and_rejects_bad_files_whole() {
             same["metadata"]["from_cache"], true,
             "the cache survives a rejected file"
         );
-        assert_eq!(same["metadata"]["data_source"], "synthetic");
+        assert_eq!(same["metadata"]["data_source"], "real");
     }
 
     // A good file with --ticker: upserted, flagged, cache invalidated.
