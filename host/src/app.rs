@@ -51,15 +51,35 @@ pub async fn build(
     let db = store::connect(&config.database_url)
         .await
         .with_context(|| format!("open database {}", store::redact(&config.database_url)))?;
-    if !demo::is_loaded(db.as_ref()).await? && db.counts().await?.assets == 0 {
+    // An empty database gets the demo universe; one holding an older
+    // build's demo load is updated in place (new assets and real
+    // histories; users, keys and ingested prices kept: `demo::load`). One
+    // log line before and one after, none per batch.
+    let universe = if db.counts().await?.assets == 0 {
         tracing::info!("empty database: loading the demo universe");
+        Some(demo::Universe::Full)
+    } else {
+        let update = demo::needs_update(db.as_ref()).await?;
+        if update.is_some() {
+            tracing::info!(
+                version = demo::DEMO_VERSION,
+                "the database holds an older demo universe: updating it"
+            );
+        }
+        update
+    };
+    if let Some(universe) = universe {
         let started = Instant::now();
-        let summary = demo::load(db.as_ref(), demo::Universe::Full, &mut |done, total| {
-            tracing::info!(done, total, "loading demo universe");
-        })
-        .await?;
+        let summary = demo::load(db.as_ref(), universe, &mut |_, _| {}).await?;
         tracing::info!(
-            ?summary,
+            assets = summary.assets,
+            real = summary.real,
+            synthetic = summary.synthetic,
+            ingested = summary.ingested,
+            added = summary.added,
+            changed = summary.changed,
+            kept = summary.kept,
+            retired = summary.retired,
             seconds = started.elapsed().as_secs_f64(),
             "demo universe loaded"
         );

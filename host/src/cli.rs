@@ -131,7 +131,9 @@ enum KeyCommand {
 
 #[derive(Debug, Subcommand)]
 enum DemoCommand {
-    /// Load (or reload) the catalog and demo prices; idempotent.
+    /// Load the catalog and demo prices into an empty database, or update
+    /// a filled one to this build's (adds new assets and real histories;
+    /// keeps users, keys and ingested prices); idempotent.
     Load {
         /// Keep only about 55 assets active (each category's first three
         /// and the API document's examples), for tests and quick trials.
@@ -312,18 +314,44 @@ async fn demo_load(small: bool) -> anyhow::Result<()> {
     } else {
         forecast_services::demo::Universe::Full
     };
+    // One bar on stderr; indicatif draws nothing when stderr is not a
+    // terminal, and the summary line below is printed either way.
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "loading demo universe {bar:30} {pos}/{len} assets, {elapsed}",
+        )
+        .expect("valid template"),
+    );
     let summary = forecast_services::demo::load(db.as_ref(), universe, &mut |done, total| {
-        eprint!("\rloading demo universe: {done}/{total} assets");
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
     })
     .await?;
-    eprintln!();
+    bar.finish_and_clear();
+    let what = if summary.update {
+        format!(
+            "demo universe updated in {} in {:.1}s ({} added, {} changed, {} kept, {} old tickers retired)",
+            store::redact(&url),
+            started.elapsed().as_secs_f64(),
+            summary.added,
+            summary.changed,
+            summary.kept,
+            summary.retired
+        )
+    } else {
+        format!(
+            "demo universe loaded into {} in {:.1}s",
+            store::redact(&url),
+            started.elapsed().as_secs_f64()
+        )
+    };
     println!(
-        "demo universe loaded into {} in {:.1}s: {} assets ({} real, {} synthetic, {} inactive, {} with under 300 rows), {} price rows",
-        store::redact(&url),
-        started.elapsed().as_secs_f64(),
+        "{what}: {} assets ({} real, {} synthetic, {} ingested; {} inactive, {} with under 300 rows), {} price rows",
         summary.assets,
         summary.real,
         summary.synthetic,
+        summary.ingested,
         summary.inactive,
         summary.short_history,
         summary.price_rows

@@ -41,7 +41,7 @@ async fn health_and_diagnostics() {
     let d = &debug["debug"];
     assert_eq!(d["database"]["reachable"], true);
     assert_eq!(d["database"]["backend"], "sqlite");
-    assert_eq!(d["database"]["counts"]["assets"], 2606);
+    assert_eq!(d["database"]["counts"]["assets"], 3232);
     let plugins = d["plugins"].as_array().unwrap();
     assert!(plugins.iter().any(|p| p["kind"] == "segmentation"
         && p["version"] == "1.0.0"
@@ -66,7 +66,7 @@ async fn asset_catalog_and_category_filter() {
     assert_eq!(all["total"].as_u64().unwrap() as usize, assets.len());
     assert_eq!(
         assets.len(),
-        2606 - INACTIVE_TICKERS.len(),
+        3232 - INACTIVE_TICKERS.len(),
         "every active asset"
     );
     for a in assets.iter().take(50) {
@@ -85,10 +85,11 @@ async fn asset_catalog_and_category_filter() {
     let gspc = assets.iter().find(|a| a["ticker"] == "^GSPC").unwrap();
     assert_eq!(gspc["data_source"], "real");
     let aapl = assets.iter().find(|a| a["ticker"] == "AAPL").unwrap();
-    assert_eq!(
-        aapl["data_source"], "synthetic",
-        "synthetic data is flagged"
-    );
+    assert_eq!(aapl["data_source"], "real", "AAPL ships a real history");
+    let btc = assets.iter().find(|a| a["ticker"] == "BTC-USD").unwrap();
+    assert_eq!(btc["data_source"], "synthetic", "synthetic data is flagged");
+    let real = assets.iter().filter(|a| a["data_source"] == "real").count();
+    assert_eq!(real, 78, "every shipped real history is served as real");
 
     let (status, crypto) = s.get("/api/assets?category=Crypto").await;
     assert_eq!(status, 200);
@@ -127,7 +128,7 @@ async fn asset_info_is_cached() {
     }
     field(&first, "market_cap", Value::is_i64);
     assert_eq!(first["from_cache"], false);
-    assert_eq!(first["data_source"], "synthetic");
+    assert_eq!(first["data_source"], "real");
     let (_, second) = s.get("/api/asset-info/AAPL").await;
     assert_eq!(second["from_cache"], true);
     assert_eq!(second["summary"], first["summary"]);
@@ -275,7 +276,7 @@ async fn analysis_defaults_are_cached_and_custom_parameters_computed_live() {
     let s = Server::app().await;
     let (status, first) = s.get("/api/analysis/%5EGSPC").await;
     assert_eq!(status, 200, "{first:.300}");
-    assert_analysis_shape(&first, 5031, 20);
+    assert_analysis_shape(&first, 16_607, 20);
     assert_eq!(first["metadata"]["from_cache"], false);
     assert_eq!(first["metadata"]["data_source"], "real");
     assert_eq!(first["metadata"]["return_period"], 90);
@@ -296,7 +297,7 @@ async fn analysis_defaults_are_cached_and_custom_parameters_computed_live() {
     for _ in 0..2 {
         let (status, custom) = s.get("/api/analysis/%5EGSPC?return_period=45&num_segments=30&decay_factor=0.9&metric=sharpe").await;
         assert_eq!(status, 200);
-        assert_analysis_shape(&custom, 5031, 30);
+        assert_analysis_shape(&custom, 16_607, 30);
         assert_eq!(custom["metadata"]["from_cache"], false);
         assert_eq!(custom["metadata"]["metric"], "sharpe");
         assert!(custom["time_series"]["projected_prices"]
@@ -355,7 +356,7 @@ async fn analysis_error_paths() {
     }
     // A window shorter than 300 rows of a long history.
     assert_error(
-        &s.get("/api/analysis/%5EGSPC?start_date=2018-06-01").await,
+        &s.get("/api/analysis/%5EGSPC?start_date=2015-06-01").await,
         422,
         &["300"],
     );

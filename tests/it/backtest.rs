@@ -287,26 +287,27 @@ async fn prices_changed_after_a_date_change_no_decision_made_before_it() {
         "start_date": "2015-01-01", "end_date": "2017-12-31"
     });
     let before = ok(&s, body.clone()).await;
-    // Rewrite ^GSPC after the cut: half the price, through the real ingest.
+    // Rewrite ^DJI after the cut: half the price, through the real ingest
+    // (^DJI's real history runs to 2023; ^GSPC's ends in 2015).
     let cut = chrono::NaiveDate::from_ymd_opt(2016, 6, 30).unwrap();
-    let (dates, closes) = prices(&s, "^GSPC").await;
+    let (dates, closes) = prices(&s, "^DJI").await;
     let mut csv = String::from("date,close\n");
     for (d, c) in dates.iter().zip(&closes) {
         if *d > cut {
             csv.push_str(&format!("{d},{}\n", c * 0.5));
         }
     }
-    let file = s.db.with_extension("gspc.csv");
+    let file = s.db.with_extension("dji.csv");
     std::fs::write(&file, csv).unwrap();
     common::cli_ok(
         &s.db,
-        &["ingest", "csv", "--ticker", "^GSPC", file.to_str().unwrap()],
+        &["ingest", "csv", "--ticker", "^DJI", file.to_str().unwrap()],
         "",
     );
     let after = ok(&s, body).await;
     assert_eq!(
         after["metadata"]["signals_cached"], 5,
-        "the ingest invalidated ^GSPC's cached signals only"
+        "the ingest invalidated ^DJI's cached signals only"
     );
     let upto = |b: &Value, key: &str| {
         b[key]
@@ -349,7 +350,7 @@ async fn invalid_requests_get_400_naming_the_field() {
             vec!["start_date", "end_date"],
         ),
         (
-            json!({"tickers": small, "start_date": "1950-01-01", "end_date": "1960-01-01"}),
+            json!({"tickers": small, "start_date": "1870-01-01", "end_date": "1880-01-01"}),
             vec!["start_date", "end_date"],
         ),
         (json!({"initial_capital": 0}), vec!["initial_capital"]),

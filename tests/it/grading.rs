@@ -118,7 +118,7 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
     let score = v["grade"]["score"].as_f64().unwrap();
     assert!((0.0..=100.0).contains(&score));
     assert!(v["typical_max_drawdown"].as_f64().unwrap() < 0.0);
-    assert_eq!(v["metadata"]["data_points"], 5031);
+    assert_eq!(v["metadata"]["data_points"], 16_607);
     assert_eq!(
         v["active_segment"]["segment_idx"],
         v["current_state"]["segment"]

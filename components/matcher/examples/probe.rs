@@ -9,7 +9,7 @@ fn main() {
     let path = format!("{}/../../data/catalog.csv", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("catalog");
     // `INACTIVE_TICKERS` of host/src/demo.rs, as in tests/eval.rs.
-    let inactive = ["FISV", "WLTW", "FTT-USD", "CEL-USD", "HOMEX.MX", "IDVL4.SA"];
+    let inactive = ["FISV", "FTT-USD", "CEL-USD", "HOMEX.MX", "IDVL4.SA"];
     let entries = drop_inactive(load_catalog_csv(&text).expect("catalog"), &inactive);
     let index = Index::new(entries);
     let mut args: Vec<String> = std::env::args().skip(1).collect();

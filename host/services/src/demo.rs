@@ -3,9 +3,10 @@
 //! The binary carries the whole default data set, so `forecast` serves a
 //! complete catalog with no download and no network:
 //!
-//! - the catalog (`data/catalog.csv`, 2,606 assets in 17 categories);
-//! - four real daily histories (`data/prices/`): `CL=F`, `^GSPC`, `^IXIC`,
-//!   `^VIX`, stored with [`DataSource::Real`];
+//! - the catalog (`data/catalog.csv`, 3,232 assets in 17 categories);
+//! - 78 real daily histories (`data/prices/`, listed with their tickers in
+//!   the manifest `data/real_prices.csv` and embedded by `build.rs`),
+//!   stored with [`DataSource::Real`];
 //! - for every other asset a deterministic synthetic history, stored with
 //!   [`DataSource::Synthetic`] so it is never mistaken for market data.
 //!
@@ -19,22 +20,35 @@
 //! A few assets are deliberately odd so that the API's error paths run on
 //! real catalog entries: [`INACTIVE_TICKERS`] are inactive (served as 404)
 //! and [`SHORT_HISTORY_TICKERS`] have fewer than 300 rows (analysis → 422).
+//!
+//! Asset ids are stable across catalog versions: an asset of the first
+//! catalog (`data/catalog_v1_tickers.txt`, 2,606 tickers) keeps its row
+//! number there, and every later asset gets the next free id in the order
+//! of the current file. So a fresh database and one updated from an older
+//! build give every ticker the same id, and keys, watchlists and grades
+//! keep pointing at the same assets. [`load`] on a filled database is an
+//! update (see there).
 
+use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 
 use chrono::NaiveDate;
 
 use crate::ingest::{parse_csv_reader, IngestError};
 use forecast_domain::series::PriceSeries;
-use forecast_domain::{Category, DataSource};
+use forecast_domain::{Asset, Category, DataSource};
 use forecast_store::{CatalogEntry, Database, StoreError};
 
 /// The version recorded under [`SETTING_KEY`] after a complete load. Bump it
-/// when the generator or the embedded files change, so callers that check
-/// [`is_loaded`] reload the new data.
-pub const DEMO_VERSION: &str = "1";
+/// when the generator or the embedded files change: `serve` updates a
+/// database whose recorded version is older (see [`needs_update`]).
+///
+/// - 1: 2,606 assets, 4 real histories;
+/// - 2: 3,232 assets, 78 real histories (issue 16).
+pub const DEMO_VERSION: &str = "2";
 
-/// The setting that records a completed load.
+/// The setting that records a completed load: [`DEMO_VERSION`], followed by
+/// ` small` for [`Universe::Small`].
 pub const SETTING_KEY: &str = "demo_universe";
 
 /// The last date of every synthetic history (a Friday, so weekday and
@@ -49,16 +63,15 @@ const SEED: u64 = 0x00F0_2ECA_5700_2026;
 
 /// Assets per [`Database::store_series`] call: each call is one
 /// transaction, and 100 keeps a transaction to a few MB of blobs while
-/// making the progress callback tick ~26 times over the catalog.
+/// making the progress callback tick ~33 times over the catalog.
 const BATCH: usize = 100;
 
-/// Assets stored inactive. They are real symbols that were delisted or
-/// renamed (Fiserv moved to `FI`, Willis Towers Watson to `WTW`, FTX Token
-/// and Celsius collapsed, Homex and Banco Indusval left their exchanges),
-/// which makes "inactive" plausible. None is a real-data ticker.
+/// Assets stored inactive. They are real symbols that were delisted
+/// (Fiserv moved to `FI`, FTX Token and Celsius collapsed, Homex and Banco
+/// Indusval left their exchanges), which makes "inactive" plausible. None
+/// is a real-data ticker.
 pub const INACTIVE_TICKERS: &[&str] = &[
     "FISV",     // US Stocks
-    "WLTW",     // US Stocks
     "FTT-USD",  // Crypto
     "CEL-USD",  // Crypto
     "HOMEX.MX", // BMV
@@ -81,6 +94,10 @@ pub const SHORT_HISTORY_TICKERS: &[&str] = &[
 /// The embedded catalog.
 const CATALOG_CSV: &str = include_str!("../../../data/catalog.csv");
 
+/// The first catalog's tickers in file order: their line number is their
+/// id (see the module documentation).
+const CATALOG_V1_TICKERS: &str = include_str!("../../../data/catalog_v1_tickers.txt");
+
 /// Catalog columns, in file order (checked so a reordered file fails loudly
 /// instead of shifting every field).
 const CATALOG_COLUMNS: [&str; 11] = [
@@ -88,33 +105,18 @@ const CATALOG_COLUMNS: [&str; 11] = [
     "website", "summary", "isin",
 ];
 
-/// Real histories: ticker, file name (for messages), contents. The file
-/// names avoid `^` and `=` for portability of the source tree.
-const REAL_FILES: [(&str, &str, &str); 4] = [
-    (
-        "CL=F",
-        "data/prices/CL_F.csv",
-        include_str!("../../../data/prices/CL_F.csv"),
-    ),
-    (
-        "^GSPC",
-        "data/prices/IDX_GSPC.csv",
-        include_str!("../../../data/prices/IDX_GSPC.csv"),
-    ),
-    (
-        "^IXIC",
-        "data/prices/IDX_IXIC.csv",
-        include_str!("../../../data/prices/IDX_IXIC.csv"),
-    ),
-    (
-        "^VIX",
-        "data/prices/IDX_VIX.csv",
-        include_str!("../../../data/prices/IDX_VIX.csv"),
-    ),
-];
+/// The real-history manifest (file, ticker, rows, first, last, source).
+pub const REAL_MANIFEST: &str = include_str!("../../../data/real_prices.csv");
 
-/// Tickers with real embedded histories.
-pub const REAL_TICKERS: [&str; 4] = ["CL=F", "^GSPC", "^IXIC", "^VIX"];
+// `REAL_FILES: &[(ticker, file, contents)]`, one entry per manifest row
+// (generated by build.rs). The file names avoid `^`, `=` and `.` for
+// portability of the source tree.
+include!(concat!(env!("OUT_DIR"), "/real_files.rs"));
+
+/// Tickers with real embedded histories, in manifest order.
+pub fn real_tickers() -> Vec<&'static str> {
+    REAL_FILES.iter().map(|(t, _, _)| *t).collect()
+}
 
 /// Why the demo universe could not be built or stored.
 #[derive(Debug, thiserror::Error)]
@@ -136,31 +138,72 @@ pub enum DemoError {
 }
 
 /// What [`load`] stored.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct DemoSummary {
     /// Catalog entries.
     pub assets: usize,
-    /// Assets stored with real history.
+    /// Assets whose stored history is real (shipped).
     pub real: usize,
-    /// Assets stored with synthetic history.
+    /// Assets whose stored history is synthetic.
     pub synthetic: usize,
-    /// Inactive assets.
+    /// Assets whose ingested history was kept.
+    pub ingested: usize,
+    /// Inactive catalog assets.
     pub inactive: usize,
     /// Assets with fewer than 300 rows.
     pub short_history: usize,
-    /// Price rows over all assets.
+    /// Price rows over all assets with prices.
     pub price_rows: usize,
+    /// True when the database already held assets (an update).
+    pub update: bool,
+    /// Catalog assets the database did not have.
+    pub added: usize,
+    /// Existing assets whose history was replaced (a new real file, a
+    /// changed one, or a changed generator).
+    pub changed: usize,
+    /// Existing assets whose history was already the shipped one, or was
+    /// ingested, and was left as it was.
+    pub kept: usize,
+    /// Assets of an older catalog whose ticker the current one no longer
+    /// lists (corrected tickers), set inactive now.
+    pub retired: usize,
 }
 
-/// Parses the embedded catalog. Ids are the 1-based data row numbers (the
-/// first asset is id 1), so they are stable as long as the file only grows
-/// at the end. Every entry is non-premium; [`INACTIVE_TICKERS`] are inactive.
+/// The first catalog's ticker → id.
+fn v1_ids() -> HashMap<&'static str, i64> {
+    CATALOG_V1_TICKERS
+        .lines()
+        .enumerate()
+        .map(|(i, t)| (t, i as i64 + 1))
+        .collect()
+}
+
+/// Tickers of the first catalog that the current one no longer lists (the
+/// corrected tickers, e.g. `RTL.DE`, now `DTE.DE`). [`load`] sets an
+/// updated database's rows for them inactive and keeps them.
+pub fn retired_tickers() -> Vec<&'static str> {
+    let current: HashSet<String> = catalog()
+        .map(|c| c.into_iter().map(|e| e.ticker).collect())
+        .unwrap_or_default();
+    CATALOG_V1_TICKERS
+        .lines()
+        .filter(|t| !current.contains(*t))
+        .collect()
+}
+
+/// Parses the embedded catalog, in file order. Ids are stable across
+/// catalog versions (see the module documentation): an asset of the first
+/// catalog keeps its row number there, a later one gets the next id after
+/// the first catalog's in file order. Every entry is non-premium;
+/// [`INACTIVE_TICKERS`] are inactive.
 pub fn catalog() -> Result<Vec<CatalogEntry>, DemoError> {
+    let v1 = v1_ids();
+    let mut next_id = v1.len() as i64;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .from_reader(CATALOG_CSV.as_bytes());
-    let mut entries = Vec::with_capacity(2_606);
-    let mut tickers = std::collections::HashSet::new();
+    let mut entries = Vec::with_capacity(3_232);
+    let mut tickers = HashSet::new();
     for (index, rec) in reader.records().enumerate() {
         let rec = rec.map_err(|e| DemoError::Catalog {
             line: e.position().map_or(0, |p| p.line() as usize),
@@ -191,8 +234,15 @@ pub fn catalog() -> Result<Vec<CatalogEntry>, DemoError> {
             return Err(err(format!("duplicate ticker '{ticker}'")));
         }
         let category = Category::from_str(rec[2].trim()).map_err(|e| err(e.to_string()))?;
+        let id = match v1.get(ticker.as_str()) {
+            Some(&id) => id,
+            None => {
+                next_id += 1;
+                next_id
+            }
+        };
         entries.push(CatalogEntry {
-            id: index as i64,
+            id,
             is_active: !INACTIVE_TICKERS.contains(&ticker.as_str()),
             ticker,
             name: field(1),
@@ -211,8 +261,8 @@ pub fn catalog() -> Result<Vec<CatalogEntry>, DemoError> {
     Ok(entries)
 }
 
-/// The four real histories, parsed with the same validation as
-/// `forecast ingest` (close column, dates, closes > 0).
+/// The real histories, parsed with the same validation as
+/// `forecast ingest` (close column, dates, closes > 0), in manifest order.
 ///
 /// # Panics
 ///
@@ -484,15 +534,28 @@ pub fn synthetic_series(ticker: &str, category: Category) -> PriceSeries {
     PriceSeries { dates, closes }
 }
 
-/// Stores the whole demo universe: upserts the catalog, then replaces every
-/// asset's series (real ones as [`DataSource::Real`], the rest as
-/// [`DataSource::Synthetic`]) in batches of [`BATCH`] assets, one
-/// transaction each, calling `progress(done, total)` after each batch.
-/// Finally records [`SETTING_KEY`] = [`DEMO_VERSION`].
+/// Stores the demo universe and returns what it did.
 ///
-/// Idempotent: loading again stores the same data (data versions are
-/// bumped, which only invalidates caches). It also replaces any ingested
-/// series of catalog assets — it is a reset to the demo state.
+/// On an empty database: upserts the catalog, then stores every asset's
+/// series (real ones as [`DataSource::Real`], the rest as
+/// [`DataSource::Synthetic`]).
+///
+/// On a database that already holds assets (an older build's demo load,
+/// or this one's) it is an update that keeps everything a user made:
+/// users, keys, watchlists and every ingested history
+/// ([`DataSource::Ingested`]) stay as they are; catalog rows are updated in
+/// place by id (ids are stable, see the module documentation) and new
+/// assets added; an existing asset's series is replaced only when the
+/// shipped one differs (a new or changed real file, a changed generator),
+/// which bumps its data version and drops its cached analyses and grades,
+/// so caches and verdicts invalidate exactly and the next grade re-grades
+/// just those. Rows of an older catalog whose ticker is gone (see
+/// [`retired_tickers`]) are set inactive and kept, so nothing that points
+/// at them dangles. Loading twice changes nothing the second time.
+///
+/// Series are written in batches of [`BATCH`] assets, one transaction
+/// each, calling `progress(done, total)` after each batch. Finally records
+/// [`SETTING_KEY`].
 pub async fn load(
     db: &dyn Database,
     universe: Universe,
@@ -503,61 +566,132 @@ pub async fn load(
         shrink(&mut entries);
     }
     let real = try_real_series()?;
-    db.upsert_catalog(&entries).await?;
+    let update = db.counts().await?.assets > 0;
 
-    let total = entries.len();
+    // What the database holds for each catalog ticker (an update only).
+    let mut existing: HashMap<String, Asset> = HashMap::new();
+    let mut retired = Vec::new();
+    if update {
+        for e in &mut entries {
+            if let Some(a) = db.asset_by_ticker(&e.ticker).await? {
+                // The stored id wins: keys and watchlists point at it.
+                e.id = a.id;
+                existing.insert(e.ticker.clone(), a);
+            }
+        }
+        for ticker in retired_tickers() {
+            if let Some(a) = db.asset_by_ticker(ticker).await? {
+                if a.is_active {
+                    retired.push(CatalogEntry {
+                        id: a.id,
+                        ticker: a.ticker,
+                        name: a.name,
+                        category: a.category,
+                        exchange: a.exchange,
+                        currency: a.currency,
+                        country: a.country,
+                        sector: a.sector,
+                        industry: a.industry,
+                        website: a.website,
+                        summary: a.summary,
+                        isin: a.isin,
+                        is_active: false,
+                        is_premium: a.is_premium,
+                    });
+                }
+            }
+        }
+    }
+    let mut upserts = entries.clone();
+    upserts.extend(retired.iter().cloned());
+    db.upsert_catalog(&upserts).await?;
+
     let mut summary = DemoSummary {
-        assets: total,
-        real: 0,
-        synthetic: 0,
+        assets: entries.len(),
         inactive: entries.iter().filter(|e| !e.is_active).count(),
-        short_history: 0,
-        price_rows: 0,
+        update,
+        added: entries.len() - existing.len(),
+        retired: retired.len(),
+        ..DemoSummary::default()
     };
-    let mut done = 0;
     // A small universe stores no prices for the assets it deactivated.
     let keep_prices = |e: &&CatalogEntry| {
         universe == Universe::Full || e.is_active || INACTIVE_TICKERS.contains(&e.ticker.as_str())
     };
     let entries: Vec<&CatalogEntry> = entries.iter().filter(keep_prices).collect();
     let total = entries.len();
+    let mut done = 0;
     for chunk in entries.chunks(BATCH) {
-        let batch: Vec<(i64, PriceSeries, DataSource)> = chunk
-            .iter()
-            .map(|e| match real.iter().find(|(t, _)| *t == e.ticker) {
-                Some((_, s)) => (e.id, s.clone(), DataSource::Real),
+        let mut batch: Vec<(i64, PriceSeries, DataSource)> = Vec::with_capacity(chunk.len());
+        for e in chunk {
+            let held = existing.get(&e.ticker);
+            let stored = match held {
+                Some(_) => db.load_series(e.id).await?,
+                None => None,
+            };
+            let count = |summary: &mut DemoSummary, s: &PriceSeries, source: DataSource| {
+                match source {
+                    DataSource::Real => summary.real += 1,
+                    DataSource::Synthetic => summary.synthetic += 1,
+                    DataSource::Ingested => summary.ingested += 1,
+                }
+                if s.len() < 300 {
+                    summary.short_history += 1;
+                }
+                summary.price_rows += s.len();
+            };
+            // Ingested prices are the user's: never replaced.
+            if let (Some(a), Some(s)) = (held, &stored) {
+                if a.data_source == DataSource::Ingested {
+                    summary.kept += 1;
+                    count(&mut summary, s, DataSource::Ingested);
+                    continue;
+                }
+            }
+            let (series, source) = match real.iter().find(|(t, _)| *t == e.ticker) {
+                Some((_, s)) => (s.clone(), DataSource::Real),
                 None => (
-                    e.id,
                     synthetic_series(&e.ticker, e.category),
                     DataSource::Synthetic,
                 ),
-            })
-            .collect();
-        for (_, s, source) in &batch {
-            match source {
-                DataSource::Real => summary.real += 1,
-                _ => summary.synthetic += 1,
+            };
+            count(&mut summary, &series, source);
+            match (held, &stored) {
+                (Some(a), Some(s)) if a.data_source == source && *s == series => {
+                    summary.kept += 1;
+                    continue;
+                }
+                (Some(_), _) => summary.changed += 1,
+                (None, _) => {}
             }
-            if s.len() < 300 {
-                summary.short_history += 1;
-            }
-            summary.price_rows += s.len();
+            batch.push((e.id, series, source));
         }
-        let items: Vec<(i64, &PriceSeries, DataSource)> =
-            batch.iter().map(|(id, s, src)| (*id, s, *src)).collect();
-        db.store_series(&items).await?;
+        if !batch.is_empty() {
+            let items: Vec<(i64, &PriceSeries, DataSource)> =
+                batch.iter().map(|(id, s, src)| (*id, s, *src)).collect();
+            db.store_series(&items).await?;
+        }
         done += chunk.len();
         progress(done, total);
     }
-    db.set_setting(SETTING_KEY, DEMO_VERSION).await?;
-    tracing::info!(?summary, "demo universe loaded");
+    db.set_setting(SETTING_KEY, &setting_value(universe))
+        .await?;
+    tracing::debug!(?summary, "demo universe loaded");
     Ok(summary)
+}
+
+/// The value [`load`] records under [`SETTING_KEY`].
+fn setting_value(universe: Universe) -> String {
+    match universe {
+        Universe::Full => DEMO_VERSION.to_string(),
+        Universe::Small => format!("{DEMO_VERSION} small"),
+    }
 }
 
 /// Which demo universe [`load`] stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Universe {
-    /// The whole catalog: about 2,600 active assets.
+    /// The whole catalog: about 3,200 active assets.
     Full,
     /// About 55 active assets, for tests and quick trials (grading and
     /// whole-universe backtests take seconds, not minutes): each
@@ -599,9 +733,31 @@ fn shrink(entries: &mut [CatalogEntry]) {
 }
 
 /// True when a complete load of the current [`DEMO_VERSION`] is recorded.
-/// An older version reads as not loaded, so the caller reloads.
+/// An older version reads as not loaded.
 pub async fn is_loaded(db: &dyn Database) -> Result<bool, DemoError> {
-    Ok(db.setting(SETTING_KEY).await?.as_deref() == Some(DEMO_VERSION))
+    let value = db.setting(SETTING_KEY).await?;
+    let version = value.as_deref().and_then(|v| v.split(' ').next());
+    Ok(version == Some(DEMO_VERSION))
+}
+
+/// The universe to update a database to, when it holds a demo load of an
+/// older [`DEMO_VERSION`] (`serve` then runs [`load`] with it); `None` when
+/// the load is current or the database holds no demo load at all (its
+/// catalog is someone else's: left alone). Version 1 did not record the
+/// universe, so such a database is updated to the full one.
+pub async fn needs_update(db: &dyn Database) -> Result<Option<Universe>, DemoError> {
+    let Some(value) = db.setting(SETTING_KEY).await? else {
+        return Ok(None);
+    };
+    let mut parts = value.split(' ');
+    if parts.next() == Some(DEMO_VERSION) {
+        return Ok(None);
+    }
+    Ok(Some(if parts.next() == Some("small") {
+        Universe::Small
+    } else {
+        Universe::Full
+    }))
 }
 
 /// [`LAST_DATE`] as a date.
@@ -619,12 +775,29 @@ mod tests {
     #[test]
     fn catalog_has_every_asset_and_category() {
         let c = catalog().unwrap();
-        assert_eq!(c.len(), 2_606);
+        assert_eq!(c.len(), 3_232);
         let cats: HashSet<Category> = c.iter().map(|e| e.category).collect();
         assert_eq!(cats.len(), 17);
         assert_eq!(c[0].id, 1);
         assert_eq!(c[0].ticker, "MMM");
-        assert_eq!(c.last().unwrap().id, 2_606);
+        // Ids are unique; the first catalog's tickers keep their row
+        // number, the new ones follow it (3,232 − 2,606 + 28 corrected).
+        let ids: HashSet<i64> = c.iter().map(|e| e.id).collect();
+        assert_eq!(ids.len(), c.len());
+        assert_eq!(c.iter().map(|e| e.id).max(), Some(2_606 + 654));
+        let v1 = v1_ids();
+        assert_eq!(v1.len(), 2_606);
+        let find = |t: &str| c.iter().find(|e| e.ticker == t).unwrap();
+        assert_eq!(find("AAPL").id, v1["AAPL"]);
+        assert_eq!(find("AC.MX").id, v1["AC.MX"]);
+        assert!(
+            find("DTE.DE").id > 2_606,
+            "a corrected ticker is a new asset"
+        );
+        assert!(find("MC.PA").id > 2_606, "LVMH is new");
+        let retired = retired_tickers();
+        assert_eq!(retired.len(), 28);
+        assert!(retired.contains(&"RTL.DE") && retired.contains(&"WLTW"));
         assert!(c.iter().all(|e| !e.is_premium));
         // Quoted fields with commas survive.
         assert_eq!(c[0].country, "Saint Paul, Minnesota");
@@ -642,11 +815,12 @@ mod tests {
     fn special_tickers_exist_and_are_synthetic() {
         let c = catalog().unwrap();
         let find = |t: &str| c.iter().find(|e| e.ticker == t);
+        let real = real_tickers();
         for t in INACTIVE_TICKERS.iter().chain(SHORT_HISTORY_TICKERS) {
             assert!(find(t).is_some(), "{t} is in the catalog");
-            assert!(!REAL_TICKERS.contains(t), "{t} is not a real-data ticker");
+            assert!(!real.contains(t), "{t} is not a real-data ticker");
         }
-        for t in REAL_TICKERS {
+        for t in real {
             assert!(find(t).is_some(), "{t} is in the catalog");
         }
         assert!(INACTIVE_TICKERS
@@ -661,21 +835,75 @@ mod tests {
         assert_eq!(LAST_DAY, to_days(last_date()));
     }
 
+    /// The file name a ticker's history has in `data/prices/` (the shared
+    /// data's rule: `^` → `IDX_`; `=`, `-`, `.` → `_`).
+    fn file_name(ticker: &str) -> String {
+        ticker.replace('^', "IDX_").replace(['=', '-', '.'], "_") + ".csv"
+    }
+
     #[test]
-    fn real_series_parse() {
+    fn manifest_maps_every_file_to_a_catalog_ticker() {
+        let catalog: HashSet<String> = catalog().unwrap().into_iter().map(|e| e.ticker).collect();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/prices");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".csv"))
+            .collect();
+        on_disk.sort();
+        let mut embedded: Vec<String> = REAL_FILES
+            .iter()
+            .map(|(_, f, _)| f.trim_start_matches("data/prices/").to_string())
+            .collect();
+        embedded.sort();
+        assert_eq!(embedded, on_disk, "every file in data/prices is embedded");
+        assert_eq!(REAL_FILES.len(), 78);
+        let tickers: HashSet<&str> = real_tickers().into_iter().collect();
+        assert_eq!(tickers.len(), 78, "one file per ticker");
+        for (ticker, file, _) in REAL_FILES {
+            assert!(
+                catalog.contains(*ticker),
+                "{file}: {ticker} is a catalog ticker"
+            );
+            assert_eq!(*file, format!("data/prices/{}", file_name(ticker)));
+        }
+        // Some of the README's mappings, spelled out.
+        for (file, ticker) in [
+            ("IDX_GSPC.csv", "^GSPC"),
+            ("CL_F.csv", "CL=F"),
+            ("EURUSD_X.csv", "EURUSD=X"),
+            ("ASML_AS.csv", "ASML.AS"),
+        ] {
+            assert!(REAL_FILES
+                .iter()
+                .any(|(t, f, _)| *t == ticker && f.ends_with(file)));
+        }
+    }
+
+    #[test]
+    fn real_series_parse_and_match_the_manifest() {
         let real = real_series();
         assert_eq!(
             real.iter().map(|(t, _)| *t).collect::<Vec<_>>(),
-            REAL_TICKERS
+            real_tickers()
         );
-        for (t, s) in &real {
-            assert!(s.len() > 1_000, "{t}: {}", s.len());
+        let mut rows = 0;
+        for ((t, s), line) in real.iter().zip(REAL_MANIFEST.lines().skip(1)) {
+            let f: Vec<&str> = line.splitn(6, ',').collect();
+            assert_eq!(f[1], *t);
+            assert_eq!(s.len(), f[2].parse::<usize>().unwrap(), "{t} rows");
+            let date = |d: &str| to_days(NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap());
+            assert_eq!(s.dates[0], date(f[3]), "{t} first date");
+            assert_eq!(*s.dates.last().unwrap(), date(f[4]), "{t} last date");
+            assert!(s.len() >= 300, "{t}: {}", s.len());
             assert!(s.dates.windows(2).all(|w| w[0] < w[1]), "{t}");
             assert!(s.closes.iter().all(|c| c.is_finite() && *c > 0.0), "{t}");
+            rows += s.len();
         }
-        let gspc = &real[1].1;
-        assert_eq!(gspc.len(), 5_031);
-        assert_eq!(gspc.closes[0], 1228.099976);
+        assert_eq!(rows, 351_723);
+        let gspc = &real.iter().find(|(t, _)| *t == "^GSPC").unwrap().1;
+        assert_eq!(gspc.len(), 16_607);
+        assert_eq!(gspc.closes[0], 16.66);
     }
 
     #[test]
@@ -708,7 +936,7 @@ mod tests {
     fn every_series_is_well_formed() {
         let c = catalog().unwrap();
         for e in &c {
-            if REAL_TICKERS.contains(&e.ticker.as_str()) {
+            if real_tickers().contains(&e.ticker.as_str()) {
                 continue;
             }
             let s = synthetic_series(&e.ticker, e.category);
@@ -752,17 +980,19 @@ mod tests {
         .unwrap();
         eprintln!("demo load: {:?}, {first:?}", started.elapsed());
         assert!(is_loaded(db.as_ref()).await.unwrap());
-        assert_eq!(calls.len(), 27);
-        assert_eq!(calls.last(), Some(&(2_606, 2_606)));
-        assert_eq!(first.assets, 2_606);
-        assert_eq!(first.real, 4);
-        assert_eq!(first.synthetic, 2_602);
+        assert_eq!(calls.len(), 33);
+        assert_eq!(calls.last(), Some(&(3_232, 3_232)));
+        assert_eq!(first.assets, 3_232);
+        assert_eq!(first.real, 78);
+        assert_eq!(first.synthetic, 3_232 - 78);
+        assert!(!first.update);
+        assert_eq!((first.added, first.changed, first.kept), (3_232, 0, 0));
         assert_eq!(first.inactive, INACTIVE_TICKERS.len());
         assert_eq!(first.short_history, SHORT_HISTORY_TICKERS.len());
         let counts = db.counts().await.unwrap();
-        assert_eq!(counts.assets, 2_606);
-        assert_eq!(counts.active_assets, 2_606 - INACTIVE_TICKERS.len() as i64);
-        assert_eq!(counts.assets_with_prices, 2_606);
+        assert_eq!(counts.assets, 3_232);
+        assert_eq!(counts.active_assets, 3_232 - INACTIVE_TICKERS.len() as i64);
+        assert_eq!(counts.assets_with_prices, 3_232);
         assert_eq!(counts.price_rows, first.price_rows as i64);
 
         let btc_before = db.asset_by_ticker("BTC-USD").await.unwrap().unwrap();
@@ -771,15 +1001,26 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(second.price_rows, first.price_rows);
+        assert!(second.update);
+        assert_eq!((second.added, second.changed, second.kept), (0, 0, 3_232));
         assert_eq!(db.counts().await.unwrap(), counts);
+        let btc_after = db.asset_by_ticker("BTC-USD").await.unwrap().unwrap();
+        assert_eq!(
+            btc_after.data_version, btc_before.data_version,
+            "an unchanged series keeps its data version"
+        );
         assert_eq!(db.load_series(btc_before.id).await.unwrap(), btc_series);
 
-        for t in REAL_TICKERS {
+        let real = real_tickers();
+        for t in &real {
             let a = db.asset_by_ticker(t).await.unwrap().unwrap();
             assert_eq!(a.data_source, DataSource::Real, "{t}");
         }
         let gspc = db.asset_by_ticker("^GSPC").await.unwrap().unwrap();
-        assert_eq!(db.load_series(gspc.id).await.unwrap().unwrap().len(), 5_031);
+        assert_eq!(
+            db.load_series(gspc.id).await.unwrap().unwrap().len(),
+            16_607
+        );
         assert_eq!(btc_before.data_source, DataSource::Synthetic);
         let fisv = db.asset_by_ticker("FISV").await.unwrap().unwrap();
         assert!(!fisv.is_active);
@@ -787,8 +1028,80 @@ mod tests {
         let active = db.list_active_assets(None).await.unwrap();
         assert!(active
             .iter()
-            .all(|a| (a.data_source == DataSource::Real)
-                == REAL_TICKERS.contains(&a.ticker.as_str())));
+            .all(|a| (a.data_source == DataSource::Real) == real.contains(&a.ticker.as_str())));
+    }
+
+    #[tokio::test]
+    async fn update_keeps_ingested_replaces_changed_and_retires_old_tickers() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("update.db").display());
+        let db = forecast_store::connect(&url).await.unwrap();
+        load(db.as_ref(), Universe::Full, &mut |_, _| {})
+            .await
+            .unwrap();
+        assert_eq!(needs_update(db.as_ref()).await.unwrap(), None);
+        // Make it look like an older build's load: MSFT synthetic (no real
+        // file then), RTL.DE (since corrected to DTE.DE) an active asset at
+        // its first-catalog id, and BTC-USD ingested by a user.
+        let msft = db.asset_by_ticker("MSFT").await.unwrap().unwrap();
+        let btc = db.asset_by_ticker("BTC-USD").await.unwrap().unwrap();
+        let fake = synthetic_series("MSFT", Category::UsStocks);
+        let ingested = PriceSeries {
+            dates: vec![20_000, 20_001, 20_002],
+            closes: vec![1.0, 2.0, 3.0],
+        };
+        db.store_series(&[
+            (msft.id, &fake, DataSource::Synthetic),
+            (btc.id, &ingested, DataSource::Ingested),
+        ])
+        .await
+        .unwrap();
+        let rtl_id = v1_ids()["RTL.DE"];
+        let mut rtl = catalog().unwrap()[0].clone();
+        rtl.id = rtl_id;
+        rtl.ticker = "RTL.DE".into();
+        db.upsert_catalog(&[rtl]).await.unwrap();
+        db.set_setting(SETTING_KEY, "1").await.unwrap();
+        assert!(!is_loaded(db.as_ref()).await.unwrap());
+        assert_eq!(
+            needs_update(db.as_ref()).await.unwrap(),
+            Some(Universe::Full)
+        );
+        let msft_before = db.asset_by_ticker("MSFT").await.unwrap().unwrap();
+        let gspc_before = db.asset_by_ticker("^GSPC").await.unwrap().unwrap();
+
+        let s = load(db.as_ref(), Universe::Full, &mut |_, _| {})
+            .await
+            .unwrap();
+        assert!(s.update);
+        assert_eq!((s.added, s.changed, s.retired), (0, 1, 1));
+        assert_eq!(s.kept, 3_232 - 1);
+        assert_eq!((s.real, s.ingested), (78, 1));
+        assert_eq!(s.synthetic, 3_232 - 78 - 1);
+        assert!(is_loaded(db.as_ref()).await.unwrap());
+
+        let msft_after = db.asset_by_ticker("MSFT").await.unwrap().unwrap();
+        assert_eq!(msft_after.id, msft.id);
+        assert_eq!(msft_after.data_source, DataSource::Real);
+        assert!(msft_after.data_version > msft_before.data_version);
+        let gspc_after = db.asset_by_ticker("^GSPC").await.unwrap().unwrap();
+        assert_eq!(gspc_after.data_version, gspc_before.data_version);
+        let btc_after = db.asset_by_ticker("BTC-USD").await.unwrap().unwrap();
+        assert_eq!(btc_after.data_source, DataSource::Ingested);
+        assert_eq!(db.load_series(btc.id).await.unwrap(), Some(ingested));
+        let rtl = db.asset_by_ticker("RTL.DE").await.unwrap().unwrap();
+        assert_eq!(rtl.id, rtl_id);
+        assert!(
+            !rtl.is_active,
+            "a corrected ticker's old row is kept inactive"
+        );
+        assert!(
+            db.asset_by_ticker("DTE.DE")
+                .await
+                .unwrap()
+                .unwrap()
+                .is_active
+        );
     }
 
     #[tokio::test]
@@ -802,8 +1115,8 @@ mod tests {
         assert!(is_loaded(db.as_ref()).await.unwrap());
         let active = db.list_active_assets(None).await.unwrap();
         assert!((40..80).contains(&active.len()), "{} active", active.len());
-        assert_eq!(summary.assets, 2_606, "the whole catalog is stored");
-        assert_eq!(summary.inactive, 2_606 - active.len());
+        assert_eq!(summary.assets, 3_232, "the whole catalog is stored");
+        assert_eq!(summary.inactive, 3_232 - active.len());
         for category in Category::ALL {
             let n = active.iter().filter(|a| a.category == category).count();
             assert!(n >= SMALL_PER_CATEGORY, "{category:?}: {n}");
