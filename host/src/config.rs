@@ -80,7 +80,7 @@ pub struct Config {
     // Bounded backtests (issue 14).
     /// `FORECAST_BACKTESTS_PER_USER`: backtests one account may run at once
     /// on this server, `/api/backtest` and `/web/api/backtest` together
-    /// (default 2, at least 1); more get 429 with `Retry-After`, before
+    /// (default 1, at least 1); more get 429 with `Retry-After`, before
     /// anything is loaded or charged.
     pub backtests_per_user: usize,
     /// `FORECAST_BACKTEST_QUEUE_MS`: how long a backtest waits for its
@@ -101,7 +101,7 @@ pub struct Config {
 }
 
 /// Default of `FORECAST_BACKTESTS_PER_USER`.
-pub const DEFAULT_BACKTESTS_PER_USER: usize = 2;
+pub const DEFAULT_BACKTESTS_PER_USER: usize = 1;
 /// Default of `FORECAST_BACKTEST_QUEUE_MS`.
 pub const DEFAULT_BACKTEST_QUEUE_WAIT: Duration = Duration::from_secs(10);
 

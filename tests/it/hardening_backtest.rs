@@ -159,7 +159,7 @@ async fn the_abusive_pattern_of_the_issue_is_bounded_in_slots_charge_and_memory(
     for run in runs {
         let a = run.await.unwrap();
         if a.status == 429 {
-            assert_busy_429(&a, "at most 2");
+            assert_busy_429(&a, "at most 1");
             refused += 1;
         } else {
             assert_eq!(a.status, 200, "{}", a.body);
@@ -167,7 +167,7 @@ async fn the_abusive_pattern_of_the_issue_is_bounded_in_slots_charge_and_memory(
             admitted += 1;
         }
     }
-    assert!(admitted >= 2, "two run at once");
+    assert!(admitted >= 1, "one runs");
     assert!(
         refused >= 1,
         "the excess of eight concurrent backtests is refused"
