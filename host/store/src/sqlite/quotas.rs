@@ -81,22 +81,14 @@ impl SqliteStore {
                 .collect();
             (rows, c.generation)
         };
-        if rows.is_empty() {
-            self.durability.committed.send_if_modified(|g| {
-                let newer = generation > *g;
-                *g = (*g).max(generation);
-                newer
-            });
-            return Ok(());
-        }
-        let written = self.write_counters(&rows).await;
-        if written.is_err() {
-            let mut c = self.counters.lock().await;
-            for (k, _) in rows {
-                c.dirty.insert(k);
+        if !rows.is_empty() {
+            if let Err(e) = self.write_counters(&rows).await {
+                let mut c = self.counters.lock().await;
+                c.dirty.extend(rows.into_iter().map(|(k, _)| k));
+                return Err(e);
             }
-            return written;
         }
+        // Waiters of this generation or an earlier one may go.
         self.durability.committed.send_if_modified(|g| {
             let newer = generation > *g;
             *g = (*g).max(generation);
