@@ -542,6 +542,11 @@ async fn grade() -> anyhow::Result<()> {
     eprintln!();
     db.close().await;
     let s = result?;
+    let d = s.data_sources;
+    println!(
+        "graded prices: {} real, {} ingested, {} synthetic (generated, not market data)",
+        d.real, d.ingested, d.synthetic
+    );
     println!(
         "run {} ({}): {} assets graded here and {} failed in {:.1}s ({} periods x {} metrics each); run total {} graded, {} failed of {}; {}",
         s.run.id,

@@ -4,7 +4,7 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> std::process::ExitCode {
-    limit_malloc_arenas();
+    tune_malloc();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -12,19 +12,34 @@ fn main() -> std::process::ExitCode {
         .block_on(run())
 }
 
-/// glibc gives threads up to 8 malloc arenas per core and keeps what they
-/// free; a backtest's signal threads each fill one with hundreds of MB of
-/// small vectors, so the process held the peak of every past run (4.6 GB
-/// after the issue 14 abuse). Two arenas: peak 1.25 GB instead of 1.7 GB
-/// under that pattern (docs/DECISIONS.md, "Bounded backtests"). Called
-/// before any other thread exists; `MALLOC_ARENA_MAX`, when set, wins.
-fn limit_malloc_arenas() {
+/// glibc's allocator, tuned before any other thread exists (an
+/// environment variable of the same name, when set, wins):
+/// - at most two arenas (`MALLOC_ARENA_MAX`): glibc gives threads up to 8
+///   per core and keeps what they free; a backtest's signal threads each
+///   filled one with hundreds of MB of small vectors, so the process held
+///   the peak of every past run (4.6 GB after the issue 14 abuse). Two
+///   arenas: peak 1.25 GB instead of 1.7 GB under that pattern
+///   (docs/DECISIONS.md, "Bounded backtests");
+/// - a fixed mmap threshold of 4 MiB (`MALLOC_MMAP_THRESHOLD_`): left to
+///   itself glibc raises the threshold to the size of the first large
+///   block freed (up to 32 MiB), after which argon2's 19 MiB blocks and a
+///   backtest's large columns come from the heap and stay resident after
+///   a burst (CI saw 52 → 166 MiB kept after 3 × 64 sign-ins). Blocks of
+///   4 MiB and more are mapped on their own and given back when freed.
+fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+    {
         // SAFETY: mallopt only sets an allocator parameter; no other
         // thread is running yet.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 2);
+        if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+            unsafe {
+                libc::mallopt(libc::M_ARENA_MAX, 2);
+            }
+        }
+        if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+            unsafe {
+                libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
+            }
         }
     }
 }

@@ -12,19 +12,6 @@ use common::{
 use reqwest::header::{HeaderMap, COOKIE, ORIGIN};
 use serde_json::{json, Value};
 
-/// Waits until at least `seconds` remain in the current UTC minute, so a
-/// burst of requests lands in one quota window.
-async fn align_to_minute(seconds: u64) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let left = 60 - now % 60;
-    if left < seconds {
-        tokio::time::sleep(std::time::Duration::from_secs(left + 1)).await;
-    }
-}
-
 fn header_u64(h: &HeaderMap, name: &str) -> u64 {
     h.get(name)
         .unwrap_or_else(|| panic!("missing header {name}"))
@@ -115,7 +102,7 @@ async fn quotas_admit_sixty_a_minute_with_headers_and_retry_after() {
         "",
     );
     let key = create_key(&s.db, "quota@example.com", "q");
-    align_to_minute(20).await;
+    common::within_one_window(60, 20).await;
     let mut last = None;
     for i in 0..60 {
         let r = s
@@ -196,7 +183,7 @@ async fn a_per_user_override_and_the_day_window_bind() {
         "",
     );
     let key = create_key(&s.db, "small@example.com", "s");
-    align_to_minute(10).await;
+    common::within_one_window(60, 10).await;
     for remaining in [2, 1, 0] {
         let r = s
             .client()
@@ -502,6 +489,7 @@ async fn cross_origin_state_changes_are_refused() {
 #[tokio::test]
 async fn login_attempts_are_rate_limited() {
     let s = Server::app().await;
+    common::within_one_window(300, 60).await;
     let mut statuses = Vec::new();
     for _ in 0..12 {
         let r = s

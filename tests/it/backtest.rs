@@ -143,6 +143,63 @@ async fn a_backtest_answers_the_spec_response_and_costs_five_requests() {
     assert_eq!(m["periods_per_year"], 252);
 }
 
+/// Issue 16: a backtest counts the real, ingested and synthetic histories it
+/// used and names each asset it could not use, with the reason.
+#[tokio::test]
+async fn a_backtest_counts_its_data_sources_and_names_the_assets_it_could_not_use() {
+    let s = Server::app().await;
+    let b = ok(
+        &s,
+        json!({
+            "tickers": ["^IXIC", "^GSPC", "AAPL", "KVUE", "CL=F"], "top_n": 1,
+            "start_date": "2017-01-01", "end_date": "2018-12-31"
+        }),
+    )
+    .await;
+    let m = &b["metadata"];
+    assert_eq!(m["assets_count"], 2, "{m}");
+    assert_eq!(
+        m["data_sources"],
+        json!({"real": 2, "ingested": 0, "synthetic": 0})
+    );
+    assert_eq!(m["unusable_assets_count"], 3);
+    let unusable = m["unusable_assets"].as_array().unwrap();
+    let reason = |t: &str| {
+        let u = unusable.iter().find(|u| u["ticker"] == t).unwrap();
+        (
+            u["last_price_date"].as_str().map(str::to_string),
+            u["reason"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(
+        reason("^GSPC"),
+        (
+            Some("2015-12-31".into()),
+            "its last price (2015-12-31) is before the window starts (2017-01-01)".into()
+        )
+    );
+    assert!(reason("AAPL").1.contains("before the window starts"));
+    // KVUE's history is short and recent.
+    assert!(reason("KVUE")
+        .1
+        .contains("is after the window ends (2018-12-31)"));
+    assert!(b["trades"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| ["^IXIC", "CL=F"].contains(&t["ticker"].as_str().unwrap())));
+
+    // Over its own (recent) dates, the short history is too short.
+    let b = ok(&s, json!({"tickers": ["KVUE", "BTC-USD"], "top_n": 1})).await;
+    let m = &b["metadata"];
+    assert_eq!(m["data_sources"]["synthetic"], 1, "{m}");
+    let short = m["unusable_assets"][0]["reason"].as_str().unwrap();
+    assert!(
+        short.starts_with("only ") && short.ends_with("300 are needed for signals"),
+        "{short}"
+    );
+}
+
 #[tokio::test]
 async fn equity_is_cash_plus_positions_and_costs_follow_from_the_trades() {
     let s = Server::app().await;

@@ -257,6 +257,130 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
     );
 }
 
+/// Issue 16: every aggregate says how much of it is real, ingested or
+/// synthetic, and every answer says when the asset's prices end.
+#[tokio::test]
+async fn aggregates_count_their_data_sources_and_answers_say_when_prices_end() {
+    let (db, n) = sqlite_small().await;
+    let url = sqlite_url(&db);
+    let real = exec_and_count(
+        &url,
+        "SELECT 1",
+        "SELECT COUNT(*) FROM assets a JOIN daily_prices p ON p.asset_id = a.id
+         WHERE a.is_active AND p.row_count >= 300 AND a.data_source = 'real'",
+    )
+    .await as usize;
+    assert!(real >= 4 && real < n, "{real} of {n}");
+    // One asset's prices come from `forecast ingest`.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("CL=F.csv");
+    std::fs::write(&csv, "date,close\n2019-01-04,47.96\n").unwrap();
+    assert!(common::cli(&db, &["ingest", "csv", csv.to_str().unwrap()]).0);
+    let (ok, stdout, stderr) = grade(&url, &[]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "graded prices: {} real, 1 ingested, {} synthetic",
+            real - 1,
+            n - real
+        )),
+        "{stdout}"
+    );
+
+    let s = Server::app_with(db, &[]).await;
+    let (_, r) = s.get("/api/ranking?limit=500").await;
+    let meta = &r["metadata"];
+    assert_eq!(
+        meta["data_sources"],
+        serde_json::json!({"real": real - 1, "ingested": 1, "synthetic": n - real})
+    );
+    assert_eq!(meta["stale_excluded"], 0);
+    let rows = r["ranked_assets"].as_array().unwrap();
+    let row = |t: &str| rows.iter().find(|i| i["ticker"] == t).unwrap().clone();
+    assert_eq!(row("^GSPC")["last_price_date"], "2015-12-31");
+    assert_eq!(row("AAPL")["last_price_date"], "2013-03-01");
+    assert_eq!(row("CL=F")["last_price_date"], "2019-01-04");
+    assert_eq!(row("CL=F")["data_source"], "ingested");
+    let oldest = rows
+        .iter()
+        .map(|i| i["last_price_date"].as_str().unwrap())
+        .min()
+        .unwrap();
+    assert!(oldest <= "2013-03-01");
+    assert_eq!(meta["last_price_dates"]["oldest"], oldest);
+    let newest = meta["last_price_dates"]["newest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        newest.as_str() > "2026-01-01",
+        "synthetic histories end recently: {newest}"
+    );
+
+    // Leave out what ends more than N days ago: the real histories go, the
+    // recent synthetic ones stay.
+    let today = chrono::Utc::now().date_naive();
+    let since_2020 = (today - chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()).num_days();
+    let (status, fresh) = s
+        .get(&format!("/api/ranking?limit=500&max_age_days={since_2020}"))
+        .await;
+    assert_eq!(status, 200, "{fresh}");
+    let kept = fresh["ranked_assets"].as_array().unwrap();
+    assert!(kept
+        .iter()
+        .all(|i| i["last_price_date"].as_str().unwrap() >= "2020-01-01"));
+    assert!(!kept.iter().any(|i| i["ticker"] == "^GSPC"));
+    // Most real histories end before 2020 (some, such as ^TNX, later).
+    let young: Vec<&Value> = rows
+        .iter()
+        .filter(|i| i["last_price_date"].as_str().unwrap() >= "2020-01-01")
+        .collect();
+    let count = |source: &str| young.iter().filter(|i| i["data_source"] == source).count();
+    assert!(n - young.len() >= 4, "{} stale of {n}", n - young.len());
+    assert_eq!(fresh["metadata"]["stale_excluded"], n - young.len());
+    assert_eq!(fresh["metadata"]["filtered_assets"], young.len());
+    assert_eq!(kept.len(), young.len());
+    assert_eq!(
+        fresh["metadata"]["data_sources"],
+        serde_json::json!({"real": count("real"), "ingested": 0, "synthetic": n - real})
+    );
+    for bad in ["-1", "36501", "soon"] {
+        assert_error(
+            &s.get(&format!("/api/ranking?max_age_days={bad}")).await,
+            400,
+            &["max_age_days"],
+        );
+    }
+
+    // Per-asset answers: cached and live verdicts, the analysis, the
+    // catalog and the metadata all carry the date.
+    for path in [
+        "/api/analysis/%5EGSPC/verdict",
+        "/api/analysis/%5EGSPC/verdict?return_period=45",
+        "/api/analysis/%5EGSPC?end_date=2010-01-01",
+        "/api/analysis/%5EGSPC",
+    ] {
+        let (status, v) = s.get(path).await;
+        assert_eq!(status, 200, "{path}: {v}");
+        assert_eq!(v["metadata"]["last_price_date"], "2015-12-31", "{path}");
+    }
+    let (_, cut) = s.get("/api/analysis/%5EGSPC?end_date=2010-01-01").await;
+    assert_eq!(
+        cut["metadata"]["end_date"], "2009-12-31",
+        "the window ends earlier"
+    );
+    let (_, info) = s.get("/api/asset-info/%5EGSPC").await;
+    assert_eq!(info["last_price_date"], "2015-12-31");
+    let (_, list) = s.get("/api/assets?category=Indices").await;
+    let gspc = list["assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["ticker"] == "^GSPC")
+        .unwrap();
+    assert_eq!(gspc["last_price_date"], "2015-12-31");
+}
+
 #[tokio::test]
 async fn ingest_invalidates_exactly_the_ingested_asset() {
     let (db, n) = sqlite_small().await;

@@ -69,17 +69,6 @@ impl Drop for PgDatabase {
     }
 }
 
-async fn align_to_minute(seconds: u64) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let left = 60 - now % 60;
-    if left < seconds {
-        tokio::time::sleep(std::time::Duration::from_secs(left + 1)).await;
-    }
-}
-
 async fn login(s: &Server, email: &str, password: &str) -> String {
     let r = s
         .client()
@@ -167,7 +156,7 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
 
     // 75 concurrent requests of one user spread over both admit exactly 60.
     let key = keys[0].0.clone();
-    align_to_minute(25).await;
+    common::within_one_window(60, 25).await;
     let mut tasks = Vec::new();
     for i in 0..75 {
         let s = replicas[i % 2];

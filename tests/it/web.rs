@@ -112,10 +112,7 @@ async fn web_data_routes_answer_what_the_api_answers_under_the_same_quota() {
         "",
     );
     // The burst below must land in one quota minute.
-    let now = chrono::Utc::now().timestamp() as u64;
-    if 60 - now % 60 < 20 {
-        tokio::time::sleep(std::time::Duration::from_secs(60 - now % 60 + 1)).await;
-    }
+    common::within_one_window(60, 20).await;
     let b = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
 
     // The same handlers: the same body as with a key.

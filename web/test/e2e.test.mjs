@@ -345,6 +345,17 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await page.waitForURL((u) => u.searchParams.get("sort_by") === "ticker");
     const byTicker = await order();
     assert.deepEqual(byTicker, [...byTicker].sort((a, b) => a.localeCompare(b)));
+    // How much of the ranking is real, and when prices end.
+    await page.goto("/ranking");
+    await page.locator("#ranking-table tbody tr").first().waitFor();
+    assert.match(await page.locator("#ranking-sources").textContent(), /Prices: \d+ real · \d+ ingested · \d+ synthetic/);
+    await page.fill("#r-age", "3650");
+    await page.press("#r-age", "Enter");
+    await page.waitForURL((u) => u.searchParams.get("max_age_days") === "3650");
+    await page.getByText(/left out for an older last price/).waitFor();
+    const lastDates = await page.$$eval("#ranking-table tbody tr", (rows) => rows.map((r) => r.children[12].textContent));
+    const cutoff = new Date(Date.now() - 3650 * 86400e3).toISOString().slice(0, 10);
+    assert.ok(lastDates.length > 0 && lastDates.every((d) => d >= cutoff), `${lastDates} ≥ ${cutoff}`);
     await page.goto("/ranking");
     await page.locator("#ranking-table tbody tr").first().waitFor();
     await shot(page, "ranking");
@@ -362,6 +373,7 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     assert.ok((await ink(page, "chart-equity")) > 150, "equity curve drawn");
     assert.ok((await ink(page, "chart-bt-drawdown")) > 50, "drawdown drawn");
     assert.match(await page.locator("#metrics").textContent(), /Total return/);
+    assert.match(await page.locator("#bt-sources").textContent(), /\d+ real · \d+ ingested · \d+ synthetic/);
     const url = new URL(page.url());
     assert.equal(url.searchParams.get("top_n"), "3");
     await page.waitForTimeout(150);

@@ -271,6 +271,11 @@ pub struct AnalysisMetadata {
     pub periods_per_year: u32,
     pub start_date: NaiveDate,
     pub end_date: NaiveDate,
+    /// The date of the asset's last stored price (histories end on
+    /// different days; `end_date` is that of the analysed window).
+    #[serde(default)]
+    #[schema(required = true)]
+    pub last_price_date: NaiveDate,
 }
 
 /// The spec's AnalysisResponse.
@@ -318,6 +323,10 @@ pub struct VerdictMetadata {
     pub scorer_version: String,
     pub data_source: DataSource,
     pub periods_per_year: u32,
+    /// The date of the asset's last stored price.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub last_price_date: NaiveDate,
 }
 
 /// The spec's verdict response.

@@ -1,6 +1,7 @@
 //! `GET /api/assets` and `GET /api/asset-info/{ticker}`.
 
 use crate::Invalid;
+use chrono::NaiveDate;
 use forecast_domain::{Category, DataSource};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -26,6 +27,40 @@ pub fn parse_category(raw: &str) -> Result<Category, Invalid> {
     })
 }
 
+/// How many of the assets an aggregate used have prices of each
+/// provenance: `real` (histories shipped with the service), `ingested`
+/// (loaded by `forecast ingest` from files or a price provider) and
+/// `synthetic` (generated demo prices, not market data).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DataSources {
+    /// Shipped real histories.
+    pub real: usize,
+    /// Prices loaded by `forecast ingest`.
+    pub ingested: usize,
+    /// Generated prices.
+    pub synthetic: usize,
+}
+
+impl DataSources {
+    /// Counts `sources`.
+    pub fn count(sources: impl IntoIterator<Item = DataSource>) -> Self {
+        let mut n = DataSources::default();
+        for s in sources {
+            match s {
+                DataSource::Real => n.real += 1,
+                DataSource::Ingested => n.ingested += 1,
+                DataSource::Synthetic => n.synthetic += 1,
+            }
+        }
+        n
+    }
+
+    /// All assets counted.
+    pub fn total(&self) -> usize {
+        self.real + self.ingested + self.synthetic
+    }
+}
+
 /// One asset of the catalog.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AssetItem {
@@ -43,6 +78,8 @@ pub struct AssetItem {
     pub is_premium: bool,
     /// Provenance of its prices; `synthetic` prices are generated.
     pub data_source: DataSource,
+    /// The date of its last price (null: no prices stored).
+    pub last_price_date: Option<NaiveDate>,
 }
 
 /// `{assets, total}`.
@@ -73,4 +110,6 @@ pub struct AssetInfo {
     /// Whether the metadata came from the 7-day cache.
     pub from_cache: bool,
     pub data_source: DataSource,
+    /// The date of its last price (null: no prices stored).
+    pub last_price_date: Option<NaiveDate>,
 }

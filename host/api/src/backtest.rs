@@ -375,6 +375,27 @@ pub struct BacktestMetadata {
     /// `trades_total`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trades_truncated: Option<bool>,
+    /// Provenance of the prices of the `assets_count` assets used.
+    pub data_sources: crate::assets::DataSources,
+    /// Assets of the requested universe the run could not use for lack of
+    /// data in its window (all of them, however many).
+    pub unusable_assets_count: usize,
+    /// The first 500 of them by ticker, each with the reason.
+    pub unusable_assets: Vec<UnusableAsset>,
+}
+
+/// At most this many `unusable_assets` are listed.
+pub const MAX_UNUSABLE_LISTED: usize = 500;
+
+/// An asset of the universe a backtest could not use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct UnusableAsset {
+    /// Its ticker.
+    pub ticker: String,
+    /// The date of its last price (null: no prices stored).
+    pub last_price_date: Option<NaiveDate>,
+    /// Why it could not be used.
+    pub reason: String,
 }
 
 /// The response body.

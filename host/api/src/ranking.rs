@@ -2,12 +2,12 @@
 //! response.
 
 use crate::Invalid;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use forecast_domain::{defaults, Category, DataSource, Metric};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::assets::parse_category;
+use crate::assets::{parse_category, DataSources};
 
 /// Default number of ranked assets returned.
 pub const DEFAULT_LIMIT: usize = 50;
@@ -92,7 +92,14 @@ pub struct RawRankingQuery {
     /// The graded metric.
     #[param(value_type = Option<Metric>, default = "return")]
     pub metric: Option<String>,
+    /// Leave out assets whose last price is more than this many days
+    /// before today (UTC): real histories end on different days.
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 36500)]
+    pub max_age_days: Option<String>,
 }
+
+/// The largest `max_age_days` (100 years).
+pub const MAX_AGE_DAYS: u32 = 36_500;
 
 /// A graded horizon in calendar days: 7, 30, 90, 180 or 365 (default 90).
 fn graded_period() -> utoipa::openapi::Object {
@@ -114,6 +121,8 @@ pub struct RankingQuery {
     pub return_period: u32,
     /// Graded metric.
     pub metric: Metric,
+    /// Keep only assets whose last price is at most this many days old.
+    pub max_age_days: Option<u32>,
 }
 
 impl RawRankingQuery {
@@ -183,6 +192,18 @@ impl RawRankingQuery {
             None => Metric::Return,
             Some(m) => m.parse()?,
         };
+        let max_age_days = match self.max_age_days.as_deref() {
+            None => None,
+            Some(raw) => match crate::integer(raw.trim()) {
+                Some(n) if (0..=i64::from(MAX_AGE_DAYS)).contains(&n) => Some(n as u32),
+                _ => {
+                    return Err(Invalid::from(format!(
+                        "max_age_days must be an integer between 0 and {MAX_AGE_DAYS} inclusive (got '{}')",
+                        crate::quote(raw)
+                    )))
+                }
+            },
+        };
         Ok(RankingQuery {
             categories,
             sort_by,
@@ -190,6 +211,7 @@ impl RawRankingQuery {
             limit,
             return_period,
             metric,
+            max_age_days,
         })
     }
 }
@@ -214,6 +236,8 @@ pub struct RankedAsset {
     /// The scorer's letter (A to F for the default scorer).
     pub grade: String,
     pub data_source: DataSource,
+    /// The date of the last price graded.
+    pub last_price_date: NaiveDate,
 }
 
 /// `metadata` of a ranking.
@@ -222,8 +246,15 @@ pub struct RankedAsset {
 pub struct RankingMetadata {
     /// Graded assets of the snapshot for this period and metric.
     pub total_assets: usize,
-    /// After the category filter, before `limit`.
+    /// After the category and `max_age_days` filters, before `limit`.
     pub filtered_assets: usize,
+    /// Provenance of the prices of the `filtered_assets`.
+    pub data_sources: DataSources,
+    /// Assets left out by `max_age_days` (0 without it).
+    pub stale_excluded: usize,
+    /// The oldest and newest last-price dates among the `filtered_assets`
+    /// (null when none is left).
+    pub last_price_dates: Option<DateRange>,
     /// When the snapshot's grading run finished.
     pub calculated_at: DateTime<Utc>,
     pub return_period: u32,
@@ -232,6 +263,15 @@ pub struct RankingMetadata {
     pub sort: SortOrder,
     pub engine_version: String,
     pub scorer_version: String,
+}
+
+/// The first and last of a set of dates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DateRange {
+    /// The earliest.
+    pub oldest: NaiveDate,
+    /// The latest.
+    pub newest: NaiveDate,
 }
 
 /// `{ranked_assets, metadata}`.
@@ -268,6 +308,7 @@ mod tests {
                 limit: 50,
                 return_period: 90,
                 metric: Metric::Return,
+                max_age_days: None,
             }
         );
         for (k, v, needle) in [
@@ -281,10 +322,20 @@ mod tests {
             ("sort_by", "score", "sort_by"),
             ("category", "Stonks", "category"),
             ("categories", "Crypto,Stonks", "Stonks"),
+            ("max_age_days", "-1", "max_age_days"),
+            ("max_age_days", "36501", "max_age_days"),
+            ("max_age_days", "a week", "max_age_days"),
         ] {
             let e = raw(&[(k, v)]).validate().unwrap_err().0;
             assert!(e.contains(needle), "{k}={v}: {e}");
         }
+        assert_eq!(
+            raw(&[("max_age_days", "30")])
+                .validate()
+                .unwrap()
+                .max_age_days,
+            Some(30)
+        );
         for p in ["7", "30", "90", "180", "365"] {
             assert_eq!(
                 raw(&[("return_period", p)])

@@ -189,6 +189,8 @@ pub struct Asset {
     pub data_source: DataSource,
     /// Bumped on every price write; part of cache keys.
     pub data_version: i64,
+    /// The date of the last stored price (`None`: no prices stored).
+    pub last_price_date: Option<chrono::NaiveDate>,
 }
 
 /// Subscription tier. Only `premium` has API access.

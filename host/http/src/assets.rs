@@ -50,6 +50,7 @@ async fn list(
             is_active: a.is_active,
             is_premium: a.is_premium,
             data_source: a.data_source,
+            last_price_date: a.last_price_date,
         })
         .collect();
     Ok(Json(AssetListResponse {
@@ -99,5 +100,6 @@ async fn info(
         website: m.website,
         from_cache: found.from_cache,
         data_source: asset.data_source,
+        last_price_date: asset.last_price_date,
     }))
 }

@@ -3,7 +3,7 @@
 //! spec's AnalysisResponse, and caches default-parameter answers keyed by
 //! everything that produced them.
 
-use chrono::Utc;
+use chrono::{NaiveDate, Utc};
 
 use std::sync::Arc;
 
@@ -174,9 +174,18 @@ fn shape(
             periods_per_year: a.periods_per_year,
             start_date: from_days(window.dates[0]),
             end_date: from_days(*window.dates.last().expect("non-empty window")),
+            last_price_date: last_price_date(asset, window),
         },
         typical_max_drawdown: a.typical_max_drawdown,
     }
+}
+
+/// The date of the asset's last stored price, read with the asset (and its
+/// data version); the window's last date if the row had none.
+pub(crate) fn last_price_date(asset: &Asset, window: &PriceSeries) -> NaiveDate {
+    asset
+        .last_price_date
+        .unwrap_or_else(|| from_days(*window.dates.last().expect("non-empty window")))
 }
 
 /// Cache key: asset, its data version, the engine that answers, parameters.
@@ -253,6 +262,9 @@ impl AnalysisService {
                     Error::Internal(format!("cached analysis {key} does not parse: {e}"))
                 })?;
                 cached.metadata.from_cache = true;
+                if let Some(d) = asset.last_price_date {
+                    cached.metadata.last_price_date = d;
+                }
                 crate::cache_lookup("analysis", true);
                 return Ok(cached);
             }

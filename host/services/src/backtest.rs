@@ -26,10 +26,11 @@ use forecast_backtest as bt;
 
 use crate::active::Plugins;
 use crate::error::Error;
+use forecast_api::assets::DataSources;
 pub use forecast_api::backtest::{
     BacktestMetadata, BacktestRequest, BacktestResponse, BenchmarkBody, EquityPoint, MetricsBody,
-    TradeBody, UniverseSpec, ValidRequest, DEFAULT_STRATEGY, DEFAULT_YEARS, MAX_TICKERS,
-    MAX_TRADES,
+    TradeBody, UniverseSpec, UnusableAsset, ValidRequest, DEFAULT_STRATEGY, DEFAULT_YEARS,
+    MAX_TICKERS, MAX_TRADES, MAX_UNUSABLE_LISTED,
 };
 use forecast_domain::series::{from_days, to_days, PriceSeries};
 use forecast_domain::{Asset, Metric};
@@ -603,6 +604,32 @@ impl BacktestService {
                 seconds = started.elapsed().as_secs_f64(),
                 "backtest finished"
             );
+            // What the run used and what it could not, by universe index.
+            let mut used = vec![false; universe.len()];
+            for &k in &report.universe {
+                used[kept[k]] = true;
+            }
+            let data = DataUse {
+                sources: DataSources::count(
+                    universe
+                        .iter()
+                        .zip(&used)
+                        .filter(|(_, &u)| u)
+                        .map(|((a, _), _)| a.data_source),
+                ),
+                unusable_count: used.iter().filter(|&&u| !u).count(),
+                unusable: universe
+                    .iter()
+                    .zip(&used)
+                    .filter(|(_, &u)| !u)
+                    .take(MAX_UNUSABLE_LISTED)
+                    .map(|((a, s), _)| UnusableAsset {
+                        ticker: a.ticker.clone(),
+                        last_price_date: s.dates.last().map(|&d| from_days(d)),
+                        reason: unusable_reason(s, window),
+                    })
+                    .collect(),
+            };
             Ok(shape(
                 &report,
                 &inputs,
@@ -610,6 +637,7 @@ impl BacktestService {
                 &engine_version,
                 &req,
                 signals_cached,
+                data,
             ))
         })
         .await
@@ -620,6 +648,44 @@ impl BacktestService {
     }
 }
 
+/// How much of the requested universe a run used, and of what provenance.
+struct DataUse {
+    sources: DataSources,
+    unusable_count: usize,
+    unusable: Vec<UnusableAsset>,
+}
+
+/// Why an asset left out of a run's universe was left out (the rule of
+/// [`bt::Report::universe`]: a price inside the window and
+/// [`bt::MIN_HISTORY`] rows by its end).
+fn unusable_reason(series: &PriceSeries, window: bt::Window) -> String {
+    let (Some(&first), Some(&last)) = (series.dates.first(), series.dates.last()) else {
+        return "no prices stored".to_string();
+    };
+    let (start, end) = (from_days(window.start), from_days(window.end));
+    if last < window.start {
+        return format!(
+            "its last price ({}) is before the window starts ({start})",
+            from_days(last)
+        );
+    }
+    if first > window.end {
+        return format!(
+            "its first price ({}) is after the window ends ({end})",
+            from_days(first)
+        );
+    }
+    let by_end = series.dates.partition_point(|&d| d <= window.end);
+    let in_window = by_end - series.dates.partition_point(|&d| d < window.start);
+    if in_window == 0 {
+        return format!("no price between {start} and {end}");
+    }
+    format!(
+        "only {by_end} price rows by {end}; {} are needed for signals",
+        bt::MIN_HISTORY
+    )
+}
+
 fn shape(
     report: &bt::Report,
     inputs: &[bt::AssetInput<'_>],
@@ -627,6 +693,7 @@ fn shape(
     engine_version: &str,
     req: &ValidRequest,
     signals_cached: usize,
+    data: DataUse,
 ) -> BacktestResponse {
     let dates: Vec<NaiveDate> = report.dates.iter().map(|&d| from_days(d)).collect();
     let ticker = |k: usize| inputs[report.universe[k]].meta.ticker.clone();
@@ -699,6 +766,9 @@ fn shape(
             decay_factor: Some(req.params.decay_factor),
             trades_total: Some(report.trades_total),
             trades_truncated: Some(report.trades_total > report.trades.len() as u64),
+            data_sources: data.sources,
+            unusable_assets_count: data.unusable_count,
+            unusable_assets: data.unusable,
         },
     }
 }

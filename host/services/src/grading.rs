@@ -13,6 +13,7 @@
 //! snapshot until then, and a failed or interrupted run leaves it served.
 
 use crate::error::Error;
+use forecast_api::assets::DataSources;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,7 +23,7 @@ use chrono::{NaiveTime, Utc};
 use crate::active::Plugins;
 use crate::analysis::{AnalysisQuery, CACHED_RETURN_PERIODS, MIN_ROWS};
 use crate::verdict::{self, VerdictParts};
-use forecast_domain::series::PriceSeries;
+use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::Asset;
 use forecast_domain::Metric;
 use forecast_store::{Database, GradeRow, GradingRun, GradingStore, StoreError};
@@ -90,6 +91,9 @@ pub struct Summary {
     pub abandoned: bool,
     /// Wall time of this process's part.
     pub elapsed: Duration,
+    /// Provenance of the prices of the assets the run graded (by every
+    /// replica).
+    pub data_sources: DataSources,
 }
 
 /// A name for this process's workers in task claims.
@@ -142,6 +146,7 @@ fn grade_asset(
                 asset,
                 query,
                 rows: series.len(),
+                last_price_date: from_days(*series.dates.last().expect("graded series has rows")),
                 state,
                 grade,
                 engine_version: &engine.info().version,
@@ -301,6 +306,12 @@ pub async fn run(
         .filter(|r| r.id == current.id)
         .unwrap_or(current);
     let failed_here = failed.load(Ordering::Relaxed);
+    let data_sources = DataSources::count(
+        db.ranking_rows(&run.id, CACHED_RETURN_PERIODS[0], METRICS[0])
+            .await?
+            .iter()
+            .map(|r| r.data_source),
+    );
     metrics::histogram!("forecast_grading_run_duration_seconds")
         .record(started.elapsed().as_secs_f64());
     Ok(Summary {
@@ -309,6 +320,7 @@ pub async fn run(
         activated,
         abandoned,
         elapsed: started.elapsed(),
+        data_sources,
         run,
     })
 }
@@ -432,6 +444,9 @@ pub async fn schedule(db: Arc<dyn Database>, plugins: Arc<Plugins>, at: NaiveTim
                     failures = s.failed_here,
                     activated = s.activated,
                     seconds = s.elapsed.as_secs_f64(),
+                    real = s.data_sources.real,
+                    ingested = s.data_sources.ingested,
+                    synthetic = s.data_sources.synthetic,
                     "grading finished"
                 ),
                 Err(e) => {

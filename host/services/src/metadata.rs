@@ -245,6 +245,7 @@ mod tests {
             is_premium: false,
             data_source: forecast_domain::DataSource::Synthetic,
             data_version: 0,
+            last_price_date: None,
         };
         let m = CatalogProvider.fetch(&asset).await.unwrap();
         assert_eq!(m.logo_url, "https://www.example.com/favicon.ico");

@@ -6,8 +6,9 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use chrono::DateTime;
+use forecast_api::assets::DataSources;
 use forecast_api::ranking::{
-    RankedAsset, RankingMetadata, RankingQuery, RankingResponse, SortKey, SortOrder,
+    DateRange, RankedAsset, RankingMetadata, RankingQuery, RankingResponse, SortKey, SortOrder,
 };
 use forecast_store::{GradingStore, RankedRow};
 
@@ -67,7 +68,20 @@ impl RankingService {
         if let Some(cats) = &q.categories {
             rows.retain(|r| cats.contains(&r.category));
         }
+        let before_age = rows.len();
+        if let Some(days) = q.max_age_days {
+            let oldest = chrono::Utc::now().date_naive() - chrono::Days::new(u64::from(days));
+            rows.retain(|r| r.last_price_date >= oldest);
+        }
+        let stale_excluded = before_age - rows.len();
         let filtered_assets = rows.len();
+        let data_sources = DataSources::count(rows.iter().map(|r| r.data_source));
+        let last_price_dates = rows
+            .iter()
+            .map(|r| r.last_price_date)
+            .min()
+            .zip(rows.iter().map(|r| r.last_price_date).max())
+            .map(|(oldest, newest)| DateRange { oldest, newest });
         sort_rows(&mut rows, q.sort_by, q.order);
         let label_version = |label: &str| label.rsplit('@').next().unwrap_or(label).to_string();
         Ok(RankingResponse {
@@ -90,11 +104,15 @@ impl RankingService {
                     score: r.grade.score,
                     grade: r.grade.letter,
                     data_source: r.data_source,
+                    last_price_date: r.last_price_date,
                 })
                 .collect(),
             metadata: RankingMetadata {
                 total_assets,
                 filtered_assets,
+                data_sources,
+                stale_excluded,
+                last_price_dates,
                 calculated_at: DateTime::from_timestamp(
                     run.finished_at.unwrap_or(run.started_at),
                     0,

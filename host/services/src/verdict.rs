@@ -36,6 +36,8 @@ pub struct VerdictParts<'a> {
     pub query: &'a AnalysisQuery,
     /// Rows analysed.
     pub rows: usize,
+    /// The date of the asset's last stored price.
+    pub last_price_date: chrono::NaiveDate,
     /// The engine's state.
     pub state: &'a StateSummary,
     /// The scorer's grade.
@@ -72,6 +74,7 @@ pub fn build(p: VerdictParts<'_>) -> VerdictResponse {
             scorer_version: p.scorer_version.to_string(),
             data_source: p.asset.data_source,
             periods_per_year: p.state.periods_per_year,
+            last_price_date: p.last_price_date,
         },
     }
 }
@@ -141,6 +144,9 @@ impl VerdictService {
                                     Error::Internal(format!("cached verdict does not parse: {e}"))
                                 })?;
                             cached.metadata.from_cache = true;
+                            if let Some(d) = asset.last_price_date {
+                                cached.metadata.last_price_date = d;
+                            }
                             crate::cache_lookup("verdict", true);
                             return Ok(cached);
                         }
@@ -161,6 +167,7 @@ impl VerdictService {
         let query = *q;
         let permit = self.plugins.runtime().acquire().await;
         let periods = history.periods_per_year();
+        let last_price_date = crate::analysis::last_price_date(&asset, &history);
         tokio::task::spawn_blocking(move || {
             let summary = engine
                 .analyse_state(
@@ -180,6 +187,7 @@ impl VerdictService {
                 asset: &asset,
                 query: &query,
                 rows: window.len(),
+                last_price_date,
                 state: &summary,
                 grade: &grades[0],
                 engine_version: &engine.info().version,

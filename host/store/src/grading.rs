@@ -79,6 +79,9 @@ pub struct RankedRow {
     pub category: Category,
     /// Provenance of the prices graded.
     pub data_source: DataSource,
+    /// The date of the asset's last price (the grades of an asset are
+    /// dropped whenever its prices change, so these are the prices graded).
+    pub last_price_date: chrono::NaiveDate,
 }
 
 /// Runs, tasks, grades and rankings.

@@ -4,7 +4,8 @@
 //! (users, sessions, API keys), [`QuotaStore`] (counting windows),
 //! [`AssetStore`] (catalog, price series, metadata), [`CacheStore`]
 //! (cached analyses), [`SettingsStore`], [`GradingStore`] (runs, tasks,
-//! grades) and [`PluginRegistry`] — so a service holds only the handles it
+//! grades), [`JobStore`] (work of the day split across replicas) and
+//! [`PluginRegistry`] — so a service holds only the handles it
 //! uses. [`Database`] is all of them plus [`StoreAdmin`], implemented for
 //! every type that implements the parts; `Arc<dyn Database>` upcasts to any
 //! part.
@@ -22,6 +23,7 @@ mod accounts;
 mod assets;
 mod caches;
 mod grading;
+mod jobs;
 mod quotas;
 mod registry;
 mod rows;
@@ -38,6 +40,7 @@ pub use accounts::AccountStore;
 pub use assets::{AssetStore, CachedMetadata, CatalogEntry};
 pub use caches::{CacheStore, SettingsStore};
 pub use grading::{GradeRow, GradingRun, GradingStore, RankedRow};
+pub use jobs::{JobRun, JobStore};
 pub use postgres::PgStore;
 pub use quotas::{Consumption, QuotaStore, Window, WindowUsage};
 pub use registry::{
@@ -48,8 +51,8 @@ pub use sqlite::SqliteStore;
 /// Every store trait, for call sites: `use forecast_store::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AccountStore, AssetStore, CacheStore, Database, GradingStore, PluginRegistry, QuotaStore,
-        SettingsStore, StoreAdmin,
+        AccountStore, AssetStore, CacheStore, Database, GradingStore, JobStore, PluginRegistry,
+        QuotaStore, SettingsStore, StoreAdmin,
     };
 }
 
@@ -128,6 +131,7 @@ pub trait Database:
     + CacheStore
     + SettingsStore
     + GradingStore
+    + JobStore
     + PluginRegistry
     + Send
     + Sync
@@ -143,6 +147,7 @@ impl<T> Database for T where
         + CacheStore
         + SettingsStore
         + GradingStore
+        + JobStore
         + PluginRegistry
         + Send
         + Sync

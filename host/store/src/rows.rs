@@ -108,7 +108,17 @@ pub(crate) fn asset(r: &impl Cols) -> StoreResult<Asset> {
         is_premium: r.flag("is_premium")?,
         data_source: data_source(r)?,
         data_version: r.int("data_version")?,
+        last_price_date: r
+            .opt_text("last_price_date")?
+            .map(|d| parse_date("last_price_date", &d))
+            .transpose()?,
     })
+}
+
+/// A `YYYY-MM-DD` column.
+fn parse_date(col: &str, s: &str) -> StoreResult<chrono::NaiveDate> {
+    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .map_err(|_| StoreError::Corrupt(format!("{col} '{s}'")))
 }
 
 fn category(r: &impl Cols) -> StoreResult<Category> {
@@ -217,6 +227,7 @@ pub(crate) fn ranked(r: &impl Cols) -> StoreResult<RankedRow> {
         name: r.text("name")?,
         category: category(r)?,
         data_source: data_source(r)?,
+        last_price_date: parse_date("last_price_date", &r.text("last_price_date")?)?,
     })
 }
 
@@ -347,4 +358,19 @@ pub(crate) fn series_bounds(series: &PriceSeries) -> (String, String) {
 /// The plugins generation from its `settings` row (an integer as text).
 pub(crate) fn generation(r: &impl Cols) -> StoreResult<i64> {
     r.parsed("value")
+}
+
+/// A row of `job_runs`.
+pub(crate) fn job(r: &impl Cols) -> StoreResult<crate::JobRun> {
+    Ok(crate::JobRun {
+        id: r.text("id")?,
+        kind: r.text("kind")?,
+        day: r.text("day")?,
+        status: r.parsed("status")?,
+        started_at: r.int("started_at")?,
+        finished_at: r.opt_int("finished_at")?,
+        total: r.int("total")?,
+        done: r.int("done")?,
+        failures: r.int("failures")?,
+    })
 }

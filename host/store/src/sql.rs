@@ -14,7 +14,8 @@
 macro_rules! asset_columns {
     () => {
         "id, ticker, name, category, exchange, currency, country, sector, industry, website, \
-         summary, isin, is_active, is_premium, data_source, data_version"
+         summary, isin, is_active, is_premium, data_source, data_version, \
+         (SELECT p.last_date FROM daily_prices p WHERE p.asset_id = assets.id) AS last_price_date"
     };
 }
 
@@ -360,8 +361,9 @@ pub(crate) const GRADE: &str = concat!(
 pub(crate) const RANKING_ROWS: &str = concat!(
     "SELECT ",
     grade_columns!(),
-    ", a.ticker, a.name, a.category, a.data_source
+    ", a.ticker, a.name, a.category, a.data_source, p.last_date AS last_price_date
      FROM grades g JOIN assets a ON a.id = g.asset_id
+     JOIN daily_prices p ON p.asset_id = g.asset_id
      WHERE g.run_id = $1 AND g.return_period = $2 AND g.metric = $3 AND a.is_active
      ORDER BY g.asset_id"
 );

@@ -576,6 +576,12 @@ export interface components {
             start_date: string;
             /** Format: date */
             end_date: string;
+            /**
+             * Format: date
+             * @description The date of the asset's last stored price (histories end on
+             *     different days; `end_date` is that of the analysed window).
+             */
+            last_price_date: string;
         };
         /** @description The spec's AnalysisResponse. */
         AnalysisResponse: {
@@ -611,6 +617,11 @@ export interface components {
             /** @description Whether the metadata came from the 7-day cache. */
             from_cache: boolean;
             data_source: components["schemas"]["DataSource"];
+            /**
+             * Format: date
+             * @description The date of its last price (null: no prices stored).
+             */
+            last_price_date?: string | null;
         };
         /** @description One asset of the catalog. */
         AssetItem: {
@@ -631,6 +642,11 @@ export interface components {
             is_premium: boolean;
             /** @description Provenance of its prices; `synthetic` prices are generated. */
             data_source: components["schemas"]["DataSource"];
+            /**
+             * Format: date
+             * @description The date of its last price (null: no prices stored).
+             */
+            last_price_date?: string | null;
         };
         /** @description `{assets, total}`. */
         AssetListResponse: {
@@ -707,6 +723,15 @@ export interface components {
              *     `trades_total`.
              */
             trades_truncated?: boolean | null;
+            /** @description Provenance of the prices of the `assets_count` assets used. */
+            data_sources: components["schemas"]["DataSources"];
+            /**
+             * @description Assets of the requested universe the run could not use for lack of
+             *     data in its window (all of them, however many).
+             */
+            unusable_assets_count: number;
+            /** @description The first 500 of them by ticker, each with the reason. */
+            unusable_assets: components["schemas"]["UnusableAsset"][];
         };
         /**
          * @description The request body. Every field is optional; unknown fields are refused
@@ -879,6 +904,33 @@ export interface components {
          * @enum {string}
          */
         DataSource: "real" | "synthetic" | "ingested";
+        /**
+         * @description How many of the assets an aggregate used have prices of each
+         *     provenance: `real` (histories shipped with the service), `ingested`
+         *     (loaded by `forecast ingest` from files or a price provider) and
+         *     `synthetic` (generated demo prices, not market data).
+         */
+        DataSources: {
+            /** @description Shipped real histories. */
+            real: number;
+            /** @description Prices loaded by `forecast ingest`. */
+            ingested: number;
+            /** @description Generated prices. */
+            synthetic: number;
+        };
+        /** @description The first and last of a set of dates. */
+        DateRange: {
+            /**
+             * Format: date
+             * @description The earliest.
+             */
+            oldest: string;
+            /**
+             * Format: date
+             * @description The latest.
+             */
+            newest: string;
+        };
         /** @description `return_distribution`. */
         DistributionBody: {
             bins: number[];
@@ -1160,13 +1212,23 @@ export interface components {
             /** @description The scorer's letter (A to F for the default scorer). */
             grade: string;
             data_source: components["schemas"]["DataSource"];
+            /**
+             * Format: date
+             * @description The date of the last price graded.
+             */
+            last_price_date: string;
         };
         /** @description `metadata` of a ranking. */
         RankingMetadata: {
             /** @description Graded assets of the snapshot for this period and metric. */
             total_assets: number;
-            /** @description After the category filter, before `limit`. */
+            /** @description After the category and `max_age_days` filters, before `limit`. */
             filtered_assets: number;
+            /** @description Provenance of the prices of the `filtered_assets`. */
+            data_sources: components["schemas"]["DataSources"];
+            /** @description Assets left out by `max_age_days` (0 without it). */
+            stale_excluded: number;
+            last_price_dates?: null | components["schemas"]["DateRange"];
             /**
              * Format: date-time
              * @description When the snapshot's grading run finished.
@@ -1403,6 +1465,18 @@ export interface components {
              */
             price: number;
         };
+        /** @description An asset of the universe a backtest could not use. */
+        UnusableAsset: {
+            /** @description Its ticker. */
+            ticker: string;
+            /**
+             * Format: date
+             * @description The date of its last price (null: no prices stored).
+             */
+            last_price_date?: string | null;
+            /** @description Why it could not be used. */
+            reason: string;
+        };
         /** @description `metadata` of a verdict. */
         VerdictMetadata: {
             /** Format: int32 */
@@ -1424,6 +1498,11 @@ export interface components {
             data_source: components["schemas"]["DataSource"];
             /** Format: int32 */
             periods_per_year: number;
+            /**
+             * Format: date
+             * @description The date of the asset's last stored price.
+             */
+            last_price_date: string;
         };
         /** @description The spec's verdict response. */
         VerdictResponse: {
@@ -2839,6 +2918,11 @@ export interface operations {
                 return_period?: 7 | 30 | 90 | 180 | 365;
                 /** @description The graded metric. */
                 metric?: components["schemas"]["Metric"];
+                /**
+                 * @description Leave out assets whose last price is more than this many days
+                 *     before today (UTC): real histories end on different days.
+                 */
+                max_age_days?: number;
             };
             header?: never;
             path?: never;
@@ -3849,6 +3933,11 @@ export interface operations {
                 return_period?: 7 | 30 | 90 | 180 | 365;
                 /** @description The graded metric. */
                 metric?: components["schemas"]["Metric"];
+                /**
+                 * @description Leave out assets whose last price is more than this many days
+                 *     before today (UTC): real histories end on different days.
+                 */
+                max_age_days?: number;
             };
             header?: never;
             path?: never;

@@ -531,6 +531,7 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
             <p class="muted small">
               {[info.data.exchange, info.data.currency, info.data.sector, info.data.industry].filter(Boolean).join(" · ")}{" "}
               <SourceBadge source={info.data.data_source} />
+              {info.data.last_price_date && <> · last price {info.data.last_price_date}</>}
             </p>
           )}
         </div>

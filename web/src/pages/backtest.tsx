@@ -2,7 +2,7 @@ import { useMemo, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { ApiError, describe, fieldOf } from "../api/client";
 import { api, CATEGORIES, type BacktestRequest, type BacktestResponse } from "../api/endpoints";
-import { navigate, withQuery, type Location } from "../router";
+import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { axis, Chart, pctAxis, type Opts, type Theme } from "../chart";
 import { compact, Card, ErrorNote, Loading, int, num, pct, price, signClass, useData, useTitle } from "../lib";
 
@@ -151,6 +151,25 @@ function Results({ r }: { r: BacktestResponse }) {
           <p class="muted small">
             {r.metadata.strategy} {r.metadata.strategy_version} · {r.metadata.start_date} to {r.metadata.end_date} · engine {r.metadata.engine_version}
           </p>
+          <p class="muted small" id="bt-sources">
+            Prices of the {int(r.metadata.assets_count)} assets used: {int(r.metadata.data_sources.real)} real · {int(r.metadata.data_sources.ingested)} ingested ·{" "}
+            {int(r.metadata.data_sources.synthetic)} synthetic (generated, not market data)
+          </p>
+          {r.metadata.unusable_assets_count > 0 && (
+            <details class="small" id="bt-unusable">
+              <summary>
+                {int(r.metadata.unusable_assets_count)} assets of the universe could not be used for lack of data in the window
+              </summary>
+              <ul>
+                {r.metadata.unusable_assets.map((u) => (
+                  <li key={u.ticker}>
+                    <a class="ticker" href={assetUrl(u.ticker)}>{u.ticker}</a>: {u.reason}
+                  </li>
+                ))}
+                {r.metadata.unusable_assets_count > r.metadata.unusable_assets.length && <li class="muted">…and {int(r.metadata.unusable_assets_count - r.metadata.unusable_assets.length)} more</li>}
+              </ul>
+            </details>
+          )}
         </Card>
       </div>
       <Card title={`Trades (${int(r.trades.length)})`} id="trades">

@@ -79,6 +79,7 @@ export function ExplorePage({ loc }: { loc: Location }) {
                     <th scope="col">Name</th>
                     <th scope="col">Category</th>
                     <th scope="col">Data source</th>
+                    <th scope="col">Last price</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -94,6 +95,7 @@ export function ExplorePage({ loc }: { loc: Location }) {
                       <td>
                         <SourceBadge source={a.data_source} />
                       </td>
+                      <td class="muted">{a.last_price_date ?? "none"}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -35,6 +35,7 @@ const COLUMNS: Column[] = [
   { key: "current_drawdown", label: "Drawdown", num: true, render: (a) => <span class={signClass(a.current_drawdown)}>{pct(a.current_drawdown)}</span> },
   { key: "current_price", label: "Price", num: true, render: (a) => price(a.current_price) },
   { key: "data_source", label: "Data", render: (a) => <SourceBadge source={a.data_source} /> },
+  { key: "last_price_date", label: "Last price", render: (a) => <span class="muted">{a.last_price_date}</span> },
 ];
 
 export function RankingPage({ loc }: { loc: Location }) {
@@ -47,9 +48,12 @@ export function RankingPage({ loc }: { loc: Location }) {
     sort_by: loc.query.get("sort_by") ?? "median_return",
     sort: loc.query.get("sort") === "asc" ? "asc" : "desc",
     filter: loc.query.get("filter") ?? "",
+    max_age_days: loc.query.get("max_age_days") ?? "",
   };
   const [limit, setLimit] = useState(p.limit);
   useEffect(() => setLimit(p.limit), [p.limit]);
+  const [maxAge, setMaxAge] = useState(p.max_age_days);
+  useEffect(() => setMaxAge(p.max_age_days), [p.max_age_days]);
   const serverSort = SERVER_KEYS.includes(p.sort_by);
   const query = {
     category: p.category || undefined,
@@ -58,12 +62,13 @@ export function RankingPage({ loc }: { loc: Location }) {
     limit: p.limit,
     sort_by: serverSort ? p.sort_by : undefined,
     sort: serverSort ? p.sort : undefined,
+    max_age_days: p.max_age_days || undefined,
   };
   const r = useData(() => api.ranking(query), [JSON.stringify(query)]);
   const go = (next: Partial<typeof p>) => navigate(withQuery("/ranking", { ...p, ...next }), { replace: true });
 
   const sortBy = (key: string) => {
-    const dir = p.sort_by === key ? (p.sort === "desc" ? "asc" : "desc") : ["ticker", "name", "category", "rank", "data_source"].includes(key) ? "asc" : "desc";
+    const dir = p.sort_by === key ? (p.sort === "desc" ? "asc" : "desc") : ["ticker", "name", "category", "rank", "data_source", "last_price_date"].includes(key) ? "asc" : "desc";
     go({ sort_by: key, sort: dir });
   };
 
@@ -80,7 +85,9 @@ export function RankingPage({ loc }: { loc: Location }) {
       return String(x).localeCompare(String(y)) * dir;
     });
   }
-  const badField = fieldOf(r.error, ["category", "return_period", "metric", "limit", "sort_by", "sort"]);
+  const badField = fieldOf(r.error, ["category", "return_period", "metric", "limit", "sort_by", "sort", "max_age_days"]);
+  const sources = r.data?.metadata.data_sources;
+  const dates = r.data?.metadata.last_price_dates;
 
   return (
     <main class="page">
@@ -91,7 +98,7 @@ export function RankingPage({ loc }: { loc: Location }) {
           class="filters"
           onSubmit={(e) => {
             e.preventDefault();
-            go({ limit });
+            go({ limit, max_age_days: maxAge });
           }}
         >
           <div class="field">
@@ -135,6 +142,21 @@ export function RankingPage({ loc }: { loc: Location }) {
               onChange={(e) => go({ limit: (e.target as HTMLInputElement).value })}
             />
           </div>
+          <div class="field small-field">
+            <label for="r-age">Last price within (days)</label>
+            <input
+              id="r-age"
+              type="number"
+              min={0}
+              max={36500}
+              placeholder="any"
+              value={maxAge}
+              aria-invalid={badField === "max_age_days" ? true : undefined}
+              aria-describedby={badField === "max_age_days" ? "ranking-error" : undefined}
+              onInput={(e) => setMaxAge((e.target as HTMLInputElement).value)}
+              onChange={(e) => go({ max_age_days: (e.target as HTMLInputElement).value })}
+            />
+          </div>
           <div class="field grow">
             <label for="r-filter">Filter by ticker or name</label>
             <input id="r-filter" type="search" value={p.filter} onInput={(e) => go({ filter: (e.target as HTMLInputElement).value })} />
@@ -148,7 +170,14 @@ export function RankingPage({ loc }: { loc: Location }) {
           <p class="muted small">
             {rows.length} of {r.data.metadata.filtered_assets} assets{p.category ? ` in ${p.category}` : ""} ({r.data.metadata.total_assets} graded) ·
             graded {when(r.data.metadata.calculated_at)}
+            {r.data.metadata.stale_excluded > 0 && <> · {r.data.metadata.stale_excluded} left out for an older last price</>}
           </p>
+          {sources && (
+            <p class="muted small" id="ranking-sources">
+              Prices: {sources.real} real · {sources.ingested} ingested · {sources.synthetic} synthetic (generated, not market data)
+              {dates && <> · last prices from {dates.oldest} to {dates.newest}</>}
+            </p>
+          )}
           <div class="table-wrap">
             <table class="table sortable" id="ranking-table">
               <caption class="sr-only">Ranked assets, sorted by {p.sort_by.replace(/_/g, " ")} {p.sort === "asc" ? "ascending" : "descending"}</caption>

@@ -11,6 +11,7 @@ mod accounts;
 mod assets;
 mod caches;
 mod grading;
+mod jobs;
 mod quotas;
 mod registry;
 

@@ -10,6 +10,7 @@ mod accounts;
 mod assets;
 mod caches;
 mod grading;
+mod jobs;
 mod quotas;
 mod registry;
 

@@ -40,6 +40,11 @@ pub(crate) async fn assets_conformance(db: Arc<dyn Database>) {
     let a = db.asset_by_ticker("AAA").await.unwrap().unwrap();
     assert_eq!(a.data_source, DataSource::Ingested);
     assert_eq!(a.data_version, 1);
+    assert_eq!(
+        a.last_price_date,
+        chrono::NaiveDate::from_ymd_opt(1970, 1, 13),
+        "the last stored date comes with the asset"
+    );
     assert_eq!(db.load_series(1).await.unwrap(), Some(series.clone()));
     assert!(
         db.cached_analysis("k1").await.unwrap().is_none(),
@@ -60,6 +65,8 @@ pub(crate) async fn assets_conformance(db: Arc<dyn Database>) {
         .unwrap_err();
     assert!(matches!(err, StoreError::UnknownAsset(99)));
     assert!(db.load_series(2).await.unwrap().is_none());
+    let b = db.asset_by_ticker("BBB").await.unwrap().unwrap();
+    assert_eq!(b.last_price_date, None, "no prices, no last date");
     assert_eq!(
         db.asset_by_ticker("BBB")
             .await

@@ -124,6 +124,17 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
     assert!(rows
         .iter()
         .any(|r| r.ticker == "A1" && r.category == Category::UsStocks));
+    // Day 399 of the stored series, joined from the prices.
+    let day_399 = chrono::NaiveDate::from_ymd_opt(1971, 2, 4).unwrap();
+    assert!(rows.iter().all(|r| r.last_price_date == day_399));
+    assert_eq!(
+        db.asset_by_ticker("A1")
+            .await
+            .unwrap()
+            .unwrap()
+            .last_price_date,
+        Some(day_399)
+    );
     let g = db
         .grade(&run.id, 1, 90, Metric::Return)
         .await
@@ -202,6 +213,16 @@ async fn postgres_grading_across_pools() {
         .collect();
     pools[0].upsert_catalog(&entries).await.unwrap();
     let ids: Vec<i64> = (1..=ASSETS).collect();
+    // Graded assets have prices (ranking rows carry their last date).
+    let series = PriceSeries {
+        dates: (0..300).collect(),
+        closes: vec![1.0; 300],
+    };
+    let items: Vec<_> = ids
+        .iter()
+        .map(|&id| (id, &series, DataSource::Synthetic))
+        .collect();
+    pools[0].store_series(&items).await.unwrap();
 
     // Races to start the same run: every caller gets one run, and its tasks
     // are all there as soon as the call returns.

@@ -8,6 +8,7 @@
 mod accounts;
 mod assets;
 mod grading;
+mod jobs;
 mod quotas;
 mod registry;
 
@@ -73,6 +74,7 @@ on_both_backends!(quotas_suite, quotas::quotas_conformance);
 on_both_backends!(counter_upkeep_suite, quotas::counter_upkeep_conformance);
 on_both_backends!(grading_suite, grading::grading_conformance);
 on_both_backends!(registry_suite, registry::registry_conformance);
+on_both_backends!(jobs_suite, jobs::jobs_conformance);
 
 #[test]
 fn redact_hides_credentials() {

@@ -1,0 +1,122 @@
+//! Shared work lists: a job of the day split across replicas (the
+//! scheduled price refresh). Each (kind, day) has one run with one item per
+//! asset; replicas claim items in batches under a lease, so a killed
+//! replica's items are picked up by another and no item is claimed twice —
+//! the grading job's scheme (`crate::grading`) for work that produces no
+//! snapshot of its own.
+
+use async_trait::async_trait;
+use forecast_domain::GradingStatus;
+
+use crate::StoreResult;
+
+/// A job run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRun {
+    /// UUID.
+    pub id: String,
+    /// What the job does, e.g. `refresh:yahoo`.
+    pub kind: String,
+    /// The UTC day it is for (`YYYY-MM-DD`).
+    pub day: String,
+    /// Running until no item is pending or claimed.
+    pub status: GradingStatus,
+    /// Unix seconds.
+    pub started_at: i64,
+    /// Unix seconds, once done.
+    pub finished_at: Option<i64>,
+    /// Items of the run.
+    pub total: i64,
+    /// Items closed as done.
+    pub done: i64,
+    /// Items closed as failed.
+    pub failures: i64,
+}
+
+/// Runs and their items.
+#[async_trait]
+pub trait JobStore: Send + Sync {
+    /// The run of (`kind`, `day`): created with one pending item per id if
+    /// it does not exist (atomically; concurrent callers get the same run),
+    /// else returned as it is. Runs of `kind` older than a week are
+    /// dropped when a new one is created.
+    async fn start_or_join_job(
+        &self,
+        kind: &str,
+        day: &str,
+        items: &[i64],
+        now: i64,
+    ) -> StoreResult<JobRun>;
+
+    /// The run of (`kind`, `day`), if it was started.
+    async fn job_by_key(&self, kind: &str, day: &str) -> StoreResult<Option<JobRun>>;
+
+    /// Claims up to `limit` items of a run for `worker`: pending ones, or
+    /// claimed ones whose lease (`lease_seconds`) expired. Concurrent
+    /// claimers never get the same item.
+    async fn claim_job_items(
+        &self,
+        run_id: &str,
+        worker: &str,
+        limit: u32,
+        now: i64,
+        lease_seconds: i64,
+    ) -> StoreResult<Vec<i64>>;
+
+    /// Closes `worker`'s items (`done`, `failed`) in one transaction and
+    /// marks the run done when nothing is left pending or claimed. Items no
+    /// longer claimed by `worker` (another replica took them over) count
+    /// nothing. Returns the run as it is after the call.
+    async fn close_job_items(
+        &self,
+        run_id: &str,
+        worker: &str,
+        done: &[i64],
+        failed: &[i64],
+        now: i64,
+    ) -> StoreResult<JobRun>;
+}
+
+/// The statements both backends share.
+pub(crate) mod statements {
+    pub(crate) const RUN_BY_KEY: &str = "SELECT id, kind, day, status, started_at, finished_at, \
+         total, done, failures FROM job_runs WHERE kind = $1 AND day = $2";
+
+    pub(crate) const RUN_BY_ID: &str = "SELECT id, kind, day, status, started_at, finished_at, \
+         total, done, failures FROM job_runs WHERE id = $1";
+
+    pub(crate) const DROP_OLD_RUNS: &str =
+        "DELETE FROM job_runs WHERE kind = $1 AND started_at < $2";
+
+    pub(crate) const CLOSE_ITEM: &str = "UPDATE job_items SET status = $1
+         WHERE run_id = $2 AND item_id = $3 AND status = 'claimed' AND claimed_by = $4";
+
+    pub(crate) const COUNT_CLOSED: &str =
+        "UPDATE job_runs SET done = done + $2, failures = failures + $3 WHERE id = $1";
+
+    pub(crate) const FINISH_IF_EMPTY: &str = "UPDATE job_runs SET status = 'done', finished_at = $2
+         WHERE id = $1 AND status = 'running' AND NOT EXISTS (
+             SELECT 1 FROM job_items WHERE run_id = $1 AND status IN ('pending', 'claimed'))";
+
+    /// A week, in seconds: how long finished runs are kept.
+    pub(crate) const KEEP_SECONDS: i64 = 7 * 86_400;
+}
+
+/// A new run's record, as both backends return it after inserting it.
+pub(crate) fn new_job(id: String, kind: &str, day: &str, total: i64, now: i64) -> JobRun {
+    JobRun {
+        id,
+        kind: kind.to_string(),
+        day: day.to_string(),
+        status: if total == 0 {
+            GradingStatus::Done
+        } else {
+            GradingStatus::Running
+        },
+        started_at: now,
+        finished_at: (total == 0).then_some(now),
+        total,
+        done: 0,
+        failures: 0,
+    }
+}

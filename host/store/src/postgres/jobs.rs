@@ -1,0 +1,169 @@
+//! PostgreSQL [`crate::JobStore`]: runs started with `ON CONFLICT DO
+//! NOTHING`, items claimed with `SKIP LOCKED`, as grading's.
+
+use super::PgStore;
+use crate::jobs::{new_job, statements as sql};
+use crate::rows::{self, Cols};
+use crate::{JobRun, StoreError, StoreResult};
+
+const INSERT_RUN: &str =
+    "INSERT INTO job_runs (id, kind, day, status, started_at, finished_at, total)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (kind, day) DO NOTHING
+     RETURNING id";
+
+const INSERT_ITEMS: &str = "INSERT INTO job_items (run_id, item_id, status)
+     SELECT $1::TEXT, item_id, 'pending' FROM UNNEST($2::BIGINT[]) AS t (item_id)";
+
+/// One statement: the subquery locks up to `limit` claimable rows, skipping
+/// rows another claimer holds.
+const CLAIM: &str = "UPDATE job_items SET status = 'claimed', claimed_by = $2, claimed_at = $3
+     WHERE run_id = $1 AND item_id IN (
+         SELECT item_id FROM job_items
+         WHERE run_id = $1
+           AND (status = 'pending' OR (status = 'claimed' AND claimed_at <= $4))
+         ORDER BY item_id
+         LIMIT $5
+         FOR UPDATE SKIP LOCKED)
+     RETURNING item_id";
+
+const CLOSE_ITEMS: &str = "UPDATE job_items SET status = $1
+     WHERE run_id = $2 AND item_id = ANY($3) AND status = 'claimed' AND claimed_by = $4";
+
+#[async_trait::async_trait]
+impl crate::JobStore for PgStore {
+    async fn start_or_join_job(
+        &self,
+        kind: &str,
+        day: &str,
+        items: &[i64],
+        now: i64,
+    ) -> StoreResult<JobRun> {
+        // As grading's runs: a concurrent inserter of the same key waits on
+        // the unique index, does nothing, then reads the committed run.
+        let total = rows::len(items.len())?;
+        for _ in 0..3 {
+            let mut tx = self.pool.begin().await?;
+            let run = new_job(uuid::Uuid::new_v4().to_string(), kind, day, total, now);
+            let inserted = sqlx::query(INSERT_RUN)
+                .bind(&run.id)
+                .bind(kind)
+                .bind(day)
+                .bind(run.status.as_str())
+                .bind(now)
+                .bind(run.finished_at)
+                .bind(total)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if inserted.is_none() {
+                tx.rollback().await?;
+                let row = sqlx::query(sql::RUN_BY_KEY)
+                    .bind(kind)
+                    .bind(day)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                match row {
+                    Some(r) => return rows::job(&r),
+                    None => continue,
+                }
+            }
+            sqlx::query(sql::DROP_OLD_RUNS)
+                .bind(kind)
+                .bind(now - sql::KEEP_SECONDS)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(INSERT_ITEMS)
+                .bind(&run.id)
+                .bind(items)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(run);
+        }
+        Err(StoreError::Corrupt(format!(
+            "job run ({kind}, {day}) neither inserted nor found"
+        )))
+    }
+
+    async fn job_by_key(&self, kind: &str, day: &str) -> StoreResult<Option<JobRun>> {
+        sqlx::query(sql::RUN_BY_KEY)
+            .bind(kind)
+            .bind(day)
+            .fetch_optional(&self.pool)
+            .await?
+            .map(|r| rows::job(&r))
+            .transpose()
+    }
+
+    async fn claim_job_items(
+        &self,
+        run_id: &str,
+        worker: &str,
+        limit: u32,
+        now: i64,
+        lease_seconds: i64,
+    ) -> StoreResult<Vec<i64>> {
+        let mut ids: Vec<i64> = sqlx::query(CLAIM)
+            .bind(run_id)
+            .bind(worker)
+            .bind(now)
+            .bind(now - lease_seconds)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| r.int("item_id"))
+            .collect::<StoreResult<_>>()?;
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    async fn close_job_items(
+        &self,
+        run_id: &str,
+        worker: &str,
+        done: &[i64],
+        failed: &[i64],
+        now: i64,
+    ) -> StoreResult<JobRun> {
+        let mut tx = self.pool.begin().await?;
+        // The run row first: closers of one run queue up on it, so exactly
+        // one of them sees the last item closed.
+        sqlx::query("SELECT id FROM job_runs WHERE id = $1 FOR UPDATE")
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        let mut counted = [0i64; 2];
+        for (n, (status, ids)) in [("done", done), ("failed", failed)].into_iter().enumerate() {
+            if ids.is_empty() {
+                continue;
+            }
+            counted[n] = sqlx::query(CLOSE_ITEMS)
+                .bind(status)
+                .bind(run_id)
+                .bind(ids)
+                .bind(worker)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected() as i64;
+        }
+        sqlx::query(sql::COUNT_CLOSED)
+            .bind(run_id)
+            .bind(counted[0])
+            .bind(counted[1])
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(sql::FINISH_IF_EMPTY)
+            .bind(run_id)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        let run = sqlx::query(sql::RUN_BY_ID)
+            .bind(run_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let run = rows::job(&run)?;
+        tx.commit().await?;
+        Ok(run)
+    }
+}
