@@ -35,7 +35,7 @@ const COLUMNS: Column[] = [
   { key: "current_drawdown", label: "Drawdown", num: true, render: (a) => <span class={signClass(a.current_drawdown)}>{pct(a.current_drawdown)}</span> },
   { key: "current_price", label: "Price", num: true, render: (a) => price(a.current_price) },
   { key: "data_source", label: "Data", render: (a) => <SourceBadge source={a.data_source} /> },
-  { key: "last_price_date", label: "Last price", render: (a) => <span class="muted">{a.last_price_date}</span> },
+  { key: "last_price_date", label: "Last price", render: (a) => <span class="muted nowrap">{a.last_price_date}</span> },
 ];
 
 export function RankingPage({ loc }: { loc: Location }) {
