@@ -17,6 +17,7 @@ pub mod ingest;
 pub mod keys;
 pub mod matcher;
 pub mod metadata;
+pub mod providers;
 pub mod ranking;
 pub mod registry;
 pub mod sessions;
