@@ -39,7 +39,7 @@ enum Command {
         #[command(subcommand)]
         command: DemoCommand,
     },
-    /// Load real prices.
+    /// Load real prices (CSV files or a live provider).
     Ingest {
         #[command(subcommand)]
         command: IngestCommand,
@@ -156,6 +156,12 @@ enum IngestCommand {
         #[arg(long)]
         ticker: Option<String>,
     },
+    /// Fetch daily closes from a live provider (Yahoo Finance or Stooq;
+    /// base URLs from FORECAST_YAHOO_URL / FORECAST_STOOQ_URL) and upsert
+    /// them by date like `ingest csv`: one transaction per asset, a failed
+    /// asset keeps its prices, an asset with nothing new is not written.
+    /// Exits non-zero when any asset failed.
+    Fetch(crate::cli_fetch::FetchArgs),
 }
 
 impl Cli {
@@ -169,6 +175,9 @@ impl Cli {
             Command::Ingest {
                 command: IngestCommand::Csv { paths, ticker },
             } => ingest_csv(paths, ticker).await,
+            Command::Ingest {
+                command: IngestCommand::Fetch(args),
+            } => crate::cli_fetch::run(args).await,
             Command::User { command } => user(command).await,
             Command::Grade => grade().await,
             Command::Key {

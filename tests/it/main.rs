@@ -18,6 +18,7 @@ mod api;
 mod auth;
 mod backtest;
 mod cli;
+mod fetch;
 mod grading;
 mod hardening_backtest;
 mod hardening_defaults;
