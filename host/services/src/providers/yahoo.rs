@@ -69,13 +69,12 @@ impl PriceProvider for Yahoo {
     /// The catalog's tickers are Yahoo symbols, except the CS2 cases
     /// (Steam market items), which no price provider lists.
     fn symbol(&self, asset: &Asset) -> Result<String, String> {
-        if asset.category == Category::Cs2Cases {
-            return Err(format!(
+        yahoo_symbol(&asset.ticker, asset.category).ok_or_else(|| {
+            format!(
                 "yahoo has no symbol for {} (CS2 cases have no price provider)",
                 asset.ticker
-            ));
-        }
-        Ok(asset.ticker.clone())
+            )
+        })
     }
 
     fn request_url(&self, symbol: &str, since: Option<NaiveDate>, today: NaiveDate) -> String {
@@ -107,6 +106,12 @@ impl PriceProvider for Yahoo {
             _ => format!("HTTP {status}: {}", snippet(body, 120)),
         }
     }
+}
+
+/// Yahoo's symbol for a catalog ticker of `category`: the ticker itself,
+/// except for the CS2 cases (Steam market items), which it does not list.
+pub fn yahoo_symbol(ticker: &str, category: Category) -> Option<String> {
+    (category != Category::Cs2Cases).then(|| ticker.to_string())
 }
 
 fn unix_seconds(d: NaiveDate) -> i64 {
@@ -351,27 +356,6 @@ mod tests {
         to_days(NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap())
     }
 
-    fn asset(ticker: &str, category: Category) -> Asset {
-        Asset {
-            id: 1,
-            ticker: ticker.into(),
-            name: ticker.into(),
-            category,
-            exchange: String::new(),
-            currency: String::new(),
-            country: String::new(),
-            sector: String::new(),
-            industry: String::new(),
-            website: String::new(),
-            summary: String::new(),
-            isin: String::new(),
-            is_active: true,
-            is_premium: false,
-            data_source: forecast_domain::DataSource::Synthetic,
-            data_version: 1,
-        }
-    }
-
     #[test]
     fn good_answer_prefers_adjclose_and_dates_in_exchange_time() {
         let p = parse(&fixture("AAPL.json")).unwrap();
@@ -548,18 +532,18 @@ mod tests {
     fn symbols_and_urls() {
         let y = Yahoo::new("http://127.0.0.1:9/");
         assert_eq!(
-            y.symbol(&asset("^GSPC", Category::Indices)).unwrap(),
-            "^GSPC"
+            yahoo_symbol("^GSPC", Category::Indices).as_deref(),
+            Some("^GSPC")
         );
         assert_eq!(
-            y.symbol(&asset("7203.T", Category::JapaneseStocks))
-                .unwrap(),
-            "7203.T"
+            yahoo_symbol("7203.T", Category::JapaneseStocks).as_deref(),
+            Some("7203.T")
         );
-        let e = y
-            .symbol(&asset("CS2-CSGO", Category::Cs2Cases))
-            .unwrap_err();
-        assert!(e.contains("yahoo has no symbol for CS2-CSGO"), "{e}");
+        assert_eq!(
+            yahoo_symbol("EURUSD=X", Category::Forex).as_deref(),
+            Some("EURUSD=X")
+        );
+        assert_eq!(yahoo_symbol("CS2-CSGO", Category::Cs2Cases), None);
         let today = NaiveDate::from_ymd_opt(2024, 6, 14).unwrap();
         assert_eq!(
             y.request_url("^GSPC", None, today),
