@@ -222,11 +222,26 @@ pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::J
             }
         }),
     ];
+    let refresh = config.refresh.map(|r| {
+        let provider: Arc<dyn forecast_services::providers::PriceProvider> =
+            Arc::from(r.provider.provider());
+        (r.at, provider)
+    });
+    if let Some((at, provider)) = &refresh {
+        tracing::info!(at = %at, provider = provider.name(), "daily price refresh scheduled");
+        tasks.push(tokio::spawn(forecast_services::refresh::schedule(
+            state.db.clone(),
+            provider.clone(),
+            forecast_services::providers::FetchOptions::default(),
+            *at,
+        )));
+    }
     if config.grading {
         tasks.push(tokio::spawn(forecast_services::grading::schedule(
             state.db.clone(),
             state.plugins.clone(),
             config.grade_at,
+            refresh.map(|(_, p)| forecast_services::refresh::job_kind(p.as_ref())),
         )));
     }
     tasks

@@ -13,6 +13,15 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/forecast.db";
 /// How long fetched asset metadata is served without refetching.
 pub const METADATA_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
+/// The scheduled price refresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefreshConfig {
+    /// When, UTC.
+    pub at: chrono::NaiveTime,
+    /// From where.
+    pub provider: forecast_services::providers::ProviderKind,
+}
+
 /// Everything `forecast serve` needs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -42,6 +51,11 @@ pub struct Config {
     pub grading: bool,
     /// `FORECAST_GRADE_AT` (`HH:MM`, UTC): when the daily grading runs.
     pub grade_at: chrono::NaiveTime,
+    /// `FORECAST_REFRESH_AT` (`HH:MM`, UTC; unset: off): when the active
+    /// universe's prices are fetched from `FORECAST_REFRESH_PROVIDER`
+    /// (`yahoo` or `stooq`, default `yahoo`), split across replicas; the
+    /// daily grade waits for a refresh still running.
+    pub refresh: Option<RefreshConfig>,
     /// `FORECAST_BACKTEST_TIMEOUT_MS`: the time limit of one backtest
     /// (loading, signals and the run; default 30 s). Past it: 504.
     pub backtest_timeout: Duration,
@@ -203,6 +217,25 @@ impl Config {
                         }
                     })?
                 }
+            },
+            refresh: match std::env::var("FORECAST_REFRESH_AT") {
+                Err(_) => None,
+                Ok(raw) if raw.trim().is_empty() => None,
+                Ok(raw) => Some(RefreshConfig {
+                    at: chrono::NaiveTime::parse_from_str(raw.trim(), "%H:%M")
+                        .or_else(|_| chrono::NaiveTime::parse_from_str(raw.trim(), "%H:%M:%S"))
+                        .map_err(|_| ConfigError {
+                            name: "FORECAST_REFRESH_AT",
+                            message: format!("expected HH:MM or HH:MM:SS (UTC), got '{raw}'"),
+                        })?,
+                    provider: match std::env::var("FORECAST_REFRESH_PROVIDER") {
+                        Err(_) => forecast_services::providers::ProviderKind::Yahoo,
+                        Ok(p) => p.trim().parse().map_err(|message| ConfigError {
+                            name: "FORECAST_REFRESH_PROVIDER",
+                            message,
+                        })?,
+                    },
+                }),
             },
             backtest_timeout,
             limits,

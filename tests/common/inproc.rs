@@ -93,6 +93,7 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
         // would only slow them down.
         grading: false,
         grade_at: chrono::NaiveTime::from_hms_opt(2, 0, 0).expect("valid time"),
+        refresh: None,
         backtest_timeout: forecast::config::DEFAULT_BACKTEST_TIMEOUT,
         signal_cache_bytes: 512 << 20,
         plugin_dir: None,

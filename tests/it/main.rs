@@ -13,6 +13,9 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+/// A fake Yahoo / Stooq server (`fetch`, `replicas`).
+#[path = "../common/fake_provider.rs"]
+mod fake_provider;
 
 mod api;
 mod auth;

@@ -367,3 +367,86 @@ async fn postgres_gets_the_demo_account_only_when_asked() {
     assert!(asked.contains("Demo account"), "{asked}");
     assert!(asked.contains("API key: svc_"), "{asked}");
 }
+
+use crate::fake_provider;
+
+/// Issue 16: the scheduled refresh (`FORECAST_REFRESH_AT`) fetches the
+/// active universe once a day, split across replicas through the store:
+/// every asset is asked for once in all, both replicas take part, and a
+/// fetched history replaces the stored one.
+#[tokio::test]
+async fn the_scheduled_refresh_is_split_across_replicas() {
+    let Some(db) = PgDatabase::create().await else {
+        return;
+    };
+    cli_ok_url(&db.url, &["demo", "load", "--small"], "");
+    let fake = fake_provider::FakeProvider::start();
+    fake.script(
+        "AAPL",
+        vec![fake_provider::Reply::fixture("yahoo/AAPL.json")],
+    );
+    let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+    let active: Vec<(String, String)> =
+        sqlx::query_as("SELECT ticker, category FROM assets WHERE is_active ORDER BY ticker")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    // A few seconds from now, so both replicas are up when it fires.
+    let at = (chrono::Utc::now() + chrono::Duration::seconds(6))
+        .format("%H:%M:%S")
+        .to_string();
+    let env = [
+        ("FORECAST_REFRESH_AT", at.as_str()),
+        ("FORECAST_YAHOO_URL", fake.base.as_str()),
+    ];
+    let _a = Server::start_url(&db.url, &env);
+    let _b = Server::start_url(&db.url, &env);
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    let run = loop {
+        let run: Option<(String, String, i64, i64, i64)> = sqlx::query_as(
+            "SELECT id, status, total, done, failures FROM job_runs WHERE kind = 'refresh:yahoo'",
+        )
+        .fetch_optional(&pool)
+        .await
+        .unwrap();
+        if let Some(r) = run.filter(|r| r.1 == "done") {
+            break r;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the refresh did not finish in 3 minutes"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    };
+    let (run_id, _, total, done, failures) = run;
+    assert_eq!(total as usize, active.len());
+    // AAPL loads; every other symbol is unknown to the fake provider (404)
+    // and CS2 cases have no Yahoo symbol: failed, their prices kept.
+    assert_eq!(done, 1, "only AAPL was answered");
+    assert_eq!(done + failures, total);
+    let workers: i64 =
+        sqlx::query_scalar("SELECT COUNT(DISTINCT claimed_by) FROM job_items WHERE run_id = $1")
+            .bind(&run_id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(workers, 2, "both replicas took part");
+    let asked = fake.requests();
+    let mut symbols: Vec<&str> = asked.iter().map(|r| r.symbol.as_str()).collect();
+    symbols.sort_unstable();
+    let n = symbols.len();
+    symbols.dedup();
+    assert_eq!(symbols.len(), n, "no asset was asked for twice");
+    let expected = active.iter().filter(|(_, c)| c != "CS2 Cases").count();
+    assert_eq!(
+        n, expected,
+        "every asset with a Yahoo symbol was asked for once"
+    );
+    let source: String = sqlx::query_scalar("SELECT data_source FROM assets WHERE ticker = 'AAPL'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(source, "ingested");
+    pool.close().await;
+}

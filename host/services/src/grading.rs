@@ -398,7 +398,15 @@ pub fn seconds_until(at: NaiveTime) -> u64 {
 /// The server's scheduler: grades at start when the snapshot is missing or
 /// stale, then every day at `at` UTC. Errors are logged; the previous
 /// snapshot stays served.
-pub async fn schedule(db: Arc<dyn Database>, plugins: Arc<Plugins>, at: NaiveTime) {
+///
+/// With a scheduled price refresh (`refresh`: its job kind), the daily run
+/// first waits for today's refresh if one is running on any replica.
+pub async fn schedule(
+    db: Arc<dyn Database>,
+    plugins: Arc<Plugins>,
+    at: NaiveTime,
+    refresh: Option<String>,
+) {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let log_progress: Arc<dyn Fn(Progress) + Send + Sync> = {
         let last = std::sync::Mutex::new(Instant::now());
@@ -432,6 +440,9 @@ pub async fn schedule(db: Arc<dyn Database>, plugins: Arc<Plugins>, at: NaiveTim
         // After a rollback, the restored versions' snapshot of today is
         // served again at once instead of being graded again.
         if due && first_run_needed(db.as_ref(), &plugins).await {
+            if let Some(kind) = &refresh {
+                crate::refresh::wait_for_today(db.as_ref(), kind, crate::refresh::GRADE_WAIT).await;
+            }
             match run(db.clone(), plugins.clone(), workers, log_progress.clone()).await {
                 Ok(s) if s.abandoned => {
                     // The versions changed under the run: decide again now.

@@ -19,6 +19,7 @@ pub mod matcher;
 pub mod metadata;
 pub mod providers;
 pub mod ranking;
+pub mod refresh;
 pub mod registry;
 pub mod sessions;
 pub mod verdict;

@@ -5,7 +5,9 @@
 //! request), one GET with the run's retries ([`super::http`]), the parse
 //! and validation of the whole answer, no row dated after tomorrow (UTC),
 //! then the rows are upserted by date into the stored series exactly as
-//! `forecast ingest csv` does ([`PriceSeries::merge`]) and written with one
+//! `forecast ingest csv` does ([`PriceSeries::merge`]) — except that a
+//! synthetic (generated) history is replaced, never mixed with market
+//! data — and written with one
 //! [`AssetStore::store_series`] call flagged [`DataSource::Ingested`] —
 //! which bumps the asset's data version and drops its cached analyses and
 //! grades. When the merge changes nothing the asset is "unchanged" and
@@ -22,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use chrono::NaiveDate;
 
-use forecast_domain::series::{from_days, to_days};
+use forecast_domain::series::{from_days, to_days, PriceSeries};
 use forecast_domain::{Asset, DataSource};
 use forecast_store::AssetStore;
 
@@ -307,8 +309,17 @@ async fn fetch_one(
     };
     report.rows_before = stored.len();
     report.rows_after = stored.len();
-    let mut merged = stored.clone();
-    merged.merge(&parsed.rows);
+    // Generated prices never mix with market data: a synthetic history is
+    // replaced by what was fetched; a real or ingested one is merged into.
+    let merged = if asset.data_source == DataSource::Synthetic {
+        let mut fresh = PriceSeries::default();
+        fresh.merge(&parsed.rows);
+        fresh
+    } else {
+        let mut merged = stored.clone();
+        merged.merge(&parsed.rows);
+        merged
+    };
     if merged == stored {
         report.outcome = FetchOutcome::Unchanged;
         return report;
