@@ -167,7 +167,7 @@ impl Embedder {
         let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
         let types = ids.zeros_like()?;
         let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (n, len, DIMS)
-        // Mean over the real tokens, then unit length.
+                                                                     // Mean over the real tokens, then unit length.
         let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
         let summed = hidden.broadcast_mul(&mask)?.sum(1)?; // (n, DIMS)
         let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?; // (n, 1)
@@ -178,8 +178,38 @@ impl Embedder {
     }
 }
 
-/// The text a catalog entry is embedded from: every field that says what
-/// it is (not its exchange, currency or website).
+/// One-line descriptions of well-known assets (`data/asset_descriptions.csv`:
+/// what the company does, its products, people and nicknames), added to
+/// their catalog text: the catalog's own summaries are often empty, and a
+/// small model cannot know what "Samsung Electronics Co Ltd" makes.
+const DESCRIPTIONS: &str = include_str!("../../../data/asset_descriptions.csv");
+
+/// The description of `ticker` in [`DESCRIPTIONS`], if any.
+pub fn description(ticker: &str) -> Option<&'static str> {
+    static MAP: std::sync::OnceLock<std::collections::HashMap<String, String>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        DESCRIPTIONS
+            .lines()
+            .skip(1)
+            .filter_map(|line| {
+                let (ticker, rest) = line.split_once(',')?;
+                let text = rest
+                    .strip_prefix('"')
+                    .and_then(|r| r.strip_suffix('"'))
+                    .map(|r| r.replace("\"\"", "\""))
+                    .unwrap_or_else(|| rest.to_string());
+                Some((ticker.trim().to_string(), text.trim().to_string()))
+            })
+            .collect()
+    })
+    .get(ticker.trim())
+    .map(String::as_str)
+}
+
+/// The text a catalog entry is embedded from: its name, ticker and
+/// [`description`] when it has one; else every field that says what it is
+/// (not its exchange, currency or website).
 pub fn catalog_text(
     name: &str,
     ticker: &str,
@@ -189,6 +219,11 @@ pub fn catalog_text(
     country: &str,
     summary: &str,
 ) -> String {
+    // A description says it best, and a short text keeps its meaning
+    // sharp (mean pooling dilutes a long one).
+    if let Some(d) = description(ticker) {
+        return format!("{} ({}): {d}", name.trim(), ticker.trim());
+    }
     let mut text = format!("{} ({}). {}", name.trim(), ticker.trim(), category.trim());
     for field in [sector, industry, country] {
         let field = field.trim();
@@ -303,6 +338,20 @@ mod tests {
     }
 
     #[test]
+    fn descriptions_are_read() {
+        assert!(description("TSLA").unwrap().contains("Elon Musk"));
+        assert!(description("PG").unwrap().starts_with("Procter & Gamble"));
+        assert_eq!(description("NOPE"), None);
+        let text = catalog_text("Tesla", "TSLA", "US Stocks", "", "Autos", "", "");
+        assert!(
+            text.starts_with("Tesla (TSLA): Electric car maker"),
+            "{text}"
+        );
+        let other = catalog_text("Acme", "ACME", "US Stocks", "", "Autos", "Ohio", "Cars.");
+        assert_eq!(other, "Acme (ACME). US Stocks; Autos; Ohio. Cars.");
+    }
+
+    #[test]
     fn bytes_round_trip() {
         let v: Vec<f32> = (0..DIMS).map(|i| i as f32 / 7.0 - 3.0).collect();
         assert_eq!(from_bytes(&to_bytes(&v)), Some(v));
@@ -322,7 +371,9 @@ mod tests {
     /// when the model is absent.
     #[test]
     fn the_real_model_embeds_meaning() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../").join(DEFAULT_DIR);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../")
+            .join(DEFAULT_DIR);
         let Ok(model) = Embedder::load(&dir) else {
             println!("SKIPPED: no model at {}", dir.display());
             return;
