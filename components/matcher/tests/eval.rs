@@ -82,6 +82,25 @@ fn evaluation_set() {
         assert!(r.is_empty(), "{g:?} found {got:?}");
     }
 
+    // Sentences naming several assets answer one per mention; a name
+    // with "&" or a two-word alias stays one asset (issue 15).
+    let first = |q: &str| -> Vec<String> {
+        find_with_model(&index, q, 3, |_| None, no_model)
+            .iter()
+            .map(|&(i, _)| entries[i as usize].ticker.clone())
+            .collect()
+    };
+    let mut got = first("I own apple, tesla and some bitcoin");
+    got.sort();
+    assert_eq!(got, ["AAPL", "BTC-USD", "TSLA"]);
+    for (q, t) in [
+        ("procter & gamble", "PG"),
+        ("cash app", "XYZ"),
+        ("johnson & johnson", "JNJ"),
+    ] {
+        assert_eq!(first(q).first().map(String::as_str), Some(t), "{q}");
+    }
+
     // Inactive assets are never returned (they are not in the index), even
     // for their own ticker or name.
     for (q, t) in [
