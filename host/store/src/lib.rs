@@ -21,6 +21,7 @@
 mod accounts;
 mod assets;
 mod caches;
+mod embeddings;
 mod grading;
 mod quotas;
 mod registry;
@@ -37,6 +38,7 @@ use async_trait::async_trait;
 pub use accounts::AccountStore;
 pub use assets::{AssetStore, CachedMetadata, CatalogEntry};
 pub use caches::{CacheStore, SettingsStore};
+pub use embeddings::{EmbeddingStore, StoredEmbedding};
 pub use grading::{GradeRow, GradingRun, GradingStore, RankedRow};
 pub use postgres::PgStore;
 pub use quotas::{Consumption, QuotaStore, Window, WindowUsage};
@@ -48,8 +50,8 @@ pub use sqlite::SqliteStore;
 /// Every store trait, for call sites: `use forecast_store::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AccountStore, AssetStore, CacheStore, Database, GradingStore, PluginRegistry, QuotaStore,
-        SettingsStore, StoreAdmin,
+        AccountStore, AssetStore, CacheStore, Database, EmbeddingStore, GradingStore,
+        PluginRegistry, QuotaStore, SettingsStore, StoreAdmin,
     };
 }
 
@@ -127,6 +129,7 @@ pub trait Database:
     + AssetStore
     + CacheStore
     + SettingsStore
+    + EmbeddingStore
     + GradingStore
     + PluginRegistry
     + Send
@@ -142,6 +145,7 @@ impl<T> Database for T where
         + AssetStore
         + CacheStore
         + SettingsStore
+        + EmbeddingStore
         + GradingStore
         + PluginRegistry
         + Send

@@ -7,6 +7,7 @@
 
 mod accounts;
 mod assets;
+mod embeddings;
 mod grading;
 mod quotas;
 mod registry;
@@ -73,6 +74,7 @@ on_both_backends!(quotas_suite, quotas::quotas_conformance);
 on_both_backends!(counter_upkeep_suite, quotas::counter_upkeep_conformance);
 on_both_backends!(grading_suite, grading::grading_conformance);
 on_both_backends!(registry_suite, registry::registry_conformance);
+on_both_backends!(embeddings_suite, embeddings::embeddings_conformance);
 
 #[test]
 fn redact_hides_credentials() {
