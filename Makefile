@@ -145,6 +145,7 @@ conformance: build
 ## cached verdict latency/throughput, backtests over the whole universe, matcher accuracy
 ## and latency, the full daily grade
 bench: components model
+	$(CARGO) bench -p forecast-embed --bench embed
 	$(CARGO) bench -p forecast-host --bench engine
 	$(CARGO) bench -p forecast-host --bench verdict
 	$(CARGO) bench -p forecast-host --bench backtest

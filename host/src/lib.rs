@@ -13,6 +13,7 @@
 
 pub mod app;
 pub mod cli;
+mod cli_matcher;
 mod cli_plugin;
 pub mod config;
 pub mod server;
