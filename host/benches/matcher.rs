@@ -59,6 +59,7 @@ async fn main() {
     let catalog = Catalog {
         version: 1,
         entries,
+        semantic: None,
     };
     let started = Instant::now();
     matcher.find(&permit, &catalog, "warm up", 3).unwrap();

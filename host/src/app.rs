@@ -9,12 +9,14 @@ use std::time::Instant;
 use anyhow::Context;
 use tokio::net::TcpListener;
 
-use crate::config::Config;
+use crate::config::{Config, ModelSetting};
 use forecast_domain::Tier;
+use forecast_embed::Embedder;
 use forecast_http::{AppState, HttpConfig};
 use forecast_services::active::Plugins;
 use forecast_services::analysis::AnalysisService;
 use forecast_services::backtest::{BacktestLimits, BacktestService};
+use forecast_services::embeddings::CatalogEmbeddings;
 use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
 use forecast_services::metadata::CatalogProvider;
@@ -90,6 +92,15 @@ pub async fn build(
         None
     };
     let plugins = Arc::new(Plugins::load(&config.plugins_config(), db.as_ref()).await?);
+    let mut matcher = MatcherService::new(
+        db.clone(),
+        plugins.clone(),
+        db.clone(),
+        config.match_per_minute,
+    );
+    if let Some(embedder) = load_model(&config.model).await? {
+        matcher = matcher.with_embeddings(Arc::new(CatalogEmbeddings::new(embedder, db.clone())));
+    }
     let origin = config.resolved_origin(bound);
     let cookie_secure = config.resolved_cookie_secure(&origin);
     let state = AppState {
@@ -107,12 +118,7 @@ pub async fn build(
                 queue_wait: config.backtest_queue_wait,
             },
         ),
-        matcher: MatcherService::new(
-            db.clone(),
-            plugins.clone(),
-            db.clone(),
-            config.match_per_minute,
-        ),
+        matcher,
         ranking: RankingService::new(db.clone()),
         keys: KeyService::new(db.clone()),
         watchlists: WatchlistService::new(db.clone(), db.clone()),
@@ -138,6 +144,42 @@ pub async fn build(
         plugins,
     };
     Ok((state, demo))
+}
+
+/// The matcher's sentence-embedding model as `setting` says (see
+/// [`ModelSetting`]): `None` when it is off, or absent from the default
+/// folder (logged: the matcher answers lexically); an error when a folder
+/// named by `FORECAST_MODEL_DIR` does not hold a loadable model.
+pub async fn load_model(setting: &ModelSetting) -> anyhow::Result<Option<Arc<Embedder>>> {
+    let (dir, required) = match setting {
+        ModelSetting::Off => return Ok(None),
+        ModelSetting::Default(dir) => (dir.clone(), false),
+        ModelSetting::Required(dir) => (dir.clone(), true),
+    };
+    let started = Instant::now();
+    let shown = dir.display().to_string();
+    let loaded = tokio::task::spawn_blocking(move || Embedder::load(&dir))
+        .await
+        .context("loading the sentence-embedding model")?;
+    match loaded {
+        Ok(embedder) => {
+            tracing::info!(
+                model = embedder.id(),
+                dir = shown,
+                seconds = started.elapsed().as_secs_f64(),
+                "sentence-embedding model loaded"
+            );
+            Ok(Some(Arc::new(embedder)))
+        }
+        Err(e) if required => Err(e.context("FORECAST_MODEL_DIR")),
+        Err(e) => {
+            tracing::warn!(
+                error = %format!("{e:#}"),
+                "no sentence-embedding model: the matcher answers lexically only (names, tickers, misspellings; no descriptions)"
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// Creates the demo Premium account and one key the first time a database
@@ -166,6 +208,34 @@ pub async fn ensure_demo_account(db: &dyn Database) -> anyhow::Result<Option<Dem
         password,
         key: key.key,
     }))
+}
+
+/// Computes the catalog vectors the store lacks (all on a fresh database,
+/// none on a restart or on a replica after the first), logging progress
+/// every quarter; the matcher answers lexically until they are there.
+async fn prepare_embeddings(matcher: MatcherService) {
+    let started = Instant::now();
+    let mut logged = 0;
+    let result = matcher
+        .prepare_embeddings(move |done, total| {
+            if done == total || done * 4 >= (logged + 1) * total {
+                logged = done * 4 / total.max(1);
+                tracing::info!(done, total, "embedding the catalog");
+            }
+        })
+        .await;
+    match result {
+        Ok(stats) => tracing::info!(
+            entries = stats.entries,
+            reused = stats.reused,
+            computed = stats.computed,
+            seconds = started.elapsed().as_secs_f64(),
+            "catalog embeddings ready: the matcher understands descriptions"
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "catalog embeddings failed; the matcher answers lexically")
+        }
+    }
 }
 
 /// How often expired sessions and old limiter counters are deleted.
@@ -235,6 +305,9 @@ pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::J
             forecast_services::providers::FetchOptions::default(),
             *at,
         )));
+    }
+    if state.matcher.has_model() {
+        tasks.push(tokio::spawn(prepare_embeddings(state.matcher.clone())));
     }
     if config.grading {
         tasks.push(tokio::spawn(forecast_services::grading::schedule(

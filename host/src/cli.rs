@@ -62,6 +62,11 @@ enum Command {
         #[command(subcommand)]
         command: crate::cli_plugin::PluginCommand,
     },
+    /// The matcher's sentence-embedding model (catalog vectors).
+    Matcher {
+        #[command(subcommand)]
+        command: crate::cli_matcher::MatcherCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -184,6 +189,7 @@ impl Cli {
                 command: KeyCommand::Create { email, name },
             } => key_create(&email, &name).await,
             Command::Plugin { command } => crate::cli_plugin::run(command).await,
+            Command::Matcher { command } => crate::cli_matcher::run(command).await,
         }
     }
 }

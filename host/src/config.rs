@@ -76,6 +76,9 @@ pub struct Config {
     /// `FORECAST_LLM_TIMEOUT_MS` (default 2 s): an OpenAI-compatible model
     /// the matcher may consult (unset: lexical matching only).
     pub llm: Option<forecast_plugins::llm::LlmConfig>,
+    /// `FORECAST_MODEL_DIR`: the matcher's sentence-embedding model (see
+    /// [`ModelSetting`]).
+    pub model: ModelSetting,
     /// `FORECAST_MATCH_PER_MINUTE`: matcher requests per user per minute
     /// (default 30).
     pub match_per_minute: u32,
@@ -276,6 +279,7 @@ impl Config {
                     timeout: Duration::from_millis(number("FORECAST_LLM_TIMEOUT_MS", 2_000, 1)?),
                 }),
             },
+            model: ModelSetting::from_env(),
             match_per_minute: number("FORECAST_MATCH_PER_MINUTE", 30, 1)? as u32,
             demo_account: false,
             client_per_minute: number("FORECAST_CLIENT_PER_MINUTE", 600, 1)? as u32,
@@ -338,6 +342,34 @@ fn limits_from_env(backtest_longest: Duration) -> Result<crate::server::Limits, 
         });
     }
     Ok(limits)
+}
+
+/// Where the matcher's sentence-embedding model is read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSetting {
+    /// `FORECAST_MODEL_DIR=off`: lexical matching only, nothing loaded.
+    Off,
+    /// `FORECAST_MODEL_DIR` unset: `data/models/all-minilm-l6-v2` under the
+    /// working directory if it is there (`make model` puts it there), else
+    /// lexical matching only, with a warning.
+    Default(PathBuf),
+    /// `FORECAST_MODEL_DIR=<folder>`: that folder; a missing or broken
+    /// model stops the server with the reason.
+    Required(PathBuf),
+}
+
+impl ModelSetting {
+    /// From `FORECAST_MODEL_DIR`.
+    pub fn from_env() -> Self {
+        match std::env::var_os("FORECAST_MODEL_DIR") {
+            None => ModelSetting::Default(PathBuf::from(forecast_embed::DEFAULT_DIR)),
+            Some(v) if v.is_empty() => {
+                ModelSetting::Default(PathBuf::from(forecast_embed::DEFAULT_DIR))
+            }
+            Some(v) if v == "off" => ModelSetting::Off,
+            Some(v) => ModelSetting::Required(PathBuf::from(v)),
+        }
+    }
 }
 
 /// `DATABASE_URL` or the default SQLite file.

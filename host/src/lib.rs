@@ -14,6 +14,7 @@
 pub mod app;
 pub mod cli;
 mod cli_fetch;
+mod cli_matcher;
 mod cli_plugin;
 pub mod config;
 pub mod server;

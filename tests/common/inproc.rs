@@ -100,6 +100,9 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
         plugin_poll: Duration::from_secs(1),
         admin_token: Some(super::ADMIN_TOKEN.into()),
         llm: None,
+        // No model unless a test asks (FORECAST_MODEL_DIR): loading it and
+        // embedding the catalog would slow every test.
+        model: forecast::config::ModelSetting::Off,
         match_per_minute: 30,
         login_concurrency: 2,
         demo_account: false,
@@ -122,6 +125,9 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
         match name {
             "FORECAST_SEGMENTATION_WASM" => c.segmentation_wasm = Some(value.into()),
             "FORECAST_PLUGIN_DIR" => c.plugin_dir = Some(value.into()),
+            "FORECAST_MODEL_DIR" => {
+                c.model = forecast::config::ModelSetting::Required(value.into())
+            }
             "FORECAST_PLUGIN_TIMEOUT_MS" => c.runtime.call_timeout = ms(value),
             "FORECAST_PLUGIN_MEMORY_MB" => {
                 c.runtime.memory_limit = value.parse::<usize>().expect("MiB") << 20

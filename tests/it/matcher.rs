@@ -47,6 +47,41 @@ fn tickers(body: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A sentence naming several assets answers one per mention, best first
+/// (issue 15); this needs no model (the in-process server has none).
+#[tokio::test]
+async fn a_sentence_naming_several_assets_answers_each() {
+    let s = Server::app().await;
+    let cookie = login(&s).await;
+    for (text, want) in [
+        (
+            "I own apple, tesla and some bitcoin",
+            vec!["AAPL", "BTC-USD", "TSLA"],
+        ),
+        ("my portfolio: msft nvda amzn", vec!["AMZN", "MSFT", "NVDA"]),
+        ("coca cola and pepsi", vec!["KO", "PEP"]),
+    ] {
+        let (status, body) = find(&s, &cookie, text).await;
+        assert_eq!(status, 200, "{text}: {body}");
+        let mut found = tickers(&body);
+        found.sort();
+        assert_eq!(found, want, "{text}: {body}");
+    }
+    // A name with "&" or a two-word alias stays one asset.
+    assert_eq!(
+        tickers(&find(&s, &cookie, "procter & gamble").await.1)
+            .first()
+            .map(String::as_str),
+        Some("PG")
+    );
+    assert_eq!(
+        tickers(&find(&s, &cookie, "cash app").await.1)
+            .first()
+            .map(String::as_str),
+        Some("XYZ")
+    );
+}
+
 #[tokio::test]
 async fn the_readme_queries_find_the_right_assets() {
     let s = Server::app().await;

@@ -183,6 +183,15 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await signIn(page, PREMIUM);
     await page.waitForURL("**/onboarding");
     await page.getByText("Nothing selected yet.").waitFor();
+    // A whole sentence fills the chips, one asset per mention (issue 15).
+    const sentence = "I own apple, tesla and some bitcoin";
+    await page.fill("#match-text", sentence);
+    await page.click("form.search-form button[type=submit]");
+    await page.getByRole("heading", { name: `Suggestions for “${sentence}”` }).waitFor();
+    const filled = await page.locator("#selection .chip-selected strong").allTextContents();
+    assert.deepEqual(filled.sort(), ["AAPL", "BTC-USD", "TSLA"]);
+    for (const t of filled) await page.getByRole("button", { name: `Remove ${t}` }).click();
+    await page.getByText("Nothing selected yet.").waitFor();
     for (const [q, ticker] of [
       ["apple", "AAPL"],
       ["bitcoin", "BTC-USD"],

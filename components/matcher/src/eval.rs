@@ -12,8 +12,37 @@ use crate::index::Entry;
 pub struct Query {
     /// The text typed.
     pub text: String,
-    /// Acceptable tickers (any of them counts as a hit).
+    /// Acceptable tickers (any of them counts as a hit), of every mention.
     pub expected: Vec<String>,
+    /// The assets the text names, each as its acceptable tickers: one
+    /// element for a query about one asset (`TSLA|RIVN` in the file), one
+    /// per mention for a sentence naming several (`AAPL+TSLA+BTC-USD`).
+    pub mentions: Vec<Vec<String>>,
+    /// Its group (`names`, `descriptions`, `multi`, `knowledge`), for the
+    /// per-group report.
+    pub group: String,
+}
+
+impl Query {
+    /// Whether `got` (tickers, best first) answers this query within its
+    /// first `n`: every mention has an acceptable ticker there.
+    pub fn answered_within(&self, got: &[String], n: usize) -> bool {
+        let first = &got[..got.len().min(n)];
+        self.mentions
+            .iter()
+            .all(|alternatives| first.iter().any(|t| alternatives.contains(t)))
+    }
+
+    /// The "top-1" test: the first answer is right (for a sentence naming
+    /// k assets, the first k answers are its assets).
+    pub fn top1(&self, got: &[String]) -> bool {
+        self.answered_within(got, self.mentions.len())
+    }
+
+    /// The "top-3" test: every asset named is among the first three.
+    pub fn top3(&self, got: &[String]) -> bool {
+        self.answered_within(got, 3)
+    }
 }
 
 /// Splits CSV text into records of fields (RFC 4180: quoted fields may hold
@@ -126,24 +155,38 @@ pub fn drop_inactive(entries: Vec<Entry>, inactive: &[&str]) -> Vec<Entry> {
         .collect()
 }
 
-/// Reads `eval/queries.csv`: header `query,expected`, expected tickers
-/// separated by `|`.
+/// Reads `eval/queries.csv`: header `query,expected[,group]`; expected
+/// tickers separated by `|` (alternatives) and `+` (several assets named);
+/// the group defaults to `names`.
 pub fn load_queries(text: &str) -> Result<Vec<Query>, String> {
     let mut records = parse_csv(text).into_iter();
     let header = records.next().ok_or("empty query file")?;
-    if header != ["query", "expected"] {
+    if header != ["query", "expected"] && header != ["query", "expected", "group"] {
         return Err(format!(
-            "query file header is {header:?}, not query,expected"
+            "query file header is {header:?}, not query,expected[,group]"
         ));
     }
     records
         .enumerate()
-        .map(|(line, r)| match r.as_slice() {
-            [q, e] if !q.trim().is_empty() && !e.trim().is_empty() => Ok(Query {
+        .map(|(line, r)| {
+            let (q, e, g) = match r.as_slice() {
+                [q, e] => (q, e, "names"),
+                [q, e, g] => (q, e, g.trim()),
+                _ => return Err(format!("query record {} is malformed: {r:?}", line + 2)),
+            };
+            if q.trim().is_empty() || e.trim().is_empty() || g.is_empty() {
+                return Err(format!("query record {} is malformed: {r:?}", line + 2));
+            }
+            let mentions: Vec<Vec<String>> = e
+                .split('+')
+                .map(|m| m.split('|').map(|t| t.trim().to_string()).collect())
+                .collect();
+            Ok(Query {
                 text: q.clone(),
-                expected: e.split('|').map(|t| t.trim().to_string()).collect(),
-            }),
-            _ => Err(format!("query record {} is malformed: {r:?}", line + 2)),
+                expected: mentions.iter().flatten().cloned().collect(),
+                mentions,
+                group: g.to_string(),
+            })
         })
         .collect()
 }
@@ -201,17 +244,41 @@ impl std::fmt::Display for Report {
         )?;
         for m in &self.misses {
             let got: Vec<String> = m.got.iter().map(|(t, c)| format!("{t} {c:.2}")).collect();
+            let expected: Vec<String> = m.query.mentions.iter().map(|a| a.join("|")).collect();
             writeln!(
                 f,
-                "  {} {:?}: expected {}, got [{}]",
+                "  {} [{}] {:?}: expected {}, got [{}]",
                 if m.in_top3 { "top-3" } else { "MISS " },
+                m.query.group,
                 m.query.text,
-                m.query.expected.join("|"),
+                expected.join(" + "),
                 got.join(", ")
             )?;
         }
         Ok(())
     }
+}
+
+/// One report per group, in the order groups first appear in `queries`.
+pub fn evaluate_groups(
+    queries: &[Query],
+    entries: &[Entry],
+    mut find: impl FnMut(&str) -> Vec<(u32, f64)>,
+) -> Vec<(String, Report)> {
+    let mut groups: Vec<String> = Vec::new();
+    for q in queries {
+        if !groups.contains(&q.group) {
+            groups.push(q.group.clone());
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| {
+            let these: Vec<Query> = queries.iter().filter(|q| q.group == g).cloned().collect();
+            let report = evaluate(&these, entries, &mut find);
+            (g, report)
+        })
+        .collect()
 }
 
 /// Runs every query through `find` (text → entry positions with
@@ -234,9 +301,9 @@ pub fn evaluate(
             .iter()
             .map(|&(id, c)| (entries[id as usize].ticker.clone(), c))
             .collect();
-        let ok = |t: &(String, f64)| q.expected.contains(&t.0);
-        let first = tickers.first().is_some_and(ok);
-        let top3 = tickers.iter().take(3).any(ok);
+        let names: Vec<String> = tickers.iter().map(|t| t.0.clone()).collect();
+        let first = q.top1(&names);
+        let top3 = q.top3(&names);
         hits1 += usize::from(first);
         hits3 += usize::from(top3);
         if !first {

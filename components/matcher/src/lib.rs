@@ -35,6 +35,7 @@
 pub mod aliases;
 pub mod eval;
 mod hash;
+pub mod hybrid;
 pub mod index;
 pub mod rerank;
 pub mod text;
@@ -51,21 +52,29 @@ pub const MAX_LIMIT: u32 = 10;
 /// promote one the caller's limit would have cut.
 pub const RERANK_POOL: usize = rerank::MAX_SHOWN;
 
-/// What the component's `find` does with a built index: the lexical answer
-/// for `text`, reordered by `ask` when unsure, cut to `limit` (at most
-/// [`MAX_LIMIT`]).
+/// What the component's `find` does with a built index: the hybrid answer
+/// for `text` ([`hybrid::find`]: lexical and semantic, one answer per
+/// mention for a sentence naming several assets), a single query's answer
+/// reordered by `ask` when unsure, cut to `limit` (at most [`MAX_LIMIT`]).
+/// `near` is the host's semantic search (an empty answer without a model).
 pub fn find_with_model(
     index: &Index,
     text: &str,
     limit: u32,
     ask: impl FnOnce(&str) -> Option<String>,
+    mut near: impl hybrid::Near,
 ) -> Vec<(u32, f64)> {
     let limit = limit.min(MAX_LIMIT) as usize;
     if limit == 0 {
         return Vec::new();
     }
-    let lexical = index.find(text, limit.max(RERANK_POOL));
-    let mut out = index.rerank(text, lexical, ask);
+    let pool = limit.max(RERANK_POOL);
+    let (found, several) = hybrid::find(index, text, pool, pool, &mut near);
+    let mut out = if several {
+        found
+    } else {
+        index.rerank(text, found, ask)
+    };
     out.truncate(limit);
     out
 }
@@ -80,7 +89,7 @@ mod component {
     use std::cell::RefCell;
 
     use exports::forecast::plugins::matching::{Candidate, CatalogEntry, Guest};
-    use forecast::plugins::llm;
+    use forecast::plugins::{llm, semantic};
 
     thread_local! {
         /// The instance's index; `None` until `load-catalog`.
@@ -119,7 +128,13 @@ mod component {
                 let Some(index) = slot.as_ref() else {
                     return Vec::new();
                 };
-                super::find_with_model(index, &text, limit, llm::complete)
+                let near = |texts: &[String], k: u32| -> Vec<Vec<(u32, f32)>> {
+                    semantic::nearest(texts, k)
+                        .into_iter()
+                        .map(|list| list.into_iter().map(|n| (n.entry, n.similarity)).collect())
+                        .collect()
+                };
+                super::find_with_model(index, &text, limit, llm::complete, near)
                     .into_iter()
                     .map(|(entry, confidence)| Candidate { entry, confidence })
                     .collect()

@@ -1,6 +1,7 @@
 //! The `matcher` world: the ticker matcher, the one plugin granted the
-//! `llm` import. Instances are kept warm with the catalog loaded (building
-//! the index costs far more than a query); a trapped instance is dropped.
+//! `llm` and `semantic` imports. Instances are kept warm with the catalog
+//! loaded (building the index costs far more than a query); a trapped
+//! instance is dropped.
 
 use std::sync::{Arc, Mutex};
 
@@ -34,6 +35,56 @@ impl self::forecast::plugins::llm::Host for CallState {
     }
 }
 
+/// Texts a guest may ask `semantic.nearest` about in one call.
+pub const MAX_SEMANTIC_TEXTS: usize = 8;
+/// Characters of each text the model sees.
+pub const MAX_SEMANTIC_CHARS: usize = 500;
+/// Neighbours a guest may ask for per text.
+pub const MAX_SEMANTIC_K: u32 = 50;
+
+impl self::forecast::plugins::semantic::Host for CallState {
+    fn nearest(
+        &mut self,
+        texts: Vec<String>,
+        k: u32,
+    ) -> Vec<Vec<self::forecast::plugins::semantic::Neighbour>> {
+        let texts: Vec<String> = texts
+            .into_iter()
+            .take(MAX_SEMANTIC_TEXTS)
+            .map(|t| t.chars().take(MAX_SEMANTIC_CHARS).collect())
+            .collect();
+        let Some(semantic) = self.semantic.clone() else {
+            return vec![Vec::new(); texts.len()];
+        };
+        let k = k.min(MAX_SEMANTIC_K) as usize;
+        let mut found = semantic.nearest(&texts, k);
+        found.resize(texts.len(), Vec::new());
+        found
+            .into_iter()
+            .map(|list| {
+                list.into_iter()
+                    .take(k)
+                    .map(
+                        |(entry, similarity)| self::forecast::plugins::semantic::Neighbour {
+                            entry,
+                            similarity,
+                        },
+                    )
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Meaning-based search over one catalog (the `semantic` import): for each
+/// text, the `k` entries closest in meaning as (index into the catalog's
+/// entries, cosine similarity), closest first. Implemented by the services
+/// layer over the sentence-embedding model; blocking.
+pub trait Semantic: Send + Sync {
+    /// The neighbours of each of `texts`, in order.
+    fn nearest(&self, texts: &[String], k: usize) -> Vec<Vec<(u32, f32)>>;
+}
+
 /// The active catalog as the matcher sees it, with a version that changes
 /// whenever its content does.
 pub struct Catalog {
@@ -41,6 +92,9 @@ pub struct Catalog {
     pub version: u64,
     /// Entries, in the order `Candidate::entry` refers to.
     pub entries: Vec<CatalogEntry>,
+    /// Meaning-based search over exactly these entries, when the host has
+    /// the model (the `semantic` import answers nothing otherwise).
+    pub semantic: Option<Arc<dyn Semantic>>,
 }
 
 /// Most results a caller may ask for.
@@ -139,6 +193,8 @@ impl Plugin<MatcherWorld> {
                 catalog: 0,
             },
         };
+        // The semantic search answers over this catalog's entries only.
+        warm.live.store.data_mut().semantic = catalog.semantic.clone();
         // A failed call drops `warm` here: a trapped instance is never
         // used again.
         if warm.catalog != catalog.version {

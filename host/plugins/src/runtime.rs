@@ -31,6 +31,9 @@ pub struct CallState {
     pub(crate) plugin: Arc<str>,
     /// The language model, lent to matcher instances only.
     pub(crate) llm: Option<Arc<crate::llm::LlmClient>>,
+    /// Meaning-based search over the catalog loaded in a matcher instance
+    /// (set before each matcher call; matcher instances only).
+    pub(crate) semantic: Option<Arc<dyn crate::matcher::Semantic>>,
 }
 
 /// Caps the sum of an instance's linear memories and remembers whether the
@@ -203,6 +206,7 @@ impl PluginRuntime {
                 },
                 plugin,
                 llm: None,
+                semantic: None,
             },
         );
         store.limiter(|s| &mut s.limiter);

@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod auth;
 pub mod backtest;
 pub mod demo;
+pub mod embeddings;
 pub mod error;
 pub mod grading;
 pub mod ingest;

@@ -1,7 +1,9 @@
 //! `POST /api/match-tickers`: free text to at most three active assets. The
 //! host hands the active catalog to the matcher component and validates,
 //! limits and shapes; the matching itself (and whether to ask the language
-//! model) is the component's.
+//! model) is the component's. With the sentence-embedding model loaded,
+//! each catalog snapshot carries the semantic search the component's
+//! `semantic` import answers from (`crate::embeddings`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use crate::active::Plugins;
+use crate::embeddings::{CatalogEmbeddings, SemanticSearch};
 use crate::error::Error;
 pub use forecast_api::matcher::{MatchResponse, TickerMatch, MAX_MATCHES, MAX_TEXT_CHARS};
 use forecast_domain::{Asset, User};
@@ -18,6 +21,12 @@ use forecast_store::{AssetStore, QuotaStore, Window};
 
 /// How long the in-memory catalog is reused before it is re-read.
 const CATALOG_TTL: Duration = Duration::from_secs(30);
+
+/// Entries without a vector that a request embeds itself (a few assets
+/// added since the last computation); more are left to
+/// [`MatcherService::prepare_embeddings`], and the request is answered
+/// lexically meanwhile.
+const INLINE_EMBED_MAX: usize = 64;
 
 /// A catalog as read at one moment: what the matcher sees and the assets
 /// its answers index into.
@@ -33,8 +42,10 @@ impl CatalogCache {
     async fn get(
         &self,
         db: &dyn AssetStore,
+        embeddings: Option<&CatalogEmbeddings>,
     ) -> Result<(Arc<Catalog>, Arc<Vec<Asset>>), StoreError> {
-        if let Some((at, catalog, assets)) = self.inner.lock().expect("poisoned").as_ref() {
+        let previous = self.inner.lock().expect("poisoned").clone();
+        if let Some((at, catalog, assets)) = previous.as_ref() {
             if at.elapsed() < CATALOG_TTL {
                 return Ok((catalog.clone(), assets.clone()));
             }
@@ -63,6 +74,8 @@ impl CatalogCache {
                 &e.website,
                 &e.summary,
                 &e.industry,
+                &e.sector,
+                &e.country,
             ] {
                 hash.update(field.as_bytes());
                 hash.update([0]);
@@ -70,11 +83,61 @@ impl CatalogCache {
         }
         let digest = hash.finalize();
         let version = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
-        let catalog = Arc::new(Catalog { version, entries });
+        // The same catalog keeps its semantic search.
+        let semantic = match (previous, embeddings) {
+            (_, None) => None,
+            (Some((_, old, _)), Some(_)) if old.version == version && old.semantic.is_some() => {
+                old.semantic.clone()
+            }
+            (_, Some(embeddings)) => semantic_search(embeddings, &assets).await,
+        };
+        let catalog = Arc::new(Catalog {
+            version,
+            entries,
+            semantic,
+        });
         let assets = Arc::new(assets);
         *self.inner.lock().expect("poisoned") =
             Some((Instant::now(), catalog.clone(), assets.clone()));
         Ok((catalog, assets))
+    }
+
+    /// Forgets the snapshot: the next request re-reads the catalog.
+    fn invalidate(&self) {
+        *self.inner.lock().expect("poisoned") = None;
+    }
+}
+
+/// The semantic search over `assets`, when their vectors exist or only a
+/// few are missing (embedded now); `None` (lexical answers) otherwise or
+/// on a failure, which is logged.
+async fn semantic_search(
+    embeddings: &CatalogEmbeddings,
+    assets: &[Asset],
+) -> Option<Arc<dyn forecast_plugins::matcher::Semantic>> {
+    let missing = match embeddings.missing(assets).await {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "catalog embeddings unreadable; lexical matching only");
+            return None;
+        }
+    };
+    if missing > INLINE_EMBED_MAX {
+        tracing::info!(
+            missing,
+            "catalog embeddings not computed yet; lexical matching until they are"
+        );
+        return None;
+    }
+    match embeddings.index(assets, |_, _| {}).await {
+        Ok((index, _)) => Some(Arc::new(SemanticSearch::new(
+            embeddings.embedder().clone(),
+            index,
+        ))),
+        Err(e) => {
+            tracing::warn!(error = %e, "catalog embeddings failed; lexical matching only");
+            None
+        }
     }
 }
 
@@ -89,6 +152,8 @@ pub struct MatcherService {
     quotas: Arc<dyn QuotaStore>,
     /// Requests a user may make per minute.
     per_minute: u32,
+    /// The catalog's sentence embeddings, when the model is loaded.
+    embeddings: Option<Arc<CatalogEmbeddings>>,
 }
 
 impl MatcherService {
@@ -106,7 +171,37 @@ impl MatcherService {
             catalog: Arc::default(),
             quotas,
             per_minute,
+            embeddings: None,
         }
+    }
+
+    /// Answers with the help of the sentence-embedding model: each catalog
+    /// snapshot carries a semantic search over `embeddings`.
+    pub fn with_embeddings(mut self, embeddings: Arc<CatalogEmbeddings>) -> Self {
+        self.embeddings = Some(embeddings);
+        self
+    }
+
+    /// Whether the sentence-embedding model is loaded.
+    pub fn has_model(&self) -> bool {
+        self.embeddings.is_some()
+    }
+
+    /// Computes and stores the vectors the active catalog lacks (all of
+    /// them on a fresh database, none on a restart), calling
+    /// `progress(done, to_compute)`; then the next request uses them.
+    /// Without the model, nothing.
+    pub async fn prepare_embeddings(
+        &self,
+        progress: impl FnMut(usize, usize) + Send + 'static,
+    ) -> Result<crate::embeddings::EmbedStats, Error> {
+        let Some(embeddings) = &self.embeddings else {
+            return Ok(Default::default());
+        };
+        let assets = self.assets.list_active_assets(None).await?;
+        let (_, stats) = embeddings.index(&assets, progress).await?;
+        self.catalog.invalidate();
+        Ok(stats)
     }
 
     /// Matches `text` for `user` against the active catalog with the active
@@ -142,7 +237,10 @@ impl MatcherService {
             .plugins
             .matcher()
             .ok_or_else(|| Error::Internal("no matcher plugin is loaded".into()))?;
-        let (catalog, assets) = self.catalog.get(self.assets.as_ref()).await?;
+        let (catalog, assets) = self
+            .catalog
+            .get(self.assets.as_ref(), self.embeddings.as_deref())
+            .await?;
         let permit = self.plugins.runtime().acquire().await;
         let found = tokio::task::spawn_blocking(move || {
             matcher.find(&permit, &catalog, &text, MAX_MATCHES)

@@ -22,6 +22,7 @@
 mod accounts;
 mod assets;
 mod caches;
+mod embeddings;
 mod grading;
 mod jobs;
 mod quotas;
@@ -39,6 +40,7 @@ use async_trait::async_trait;
 pub use accounts::AccountStore;
 pub use assets::{AssetStore, CachedMetadata, CatalogEntry};
 pub use caches::{CacheStore, SettingsStore};
+pub use embeddings::{EmbeddingStore, StoredEmbedding};
 pub use grading::{GradeRow, GradingRun, GradingStore, RankedRow};
 pub use jobs::{JobRun, JobStore};
 pub use postgres::PgStore;
@@ -51,8 +53,8 @@ pub use sqlite::SqliteStore;
 /// Every store trait, for call sites: `use forecast_store::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AccountStore, AssetStore, CacheStore, Database, GradingStore, JobStore, PluginRegistry,
-        QuotaStore, SettingsStore, StoreAdmin,
+        AccountStore, AssetStore, CacheStore, Database, EmbeddingStore, GradingStore, JobStore,
+        PluginRegistry, QuotaStore, SettingsStore, StoreAdmin,
     };
 }
 
@@ -130,6 +132,7 @@ pub trait Database:
     + AssetStore
     + CacheStore
     + SettingsStore
+    + EmbeddingStore
     + GradingStore
     + JobStore
     + PluginRegistry
@@ -146,6 +149,7 @@ impl<T> Database for T where
         + AssetStore
         + CacheStore
         + SettingsStore
+        + EmbeddingStore
         + GradingStore
         + JobStore
         + PluginRegistry

@@ -11,6 +11,16 @@ interface Found {
   matches: TickerMatch[];
 }
 
+/** Whether `q` reads as a list of holdings ("I own apple, tesla and some
+ * bitcoin"): the matcher then answers one asset per mention. */
+function readsAsList(q: string): boolean {
+  return /[,;:+&]|\band\b|\bplus\b/i.test(q);
+}
+
+/** Confidence from which an asset of a sentence goes straight into the
+ * selection. */
+const SURE = 0.8;
+
 export function OnboardingPage() {
   useTitle("What do you follow?");
   const [text, setText] = useState("");
@@ -50,6 +60,17 @@ export function OnboardingPage() {
     try {
       const r = await api.matchTickers(q);
       setFound((f) => [{ query: q, matches: r.matches }, ...f.filter((x) => x.query !== q)]);
+      // A whole sentence naming several assets fills the chips at once
+      // (each can still be removed below).
+      const sure = r.matches.filter((m) => m.confidence >= SURE);
+      if (readsAsList(q) && sure.length >= 2) {
+        setSelected((s) => [
+          ...s,
+          ...sure
+            .filter((m) => !s.some((x) => x.ticker === m.ticker))
+            .map((m) => ({ ticker: m.ticker, name: m.name, category: m.category })),
+        ]);
+      }
       setText("");
     } catch (err) {
       setSearchError(err);
@@ -88,8 +109,9 @@ export function OnboardingPage() {
     <main class="page narrow">
       <h1>What do you hold or follow?</h1>
       <p class="lead">
-        Describe it in your own words — a company, a brand, a coin, an index. We suggest up to three matching assets for each
-        search; confirm the ones you mean. Search as often as you like.
+        Describe it in your own words — a company, a brand, a coin, an index, or a whole sentence such as “I own apple, tesla
+        and some bitcoin”. We suggest up to three matching assets for each search; confirm the ones you mean (a sentence naming
+        several fills the selection at once). Search as often as you like.
       </p>
       <Card>
         <form class="search-form" onSubmit={search}>

@@ -280,6 +280,7 @@ fn matcher(p: &MatcherPlugin, permit: &Permit) -> Result<(), String> {
             entry("7203.T", "Toyota", "Japanese Stocks", ""),
             entry("GC=F", "Gold Futures", "Commodities", ""),
         ],
+        semantic: None,
     };
     let find = |text: &str| {
         p.find(permit, &catalog, text, 3)

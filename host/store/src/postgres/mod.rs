@@ -10,6 +10,7 @@
 mod accounts;
 mod assets;
 mod caches;
+mod embeddings;
 mod grading;
 mod jobs;
 mod quotas;

@@ -9,6 +9,7 @@
 mod accounts;
 mod assets;
 mod caches;
+mod embeddings;
 mod grading;
 mod jobs;
 mod quotas;

@@ -7,6 +7,7 @@
 
 mod accounts;
 mod assets;
+mod embeddings;
 mod grading;
 mod jobs;
 mod quotas;
@@ -75,6 +76,7 @@ on_both_backends!(counter_upkeep_suite, quotas::counter_upkeep_conformance);
 on_both_backends!(grading_suite, grading::grading_conformance);
 on_both_backends!(registry_suite, registry::registry_conformance);
 on_both_backends!(jobs_suite, jobs::jobs_conformance);
+on_both_backends!(embeddings_suite, embeddings::embeddings_conformance);
 
 #[test]
 fn redact_hides_credentials() {

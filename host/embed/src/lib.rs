@@ -1,0 +1,399 @@
+//! The sentence-embedding model, run in process: all-MiniLM-L6-v2 (BERT,
+//! 6 layers, 384 dimensions) on candle's CPU backend with the model's own
+//! `tokenizer.json`, mean pooling over the tokens and L2 normalisation, so
+//! a dot product of two vectors is their cosine similarity.
+//!
+//! Everything here is pure Rust (no BLAS, no C tokenizer regex engine), and
+//! nothing touches the network: the weights are read from a folder the
+//! Makefile fills from the package registry (`data/models/`, see
+//! `data/models/PROVENANCE.md`).
+//!
+//! [`VectorIndex`] holds the catalog's vectors and answers the nearest
+//! entries of a query vector by brute force (3,232 × 384 floats is 5 MB and
+//! one pass over it takes well under a millisecond).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context};
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use sha2::{Digest, Sha256};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+/// Dimensions of a vector.
+pub const DIMS: usize = 384;
+
+/// Tokens a text is cut to. The model was trained on at most 256; catalog
+/// texts and queries are far shorter, and the cost grows with the longest
+/// text of a batch.
+pub const MAX_TOKENS: usize = 128;
+
+/// Texts embedded in one forward pass (texts are sorted by length first so
+/// a batch pads little).
+pub const BATCH: usize = 32;
+
+/// The folder the model is read from when `FORECAST_MODEL_DIR` is unset,
+/// relative to the working directory (the repository root for `make run`).
+pub const DEFAULT_DIR: &str = "data/models/all-minilm-l6-v2";
+
+/// The files a model folder must hold.
+pub const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+
+/// Where the model is: `FORECAST_MODEL_DIR`, else [`DEFAULT_DIR`].
+pub fn model_dir_from_env() -> PathBuf {
+    std::env::var_os("FORECAST_MODEL_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR))
+}
+
+/// A loaded sentence-embedding model.
+pub struct Embedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+    id: String,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder").field("id", &self.id).finish()
+    }
+}
+
+impl Embedder {
+    /// Loads the model in `dir` (`config.json`, `tokenizer.json`,
+    /// `model.safetensors`). The error names the folder, the missing file
+    /// and how to get it.
+    pub fn load(dir: &Path) -> anyhow::Result<Self> {
+        for f in FILES {
+            let p = dir.join(f);
+            if !p.is_file() {
+                return Err(anyhow!(
+                    "the sentence-embedding model is missing: {} does not exist \
+                     (run `make model` from the repository root, or point FORECAST_MODEL_DIR \
+                     at a folder holding {})",
+                    p.display(),
+                    FILES.join(", ")
+                ));
+            }
+        }
+        let config: Config = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("config.json")).context("reading config.json")?,
+        )
+        .context("parsing config.json")?;
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| anyhow!("reading tokenizer.json: {e}"))?;
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..PaddingParams::default()
+        }));
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| anyhow!("tokenizer truncation: {e}"))?;
+        let weights = dir.join("model.safetensors");
+        let bytes = std::fs::read(&weights).context("reading model.safetensors")?;
+        // The id names the weights, so vectors of another model are never
+        // mixed with these.
+        let digest = hex::encode(Sha256::digest(&bytes));
+        let id = format!("all-minilm-l6-v2@{}", &digest[..12]);
+        let device = Device::Cpu;
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
+            .context("reading model.safetensors")?;
+        let model = BertModel::load(vb, &config).context("building the BERT model")?;
+        Ok(Embedder {
+            model,
+            tokenizer,
+            device,
+            id,
+        })
+    }
+
+    /// Names the model and its weights, e.g. `all-minilm-l6-v2@53aa51172d14`.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The unit vectors of `texts`, in order, in batches of [`BATCH`].
+    pub fn embed<S: AsRef<str>>(&self, texts: &[S]) -> anyhow::Result<Vec<Vec<f32>>> {
+        self.embed_with_progress(texts, |_| {})
+    }
+
+    /// [`Embedder::embed`], calling `progress(done)` after each batch.
+    pub fn embed_with_progress<S: AsRef<str>>(
+        &self,
+        texts: &[S],
+        mut progress: impl FnMut(usize),
+    ) -> anyhow::Result<Vec<Vec<f32>>> {
+        // Sort by length so a batch pads to similar lengths.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].as_ref().len());
+        let mut out = vec![Vec::new(); texts.len()];
+        let mut done = 0;
+        for chunk in order.chunks(BATCH) {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_ref()).collect();
+            let vectors = self.embed_batch(&batch)?;
+            for (&i, v) in chunk.iter().zip(vectors) {
+                out[i] = v;
+            }
+            done += chunk.len();
+            progress(done);
+        }
+        Ok(out)
+    }
+
+    /// One forward pass over `texts`.
+    fn embed_batch(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| anyhow!("tokenizing: {e}"))?;
+        let len = encodings[0].get_ids().len();
+        let n = encodings.len();
+        let mut ids = Vec::with_capacity(n * len);
+        let mut mask = Vec::with_capacity(n * len);
+        for e in &encodings {
+            ids.extend(e.get_ids().iter().map(|&t| t as i64));
+            mask.extend(e.get_attention_mask().iter().map(|&m| m as i64));
+        }
+        let ids = Tensor::from_vec(ids, (n, len), &self.device)?;
+        let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (n, len, DIMS)
+                                                                     // Mean over the real tokens, then unit length.
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?; // (n, DIMS)
+        let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?; // (n, 1)
+        let mean = summed.broadcast_div(&counts)?;
+        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
+        let unit = mean.broadcast_div(&norms)?;
+        Ok(unit.to_vec2::<f32>()?)
+    }
+}
+
+/// One-line descriptions of well-known assets (`data/asset_descriptions.csv`:
+/// what the company does, its products, people and nicknames), added to
+/// their catalog text: the catalog's own summaries are often empty, and a
+/// small model cannot know what "Samsung Electronics Co Ltd" makes.
+const DESCRIPTIONS: &str = include_str!("../../../data/asset_descriptions.csv");
+
+/// The description of `ticker` in [`DESCRIPTIONS`], if any.
+pub fn description(ticker: &str) -> Option<&'static str> {
+    static MAP: std::sync::OnceLock<std::collections::HashMap<String, String>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        DESCRIPTIONS
+            .lines()
+            .skip(1)
+            .filter_map(|line| {
+                let (ticker, rest) = line.split_once(',')?;
+                let text = rest
+                    .strip_prefix('"')
+                    .and_then(|r| r.strip_suffix('"'))
+                    .map(|r| r.replace("\"\"", "\""))
+                    .unwrap_or_else(|| rest.to_string());
+                Some((ticker.trim().to_string(), text.trim().to_string()))
+            })
+            .collect()
+    })
+    .get(ticker.trim())
+    .map(String::as_str)
+}
+
+/// The text a catalog entry is embedded from: its name, ticker and
+/// [`description`] when it has one; else every field that says what it is
+/// (not its exchange, currency or website).
+pub fn catalog_text(
+    name: &str,
+    ticker: &str,
+    category: &str,
+    sector: &str,
+    industry: &str,
+    country: &str,
+    summary: &str,
+) -> String {
+    // A description says it best, and a short text keeps its meaning
+    // sharp (mean pooling dilutes a long one).
+    if let Some(d) = description(ticker) {
+        return format!("{} ({}): {d}", name.trim(), ticker.trim());
+    }
+    let mut text = format!("{} ({}). {}", name.trim(), ticker.trim(), category.trim());
+    for field in [sector, industry, country] {
+        let field = field.trim();
+        if !field.is_empty() {
+            text.push_str("; ");
+            text.push_str(field);
+        }
+    }
+    let summary = summary.trim();
+    if !summary.is_empty() {
+        text.push_str(". ");
+        text.push_str(summary);
+    }
+    text
+}
+
+/// Unit vectors of a catalog, row `i` for entry `i`, searched by brute
+/// force.
+#[derive(Debug, Clone, Default)]
+pub struct VectorIndex {
+    data: Vec<f32>,
+}
+
+impl VectorIndex {
+    /// An index over `vectors` (each [`DIMS`] long).
+    pub fn new(vectors: &[Vec<f32>]) -> anyhow::Result<Self> {
+        let mut data = Vec::with_capacity(vectors.len() * DIMS);
+        for (i, v) in vectors.iter().enumerate() {
+            if v.len() != DIMS {
+                return Err(anyhow!("vector {i} has {} dimensions, not {DIMS}", v.len()));
+            }
+            data.extend_from_slice(v);
+        }
+        Ok(VectorIndex { data })
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.data.len() / DIMS
+    }
+
+    /// Whether it holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The `k` entries most similar to `query` (a unit vector), most
+    /// similar first, with their cosine similarity.
+    pub fn nearest(&self, query: &[f32], k: usize) -> Vec<(u32, f32)> {
+        if query.len() != DIMS || k == 0 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(u32, f32)> = self
+            .data
+            .chunks_exact(DIMS)
+            .enumerate()
+            .map(|(i, row)| (i as u32, dot(row, query)))
+            .collect();
+        let k = k.min(scored.len());
+        if k == 0 {
+            return Vec::new();
+        }
+        scored.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
+        scored.truncate(k);
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Vector bytes as stored: little-endian `f32`s.
+pub fn to_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The inverse of [`to_bytes`]; `None` unless the length is [`DIMS`] floats.
+pub fn from_bytes(b: &[u8]) -> Option<Vec<f32>> {
+    (b.len() == DIMS * 4).then(|| {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(i: usize) -> Vec<f32> {
+        let mut v = vec![0.0; DIMS];
+        v[i] = 1.0;
+        v
+    }
+
+    #[test]
+    fn nearest_is_sorted_and_cut() {
+        let mut mixed = vec![0.0; DIMS];
+        mixed[0] = 0.6;
+        mixed[1] = 0.8;
+        let index = VectorIndex::new(&[unit(0), unit(1), mixed, unit(2)]).unwrap();
+        assert_eq!(index.len(), 4);
+        let got = index.nearest(&unit(1), 2);
+        assert_eq!(got.iter().map(|c| c.0).collect::<Vec<_>>(), vec![1, 2]);
+        assert!((got[1].1 - 0.8).abs() < 1e-6);
+        assert!(index.nearest(&unit(1), 0).is_empty());
+        assert!(index.nearest(&[1.0], 3).is_empty());
+        assert_eq!(index.nearest(&unit(1), 10).len(), 4);
+        assert!(VectorIndex::new(&[vec![1.0]]).is_err());
+    }
+
+    #[test]
+    fn descriptions_are_read() {
+        assert!(description("TSLA").unwrap().contains("Elon Musk"));
+        assert!(description("PG").unwrap().starts_with("Procter & Gamble"));
+        assert_eq!(description("NOPE"), None);
+        let text = catalog_text("Tesla", "TSLA", "US Stocks", "", "Autos", "", "");
+        assert!(
+            text.starts_with("Tesla (TSLA): Electric car maker"),
+            "{text}"
+        );
+        let other = catalog_text("Acme", "ACME", "US Stocks", "", "Autos", "Ohio", "Cars.");
+        assert_eq!(other, "Acme (ACME). US Stocks; Autos; Ohio. Cars.");
+    }
+
+    #[test]
+    fn bytes_round_trip() {
+        let v: Vec<f32> = (0..DIMS).map(|i| i as f32 / 7.0 - 3.0).collect();
+        assert_eq!(from_bytes(&to_bytes(&v)), Some(v));
+        assert_eq!(from_bytes(&[0; 5]), None);
+    }
+
+    #[test]
+    fn a_missing_model_names_the_folder_and_the_fix() {
+        let err = Embedder::load(Path::new("/nonexistent/model")).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("/nonexistent/model/config.json"), "{text}");
+        assert!(text.contains("make model"), "{text}");
+    }
+
+    /// With the real model (fetched by `make model`): similar texts are
+    /// closer than unrelated ones, and vectors are unit length. Skipped
+    /// when the model is absent.
+    #[test]
+    fn the_real_model_embeds_meaning() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../")
+            .join(DEFAULT_DIR);
+        let Ok(model) = Embedder::load(&dir) else {
+            println!("SKIPPED: no model at {}", dir.display());
+            return;
+        };
+        let v = model
+            .embed(&[
+                "electric car maker",
+                "Tesla, Inc. electric vehicles",
+                "a bank in Japan",
+                "electric car maker",
+            ])
+            .unwrap();
+        for x in &v {
+            let n: f32 = x.iter().map(|a| a * a).sum();
+            assert!((n - 1.0).abs() < 1e-4);
+        }
+        assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]));
+        assert!((dot(&v[0], &v[3]) - 1.0).abs() < 1e-4, "deterministic");
+        // Batched and single answers agree (padding does not leak).
+        let single = model.embed(&["Tesla, Inc. electric vehicles"]).unwrap();
+        assert!((dot(&single[0], &v[1]) - 1.0).abs() < 1e-4);
+    }
+}
