@@ -50,13 +50,16 @@ pub fn content_hash(text: &str) -> String {
     hex::encode(&Sha256::digest(text.as_bytes())[..16])
 }
 
+/// A vector known to this process, with the hash of the text it came from.
+type Known = (String, Arc<[f32]>);
+
 /// The catalog's vectors for one model: in memory, in the store, or
 /// computed.
 pub struct CatalogEmbeddings {
     embedder: Arc<Embedder>,
     store: Arc<dyn EmbeddingStore>,
     /// Vectors known to this process by asset id, with their text's hash.
-    known: Mutex<HashMap<i64, (String, Arc<[f32]>)>>,
+    known: Mutex<HashMap<i64, Known>>,
     /// One computation at a time (a second caller then finds the vectors).
     computing: tokio::sync::Mutex<()>,
 }
@@ -248,6 +251,7 @@ mod tests {
             is_premium: false,
             data_source: forecast_domain::DataSource::Synthetic,
             data_version: 0,
+            last_price_date: None,
         };
         let text = asset_text(&a);
         assert!(
