@@ -391,8 +391,9 @@ async fn the_scheduled_refresh_is_split_across_replicas() {
             .fetch_all(&pool)
             .await
             .unwrap();
-    // A few seconds from now, so both replicas are up when it fires.
-    let at = (chrono::Utc::now() + chrono::Duration::seconds(6))
+    // Half a minute from now, so both replicas are up when it fires even
+    // on a loaded machine (each start compiles the components).
+    let at = (chrono::Utc::now() + chrono::Duration::seconds(30))
         .format("%H:%M:%S")
         .to_string();
     let env = [

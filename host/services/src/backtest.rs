@@ -225,6 +225,24 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// Logs a drop while the run waits for its plugin slots (nothing has
+/// started yet; the user's slot is freed with the request).
+struct WaitingForSlots {
+    since: Instant,
+    armed: bool,
+}
+
+impl Drop for WaitingForSlots {
+    fn drop(&mut self) {
+        if self.armed {
+            tracing::info!(
+                seconds = self.since.elapsed().as_secs_f64(),
+                "backtest stopped: the request was dropped (while waiting for plugin slots)"
+            );
+        }
+    }
+}
+
 /// The backtests each user has running on this server.
 #[derive(Default)]
 struct SlotTable {
@@ -483,10 +501,16 @@ impl BacktestService {
             .config()
             .max_concurrency
             .min(std::thread::available_parallelism().map_or(2, |n| n.get()));
+        let mut waiting = WaitingForSlots {
+            since: queued,
+            armed: true,
+        };
         let permits =
             tokio::time::timeout(self.limits.queue_wait, runtime.acquire_many(workers as u32))
                 .await
-                .map_err(|_| server_busy(self.limits.queue_wait.as_secs().max(1)))?;
+                .map_err(|_| server_busy(self.limits.queue_wait.as_secs().max(1)));
+        waiting.armed = false;
+        let permits = permits?;
         let started = Instant::now();
         let flag = Arc::new(AtomicBool::new(false));
         // Dropped with this future: a client that goes away stops the work.
