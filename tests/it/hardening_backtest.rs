@@ -399,7 +399,11 @@ async fn a_backtest_whose_client_went_away_stops_and_frees_its_slot() {
     assert_eq!(admitted.status, 200, "{}", admitted.body);
     let text = std::fs::read_to_string(&log).unwrap();
     // The log's end: the start-up lines come first and say nothing here.
-    let tail = &text[text.len().saturating_sub(3_000)..];
+    let mut from = text.len().saturating_sub(3_000);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let tail = &text[from..];
     let tail = &tail[tail.find('\n').map_or(0, |i| i + 1)..];
     assert!(
         text.contains("backtest stopped: the request was dropped"),
