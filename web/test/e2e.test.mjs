@@ -198,8 +198,13 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     ]) {
       await page.fill("#match-text", q);
       await page.click("form.search-form button[type=submit]");
-      await page.getByRole("heading", { name: `Suggestions for “${q}”` }).waitFor();
-      await page.getByRole("button", { name: new RegExp(`^Add ${ticker.replace(/[-^]/g, "\\$&")} `) }).click();
+      const heading = page.getByRole("heading", { name: `Suggestions for “${q}”` });
+      await heading.waitFor();
+      // The sentence's suggestions stay listed below; add from this search's.
+      await page
+        .locator(".suggestions", { has: heading })
+        .getByRole("button", { name: new RegExp(`^Add ${ticker.replace(/[-^]/g, "\\$&")} `) })
+        .click();
     }
     const chosen = await page.locator("#selection .chip-selected strong").allTextContents();
     assert.deepEqual(chosen, ["AAPL", "BTC-USD"]);

@@ -705,11 +705,13 @@ pub enum Universe {
 pub const SMALL_PER_CATEGORY: usize = 3;
 
 /// Assets [`Universe::Small`] keeps besides each category's first ones:
-/// the examples of the API document, the real-data tickers and two short
+/// the examples of the API document and of the onboarding page ("I own
+/// apple, tesla and some bitcoin"), the real-data tickers and two short
 /// histories (under 300 rows, which the engine refuses).
 pub const SMALL_EXTRA_TICKERS: &[&str] = &[
     "AAPL",
     "MSFT",
+    "TSLA",
     "^GSPC",
     "^IXIC",
     "^VIX",
