@@ -285,11 +285,13 @@ impl Grid {
     }
 
     fn segment(&self, d: f64) -> usize {
-        let idx = (-d / self.width).floor();
-        if idx <= 0.0 {
-            0
+        // floor(x) for x >= 1 is the truncating cast, which avoids a libm
+        // call on baseline x86-64; x < 1 (and NaN) is bucket 0.
+        let x = -d / self.width;
+        if x >= 1.0 {
+            (x as usize).min(self.k as usize - 1)
         } else {
-            (idx as usize).min(self.k as usize - 1)
+            0
         }
     }
 }
@@ -342,6 +344,43 @@ struct Outcome {
     start: usize,
     exit: usize,
     y: f64,
+    /// |EMA prediction at `start` − y|.
+    ema_err: f64,
+    /// |median prediction at `start` − y|.
+    med_err: f64,
+}
+
+/// What a walk keeps beyond the state at the last row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// The state only ([`analyse_state`], [`analyse_states`]).
+    State,
+    /// Plus each row's cumulative errors ([`walk_forward`]).
+    Signals,
+    /// Every per-row series ([`analyse`]).
+    Full,
+}
+
+/// What every (period, metric) walk over one series shares: computed once
+/// per series by [`analyse_states`].
+struct Prepared<'a> {
+    dates: &'a [i32],
+    closes: &'a [f64],
+    drawdowns: Vec<f64>,
+    prefix: Prefix,
+}
+
+impl<'a> Prepared<'a> {
+    /// Checks the series (not the parameters) and derives the shared parts.
+    fn new(dates: &'a [i32], closes: &'a [f64]) -> Result<Self, EngineError> {
+        validate_series(dates, closes)?;
+        Ok(Prepared {
+            dates,
+            closes,
+            drawdowns: drawdowns(closes),
+            prefix: Prefix::new(&daily_returns(closes)),
+        })
+    }
 }
 
 /// The walk-forward's products that every output is assembled from.
@@ -392,8 +431,8 @@ pub struct StateSummary {
 /// Runs the analysis of DESIGN.md §4 over `dates` (days since 1970-01-01,
 /// strictly increasing) and `closes` (> 0).
 pub fn analyse(dates: &[i32], closes: &[f64], params: &Params) -> Result<Analysis, EngineError> {
-    let w = walk(dates, closes, params)?;
-    let summary = summarise(&w, dates, closes);
+    let w = walk(dates, closes, params, Keep::Full)?;
+    let summary = summarise(&w, closes, typical_max_drawdown(dates, closes));
     let path_len = ((f64::from(params.return_period) * f64::from(w.periods_per_year) / 365.0)
         .round() as usize)
         .max(1);
@@ -416,8 +455,42 @@ pub fn analyse_state(
     closes: &[f64],
     params: &Params,
 ) -> Result<StateSummary, EngineError> {
-    let w = walk(dates, closes, params)?;
-    Ok(summarise(&w, dates, closes))
+    let w = walk(dates, closes, params, Keep::State)?;
+    Ok(summarise(&w, closes, typical_max_drawdown(dates, closes)))
+}
+
+/// [`analyse_state`] for each of `params` over one series, equal value for
+/// value, sharing what the combinations have in common: the checks of the
+/// series, the drawdowns, the return prefix sums, each horizon's exits and
+/// `typical_max_drawdown`. One entry per `params`, in order; an error in
+/// the series is every entry's.
+pub fn analyse_states(
+    dates: &[i32],
+    closes: &[f64],
+    params: &[Params],
+) -> Vec<Result<StateSummary, EngineError>> {
+    let prepared = match Prepared::new(dates, closes) {
+        Ok(p) => p,
+        Err(e) => return params.iter().map(|_| Err(e.clone())).collect(),
+    };
+    let typical = typical_max_drawdown(dates, closes);
+    let mut exits_by_horizon: Vec<(i32, Vec<Option<usize>>)> = Vec::new();
+    params
+        .iter()
+        .map(|p| {
+            validate_params(p)?;
+            let horizon = p.return_period as i32;
+            let at = match exits_by_horizon.iter().position(|(h, _)| *h == horizon) {
+                Some(i) => i,
+                None => {
+                    exits_by_horizon.push((horizon, exits(dates, horizon)));
+                    exits_by_horizon.len() - 1
+                }
+            };
+            let w = walk_prepared(&prepared, p, &exits_by_horizon[at].1, Keep::State);
+            Ok(summarise(&w, closes, typical))
+        })
+        .collect()
 }
 
 /// The walk-forward signals of every row: the values of [`analyse`]'s
@@ -428,7 +501,7 @@ pub fn walk_forward(
     closes: &[f64],
     params: &Params,
 ) -> Result<WalkForward, EngineError> {
-    let w = walk(dates, closes, params)?;
+    let w = walk(dates, closes, params, Keep::Signals)?;
     let nan = |v: Vec<Option<f64>>| v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect();
     Ok(WalkForward {
         periods_per_year: w.periods_per_year,
@@ -441,7 +514,7 @@ pub fn walk_forward(
     })
 }
 
-fn summarise(w: &Walk, dates: &[i32], closes: &[f64]) -> StateSummary {
+fn summarise(w: &Walk, closes: &[f64], typical_max_drawdown: Option<f64>) -> StateSummary {
     let last = closes.len() - 1;
     let current_segment = w.grid.segment(w.drawdowns[last]);
     StateSummary {
@@ -455,34 +528,54 @@ fn summarise(w: &Walk, dates: &[i32], closes: &[f64]) -> StateSummary {
             current_segment,
         ),
         segments: segment_stats(closes, &w.drawdowns, &w.outcomes, &w.per_segment, &w.grid),
-        typical_max_drawdown: typical_max_drawdown(dates, closes),
+        typical_max_drawdown,
     }
 }
 
-fn walk(dates: &[i32], closes: &[f64], params: &Params) -> Result<Walk, EngineError> {
-    validate(dates, closes, params)?;
+fn walk(dates: &[i32], closes: &[f64], params: &Params, keep: Keep) -> Result<Walk, EngineError> {
+    validate_params(params)?;
+    let prepared = Prepared::new(dates, closes)?;
+    let exits = exits(dates, params.return_period as i32);
+    Ok(walk_prepared(&prepared, params, &exits, keep))
+}
+
+/// The walk-forward of DESIGN.md §4 over a checked series for one checked
+/// `params`, whose horizon's exits are `exits`; keeps what `keep` says.
+fn walk_prepared(
+    prepared: &Prepared,
+    params: &Params,
+    exits: &[Option<usize>],
+    keep: Keep,
+) -> Walk {
+    let Prepared {
+        dates,
+        closes,
+        drawdowns,
+        prefix,
+    } = prepared;
+    let (dates, closes, prefix) = (*dates, *closes, prefix);
     let n = closes.len();
     let k = params.num_segments;
     let lambda = params.decay_factor;
     let a = params
         .periods_per_year
         .unwrap_or_else(|| infer_periods_per_year(dates));
-    let horizon = params.return_period as i32;
+    let full = keep == Keep::Full;
+    let signals = keep != Keep::State;
+    let rows = |on: bool| if on { n } else { 0 };
 
-    let drawdowns = drawdowns(closes);
-    let exits = exits(dates, horizon);
-    let prefix = Prefix::new(&daily_returns(closes));
-
+    // The predictions at every row are needed for the errors of the
+    // outcomes they start; the other series only when kept.
     let mut series = TimeSeries {
-        drawdowns: drawdowns.clone(),
+        drawdowns: if full { drawdowns.clone() } else { Vec::new() },
         expected_returns: Vec::with_capacity(n),
-        prediction_errors: vec![None; n],
-        prediction_error_cumavg: Vec::with_capacity(n),
-        actual_returns: vec![None; n],
+        prediction_errors: vec![None; rows(full)],
+        prediction_error_cumavg: Vec::with_capacity(rows(signals)),
+        actual_returns: vec![None; rows(full)],
         median_returns: Vec::with_capacity(n),
-        median_errors: vec![None; n],
-        median_error_cumavg: Vec::with_capacity(n),
-        projected_prices: Vec::with_capacity(n),
+        median_errors: vec![None; rows(full)],
+        median_error_cumavg: Vec::with_capacity(rows(signals)),
+        projected_prices: Vec::with_capacity(rows(full)),
     };
 
     let mut outcomes: Vec<Outcome> = Vec::new();
@@ -509,14 +602,16 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params) -> Result<Walk, EngineEr
         while next_start < t && exits[next_start] == Some(t) {
             let s = next_start;
             next_start += 1;
-            let Some(y) = outcome(params.metric, closes, &prefix, s, t, a) else {
+            let Some(y) = outcome(params.metric, closes, prefix, s, t, a) else {
                 continue;
             };
             let ema_err = (series.expected_returns[s] - y).abs();
             let med_err = (series.median_returns[s] - y).abs();
-            series.actual_returns[s] = Some(y);
-            series.prediction_errors[s] = Some(ema_err);
-            series.median_errors[s] = Some(med_err);
+            if full {
+                series.actual_returns[s] = Some(y);
+                series.prediction_errors[s] = Some(ema_err);
+                series.median_errors[s] = Some(med_err);
+            }
             ema_err_sum += ema_err;
             med_err_sum += med_err;
             err_n += 1;
@@ -526,6 +621,8 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params) -> Result<Walk, EngineEr
                 start: s,
                 exit: t,
                 y,
+                ema_err,
+                med_err,
             });
         }
         // Starts whose exit lies past the window never confirm; skip them.
@@ -541,27 +638,33 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params) -> Result<Walk, EngineEr
             .unwrap_or((0.0, 0.0));
         series.expected_returns.push(ema);
         series.median_returns.push(med);
-        let cum = |sum: f64| (err_n > 0).then(|| sum / f64::from(err_n));
-        series.prediction_error_cumavg.push(cum(ema_err_sum));
-        series.median_error_cumavg.push(cum(med_err_sum));
-        series.projected_prices.push(match params.metric {
-            Metric::Return => Some(closes[t] * (1.0 + med)),
-            _ => None,
-        });
+        if signals {
+            let cum = |sum: f64| (err_n > 0).then(|| sum / f64::from(err_n));
+            series.prediction_error_cumavg.push(cum(ema_err_sum));
+            series.median_error_cumavg.push(cum(med_err_sum));
+        }
+        if full {
+            series.projected_prices.push(match params.metric {
+                Metric::Return => Some(closes[t] * (1.0 + med)),
+                _ => None,
+            });
+        }
     }
 
-    Ok(Walk {
+    Walk {
         periods_per_year: a,
-        drawdowns,
+        drawdowns: drawdowns.clone(),
         series,
         outcomes,
         per_segment,
         grid,
         segments,
-    })
+    }
 }
 
-fn validate(dates: &[i32], closes: &[f64], params: &Params) -> Result<(), EngineError> {
+/// Checks the series: as long as each other, enough rows, dates strictly
+/// increasing, closes positive.
+fn validate_series(dates: &[i32], closes: &[f64]) -> Result<(), EngineError> {
     let invalid = |m: String| Err(EngineError::InvalidInput(m));
     if dates.len() != closes.len() {
         return invalid(format!("{} dates but {} closes", dates.len(), closes.len()));
@@ -572,6 +675,18 @@ fn validate(dates: &[i32], closes: &[f64], params: &Params) -> Result<(), Engine
             required: MIN_ROWS as u32,
         });
     }
+    if let Some(i) = dates.windows(2).position(|w| w[1] <= w[0]) {
+        return invalid(format!("dates not strictly increasing at row {}", i + 1));
+    }
+    if let Some(i) = closes.iter().position(|p| !(p.is_finite() && *p > 0.0)) {
+        return invalid(format!("close at row {i} is not a positive number"));
+    }
+    Ok(())
+}
+
+/// Checks the parameters against their ranges.
+fn validate_params(params: &Params) -> Result<(), EngineError> {
+    let invalid = |m: String| Err(EngineError::InvalidInput(m));
     if !(7..=365).contains(&params.return_period) {
         return invalid(format!(
             "return_period {} outside 7..=365",
@@ -594,12 +709,6 @@ fn validate(dates: &[i32], closes: &[f64], params: &Params) -> Result<(), Engine
         if a != 252 && a != 365 {
             return invalid(format!("periods_per_year {a} is neither 252 nor 365"));
         }
-    }
-    if let Some(i) = dates.windows(2).position(|w| w[1] <= w[0]) {
-        return invalid(format!("dates not strictly increasing at row {}", i + 1));
-    }
-    if let Some(i) = closes.iter().position(|p| !(p.is_finite() && *p > 0.0)) {
-        return invalid(format!("close at row {i} is not a positive number"));
     }
     Ok(())
 }
@@ -736,8 +845,8 @@ fn current_state(
     let errors = |pick: &dyn Fn(&Outcome) -> bool| -> (f64, f64, u32) {
         let (mut e, mut m, mut c) = (0.0, 0.0, 0u32);
         for o in outcomes.iter().filter(|o| pick(o)) {
-            e += series.prediction_errors[o.start].unwrap_or(0.0);
-            m += series.median_errors[o.start].unwrap_or(0.0);
+            e += o.ema_err;
+            m += o.med_err;
             c += 1;
         }
         (e, m, c)

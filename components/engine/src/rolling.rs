@@ -40,15 +40,29 @@ impl RollingMedian {
 
     pub(crate) fn push(&mut self, value: f64) {
         let key = order_key(value);
-        if self.fifo.len() == self.capacity {
-            if let Some(old) = self.fifo.pop_front() {
-                let at = self.sorted.partition_point(|&v| v < old);
-                self.sorted.remove(at);
-            }
-        }
+        let oldest = if self.fifo.len() == self.capacity {
+            self.fifo.pop_front()
+        } else {
+            None
+        };
         self.fifo.push_back(key);
         let at = self.sorted.partition_point(|&v| v <= key);
-        self.sorted.insert(at, key);
+        match oldest {
+            // The oldest leaves as the new one arrives: one shift of the
+            // keys between the two places instead of a removal and an
+            // insertion that each move half the window.
+            Some(old) => {
+                let from = self.sorted.partition_point(|&v| v < old);
+                if at > from {
+                    self.sorted.copy_within(from + 1..at, from);
+                    self.sorted[at - 1] = key;
+                } else {
+                    self.sorted.copy_within(at..from, at + 1);
+                    self.sorted[at] = key;
+                }
+            }
+            None => self.sorted.insert(at, key),
+        }
     }
 
     /// Median of the window; 0 when empty (callers check emptiness first).

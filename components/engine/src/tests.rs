@@ -559,6 +559,42 @@ fn state_only_analysis_equals_the_full_one() {
     assert!(analyse_state(&weekdays(10), &closes[..10], &Params::default()).is_err());
 }
 
+/// One `analyse_states` call answers every parameter set exactly as its own
+/// `analyse_state` call does (shared drawdowns, exits and typical drawdown
+/// change nothing), in order, with a bad set refused alone and a bad series
+/// refused for every set.
+#[test]
+fn many_states_in_one_call_equal_one_call_each() {
+    let mut rng = Rng(2024);
+    let n = 1_500;
+    let closes = random_walk(&mut rng, n, 0.025);
+    let dates = weekdays(n);
+    let mut sets = Vec::new();
+    for period in [7, 30, 90, 180, 365] {
+        for metric in [Metric::Return, Metric::Sharpe, Metric::Sortino] {
+            sets.push(params(period, metric));
+        }
+    }
+    sets.push(Params {
+        num_segments: 35,
+        decay_factor: 0.9,
+        ..params(30, Metric::Sharpe)
+    });
+    sets.insert(4, params(400, Metric::Return));
+    let many = analyse_states(&dates, &closes, &sets);
+    assert_eq!(many.len(), sets.len());
+    for (p, got) in sets.iter().zip(&many) {
+        assert_eq!(got, &analyse_state(&dates, &closes, p), "{p:?}");
+    }
+    assert!(matches!(many[4], Err(EngineError::InvalidInput(_))));
+    assert!(many.iter().filter(|r| r.is_err()).count() == 1);
+    let short = analyse_states(&dates[..10], &closes[..10], &sets[..3]);
+    assert_eq!(short.len(), 3);
+    assert!(short
+        .iter()
+        .all(|r| matches!(r, Err(EngineError::InsufficientData { rows: 10, .. }))));
+}
+
 /// `walk_forward` carries `analyse`'s series bit for bit, its last segment
 /// is the current state's, and its segments never look ahead either.
 #[test]

@@ -37,6 +37,13 @@ impl Guest for Component {
         misbehave(&series, &params)
     }
 
+    fn analyse_states(
+        series: PriceSeries,
+        params: Vec<AnalysisParams>,
+    ) -> Vec<Result<StateSummary, EngineError>> {
+        params.iter().map(|p| misbehave(&series, p)).collect()
+    }
+
     fn walk_forward(
         series: PriceSeries,
         params: AnalysisParams,

@@ -35,13 +35,19 @@ impl Guest for Component {
         params: AnalysisParams,
     ) -> Result<StateSummary, EngineError> {
         core::analyse_state(&series.dates, &series.closes, &to_core(&params))
-            .map(|s| StateSummary {
-                periods_per_year: s.periods_per_year,
-                current: current_to_wit(s.current),
-                segments: s.segments.into_iter().map(segment_to_wit).collect(),
-                typical_max_drawdown: s.typical_max_drawdown,
-            })
+            .map(state_to_wit)
             .map_err(error_to_wit)
+    }
+
+    fn analyse_states(
+        series: PriceSeries,
+        params: Vec<AnalysisParams>,
+    ) -> Vec<Result<StateSummary, EngineError>> {
+        let params: Vec<core::Params> = params.iter().map(to_core).collect();
+        core::analyse_states(&series.dates, &series.closes, &params)
+            .into_iter()
+            .map(|r| r.map(state_to_wit).map_err(error_to_wit))
+            .collect()
     }
 
     fn walk_forward(
@@ -59,6 +65,15 @@ impl Guest for Component {
                 median_error_cumavg: w.median_error_cumavg,
             })
             .map_err(error_to_wit)
+    }
+}
+
+fn state_to_wit(s: core::StateSummary) -> StateSummary {
+    StateSummary {
+        periods_per_year: s.periods_per_year,
+        current: current_to_wit(s.current),
+        segments: s.segments.into_iter().map(segment_to_wit).collect(),
+        typical_max_drawdown: s.typical_max_drawdown,
     }
 }
 

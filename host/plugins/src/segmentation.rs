@@ -131,6 +131,23 @@ impl Plugin<SegmentationWorld> {
         })
     }
 
+    /// `analyse-state` for each of `params` in one call (the series crosses
+    /// the boundary once): one answer per set, in order. Blocking, like
+    /// [`SegmentationPlugin::analyse`].
+    pub fn analyse_states(
+        &self,
+        permit: &Permit,
+        series: &Series,
+        params: &[AnalysisParams],
+    ) -> Result<Vec<Result<StateSummary, EngineError>>, PluginError> {
+        let input = wit_series(series);
+        self.call(permit, |store, bindings| {
+            bindings
+                .forecast_plugins_engine()
+                .call_analyse_states(store, &input, params)
+        })
+    }
+
     /// A reusable instance for many calls in a row (the grading job): one
     /// instantiation, a fresh deadline per call, and a fresh instance after
     /// any failure. Each call still takes a [`Permit`].
@@ -167,6 +184,22 @@ impl SegmentationSession {
             bindings
                 .forecast_plugins_engine()
                 .call_analyse_state(store, &input, params)
+        })
+    }
+
+    /// [`SegmentationPlugin::analyse_states`] on the session's instance:
+    /// every graded (period, metric) of one asset in one call.
+    pub fn analyse_states(
+        &mut self,
+        permit: &Permit,
+        series: &Series,
+        params: &[AnalysisParams],
+    ) -> Result<Vec<Result<StateSummary, EngineError>>, PluginError> {
+        let input = wit_series(series);
+        self.call(permit, None, |store, bindings| {
+            bindings
+                .forecast_plugins_engine()
+                .call_analyse_states(store, &input, params)
         })
     }
 

@@ -117,25 +117,37 @@ fn grade_asset(
 ) -> Result<Vec<GradeRow>, String> {
     let engine = session.plugin().clone();
     let periods = series.periods_per_year();
-    let mut parts = Vec::with_capacity(CACHED_RETURN_PERIODS.len() * METRICS.len());
-    for period in CACHED_RETURN_PERIODS {
-        for metric in METRICS {
-            let query = AnalysisQuery {
+    let queries: Vec<AnalysisQuery> = CACHED_RETURN_PERIODS
+        .into_iter()
+        .flat_map(|period| {
+            METRICS.into_iter().map(move |metric| AnalysisQuery {
                 return_period: period,
                 metric,
                 ..AnalysisQuery::default()
-            };
-            let state = session
-                .analyse_state(
-                    permit,
-                    series,
-                    crate::analysis::engine_params(&query, periods),
-                )
-                .map_err(|e| e.to_string())?
-                .map_err(|e| format!("{e:?}"))?;
-            parts.push((query, state));
-        }
+            })
+        })
+        .collect();
+    let params: Vec<_> = queries
+        .iter()
+        .map(|q| crate::analysis::engine_params(q, periods))
+        .collect();
+    // Every combination in one call: the series crosses the boundary once
+    // and the engine shares what the combinations have in common.
+    let states = session
+        .analyse_states(permit, series, &params)
+        .map_err(|e| e.to_string())?;
+    if states.len() != queries.len() {
+        return Err(format!(
+            "the engine answered {} states for {} parameter sets",
+            states.len(),
+            queries.len()
+        ));
     }
+    let parts = queries
+        .into_iter()
+        .zip(states)
+        .map(|(query, state)| state.map(|s| (query, s)).map_err(|e| format!("{e:?}")))
+        .collect::<Result<Vec<_>, String>>()?;
     let inputs: Vec<_> = parts.iter().map(|(_, s)| verdict::score_input(s)).collect();
     let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
     Ok(parts

@@ -16,8 +16,9 @@ use super::{Error, Loaded};
 /// Runs `kind`'s self-test vectors against a loaded candidate: the engine
 /// on a fixture series must satisfy the engine's invariants (drawdown
 /// definition, one value per row, walk-forward = analyse, analyse-state =
-/// analyse, no look-ahead under a cut, short input refused); the scorer must
-/// grade in [0, 100], one grade per input, deterministically; a strategy
+/// analyse = analyse-states, no look-ahead under a cut, short input
+/// refused); the scorer must grade in [0, 100], one grade per input,
+/// deterministically; a strategy
 /// must complete a weekly backtest over fixture data inside its contract.
 /// Blocking; the calls run one after another under `permit`.
 pub fn self_test(plugin: &Loaded, permit: &Permit) -> Result<(), Error> {
@@ -95,6 +96,21 @@ fn segmentation(p: &Arc<SegmentationPlugin>, permit: &Permit) -> Result<(), Stri
         let state = call(p.analyse_state(permit, &series, params), "analyse-state")?;
         if format!("{:?}", state.current) != format!("{:?}", full.current) {
             return Err("analyse-state's current state differs from analyse's".into());
+        }
+        // analyse-states answers each set as analyse-state does, in order.
+        let other = AnalysisParams {
+            return_period: 90,
+            ..params
+        };
+        let states = p
+            .analyse_states(permit, &series, &[other, params])
+            .map_err(|e| format!("analyse-states failed: {e}"))?;
+        let same = match states.as_slice() {
+            [Ok(_), Ok(second)] => format!("{second:?}") == format!("{state:?}"),
+            _ => false,
+        };
+        if !same {
+            return Err("analyse-states differs from analyse-state".into());
         }
         let mut session = p.session();
         let wf = call(
