@@ -121,6 +121,69 @@ fn main() {
             wasm.median.as_secs_f64() / native.median.as_secs_f64()
         );
     }
+    // Grading's call: the 15 graded (period, metric) states of one asset in
+    // one `analyse-states` call, natively and through the component.
+    let combos: Vec<(u32, Metric, forecast_engine::Metric)> =
+        forecast::domain::defaults::GRADED_RETURN_PERIODS
+            .into_iter()
+            .flat_map(|period| {
+                [
+                    (period, Metric::TotalReturn, forecast_engine::Metric::Return),
+                    (period, Metric::Sharpe, forecast_engine::Metric::Sharpe),
+                    (period, Metric::Sortino, forecast_engine::Metric::Sortino),
+                ]
+            })
+            .collect();
+    let native_sets: Vec<forecast_engine::Params> = combos
+        .iter()
+        .map(|&(return_period, _, metric)| forecast_engine::Params {
+            return_period,
+            metric,
+            periods_per_year: Some(252),
+            ..forecast_engine::Params::default()
+        })
+        .collect();
+    let sets: Vec<AnalysisParams> = combos
+        .iter()
+        .map(|&(return_period, metric, _)| AnalysisParams {
+            return_period,
+            num_segments: forecast::domain::defaults::NUM_SEGMENTS,
+            decay_factor: forecast::domain::defaults::DECAY_FACTOR,
+            metric,
+            periods_per_year: Some(252),
+        })
+        .collect();
+    let native = measure(budget, || {
+        std::hint::black_box(forecast_engine::analyse_states(
+            &series.dates,
+            &series.closes,
+            &native_sets,
+        ));
+    });
+    let wasm = measure(budget, || {
+        std::hint::black_box(
+            plugin
+                .analyse_states(&permit, &series, &sets)
+                .expect("call"),
+        );
+    });
+    let rows = series.len();
+    println!(
+        "| 15 graded states (`analyse-states`), native | {rows} | {} | {} | {} |",
+        fmt(native.median),
+        fmt(native.p95),
+        native.runs
+    );
+    println!(
+        "| 15 graded states (`analyse-states`), component | {rows} | {} | {} | {} |",
+        fmt(wasm.median),
+        fmt(wasm.p95),
+        wasm.runs
+    );
+    println!(
+        "| Wasm/native ratio, graded states (medians) | | {:.2} | | |",
+        wasm.median.as_secs_f64() / native.median.as_secs_f64()
+    );
     let ping = measure(budget, || {
         std::hint::black_box(plugin.ping(&permit).expect("ping"));
     });

@@ -337,6 +337,57 @@ impl Estimators {
     }
 }
 
+/// The estimators over every confirmed outcome, the fallback of a bucket
+/// that has none yet. Equal to an [`Estimators`] fed every outcome, but only
+/// the EMA is kept up to date: the median of the last [`MEDIAN_WINDOW`]
+/// outcomes is selected when a row asks for it (rarely: only while its
+/// bucket is empty) and kept until the next outcome.
+struct Overall {
+    ema: Option<f64>,
+    /// `(outcomes seen, median)` of the last answer.
+    median: Option<(usize, f64)>,
+    scratch: Vec<u64>,
+}
+
+impl Overall {
+    fn new() -> Self {
+        Overall {
+            ema: None,
+            median: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, y: f64, lambda: f64) {
+        self.ema = Some(match self.ema {
+            None => y,
+            Some(e) => lambda * e + (1.0 - lambda) * y,
+        });
+    }
+
+    /// `(ema, median)` over `outcomes` (every outcome pushed so far, in
+    /// order) when there is at least one.
+    fn predict(&mut self, outcomes: &[Outcome]) -> Option<(f64, f64)> {
+        let ema = self.ema?;
+        let n = outcomes.len();
+        let median = match self.median {
+            Some((seen, m)) if seen == n => m,
+            _ => {
+                self.scratch.clear();
+                self.scratch.extend(
+                    outcomes[n.saturating_sub(MEDIAN_WINDOW)..]
+                        .iter()
+                        .map(|o| order_key(o.y)),
+                );
+                let m = rolling::median_of_keys(&mut self.scratch);
+                self.median = Some((n, m));
+                m
+            }
+        };
+        Some((ema, median))
+    }
+}
+
 /// A confirmed outcome: the start row and its value, in confirmation order
 /// (which equals start order because exits are monotone).
 #[derive(Debug, Clone, Copy)]
@@ -367,6 +418,9 @@ struct Prepared<'a> {
     dates: &'a [i32],
     closes: &'a [f64],
     drawdowns: Vec<f64>,
+    /// The grid's floor steps at each row: the deepest drawdown so far,
+    /// in whole [`FLOOR_STEP`]s (point-in-time).
+    floor_steps: Vec<u32>,
     prefix: Prefix,
 }
 
@@ -374,10 +428,20 @@ impl<'a> Prepared<'a> {
     /// Checks the series (not the parameters) and derives the shared parts.
     fn new(dates: &'a [i32], closes: &'a [f64]) -> Result<Self, EngineError> {
         validate_series(dates, closes)?;
+        let drawdowns = drawdowns(closes);
+        let mut deepest = 0;
+        let floor_steps = drawdowns
+            .iter()
+            .map(|&d| {
+                deepest = Grid::steps_for(d).max(deepest);
+                deepest
+            })
+            .collect();
         Ok(Prepared {
             dates,
             closes,
-            drawdowns: drawdowns(closes),
+            drawdowns,
+            floor_steps,
             prefix: Prefix::new(&daily_returns(closes)),
         })
     }
@@ -551,6 +615,7 @@ fn walk_prepared(
         dates,
         closes,
         drawdowns,
+        floor_steps,
         prefix,
     } = prepared;
     let (dates, closes, prefix) = (*dates, *closes, prefix);
@@ -580,14 +645,14 @@ fn walk_prepared(
 
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut per_segment: Vec<Estimators> = (0..k).map(|_| Estimators::new()).collect();
-    let mut all = Estimators::new();
-    let mut grid = Grid::new(Grid::steps_for(drawdowns[0]), k);
+    let mut all = Overall::new();
+    let mut grid = Grid::new(floor_steps[0], k);
     let mut segments = Vec::with_capacity(n);
     let mut next_start = 0usize;
     let (mut ema_err_sum, mut med_err_sum, mut err_n) = (0.0f64, 0.0f64, 0u32);
 
     for t in 0..n {
-        let steps = Grid::steps_for(drawdowns[t]).max(grid.steps);
+        let steps = floor_steps[t];
         if steps != grid.steps {
             // The floor deepened: every past outcome is re-bucketed on the new
             // grid and the bucket estimators replayed in confirmation order.
@@ -634,7 +699,7 @@ fn walk_prepared(
         segments.push(segment as u8);
         let (ema, med) = per_segment[segment]
             .predict()
-            .or_else(|| all.predict())
+            .or_else(|| all.predict(&outcomes))
             .unwrap_or((0.0, 0.0));
         series.expected_returns.push(ema);
         series.median_returns.push(med);

@@ -71,9 +71,28 @@ impl RollingMedian {
         match n {
             0 => 0.0,
             _ if n % 2 == 1 => from_order_key(self.sorted[n / 2]),
-            _ => {
-                (from_order_key(self.sorted[n / 2 - 1]) + from_order_key(self.sorted[n / 2])) / 2.0
-            }
+            _ => middle_pair(self.sorted[n / 2 - 1], self.sorted[n / 2]),
         }
+    }
+}
+
+/// The mean of the two middle values of an even-sized window.
+fn middle_pair(low: u64, high: u64) -> f64 {
+    (from_order_key(low) + from_order_key(high)) / 2.0
+}
+
+/// The median of order `keys` by selection (reordering them), equal bit for
+/// bit to [`RollingMedian::median`] over the same values; 0 when empty.
+pub(crate) fn median_of_keys(keys: &mut [u64]) -> f64 {
+    let n = keys.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let (left, &mut mid, _) = keys.select_nth_unstable(n / 2);
+    if n % 2 == 1 {
+        from_order_key(mid)
+    } else {
+        let low = *left.iter().max().expect("an even window has a left half");
+        middle_pair(low, mid)
     }
 }

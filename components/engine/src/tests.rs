@@ -637,3 +637,29 @@ fn walk_forward_equals_the_analysis_series_and_never_looks_ahead() {
         }
     }
 }
+
+/// The overall fallback's median, selected on demand from the last 252
+/// outcomes, equals the rolling window's bit for bit (odd, even, ties,
+/// negative zero, a window that has wrapped).
+#[test]
+fn selected_median_equals_the_rolling_window() {
+    let mut rng = Rng(5);
+    let mut window = rolling::RollingMedian::new(MEDIAN_WINDOW);
+    let mut seen = Vec::new();
+    for i in 0..700 {
+        let y = match i % 7 {
+            0 => 0.0,
+            1 => -0.0,
+            2 => 0.125,
+            _ => rng.unit() - 0.5,
+        };
+        window.push(y);
+        seen.push(y);
+        let mut keys: Vec<u64> = seen[seen.len().saturating_sub(MEDIAN_WINDOW)..]
+            .iter()
+            .map(|&v| stats::order_key(v))
+            .collect();
+        let selected = rolling::median_of_keys(&mut keys);
+        assert_eq!(selected.to_bits(), window.median().to_bits(), "after {i}");
+    }
+}
