@@ -144,17 +144,20 @@ conformance: build
 ## bench: engine natively vs as a component, instantiation + call overhead,
 ## cached verdict latency/throughput, backtests over the whole universe, matcher accuracy
 ## and latency, the full daily grade
+# Each bench adds its headline figures beside their targets to
+# $(BENCH_SUMMARY); tools/bench/table.py writes them as one table into
+# docs/BENCHMARKS.md.
+BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
 bench: components model
-	$(CARGO) bench -p forecast-embed --bench embed
-	$(CARGO) bench -p forecast-host --bench engine
-	$(CARGO) bench -p forecast-host --bench verdict
-	$(CARGO) bench -p forecast-host --bench backtest
-	$(CARGO) bench -p forecast-host --bench matcher
-	$(CARGO) build --release --bin forecast
-	rm -f target/bench-grade.db*
-	DATABASE_URL=sqlite://target/bench-grade.db ./target/release/forecast demo load
-	time DATABASE_URL=sqlite://target/bench-grade.db ./target/release/forecast grade
-	$(MAKE) --no-print-directory bench-web
+	@mkdir -p target && rm -f $(BENCH_SUMMARY)
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench grade
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench engine
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench verdict
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench backtest
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench matcher
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-embed --bench embed
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(MAKE) --no-print-directory bench-web
+	python3 tools/bench/table.py $(BENCH_SUMMARY) docs/BENCHMARKS.md
 
 ## lint: formatting and clippy, host and components
 lint: components

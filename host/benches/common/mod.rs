@@ -4,6 +4,8 @@
 // Each bench compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
+pub mod summary;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
