@@ -7,14 +7,15 @@
 //! after the model and the catalog's vectors are loaded. Issue 15's
 //! targets: p99 <= 50 ms, catalog <= 2 min, +400 MB at most.
 
-use std::path::Path;
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::time::Instant;
 
-use forecast_embed::{catalog_text, Embedder, VectorIndex, DEFAULT_DIR};
-use matcher::eval::{drop_inactive, load_catalog_csv, load_queries};
+use forecast_embed::{Embedder, VectorIndex, DEFAULT_DIR};
+use matcher::eval::load_queries;
 use matcher::{find_with_model, Index};
-
-const INACTIVE_TICKERS: &[&str] = &["FISV", "FTT-USD", "CEL-USD", "HOMEX.MX", "IDVL4.SA"];
+use support::{active_entries, entry_text, read, root};
 
 /// Resident memory of this process, MiB (Linux).
 fn rss_mib() -> f64 {
@@ -34,12 +35,8 @@ fn pct(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let read = |p: &str| std::fs::read_to_string(root.join(p)).expect(p);
-    let entries = drop_inactive(
-        load_catalog_csv(&read("data/catalog.csv")).expect("catalog"),
-        INACTIVE_TICKERS,
-    );
+    let root = root();
+    let entries = active_entries();
     let index = Index::new(entries.clone());
     let queries = load_queries(&read("components/matcher/eval/queries.csv")).expect("queries");
     let before = rss_mib();
@@ -49,20 +46,7 @@ fn main() {
     let load = started.elapsed().as_secs_f64();
     let after_load = rss_mib();
 
-    let texts: Vec<String> = entries
-        .iter()
-        .map(|e| {
-            catalog_text(
-                &e.name,
-                &e.ticker,
-                &e.category,
-                &e.sector,
-                &e.industry,
-                &e.country,
-                &e.summary,
-            )
-        })
-        .collect();
+    let texts: Vec<String> = entries.iter().map(entry_text).collect();
     let started = Instant::now();
     let vectors = model.embed(&texts).expect("catalog");
     let catalog = started.elapsed().as_secs_f64();

@@ -14,75 +14,12 @@
 //! `target/embed-eval/` (keyed by model and catalog text), so only the
 //! first run embeds the catalog.
 
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+mod support;
 
-use forecast_embed::{catalog_text, Embedder, VectorIndex, DEFAULT_DIR, DIMS};
-use matcher::eval::{
-    drop_inactive, evaluate_groups, load_catalog_csv, load_gibberish, load_queries,
-};
-use matcher::{find_with_model, Entry, Index};
-use sha2::{Digest, Sha256};
-
-/// Copied from `INACTIVE_TICKERS` in `host/services/src/demo.rs`.
-const INACTIVE_TICKERS: &[&str] = &["FISV", "FTT-USD", "CEL-USD", "HOMEX.MX", "IDVL4.SA"];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn read(path: &str) -> String {
-    let full = root().join(path);
-    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
-}
-
-fn entry_text(e: &Entry) -> String {
-    catalog_text(
-        &e.name,
-        &e.ticker,
-        &e.category,
-        &e.sector,
-        &e.industry,
-        &e.country,
-        &e.summary,
-    )
-}
-
-/// The catalog's vectors, from the cache when the model and texts match.
-fn catalog_vectors(model: &Embedder, entries: &[Entry]) -> Vec<Vec<f32>> {
-    let texts: Vec<String> = entries.iter().map(entry_text).collect();
-    let mut h = Sha256::new();
-    h.update(model.id());
-    for t in &texts {
-        h.update(t.as_bytes());
-        h.update([0]);
-    }
-    let key = hex::encode(&h.finalize()[..8]);
-    let dir = root().join("target/embed-eval");
-    let path = dir.join(format!("{key}.f32"));
-    if let Ok(bytes) = std::fs::read(&path) {
-        if bytes.len() == texts.len() * DIMS * 4 {
-            return bytes
-                .chunks_exact(DIMS * 4)
-                .map(|c| forecast_embed::from_bytes(c).expect("a vector"))
-                .collect();
-        }
-    }
-    let started = Instant::now();
-    let vectors = model.embed(&texts).expect("embedding the catalog");
-    println!(
-        "catalog embedded: {} entries in {:.1} s",
-        texts.len(),
-        started.elapsed().as_secs_f64()
-    );
-    std::fs::create_dir_all(&dir).expect("cache folder");
-    let bytes: Vec<u8> = vectors
-        .iter()
-        .flat_map(|v| forecast_embed::to_bytes(v))
-        .collect();
-    std::fs::write(&path, bytes).expect("cache file");
-    vectors
-}
+use forecast_embed::{Embedder, VectorIndex, DEFAULT_DIR};
+use matcher::eval::{evaluate_groups, load_gibberish, load_queries};
+use matcher::{find_with_model, Index};
+use support::{active_entries, catalog_vectors, read, root};
 
 #[test]
 fn evaluation_with_the_model() {
@@ -94,10 +31,7 @@ fn evaluation_with_the_model() {
             return;
         }
     };
-    let entries = drop_inactive(
-        load_catalog_csv(&read("data/catalog.csv")).expect("catalog"),
-        INACTIVE_TICKERS,
-    );
+    let entries = active_entries();
     let vectors = catalog_vectors(&model, &entries);
     let vindex = VectorIndex::new(&vectors).expect("vectors");
     let index = Index::new(entries.clone());
