@@ -178,3 +178,71 @@ pub async fn schedule(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn store(dir: &std::path::Path) -> Arc<dyn Database> {
+        let url = format!("sqlite://{}", dir.join("refresh.db").display());
+        forecast_store::connect(&url).await.unwrap()
+    }
+
+    /// The daily grade waits for today's refresh while it runs on any
+    /// replica, goes ahead as soon as it is done, and never waits longer
+    /// than its limit.
+    #[tokio::test]
+    async fn grading_waits_for_a_running_refresh_and_no_longer() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = store(dir.path()).await;
+        let (kind, day) = ("refresh:test", Utc::now().date_naive().to_string());
+        let now = Utc::now().timestamp();
+
+        // No refresh today: no wait at all (well inside one poll).
+        let t = Instant::now();
+        wait_for_today(db.as_ref(), kind, Duration::from_secs(60)).await;
+        assert!(t.elapsed() < Duration::from_secs(5));
+
+        // A refresh with an item another replica still holds.
+        let run = db
+            .start_or_join_job(kind, &day, &[1, 2], now)
+            .await
+            .unwrap();
+        let claimed = db
+            .claim_job_items(&run.id, "other", 10, now, 600)
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 2);
+        let waiter = tokio::spawn({
+            let db = db.clone();
+            async move { wait_for_today(db.as_ref(), kind, Duration::from_secs(120)).await }
+        });
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(
+            !waiter.is_finished(),
+            "grading went ahead of a running refresh"
+        );
+
+        // The refresh ends (one asset failed: it still ends): grading goes on.
+        let closed = db
+            .close_job_items(&run.id, "other", &[1], &[2], now)
+            .await
+            .unwrap();
+        assert!(closed.finished_at.is_some());
+        tokio::time::timeout(Duration::from_secs(30), waiter)
+            .await
+            .expect("grading went on once the refresh had finished")
+            .unwrap();
+
+        // A refresh that never ends holds grading for the limit only.
+        let stuck = "refresh:stuck";
+        let run = db.start_or_join_job(stuck, &day, &[1], now).await.unwrap();
+        assert!(run.finished_at.is_none());
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            wait_for_today(db.as_ref(), stuck, Duration::ZERO),
+        )
+        .await
+        .expect("the limit bounds the wait");
+    }
+}
