@@ -29,6 +29,7 @@ mod quotas;
 mod registry;
 mod rows;
 mod sql;
+mod work_list;
 
 mod postgres;
 mod sqlite;

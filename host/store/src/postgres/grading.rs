@@ -8,6 +8,7 @@ use forecast_domain::GradingStatus;
 use super::{last_per_key, PgStore};
 use crate::grading::new_run;
 use crate::rows::{self, Cols};
+use crate::work_list::GRADING_TASKS;
 use crate::{sql, GradeRow, GradingRun, StoreError, StoreResult};
 
 const INSERT_RUN: &str =
@@ -15,24 +16,6 @@ const INSERT_RUN: &str =
      VALUES ($1, $2, $3, $4, 'running', $5, $6)
      ON CONFLICT (day, engine, scorer) DO NOTHING
      RETURNING id";
-
-const INSERT_TASKS: &str = "INSERT INTO grading_tasks (run_id, asset_id, status)
-     SELECT $1::TEXT, asset_id, 'pending' FROM UNNEST($2::BIGINT[]) AS t (asset_id)";
-
-/// One statement: the subquery locks up to `limit` claimable rows, skipping
-/// rows another claimer holds; a row claimed and committed by another since
-/// our snapshot fails the re-check of the WHERE clause on the locked row
-/// version and is left out.
-const CLAIM_TASKS: &str =
-    "UPDATE grading_tasks SET status = 'claimed', claimed_by = $2, claimed_at = $3
-     WHERE run_id = $1 AND asset_id IN (
-         SELECT asset_id FROM grading_tasks
-         WHERE run_id = $1
-           AND (status = 'pending' OR (status = 'claimed' AND claimed_at <= $4))
-         ORDER BY asset_id
-         LIMIT $5
-         FOR UPDATE SKIP LOCKED)
-     RETURNING asset_id";
 
 /// Grade rows per upsert statement (15 arrays of this length each).
 const GRADE_CHUNK: usize = 2_000;
@@ -99,7 +82,7 @@ crate::grading::impl_grading_store!(PgStore {
                     None => continue,
                 }
             }
-            sqlx::query(INSERT_TASKS)
+            sqlx::query(&GRADING_TASKS.pg_insert())
                 .bind(&id)
                 .bind(asset_ids)
                 .execute(&mut *tx)
@@ -119,19 +102,8 @@ crate::grading::impl_grading_store!(PgStore {
         now: i64,
         lease_seconds: i64,
     ) -> StoreResult<Vec<i64>> {
-        let mut ids: Vec<i64> = sqlx::query(CLAIM_TASKS)
-            .bind(run_id)
-            .bind(worker)
-            .bind(now)
-            .bind(now - lease_seconds)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(|r| r.int("asset_id"))
-            .collect::<StoreResult<_>>()?;
-        ids.sort_unstable();
-        Ok(ids)
+        self.claim_work(&GRADING_TASKS, run_id, worker, limit, now, lease_seconds)
+            .await
     }
     async fn record_grades(
         &self,

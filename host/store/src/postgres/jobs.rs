@@ -3,7 +3,8 @@
 
 use super::PgStore;
 use crate::jobs::{new_job, statements as sql};
-use crate::rows::{self, Cols};
+use crate::rows;
+use crate::work_list::JOB_ITEMS;
 use crate::{JobRun, StoreError, StoreResult};
 
 const INSERT_RUN: &str =
@@ -11,21 +12,6 @@ const INSERT_RUN: &str =
      VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (kind, day) DO NOTHING
      RETURNING id";
-
-const INSERT_ITEMS: &str = "INSERT INTO job_items (run_id, item_id, status)
-     SELECT $1::TEXT, item_id, 'pending' FROM UNNEST($2::BIGINT[]) AS t (item_id)";
-
-/// One statement: the subquery locks up to `limit` claimable rows, skipping
-/// rows another claimer holds.
-const CLAIM: &str = "UPDATE job_items SET status = 'claimed', claimed_by = $2, claimed_at = $3
-     WHERE run_id = $1 AND item_id IN (
-         SELECT item_id FROM job_items
-         WHERE run_id = $1
-           AND (status = 'pending' OR (status = 'claimed' AND claimed_at <= $4))
-         ORDER BY item_id
-         LIMIT $5
-         FOR UPDATE SKIP LOCKED)
-     RETURNING item_id";
 
 const CLOSE_ITEMS: &str = "UPDATE job_items SET status = $1
      WHERE run_id = $2 AND item_id = ANY($3) AND status = 'claimed' AND claimed_by = $4";
@@ -72,7 +58,7 @@ impl crate::JobStore for PgStore {
                 .bind(now - sql::KEEP_SECONDS)
                 .execute(&mut *tx)
                 .await?;
-            sqlx::query(INSERT_ITEMS)
+            sqlx::query(&JOB_ITEMS.pg_insert())
                 .bind(&run.id)
                 .bind(items)
                 .execute(&mut *tx)
@@ -103,19 +89,8 @@ impl crate::JobStore for PgStore {
         now: i64,
         lease_seconds: i64,
     ) -> StoreResult<Vec<i64>> {
-        let mut ids: Vec<i64> = sqlx::query(CLAIM)
-            .bind(run_id)
-            .bind(worker)
-            .bind(now)
-            .bind(now - lease_seconds)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(|r| r.int("item_id"))
-            .collect::<StoreResult<_>>()?;
-        ids.sort_unstable();
-        Ok(ids)
+        self.claim_work(&JOB_ITEMS, run_id, worker, limit, now, lease_seconds)
+            .await
     }
 
     async fn close_job_items(

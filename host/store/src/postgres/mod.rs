@@ -24,6 +24,8 @@ use async_trait::async_trait;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 
+use crate::rows::Cols;
+use crate::work_list::WorkList;
 use crate::{sql, StoreAdmin, StoreCounts, StoreResult};
 
 /// A PostgreSQL database reached through a connection pool.
@@ -42,6 +44,32 @@ impl PgStore {
             .await?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         Ok(PgStore { pool })
+    }
+
+    /// Claims up to `limit` items of a run's `list` for `worker` in one
+    /// statement (see [`WorkList::pg_claim`]), lowest ids first.
+    async fn claim_work(
+        &self,
+        list: &WorkList,
+        run_id: &str,
+        worker: &str,
+        limit: u32,
+        now: i64,
+        lease_seconds: i64,
+    ) -> StoreResult<Vec<i64>> {
+        let mut ids: Vec<i64> = sqlx::query(&list.pg_claim())
+            .bind(run_id)
+            .bind(worker)
+            .bind(now)
+            .bind(now - lease_seconds)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| r.int(list.item))
+            .collect::<StoreResult<_>>()?;
+        ids.sort_unstable();
+        Ok(ids)
     }
 }
 

@@ -3,26 +3,15 @@
 //! one process queue up and other processes wait on SQLite's lock. The
 //! readers are the shared implementation (`crate::grading`).
 
-use super::SqliteStore;
+use super::{insert_pending, SqliteStore};
 use crate::grading::new_run;
 use crate::rows::{self, Cols};
+use crate::work_list::GRADING_TASKS;
 use crate::{sql, GradeRow, GradingRun, StoreResult};
 
 const INSERT_RUN: &str =
     "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
      VALUES ($1, $2, $3, $4, 'running', $5, $6)";
-
-/// Tasks per multi-row insert (3 parameters each, well under SQLite's
-/// 32,766-parameter limit).
-const TASK_CHUNK: usize = 500;
-
-const CLAIMABLE_TASKS: &str = "SELECT asset_id FROM grading_tasks
-     WHERE run_id = $1 AND (status = 'pending' OR (status = 'claimed' AND claimed_at <= $2))
-     ORDER BY asset_id LIMIT $3";
-
-const CLAIM_TASK: &str =
-    "UPDATE grading_tasks SET status = 'claimed', claimed_by = $1, claimed_at = $2
-     WHERE run_id = $3 AND asset_id = $4";
 
 const CLOSE_TASK: &str = "UPDATE grading_tasks SET status = $1
      WHERE run_id = $2 AND asset_id = $3 AND status = 'claimed' AND claimed_by = $4";
@@ -58,14 +47,7 @@ crate::grading::impl_grading_store!(SqliteStore {
             .bind(total)
             .execute(&mut *tx)
             .await?;
-        for chunk in asset_ids.chunks(TASK_CHUNK) {
-            let mut q =
-                sqlx::QueryBuilder::new("INSERT INTO grading_tasks (run_id, asset_id, status) ");
-            q.push_values(chunk, |mut b, asset| {
-                b.push_bind(&id).push_bind(asset).push_bind("pending");
-            });
-            q.build().execute(&mut *tx).await?;
-        }
+        insert_pending(&mut tx, &GRADING_TASKS, &id, asset_ids).await?;
         tx.commit().await?;
         Ok(new_run(id, day, engine, scorer, total, now))
     }
@@ -77,29 +59,8 @@ crate::grading::impl_grading_store!(SqliteStore {
         now: i64,
         lease_seconds: i64,
     ) -> StoreResult<Vec<i64>> {
-        // The write lock first, so two claimers never read the same tasks.
-        let _writer = self.writer.lock().await;
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let ids: Vec<i64> = sqlx::query(CLAIMABLE_TASKS)
-            .bind(run_id)
-            .bind(now - lease_seconds)
-            .bind(i64::from(limit))
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|r| r.int("asset_id"))
-            .collect::<StoreResult<_>>()?;
-        for id in &ids {
-            sqlx::query(CLAIM_TASK)
-                .bind(worker)
-                .bind(now)
-                .bind(run_id)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(ids)
+        self.claim_work(&GRADING_TASKS, run_id, worker, limit, now, lease_seconds)
+            .await
     }
     async fn record_grades(
         &self,

@@ -1,24 +1,15 @@
 //! SQLite [`crate::JobStore`]: every read-check-write under the writer lock
 //! in a `BEGIN IMMEDIATE` transaction, as grading's.
 
-use super::SqliteStore;
+use super::{insert_pending, SqliteStore};
 use crate::jobs::{new_job, statements as sql};
-use crate::rows::{self, Cols};
+use crate::rows;
+use crate::work_list::JOB_ITEMS;
 use crate::{JobRun, StoreResult};
 
 const INSERT_RUN: &str =
     "INSERT INTO job_runs (id, kind, day, status, started_at, finished_at, total)
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
-
-/// Items per multi-row insert (3 parameters each).
-const ITEM_CHUNK: usize = 500;
-
-const CLAIMABLE: &str = "SELECT item_id FROM job_items
-     WHERE run_id = $1 AND (status = 'pending' OR (status = 'claimed' AND claimed_at <= $2))
-     ORDER BY item_id LIMIT $3";
-
-const CLAIM: &str = "UPDATE job_items SET status = 'claimed', claimed_by = $1, claimed_at = $2
-     WHERE run_id = $3 AND item_id = $4";
 
 #[async_trait::async_trait]
 impl crate::JobStore for SqliteStore {
@@ -61,13 +52,7 @@ impl crate::JobStore for SqliteStore {
             .bind(run.total)
             .execute(&mut *tx)
             .await?;
-        for chunk in items.chunks(ITEM_CHUNK) {
-            let mut q = sqlx::QueryBuilder::new("INSERT INTO job_items (run_id, item_id, status) ");
-            q.push_values(chunk, |mut b, item| {
-                b.push_bind(&run.id).push_bind(item).push_bind("pending");
-            });
-            q.build().execute(&mut *tx).await?;
-        }
+        insert_pending(&mut tx, &JOB_ITEMS, &run.id, items).await?;
         tx.commit().await?;
         Ok(run)
     }
@@ -90,28 +75,8 @@ impl crate::JobStore for SqliteStore {
         now: i64,
         lease_seconds: i64,
     ) -> StoreResult<Vec<i64>> {
-        let _writer = self.writer.lock().await;
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let ids: Vec<i64> = sqlx::query(CLAIMABLE)
-            .bind(run_id)
-            .bind(now - lease_seconds)
-            .bind(i64::from(limit))
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|r| r.int("item_id"))
-            .collect::<StoreResult<_>>()?;
-        for id in &ids {
-            sqlx::query(CLAIM)
-                .bind(worker)
-                .bind(now)
-                .bind(run_id)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(ids)
+        self.claim_work(&JOB_ITEMS, run_id, worker, limit, now, lease_seconds)
+            .await
     }
 
     async fn close_job_items(

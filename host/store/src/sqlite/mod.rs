@@ -23,6 +23,8 @@ use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 
+use crate::rows::Cols;
+use crate::work_list::WorkList;
 use crate::{sql, StoreAdmin, StoreCounts, StoreError, StoreResult};
 
 use quotas::{Counters, Durability};
@@ -107,4 +109,64 @@ impl StoreAdmin for SqliteStore {
         let row = sqlx::query(sql::COUNTS).fetch_one(&self.pool).await?;
         crate::rows::counts(&row)
     }
+}
+
+impl SqliteStore {
+    /// Claims up to `limit` items of a run's `list` for `worker`: pending
+    /// ones, or claimed ones whose lease (`lease_seconds`) expired. The
+    /// write lock comes first, so two claimers never read the same items.
+    async fn claim_work(
+        &self,
+        list: &WorkList,
+        run_id: &str,
+        worker: &str,
+        limit: u32,
+        now: i64,
+        lease_seconds: i64,
+    ) -> StoreResult<Vec<i64>> {
+        let _writer = self.writer.lock().await;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let ids: Vec<i64> = sqlx::query(&list.sqlite_claimable())
+            .bind(run_id)
+            .bind(now - lease_seconds)
+            .bind(i64::from(limit))
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| r.int(list.item))
+            .collect::<StoreResult<_>>()?;
+        let claim = list.sqlite_claim();
+        for id in &ids {
+            sqlx::query(&claim)
+                .bind(worker)
+                .bind(now)
+                .bind(run_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(ids)
+    }
+}
+
+/// Items per multi-row insert (3 parameters each, well under SQLite's
+/// 32,766-parameter limit).
+const ITEM_CHUNK: usize = 500;
+
+/// Inserts one pending item of `list` per id of run `run_id`.
+async fn insert_pending(
+    tx: &mut sqlx::SqliteConnection,
+    list: &WorkList,
+    run_id: &str,
+    ids: &[i64],
+) -> StoreResult<()> {
+    for chunk in ids.chunks(ITEM_CHUNK) {
+        let mut q = sqlx::QueryBuilder::new(list.insert_head());
+        q.push_values(chunk, |mut b, id| {
+            b.push_bind(run_id).push_bind(id).push_bind("pending");
+        });
+        q.build().execute(&mut *tx).await?;
+    }
+    Ok(())
 }
