@@ -295,17 +295,18 @@ pub fn run_capped<S: Strategy>(
     cancelled: &mut dyn FnMut() -> bool,
     max_trades: usize,
 ) -> Result<Report, RunError<S::Error>> {
-    // The universe: 300 rows by the end and at least one row in the window.
-    let universe: Vec<usize> = assets
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| {
-            let by_end = a.dates.partition_point(|&d| d <= window.end);
-            let before = a.dates.partition_point(|&d| d < window.start);
-            by_end >= MIN_HISTORY && by_end > before
-        })
-        .map(|(i, _)| i)
-        .collect();
+    // The universe: 300 rows by the end and at least one row in the window;
+    // `span` is each input's rows inside the window.
+    let mut universe = Vec::new();
+    let mut spans = Vec::new();
+    for (i, a) in assets.iter().enumerate() {
+        let by_end = a.dates.partition_point(|&d| d <= window.end);
+        let before = a.dates.partition_point(|&d| d < window.start);
+        if by_end >= MIN_HISTORY && by_end > before {
+            universe.push(i);
+            spans.push((before, by_end));
+        }
+    }
     if universe.is_empty() {
         return Err(RunError::EmptyUniverse);
     }
@@ -328,37 +329,33 @@ pub fn run_capped<S: Strategy>(
         Err(e) => return Err(RunError::Strategy(e)),
     }
 
-    // The calendar: the union of the universe's dates inside the window.
-    let mut dates: Vec<i32> = inputs
-        .iter()
-        .flat_map(|a| {
-            let lo = a.dates.partition_point(|&d| d < window.start);
-            let hi = a.dates.partition_point(|&d| d <= window.end);
-            a.dates[lo..hi].iter().copied()
-        })
-        .collect();
-    dates.sort_unstable();
-    dates.dedup();
-    let data_points: u64 = inputs
-        .iter()
-        .map(|a| {
-            let lo = a.dates.partition_point(|&d| d < window.start);
-            let hi = a.dates.partition_point(|&d| d <= window.end);
-            (hi - lo) as u64
-        })
-        .sum();
+    let Tape {
+        dates,
+        row_start,
+        row_assets,
+        data_points,
+    } = Tape::new(&inputs, &spans);
 
     let cost_bps: Vec<f64> = inputs.iter().map(|a| a.cost_bps).collect();
     let costs = params.include_costs.then_some(cost_bps.as_slice());
     let capital = params.initial_capital;
     let lookback = params.zscore_lookback as usize;
 
-    // Rows of each asset seen so far (its cursor) and its carried-forward close.
-    let mut seen: Vec<usize> = inputs
+    // Rows of each asset seen so far (its cursor) and its carried-forward
+    // close; the tape moves only the assets with a row on each date.
+    let mut seen: Vec<usize> = spans.iter().map(|&(lo, _)| lo).collect();
+    let mut prices: Vec<f64> = inputs
         .iter()
-        .map(|a| a.dates.partition_point(|&d| d < dates[0]))
+        .zip(&seen)
+        .map(|(a, &s)| if s > 0 { a.closes[s - 1] } else { f64::NAN })
         .collect();
-    let mut prices: Vec<f64> = vec![f64::NAN; n_assets];
+
+    let rows = dates.len();
+    // The decision rows, known from the calendar alone.
+    let decision_rows: Vec<usize> = (0..rows.saturating_sub(1))
+        .filter(|&i| is_rebalance_row(&dates, i, params.rebalance))
+        .collect();
+    let mut zscores = ZscoreBlock::new(n_assets);
 
     let mut book = Book::new(capital, n_assets);
     let mut hold = Book::new(capital, n_assets);
@@ -368,7 +365,6 @@ pub fn run_capped<S: Strategy>(
     let mut hold_bought = false;
     let mut rebal_pending: Option<Vec<f64>> = None;
 
-    let rows = dates.len();
     let mut equity = Vec::with_capacity(rows);
     let mut cash = Vec::with_capacity(rows);
     let mut hold_curve = Vec::with_capacity(rows);
@@ -380,19 +376,22 @@ pub fn run_capped<S: Strategy>(
     };
     let mut total_costs = 0.0;
     let mut decisions = 0u32;
+    let mut eligible: Vec<usize> = Vec::with_capacity(n_assets);
+    let mut ctx = Context {
+        date: 0,
+        equity: 0.0,
+        cash: 0.0,
+        assets: Vec::with_capacity(n_assets),
+    };
 
     for (i, &date) in dates.iter().enumerate() {
         if cancelled() {
             return Err(RunError::Cancelled);
         }
-        for (a, input) in inputs.iter().enumerate() {
-            let s = &mut seen[a];
-            while *s < input.dates.len() && input.dates[*s] <= date {
-                *s += 1;
-            }
-            if *s > 0 {
-                prices[a] = input.closes[*s - 1];
-            }
+        for &a in &row_assets[row_start[i] as usize..row_start[i + 1] as usize] {
+            let a = a as usize;
+            seen[a] += 1;
+            prices[a] = inputs[a].closes[seen[a] - 1];
         }
         // Fill yesterday's decisions at today's close.
         if let Some(w) = pending.take() {
@@ -411,39 +410,40 @@ pub fn run_capped<S: Strategy>(
         rebal_curve.push(rebal.equity(&prices));
 
         // Decide at today's close, to be filled at the next row.
-        if i + 1 == rows || !is_rebalance_row(&dates, i, params.rebalance) {
+        let k = decisions as usize;
+        if decision_rows.get(k) != Some(&i) {
             continue;
         }
-        let eligible: Vec<usize> = (0..n_assets).filter(|&a| seen[a] >= MIN_HISTORY).collect();
-        let ctx = Context {
-            date,
-            equity: e,
-            cash: book.cash,
-            assets: eligible
-                .iter()
-                .map(|&a| {
-                    let j = seen[a] - 1;
-                    let sig = inputs[a].signals;
-                    let opt = |x: f64| (!x.is_nan()).then_some(x);
-                    AssetState {
-                        asset: a as u32,
-                        price: prices[a],
-                        drawdown: sig.drawdowns[j],
-                        segment: u32::from(sig.segments[j]),
-                        expected_return: sig.expected_returns[j],
-                        median_return: sig.median_returns[j],
-                        prediction_error: opt(sig.prediction_error_cumavg[j]),
-                        median_error: opt(sig.median_error_cumavg[j]),
-                        zscore: zscore(&sig.drawdowns, j, lookback),
-                        weight: if e > 0.0 {
-                            book.qty[a] * prices[a] / e
-                        } else {
-                            0.0
-                        },
-                    }
-                })
-                .collect(),
-        };
+        if !zscores.covers(k) {
+            zscores.fill(&inputs, &dates, &decision_rows, k, &seen, lookback);
+        }
+        eligible.clear();
+        eligible.extend((0..n_assets).filter(|&a| seen[a] >= MIN_HISTORY));
+        ctx.date = date;
+        ctx.equity = e;
+        ctx.cash = book.cash;
+        ctx.assets.clear();
+        ctx.assets.extend(eligible.iter().map(|&a| {
+            let j = seen[a] - 1;
+            let sig = inputs[a].signals;
+            let opt = |x: f64| (!x.is_nan()).then_some(x);
+            AssetState {
+                asset: a as u32,
+                price: prices[a],
+                drawdown: sig.drawdowns[j],
+                segment: u32::from(sig.segments[j]),
+                expected_return: sig.expected_returns[j],
+                median_return: sig.median_returns[j],
+                prediction_error: opt(sig.prediction_error_cumavg[j]),
+                median_error: opt(sig.median_error_cumavg[j]),
+                zscore: opt(zscores.get(a, k)),
+                weight: if e > 0.0 {
+                    book.qty[a] * prices[a] / e
+                } else {
+                    0.0
+                },
+            }
+        }));
         if cancelled() {
             return Err(RunError::Cancelled);
         }
@@ -485,6 +485,195 @@ pub fn run_capped<S: Strategy>(
     })
 }
 
+/// The calendar of a run and, for each of its rows, the assets with a row
+/// on that date: the union of the universe's dates inside the window in
+/// contiguous arrays (compressed rows), built in two passes over the rows
+/// without a sort.
+struct Tape {
+    /// Calendar dates of the window, increasing.
+    dates: Vec<i32>,
+    /// Row `i`'s assets are `row_assets[row_start[i]..row_start[i + 1]]`.
+    row_start: Vec<u32>,
+    /// Universe indexes, grouped by calendar row, increasing within a row.
+    row_assets: Vec<u32>,
+    /// Price rows of the universe inside the window.
+    data_points: u64,
+}
+
+impl Tape {
+    fn new(inputs: &[&AssetInput<'_>], spans: &[(usize, usize)]) -> Tape {
+        let in_window = |a: usize| &inputs[a].dates[spans[a].0..spans[a].1];
+        let first = (0..inputs.len())
+            .filter_map(|a| in_window(a).first().copied())
+            .min()
+            .expect("every asset of the universe has a row in the window");
+        let last = (0..inputs.len())
+            .filter_map(|a| in_window(a).last().copied())
+            .max()
+            .expect("every asset of the universe has a row in the window");
+        // Rows per day of [first, last]: the days with rows are the calendar.
+        let mut per_day = vec![0u32; (last - first) as usize + 1];
+        let mut data_points = 0u64;
+        for a in 0..inputs.len() {
+            let days = in_window(a);
+            data_points += days.len() as u64;
+            for &d in days {
+                per_day[(d - first) as usize] += 1;
+            }
+        }
+        let mut dates = Vec::new();
+        let mut row_start = vec![0u32];
+        // From here on `per_day` holds each day's next free slot.
+        let mut at = 0u32;
+        for (day, n) in per_day.iter_mut().enumerate() {
+            if *n > 0 {
+                dates.push(first + day as i32);
+                let count = *n;
+                *n = at;
+                at += count;
+                row_start.push(at);
+            }
+        }
+        let mut row_assets = vec![0u32; at as usize];
+        for a in 0..inputs.len() {
+            for &d in in_window(a) {
+                let slot = &mut per_day[(d - first) as usize];
+                row_assets[*slot as usize] = a as u32;
+                *slot += 1;
+            }
+        }
+        Tape {
+            dates,
+            row_start,
+            row_assets,
+            data_points,
+        }
+    }
+}
+
+/// Decisions whose z-scores are computed at once.
+const ZSCORE_BLOCK: usize = 64;
+
+/// The drawdown z-scores of every asset for a block of upcoming decisions
+/// ([`ZSCORE_BLOCK`] of them), computed ahead of the loop, asset by asset
+/// (on every core with the `parallel` feature), several windows at a time.
+/// NaN stands for none. Each value is [`zscore`]'s, bit for bit: the same
+/// sums in the same order, only interleaved.
+struct ZscoreBlock {
+    /// First decision of the block.
+    first: usize,
+    /// Decisions covered.
+    len: usize,
+    /// `values[a * ZSCORE_BLOCK + (k - first)]`.
+    values: Vec<f64>,
+}
+
+impl ZscoreBlock {
+    fn new(assets: usize) -> Self {
+        ZscoreBlock {
+            first: 0,
+            len: 0,
+            values: vec![f64::NAN; assets * ZSCORE_BLOCK],
+        }
+    }
+
+    fn covers(&self, k: usize) -> bool {
+        (self.first..self.first + self.len).contains(&k)
+    }
+
+    fn get(&self, a: usize, k: usize) -> f64 {
+        self.values[a * ZSCORE_BLOCK + (k - self.first)]
+    }
+
+    /// Computes the block starting at decision `k` (at row
+    /// `decision_rows[k]`, with each asset's cursor at `seen`).
+    fn fill(
+        &mut self,
+        inputs: &[&AssetInput<'_>],
+        calendar: &[i32],
+        decision_rows: &[usize],
+        k: usize,
+        seen: &[usize],
+        lookback: usize,
+    ) {
+        let rows = &decision_rows[k..(k + ZSCORE_BLOCK).min(decision_rows.len())];
+        self.first = k;
+        self.len = rows.len();
+        let one = |a: usize, out: &mut [f64]| {
+            let input = inputs[a];
+            let mut s = seen[a];
+            let mut js = [0usize; ZSCORE_BLOCK];
+            for (slot, &row) in js.iter_mut().zip(rows) {
+                while s < input.dates.len() && input.dates[s] <= calendar[row] {
+                    s += 1;
+                }
+                // Never read: not tradeable (fewer than MIN_HISTORY rows).
+                *slot = s.saturating_sub(1);
+            }
+            zscores_into(&input.signals.drawdowns, &js[..rows.len()], lookback, out);
+        };
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            self.values
+                .par_chunks_mut(ZSCORE_BLOCK)
+                .enumerate()
+                .with_min_len(16)
+                .for_each(|(a, out)| one(a, out));
+        }
+        #[cfg(not(feature = "parallel"))]
+        for (a, out) in self.values.chunks_mut(ZSCORE_BLOCK).enumerate() {
+            one(a, out);
+        }
+    }
+}
+
+/// Windows summed side by side in [`zscores_into`].
+const LANES: usize = 8;
+
+/// `out[l] = zscore(d, js[l], lookback)` (NaN for none), the sums of
+/// [`LANES`] windows interleaved: each window's sums keep [`zscore`]'s
+/// order, so every value is identical, but the additions of different
+/// windows no longer wait for one another.
+pub fn zscores_into(d: &[f64], js: &[usize], lookback: usize, out: &mut [f64]) {
+    for (js, out) in js.chunks(LANES).zip(out.chunks_mut(LANES)) {
+        let ready = |j: usize| lookback >= 2 && j + 1 >= lookback && j < d.len();
+        if js.len() < LANES || !js.iter().all(|&j| ready(j)) {
+            for (o, &j) in out.iter_mut().zip(js) {
+                *o = if ready(j) {
+                    zscore(d, j, lookback).unwrap_or(f64::NAN)
+                } else {
+                    f64::NAN
+                };
+            }
+            continue;
+        }
+        let starts: [usize; LANES] = std::array::from_fn(|l| js[l] + 1 - lookback);
+        // `-0.0` is the neutral element of `Iterator::sum` for floats.
+        let mut sum = [-0.0f64; LANES];
+        for k in 0..lookback {
+            for l in 0..LANES {
+                sum[l] += d[starts[l] + k];
+            }
+        }
+        let mean: [f64; LANES] = std::array::from_fn(|l| sum[l] / lookback as f64);
+        let mut sq = [-0.0f64; LANES];
+        for k in 0..lookback {
+            for l in 0..LANES {
+                sq[l] += (d[starts[l] + k] - mean[l]).powi(2);
+            }
+        }
+        for l in 0..LANES {
+            let sd = (sq[l] / (lookback - 1) as f64).sqrt();
+            out[l] = if sd > 1e-12 {
+                (d[js[l]] - mean[l]) / sd
+            } else {
+                f64::NAN
+            };
+        }
+    }
+}
+
 /// Checks a strategy's answer against the contract and spreads it over the
 /// universe: known, tradeable assets, each at most once, finite weights,
 /// gross exposure at most 1.
@@ -521,5 +710,7 @@ fn dense_weights(targets: &[Target], eligible: &[usize], n: usize) -> Result<Vec
     Ok(weights)
 }
 
+#[cfg(test)]
+mod reference;
 #[cfg(test)]
 mod tests;
