@@ -602,15 +602,34 @@ impl ZscoreBlock {
         let one = |a: usize, out: &mut [f64]| {
             let input = inputs[a];
             let mut s = seen[a];
-            let mut js = [0usize; ZSCORE_BLOCK];
-            for (slot, &row) in js.iter_mut().zip(rows) {
+            // The distinct rows the block reads (a row repeats on the dates
+            // the asset did not trade), each z-score computed once.
+            let mut distinct = [usize::MAX; ZSCORE_BLOCK];
+            let mut which = [0usize; ZSCORE_BLOCK];
+            let mut n = 0;
+            for (w, &row) in which.iter_mut().zip(rows) {
                 while s < input.dates.len() && input.dates[s] <= calendar[row] {
                     s += 1;
                 }
-                // Never read: not tradeable (fewer than MIN_HISTORY rows).
-                *slot = s.saturating_sub(1);
+                // Not tradeable yet: never read, so not computed (usize::MAX
+                // is never a row: NaN).
+                let j = if s >= MIN_HISTORY { s - 1 } else { usize::MAX };
+                if n == 0 || distinct[n - 1] != j {
+                    distinct[n] = j;
+                    n += 1;
+                }
+                *w = n - 1;
             }
-            zscores_into(&input.signals.drawdowns, &js[..rows.len()], lookback, out);
+            let mut values = [f64::NAN; ZSCORE_BLOCK];
+            zscores_into(
+                &input.signals.drawdowns,
+                &distinct[..n],
+                lookback,
+                &mut values[..n],
+            );
+            for (o, &w) in out.iter_mut().zip(&which[..rows.len()]) {
+                *o = values[w];
+            }
         };
         #[cfg(feature = "parallel")]
         {
@@ -636,8 +655,9 @@ const LANES: usize = 8;
 /// order, so every value is identical, but the additions of different
 /// windows no longer wait for one another.
 pub fn zscores_into(d: &[f64], js: &[usize], lookback: usize, out: &mut [f64]) {
+    // `j < d.len()` first: `usize::MAX` may stand for "no row".
+    let ready = |j: usize| j < d.len() && lookback >= 2 && j + 1 >= lookback;
     for (js, out) in js.chunks(LANES).zip(out.chunks_mut(LANES)) {
-        let ready = |j: usize| lookback >= 2 && j + 1 >= lookback && j < d.len();
         if js.len() < LANES || !js.iter().all(|&j| ready(j)) {
             for (o, &j) in out.iter_mut().zip(js) {
                 *o = if ready(j) {
@@ -649,18 +669,43 @@ pub fn zscores_into(d: &[f64], js: &[usize], lookback: usize, out: &mut [f64]) {
             continue;
         }
         let starts: [usize; LANES] = std::array::from_fn(|l| js[l] + 1 - lookback);
+        let contiguous = (1..LANES).all(|l| js[l] == js[0] + l);
         // `-0.0` is the neutral element of `Iterator::sum` for floats.
         let mut sum = [-0.0f64; LANES];
-        for k in 0..lookback {
-            for l in 0..LANES {
-                sum[l] += d[starts[l] + k];
-            }
-        }
-        let mean: [f64; LANES] = std::array::from_fn(|l| sum[l] / lookback as f64);
         let mut sq = [-0.0f64; LANES];
-        for k in 0..lookback {
-            for l in 0..LANES {
-                sq[l] += (d[starts[l] + k] - mean[l]).powi(2);
+        let mean: [f64; LANES];
+        if contiguous {
+            // Consecutive rows (daily decisions): lane `l`'s k-th value is
+            // `w[k + l]`, so each step is one contiguous load.
+            let w = &d[starts[0]..starts[0] + lookback + LANES - 1];
+            let step = |k: usize| -> &[f64; LANES] {
+                w[k..k + LANES].try_into().expect("LANES values")
+            };
+            for k in 0..lookback {
+                let x = step(k);
+                for l in 0..LANES {
+                    sum[l] += x[l];
+                }
+            }
+            mean = std::array::from_fn(|l| sum[l] / lookback as f64);
+            for k in 0..lookback {
+                let x = step(k);
+                for l in 0..LANES {
+                    sq[l] += (x[l] - mean[l]).powi(2);
+                }
+            }
+        } else {
+            let w: [&[f64]; LANES] = std::array::from_fn(|l| &d[starts[l]..starts[l] + lookback]);
+            for k in 0..lookback {
+                for l in 0..LANES {
+                    sum[l] += w[l][k];
+                }
+            }
+            mean = std::array::from_fn(|l| sum[l] / lookback as f64);
+            for k in 0..lookback {
+                for l in 0..LANES {
+                    sq[l] += (w[l][k] - mean[l]).powi(2);
+                }
             }
         }
         for l in 0..LANES {
