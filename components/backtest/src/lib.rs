@@ -566,9 +566,8 @@ fn simulate<S: Strategy>(
         let targets = strategy.rebalance(&ctx).map_err(RunError::Strategy)?;
         snap.assets = ctx.assets;
         out.decisions += 1;
-        pending = Some(
-            dense_weights(&targets, &snap.eligible, n_assets).map_err(RunError::Contract)?,
-        );
+        pending =
+            Some(dense_weights(&targets, &snap.eligible, n_assets).map_err(RunError::Contract)?);
 
         if !snap.eligible.is_empty() {
             let mut equal = vec![0.0; n_assets];
@@ -618,8 +617,13 @@ impl Snapshots<'_, '_> {
         let &row = self.decision_rows.get(k)?;
         self.next += 1;
         if !self.block.covers(k) {
-            self.block
-                .fill(self.inputs, self.calendar, self.decision_rows, k, self.lookback);
+            self.block.fill(
+                self.inputs,
+                self.calendar,
+                self.decision_rows,
+                k,
+                self.lookback,
+            );
         }
         let mut snap = reuse.unwrap_or_else(|| Snapshot {
             row,
@@ -855,7 +859,8 @@ fn zscore_lanes(d: &[f64], js: &[usize; LANES], lookback: usize) -> [f64; LANES]
         // Consecutive rows (daily decisions): lane `l`'s k-th value is
         // `w[k + l]`, so each step is one contiguous load.
         let w = &d[starts[0]..starts[0] + lookback + LANES - 1];
-        let step = |k: usize| -> &[f64; LANES] { w[k..k + LANES].try_into().expect("LANES values") };
+        let step =
+            |k: usize| -> &[f64; LANES] { w[k..k + LANES].try_into().expect("LANES values") };
         for k in 0..lookback {
             let x = step(k);
             for l in 0..LANES {

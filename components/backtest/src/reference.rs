@@ -201,4 +201,3 @@ pub fn reference_run_capped<S: Strategy>(
         data_points,
     })
 }
-

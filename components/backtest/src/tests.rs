@@ -642,15 +642,9 @@ fn the_columnar_loop_matches_the_reference_bit_for_bit() {
         let mut a = Random::new(9);
         let mut b = Random::new(9);
         let new = run_capped(&inputs(&assets), window, &p, &mut a, &mut never(), 50).unwrap();
-        let old = reference::reference_run_capped(
-            &inputs(&assets),
-            window,
-            &p,
-            &mut b,
-            &mut never(),
-            50,
-        )
-        .unwrap();
+        let old =
+            reference::reference_run_capped(&inputs(&assets), window, &p, &mut b, &mut never(), 50)
+                .unwrap();
         assert!(a.seen.len() > 20, "{schedule:?}: enough decisions");
         assert!(
             a.seen

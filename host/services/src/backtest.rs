@@ -594,8 +594,7 @@ impl BacktestService {
             deadline: started + self.limits.timeout,
         };
         let deadline = cancel.deadline;
-        let loaded =
-            load_histories(self.assets.as_ref(), &self.signals, assets, &cancel).await;
+        let loaded = load_histories(self.assets.as_ref(), &self.signals, assets, &cancel).await;
         stop_on_drop.loading = None;
         let (universe, histories_cached) = loaded?;
         let loaded_at = Instant::now();

@@ -44,7 +44,9 @@ fn num(x: f64) -> String {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let out_path = args.next().expect("usage: peer-orders OUT.json [PRICES_DIR]");
+    let out_path = args
+        .next()
+        .expect("usage: peer-orders OUT.json [PRICES_DIR]");
     let dir = args.next().unwrap_or_else(|| "data/prices".to_string());
     let mut harness = Harness::new();
     for (ticker, category, file) in ASSETS {
@@ -59,7 +61,10 @@ fn main() {
         .unwrap();
 
     let mut json = String::from("{\"runs\":[");
-    for (n, rebalance) in [Rebalance::Monthly, Rebalance::Daily].into_iter().enumerate() {
+    for (n, rebalance) in [Rebalance::Monthly, Rebalance::Daily]
+        .into_iter()
+        .enumerate()
+    {
         let params = RunParams {
             top_n: 3,
             rebalance,
@@ -79,7 +84,10 @@ fn main() {
             num(seconds),
             num(params.initial_capital)
         );
-        list(&mut json, universe.iter().map(|a| format!("\"{}\"", a.ticker)));
+        list(
+            &mut json,
+            universe.iter().map(|a| format!("\"{}\"", a.ticker)),
+        );
         json.push_str(",\"files\":");
         list(
             &mut json,
@@ -98,7 +106,10 @@ fn main() {
         json.push_str(",\"dates\":");
         list(
             &mut json,
-            report.dates.iter().map(|&d| format!("\"{}\"", format_date(d))),
+            report
+                .dates
+                .iter()
+                .map(|&d| format!("\"{}\"", format_date(d))),
         );
         json.push_str(",\"equity\":");
         list(&mut json, report.equity.iter().map(|&x| num(x)));
