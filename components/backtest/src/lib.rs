@@ -848,6 +848,9 @@ pub fn zscores_into(d: &[f64], js: &[usize], lookback: usize, out: &mut [f64]) {
 }
 
 /// [`zscore`] of [`LANES`] rows at once (each ready), NaN for none.
+// Indexing by step and lane is the point: one step of every lane per
+// iteration keeps the lanes' sums independent of one another.
+#[allow(clippy::needless_range_loop)]
 fn zscore_lanes(d: &[f64], js: &[usize; LANES], lookback: usize) -> [f64; LANES] {
     let starts: [usize; LANES] = std::array::from_fn(|l| js[l] + 1 - lookback);
     let contiguous = (1..LANES).all(|l| js[l] == js[0] + l);
