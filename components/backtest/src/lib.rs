@@ -333,6 +333,7 @@ pub fn run_capped<S: Strategy>(
         dates,
         row_start,
         row_assets,
+        row_closes,
         data_points,
     } = Tape::new(&inputs, &spans);
 
@@ -353,6 +354,7 @@ pub fn run_capped<S: Strategy>(
         dates: &dates,
         row_start: &row_start,
         row_assets: &row_assets,
+        row_closes: &row_closes,
         decision_rows: &decision_rows,
     };
     #[cfg(feature = "parallel")]
@@ -442,6 +444,7 @@ struct TapeRef<'t> {
     dates: &'t [i32],
     row_start: &'t [u32],
     row_assets: &'t [u32],
+    row_closes: &'t [f64],
     decision_rows: &'t [usize],
 }
 
@@ -478,16 +481,19 @@ fn simulate<S: Strategy>(
     let costs = params.include_costs.then_some(cost_bps.as_slice());
     let capital = params.initial_capital;
 
-    // Rows of each asset seen so far (its cursor) and its carried-forward
-    // close; the tape moves only the assets with a row on each date.
-    let mut seen: Vec<usize> = inputs
-        .iter()
-        .map(|a| a.dates.partition_point(|&d| d < dates[0]))
-        .collect();
+    // Each asset's carried-forward close (from before the window when it
+    // has rows there); the tape moves only the assets with a row on each
+    // date, its closes laid out in the tape's order.
     let mut prices: Vec<f64> = inputs
         .iter()
-        .zip(&seen)
-        .map(|(a, &s)| if s > 0 { a.closes[s - 1] } else { f64::NAN })
+        .map(|a| {
+            let s = a.dates.partition_point(|&d| d < dates[0]);
+            if s > 0 {
+                a.closes[s - 1]
+            } else {
+                f64::NAN
+            }
+        })
         .collect();
 
     let mut book = Book::new(capital, n_assets);
@@ -518,10 +524,11 @@ fn simulate<S: Strategy>(
             return Err(RunError::Cancelled);
         }
         let row = tape.row_start[i] as usize..tape.row_start[i + 1] as usize;
-        for &a in &tape.row_assets[row] {
-            let a = a as usize;
-            seen[a] += 1;
-            prices[a] = inputs[a].closes[seen[a] - 1];
+        for (&a, &close) in tape.row_assets[row.clone()]
+            .iter()
+            .zip(&tape.row_closes[row])
+        {
+            prices[a as usize] = close;
         }
         // Fill yesterday's decisions at today's close.
         if let Some(w) = pending.take() {
@@ -764,6 +771,8 @@ struct Tape {
     row_start: Vec<u32>,
     /// Universe indexes, grouped by calendar row, increasing within a row.
     row_assets: Vec<u32>,
+    /// The close of each entry of `row_assets` on its row's date.
+    row_closes: Vec<f64>,
     /// Price rows of the universe inside the window.
     data_points: u64,
 }
@@ -803,10 +812,16 @@ impl Tape {
             }
         }
         let mut row_assets = vec![0u32; at as usize];
+        let mut row_closes = vec![0.0; at as usize];
         for a in 0..inputs.len() {
-            for &d in in_window(a) {
+            let (lo, hi) = spans[a];
+            for (&d, &close) in inputs[a].dates[lo..hi]
+                .iter()
+                .zip(&inputs[a].closes[lo..hi])
+            {
                 let slot = &mut per_day[(d - first) as usize];
                 row_assets[*slot as usize] = a as u32;
+                row_closes[*slot as usize] = close;
                 *slot += 1;
             }
         }
@@ -814,6 +829,7 @@ impl Tape {
             dates,
             row_start,
             row_assets,
+            row_closes,
             data_points,
         }
     }
