@@ -296,11 +296,14 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Logs a drop while the run waits for its plugin slots (nothing has
-/// started yet; the user's slot is freed with the request).
+/// Logs a drop before the work starts: while the run resolves its
+/// universe or waits for its plugin slots (nothing has started yet; the
+/// user's slot is freed with the request).
 struct WaitingForSlots {
     since: Instant,
     armed: bool,
+    /// What the run was doing, for the log.
+    phase: &'static str,
 }
 
 impl Drop for WaitingForSlots {
@@ -308,7 +311,8 @@ impl Drop for WaitingForSlots {
         if self.armed {
             tracing::info!(
                 seconds = self.since.elapsed().as_secs_f64(),
-                "backtest stopped: the request was dropped (while waiting for plugin slots)"
+                phase = self.phase,
+                "backtest stopped: the request was dropped (before it started)"
             );
         }
     }
@@ -566,7 +570,14 @@ impl BacktestService {
             })?;
         let engine = self.plugins.segmentation();
         // Names only: an unknown ticker is a 400 before any wait or load.
-        let assets = universe_assets(self.assets.as_ref(), &req.universe).await?;
+        let mut resolving = WaitingForSlots {
+            since: queued,
+            armed: true,
+            phase: "resolving the universe",
+        };
+        let assets = universe_assets(self.assets.as_ref(), &req.universe).await;
+        resolving.armed = false;
+        let assets = assets?;
         let runtime = self.plugins.runtime();
         let workers = runtime
             .config()
@@ -575,6 +586,7 @@ impl BacktestService {
         let mut waiting = WaitingForSlots {
             since: queued,
             armed: true,
+            phase: "waiting for plugin slots",
         };
         let permits =
             tokio::time::timeout(self.limits.queue_wait, runtime.acquire_many(workers as u32))
