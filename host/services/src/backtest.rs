@@ -569,6 +569,8 @@ impl BacktestService {
                 ))
             })?;
         let engine = self.plugins.segmentation();
+        // From here on a dropped request is logged, whatever the phase.
+        tracing::info!(strategy = %req.strategy, "backtest started");
         // Names only: an unknown ticker is a 400 before any wait or load.
         let mut resolving = WaitingForSlots {
             since: queued,
