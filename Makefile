@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web lint fmt components toolchain clean-data plugin web web-test web-types chromium model
+.PHONY: all run build test conformance bench bench-web bench-peer lint fmt components toolchain clean-data plugin web web-test web-types chromium model
 
 all: build
 
@@ -141,9 +141,16 @@ web-types: web/node_modules/.ci-stamp
 conformance: build
 	tools/conformance/run.sh
 
+## bench-peer: the backtest accounting against vectorbt (pinned by version
+## and SHA-256, in target/bench-peer/venv): the same fills on real histories
+## of data/prices/, equity curves equal within 1e-9 relative, both sides
+## timed (tools/bench/peer/run.sh says how)
+bench-peer:
+	tools/bench/peer/run.sh
+
 ## bench: engine natively vs as a component, instantiation + call overhead,
 ## cached verdict latency/throughput, backtests over the whole universe, matcher accuracy
-## and latency, the full daily grade
+## and latency, the full daily grade, the peer comparison
 # Each bench adds its headline figures beside their targets to
 # $(BENCH_SUMMARY); tools/bench/table.py writes them as one table into
 # docs/BENCHMARKS.md.
@@ -157,6 +164,7 @@ bench: components model
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench matcher
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-embed --bench embed
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(MAKE) --no-print-directory bench-web
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(MAKE) --no-print-directory bench-peer
 	python3 tools/bench/table.py $(BENCH_SUMMARY) docs/BENCHMARKS.md
 
 ## lint: formatting and clippy, host and components

@@ -59,8 +59,10 @@ pub struct Config {
     /// `FORECAST_BACKTEST_TIMEOUT_MS`: the time limit of one backtest
     /// (loading, signals and the run; default 30 s). Past it: 504.
     pub backtest_timeout: Duration,
-    /// `FORECAST_SIGNAL_CACHE_MB`: memory for cached walk-forward signals
-    /// (default 512 MiB; 0 disables the cache).
+    /// `FORECAST_SIGNAL_CACHE_MB`: memory for what backtests keep resident:
+    /// the histories they read and the engine's walk-forward signals
+    /// (default 1024 MiB, one whole-universe parameter set with its
+    /// histories; 0 disables the cache).
     pub signal_cache_bytes: usize,
     /// `FORECAST_PLUGIN_DIR`: a folder whose `*.wasm` strategy components
     /// are loaded at start beside the built-in ones.
@@ -246,7 +248,7 @@ impl Config {
                 .ok()
                 .map(|a| a.trim().to_string())
                 .filter(|a| !a.is_empty()),
-            signal_cache_bytes: (number("FORECAST_SIGNAL_CACHE_MB", 512, 0)? as usize) << 20,
+            signal_cache_bytes: (number("FORECAST_SIGNAL_CACHE_MB", 1024, 0)? as usize) << 20,
             plugin_dir: std::env::var_os("FORECAST_PLUGIN_DIR")
                 .filter(|d| !d.is_empty())
                 .map(PathBuf::from),

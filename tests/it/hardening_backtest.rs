@@ -376,6 +376,19 @@ async fn a_backtest_whose_client_went_away_stops_and_frees_its_slot() {
         assert!(waited < 240, "the long run never took its slot");
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
+    // The slot is taken in the HTTP guard, before the service starts: wait
+    // until the run has started (from then on every drop is logged), so the
+    // client does not leave while its request is still being admitted.
+    let mut waited = 0;
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("backtest started")
+    {
+        assert!(!gone.is_finished(), "the long run was answered");
+        waited += 1;
+        assert!(waited < 240, "the long run never started");
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
     gone.abort();
     assert!(gone.await.is_err(), "the client gave up before the answer");
 

@@ -295,17 +295,18 @@ pub fn run_capped<S: Strategy>(
     cancelled: &mut dyn FnMut() -> bool,
     max_trades: usize,
 ) -> Result<Report, RunError<S::Error>> {
-    // The universe: 300 rows by the end and at least one row in the window.
-    let universe: Vec<usize> = assets
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| {
-            let by_end = a.dates.partition_point(|&d| d <= window.end);
-            let before = a.dates.partition_point(|&d| d < window.start);
-            by_end >= MIN_HISTORY && by_end > before
-        })
-        .map(|(i, _)| i)
-        .collect();
+    // The universe: 300 rows by the end and at least one row in the window;
+    // `span` is each input's rows inside the window.
+    let mut universe = Vec::new();
+    let mut spans = Vec::new();
+    for (i, a) in assets.iter().enumerate() {
+        let by_end = a.dates.partition_point(|&d| d <= window.end);
+        let before = a.dates.partition_point(|&d| d < window.start);
+        if by_end >= MIN_HISTORY && by_end > before {
+            universe.push(i);
+            spans.push((before, by_end));
+        }
+    }
     if universe.is_empty() {
         return Err(RunError::EmptyUniverse);
     }
@@ -328,141 +329,93 @@ pub fn run_capped<S: Strategy>(
         Err(e) => return Err(RunError::Strategy(e)),
     }
 
-    // The calendar: the union of the universe's dates inside the window.
-    let mut dates: Vec<i32> = inputs
-        .iter()
-        .flat_map(|a| {
-            let lo = a.dates.partition_point(|&d| d < window.start);
-            let hi = a.dates.partition_point(|&d| d <= window.end);
-            a.dates[lo..hi].iter().copied()
-        })
-        .collect();
-    dates.sort_unstable();
-    dates.dedup();
-    let data_points: u64 = inputs
-        .iter()
-        .map(|a| {
-            let lo = a.dates.partition_point(|&d| d < window.start);
-            let hi = a.dates.partition_point(|&d| d <= window.end);
-            (hi - lo) as u64
-        })
-        .sum();
-
-    let cost_bps: Vec<f64> = inputs.iter().map(|a| a.cost_bps).collect();
-    let costs = params.include_costs.then_some(cost_bps.as_slice());
-    let capital = params.initial_capital;
-    let lookback = params.zscore_lookback as usize;
-
-    // Rows of each asset seen so far (its cursor) and its carried-forward close.
-    let mut seen: Vec<usize> = inputs
-        .iter()
-        .map(|a| a.dates.partition_point(|&d| d < dates[0]))
-        .collect();
-    let mut prices: Vec<f64> = vec![f64::NAN; n_assets];
-
-    let mut book = Book::new(capital, n_assets);
-    let mut hold = Book::new(capital, n_assets);
-    let mut rebal = Book::new(capital, n_assets);
-    let mut pending: Option<Vec<f64>> = None;
-    let mut hold_pending: Option<Vec<f64>> = None;
-    let mut hold_bought = false;
-    let mut rebal_pending: Option<Vec<f64>> = None;
+    let Tape {
+        dates,
+        row_start,
+        row_assets,
+        row_closes,
+        data_points,
+    } = Tape::new(&inputs, &spans);
 
     let rows = dates.len();
-    let mut equity = Vec::with_capacity(rows);
-    let mut cash = Vec::with_capacity(rows);
-    let mut hold_curve = Vec::with_capacity(rows);
-    let mut rebal_curve = Vec::with_capacity(rows);
-    let mut trades = TradeLog {
-        kept: Vec::new(),
-        max: max_trades,
-        total: 0,
+    // The decision rows, known from the calendar alone.
+    let decision_rows: Vec<usize> = (0..rows.saturating_sub(1))
+        .filter(|&i| is_rebalance_row(&dates, i, params.rebalance))
+        .collect();
+    let mut snapshots = Snapshots {
+        inputs: &inputs,
+        calendar: &dates,
+        decision_rows: &decision_rows,
+        lookback: params.zscore_lookback as usize,
+        next: 0,
+        block: ZscoreBlock::new(inputs.len()),
     };
-    let mut total_costs = 0.0;
-    let mut decisions = 0u32;
-
-    for (i, &date) in dates.iter().enumerate() {
-        if cancelled() {
-            return Err(RunError::Cancelled);
-        }
-        for (a, input) in inputs.iter().enumerate() {
-            let s = &mut seen[a];
-            while *s < input.dates.len() && input.dates[*s] <= date {
-                *s += 1;
-            }
-            if *s > 0 {
-                prices[a] = input.closes[*s - 1];
-            }
-        }
-        // Fill yesterday's decisions at today's close.
-        if let Some(w) = pending.take() {
-            total_costs += book.fill(&w, &prices, costs, date, Some(&mut trades));
-        }
-        if let Some(w) = hold_pending.take() {
-            hold.fill(&w, &prices, None, date, None);
-        }
-        if let Some(w) = rebal_pending.take() {
-            rebal.fill(&w, &prices, None, date, None);
-        }
-        let e = book.equity(&prices);
-        equity.push(e);
-        cash.push(book.cash);
-        hold_curve.push(hold.equity(&prices));
-        rebal_curve.push(rebal.equity(&prices));
-
-        // Decide at today's close, to be filled at the next row.
-        if i + 1 == rows || !is_rebalance_row(&dates, i, params.rebalance) {
-            continue;
-        }
-        let eligible: Vec<usize> = (0..n_assets).filter(|&a| seen[a] >= MIN_HISTORY).collect();
-        let ctx = Context {
-            date,
-            equity: e,
-            cash: book.cash,
-            assets: eligible
-                .iter()
-                .map(|&a| {
-                    let j = seen[a] - 1;
-                    let sig = inputs[a].signals;
-                    let opt = |x: f64| (!x.is_nan()).then_some(x);
-                    AssetState {
-                        asset: a as u32,
-                        price: prices[a],
-                        drawdown: sig.drawdowns[j],
-                        segment: u32::from(sig.segments[j]),
-                        expected_return: sig.expected_returns[j],
-                        median_return: sig.median_returns[j],
-                        prediction_error: opt(sig.prediction_error_cumavg[j]),
-                        median_error: opt(sig.median_error_cumavg[j]),
-                        zscore: zscore(&sig.drawdowns, j, lookback),
-                        weight: if e > 0.0 {
-                            book.qty[a] * prices[a] / e
-                        } else {
-                            0.0
-                        },
+    let tape = TapeRef {
+        dates: &dates,
+        row_start: &row_start,
+        row_assets: &row_assets,
+        row_closes: &row_closes,
+        decision_rows: &decision_rows,
+    };
+    #[cfg(feature = "parallel")]
+    let outcome = {
+        // What a strategy sees except the portfolio's own state depends on
+        // the data alone, so a second thread assembles the contexts (and
+        // their z-scores) a few decisions ahead while this one fills, marks
+        // to market and calls the strategy. Buffers travel back to be reused.
+        use std::sync::mpsc::sync_channel;
+        const AHEAD: usize = 24;
+        let (tx, rx) = sync_channel::<Snapshot>(AHEAD);
+        let (back_tx, back_rx) = sync_channel::<Snapshot>(AHEAD + 2);
+        std::thread::scope(|scope| {
+            let producer = &mut snapshots;
+            scope.spawn(move || {
+                while let Some(snap) = producer.next(back_rx.try_recv().ok()) {
+                    if tx.send(snap).is_err() {
+                        return; // the run ended early
                     }
-                })
-                .collect(),
-        };
-        if cancelled() {
-            return Err(RunError::Cancelled);
-        }
-        let targets = strategy.rebalance(&ctx).map_err(RunError::Strategy)?;
-        decisions += 1;
-        pending = Some(dense_weights(&targets, &eligible, n_assets).map_err(RunError::Contract)?);
-
-        if !eligible.is_empty() {
-            let mut equal = vec![0.0; n_assets];
-            for &a in &eligible {
-                equal[a] = 1.0 / eligible.len() as f64;
-            }
-            if !hold_bought {
-                hold_bought = true;
-                hold_pending = Some(equal.clone());
-            }
-            rebal_pending = Some(equal);
-        }
-    }
+                }
+            });
+            let outcome = simulate(
+                &inputs,
+                tape,
+                params,
+                strategy,
+                cancelled,
+                max_trades,
+                &mut || rx.recv().ok(),
+                &mut |used| {
+                    let _ = back_tx.try_send(used);
+                },
+            );
+            // Dropping the receiver stops a producer still ahead.
+            drop(rx);
+            outcome
+        })
+    };
+    #[cfg(not(feature = "parallel"))]
+    let outcome = {
+        let spare = std::cell::Cell::new(None);
+        simulate(
+            &inputs,
+            tape,
+            params,
+            strategy,
+            cancelled,
+            max_trades,
+            &mut || snapshots.next(spare.take()),
+            &mut |used| spare.set(Some(used)),
+        )
+    };
+    let Simulated {
+        equity,
+        cash,
+        hold_curve,
+        rebal_curve,
+        trades,
+        total_costs,
+        decisions,
+    } = outcome?;
 
     let periods_per_year = if dates.iter().any(|&d| is_weekend(d)) {
         365
@@ -482,6 +435,485 @@ pub fn run_capped<S: Strategy>(
         periods_per_year,
         rebalance_dates: decisions,
         data_points,
+    })
+}
+
+/// The calendar and its compressed rows, borrowed by [`simulate`].
+#[derive(Clone, Copy)]
+struct TapeRef<'t> {
+    dates: &'t [i32],
+    row_start: &'t [u32],
+    row_assets: &'t [u32],
+    row_closes: &'t [f64],
+    decision_rows: &'t [usize],
+}
+
+/// The curves and totals of [`simulate`].
+struct Simulated {
+    equity: Vec<f64>,
+    cash: Vec<f64>,
+    hold_curve: Vec<f64>,
+    rebal_curve: Vec<f64>,
+    trades: TradeLog,
+    total_costs: f64,
+    decisions: u32,
+}
+
+/// The accounting loop proper: row by row, the fills of the previous
+/// decision at today's close, the marks to market, and at each decision
+/// row the next [`Snapshot`] completed with the portfolio's weights and
+/// handed to the strategy. `next` yields the snapshots in decision order;
+/// `recycle` takes each back once the strategy has answered.
+#[allow(clippy::too_many_arguments)]
+fn simulate<S: Strategy>(
+    inputs: &[&AssetInput<'_>],
+    tape: TapeRef<'_>,
+    params: &RunParams,
+    strategy: &mut S,
+    cancelled: &mut dyn FnMut() -> bool,
+    max_trades: usize,
+    next: &mut dyn FnMut() -> Option<Snapshot>,
+    recycle: &mut dyn FnMut(Snapshot),
+) -> Result<Simulated, RunError<S::Error>> {
+    let n_assets = inputs.len();
+    let dates = tape.dates;
+    let cost_bps: Vec<f64> = inputs.iter().map(|a| a.cost_bps).collect();
+    let costs = params.include_costs.then_some(cost_bps.as_slice());
+    let capital = params.initial_capital;
+
+    // Each asset's carried-forward close (from before the window when it
+    // has rows there); the tape moves only the assets with a row on each
+    // date, its closes laid out in the tape's order.
+    let mut prices: Vec<f64> = inputs
+        .iter()
+        .map(|a| {
+            let s = a.dates.partition_point(|&d| d < dates[0]);
+            if s > 0 {
+                a.closes[s - 1]
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
+
+    let mut book = Book::new(capital, n_assets);
+    let mut hold = Book::new(capital, n_assets);
+    let mut rebal = Book::new(capital, n_assets);
+    let mut pending: Option<Vec<f64>> = None;
+    let mut hold_pending: Option<Vec<f64>> = None;
+    let mut hold_bought = false;
+    let mut rebal_pending: Option<Vec<f64>> = None;
+
+    let rows = dates.len();
+    let mut out = Simulated {
+        equity: Vec::with_capacity(rows),
+        cash: Vec::with_capacity(rows),
+        hold_curve: Vec::with_capacity(rows),
+        rebal_curve: Vec::with_capacity(rows),
+        trades: TradeLog {
+            kept: Vec::new(),
+            max: max_trades,
+            total: 0,
+        },
+        total_costs: 0.0,
+        decisions: 0,
+    };
+
+    for (i, &date) in dates.iter().enumerate() {
+        if cancelled() {
+            return Err(RunError::Cancelled);
+        }
+        let row = tape.row_start[i] as usize..tape.row_start[i + 1] as usize;
+        for (&a, &close) in tape.row_assets[row.clone()]
+            .iter()
+            .zip(&tape.row_closes[row])
+        {
+            prices[a as usize] = close;
+        }
+        // Fill yesterday's decisions at today's close.
+        if let Some(w) = pending.take() {
+            out.total_costs += book.fill(&w, &prices, costs, date, Some(&mut out.trades));
+        }
+        if let Some(w) = hold_pending.take() {
+            hold.fill(&w, &prices, None, date, None);
+        }
+        if let Some(w) = rebal_pending.take() {
+            rebal.fill(&w, &prices, None, date, None);
+        }
+        let e = book.equity(&prices);
+        out.equity.push(e);
+        out.cash.push(book.cash);
+        out.hold_curve.push(hold.equity(&prices));
+        out.rebal_curve.push(rebal.equity(&prices));
+
+        // Decide at today's close, to be filled at the next row.
+        if tape.decision_rows.get(out.decisions as usize) != Some(&i) {
+            continue;
+        }
+        let Some(mut snap) = next() else {
+            unreachable!("one snapshot per decision row");
+        };
+        debug_assert_eq!(snap.row, i);
+        for (s, &a) in snap.assets.iter_mut().zip(&snap.eligible) {
+            s.weight = if e > 0.0 {
+                book.qty[a] * prices[a] / e
+            } else {
+                0.0
+            };
+        }
+        let ctx = Context {
+            date,
+            equity: e,
+            cash: book.cash,
+            assets: std::mem::take(&mut snap.assets),
+        };
+        if cancelled() {
+            return Err(RunError::Cancelled);
+        }
+        let targets = strategy.rebalance(&ctx).map_err(RunError::Strategy)?;
+        snap.assets = ctx.assets;
+        out.decisions += 1;
+        pending =
+            Some(dense_weights(&targets, &snap.eligible, n_assets).map_err(RunError::Contract)?);
+
+        if !snap.eligible.is_empty() {
+            let mut equal = vec![0.0; n_assets];
+            for &a in &snap.eligible {
+                equal[a] = 1.0 / snap.eligible.len() as f64;
+            }
+            if !hold_bought {
+                hold_bought = true;
+                hold_pending = Some(equal.clone());
+            }
+            rebal_pending = Some(equal);
+        }
+        recycle(snap);
+    }
+    Ok(out)
+}
+
+/// What a strategy sees at one decision except the portfolio's own state
+/// (equity, cash and the weights, filled in by [`simulate`]): the tradeable
+/// assets (300 rows by that date) with their prices and signals. It depends
+/// on the data alone, so it can be assembled ahead of the loop.
+struct Snapshot {
+    /// Calendar row of the decision.
+    row: usize,
+    /// Universe indexes of the tradeable assets, increasing.
+    eligible: Vec<usize>,
+    /// Their states, `weight` still 0.
+    assets: Vec<AssetState>,
+}
+
+/// Yields the [`Snapshot`] of every decision in order, computing the
+/// z-scores a block of decisions at a time.
+struct Snapshots<'r, 'a> {
+    inputs: &'r [&'r AssetInput<'a>],
+    calendar: &'r [i32],
+    decision_rows: &'r [usize],
+    lookback: usize,
+    /// The next decision.
+    next: usize,
+    block: ZscoreBlock,
+}
+
+impl Snapshots<'_, '_> {
+    /// The next decision's snapshot, in `reuse`'s buffers when given.
+    fn next(&mut self, reuse: Option<Snapshot>) -> Option<Snapshot> {
+        let k = self.next;
+        let &row = self.decision_rows.get(k)?;
+        self.next += 1;
+        if !self.block.covers(k) {
+            self.block.fill(
+                self.inputs,
+                self.calendar,
+                self.decision_rows,
+                k,
+                self.lookback,
+            );
+        }
+        let mut snap = reuse.unwrap_or_else(|| Snapshot {
+            row,
+            eligible: Vec::with_capacity(self.inputs.len()),
+            assets: Vec::with_capacity(self.inputs.len()),
+        });
+        snap.row = row;
+        snap.eligible.clear();
+        snap.assets.clear();
+        let date = self.calendar[row];
+        let opt = |x: f64| (!x.is_nan()).then_some(x);
+        for (a, input) in self.inputs.iter().enumerate() {
+            // Rows up to the decision's date: the block's cursor.
+            let seen = self.block.seen(a, k);
+            debug_assert!(seen == input.dates.partition_point(|&d| d <= date));
+            if seen < MIN_HISTORY {
+                continue;
+            }
+            let j = seen - 1;
+            let sig = input.signals;
+            snap.eligible.push(a);
+            snap.assets.push(AssetState {
+                asset: a as u32,
+                price: input.closes[j],
+                drawdown: sig.drawdowns[j],
+                segment: u32::from(sig.segments[j]),
+                expected_return: sig.expected_returns[j],
+                median_return: sig.median_returns[j],
+                prediction_error: opt(sig.prediction_error_cumavg[j]),
+                median_error: opt(sig.median_error_cumavg[j]),
+                zscore: opt(self.block.get(a, k)),
+                weight: 0.0,
+            });
+        }
+        Some(snap)
+    }
+}
+
+/// Decisions whose z-scores are computed at once.
+const ZSCORE_BLOCK: usize = 32;
+
+/// Each asset's cursor and drawdown z-score for a block of upcoming
+/// decisions ([`ZSCORE_BLOCK`] of them), several windows at a time. NaN
+/// stands for none. Each value is [`zscore`]'s, bit for bit: the same sums
+/// in the same order, only interleaved.
+struct ZscoreBlock {
+    /// First decision of the block.
+    first: usize,
+    /// Decisions covered.
+    len: usize,
+    /// `values[a * ZSCORE_BLOCK + (k - first)]`.
+    values: Vec<f64>,
+    /// Rows of the asset up to the decision's date, same layout.
+    seen: Vec<u32>,
+}
+
+impl ZscoreBlock {
+    fn new(assets: usize) -> Self {
+        ZscoreBlock {
+            first: 0,
+            len: 0,
+            values: vec![f64::NAN; assets * ZSCORE_BLOCK],
+            seen: vec![0; assets * ZSCORE_BLOCK],
+        }
+    }
+
+    fn covers(&self, k: usize) -> bool {
+        (self.first..self.first + self.len).contains(&k)
+    }
+
+    fn get(&self, a: usize, k: usize) -> f64 {
+        self.values[a * ZSCORE_BLOCK + (k - self.first)]
+    }
+
+    fn seen(&self, a: usize, k: usize) -> usize {
+        self.seen[a * ZSCORE_BLOCK + (k - self.first)] as usize
+    }
+
+    /// Computes the block starting at decision `k`.
+    fn fill(
+        &mut self,
+        inputs: &[&AssetInput<'_>],
+        calendar: &[i32],
+        decision_rows: &[usize],
+        k: usize,
+        lookback: usize,
+    ) {
+        let rows = &decision_rows[k..(k + ZSCORE_BLOCK).min(decision_rows.len())];
+        self.first = k;
+        self.len = rows.len();
+        let blocks = self
+            .values
+            .chunks_mut(ZSCORE_BLOCK)
+            .zip(self.seen.chunks_mut(ZSCORE_BLOCK));
+        for ((out, seen_out), input) in blocks.zip(inputs) {
+            let mut s = input.dates.partition_point(|&d| d < calendar[rows[0]]);
+            // The distinct rows the block reads (a row repeats on the dates
+            // the asset did not trade), each z-score computed once.
+            let mut distinct = [usize::MAX; ZSCORE_BLOCK];
+            let mut which = [0usize; ZSCORE_BLOCK];
+            let mut n = 0;
+            for ((w, seen), &row) in which.iter_mut().zip(seen_out.iter_mut()).zip(rows) {
+                while s < input.dates.len() && input.dates[s] <= calendar[row] {
+                    s += 1;
+                }
+                *seen = s as u32;
+                // Not tradeable yet: never read, so not computed (usize::MAX
+                // is never a row: NaN).
+                let j = if s >= MIN_HISTORY { s - 1 } else { usize::MAX };
+                if n == 0 || distinct[n - 1] != j {
+                    distinct[n] = j;
+                    n += 1;
+                }
+                *w = n - 1;
+            }
+            let mut values = [f64::NAN; ZSCORE_BLOCK];
+            zscores_into(
+                &input.signals.drawdowns,
+                &distinct[..n],
+                lookback,
+                &mut values[..n],
+            );
+            for (o, &w) in out.iter_mut().zip(&which[..rows.len()]) {
+                *o = values[w];
+            }
+        }
+    }
+}
+
+/// The calendar of a run and, for each of its rows, the assets with a row
+/// on that date: the union of the universe's dates inside the window in
+/// contiguous arrays (compressed rows), built in two passes over the rows
+/// without a sort.
+struct Tape {
+    /// Calendar dates of the window, increasing.
+    dates: Vec<i32>,
+    /// Row `i`'s assets are `row_assets[row_start[i]..row_start[i + 1]]`.
+    row_start: Vec<u32>,
+    /// Universe indexes, grouped by calendar row, increasing within a row.
+    row_assets: Vec<u32>,
+    /// The close of each entry of `row_assets` on its row's date.
+    row_closes: Vec<f64>,
+    /// Price rows of the universe inside the window.
+    data_points: u64,
+}
+
+impl Tape {
+    fn new(inputs: &[&AssetInput<'_>], spans: &[(usize, usize)]) -> Tape {
+        let in_window = |a: usize| &inputs[a].dates[spans[a].0..spans[a].1];
+        let first = (0..inputs.len())
+            .filter_map(|a| in_window(a).first().copied())
+            .min()
+            .expect("every asset of the universe has a row in the window");
+        let last = (0..inputs.len())
+            .filter_map(|a| in_window(a).last().copied())
+            .max()
+            .expect("every asset of the universe has a row in the window");
+        // Rows per day of [first, last]: the days with rows are the calendar.
+        let mut per_day = vec![0u32; (last - first) as usize + 1];
+        let mut data_points = 0u64;
+        for a in 0..inputs.len() {
+            let days = in_window(a);
+            data_points += days.len() as u64;
+            for &d in days {
+                per_day[(d - first) as usize] += 1;
+            }
+        }
+        let mut dates = Vec::new();
+        let mut row_start = vec![0u32];
+        // From here on `per_day` holds each day's next free slot.
+        let mut at = 0u32;
+        for (day, n) in per_day.iter_mut().enumerate() {
+            if *n > 0 {
+                dates.push(first + day as i32);
+                let count = *n;
+                *n = at;
+                at += count;
+                row_start.push(at);
+            }
+        }
+        let mut row_assets = vec![0u32; at as usize];
+        let mut row_closes = vec![0.0; at as usize];
+        for a in 0..inputs.len() {
+            let (lo, hi) = spans[a];
+            for (&d, &close) in inputs[a].dates[lo..hi]
+                .iter()
+                .zip(&inputs[a].closes[lo..hi])
+            {
+                let slot = &mut per_day[(d - first) as usize];
+                row_assets[*slot as usize] = a as u32;
+                row_closes[*slot as usize] = close;
+                *slot += 1;
+            }
+        }
+        Tape {
+            dates,
+            row_start,
+            row_assets,
+            row_closes,
+            data_points,
+        }
+    }
+}
+
+/// Windows summed side by side in [`zscores_into`].
+const LANES: usize = 8;
+
+/// `out[l] = zscore(d, js[l], lookback)` (NaN for none), the sums of
+/// [`LANES`] windows interleaved: each window's sums keep [`zscore`]'s
+/// order, so every value is identical, but the additions of different
+/// windows no longer wait for one another.
+pub fn zscores_into(d: &[f64], js: &[usize], lookback: usize, out: &mut [f64]) {
+    // `j < d.len()` first: `usize::MAX` may stand for "no row".
+    let ready = |j: usize| j < d.len() && lookback >= 2 && j + 1 >= lookback;
+    for (js, out) in js.chunks(LANES).zip(out.chunks_mut(LANES)) {
+        if !js.iter().all(|&j| ready(j)) {
+            for (o, &j) in out.iter_mut().zip(js) {
+                *o = if ready(j) {
+                    zscore(d, j, lookback).unwrap_or(f64::NAN)
+                } else {
+                    f64::NAN
+                };
+            }
+            continue;
+        }
+        // A short last chunk repeats its last row in the spare lanes.
+        let lanes: [usize; LANES] = std::array::from_fn(|l| js[l.min(js.len() - 1)]);
+        let z = zscore_lanes(d, &lanes, lookback);
+        out.copy_from_slice(&z[..out.len()]);
+    }
+}
+
+/// [`zscore`] of [`LANES`] rows at once (each ready), NaN for none.
+// Indexing by step and lane is the point: one step of every lane per
+// iteration keeps the lanes' sums independent of one another.
+#[allow(clippy::needless_range_loop)]
+fn zscore_lanes(d: &[f64], js: &[usize; LANES], lookback: usize) -> [f64; LANES] {
+    let starts: [usize; LANES] = std::array::from_fn(|l| js[l] + 1 - lookback);
+    let contiguous = (1..LANES).all(|l| js[l] == js[0] + l);
+    // `-0.0` is the neutral element of `Iterator::sum` for floats.
+    let mut sum = [-0.0f64; LANES];
+    let mut sq = [-0.0f64; LANES];
+    let mean: [f64; LANES];
+    if contiguous {
+        // Consecutive rows (daily decisions): lane `l`'s k-th value is
+        // `w[k + l]`, so each step is one contiguous load.
+        let w = &d[starts[0]..starts[0] + lookback + LANES - 1];
+        let step =
+            |k: usize| -> &[f64; LANES] { w[k..k + LANES].try_into().expect("LANES values") };
+        for k in 0..lookback {
+            let x = step(k);
+            for l in 0..LANES {
+                sum[l] += x[l];
+            }
+        }
+        mean = std::array::from_fn(|l| sum[l] / lookback as f64);
+        for k in 0..lookback {
+            let x = step(k);
+            for l in 0..LANES {
+                sq[l] += (x[l] - mean[l]).powi(2);
+            }
+        }
+    } else {
+        let w: [&[f64]; LANES] = std::array::from_fn(|l| &d[starts[l]..starts[l] + lookback]);
+        for k in 0..lookback {
+            for l in 0..LANES {
+                sum[l] += w[l][k];
+            }
+        }
+        mean = std::array::from_fn(|l| sum[l] / lookback as f64);
+        for k in 0..lookback {
+            for l in 0..LANES {
+                sq[l] += (w[l][k] - mean[l]).powi(2);
+            }
+        }
+    }
+    std::array::from_fn(|l| {
+        let sd = (sq[l] / (lookback - 1) as f64).sqrt();
+        if sd > 1e-12 {
+            (d[js[l]] - mean[l]) / sd
+        } else {
+            f64::NAN
+        }
     })
 }
 
@@ -521,5 +953,7 @@ fn dense_weights(targets: &[Target], eligible: &[usize], n: usize) -> Result<Vec
     Ok(weights)
 }
 
+#[cfg(test)]
+mod reference;
 #[cfg(test)]
 mod tests;

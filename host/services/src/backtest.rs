@@ -51,14 +51,49 @@ struct SignalKey {
     metric: Metric,
 }
 
+/// Key of one asset's stored history: it changes with every ingest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct HistoryKey {
+    asset_id: i64,
+    data_version: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum CacheKey {
+    History(HistoryKey),
+    Signals(SignalKey),
+}
+
+#[derive(Clone)]
+enum Cached {
+    History(Arc<PriceSeries>),
+    Signals(Arc<bt::Signals>),
+}
+
+impl Cached {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Cached::History(s) => {
+                s.dates.len() * std::mem::size_of::<i32>()
+                    + s.closes.len() * std::mem::size_of::<f64>()
+            }
+            Cached::Signals(s) => s.heap_bytes(),
+        }
+    }
+}
+
 struct Entry {
-    signals: Arc<bt::Signals>,
+    value: Cached,
     last_used: u64,
 }
 
-/// The engine's walk-forward signals per asset, bounded in bytes; the least
-/// recently used entries go first. Keys carry the asset's data version and
-/// the engine's sha256, so an ingest or an engine swap is never served stale.
+/// The memory-resident columns backtests read, bounded in bytes together:
+/// each asset's history (dates and closes) and the engine's walk-forward
+/// signals per asset and engine parameters. The least recently used
+/// entries go first. Keys carry the asset's data version (and for signals
+/// the engine's sha256), so an ingest or an engine swap is never served
+/// stale. A repeated backtest over the whole universe therefore touches
+/// neither the store nor the engine.
 pub struct SignalCache {
     budget: usize,
     inner: Mutex<CacheInner>,
@@ -66,7 +101,7 @@ pub struct SignalCache {
 
 #[derive(Default)]
 struct CacheInner {
-    map: HashMap<SignalKey, Entry>,
+    map: HashMap<CacheKey, Entry>,
     bytes: usize,
     clock: u64,
 }
@@ -80,18 +115,32 @@ impl SignalCache {
         }
     }
 
-    fn get(&self, key: &SignalKey) -> Option<Arc<bt::Signals>> {
+    fn get(&self, key: &CacheKey) -> Option<Cached> {
         let mut inner = self.inner.lock().expect("signal cache poisoned");
         inner.clock += 1;
         let now = inner.clock;
         inner.map.get_mut(key).map(|e| {
             e.last_used = now;
-            e.signals.clone()
+            e.value.clone()
         })
     }
 
-    fn put(&self, key: SignalKey, signals: Arc<bt::Signals>) {
-        let size = signals.heap_bytes();
+    fn signals(&self, key: &SignalKey) -> Option<Arc<bt::Signals>> {
+        match self.get(&CacheKey::Signals(key.clone()))? {
+            Cached::Signals(s) => Some(s),
+            Cached::History(_) => None,
+        }
+    }
+
+    fn history(&self, key: HistoryKey) -> Option<Arc<PriceSeries>> {
+        match self.get(&CacheKey::History(key))? {
+            Cached::History(s) => Some(s),
+            Cached::Signals(_) => None,
+        }
+    }
+
+    fn put(&self, key: CacheKey, value: Cached) {
+        let size = value.heap_bytes();
         if size > self.budget {
             return;
         }
@@ -101,16 +150,16 @@ impl SignalCache {
         if let Some(old) = inner.map.insert(
             key,
             Entry {
-                signals,
+                value,
                 last_used: now,
             },
         ) {
-            inner.bytes -= old.signals.heap_bytes();
+            inner.bytes -= old.value.heap_bytes();
         }
         inner.bytes += size;
         if inner.bytes > self.budget {
             // Evict the oldest tenth at once, so that eviction stays rare.
-            let mut ages: Vec<(u64, SignalKey)> = inner
+            let mut ages: Vec<(u64, CacheKey)> = inner
                 .map
                 .iter()
                 .map(|(k, e)| (e.last_used, k.clone()))
@@ -122,10 +171,18 @@ impl SignalCache {
                     break;
                 }
                 if let Some(e) = inner.map.remove(&k) {
-                    inner.bytes -= e.signals.heap_bytes();
+                    inner.bytes -= e.value.heap_bytes();
                 }
             }
         }
+    }
+
+    fn put_signals(&self, key: SignalKey, signals: Arc<bt::Signals>) {
+        self.put(CacheKey::Signals(key), Cached::Signals(signals));
+    }
+
+    fn put_history(&self, key: HistoryKey, series: Arc<PriceSeries>) {
+        self.put(CacheKey::History(key), Cached::History(series));
     }
 
     /// Bytes held.
@@ -159,22 +216,36 @@ async fn universe_assets(db: &dyn AssetStore, spec: &UniverseSpec) -> Result<Vec
     Ok(assets)
 }
 
-/// The histories of `assets`, in their order; stops early when `cancel`
-/// is raised (the request was dropped or its deadline passed).
+/// The histories of `assets`, in their order: from the cache when it holds
+/// the asset's data version, else from the store (and then kept); stops
+/// early when `cancel` is raised (the request was dropped or its deadline
+/// passed). Returns how many came from the cache.
 async fn load_histories(
     db: &dyn AssetStore,
+    cache: &SignalCache,
     assets: Vec<Asset>,
     cancel: &Cancel,
-) -> Result<Vec<(Asset, Arc<PriceSeries>)>, Error> {
+) -> Result<(Vec<(Asset, Arc<PriceSeries>)>, usize), Error> {
     let mut out = Vec::with_capacity(assets.len());
+    let mut hits = 0;
     for a in assets {
+        let key = HistoryKey {
+            asset_id: a.id,
+            data_version: a.data_version,
+        };
+        if let Some(series) = cache.history(key) {
+            hits += 1;
+            out.push((a, series));
+            continue;
+        }
         if cancel.is_raised() {
             return Err(timed_out());
         }
-        let series = db.load_series(a.id).await?.unwrap_or_default();
-        out.push((a, Arc::new(series)));
+        let series = Arc::new(db.load_series(a.id).await?.unwrap_or_default());
+        cache.put_history(key, series.clone());
+        out.push((a, series));
     }
-    Ok(out)
+    Ok((out, hits))
 }
 
 /// The stop flag of one backtest: raised when the request is dropped (the
@@ -225,11 +296,14 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Logs a drop while the run waits for its plugin slots (nothing has
-/// started yet; the user's slot is freed with the request).
+/// Logs a drop before the work starts: while the run resolves its
+/// universe or waits for its plugin slots (nothing has started yet; the
+/// user's slot is freed with the request).
 struct WaitingForSlots {
     since: Instant,
     armed: bool,
+    /// What the run was doing, for the log.
+    phase: &'static str,
 }
 
 impl Drop for WaitingForSlots {
@@ -237,7 +311,8 @@ impl Drop for WaitingForSlots {
         if self.armed {
             tracing::info!(
                 seconds = self.since.elapsed().as_secs_f64(),
-                "backtest stopped: the request was dropped (while waiting for plugin slots)"
+                phase = self.phase,
+                "backtest stopped: the request was dropped (before it started)"
             );
         }
     }
@@ -308,7 +383,7 @@ fn signals_for(
     let mut missing = Vec::new();
     let mut cached = 0;
     for (i, (a, s)) in assets.iter().enumerate() {
-        let hit = cache.get(&key(a));
+        let hit = cache.signals(&key(a));
         match &hit {
             Some(_) => cached += 1,
             None if s.len() >= bt::MIN_HISTORY => missing.push(i),
@@ -366,7 +441,7 @@ fn signals_for(
                                     }));
                                 return;
                             }
-                            cache.put(key(asset), signals.clone());
+                            cache.put_signals(key(asset), signals.clone());
                             results.lock().expect("poisoned").push((i, signals));
                         }
                         Ok(Err(EngineError::InsufficientData(_))) => {}
@@ -494,8 +569,17 @@ impl BacktestService {
                 ))
             })?;
         let engine = self.plugins.segmentation();
+        // From here on a dropped request is logged, whatever the phase.
+        tracing::info!(strategy = %req.strategy, "backtest started");
         // Names only: an unknown ticker is a 400 before any wait or load.
-        let assets = universe_assets(self.assets.as_ref(), &req.universe).await?;
+        let mut resolving = WaitingForSlots {
+            since: queued,
+            armed: true,
+            phase: "resolving the universe",
+        };
+        let assets = universe_assets(self.assets.as_ref(), &req.universe).await;
+        resolving.armed = false;
+        let assets = assets?;
         let runtime = self.plugins.runtime();
         let workers = runtime
             .config()
@@ -504,6 +588,7 @@ impl BacktestService {
         let mut waiting = WaitingForSlots {
             since: queued,
             armed: true,
+            phase: "waiting for plugin slots",
         };
         let permits =
             tokio::time::timeout(self.limits.queue_wait, runtime.acquire_many(workers as u32))
@@ -523,9 +608,10 @@ impl BacktestService {
             deadline: started + self.limits.timeout,
         };
         let deadline = cancel.deadline;
-        let loaded = load_histories(self.assets.as_ref(), assets, &cancel).await;
+        let loaded = load_histories(self.assets.as_ref(), &self.signals, assets, &cancel).await;
         stop_on_drop.loading = None;
-        let universe = loaded?;
+        let (universe, histories_cached) = loaded?;
+        let loaded_at = Instant::now();
         let latest = universe
             .iter()
             .filter_map(|(_, s)| s.dates.last().copied())
@@ -562,6 +648,7 @@ impl BacktestService {
             let (signals, signals_cached) =
                 signals_for(&engine, &cache, &universe, &req, &permits, &cancel)
                     .map_err(stopped)?;
+            let signals_at = Instant::now();
             let metas: Vec<bt::AssetMeta> = universe
                 .iter()
                 .map(|(a, _)| bt::AssetMeta {
@@ -618,16 +705,7 @@ impl BacktestService {
                 )),
             })
             .map_err(stopped)?;
-            tracing::info!(
-                strategy = %strategy.info().label(),
-                assets = report.universe.len(),
-                rows = report.dates.len(),
-                trades = report.trades_total,
-                signals_cached,
-                waited_seconds = waited.as_secs_f64(),
-                seconds = started.elapsed().as_secs_f64(),
-                "backtest finished"
-            );
+            let run_at = Instant::now();
             // What the run used and what it could not, by universe index.
             let mut used = vec![false; universe.len()];
             for &k in &report.universe {
@@ -654,15 +732,38 @@ impl BacktestService {
                     })
                     .collect(),
             };
-            Ok(shape(
-                &report,
+            let (label, assets, rows, trades) = (
+                strategy.info().label(),
+                report.universe.len(),
+                report.dates.len(),
+                report.trades_total,
+            );
+            let body = shape(
+                report,
                 &inputs,
                 &strategy,
                 &engine_version,
                 &req,
                 signals_cached,
                 data,
-            ))
+            );
+            // Where the time went, phase by phase (issue 17).
+            tracing::info!(
+                strategy = %label,
+                assets,
+                rows,
+                trades,
+                histories_cached,
+                signals_cached,
+                waited_seconds = waited.as_secs_f64(),
+                load_seconds = loaded_at.duration_since(started).as_secs_f64(),
+                signals_seconds = signals_at.duration_since(loaded_at).as_secs_f64(),
+                run_seconds = run_at.duration_since(signals_at).as_secs_f64(),
+                shape_seconds = run_at.elapsed().as_secs_f64(),
+                seconds = started.elapsed().as_secs_f64(),
+                "backtest finished"
+            );
+            Ok(body)
         })
         .await
         .map_err(|e| Error::Internal(format!("backtest task failed: {e}")))?
@@ -711,7 +812,7 @@ fn unusable_reason(series: &PriceSeries, window: bt::Window) -> String {
 }
 
 fn shape(
-    report: &bt::Report,
+    report: bt::Report,
     inputs: &[bt::AssetInput<'_>],
     strategy: &StrategyPlugin,
     engine_version: &str,
@@ -719,8 +820,11 @@ fn shape(
     signals_cached: usize,
     data: DataUse,
 ) -> BacktestResponse {
+    // The report's columns move into the body; only the dates are
+    // converted, once, and shared by the curve and the two benchmarks.
     let dates: Vec<NaiveDate> = report.dates.iter().map(|&d| from_days(d)).collect();
-    let ticker = |k: usize| inputs[report.universe[k]].meta.ticker.clone();
+    let universe = &report.universe;
+    let ticker = |k: usize| inputs[universe[k]].meta.ticker.clone();
     let m = &report.metrics;
     let cost_bps = report
         .universe
@@ -762,13 +866,13 @@ fn shape(
         },
         benchmarks: report
             .benchmarks
-            .iter()
+            .into_iter()
             .map(|(name, curve)| {
                 (
                     name.to_string(),
                     BenchmarkBody {
                         dates: dates.clone(),
-                        equity: curve.clone(),
+                        equity: curve,
                     },
                 )
             })
@@ -824,19 +928,19 @@ mod tests {
         let one = sig(1_000).heap_bytes();
         let cache = SignalCache::new(one * 10);
         for id in 0..25 {
-            cache.put(key(id), sig(1_000));
+            cache.put_signals(key(id), sig(1_000));
             // Keep asset 0 hot.
-            assert!(cache.get(&key(0)).is_some(), "the hot entry survives");
+            assert!(cache.signals(&key(0)).is_some(), "the hot entry survives");
         }
         assert!(cache.bytes() <= one * 10);
-        assert!(cache.get(&key(24)).is_some());
-        assert!(cache.get(&key(1)).is_none(), "cold entries went first");
+        assert!(cache.signals(&key(24)).is_some());
+        assert!(cache.signals(&key(1)).is_none(), "cold entries went first");
         let other_version = SignalKey {
             data_version: 2,
             ..key(24)
         };
         assert!(
-            cache.get(&other_version).is_none(),
+            cache.signals(&other_version).is_none(),
             "a new data version misses"
         );
         let other_engine = SignalKey {
@@ -844,8 +948,21 @@ mod tests {
             ..key(24)
         };
         assert!(
-            cache.get(&other_engine).is_none(),
+            cache.signals(&other_engine).is_none(),
             "another engine's signals are not served"
         );
+        // Histories share the budget and the keys' data versions.
+        let series = Arc::new(PriceSeries {
+            dates: (0..1_000).collect(),
+            closes: vec![1.0; 1_000],
+        });
+        let h = |v: i64| HistoryKey {
+            asset_id: 7,
+            data_version: v,
+        };
+        cache.put_history(h(1), series);
+        assert!(cache.history(h(1)).is_some());
+        assert!(cache.history(h(2)).is_none(), "an ingest misses");
+        assert!(cache.bytes() <= one * 10);
     }
 }

@@ -1,0 +1,203 @@
+//! The accounting loop as it was before issue 17 (one cursor walk per asset
+//! and row, the z-score recomputed per decision), kept verbatim as the
+//! oracle the columnar loop of [`super::run_capped`] must match bit for bit.
+
+use super::*;
+
+pub fn reference_run_capped<S: Strategy>(
+    assets: &[AssetInput<'_>],
+    window: Window,
+    params: &RunParams,
+    strategy: &mut S,
+    cancelled: &mut dyn FnMut() -> bool,
+    max_trades: usize,
+) -> Result<Report, RunError<S::Error>> {
+    // The universe: 300 rows by the end and at least one row in the window.
+    let universe: Vec<usize> = assets
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| {
+            let by_end = a.dates.partition_point(|&d| d <= window.end);
+            let before = a.dates.partition_point(|&d| d < window.start);
+            by_end >= MIN_HISTORY && by_end > before
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if universe.is_empty() {
+        return Err(RunError::EmptyUniverse);
+    }
+    let inputs: Vec<&AssetInput<'_>> = universe.iter().map(|&i| &assets[i]).collect();
+    let n_assets = inputs.len();
+    if params.top_n == 0 || params.top_n as usize > n_assets {
+        return Err(RunError::Param(ParamError::new(
+            "top_n",
+            format!(
+                "top_n must be between 1 and {n_assets}, the number of assets in the universe \
+                 with {MIN_HISTORY} rows of history by end_date (got {})",
+                params.top_n
+            ),
+        )));
+    }
+    let metas: Vec<AssetMeta> = inputs.iter().map(|a| a.meta.clone()).collect();
+    match strategy.start(&metas, params) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(RunError::Param(e)),
+        Err(e) => return Err(RunError::Strategy(e)),
+    }
+
+    // The calendar: the union of the universe's dates inside the window.
+    let mut dates: Vec<i32> = inputs
+        .iter()
+        .flat_map(|a| {
+            let lo = a.dates.partition_point(|&d| d < window.start);
+            let hi = a.dates.partition_point(|&d| d <= window.end);
+            a.dates[lo..hi].iter().copied()
+        })
+        .collect();
+    dates.sort_unstable();
+    dates.dedup();
+    let data_points: u64 = inputs
+        .iter()
+        .map(|a| {
+            let lo = a.dates.partition_point(|&d| d < window.start);
+            let hi = a.dates.partition_point(|&d| d <= window.end);
+            (hi - lo) as u64
+        })
+        .sum();
+
+    let cost_bps: Vec<f64> = inputs.iter().map(|a| a.cost_bps).collect();
+    let costs = params.include_costs.then_some(cost_bps.as_slice());
+    let capital = params.initial_capital;
+    let lookback = params.zscore_lookback as usize;
+
+    // Rows of each asset seen so far (its cursor) and its carried-forward close.
+    let mut seen: Vec<usize> = inputs
+        .iter()
+        .map(|a| a.dates.partition_point(|&d| d < dates[0]))
+        .collect();
+    let mut prices: Vec<f64> = vec![f64::NAN; n_assets];
+
+    let mut book = Book::new(capital, n_assets);
+    let mut hold = Book::new(capital, n_assets);
+    let mut rebal = Book::new(capital, n_assets);
+    let mut pending: Option<Vec<f64>> = None;
+    let mut hold_pending: Option<Vec<f64>> = None;
+    let mut hold_bought = false;
+    let mut rebal_pending: Option<Vec<f64>> = None;
+
+    let rows = dates.len();
+    let mut equity = Vec::with_capacity(rows);
+    let mut cash = Vec::with_capacity(rows);
+    let mut hold_curve = Vec::with_capacity(rows);
+    let mut rebal_curve = Vec::with_capacity(rows);
+    let mut trades = TradeLog {
+        kept: Vec::new(),
+        max: max_trades,
+        total: 0,
+    };
+    let mut total_costs = 0.0;
+    let mut decisions = 0u32;
+
+    for (i, &date) in dates.iter().enumerate() {
+        if cancelled() {
+            return Err(RunError::Cancelled);
+        }
+        for (a, input) in inputs.iter().enumerate() {
+            let s = &mut seen[a];
+            while *s < input.dates.len() && input.dates[*s] <= date {
+                *s += 1;
+            }
+            if *s > 0 {
+                prices[a] = input.closes[*s - 1];
+            }
+        }
+        // Fill yesterday's decisions at today's close.
+        if let Some(w) = pending.take() {
+            total_costs += book.fill(&w, &prices, costs, date, Some(&mut trades));
+        }
+        if let Some(w) = hold_pending.take() {
+            hold.fill(&w, &prices, None, date, None);
+        }
+        if let Some(w) = rebal_pending.take() {
+            rebal.fill(&w, &prices, None, date, None);
+        }
+        let e = book.equity(&prices);
+        equity.push(e);
+        cash.push(book.cash);
+        hold_curve.push(hold.equity(&prices));
+        rebal_curve.push(rebal.equity(&prices));
+
+        // Decide at today's close, to be filled at the next row.
+        if i + 1 == rows || !is_rebalance_row(&dates, i, params.rebalance) {
+            continue;
+        }
+        let eligible: Vec<usize> = (0..n_assets).filter(|&a| seen[a] >= MIN_HISTORY).collect();
+        let ctx = Context {
+            date,
+            equity: e,
+            cash: book.cash,
+            assets: eligible
+                .iter()
+                .map(|&a| {
+                    let j = seen[a] - 1;
+                    let sig = inputs[a].signals;
+                    let opt = |x: f64| (!x.is_nan()).then_some(x);
+                    AssetState {
+                        asset: a as u32,
+                        price: prices[a],
+                        drawdown: sig.drawdowns[j],
+                        segment: u32::from(sig.segments[j]),
+                        expected_return: sig.expected_returns[j],
+                        median_return: sig.median_returns[j],
+                        prediction_error: opt(sig.prediction_error_cumavg[j]),
+                        median_error: opt(sig.median_error_cumavg[j]),
+                        zscore: zscore(&sig.drawdowns, j, lookback),
+                        weight: if e > 0.0 {
+                            book.qty[a] * prices[a] / e
+                        } else {
+                            0.0
+                        },
+                    }
+                })
+                .collect(),
+        };
+        if cancelled() {
+            return Err(RunError::Cancelled);
+        }
+        let targets = strategy.rebalance(&ctx).map_err(RunError::Strategy)?;
+        decisions += 1;
+        pending = Some(dense_weights(&targets, &eligible, n_assets).map_err(RunError::Contract)?);
+
+        if !eligible.is_empty() {
+            let mut equal = vec![0.0; n_assets];
+            for &a in &eligible {
+                equal[a] = 1.0 / eligible.len() as f64;
+            }
+            if !hold_bought {
+                hold_bought = true;
+                hold_pending = Some(equal.clone());
+            }
+            rebal_pending = Some(equal);
+        }
+    }
+
+    let periods_per_year = if dates.iter().any(|&d| is_weekend(d)) {
+        365
+    } else {
+        252
+    };
+    let metrics = metrics(&equity, periods_per_year, total_costs, trades.total);
+    Ok(Report {
+        universe,
+        dates,
+        equity,
+        cash,
+        trades: trades.kept,
+        trades_total: trades.total,
+        benchmarks: vec![(BUY_HOLD, hold_curve), (REBALANCED, rebal_curve)],
+        metrics,
+        periods_per_year,
+        rebalance_dates: decisions,
+        data_points,
+    })
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `make bench-peer`: our backtest accounting against vectorbt on the same
+# orders and real histories (tools/bench/peer/compare.py says what is
+# compared and how the conventions map). Needs python3 (3.11: the pinned
+# wheels are CPython 3.11 manylinux x86_64) and network access to PyPI the
+# first time; the venv is target/bench-peer/venv.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+root=$PWD
+out=target/bench-peer
+venv=$out/venv
+req=tools/bench/peer/requirements.txt
+mkdir -p "$out"
+
+# 1. vectorbt and its dependencies, pinned by version and SHA-256;
+#    reinstalled when requirements.txt changes.
+if ! cmp -s "$req" "$venv/.requirements.txt" 2>/dev/null; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --require-hashes --only-binary=:all: -r "$req"
+  cp "$req" "$venv/.requirements.txt"
+fi
+
+# 2. Our side: `topn` through the SDK's harness (native engine + the
+#    server's accounting), its fills and equity curve as JSON.
+(cd tools/bench/peer/orders &&
+  CARGO_TARGET_DIR="$root/$out/cargo" ${CARGO:-cargo} run --release --quiet -- \
+    "$root/$out/orders.json" "$root/data/prices")
+
+# 3. vectorbt replays the fills; exit status 1 when a curve differs.
+"$venv/bin/python" tools/bench/peer/compare.py "$out/orders.json" data/prices
