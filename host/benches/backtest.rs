@@ -14,6 +14,8 @@ mod common;
 
 use std::time::Instant;
 
+use common::summary::{row as row_summary, Verdict};
+
 /// Issue 17's targets in seconds: (cold, cached) per schedule.
 fn targets(rebalance: &str) -> Option<(f64, f64)> {
     match rebalance {
@@ -108,6 +110,18 @@ async fn main() {
                 ),
                 None => ("—".to_string(), ""),
             };
+            if let Some(t) = targets(row.rebalance).map(|t| if label == "cold" { t.0 } else { t.1 })
+            {
+                row_summary(
+                    &format!(
+                        "backtest `topn`, whole universe ({} assets), {} rebalance, 10 y, {label}",
+                        row.assets, row.rebalance
+                    ),
+                    &format!("{seconds:.2} s"),
+                    &format!("≤ {t} s"),
+                    Verdict::of(seconds <= t),
+                );
+            }
             println!(
                 "| {} {label} | {seconds:.2} s | {target} | {met} | {} |",
                 row.rebalance, row.trades

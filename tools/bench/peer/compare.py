@@ -48,6 +48,7 @@ fills, costs, cash, carried-forward prices and marking to market.
 """
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -128,6 +129,16 @@ def compare(run: dict, prices_dir: Path) -> bool:
         f"| {warm * 1e3:.1f} ms ({first:.2f} s with numba's compilation) "
         f"| {'yes' if ok else '**NO**'} |"
     )
+    summary = os.environ.get("BENCH_SUMMARY")
+    if summary:
+        # `make bench` collects every bench's headline figures in one table.
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(
+                f"| peer: {run['rebalance']} `topn` fills replayed by vectorbt "
+                f"({len(tickers)} real histories): max rel. diff of equity "
+                f"| {rel.max():.1e} (ours {run['seconds'] * 1e3:.1f} ms, vectorbt {warm * 1e3:.1f} ms) "
+                f"| ≤ {TOLERANCE:g} | {'met' if ok else '**missed**'} |\n"
+            )
     if not ok:
         worst = int(rel.argmax())
         print(
