@@ -2,7 +2,9 @@
 //! and the web application's session-authenticated twin of the same
 //! routes under `/web` (same tier rule, same per-user quota).
 //!
-//! Every request re-reads the key and its owner from the store, so a
+//! The key and its owner come from the key cache
+//! ([`forecast_services::auth::KeyCache`]), valid only while the store's
+//! `auth` generation, read after the request arrived, has not moved: a
 //! revocation or a tier change takes effect on the very next request on
 //! every replica. Admission is one atomic `consume` in the store over the
 //! user's minute and day windows; the cost of a request is a property of
@@ -30,7 +32,7 @@ use crate::AppState;
 use forecast_domain::{ApiKeyRecord, Tier, User};
 use forecast_services::auth;
 use forecast_services::backtest::UserSlot;
-use forecast_store::WindowUsage;
+use forecast_store::{Generations, WindowUsage};
 
 /// What a route costs against the quota (a backtest costs 5).
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +41,11 @@ pub struct Cost(pub u32);
 /// The authenticated user, for handlers that need it.
 #[derive(Debug, Clone)]
 pub struct ApiUser(pub User);
+
+/// The store's generation counters read for this request (after it
+/// arrived), for handlers that answer from memory.
+#[derive(Debug, Clone, Copy)]
+pub struct Fresh(pub Generations);
 
 /// Whether a route runs under one of the user's concurrent-backtest slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,11 +108,12 @@ pub async fn bearer(
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let (record, user) = match key_user(&state, authorization.as_deref()).await {
+    let (found, hash, generations) = match key_user(&state, authorization.as_deref()).await {
         Ok(found) => found,
         Err(e) => return per_client(&state, &req, e),
     };
-    let (window, slot) = match meter(&state, cost, concurrency, &user).await {
+    let (record, user) = &*found;
+    let (window, slot) = match meter(&state, cost, concurrency, user).await {
         Ok(admitted) => admitted,
         Err(e) if e.headers().contains_key("x-ratelimit-limit") => return e,
         Err(e) => return per_client(&state, &req, e),
@@ -118,11 +126,15 @@ pub async fn bearer(
     // best effort: a failed bookkeeping write must not fail the request.
     let now = chrono::Utc::now().timestamp();
     if record.last_used_at.is_none_or(|t| now - t >= 60) {
-        if let Err(e) = state.db.touch_api_key(&record.id, now).await {
-            tracing::warn!(error = %e, "could not update last_used_at");
+        match state.db.touch_api_key(&record.id, now).await {
+            Ok(()) => state.keycache.touched(&hash, now),
+            Err(e) => tracing::warn!(error = %e, "could not update last_used_at"),
         }
     }
-    req.extensions_mut().insert(ApiUser(user));
+    if let Some(g) = generations {
+        req.extensions_mut().insert(Fresh(g));
+    }
+    req.extensions_mut().insert(ApiUser(user.clone()));
     let mut response = next.run(req).await;
     rate_headers(response.headers_mut(), &window);
     response
@@ -171,20 +183,25 @@ pub async fn session(
     response
 }
 
-/// The active key of a Bearer header and its owner (401 otherwise).
+/// The active key of a Bearer header and its owner (401 otherwise), from
+/// the key cache, with the key's hash and the generation counters read for
+/// this request.
 async fn key_user(
     state: &AppState,
     authorization: Option<&str>,
-) -> Result<(ApiKeyRecord, User), Response> {
+) -> Result<(Arc<(ApiKeyRecord, User)>, String, Option<Generations>), Response> {
     let key = authorization
         .and_then(auth::parse_bearer)
         .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
-    state
-        .db
-        .api_key_user(&auth::sha256_hex(key))
+    let hash = auth::sha256_hex(key);
+    let (found, generations) = state
+        .keycache
+        .lookup(&hash)
         .await
-        .map_err(|e| ApiError::Store(e).into_response())?
-        .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())
+        .map_err(|e| ApiError::Store(e).into_response())?;
+    let found =
+        found.ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
+    Ok((found, hash, generations))
 }
 
 /// The tier rule (402, counting nothing), a backtest slot for a backtest

@@ -45,6 +45,9 @@ pub struct HttpConfig {
 pub struct AppState {
     /// The store.
     pub db: Arc<dyn Database>,
+    /// Active API keys and their owners in memory, checked against the
+    /// store's generation counters on every request.
+    pub keycache: Arc<forecast_services::auth::KeyCache>,
     /// Active plugins.
     pub plugins: Arc<Plugins>,
     /// `GET /api/analysis/{ticker}`.
