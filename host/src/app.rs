@@ -12,7 +12,7 @@ use tokio::net::TcpListener;
 use crate::config::{Config, ModelSetting};
 use forecast_domain::Tier;
 use forecast_embed::Embedder;
-use forecast_http::{AppState, HttpConfig};
+use forecast_http::{AppState, HttpConfig, Shared};
 use forecast_services::active::Plugins;
 use forecast_services::analysis::AnalysisService;
 use forecast_services::backtest::{BacktestLimits, BacktestService};
@@ -107,7 +107,7 @@ pub async fn build(
     let cookie_secure = config.resolved_cookie_secure(&origin);
     // One reader of the generation counters for every in-memory copy.
     let freshness = Freshness::new(db.clone());
-    let state = AppState {
+    let state = AppState::new(Shared {
         // Each service gets only the store traits it uses: the handles are
         // upcasts of the one connection.
         keycache: Arc::new(KeyCache::new(db.clone(), freshness.clone())),
@@ -147,7 +147,7 @@ pub async fn build(
         cookie_secure,
         db,
         plugins,
-    };
+    });
     Ok((state, demo))
 }
 
