@@ -62,10 +62,37 @@ const RETRY_AFTER_FAILURE: Duration = Duration::from_millis(100);
 const LOAD_COUNTER: &str =
     "SELECT window_start, used FROM counters WHERE subject = $1 AND kind = $2";
 
-const SAVE_COUNTER: &str = "INSERT INTO counters (subject, kind, window_start, used)
-     VALUES ($1, $2, $3, $4)
-     ON CONFLICT (subject, kind) DO UPDATE
-     SET window_start = excluded.window_start, used = excluded.used";
+/// Rows per upsert statement (4 parameters each, far below SQLite's limit).
+const SAVE_CHUNK: usize = 256;
+
+/// The upsert of `rows` rows as one statement.
+fn save_sql(rows: usize) -> String {
+    let mut sql = String::from("INSERT INTO counters (subject, kind, window_start, used) VALUES ");
+    for i in 0..rows {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        let n = 4 * i;
+        sql.push_str(&format!("(${}, ${}, ${}, ${})", n + 1, n + 2, n + 3, n + 4));
+    }
+    sql.push_str(
+        " ON CONFLICT (subject, kind) DO UPDATE
+         SET window_start = excluded.window_start, used = excluded.used",
+    );
+    sql
+}
+
+/// `sql` (from [`save_sql`]) bound to `rows`.
+fn save_counters<'q>(
+    sql: &'q str,
+    rows: &'q [CounterRow],
+) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
+    let mut query = sqlx::query(sql);
+    for ((subject, kind), (start, used)) in rows {
+        query = query.bind(subject).bind(kind).bind(start).bind(used);
+    }
+    query
+}
 
 impl SqliteStore {
     /// Writes the changed counters in one transaction and publishes the
@@ -97,17 +124,21 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// One multi-row upsert per chunk of rows (one statement is one
+    /// transaction in SQLite, and one round trip to the connection's
+    /// worker instead of one per row); chunks of a large batch commit in
+    /// one transaction.
     async fn write_counters(&self, rows: &[CounterRow]) -> StoreResult<()> {
         let _writer = self.writer.lock().await;
+        if rows.len() <= SAVE_CHUNK {
+            let sql = save_sql(rows.len());
+            save_counters(&sql, rows).execute(&self.pool).await?;
+            return Ok(());
+        }
         let mut tx = self.pool.begin().await?;
-        for ((subject, kind), (start, used)) in rows {
-            sqlx::query(SAVE_COUNTER)
-                .bind(subject)
-                .bind(kind)
-                .bind(start)
-                .bind(used)
-                .execute(&mut *tx)
-                .await?;
+        for chunk in rows.chunks(SAVE_CHUNK) {
+            let sql = save_sql(chunk.len());
+            save_counters(&sql, chunk).execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(())
