@@ -79,6 +79,9 @@ impl Freshness {
 async fn read_loop(inner: Weak<Inner>, wake: Arc<Notify>) {
     loop {
         wake.notified().await;
+        // Lets the requests that are ready to run reach their wait first,
+        // so one read serves them all (it is numbered after this).
+        tokio::task::yield_now().await;
         let Some(inner) = inner.upgrade() else { break };
         let epoch = inner.started.fetch_add(1, Ordering::SeqCst) + 1;
         let read = inner.store.generations().await;

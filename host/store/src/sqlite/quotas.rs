@@ -149,6 +149,9 @@ impl SqliteStore {
     pub(super) async fn flush_loop(self) {
         loop {
             self.durability.wake.notified().await;
+            // Lets the requests that are ready to run count first, so one
+            // commit covers them all.
+            tokio::task::yield_now().await;
             if self.pool.is_closed() {
                 break;
             }
