@@ -31,11 +31,7 @@ struct Stats {
 }
 
 /// Sends `GET path` over one kept-alive connection; the status.
-async fn get(
-    stream: &mut TcpStream,
-    request: &[u8],
-    buf: &mut Vec<u8>,
-) -> std::io::Result<u16> {
+async fn get(stream: &mut TcpStream, request: &[u8], buf: &mut Vec<u8>) -> std::io::Result<u16> {
     stream.write_all(request).await?;
     buf.clear();
     let mut chunk = [0u8; 16 * 1024];
@@ -214,7 +210,13 @@ async fn main() {
     };
     let v32 = ratio(&verdict32, &health32);
     let st32 = ratio(&strategies32, &health32);
-    row("`GET /api/health` (no key)", 32, &health32, "scale".into(), None);
+    row(
+        "`GET /api/health` (no key)",
+        32,
+        &health32,
+        "scale".into(),
+        None,
+    );
     row(
         "cached verdict `GET /api/analysis/^GSPC/verdict`",
         32,

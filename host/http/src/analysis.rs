@@ -9,8 +9,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::ApiError;
-use super::guard::Fresh;
 use super::extract::{Path, Query};
+use super::guard::Fresh;
 use crate::AppState;
 use forecast_api::analysis::{AnalysisResponse, RawAnalysisQuery, VerdictResponse};
 use forecast_api::ErrorBody;
@@ -75,13 +75,19 @@ async fn verdict(
 ) -> Result<Response, ApiError> {
     let q = raw.validate()?;
     let generations = fresh.map(|Extension(Fresh(g))| g);
-    Ok(match state.verdicts.verdict_body(&ticker, &q, generations).await? {
-        // The snapshot's body, serialised once when it was first served.
-        VerdictBody::Cached(bytes) => (
-            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-            bytes,
-        )
-            .into_response(),
-        VerdictBody::Live(v) => Json::<VerdictResponse>(v).into_response(),
-    })
+    Ok(
+        match state
+            .verdicts
+            .verdict_body(&ticker, &q, generations)
+            .await?
+        {
+            // The snapshot's body, serialised once when it was first served.
+            VerdictBody::Cached(bytes) => (
+                [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+                bytes,
+            )
+                .into_response(),
+            VerdictBody::Live(v) => Json::<VerdictResponse>(v).into_response(),
+        },
+    )
 }

@@ -199,8 +199,7 @@ async fn key_user(
         .lookup(&hash)
         .await
         .map_err(|e| ApiError::Store(e).into_response())?;
-    let found =
-        found.ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
+    let found = found.ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
     Ok((found, hash, generations))
 }
 

@@ -65,8 +65,8 @@ impl Freshness {
         // loop numbers a read before it sends it.
         let want = inner.started.load(Ordering::SeqCst) + 1;
         inner.wake.notify_one();
-        let read = tokio::time::timeout(READ_DEADLINE, published.wait_for(|(e, _)| *e >= want))
-            .await;
+        let read =
+            tokio::time::timeout(READ_DEADLINE, published.wait_for(|(e, _)| *e >= want)).await;
         match read {
             Ok(Ok(r)) => r.1,
             _ => None,

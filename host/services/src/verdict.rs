@@ -16,7 +16,7 @@ use crate::freshness::Freshness;
 use forecast_domain::{Asset, Metric};
 use forecast_plugins::scorer::{Grade, ScoreInput};
 use forecast_plugins::segmentation::{EngineError, StateSummary};
-use forecast_store::{AssetStore, GradeRow, GradingRun, GradingStore, Generations};
+use forecast_store::{AssetStore, Generations, GradeRow, GradingRun, GradingStore};
 
 /// What the scorer sees of a state.
 pub fn score_input(s: &StateSummary) -> ScoreInput {
@@ -345,10 +345,7 @@ impl VerdictService {
 
 /// The 404 of an unknown or inactive ticker.
 fn unknown(ticker: &str) -> Error {
-    Error::NotFound(format!(
-        "unknown ticker '{}'",
-        forecast_api::quote(ticker)
-    ))
+    Error::NotFound(format!("unknown ticker '{}'", forecast_api::quote(ticker)))
 }
 
 /// The body served for a stored snapshot verdict: the stored JSON with

@@ -55,9 +55,8 @@ pub use sqlite::SqliteStore;
 /// Every store trait, for call sites: `use forecast_store::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AccountStore, AssetStore, CacheStore, Database, EmbeddingStore, GenerationStore, GradingStore,
-        JobStore,
-        PluginRegistry, QuotaStore, SettingsStore, StoreAdmin,
+        AccountStore, AssetStore, CacheStore, Database, EmbeddingStore, GenerationStore,
+        GradingStore, JobStore, PluginRegistry, QuotaStore, SettingsStore, StoreAdmin,
     };
 }
 
