@@ -187,8 +187,9 @@ async fn writes_by_other_processes_are_seen_on_the_next_request() {
     assert_eq!(s.get_as("/api/strategies", Some(&other)).await.0, 401);
     assert_eq!(s.get_as("/api/strategies", Some(key)).await.0, 200);
 
-    // A new limit set by the CLI binds on the next request of a
-    // remembered key.
+    // A remembered key is charged before it is confirmed: a stale one gets
+    // its charge back (the 401 counts nothing), and a new limit set by the
+    // CLI binds on the next request.
     cli_ok(
         &db,
         &[
@@ -201,24 +202,42 @@ async fn writes_by_other_processes_are_seen_on_the_next_request() {
         ],
         "",
     );
-    let limited = create_key(&db, "lim@example.com", "lim");
-    common::within_one_window(60, 15).await;
-    let limit_of = |r: &common::client::Response| {
-        (
-            r.status().as_u16(),
-            r.headers()["x-ratelimit-limit"]
-                .to_str()
-                .unwrap()
-                .to_string(),
-        )
-    };
-    let get = || {
+    let first_key = create_key(&db, "lim@example.com", "lim1");
+    let second_key = create_key(&db, "lim@example.com", "lim2");
+    common::within_one_window(60, 20).await;
+    let get = |key: &str| {
         s.client()
             .get(s.url("/api/strategies"))
-            .bearer_auth(&limited)
+            .bearer_auth(key)
             .send()
     };
-    assert_eq!(limit_of(&get().await.unwrap()), (200, "60".into()));
+    let seen = |r: common::client::Response| {
+        let h = |name: &str| {
+            r.headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default()
+        };
+        (
+            r.status().as_u16(),
+            h("x-ratelimit-limit"),
+            h("x-ratelimit-remaining"),
+        )
+    };
+    let ok = |limit: &str, remaining: &str| (200, limit.to_string(), remaining.to_string());
+    assert_eq!(seen(get(&first_key).await.unwrap()), ok("60", "59"));
+    assert_eq!(seen(get(&second_key).await.unwrap()), ok("60", "58"));
+    exec(
+        &url,
+        "UPDATE api_keys SET revoked_at = 1 WHERE name = 'lim1'",
+    )
+    .await;
+    assert_eq!(get(&first_key).await.unwrap().status(), 401);
+    assert_eq!(
+        seen(get(&second_key).await.unwrap()),
+        ok("60", "57"),
+        "the refused request was not counted"
+    );
     cli_ok(
         &db,
         &[
@@ -227,10 +246,11 @@ async fn writes_by_other_processes_are_seen_on_the_next_request() {
             "--email",
             "lim@example.com",
             "--per-minute",
-            "2",
+            "5",
         ],
         "",
     );
-    assert_eq!(limit_of(&get().await.unwrap()), (200, "2".into()));
-    assert_eq!(limit_of(&get().await.unwrap()), (429, "2".into()));
+    assert_eq!(seen(get(&second_key).await.unwrap()), ok("5", "1"));
+    assert_eq!(seen(get(&second_key).await.unwrap()), ok("5", "0"));
+    assert_eq!(get(&second_key).await.unwrap().status(), 429);
 }

@@ -99,7 +99,7 @@ fn rate_headers(headers: &mut HeaderMap, w: &WindowUsage) {
 /// run, add headers.
 pub async fn bearer(
     State((state, cost, concurrency)): State<(AppState, Cost, Concurrency)>,
-    mut req: Request,
+    req: Request,
     next: Next,
 ) -> Response {
     // Owned, so the future holds no borrow of the (non-Sync) request.
@@ -108,26 +108,99 @@ pub async fn bearer(
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    let now = chrono::Utc::now().timestamp();
+    // A remembered key is charged first and confirmed after: with the
+    // generation counters the commit of its charge read (one wait on the
+    // store instead of two), or read now. A key found stale gets its charge
+    // back and goes the strict way below.
+    if concurrency == Concurrency::Unbounded {
+        let remembered = authorization
+            .as_deref()
+            .and_then(auth::parse_bearer)
+            .map(auth::sha256_hex)
+            .and_then(|hash| Some((state.keycache.remembered(&hash)?, hash)));
+        if let Some(((found, generation), hash)) = remembered {
+            let user = &found.1;
+            let metered = meter(&state, cost, concurrency, user, now).await;
+            let read = match &metered {
+                Ok((_, _, Some(g))) => Some(*g),
+                _ => state.keycache.freshness().current().await,
+            };
+            if read.is_some_and(|g| g.auth == generation) {
+                let (window, _, generations) = match metered {
+                    Ok(admitted) => admitted,
+                    Err(e) if e.headers().contains_key("x-ratelimit-limit") => return e,
+                    Err(e) => return per_client(&state, &req, e),
+                };
+                let generations = generations.or(read);
+                return admitted(
+                    state,
+                    req,
+                    next,
+                    &found,
+                    &hash,
+                    window,
+                    None,
+                    generations,
+                    now,
+                )
+                .await;
+            }
+            if metered.is_ok() {
+                let windows = auth::quota_windows(user, state.config.quota);
+                if let Err(e) = state.db.refund(&user.id, &windows, cost.0, now).await {
+                    tracing::warn!(error = %e, "could not refund a stale key's charge");
+                }
+            }
+        }
+    }
     let (found, hash, generations) = match key_user(&state, authorization.as_deref()).await {
         Ok(found) => found,
         Err(e) => return per_client(&state, &req, e),
     };
-    let (record, user) = &*found;
-    let (window, slot) = match meter(&state, cost, concurrency, user).await {
+    let (window, slot, _) = match meter(&state, cost, concurrency, &found.1, now).await {
         Ok(admitted) => admitted,
         Err(e) if e.headers().contains_key("x-ratelimit-limit") => return e,
         Err(e) => return per_client(&state, &req, e),
     };
+    admitted(
+        state,
+        req,
+        next,
+        &found,
+        &hash,
+        window,
+        slot,
+        generations,
+        now,
+    )
+    .await
+}
+
+/// An authenticated, admitted Bearer request: its slot, `last_used_at`,
+/// the user and counters for the handler, the rate headers.
+#[allow(clippy::too_many_arguments)]
+async fn admitted(
+    state: AppState,
+    mut req: Request,
+    next: Next,
+    found: &(ApiKeyRecord, User),
+    hash: &str,
+    window: WindowUsage,
+    slot: Option<UserSlot>,
+    generations: Option<Generations>,
+    now: i64,
+) -> Response {
+    let (record, user) = found;
     if let Some(slot) = slot {
         req.extensions_mut()
             .insert(BacktestSlot(Arc::new(Mutex::new(Some(slot)))));
     }
     // At most once a minute (the record says when it was last written), and
     // best effort: a failed bookkeeping write must not fail the request.
-    let now = chrono::Utc::now().timestamp();
     if record.last_used_at.is_none_or(|t| now - t >= 60) {
         match state.db.touch_api_key(&record.id, now).await {
-            Ok(()) => state.keycache.touched(&hash, now),
+            Ok(()) => state.keycache.touched(hash, now),
             Err(e) => tracing::warn!(error = %e, "could not update last_used_at"),
         }
     }
@@ -168,7 +241,8 @@ pub async fn session(
         Ok(SessionUser(user)) => user,
         Err(e) => return e.into_response(),
     };
-    let (window, slot) = match meter(&state, cost, concurrency, &user).await {
+    let now = chrono::Utc::now().timestamp();
+    let (window, slot, _) = match meter(&state, cost, concurrency, &user, now).await {
         Ok(admitted) => admitted,
         Err(e) => return e,
     };
@@ -205,14 +279,16 @@ async fn key_user(
 
 /// The tier rule (402, counting nothing), a backtest slot for a backtest
 /// route (429 counting nothing) and admission of `cost` units against the
-/// user's windows (429 with the binding window's headers; the slot is
-/// freed again).
+/// user's windows at `now` (429 with the binding window's headers; the
+/// slot is freed again); with the generation counters the store read after
+/// committing the charge, when it did.
 async fn meter(
     state: &AppState,
     cost: Cost,
     concurrency: Concurrency,
     user: &User,
-) -> Result<(WindowUsage, Option<UserSlot>), Response> {
+    now: i64,
+) -> Result<(WindowUsage, Option<UserSlot>, Option<Generations>), Response> {
     if user.tier != Tier::Premium {
         return Err(ApiError::PaymentRequired(format!(
             "API access needs the Premium tier (this account is on {})",
@@ -220,7 +296,6 @@ async fn meter(
         ))
         .into_response());
     }
-    let now = chrono::Utc::now().timestamp();
     let windows = auth::quota_windows(user, state.config.quota);
     let quota_down = |e: forecast_store::StoreError| {
         tracing::error!(error = %e, "quota store unavailable");
@@ -244,9 +319,9 @@ async fn meter(
             }
         },
     };
-    let consumed = state
+    let (consumed, generations) = state
         .db
-        .consume(&user.id, &windows, cost.0, now)
+        .consume_checked(&user.id, &windows, cost.0, now)
         .await
         .map_err(quota_down)?;
     let window = binding(&consumed.windows, consumed.admitted, cost.0);
@@ -263,7 +338,7 @@ async fn meter(
         rate_headers(response.headers_mut(), &window);
         return Err(response);
     }
-    Ok((window, slot))
+    Ok((window, slot, generations))
 }
 
 #[cfg(test)]

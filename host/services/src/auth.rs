@@ -293,6 +293,21 @@ impl KeyCache {
         Ok((found, Some(generations)))
     }
 
+    /// The remembered key with this SHA-256 and the `auth` generation it
+    /// was read under, without any check: the caller must confirm that
+    /// generation with counters read after its request arrived.
+    pub fn remembered(&self, key_hash: &str) -> Option<(Arc<(ApiKeyRecord, User)>, i64)> {
+        let entries = self.entries.lock().expect("key cache poisoned");
+        entries
+            .get(key_hash)
+            .map(|e| (e.found.clone(), e.generation))
+    }
+
+    /// The reader of the generation counters this cache checks with.
+    pub fn freshness(&self) -> &Freshness {
+        &self.freshness
+    }
+
     /// Records that the key's `last_used_at` was written at `now`, so the
     /// remembered record does not ask for the write again within a minute.
     pub fn touched(&self, key_hash: &str, now: i64) {
