@@ -87,7 +87,7 @@ async fn verdict(
                 bytes,
             )
                 .into_response(),
-            VerdictBody::Live(v) => Json::<VerdictResponse>(v).into_response(),
+            VerdictBody::Live(v) => Json::<VerdictResponse>(*v).into_response(),
         },
     )
 }

@@ -108,7 +108,7 @@ pub enum VerdictBody {
     /// `serde_json::to_vec` makes of the [`VerdictResponse`]).
     Cached(Bytes),
     /// Computed for this request.
-    Live(VerdictResponse),
+    Live(Box<VerdictResponse>),
 }
 
 /// What the verdict service keeps in memory, each part valid while the
@@ -171,7 +171,7 @@ impl VerdictService {
     /// A verdict (see [`VerdictService::verdict_body`]), as a value.
     pub async fn verdict(&self, ticker: &str, q: &AnalysisQuery) -> Result<VerdictResponse, Error> {
         match self.verdict_body(ticker, q, None).await? {
-            VerdictBody::Live(v) => Ok(v),
+            VerdictBody::Live(v) => Ok(*v),
             VerdictBody::Cached(bytes) => serde_json::from_slice(&bytes)
                 .map_err(|e| Error::Internal(format!("cached verdict does not parse: {e}"))),
         }
@@ -263,7 +263,7 @@ impl VerdictService {
         })
         .await
         .map_err(|e| Error::Internal(format!("verdict worker failed: {e}")))?
-        .map(VerdictBody::Live)
+        .map(|v| VerdictBody::Live(Box::new(v)))
     }
 
     /// The asset `ticker` under `assets` generation `generation`.
