@@ -145,6 +145,7 @@ pub async fn build(
         started: Instant::now(),
         origin: Arc::from(origin.as_str()),
         cookie_secure,
+        strategy_listing: Default::default(),
         db,
         plugins,
     });
