@@ -1,20 +1,152 @@
-//! `make bench-verdict`: cached verdict latency and throughput at 32
-//! concurrent connections on loopback, and the full grading time is
-//! measured separately (see docs/BENCHMARKS.md).
+//! `make bench-verdict`: the request path under load (issue 17), back to
+//! back in one run on loopback: `GET /api/health` (no key, no store) for
+//! scale, the cached verdict at 32 and at 4 connections, and the cheapest
+//! authenticated route, `GET /api/strategies`; a markdown table with each
+//! figure beside its target and the ratios to health.
 //!
 //! Builds a demo database with `forecast demo load`, grades a small active
 //! universe (one asset per category plus the real histories; the cached
 //! lookup does not depend on the universe's size), creates a key with
-//! unbounded quotas, starts `forecast serve`, and drives it with 32
-//! keep-alive connections from this process. Client and server share the
-//! machine's cores, so the numbers are a lower bound for the server.
+//! unbounded quotas, starts `forecast serve` (with a per-client limit high
+//! enough never to refuse health) and drives it from this process with
+//! keep-alive connections speaking plain HTTP/1.1 (a few lines, lighter
+//! than a full client, as wrk). Client and server share the machine's
+//! cores, so the numbers are a lower bound for the server.
+//! `BENCH_SECONDS` sets the length of each case (default 10).
 
 mod common;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const CONNECTIONS: usize = 32;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// One case's figures.
+struct Stats {
+    requests: usize,
+    errors: u64,
+    per_second: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+/// Sends `GET path` over one kept-alive connection; the status.
+async fn get(stream: &mut TcpStream, request: &[u8], buf: &mut Vec<u8>) -> std::io::Result<u16> {
+    stream.write_all(request).await?;
+    buf.clear();
+    let mut chunk = [0u8; 16 * 1024];
+    // Head.
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = std::str::from_utf8(&buf[..head_end]).map_err(std::io::Error::other)?;
+    let status: u16 = head
+        .get(9..12)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other("bad status line"))?;
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .ok_or_else(|| std::io::Error::other("no content-length"))?;
+    // Body.
+    while buf.len() < head_end + length {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Ok(status)
+}
+
+/// `connections` keep-alive connections sending `GET path` (with the key
+/// when given) for a warm-up second and then `seconds`.
+async fn load(
+    addr: &str,
+    path: &str,
+    key: Option<&str>,
+    connections: usize,
+    seconds: u64,
+) -> Stats {
+    let auth = key
+        .map(|k| format!("Authorization: Bearer {k}\r\n"))
+        .unwrap_or_default();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}\r\n").into_bytes();
+    let warm_until = Instant::now() + Duration::from_secs(1);
+    let deadline = warm_until + Duration::from_secs(seconds);
+    let mut tasks = Vec::new();
+    for _ in 0..connections {
+        let (addr, request) = (addr.to_string(), request.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut stream = TcpStream::connect(&addr).await.expect("connect");
+            stream.set_nodelay(true).ok();
+            let mut buf = Vec::with_capacity(4096);
+            let mut latencies = Vec::new();
+            let mut errors = 0u64;
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                let ok = match get(&mut stream, &request, &mut buf).await {
+                    Ok(status) => (200..300).contains(&status),
+                    Err(_) => {
+                        stream = TcpStream::connect(&addr).await.expect("reconnect");
+                        false
+                    }
+                };
+                if t >= warm_until {
+                    if ok {
+                        latencies.push(t.elapsed());
+                    } else {
+                        errors += 1;
+                    }
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut errors = 0;
+    for t in tasks {
+        let (l, e) = t.await.unwrap();
+        all.extend(l);
+        errors += e;
+    }
+    all.sort();
+    let pct = |p: f64| {
+        all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or_default()
+    };
+    Stats {
+        requests: all.len(),
+        errors,
+        per_second: all.len() as f64 / seconds as f64,
+        p50: pct(0.50),
+        p99: pct(0.99),
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "**missed**"
+    }
+}
 
 #[tokio::main]
 async fn main() {
@@ -36,14 +168,11 @@ async fn main() {
     pool.close().await;
     common::forecast(&db, &["grade"]);
     let key = common::unmetered_key(&db);
-    let (mut server, base) = common::serve(&db, &[]);
-    let url = format!("{base}/api/analysis/%5EGSPC/verdict");
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(CONNECTIONS)
-        .build()
-        .unwrap();
-    let check: serde_json::Value = client
-        .get(&url)
+    let (mut server, base) = common::serve(&db, &[("FORECAST_CLIENT_PER_MINUTE", "1000000000")]);
+    let addr = base.trim_start_matches("http://").to_string();
+    let verdict = "/api/analysis/%5EGSPC/verdict";
+    let check: serde_json::Value = reqwest::Client::new()
+        .get(format!("{base}{verdict}"))
         .bearer_auth(&key)
         .send()
         .await
@@ -56,52 +185,64 @@ async fn main() {
         "the bench must measure cached verdicts"
     );
 
-    // Warm up, then measure.
-    let deadline = Instant::now() + Duration::from_secs(seconds + 1);
-    let warm_until = Instant::now() + Duration::from_secs(1);
-    let key = Arc::new(key);
-    let mut tasks = Vec::new();
-    for _ in 0..CONNECTIONS {
-        let (client, url, key) = (client.clone(), url.clone(), key.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            let mut errors = 0u64;
-            while Instant::now() < deadline {
-                let t = Instant::now();
-                let ok = match client.get(&url).bearer_auth(key.as_str()).send().await {
-                    Ok(r) => r.status().is_success() && r.bytes().await.is_ok(),
-                    Err(_) => false,
-                };
-                if t >= warm_until {
-                    if ok {
-                        latencies.push(t.elapsed());
-                    } else {
-                        errors += 1;
-                    }
-                }
-            }
-            (latencies, errors)
-        }));
-    }
-    let mut all = Vec::new();
-    let mut errors = 0;
-    for t in tasks {
-        let (l, e) = t.await.unwrap();
-        all.extend(l);
-        errors += e;
-    }
+    // Back to back, so the ratios compare like with like on a shared machine.
+    let health32 = load(&addr, "/api/health", None, 32, seconds).await;
+    let verdict32 = load(&addr, verdict, Some(&key), 32, seconds).await;
+    let strategies32 = load(&addr, "/api/strategies", Some(&key), 32, seconds).await;
+    let verdict4 = load(&addr, verdict, Some(&key), 4, seconds).await;
+    let health4 = load(&addr, "/api/health", None, 4, seconds).await;
     server.kill().ok();
     server.wait().ok();
-    all.sort();
-    let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)];
-    let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1e3);
-    println!("| case | connections | requests | errors | req/s | p50 | p99 |");
-    println!("|---|---|---|---|---|---|---|");
-    println!(
-        "| cached verdict `GET /api/analysis/^GSPC/verdict` | {CONNECTIONS} | {} | {errors} | {:.0} | {} | {} |",
-        all.len(),
-        all.len() as f64 / seconds as f64,
-        ms(pct(0.50)),
-        ms(pct(0.99))
+
+    let ratio = |a: &Stats, b: &Stats| a.per_second / b.per_second.max(1.0);
+    println!("| case | connections | requests | errors | req/s | p50 | p99 | target | |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let row = |name: &str, c: usize, s: &Stats, target: String, ok: Option<bool>| {
+        println!(
+            "| {name} | {c} | {} | {} | {:.0} | {} | {} | {target} | {} |",
+            s.requests,
+            s.errors,
+            s.per_second,
+            ms(s.p50),
+            ms(s.p99),
+            ok.map(met).unwrap_or("")
+        );
+    };
+    let v32 = ratio(&verdict32, &health32);
+    let st32 = ratio(&strategies32, &health32);
+    row(
+        "`GET /api/health` (no key)",
+        32,
+        &health32,
+        "scale".into(),
+        None,
+    );
+    row(
+        "cached verdict `GET /api/analysis/^GSPC/verdict`",
+        32,
+        &verdict32,
+        format!("≥ 0.5× health: {v32:.2}×"),
+        Some(v32 >= 0.5 && verdict32.errors == 0),
+    );
+    row(
+        "`GET /api/strategies` (Bearer)",
+        32,
+        &strategies32,
+        format!("≥ 0.7× health: {st32:.2}×"),
+        Some(st32 >= 0.7 && strategies32.errors == 0),
+    );
+    row(
+        "cached verdict",
+        4,
+        &verdict4,
+        format!("p99 ≤ 2 ms: {}", ms(verdict4.p99)),
+        Some(verdict4.p99 <= Duration::from_millis(2) && verdict4.errors == 0),
+    );
+    row(
+        "`GET /api/health` (no key)",
+        4,
+        &health4,
+        format!("scale; verdict at 4 is {:.2}×", ratio(&verdict4, &health4)),
+        None,
     );
 }

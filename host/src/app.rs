@@ -12,11 +12,13 @@ use tokio::net::TcpListener;
 use crate::config::{Config, ModelSetting};
 use forecast_domain::Tier;
 use forecast_embed::Embedder;
-use forecast_http::{AppState, HttpConfig};
+use forecast_http::{AppState, HttpConfig, Shared};
 use forecast_services::active::Plugins;
 use forecast_services::analysis::AnalysisService;
+use forecast_services::auth::KeyCache;
 use forecast_services::backtest::{BacktestLimits, BacktestService};
 use forecast_services::embeddings::CatalogEmbeddings;
+use forecast_services::freshness::Freshness;
 use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
 use forecast_services::metadata::CatalogProvider;
@@ -103,11 +105,14 @@ pub async fn build(
     }
     let origin = config.resolved_origin(bound);
     let cookie_secure = config.resolved_cookie_secure(&origin);
-    let state = AppState {
+    // One reader of the generation counters for every in-memory copy.
+    let freshness = Freshness::new(db.clone());
+    let state = AppState::new(Shared {
         // Each service gets only the store traits it uses: the handles are
         // upcasts of the one connection.
+        keycache: Arc::new(KeyCache::new(db.clone(), freshness.clone())),
         analysis: AnalysisService::new(db.clone(), db.clone(), db.clone(), plugins.clone()),
-        verdicts: VerdictService::new(db.clone(), db.clone(), plugins.clone()),
+        verdicts: VerdictService::new(db.clone(), db.clone(), plugins.clone(), freshness),
         backtests: BacktestService::new(
             db.clone(),
             plugins.clone(),
@@ -140,9 +145,10 @@ pub async fn build(
         started: Instant::now(),
         origin: Arc::from(origin.as_str()),
         cookie_secure,
+        strategy_listing: Default::default(),
         db,
         plugins,
-    };
+    });
     Ok((state, demo))
 }
 

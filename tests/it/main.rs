@@ -31,5 +31,6 @@ mod hardening_quota;
 mod matcher;
 mod plugins;
 mod replicas;
+mod request_path;
 mod smoke;
 mod web;

@@ -182,7 +182,12 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
     // A key revoked through one replica is refused by the other on the
     // next request (a second key of the same user, so the quota doesn't
     // interfere: both 401s are decided before admission).
+    // B has seen the key (and keeps it in memory) before it is revoked:
+    // 429 while the user's minute is used up (decided after
+    // authentication), 200 if the minute has just turned.
     let (other_key, other_id) = keys[1].clone();
+    let seen = b.get_as("/api/assets", Some(&other_key)).await.0;
+    assert!([200, 429].contains(&seen), "{seen}");
     let r = a
         .client()
         .delete(a.url("/api/keys"))

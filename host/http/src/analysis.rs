@@ -1,15 +1,20 @@
 //! `GET /api/analysis/{ticker}` and `GET /api/analysis/{ticker}/verdict`.
 
 use axum::extract::State;
-use axum::Json;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::{Path, Query};
+use super::guard::Fresh;
 use crate::AppState;
 use forecast_api::analysis::{AnalysisResponse, RawAnalysisQuery, VerdictResponse};
 use forecast_api::ErrorBody;
+use forecast_services::verdict::VerdictBody;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -64,9 +69,25 @@ async fn full(
 )]
 async fn verdict(
     State(state): State<AppState>,
+    fresh: Option<Extension<Fresh>>,
     Path(ticker): Path<String>,
     Query(raw): Query<RawAnalysisQuery>,
-) -> Result<Json<VerdictResponse>, ApiError> {
+) -> Result<Response, ApiError> {
     let q = raw.validate()?;
-    Ok(Json(state.verdicts.verdict(&ticker, &q).await?))
+    let generations = fresh.map(|Extension(Fresh(g))| g);
+    Ok(
+        match state
+            .verdicts
+            .verdict_body(&ticker, &q, generations)
+            .await?
+        {
+            // The snapshot's body, serialised once when it was first served.
+            VerdictBody::Cached(bytes) => (
+                [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+                bytes,
+            )
+                .into_response(),
+            VerdictBody::Live(v) => Json::<VerdictResponse>(*v).into_response(),
+        },
+    )
 }

@@ -1,7 +1,13 @@
 //! `POST /api/backtest` (cost 5) and `GET /api/strategies`: the strategies
 //! a backtest may name.
 
+use std::sync::Arc;
+
+use axum::body::Bytes;
 use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use forecast_api::backtest::{BacktestRequest, BacktestResponse, StrategyItem, StrategyList};
 use forecast_api::ErrorBody;
@@ -58,18 +64,36 @@ async fn run(
     summary = "The strategies POST /api/backtest can name (built-in, registered and FORECAST_PLUGIN_DIR plugins)",
     responses((status = 200, description = "OK", body = StrategyList))
 )]
-async fn list(State(state): State<AppState>) -> Json<StrategyList> {
-    Json(StrategyList {
-        strategies: state
-            .plugins
-            .strategies()
-            .iter()
-            .map(|s| StrategyItem {
-                name: s.info().name.clone(),
-                version: s.info().version.clone(),
-                description: s.description().to_string(),
-                sha256: s.info().sha256.clone(),
-            })
-            .collect(),
-    })
+async fn list(State(state): State<AppState>) -> Response {
+    let strategies = state.plugins.strategies();
+    let body = {
+        let mut listing = state.strategy_listing.lock().expect("listing poisoned");
+        let same = listing.as_ref().is_some_and(|(held, _)| {
+            held.len() == strategies.len()
+                && held.iter().zip(&strategies).all(|(a, b)| Arc::ptr_eq(a, b))
+        });
+        if !same {
+            let list = StrategyList {
+                strategies: strategies
+                    .iter()
+                    .map(|s| StrategyItem {
+                        name: s.info().name.clone(),
+                        version: s.info().version.clone(),
+                        description: s.description().to_string(),
+                        sha256: s.info().sha256.clone(),
+                    })
+                    .collect(),
+            };
+            let bytes = Bytes::from(serde_json::to_vec(&list).expect("the listing serialises"));
+            *listing = Some((strategies, bytes));
+        }
+        listing.as_ref().map(|(_, b)| b.clone()).unwrap_or_default()
+    };
+    // Serialised once per set of loaded strategies (the same plugins, by
+    // identity), as `Json` would write it.
+    (
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response()
 }

@@ -2,7 +2,9 @@
 //! and the web application's session-authenticated twin of the same
 //! routes under `/web` (same tier rule, same per-user quota).
 //!
-//! Every request re-reads the key and its owner from the store, so a
+//! The key and its owner come from the key cache
+//! ([`forecast_services::auth::KeyCache`]), valid only while the store's
+//! `auth` generation, read after the request arrived, has not moved: a
 //! revocation or a tier change takes effect on the very next request on
 //! every replica. Admission is one atomic `consume` in the store over the
 //! user's minute and day windows; the cost of a request is a property of
@@ -30,7 +32,7 @@ use crate::AppState;
 use forecast_domain::{ApiKeyRecord, Tier, User};
 use forecast_services::auth;
 use forecast_services::backtest::UserSlot;
-use forecast_store::WindowUsage;
+use forecast_store::{Generations, WindowUsage};
 
 /// What a route costs against the quota (a backtest costs 5).
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +41,11 @@ pub struct Cost(pub u32);
 /// The authenticated user, for handlers that need it.
 #[derive(Debug, Clone)]
 pub struct ApiUser(pub User);
+
+/// The store's generation counters read for this request (after it
+/// arrived), for handlers that answer from memory.
+#[derive(Debug, Clone, Copy)]
+pub struct Fresh(pub Generations);
 
 /// Whether a route runs under one of the user's concurrent-backtest slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +99,7 @@ fn rate_headers(headers: &mut HeaderMap, w: &WindowUsage) {
 /// run, add headers.
 pub async fn bearer(
     State((state, cost, concurrency)): State<(AppState, Cost, Concurrency)>,
-    mut req: Request,
+    req: Request,
     next: Next,
 ) -> Response {
     // Owned, so the future holds no borrow of the (non-Sync) request.
@@ -101,28 +108,106 @@ pub async fn bearer(
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let (record, user) = match key_user(&state, authorization.as_deref()).await {
+    let now = chrono::Utc::now().timestamp();
+    // A remembered key is charged first and confirmed after: with the
+    // generation counters the commit of its charge read (one wait on the
+    // store instead of two), or read now. A key found stale gets its charge
+    // back and goes the strict way below.
+    if concurrency == Concurrency::Unbounded {
+        let remembered = authorization
+            .as_deref()
+            .and_then(auth::parse_bearer)
+            .map(auth::sha256_hex)
+            .and_then(|hash| Some((state.keycache.remembered(&hash)?, hash)));
+        if let Some(((found, generation), hash)) = remembered {
+            let user = &found.1;
+            let metered = meter(&state, cost, concurrency, user, now).await;
+            let read = match &metered {
+                Ok((_, _, Some(g))) => Some(*g),
+                _ => state.keycache.freshness().current().await,
+            };
+            if read.is_some_and(|g| g.auth == generation) {
+                let (window, _, generations) = match metered {
+                    Ok(admitted) => admitted,
+                    Err(e) if e.headers().contains_key("x-ratelimit-limit") => return e,
+                    Err(e) => return per_client(&state, &req, e),
+                };
+                let generations = generations.or(read);
+                return admitted(
+                    state,
+                    req,
+                    next,
+                    &found,
+                    &hash,
+                    window,
+                    None,
+                    generations,
+                    now,
+                )
+                .await;
+            }
+            if metered.is_ok() {
+                let windows = auth::quota_windows(user, state.config.quota);
+                if let Err(e) = state.db.refund(&user.id, &windows, cost.0, now).await {
+                    tracing::warn!(error = %e, "could not refund a stale key's charge");
+                }
+            }
+        }
+    }
+    let (found, hash, generations) = match key_user(&state, authorization.as_deref()).await {
         Ok(found) => found,
         Err(e) => return per_client(&state, &req, e),
     };
-    let (window, slot) = match meter(&state, cost, concurrency, &user).await {
+    let (window, slot, _) = match meter(&state, cost, concurrency, &found.1, now).await {
         Ok(admitted) => admitted,
         Err(e) if e.headers().contains_key("x-ratelimit-limit") => return e,
         Err(e) => return per_client(&state, &req, e),
     };
+    admitted(
+        state,
+        req,
+        next,
+        &found,
+        &hash,
+        window,
+        slot,
+        generations,
+        now,
+    )
+    .await
+}
+
+/// An authenticated, admitted Bearer request: its slot, `last_used_at`,
+/// the user and counters for the handler, the rate headers.
+#[allow(clippy::too_many_arguments)]
+async fn admitted(
+    state: AppState,
+    mut req: Request,
+    next: Next,
+    found: &(ApiKeyRecord, User),
+    hash: &str,
+    window: WindowUsage,
+    slot: Option<UserSlot>,
+    generations: Option<Generations>,
+    now: i64,
+) -> Response {
+    let (record, user) = found;
     if let Some(slot) = slot {
         req.extensions_mut()
             .insert(BacktestSlot(Arc::new(Mutex::new(Some(slot)))));
     }
     // At most once a minute (the record says when it was last written), and
     // best effort: a failed bookkeeping write must not fail the request.
-    let now = chrono::Utc::now().timestamp();
     if record.last_used_at.is_none_or(|t| now - t >= 60) {
-        if let Err(e) = state.db.touch_api_key(&record.id, now).await {
-            tracing::warn!(error = %e, "could not update last_used_at");
+        match state.db.touch_api_key(&record.id, now).await {
+            Ok(()) => state.keycache.touched(hash, now),
+            Err(e) => tracing::warn!(error = %e, "could not update last_used_at"),
         }
     }
-    req.extensions_mut().insert(ApiUser(user));
+    if let Some(g) = generations {
+        req.extensions_mut().insert(Fresh(g));
+    }
+    req.extensions_mut().insert(ApiUser(user.clone()));
     let mut response = next.run(req).await;
     rate_headers(response.headers_mut(), &window);
     response
@@ -156,7 +241,8 @@ pub async fn session(
         Ok(SessionUser(user)) => user,
         Err(e) => return e.into_response(),
     };
-    let (window, slot) = match meter(&state, cost, concurrency, &user).await {
+    let now = chrono::Utc::now().timestamp();
+    let (window, slot, _) = match meter(&state, cost, concurrency, &user, now).await {
         Ok(admitted) => admitted,
         Err(e) => return e,
     };
@@ -171,32 +257,38 @@ pub async fn session(
     response
 }
 
-/// The active key of a Bearer header and its owner (401 otherwise).
+/// The active key of a Bearer header and its owner (401 otherwise), from
+/// the key cache, with the key's hash and the generation counters read for
+/// this request.
 async fn key_user(
     state: &AppState,
     authorization: Option<&str>,
-) -> Result<(ApiKeyRecord, User), Response> {
+) -> Result<(Arc<(ApiKeyRecord, User)>, String, Option<Generations>), Response> {
     let key = authorization
         .and_then(auth::parse_bearer)
         .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
-    state
-        .db
-        .api_key_user(&auth::sha256_hex(key))
+    let hash = auth::sha256_hex(key);
+    let (found, generations) = state
+        .keycache
+        .lookup(&hash)
         .await
-        .map_err(|e| ApiError::Store(e).into_response())?
-        .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())
+        .map_err(|e| ApiError::Store(e).into_response())?;
+    let found = found.ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
+    Ok((found, hash, generations))
 }
 
 /// The tier rule (402, counting nothing), a backtest slot for a backtest
 /// route (429 counting nothing) and admission of `cost` units against the
-/// user's windows (429 with the binding window's headers; the slot is
-/// freed again).
+/// user's windows at `now` (429 with the binding window's headers; the
+/// slot is freed again); with the generation counters the store read after
+/// committing the charge, when it did.
 async fn meter(
     state: &AppState,
     cost: Cost,
     concurrency: Concurrency,
     user: &User,
-) -> Result<(WindowUsage, Option<UserSlot>), Response> {
+    now: i64,
+) -> Result<(WindowUsage, Option<UserSlot>, Option<Generations>), Response> {
     if user.tier != Tier::Premium {
         return Err(ApiError::PaymentRequired(format!(
             "API access needs the Premium tier (this account is on {})",
@@ -204,7 +296,6 @@ async fn meter(
         ))
         .into_response());
     }
-    let now = chrono::Utc::now().timestamp();
     let windows = auth::quota_windows(user, state.config.quota);
     let quota_down = |e: forecast_store::StoreError| {
         tracing::error!(error = %e, "quota store unavailable");
@@ -228,9 +319,9 @@ async fn meter(
             }
         },
     };
-    let consumed = state
+    let (consumed, generations) = state
         .db
-        .consume(&user.id, &windows, cost.0, now)
+        .consume_checked(&user.id, &windows, cost.0, now)
         .await
         .map_err(quota_down)?;
     let window = binding(&consumed.windows, consumed.admitted, cost.0);
@@ -247,7 +338,7 @@ async fn meter(
         rate_headers(response.headers_mut(), &window);
         return Err(response);
     }
-    Ok((window, slot))
+    Ok((window, slot, generations))
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use error::HiddenInternalError;
-pub use state::{AppState, HttpConfig};
+pub use state::{AppState, HttpConfig, Shared};
 
 /// Largest request body accepted (DESIGN §9).
 pub const MAX_BODY_BYTES: usize = 1 << 20;

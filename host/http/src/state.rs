@@ -40,11 +40,36 @@ pub struct HttpConfig {
     pub metrics_on_main: bool,
 }
 
-/// Shared state handed to every handler.
+/// Shared state handed to every handler: one pointer, so the copies axum
+/// makes per request (every `State` extractor and middleware clones it)
+/// are one reference count each, not one per service handle (issue 17:
+/// those clones and drops were a seventh of the server's time on a cheap
+/// route).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl AppState {
+    /// The state of `shared`.
+    pub fn new(shared: Shared) -> Self {
+        AppState(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// What [`AppState`] points to.
+pub struct Shared {
     /// The store.
     pub db: Arc<dyn Database>,
+    /// Active API keys and their owners in memory, checked against the
+    /// store's generation counters on every request.
+    pub keycache: Arc<forecast_services::auth::KeyCache>,
     /// Active plugins.
     pub plugins: Arc<Plugins>,
     /// `GET /api/analysis/{ticker}`.
@@ -75,4 +100,15 @@ pub struct AppState {
     pub origin: Arc<str>,
     /// Whether the session cookie is `Secure`.
     pub cookie_secure: bool,
+    /// `GET /api/strategies`' body and the strategies it lists.
+    pub strategy_listing: StrategyListing,
 }
+
+/// The serialised strategy listing and the loaded strategies it was made
+/// from (compared by identity).
+pub type StrategyListing = std::sync::Mutex<
+    Option<(
+        Vec<Arc<forecast_plugins::strategy::StrategyPlugin>>,
+        axum::body::Bytes,
+    )>,
+>;

@@ -14,8 +14,12 @@ use rand::rngs::OsRng;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use forecast_domain::{Tier, User};
-use forecast_store::{Database, Window};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::freshness::Freshness;
+use forecast_domain::{ApiKeyRecord, Tier, User};
+use forecast_store::{AccountStore, Database, Generations, StoreResult, Window};
 
 /// Every API key starts with this.
 pub const KEY_PREFIX: &str = "svc_";
@@ -208,6 +212,111 @@ pub async fn set_password(db: &dyn Database, email: &str, password: String) -> R
         Ok(())
     } else {
         Err(Error::NotFound(format!("no user {email}")))
+    }
+}
+
+/// How many keys [`KeyCache`] holds at most; past it, it starts over.
+const KEY_CACHE_ENTRIES: usize = 65_536;
+
+/// One remembered key: its record and owner, read when the `auth`
+/// generation was `generation`.
+struct CachedKey {
+    generation: i64,
+    found: Arc<(ApiKeyRecord, User)>,
+}
+
+/// Active API keys and their owners kept in memory, so a Bearer request
+/// is authenticated without reading the key (issue 17). An entry is used
+/// only while the store's `auth` generation — bumped by a trigger on every
+/// revocation, key deletion and change of a user's tier, limits, e-mail or
+/// existence, whoever writes it — is the one it was read under, checked
+/// with counters read after the request arrived ([`Freshness`]). So a key
+/// revoked on any replica or by the CLI is refused on the very next
+/// request everywhere, as when every request read the store. Unknown keys
+/// are not remembered: each one is looked up (and counted against the
+/// client's address by the HTTP layer).
+pub struct KeyCache {
+    accounts: Arc<dyn AccountStore>,
+    freshness: Freshness,
+    entries: Mutex<HashMap<String, CachedKey>>,
+}
+
+impl KeyCache {
+    /// A cache over the keys of `accounts`, checked with `freshness`.
+    pub fn new(accounts: Arc<dyn AccountStore>, freshness: Freshness) -> Self {
+        KeyCache {
+            accounts,
+            freshness,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The active key with this SHA-256 and its owner, and the generation
+    /// counters read for this request (`None` when they could not be read:
+    /// the key was then read from the store).
+    pub async fn lookup(
+        &self,
+        key_hash: &str,
+    ) -> StoreResult<(Option<Arc<(ApiKeyRecord, User)>>, Option<Generations>)> {
+        let Some(generations) = self.freshness.current().await else {
+            let found = self.accounts.api_key_user(key_hash).await?;
+            return Ok((found.map(Arc::new), None));
+        };
+        {
+            let entries = self.entries.lock().expect("key cache poisoned");
+            if let Some(e) = entries.get(key_hash) {
+                if e.generation == generations.auth {
+                    return Ok((Some(e.found.clone()), Some(generations)));
+                }
+            }
+        }
+        // Read after the counters: a write the read misses moved them.
+        let found = self.accounts.api_key_user(key_hash).await?.map(Arc::new);
+        let mut entries = self.entries.lock().expect("key cache poisoned");
+        match &found {
+            Some(f) => {
+                if entries.len() >= KEY_CACHE_ENTRIES {
+                    entries.clear();
+                }
+                entries.insert(
+                    key_hash.to_string(),
+                    CachedKey {
+                        generation: generations.auth,
+                        found: f.clone(),
+                    },
+                );
+            }
+            None => {
+                entries.remove(key_hash);
+            }
+        }
+        Ok((found, Some(generations)))
+    }
+
+    /// The remembered key with this SHA-256 and the `auth` generation it
+    /// was read under, without any check: the caller must confirm that
+    /// generation with counters read after its request arrived.
+    pub fn remembered(&self, key_hash: &str) -> Option<(Arc<(ApiKeyRecord, User)>, i64)> {
+        let entries = self.entries.lock().expect("key cache poisoned");
+        entries
+            .get(key_hash)
+            .map(|e| (e.found.clone(), e.generation))
+    }
+
+    /// The reader of the generation counters this cache checks with.
+    pub fn freshness(&self) -> &Freshness {
+        &self.freshness
+    }
+
+    /// Records that the key's `last_used_at` was written at `now`, so the
+    /// remembered record does not ask for the write again within a minute.
+    pub fn touched(&self, key_hash: &str, now: i64) {
+        let mut entries = self.entries.lock().expect("key cache poisoned");
+        if let Some(e) = entries.get_mut(key_hash) {
+            let (mut record, user) = (*e.found).clone();
+            record.last_used_at = Some(now);
+            e.found = Arc::new((record, user));
+        }
     }
 }
 

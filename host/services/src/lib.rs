@@ -13,6 +13,7 @@ pub mod backtest;
 pub mod demo;
 pub mod embeddings;
 pub mod error;
+pub mod freshness;
 pub mod grading;
 pub mod ingest;
 pub mod keys;

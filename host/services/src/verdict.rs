@@ -4,16 +4,19 @@
 
 use chrono::Utc;
 
-use crate::analysis::{active_asset, AnalysisQuery, Error, MIN_ROWS};
+use crate::analysis::{AnalysisQuery, Error, MIN_ROWS};
 pub use forecast_api::analysis::{GradeBody, VerdictMetadata, VerdictResponse};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
 
 use crate::active::Plugins;
-use forecast_domain::Asset;
+use crate::freshness::Freshness;
+use forecast_domain::{Asset, Metric};
 use forecast_plugins::scorer::{Grade, ScoreInput};
 use forecast_plugins::segmentation::{EngineError, StateSummary};
-use forecast_store::GradeRow;
-use forecast_store::{AssetStore, GradingStore};
+use forecast_store::{AssetStore, Generations, GradeRow, GradingRun, GradingStore};
 
 /// What the scorer sees of a state.
 pub fn score_input(s: &StateSummary) -> ScoreInput {
@@ -99,6 +102,38 @@ pub fn grade_row(v: &VerdictResponse, data_version: i64) -> GradeRow {
     }
 }
 
+/// A verdict as the HTTP layer sends it.
+pub enum VerdictBody {
+    /// From the grading snapshot: the JSON body, ready to send (what
+    /// `serde_json::to_vec` makes of the [`VerdictResponse`]).
+    Cached(Bytes),
+    /// Computed for this request.
+    Live(Box<VerdictResponse>),
+}
+
+/// What the verdict service keeps in memory, each part valid while the
+/// store's generation counter of its kind has not moved
+/// ([`crate::freshness`]).
+#[derive(Default)]
+struct Memory {
+    /// The active grading run, read under this `grading` generation.
+    run: Option<(i64, Option<Arc<GradingRun>>)>,
+    /// Assets by ticker (`None`: no such asset), under `assets` generations.
+    assets: HashMap<String, (i64, Option<Arc<Asset>>)>,
+    /// Served snapshot verdicts by (asset, return period, metric).
+    bodies: HashMap<(i64, u32, Metric), CachedBody>,
+}
+
+/// A snapshot verdict serialised once, with what it was read under.
+struct CachedBody {
+    generations: Generations,
+    run_id: String,
+    bytes: Bytes,
+}
+
+/// Entries of each map of [`Memory`] at most; past it, the map starts over.
+const MEMORY_ENTRIES: usize = 16_384;
+
 /// The verdict service: the grading snapshot and series in the store, the
 /// active engine and scorer.
 #[derive(Clone)]
@@ -106,55 +141,87 @@ pub struct VerdictService {
     assets: Arc<dyn AssetStore>,
     grading: Arc<dyn GradingStore>,
     plugins: Arc<Plugins>,
+    freshness: Freshness,
+    memory: Arc<Mutex<Memory>>,
 }
 
 impl VerdictService {
     /// A service over the assets and series of `assets` and the grading
-    /// snapshot of `grading`, answering with the active plugins of `plugins`.
+    /// snapshot of `grading`, answering with the active plugins of `plugins`;
+    /// its copies in memory are checked with `freshness`.
     pub fn new(
         assets: Arc<dyn AssetStore>,
         grading: Arc<dyn GradingStore>,
         plugins: Arc<Plugins>,
+        freshness: Freshness,
     ) -> Self {
         VerdictService {
             assets,
             grading,
             plugins,
+            freshness,
+            memory: Arc::new(Mutex::new(Memory::default())),
+        }
+    }
+
+    fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
+        self.memory.lock().expect("verdict memory poisoned")
+    }
+
+    /// A verdict (see [`VerdictService::verdict_body`]), as a value.
+    pub async fn verdict(&self, ticker: &str, q: &AnalysisQuery) -> Result<VerdictResponse, Error> {
+        match self.verdict_body(ticker, q, None).await? {
+            VerdictBody::Live(v) => Ok(*v),
+            VerdictBody::Cached(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| Error::Internal(format!("cached verdict does not parse: {e}"))),
         }
     }
 
     /// A verdict: from the active grading snapshot when the parameters are the
     /// graded defaults and the snapshot still describes the asset's data and
     /// the active plugins; otherwise computed live.
-    pub async fn verdict(&self, ticker: &str, q: &AnalysisQuery) -> Result<VerdictResponse, Error> {
-        let asset = active_asset(self.assets.as_ref(), ticker).await?;
+    ///
+    /// `generations` are the store's counters read after the request
+    /// arrived (the Bearer guard's); without them they are read here. With
+    /// counters, the asset, the active run and the served body come from
+    /// memory while their counters have not moved; without (the store
+    /// could not be read in time), everything is read from the store.
+    pub async fn verdict_body(
+        &self,
+        ticker: &str,
+        q: &AnalysisQuery,
+        generations: Option<Generations>,
+    ) -> Result<VerdictBody, Error> {
+        let generations = match generations {
+            Some(g) => Some(g),
+            None => self.freshness.current().await,
+        };
+        let asset = match generations {
+            Some(g) => self.asset(ticker, g.assets).await?,
+            None => self.assets.asset_by_ticker(ticker).await?.map(Arc::new),
+        };
+        let asset = match asset {
+            Some(a) if a.is_active => a,
+            _ => return Err(unknown(ticker)),
+        };
         let engine = self.plugins.segmentation();
         let scorer = self.plugins.scorer();
         if q.is_cacheable() {
-            if let Some(run) = self.grading.active_grading_run().await? {
+            let run = match generations {
+                Some(g) => self.active_run(g.grading).await?,
+                None => self.grading.active_grading_run().await?.map(Arc::new),
+            };
+            if let Some(run) = run {
                 if run.engine == engine.info().label() && run.scorer == scorer.info().label() {
-                    if let Some(row) = self
-                        .grading
-                        .grade(&run.id, asset.id, q.return_period, q.metric)
-                        .await?
-                    {
-                        if row.data_version == asset.data_version {
-                            let mut cached: VerdictResponse = serde_json::from_str(&row.body)
-                                .map_err(|e| {
-                                    Error::Internal(format!("cached verdict does not parse: {e}"))
-                                })?;
-                            cached.metadata.from_cache = true;
-                            if let Some(d) = asset.last_price_date {
-                                cached.metadata.last_price_date = d;
-                            }
-                            crate::cache_lookup("verdict", true);
-                            return Ok(cached);
-                        }
+                    if let Some(bytes) = self.snapshot(&run, &asset, q, generations).await? {
+                        crate::cache_lookup("verdict", true);
+                        return Ok(VerdictBody::Cached(bytes));
                     }
                 }
             }
             crate::cache_lookup("verdict", false);
         }
+        let asset = (*asset).clone();
         let history = self.assets.load_series(asset.id).await?.unwrap_or_default();
         let window = history.window(q.start_date, q.end_date);
         if window.len() < MIN_ROWS {
@@ -196,5 +263,105 @@ impl VerdictService {
         })
         .await
         .map_err(|e| Error::Internal(format!("verdict worker failed: {e}")))?
+        .map(|v| VerdictBody::Live(Box::new(v)))
     }
+
+    /// The asset `ticker` under `assets` generation `generation`.
+    async fn asset(&self, ticker: &str, generation: i64) -> Result<Option<Arc<Asset>>, Error> {
+        if let Some((g, a)) = self.memory().assets.get(ticker) {
+            if *g == generation {
+                return Ok(a.clone());
+            }
+        }
+        let asset = self.assets.asset_by_ticker(ticker).await?.map(Arc::new);
+        let mut memory = self.memory();
+        if memory.assets.len() >= MEMORY_ENTRIES {
+            memory.assets.clear();
+        }
+        memory
+            .assets
+            .insert(ticker.to_string(), (generation, asset.clone()));
+        Ok(asset)
+    }
+
+    /// The active grading run under `grading` generation `generation`.
+    async fn active_run(&self, generation: i64) -> Result<Option<Arc<GradingRun>>, Error> {
+        if let Some((g, run)) = &self.memory().run {
+            if *g == generation {
+                return Ok(run.clone());
+            }
+        }
+        let run = self.grading.active_grading_run().await?.map(Arc::new);
+        self.memory().run = Some((generation, run.clone()));
+        Ok(run)
+    }
+
+    /// The served body of `run`'s verdict of `asset` for `q`, when the run
+    /// graded the asset's current data: from memory when read under the
+    /// same counters, else from the store (and kept).
+    async fn snapshot(
+        &self,
+        run: &GradingRun,
+        asset: &Asset,
+        q: &AnalysisQuery,
+        generations: Option<Generations>,
+    ) -> Result<Option<Bytes>, Error> {
+        let key = (asset.id, q.return_period, q.metric);
+        if let Some(g) = generations {
+            if let Some(b) = self.memory().bodies.get(&key) {
+                if b.generations == g && b.run_id == run.id {
+                    return Ok(Some(b.bytes.clone()));
+                }
+            }
+        }
+        let Some(row) = self
+            .grading
+            .grade(&run.id, asset.id, q.return_period, q.metric)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if row.data_version != asset.data_version {
+            return Ok(None);
+        }
+        let bytes = Bytes::from(served_body(&row.body, asset.last_price_date)?);
+        if let Some(g) = generations {
+            let mut memory = self.memory();
+            if memory.bodies.len() >= MEMORY_ENTRIES {
+                memory.bodies.clear();
+            }
+            memory.bodies.insert(
+                key,
+                CachedBody {
+                    generations: g,
+                    run_id: run.id.clone(),
+                    bytes: bytes.clone(),
+                },
+            );
+        }
+        Ok(Some(bytes))
+    }
+}
+
+/// The 404 of an unknown or inactive ticker.
+fn unknown(ticker: &str) -> Error {
+    Error::NotFound(format!("unknown ticker '{}'", forecast_api::quote(ticker)))
+}
+
+/// The body served for a stored snapshot verdict: the stored JSON with
+/// `metadata.from_cache` set and `metadata.last_price_date` the asset's
+/// current one, serialised as the JSON response of a [`VerdictResponse`]
+/// (`serde_json::to_vec`, what axum's `Json` writes).
+pub fn served_body(
+    stored: &str,
+    last_price_date: Option<chrono::NaiveDate>,
+) -> Result<Vec<u8>, Error> {
+    let mut cached: VerdictResponse = serde_json::from_str(stored)
+        .map_err(|e| Error::Internal(format!("cached verdict does not parse: {e}")))?;
+    cached.metadata.from_cache = true;
+    if let Some(d) = last_price_date {
+        cached.metadata.last_price_date = d;
+    }
+    serde_json::to_vec(&cached)
+        .map_err(|e| Error::Internal(format!("verdict does not serialise: {e}")))
 }

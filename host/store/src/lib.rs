@@ -23,6 +23,7 @@ mod accounts;
 mod assets;
 mod caches;
 mod embeddings;
+mod generations;
 mod grading;
 mod jobs;
 mod quotas;
@@ -42,6 +43,7 @@ pub use accounts::AccountStore;
 pub use assets::{AssetStore, CachedMetadata, CatalogEntry};
 pub use caches::{CacheStore, SettingsStore};
 pub use embeddings::{EmbeddingStore, StoredEmbedding};
+pub use generations::{GenerationStore, Generations};
 pub use grading::{GradeRow, GradingRun, GradingStore, RankedRow};
 pub use jobs::{JobRun, JobStore};
 pub use postgres::PgStore;
@@ -54,8 +56,8 @@ pub use sqlite::SqliteStore;
 /// Every store trait, for call sites: `use forecast_store::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AccountStore, AssetStore, CacheStore, Database, EmbeddingStore, GradingStore, JobStore,
-        PluginRegistry, QuotaStore, SettingsStore, StoreAdmin,
+        AccountStore, AssetStore, CacheStore, Database, EmbeddingStore, GenerationStore,
+        GradingStore, JobStore, PluginRegistry, QuotaStore, SettingsStore, StoreAdmin,
     };
 }
 
@@ -134,6 +136,7 @@ pub trait Database:
     + CacheStore
     + SettingsStore
     + EmbeddingStore
+    + GenerationStore
     + GradingStore
     + JobStore
     + PluginRegistry
@@ -151,6 +154,7 @@ impl<T> Database for T where
         + CacheStore
         + SettingsStore
         + EmbeddingStore
+        + GenerationStore
         + GradingStore
         + JobStore
         + PluginRegistry

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use crate::StoreResult;
+use crate::{Generations, StoreResult};
 
 /// One fixed, UTC-aligned counting window (e.g. a quota minute).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +59,32 @@ pub trait QuotaStore: Send + Sync {
         cost: u32,
         now: i64,
     ) -> StoreResult<Consumption>;
+
+    /// [`QuotaStore::consume`], and the store's generation counters when
+    /// the backend read them *after* this count was made durable, in the
+    /// same step (SQLite's group commit reads them with every batch);
+    /// `None` otherwise, or for a rejection or a look (nothing committed).
+    async fn consume_checked(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<(Consumption, Option<Generations>)> {
+        Ok((self.consume(subject, windows, cost, now).await?, None))
+    }
+
+    /// Takes back `cost` units an admitted [`QuotaStore::consume`] counted
+    /// at `now` in every window still holding `now` (never below zero): a
+    /// request charged before its key was found stale is answered as if it
+    /// had not been counted.
+    async fn refund(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<()>;
 
     /// Forgets every counter of `subject` (a successful sign-in resets its
     /// failure counts).

@@ -453,3 +453,7 @@ pub(crate) const RECORD_SHADOW_SAMPLE: &str = "INSERT INTO shadow_samples
 pub(crate) const SHADOW_SAMPLES: &str =
     "SELECT kind, active, candidate, identical, active_ms, candidate_ms, error, diffs, at
      FROM shadow_samples WHERE kind = $1 AND candidate = $2 ORDER BY id";
+
+// ---- Generations (migration 0008) ------------------------------------------
+
+pub(crate) const GENERATIONS: &str = "SELECT name, value FROM generations";

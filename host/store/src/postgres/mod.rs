@@ -11,6 +11,7 @@ mod accounts;
 mod assets;
 mod caches;
 mod embeddings;
+mod generations;
 mod grading;
 mod jobs;
 mod quotas;

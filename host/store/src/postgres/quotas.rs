@@ -18,6 +18,9 @@ const LOCK_COUNTERS: &str = "SELECT kind, window_start, used FROM counters
      WHERE subject = $1 AND kind = ANY($2)
      ORDER BY kind COLLATE \"C\" FOR UPDATE";
 
+const REFUND: &str = "UPDATE counters SET used = GREATEST(used - $4, 0)
+     WHERE subject = $1 AND kind = $2 AND window_start = $3";
+
 const SAVE_COUNTER: &str =
     "UPDATE counters SET window_start = $3, used = $4 WHERE subject = $1 AND kind = $2";
 
@@ -74,6 +77,25 @@ impl QuotaStore for PgStore {
         }
         tx.commit().await?;
         Ok(consumption)
+    }
+
+    async fn refund(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<()> {
+        for w in windows {
+            sqlx::query(REFUND)
+                .bind(subject)
+                .bind(w.kind)
+                .bind(window_start(now, w.seconds))
+                .bind(i64::from(cost))
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(())
     }
 
     async fn reset(&self, subject: &str) -> StoreResult<()> {

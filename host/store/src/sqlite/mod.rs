@@ -10,6 +10,7 @@ mod accounts;
 mod assets;
 mod caches;
 mod embeddings;
+mod generations;
 mod grading;
 mod jobs;
 mod quotas;
@@ -63,6 +64,10 @@ impl SqliteStore {
         }
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
+            // A local file: no connection to lose, so no ping (a round
+            // trip through the connection's worker thread) before every
+            // statement.
+            .test_before_acquire(false)
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations/sqlite").run(&pool).await?;

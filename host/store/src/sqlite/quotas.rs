@@ -10,7 +10,9 @@ use async_trait::async_trait;
 use super::SqliteStore;
 use crate::quotas::admit;
 use crate::rows::Cols;
-use crate::{Consumption, QuotaStore, StoreError, StoreResult, Window};
+use crate::{
+    Consumption, GenerationStore, Generations, QuotaStore, StoreError, StoreResult, Window,
+};
 
 /// The fixed-window counters of [`QuotaStore::consume`] for the embedded
 /// backend. SQLite is the one-process deployment (DESIGN §10; `serve`
@@ -37,16 +39,17 @@ pub(super) struct Counters {
 /// A counter's key (subject, window kind) and value (window start, used).
 type CounterRow = ((String, String), (i64, i64));
 
-/// The committed generation and a wake-up for the flusher.
+/// The committed generation, the generation counters read after it was
+/// committed, and a wake-up for the flusher.
 pub(super) struct Durability {
-    committed: tokio::sync::watch::Sender<u64>,
+    committed: tokio::sync::watch::Sender<(u64, Option<Generations>)>,
     wake: tokio::sync::Notify,
 }
 
 impl Default for Durability {
     fn default() -> Self {
         Durability {
-            committed: tokio::sync::watch::Sender::new(0),
+            committed: tokio::sync::watch::Sender::new((0, None)),
             wake: tokio::sync::Notify::new(),
         }
     }
@@ -62,10 +65,37 @@ const RETRY_AFTER_FAILURE: Duration = Duration::from_millis(100);
 const LOAD_COUNTER: &str =
     "SELECT window_start, used FROM counters WHERE subject = $1 AND kind = $2";
 
-const SAVE_COUNTER: &str = "INSERT INTO counters (subject, kind, window_start, used)
-     VALUES ($1, $2, $3, $4)
-     ON CONFLICT (subject, kind) DO UPDATE
-     SET window_start = excluded.window_start, used = excluded.used";
+/// Rows per upsert statement (4 parameters each, far below SQLite's limit).
+const SAVE_CHUNK: usize = 256;
+
+/// The upsert of `rows` rows as one statement.
+fn save_sql(rows: usize) -> String {
+    let mut sql = String::from("INSERT INTO counters (subject, kind, window_start, used) VALUES ");
+    for i in 0..rows {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        let n = 4 * i;
+        sql.push_str(&format!("(${}, ${}, ${}, ${})", n + 1, n + 2, n + 3, n + 4));
+    }
+    sql.push_str(
+        " ON CONFLICT (subject, kind) DO UPDATE
+         SET window_start = excluded.window_start, used = excluded.used",
+    );
+    sql
+}
+
+/// `sql` (from [`save_sql`]) bound to `rows`.
+fn save_counters<'q>(
+    sql: &'q str,
+    rows: &'q [CounterRow],
+) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
+    let mut query = sqlx::query(sql);
+    for ((subject, kind), (start, used)) in rows {
+        query = query.bind(subject).bind(kind).bind(start).bind(used);
+    }
+    query
+}
 
 impl SqliteStore {
     /// Writes the changed counters in one transaction and publishes the
@@ -88,26 +118,42 @@ impl SqliteStore {
                 return Err(e);
             }
         }
+        // Read after the batch: for every count in it, counters read after
+        // the count was made (see `QuotaStore::consume_checked`).
+        let generations = match self.generations().await {
+            Ok(g) => Some(g),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the generation counters");
+                None
+            }
+        };
         // Waiters of this generation or an earlier one may go.
-        self.durability.committed.send_if_modified(|g| {
+        self.durability.committed.send_if_modified(|(g, read)| {
             let newer = generation > *g;
-            *g = (*g).max(generation);
+            if newer {
+                *g = generation;
+                *read = generations;
+            }
             newer
         });
         Ok(())
     }
 
+    /// One multi-row upsert per chunk of rows (one statement is one
+    /// transaction in SQLite, and one round trip to the connection's
+    /// worker instead of one per row); chunks of a large batch commit in
+    /// one transaction.
     async fn write_counters(&self, rows: &[CounterRow]) -> StoreResult<()> {
         let _writer = self.writer.lock().await;
+        if rows.len() <= SAVE_CHUNK {
+            let sql = save_sql(rows.len());
+            save_counters(&sql, rows).execute(&self.pool).await?;
+            return Ok(());
+        }
         let mut tx = self.pool.begin().await?;
-        for ((subject, kind), (start, used)) in rows {
-            sqlx::query(SAVE_COUNTER)
-                .bind(subject)
-                .bind(kind)
-                .bind(start)
-                .bind(used)
-                .execute(&mut *tx)
-                .await?;
+        for chunk in rows.chunks(SAVE_CHUNK) {
+            let sql = save_sql(chunk.len());
+            save_counters(&sql, chunk).execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -118,6 +164,9 @@ impl SqliteStore {
     pub(super) async fn flush_loop(self) {
         loop {
             self.durability.wake.notified().await;
+            // Lets the requests that are ready to run count first, so one
+            // commit covers them all.
+            tokio::task::yield_now().await;
             if self.pool.is_closed() {
                 break;
             }
@@ -134,17 +183,19 @@ impl SqliteStore {
         self.durability.wake.notify_one();
     }
 
-    /// Waits until generation `generation` is committed.
-    async fn durable(&self, generation: u64) -> StoreResult<()> {
+    /// Waits until generation `generation` is committed; the generation
+    /// counters read after it was.
+    async fn durable(&self, generation: u64) -> StoreResult<Option<Generations>> {
         let mut committed = self.durability.committed.subscribe();
         self.durability.wake.notify_one();
-        let done = tokio::time::timeout(COMMIT_DEADLINE, committed.wait_for(|g| *g >= generation))
-            .await
-            .is_ok_and(|r| r.is_ok());
-        if done {
-            Ok(())
-        } else {
-            Err(StoreError::Sqlx(sqlx::Error::PoolTimedOut))
+        let done = tokio::time::timeout(
+            COMMIT_DEADLINE,
+            committed.wait_for(|(g, _)| *g >= generation),
+        )
+        .await;
+        match done {
+            Ok(Ok(r)) => Ok(r.1),
+            _ => Err(StoreError::Sqlx(sqlx::Error::PoolTimedOut)),
         }
     }
 }
@@ -158,6 +209,16 @@ impl QuotaStore for SqliteStore {
         cost: u32,
         now: i64,
     ) -> StoreResult<Consumption> {
+        Ok(self.consume_checked(subject, windows, cost, now).await?.0)
+    }
+
+    async fn consume_checked(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<(Consumption, Option<Generations>)> {
         // In-process counters (see `Counters`): one lock makes
         // check-and-count atomic; the table is read once per (subject,
         // window), and an admission returns once it is committed.
@@ -199,9 +260,35 @@ impl QuotaStore for SqliteStore {
             counters.generation += 1;
             let generation = counters.generation;
             drop(counters);
-            self.durable(generation).await?;
+            let generations = self.durable(generation).await?;
+            return Ok((consumption, generations));
         }
-        Ok(consumption)
+        Ok((consumption, None))
+    }
+
+    async fn refund(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<()> {
+        let mut counters = self.counters.lock().await;
+        for w in windows {
+            let key = (subject.to_string(), w.kind.to_string());
+            if let Some((start, used)) = counters.values.get_mut(&key) {
+                if *start == crate::quotas::window_start(now, w.seconds) {
+                    *used = (*used - i64::from(cost)).max(0);
+                    counters.dirty.insert(key);
+                }
+            }
+        }
+        counters.generation += 1;
+        drop(counters);
+        // Written with the next batch; not waited for (a refund lost to a
+        // crash only leaves the user charged, never over the limit).
+        self.durability_wake();
+        Ok(())
     }
 
     async fn reset(&self, subject: &str) -> StoreResult<()> {

@@ -1,0 +1,5 @@
+//! SQLite [`crate::GenerationStore`]: the shared statement.
+
+use super::SqliteStore;
+
+crate::generations::impl_generation_store!(SqliteStore);

@@ -1,0 +1,256 @@
+//! The request path's copies in memory (issue 17): keys, the active
+//! grading run, assets and served verdict bodies are kept by each replica
+//! and checked against the store's generation counters on every request.
+//! These tests write behind the server's back — another process (the CLI)
+//! or a hand-written statement — and expect the very next request to see
+//! it; and they check that a verdict served from memory is byte for byte
+//! the body the snapshot gave before.
+
+use std::process::Command;
+
+use crate::common;
+
+use common::{cli_ok, create_key, sqlite_url, Server, BIN};
+use forecast_services::verdict::VerdictResponse;
+use serde_json::Value;
+
+async fn exec(url: &str, statement: &str) {
+    let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+    sqlx::query(statement).execute(&pool).await.unwrap();
+    pool.close().await;
+}
+
+async fn scalar(url: &str, statement: &str) -> String {
+    let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+    let v: String = sqlx::query_scalar(statement)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    v
+}
+
+/// A small graded universe (as tests/it/grading.rs).
+async fn graded_db() -> std::path::PathBuf {
+    let db = common::fresh_db();
+    let url = sqlite_url(&db);
+    exec(
+        &url,
+        "UPDATE assets SET is_active = (id IN (SELECT MIN(id) FROM assets GROUP BY category)
+             OR ticker IN ('^GSPC', '^IXIC', '^VIX', 'CL=F', 'AAPL'))",
+    )
+    .await;
+    let out = Command::new(BIN)
+        .arg("grade")
+        .env("DATABASE_URL", &url)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run forecast grade");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    db
+}
+
+/// The raw body of a GET with the test key.
+async fn raw(s: &Server, path: &str, key: &str) -> (u16, String) {
+    let r = s
+        .client()
+        .get(s.url(path))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    assert_eq!(
+        r.headers().get("content-type").unwrap(),
+        "application/json",
+        "{path}"
+    );
+    assert!(r.headers().contains_key("x-ratelimit-remaining"), "{path}");
+    (status, r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_cached_verdict_is_the_snapshots_body_byte_for_byte() {
+    let db = graded_db().await;
+    let url = sqlite_url(&db);
+    let s = Server::app_with(db, &[]).await;
+    let key = common::test_key();
+    for path in [
+        "/api/analysis/%5EGSPC/verdict",
+        "/api/analysis/%5EGSPC/verdict?return_period=30&metric=sortino",
+    ] {
+        let (status, first) = raw(&s, path, key).await;
+        assert_eq!(status, 200, "{first}");
+        let (_, second) = raw(&s, path, key).await;
+        assert_eq!(first, second, "served from memory the second time");
+        // What the handler wrote before issue 17: the stored body parsed,
+        // marked from_cache, with the asset's last price date, and written
+        // by serde_json from the typed response.
+        let v: Value = serde_json::from_str(&first).unwrap();
+        assert_eq!(v["metadata"]["from_cache"], true);
+        let stored = scalar(
+            &url,
+            &format!(
+                "SELECT body FROM grades WHERE run_id =
+                   (SELECT value FROM settings WHERE key = 'active_grading_run')
+                 AND asset_id = {} AND return_period = {} AND metric = '{}'",
+                v["metadata"]["asset_id"],
+                v["metadata"]["return_period"],
+                v["metadata"]["metric"].as_str().unwrap()
+            ),
+        )
+        .await;
+        let mut expected: VerdictResponse = serde_json::from_str(&stored).unwrap();
+        expected.metadata.from_cache = true;
+        let last = scalar(
+            &url,
+            &format!(
+                "SELECT last_date FROM daily_prices WHERE asset_id = {}",
+                v["metadata"]["asset_id"]
+            ),
+        )
+        .await;
+        expected.metadata.last_price_date = last.parse().unwrap();
+        assert_eq!(
+            first.as_bytes(),
+            serde_json::to_vec(&expected).unwrap(),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn writes_by_other_processes_are_seen_on_the_next_request() {
+    let db = graded_db().await;
+    let url = sqlite_url(&db);
+    let s = Server::app_with(db.clone(), &[]).await;
+    let key = common::test_key();
+
+    // New prices for AAPL from the CLI: its cached verdict is dropped (the
+    // snapshot no longer describes its data), ^GSPC's stays.
+    let path = "/api/analysis/AAPL/verdict";
+    let (_, before) = s.get(path).await;
+    assert_eq!(before["metadata"]["from_cache"], true);
+    assert_eq!(s.get(path).await.1["metadata"]["from_cache"], true);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("AAPL.csv");
+    std::fs::write(&csv, "date,close\n2026-11-02,123.0\n2026-11-03,124.5\n").unwrap();
+    cli_ok(&db, &["ingest", "csv", csv.to_str().unwrap()], "");
+    let (_, after) = s.get(path).await;
+    assert_eq!(after["metadata"]["from_cache"], false, "new prices: live");
+    assert_eq!(after["current_state"]["price"], 124.5);
+    let gspc = "/api/analysis/%5EGSPC/verdict";
+    assert_eq!(s.get(gspc).await.1["metadata"]["from_cache"], true);
+
+    // The active run switched off by a hand-written statement: the next
+    // verdict is computed live.
+    exec(
+        &url,
+        "UPDATE settings SET value = 'no-such-run' WHERE key = 'active_grading_run'",
+    )
+    .await;
+    assert_eq!(s.get(gspc).await.1["metadata"]["from_cache"], false);
+
+    // An asset deactivated behind the server's back is 404 at once.
+    exec(
+        &url,
+        "UPDATE assets SET is_active = 0 WHERE ticker = '^GSPC'",
+    )
+    .await;
+    assert_eq!(s.get(gspc).await.0, 404);
+
+    // A key used (so remembered), then revoked by a hand-written
+    // statement and by the CLI's tier change: refused on the next request.
+    cli_ok(
+        &db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "mem@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    let other = create_key(&db, "mem@example.com", "mem");
+    assert_eq!(s.get_as("/api/strategies", Some(&other)).await.0, 200);
+    exec(
+        &url,
+        "UPDATE api_keys SET revoked_at = 1 WHERE name = 'mem'",
+    )
+    .await;
+    assert_eq!(s.get_as("/api/strategies", Some(&other)).await.0, 401);
+    assert_eq!(s.get_as("/api/strategies", Some(key)).await.0, 200);
+
+    // A remembered key is charged before it is confirmed: a stale one gets
+    // its charge back (the 401 counts nothing), and a new limit set by the
+    // CLI binds on the next request.
+    cli_ok(
+        &db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "lim@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    let first_key = create_key(&db, "lim@example.com", "lim1");
+    let second_key = create_key(&db, "lim@example.com", "lim2");
+    common::within_one_window(60, 20).await;
+    let get = |key: &str| {
+        s.client()
+            .get(s.url("/api/strategies"))
+            .bearer_auth(key)
+            .send()
+    };
+    let seen = |r: common::client::Response| {
+        let h = |name: &str| {
+            r.headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default()
+        };
+        (
+            r.status().as_u16(),
+            h("x-ratelimit-limit"),
+            h("x-ratelimit-remaining"),
+        )
+    };
+    let ok = |limit: &str, remaining: &str| (200, limit.to_string(), remaining.to_string());
+    assert_eq!(seen(get(&first_key).await.unwrap()), ok("60", "59"));
+    assert_eq!(seen(get(&second_key).await.unwrap()), ok("60", "58"));
+    exec(
+        &url,
+        "UPDATE api_keys SET revoked_at = 1 WHERE name = 'lim1'",
+    )
+    .await;
+    assert_eq!(get(&first_key).await.unwrap().status(), 401);
+    assert_eq!(
+        seen(get(&second_key).await.unwrap()),
+        ok("60", "57"),
+        "the refused request was not counted"
+    );
+    cli_ok(
+        &db,
+        &[
+            "user",
+            "set-limits",
+            "--email",
+            "lim@example.com",
+            "--per-minute",
+            "5",
+        ],
+        "",
+    );
+    assert_eq!(seen(get(&second_key).await.unwrap()), ok("5", "1"));
+    assert_eq!(seen(get(&second_key).await.unwrap()), ok("5", "0"));
+    assert_eq!(get(&second_key).await.unwrap().status(), 429);
+}
