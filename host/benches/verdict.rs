@@ -18,6 +18,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::summary::{row as summary, Verdict};
+
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -244,5 +246,29 @@ async fn main() {
         &health4,
         format!("scale; verdict at 4 is {:.2}×", ratio(&verdict4, &health4)),
         None,
+    );
+    summary(
+        "cached verdict vs `/api/health`, 32 connections (back to back)",
+        &format!(
+            "{v32:.2}× ({:.0} vs {:.0} req/s)",
+            verdict32.per_second, health32.per_second
+        ),
+        "≥ 0.5×",
+        Verdict::of(v32 >= 0.5 && verdict32.errors == 0),
+    );
+    summary(
+        "cached verdict, 4 connections: p99",
+        &format!("{} (p50 {})", ms(verdict4.p99), ms(verdict4.p50)),
+        "≤ 2 ms",
+        Verdict::of(verdict4.p99 <= Duration::from_millis(2) && verdict4.errors == 0),
+    );
+    summary(
+        "`/api/strategies` (Bearer) vs `/api/health`, 32 connections",
+        &format!(
+            "{st32:.2}× ({:.0} vs {:.0} req/s)",
+            strategies32.per_second, health32.per_second
+        ),
+        "≥ 0.7×",
+        Verdict::of(st32 >= 0.7 && strategies32.errors == 0),
     );
 }
