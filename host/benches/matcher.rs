@@ -194,4 +194,11 @@ async fn endpoint(queries: &[(String, Vec<String>)]) {
     );
     let _ = server.kill();
     let _ = server.wait();
+    let p99 = percentile(&latencies, 0.99);
+    common::summary::row(
+        "`POST /api/match-tickers` through the server, sequential: p99",
+        &format!("{p99:.2} ms"),
+        "≤ 50 ms (issue 15)",
+        common::summary::Verdict::of(p99 <= 50.0),
+    );
 }
