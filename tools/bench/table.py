@@ -38,7 +38,7 @@ def main() -> int:
         [
             BEGIN,
             f"Measured {now} by `make bench` on {cpu_model()}, {os.cpu_count()} cores "
-            f"(load average {load:.1} at the end of the run). Ratios are measured back to "
+            f"(load average {load:.1f} at the end of the run). Ratios are measured back to "
             "back in the same run.",
             "",
             "| measure | measured | target | verdict |",
