@@ -266,6 +266,25 @@ macro_rules! impl_grading_store {
                 rows.iter().map($crate::rows::ranked).collect()
             }
 
+            async fn claim_grading_tasks(
+                &self,
+                run_id: &str,
+                worker: &str,
+                limit: u32,
+                now: i64,
+                lease_seconds: i64,
+            ) -> $crate::StoreResult<Vec<i64>> {
+                self.claim_work(
+                    &$crate::work_list::GRADING_TASKS,
+                    run_id,
+                    worker,
+                    limit,
+                    now,
+                    lease_seconds,
+                )
+                .await
+            }
+
             $($own)*
         }
     };

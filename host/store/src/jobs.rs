@@ -77,6 +77,52 @@ pub trait JobStore: Send + Sync {
     ) -> StoreResult<JobRun>;
 }
 
+/// Implements [`JobStore`] for a backend from what both share (reading a
+/// run, claiming items) and the backend's own methods (`$own`: starting a
+/// run, closing items).
+macro_rules! impl_job_store {
+    ($store:ty { $($own:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::JobStore for $store {
+            async fn job_by_key(
+                &self,
+                kind: &str,
+                day: &str,
+            ) -> $crate::StoreResult<Option<$crate::JobRun>> {
+                sqlx::query($crate::jobs::statements::RUN_BY_KEY)
+                    .bind(kind)
+                    .bind(day)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map(|r| $crate::rows::job(&r))
+                    .transpose()
+            }
+
+            async fn claim_job_items(
+                &self,
+                run_id: &str,
+                worker: &str,
+                limit: u32,
+                now: i64,
+                lease_seconds: i64,
+            ) -> $crate::StoreResult<Vec<i64>> {
+                self.claim_work(
+                    &$crate::work_list::JOB_ITEMS,
+                    run_id,
+                    worker,
+                    limit,
+                    now,
+                    lease_seconds,
+                )
+                .await
+            }
+
+            $($own)*
+        }
+    };
+}
+pub(crate) use impl_job_store;
+
 /// The statements both backends share.
 pub(crate) mod statements {
     pub(crate) const RUN_BY_KEY: &str = "SELECT id, kind, day, status, started_at, finished_at, \

@@ -94,17 +94,6 @@ crate::grading::impl_grading_store!(PgStore {
             "grading run ({day}, {engine}, {scorer}) neither inserted nor found"
         )))
     }
-    async fn claim_grading_tasks(
-        &self,
-        run_id: &str,
-        worker: &str,
-        limit: u32,
-        now: i64,
-        lease_seconds: i64,
-    ) -> StoreResult<Vec<i64>> {
-        self.claim_work(&GRADING_TASKS, run_id, worker, limit, now, lease_seconds)
-            .await
-    }
     async fn record_grades(
         &self,
         run_id: &str,

@@ -16,8 +16,7 @@ const INSERT_RUN: &str =
 const CLOSE_ITEMS: &str = "UPDATE job_items SET status = $1
      WHERE run_id = $2 AND item_id = ANY($3) AND status = 'claimed' AND claimed_by = $4";
 
-#[async_trait::async_trait]
-impl crate::JobStore for PgStore {
+crate::jobs::impl_job_store!(PgStore {
     async fn start_or_join_job(
         &self,
         kind: &str,
@@ -71,28 +70,6 @@ impl crate::JobStore for PgStore {
         )))
     }
 
-    async fn job_by_key(&self, kind: &str, day: &str) -> StoreResult<Option<JobRun>> {
-        sqlx::query(sql::RUN_BY_KEY)
-            .bind(kind)
-            .bind(day)
-            .fetch_optional(&self.pool)
-            .await?
-            .map(|r| rows::job(&r))
-            .transpose()
-    }
-
-    async fn claim_job_items(
-        &self,
-        run_id: &str,
-        worker: &str,
-        limit: u32,
-        now: i64,
-        lease_seconds: i64,
-    ) -> StoreResult<Vec<i64>> {
-        self.claim_work(&JOB_ITEMS, run_id, worker, limit, now, lease_seconds)
-            .await
-    }
-
     async fn close_job_items(
         &self,
         run_id: &str,
@@ -141,4 +118,4 @@ impl crate::JobStore for PgStore {
         tx.commit().await?;
         Ok(run)
     }
-}
+});

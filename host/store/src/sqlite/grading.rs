@@ -51,17 +51,6 @@ crate::grading::impl_grading_store!(SqliteStore {
         tx.commit().await?;
         Ok(new_run(id, day, engine, scorer, total, now))
     }
-    async fn claim_grading_tasks(
-        &self,
-        run_id: &str,
-        worker: &str,
-        limit: u32,
-        now: i64,
-        lease_seconds: i64,
-    ) -> StoreResult<Vec<i64>> {
-        self.claim_work(&GRADING_TASKS, run_id, worker, limit, now, lease_seconds)
-            .await
-    }
     async fn record_grades(
         &self,
         run_id: &str,

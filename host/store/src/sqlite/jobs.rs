@@ -11,8 +11,7 @@ const INSERT_RUN: &str =
     "INSERT INTO job_runs (id, kind, day, status, started_at, finished_at, total)
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
-#[async_trait::async_trait]
-impl crate::JobStore for SqliteStore {
+crate::jobs::impl_job_store!(SqliteStore {
     async fn start_or_join_job(
         &self,
         kind: &str,
@@ -57,28 +56,6 @@ impl crate::JobStore for SqliteStore {
         Ok(run)
     }
 
-    async fn job_by_key(&self, kind: &str, day: &str) -> StoreResult<Option<JobRun>> {
-        sqlx::query(sql::RUN_BY_KEY)
-            .bind(kind)
-            .bind(day)
-            .fetch_optional(&self.pool)
-            .await?
-            .map(|r| rows::job(&r))
-            .transpose()
-    }
-
-    async fn claim_job_items(
-        &self,
-        run_id: &str,
-        worker: &str,
-        limit: u32,
-        now: i64,
-        lease_seconds: i64,
-    ) -> StoreResult<Vec<i64>> {
-        self.claim_work(&JOB_ITEMS, run_id, worker, limit, now, lease_seconds)
-            .await
-    }
-
     async fn close_job_items(
         &self,
         run_id: &str,
@@ -121,4 +98,4 @@ impl crate::JobStore for SqliteStore {
         tx.commit().await?;
         Ok(run)
     }
-}
+});
