@@ -3,6 +3,56 @@
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc serves the Rust side of the process. Against glibc's malloc
+/// (two arenas, see [`tune_malloc`]) it lifted the cached verdict from
+/// 14.6k to 19.4–32k req/s and `/api/strategies` from 17.4k to 20.0–23.5k
+/// at 32 connections, back to back on the 2-core machine: about a fifth of
+/// a request's time had been allocation contending for two arenas
+/// (docs/BENCHMARKS.md, "Allocator"). Those figures were measured with the
+/// options of [`tune_mimalloc`].
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// mimalloc v3's option numbers (`mi_option_t` in its `mimalloc.h`): the
+/// -sys crate names only the options of older versions.
+const MI_OPTION_ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Runs [`tune_mimalloc`] from the ELF initialiser list, before the Rust
+/// runtime's first allocation: mimalloc reserves its first arena then, and
+/// an arena's commit policy is fixed when it is reserved (the same options
+/// set in `main` left that arena eager: a peak of 1,433 MiB, not 1,339).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[used]
+#[link_section = ".init_array"]
+static TUNE_MIMALLOC: extern "C" fn() = tune_mimalloc;
+
+/// mimalloc's options; an environment variable of the same name, when
+/// set, wins. Memory freed is given back to the system at once
+/// (`MIMALLOC_PURGE_DELAY=0`, default 10 ms) and arenas are committed as
+/// they are used (`MIMALLOC_ARENA_EAGER_COMMIT=0`). With mimalloc's
+/// defaults the issue 14 abuse (a daily long-short of 1,000 positions
+/// beside refused backtests) peaked at 1,535 MiB, over its 1,500 MiB bound;
+/// with these at 1,339 MiB (glibc: 1,263 MiB), and a server holds 64 MiB
+/// instead of 113 MiB around 3 × 64 sign-ins (tests/it/hardening_*.rs).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+extern "C" fn tune_mimalloc() {
+    // getenv, not the Rust environment API, which would allocate.
+    let unset = |name: &std::ffi::CStr| {
+        // SAFETY: `name` is NUL-terminated; no other thread exists yet.
+        unsafe { libc::getenv(name.as_ptr()).is_null() }
+    };
+    // SAFETY: mi_option_set only sets an allocator parameter.
+    unsafe {
+        if unset(c"MIMALLOC_PURGE_DELAY") {
+            libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+        }
+        if unset(c"MIMALLOC_ARENA_EAGER_COMMIT") {
+            libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0);
+        }
+    }
+}
+
 fn main() -> std::process::ExitCode {
     tune_malloc();
     tokio::runtime::Builder::new_multi_thread()
@@ -12,31 +62,27 @@ fn main() -> std::process::ExitCode {
         .block_on(run())
 }
 
-/// glibc's allocator, tuned before any other thread exists (an
-/// environment variable of the same name, when set, wins):
+/// glibc's malloc, which C code such as SQLite still allocates from, tuned
+/// before any other thread exists (an environment variable of the same
+/// name, when set, wins):
 /// - at most two arenas (`MALLOC_ARENA_MAX`): glibc gives threads up to 8
-///   per core and keeps what they free; a backtest's signal threads each
-///   filled one with hundreds of MB of small vectors, so the process held
-///   the peak of every past run (4.6 GB after the issue 14 abuse). Two
-///   arenas: peak 1.25 GB instead of 1.7 GB under that pattern
-///   (docs/DECISIONS.md, "Bounded backtests");
-/// - a fixed mmap threshold of 4 MiB (`MALLOC_MMAP_THRESHOLD_`): left to
-///   itself glibc raises the threshold to the size of the first large
-///   block freed (up to 32 MiB), after which argon2's 19 MiB blocks and a
-///   backtest's large columns come from the heap and stay resident after
-///   a burst (CI saw 52 → 166 MiB kept after 3 × 64 sign-ins). Blocks of
-///   4 MiB and more are mapped on their own and given back when freed.
+///   per core and keeps what they free (4.6 GB held after the issue 14
+///   abuse when it served every allocation; docs/DECISIONS.md, "Bounded
+///   backtests");
+/// - a fixed mmap threshold of 4 MiB (`MALLOC_MMAP_THRESHOLD_`), so a large
+///   block freed does not raise the threshold and stay resident.
 fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
+        let unset = |name: &str| std::env::var_os(name).is_none();
         // SAFETY: mallopt only sets an allocator parameter; no other
         // thread is running yet.
-        if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+        if unset("MALLOC_ARENA_MAX") {
             unsafe {
                 libc::mallopt(libc::M_ARENA_MAX, 2);
             }
         }
-        if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+        if unset("MALLOC_MMAP_THRESHOLD_") {
             unsafe {
                 libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
             }
