@@ -16,7 +16,7 @@ mod stats;
 
 pub use calendar::{civil_from_days, is_weekend};
 use rolling::RollingMedian;
-use stats::{mean, median_select, median_sorted, order_key, percentiles_select};
+use stats::{max_num, mean, median_select, median_sorted, min_num, order_key, percentiles_select};
 
 /// Fewest rows an analysis accepts (the spec's 422 bound).
 pub const MIN_ROWS: usize = 300;
@@ -311,16 +311,15 @@ impl Estimators {
         }
     }
 
-    /// The estimators after seeing `ys` in order (used when the grid moves).
-    fn replay(ys: &[f64], lambda: f64) -> Self {
-        let ema = ys.split_first().map(|(first, rest)| {
+    /// Becomes the estimators after seeing `ys` in order (used when the
+    /// grid moves), reusing its storage.
+    fn refill(&mut self, ys: &[f64], lambda: f64) {
+        self.ema = ys.split_first().map(|(first, rest)| {
             rest.iter()
                 .fold(*first, |e, &y| lambda * e + (1.0 - lambda) * y)
         });
-        Estimators {
-            ema,
-            window: RollingMedian::from_recent(MEDIAN_WINDOW, ys),
-        }
+        let recent = &ys[ys.len().saturating_sub(MEDIAN_WINDOW)..];
+        self.window.refill(recent.iter().copied());
     }
 
     fn push(&mut self, y: f64, lambda: f64) {
@@ -338,23 +337,24 @@ impl Estimators {
 }
 
 /// The estimators over every confirmed outcome, the fallback of a bucket
-/// that has none yet. Equal to an [`Estimators`] fed every outcome, but only
-/// the EMA is kept up to date: the median of the last [`MEDIAN_WINDOW`]
-/// outcomes is selected when a row asks for it (rarely: only while its
-/// bucket is empty) and kept until the next outcome.
+/// that has none yet. Equal to an [`Estimators`] fed every outcome, but
+/// only the EMA is kept up to date at every outcome: the rolling window
+/// catches up with the outcomes confirmed since it last answered when a
+/// row asks for the median (only while the row's bucket is empty), so each
+/// outcome enters it at most once and most never do.
 struct Overall {
     ema: Option<f64>,
-    /// `(outcomes seen, median)` of the last answer.
-    median: Option<(usize, f64)>,
-    scratch: Vec<u64>,
+    window: RollingMedian,
+    /// Outcomes the window has seen.
+    synced: usize,
 }
 
 impl Overall {
     fn new() -> Self {
         Overall {
             ema: None,
-            median: None,
-            scratch: Vec::new(),
+            window: RollingMedian::new(MEDIAN_WINDOW),
+            synced: 0,
         }
     }
 
@@ -370,21 +370,66 @@ impl Overall {
     fn predict(&mut self, outcomes: &[Outcome]) -> Option<(f64, f64)> {
         let ema = self.ema?;
         let n = outcomes.len();
-        let median = match self.median {
-            Some((seen, m)) if seen == n => m,
-            _ => {
-                self.scratch.clear();
-                self.scratch.extend(
-                    outcomes[n.saturating_sub(MEDIAN_WINDOW)..]
-                        .iter()
-                        .map(|o| order_key(o.y)),
-                );
-                let m = rolling::median_of_keys(&mut self.scratch);
-                self.median = Some((n, m));
-                m
+        if n - self.synced >= MEDIAN_WINDOW {
+            // The whole window is new: rebuild it rather than push through.
+            self.window
+                .refill(outcomes[n - MEDIAN_WINDOW..].iter().map(|o| o.y));
+        } else {
+            for o in &outcomes[self.synced..] {
+                self.window.push(o.y);
             }
-        };
-        Some((ema, median))
+        }
+        self.synced = n;
+        Some((ema, self.window.median()))
+    }
+}
+
+/// The confirmed outcomes' values grouped by bucket on a new grid, in
+/// confirmation order within each bucket: a counting sort into one buffer,
+/// reused at every move of the grid (a walk moves it up to 20 times).
+struct Regroup {
+    /// Bucket of each outcome.
+    buckets: Vec<u8>,
+    /// Where each bucket's values start in `ys`; one more entry than buckets.
+    offsets: Vec<usize>,
+    /// Each bucket's next free place in `ys` while grouping.
+    cursor: Vec<usize>,
+    ys: Vec<f64>,
+}
+
+impl Regroup {
+    fn new(k: usize) -> Self {
+        Regroup {
+            buckets: Vec::new(),
+            offsets: vec![0; k + 1],
+            cursor: vec![0; k + 1],
+            ys: Vec::new(),
+        }
+    }
+
+    fn group(&mut self, outcomes: &[Outcome], drawdowns: &[f64], grid: &Grid) {
+        self.buckets.clear();
+        self.offsets.fill(0);
+        for o in outcomes {
+            let b = grid.segment(drawdowns[o.start]);
+            self.buckets.push(b as u8);
+            self.offsets[b + 1] += 1;
+        }
+        for i in 1..self.offsets.len() {
+            self.offsets[i] += self.offsets[i - 1];
+        }
+        self.ys.clear();
+        self.ys.resize(outcomes.len(), 0.0);
+        self.cursor.copy_from_slice(&self.offsets);
+        for (o, &b) in outcomes.iter().zip(&self.buckets) {
+            self.ys[self.cursor[b as usize]] = o.y;
+            self.cursor[b as usize] += 1;
+        }
+    }
+
+    /// Bucket `i`'s values, in confirmation order.
+    fn ys(&self, i: usize) -> &[f64] {
+        &self.ys[self.offsets[i]..self.offsets[i + 1]]
     }
 }
 
@@ -450,12 +495,15 @@ impl<'a> Prepared<'a> {
 /// The walk-forward's products that every output is assembled from.
 struct Walk {
     periods_per_year: u32,
+    /// The series' drawdowns when the walk came from [`walk`] (which owns
+    /// them); empty from [`analyse_states`], which lends its shared ones.
     drawdowns: Vec<f64>,
     series: TimeSeries,
     outcomes: Vec<Outcome>,
     per_segment: Vec<Estimators>,
     grid: Grid,
-    /// Segment of each row on the grid of that row (point-in-time).
+    /// Segment of each row on the grid of that row (point-in-time); kept
+    /// with [`Keep::Signals`] and [`Keep::Full`].
     segments: Vec<u8>,
 }
 
@@ -496,7 +544,12 @@ pub struct StateSummary {
 /// strictly increasing) and `closes` (> 0).
 pub fn analyse(dates: &[i32], closes: &[f64], params: &Params) -> Result<Analysis, EngineError> {
     let w = walk(dates, closes, params, Keep::Full)?;
-    let summary = summarise(&w, closes, typical_max_drawdown(dates, closes));
+    let summary = summarise(
+        &w,
+        &w.drawdowns,
+        closes,
+        typical_max_drawdown(dates, closes),
+    );
     let path_len = ((f64::from(params.return_period) * f64::from(w.periods_per_year) / 365.0)
         .round() as usize)
         .max(1);
@@ -520,7 +573,12 @@ pub fn analyse_state(
     params: &Params,
 ) -> Result<StateSummary, EngineError> {
     let w = walk(dates, closes, params, Keep::State)?;
-    Ok(summarise(&w, closes, typical_max_drawdown(dates, closes)))
+    Ok(summarise(
+        &w,
+        &w.drawdowns,
+        closes,
+        typical_max_drawdown(dates, closes),
+    ))
 }
 
 /// [`analyse_state`] for each of `params` over one series, equal value for
@@ -552,7 +610,7 @@ pub fn analyse_states(
                 }
             };
             let w = walk_prepared(&prepared, p, &exits_by_horizon[at].1, Keep::State);
-            Ok(summarise(&w, closes, typical))
+            Ok(summarise(&w, &prepared.drawdowns, closes, typical))
         })
         .collect()
 }
@@ -578,20 +636,27 @@ pub fn walk_forward(
     })
 }
 
-fn summarise(w: &Walk, closes: &[f64], typical_max_drawdown: Option<f64>) -> StateSummary {
+/// The state at the last row and the per-segment statistics of a walk over
+/// `drawdowns` and `closes`.
+fn summarise(
+    w: &Walk,
+    drawdowns: &[f64],
+    closes: &[f64],
+    typical_max_drawdown: Option<f64>,
+) -> StateSummary {
     let last = closes.len() - 1;
-    let current_segment = w.grid.segment(w.drawdowns[last]);
+    let current_segment = w.grid.segment(drawdowns[last]);
     StateSummary {
         periods_per_year: w.periods_per_year,
         current: current_state(
             &w.series,
             &w.outcomes,
-            &w.drawdowns,
+            drawdowns,
             &w.grid,
             closes[last],
             current_segment,
         ),
-        segments: segment_stats(closes, &w.drawdowns, &w.outcomes, &w.per_segment, &w.grid),
+        segments: segment_stats(closes, drawdowns, &w.outcomes, &w.per_segment, &w.grid),
         typical_max_drawdown,
     }
 }
@@ -600,7 +665,9 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params, keep: Keep) -> Result<Wa
     validate_params(params)?;
     let prepared = Prepared::new(dates, closes)?;
     let exits = exits(dates, params.return_period as i32);
-    Ok(walk_prepared(&prepared, params, &exits, keep))
+    let mut w = walk_prepared(&prepared, params, &exits, keep);
+    w.drawdowns = prepared.drawdowns;
+    Ok(w)
 }
 
 /// The walk-forward of DESIGN.md §4 over a checked series for one checked
@@ -643,11 +710,12 @@ fn walk_prepared(
         projected_prices: Vec::with_capacity(rows(full)),
     };
 
-    let mut outcomes: Vec<Outcome> = Vec::new();
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(n);
     let mut per_segment: Vec<Estimators> = (0..k).map(|_| Estimators::new()).collect();
+    let mut regroup = Regroup::new(k as usize);
     let mut all = Overall::new();
     let mut grid = Grid::new(floor_steps[0], k);
-    let mut segments = Vec::with_capacity(n);
+    let mut segments = Vec::with_capacity(rows(signals));
     let mut next_start = 0usize;
     let (mut ema_err_sum, mut med_err_sum, mut err_n) = (0.0f64, 0.0f64, 0u32);
 
@@ -657,11 +725,10 @@ fn walk_prepared(
             // The floor deepened: every past outcome is re-bucketed on the new
             // grid and the bucket estimators replayed in confirmation order.
             grid = Grid::new(steps, k);
-            let mut ys: Vec<Vec<f64>> = vec![Vec::new(); k as usize];
-            for o in &outcomes {
-                ys[grid.segment(drawdowns[o.start])].push(o.y);
+            regroup.group(&outcomes, drawdowns, &grid);
+            for (i, est) in per_segment.iter_mut().enumerate() {
+                est.refill(regroup.ys(i), lambda);
             }
-            per_segment = ys.iter().map(|y| Estimators::replay(y, lambda)).collect();
         }
         // Confirm every outcome whose exit is t.
         while next_start < t && exits[next_start] == Some(t) {
@@ -696,7 +763,9 @@ fn walk_prepared(
         }
         let segment = grid.segment(drawdowns[t]);
         // validate() bounds num_segments to 50, so the index fits a byte.
-        segments.push(segment as u8);
+        if signals {
+            segments.push(segment as u8);
+        }
         let (ema, med) = per_segment[segment]
             .predict()
             .or_else(|| all.predict(&outcomes))
@@ -718,7 +787,7 @@ fn walk_prepared(
 
     Walk {
         periods_per_year: a,
-        drawdowns: drawdowns.clone(),
+        drawdowns: Vec::new(),
         series,
         outcomes,
         per_segment,
@@ -793,7 +862,7 @@ pub fn drawdowns(closes: &[f64]) -> Vec<f64> {
     closes
         .iter()
         .map(|&p| {
-            peak = peak.max(p);
+            peak = max_num(peak, p);
             p / peak - 1.0
         })
         .collect()
@@ -844,7 +913,9 @@ impl Prefix {
             if k > 0 {
                 a += r;
                 b += r * r;
-                c += r.min(0.0) * r.min(0.0);
+                // A return is never -0.0 (p / q - 1 rounds to +0.0).
+                let down = min_num(r, 0.0);
+                c += down * down;
             }
             sum.push(a);
             squares.push(b);
@@ -881,7 +952,7 @@ pub(crate) fn outcome(
                 let var = (sq - n * m * m) / (n - 1.0);
                 // Constant returns have no deviation; the prefix sums can
                 // only say so up to rounding.
-                if var <= 1e-12 * (m * m).max(f64::MIN_POSITIVE) || var <= 0.0 {
+                if var <= 1e-12 * max_num(m * m, f64::MIN_POSITIVE) || var <= 0.0 {
                     return None;
                 }
                 m / var.sqrt() * a.sqrt()
@@ -983,8 +1054,9 @@ fn segment_stats(
         // min_v (P_v / P_s − 1) = (min_v P_v) / P_s − 1 exactly: division by
         // a positive constant is monotone, so one division suffices.
         let lowest = closes[*window.front().expect("exit > start")];
-        let worst = (lowest / closes[o.start] - 1.0).min(0.0);
-        losses[seg] = losses[seg].min(worst);
+        // Neither is ever -0.0: x / y - 1 rounds to +0.0, losses start at +0.0.
+        let worst = min_num(lowest / closes[o.start] - 1.0, 0.0);
+        losses[seg] = min_num(losses[seg], worst);
     }
     (0..k)
         .map(|i| {
@@ -1126,8 +1198,8 @@ pub fn typical_max_drawdown(dates: &[i32], closes: &[f64]) -> Option<f64> {
         let year = civil_from_days(dates[i]).0;
         let (mut peak, mut worst, mut rows) = (f64::MIN, 0.0f64, 0usize);
         while i < dates.len() && civil_from_days(dates[i]).0 == year {
-            peak = peak.max(closes[i]);
-            worst = worst.min(closes[i] / peak - 1.0);
+            peak = max_num(peak, closes[i]);
+            worst = min_num(worst, closes[i] / peak - 1.0);
             rows += 1;
             i += 1;
         }

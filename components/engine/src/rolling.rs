@@ -25,17 +25,18 @@ impl RollingMedian {
         }
     }
 
-    /// A window holding the last `capacity` of `values` (in order).
-    pub(crate) fn from_recent(capacity: usize, values: &[f64]) -> Self {
-        let recent = &values[values.len().saturating_sub(capacity)..];
-        let fifo: VecDeque<u64> = recent.iter().map(|&v| order_key(v)).collect();
-        let mut sorted: Vec<u64> = fifo.iter().copied().collect();
-        sorted.sort_unstable();
-        RollingMedian {
-            capacity,
-            fifo,
-            sorted,
+    /// Replaces the window by the last `capacity` of `values` (in order).
+    pub(crate) fn refill(&mut self, values: impl Iterator<Item = f64>) {
+        self.fifo.clear();
+        for v in values {
+            if self.fifo.len() == self.capacity {
+                self.fifo.pop_front();
+            }
+            self.fifo.push_back(order_key(v));
         }
+        self.sorted.clear();
+        self.sorted.extend(self.fifo.iter().copied());
+        self.sorted.sort_unstable();
     }
 
     pub(crate) fn push(&mut self, value: f64) {
@@ -79,20 +80,4 @@ impl RollingMedian {
 /// The mean of the two middle values of an even-sized window.
 fn middle_pair(low: u64, high: u64) -> f64 {
     (from_order_key(low) + from_order_key(high)) / 2.0
-}
-
-/// The median of order `keys` by selection (reordering them), equal bit for
-/// bit to [`RollingMedian::median`] over the same values; 0 when empty.
-pub(crate) fn median_of_keys(keys: &mut [u64]) -> f64 {
-    let n = keys.len();
-    if n == 0 {
-        return 0.0;
-    }
-    let (left, &mut mid, _) = keys.select_nth_unstable(n / 2);
-    if n % 2 == 1 {
-        from_order_key(mid)
-    } else {
-        let low = *left.iter().max().expect("an even window has a left half");
-        middle_pair(low, mid)
-    }
 }
