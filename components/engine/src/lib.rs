@@ -370,10 +370,14 @@ impl Overall {
     fn predict(&mut self, outcomes: &[Outcome]) -> Option<(f64, f64)> {
         let ema = self.ema?;
         let n = outcomes.len();
-        if n - self.synced >= MEDIAN_WINDOW {
-            // The whole window is new: rebuild it rather than push through.
-            self.window
-                .refill(outcomes[n - MEDIAN_WINDOW..].iter().map(|o| o.y));
+        if n - self.synced >= rolling::REFILL_BACKLOG {
+            // Many new outcomes: rebuilding from the last window's worth
+            // (one sort) is cheaper than pushing each through.
+            self.window.refill(
+                outcomes[n.saturating_sub(MEDIAN_WINDOW)..]
+                    .iter()
+                    .map(|o| o.y),
+            );
         } else {
             for o in &outcomes[self.synced..] {
                 self.window.push(o.y);

@@ -639,8 +639,8 @@ fn walk_forward_equals_the_analysis_series_and_never_looks_ahead() {
 }
 
 /// The overall fallback's window, caught up only when asked (by pushing
-/// the outcomes since it last answered, or by a refill when a whole window
-/// is new), equals a window fed every value, bit for bit (odd, even, ties,
+/// the outcomes since it last answered, or by a refill when many are new),
+/// equals a window fed every value, bit for bit (odd, even, ties,
 /// negative zero, a window that has wrapped, gaps longer than a window).
 #[test]
 fn a_window_caught_up_on_demand_equals_the_rolling_window() {
@@ -658,7 +658,7 @@ fn a_window_caught_up_on_demand_equals_the_rolling_window() {
         eager.push(y);
         seen.push(y);
         // Asked now and then: every row for a while, then rarely (gaps of
-        // up to 400 values, so some refills), as rows with empty buckets come.
+        // hundreds of values, so refills too), as rows with empty buckets come.
         let ask = if (i / 500) % 2 == 0 {
             rng.unit() < 0.7
         } else {
@@ -668,8 +668,8 @@ fn a_window_caught_up_on_demand_equals_the_rolling_window() {
             continue;
         }
         let n = seen.len();
-        if n - synced >= MEDIAN_WINDOW {
-            lazy.refill(seen[n - MEDIAN_WINDOW..].iter().copied());
+        if n - synced >= rolling::REFILL_BACKLOG {
+            lazy.refill(seen[n.saturating_sub(MEDIAN_WINDOW)..].iter().copied());
         } else {
             for &v in &seen[synced..] {
                 lazy.push(v);
