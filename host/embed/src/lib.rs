@@ -462,7 +462,7 @@ pub fn to_bytes(v: &[f32]) -> Vec<u8> {
 /// The inverse of [`to_bytes`]: one or more vectors concatenated, so
 /// `None` unless the length is a non-zero multiple of [`DIMS`] floats.
 pub fn from_bytes(b: &[u8]) -> Option<Vec<f32>> {
-    (!b.is_empty() && b.len() % (DIMS * 4) == 0).then(|| {
+    (!b.is_empty() && b.len().is_multiple_of(DIMS * 4)).then(|| {
         b.chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect()

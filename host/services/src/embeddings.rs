@@ -157,13 +157,11 @@ impl CatalogEmbeddings {
             let started = Instant::now();
             let embedder = self.embedder.clone();
             let batch: Vec<Vec<String>> = todo.iter().map(|&i| views[i].clone()).collect();
-            let mut progress = progress;
-            let vectors = tokio::task::spawn_blocking(move || {
-                embedder.embed_views(&batch, |done, total| progress(done, total))
-            })
-            .await
-            .map_err(|e| Error::Internal(format!("embedding task failed: {e}")))?
-            .map_err(|e| Error::Internal(format!("embedding the catalog failed: {e:#}")))?;
+            let vectors =
+                tokio::task::spawn_blocking(move || embedder.embed_views(&batch, progress))
+                    .await
+                    .map_err(|e| Error::Internal(format!("embedding task failed: {e}")))?
+                    .map_err(|e| Error::Internal(format!("embedding the catalog failed: {e:#}")))?;
             let rows: Vec<StoredEmbedding> = todo
                 .iter()
                 .zip(&vectors)
