@@ -47,7 +47,7 @@ async fn embed() -> anyhow::Result<()> {
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "embedding the catalog {bar:30} {pos}/{len} entries, {elapsed} (eta {eta})",
+            "embedding the catalog {bar:30} {pos}/{len} texts, {elapsed} (eta {eta})",
         )
         .expect("valid template"),
     );

@@ -28,8 +28,12 @@ pub const LEXICAL_SURE: f64 = 0.95;
 pub const NEIGHBOURS: u32 = 10;
 /// Cosine under which a neighbour says nothing.
 pub const SEMANTIC_FLOOR: f64 = 0.40;
-/// Cosine at which a neighbour reaches [`SEMANTIC_MAX`].
-pub const SEMANTIC_FULL: f64 = 0.65;
+/// Cosine at which a neighbour reaches [`SEMANTIC_MAX`]. The host scores
+/// an entry by the closest of its views (its whole text and short facets,
+/// `forecast_embed::catalog_views`), so good neighbours reach 0.7–0.85:
+/// a lower cap would give many of them the same confidence and let the
+/// catalog's order, not the model, rank them.
+pub const SEMANTIC_FULL: f64 = 0.80;
 /// The most confidence similarity alone gives.
 pub const SEMANTIC_MAX: f64 = 0.88;
 /// The closest neighbour's lead over the second, times this, is added to

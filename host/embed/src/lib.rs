@@ -146,6 +146,26 @@ impl Embedder {
         Ok(out)
     }
 
+    /// The vectors of several entries' views (`views[i]` the texts of
+    /// entry `i`), each entry's concatenated in order ([`VectorIndex::new`]
+    /// reads them so). Every text of every entry goes through one sorted
+    /// pass of [`Embedder::embed_with_progress`], so short facets batch
+    /// together; `progress(done, total)` counts texts.
+    pub fn embed_views<S: AsRef<str>>(
+        &self,
+        views: &[Vec<S>],
+        mut progress: impl FnMut(usize, usize),
+    ) -> anyhow::Result<Vec<Vec<f32>>> {
+        let texts: Vec<&str> = views.iter().flatten().map(AsRef::as_ref).collect();
+        let total = texts.len();
+        let vectors = self.embed_with_progress(&texts, |done| progress(done, total))?;
+        let mut vectors = vectors.into_iter();
+        Ok(views
+            .iter()
+            .map(|v| vectors.by_ref().take(v.len()).flatten().collect())
+            .collect())
+    }
+
     /// One forward pass over `texts`.
     fn embed_batch(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
@@ -240,53 +260,190 @@ pub fn catalog_text(
     text
 }
 
-/// Unit vectors of a catalog, row `i` for entry `i`, searched by brute
-/// force.
+/// Most views one entry is embedded as (its whole text and its facets).
+pub const MAX_VIEWS: usize = 6;
+
+/// The texts a catalog entry is embedded as, its views: first the whole
+/// [`catalog_text`], then its facets, each a short text about one side of
+/// the entry, named ("Delta Air Lines: Transportation, Airlines"):
+///
+/// - with a [`description`], each of its clauses (split at `:`, `;` and
+///   sentence ends; the clause that only names the entry is dropped);
+/// - else what it does (sector and industry), where (country or place),
+///   and the product list of its summary (`Products: …`).
+///
+/// A search scores an entry by its best view ([`VectorIndex::nearest`]):
+/// mean pooling dilutes a long text, so a short query ("airline", "soft
+/// drinks") is closer to the facet that says just that than to the whole.
+/// An entry without facets has one view, its whole text.
+pub fn catalog_views(
+    name: &str,
+    ticker: &str,
+    category: &str,
+    sector: &str,
+    industry: &str,
+    country: &str,
+    summary: &str,
+) -> Vec<String> {
+    let whole = catalog_text(name, ticker, category, sector, industry, country, summary);
+    let name = name.trim();
+    let mut facets: Vec<String> = Vec::new();
+    if let Some(d) = description(ticker) {
+        facets.extend(clauses(d).into_iter().filter(|c| !names_only(c, name)));
+    } else {
+        let mut what: Vec<&str> = Vec::new();
+        for field in [sector, industry] {
+            let field = field.trim();
+            if !field.is_empty() && !what.iter().any(|w| same_words(w, field)) {
+                what.push(field);
+            }
+        }
+        if !what.is_empty() {
+            facets.push(what.join(", "));
+        }
+        if let Some((_, products)) = summary.split_once("Products:") {
+            let products = products.split('|').next().unwrap_or_default();
+            let products = products.split_whitespace().collect::<Vec<_>>().join(" ");
+            if !products.is_empty() {
+                facets.push(products);
+            }
+        }
+    }
+    let mut views = vec![whole];
+    for facet in facets {
+        let view = format!("{name}: {facet}");
+        if views.len() < MAX_VIEWS && !views.contains(&view) {
+            views.push(view);
+        }
+    }
+    views
+}
+
+/// The clauses of a description: split at `:` and `;`, and at `.` ending
+/// a sentence (then a space and a capital, or the end, after a word of at
+/// least three letters, so "Inc. tools" or "U.S. Listed" do not split),
+/// trimmed, empty ones dropped.
+fn clauses(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let end = match c {
+            ':' | ';' => true,
+            '.' => {
+                let rest = chars[i + 1..].iter().skip_while(|n| n.is_whitespace());
+                let blank = chars.get(i + 1).is_none_or(|n| n.is_whitespace());
+                let sentence = rest.clone().next().is_none_or(|n| n.is_uppercase());
+                let word = cur
+                    .rsplit(|w: char| !w.is_alphanumeric())
+                    .next()
+                    .unwrap_or("");
+                blank && sentence && word.chars().count() >= 3
+            }
+            _ => false,
+        };
+        if end {
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    out.push(cur);
+    out.into_iter()
+        .map(|c| c.trim().trim_end_matches('.').trim().to_string())
+        .filter(|c| c.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
+/// The words of a text, lower case, without punctuation.
+fn words(t: &str) -> Vec<String> {
+    t.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether two texts have the same words, case and punctuation aside.
+fn same_words(a: &str, b: &str) -> bool {
+    words(a) == words(b)
+}
+
+/// Whether every word of `clause` is a word of `name` ("Walt Disney" of
+/// "The Walt Disney Company"): it names the entry and says nothing else.
+fn names_only(clause: &str, name: &str) -> bool {
+    let name = words(name);
+    words(clause).iter().all(|w| name.contains(w))
+}
+
+/// Unit vectors of a catalog, searched by brute force: entry `i` has one
+/// or more rows (its [`catalog_views`]), and scores as its best row.
 #[derive(Debug, Clone, Default)]
 pub struct VectorIndex {
     data: Vec<f32>,
+    /// The entry of each row.
+    owner: Vec<u32>,
+    entries: usize,
 }
 
 impl VectorIndex {
-    /// An index over `vectors` (each [`DIMS`] long).
+    /// An index over `vectors`, element `i` the vectors of entry `i`
+    /// concatenated: one or more rows of [`DIMS`] floats each.
     pub fn new(vectors: &[Vec<f32>]) -> anyhow::Result<Self> {
         let mut data = Vec::with_capacity(vectors.len() * DIMS);
+        let mut owner = Vec::with_capacity(vectors.len());
         for (i, v) in vectors.iter().enumerate() {
-            if v.len() != DIMS {
-                return Err(anyhow!("vector {i} has {} dimensions, not {DIMS}", v.len()));
+            if v.is_empty() || v.len() % DIMS != 0 {
+                return Err(anyhow!(
+                    "entry {i} has {} floats, not one or more vectors of {DIMS}",
+                    v.len()
+                ));
             }
             data.extend_from_slice(v);
+            owner.extend(std::iter::repeat_n(i as u32, v.len() / DIMS));
         }
-        Ok(VectorIndex { data })
+        Ok(VectorIndex {
+            data,
+            owner,
+            entries: vectors.len(),
+        })
     }
 
     /// Entries held.
     pub fn len(&self) -> usize {
-        self.data.len() / DIMS
+        self.entries
+    }
+
+    /// Vectors held (an entry has one per view).
+    pub fn rows(&self) -> usize {
+        self.owner.len()
     }
 
     /// Whether it holds no entry.
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.entries == 0
     }
 
     /// The `k` entries most similar to `query` (a unit vector), most
-    /// similar first, with their cosine similarity.
+    /// similar first, each with the cosine similarity of its closest view.
     pub fn nearest(&self, query: &[f32], k: usize) -> Vec<(u32, f32)> {
-        if query.len() != DIMS || k == 0 {
+        if query.len() != DIMS || k == 0 || self.entries == 0 {
             return Vec::new();
         }
-        let mut scored: Vec<(u32, f32)> = self
-            .data
-            .chunks_exact(DIMS)
+        let mut best = vec![f32::NEG_INFINITY; self.entries];
+        for (row, &entry) in self.data.chunks_exact(DIMS).zip(&self.owner) {
+            let s = dot(row, query);
+            let b = &mut best[entry as usize];
+            if s > *b {
+                *b = s;
+            }
+        }
+        let mut scored: Vec<(u32, f32)> = best
+            .into_iter()
             .enumerate()
-            .map(|(i, row)| (i as u32, dot(row, query)))
+            .map(|(i, s)| (i as u32, s))
             .collect();
         let k = k.min(scored.len());
-        if k == 0 {
-            return Vec::new();
-        }
-        scored.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
+        scored.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(k);
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored
@@ -302,9 +459,10 @@ pub fn to_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// The inverse of [`to_bytes`]; `None` unless the length is [`DIMS`] floats.
+/// The inverse of [`to_bytes`]: one or more vectors concatenated, so
+/// `None` unless the length is a non-zero multiple of [`DIMS`] floats.
 pub fn from_bytes(b: &[u8]) -> Option<Vec<f32>> {
-    (b.len() == DIMS * 4).then(|| {
+    (!b.is_empty() && b.len().is_multiple_of(DIMS * 4)).then(|| {
         b.chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect()
@@ -352,10 +510,97 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_scores_as_its_best_view() {
+        let mut mixed = vec![0.0; DIMS];
+        mixed[0] = 0.6;
+        mixed[1] = 0.8;
+        // Entry 0 has two views (unit 0 and unit 2), entry 1 one.
+        let two: Vec<f32> = unit(0).into_iter().chain(unit(2)).collect();
+        let index = VectorIndex::new(&[two, mixed.clone()]).unwrap();
+        assert_eq!((index.len(), index.rows()), (2, 3));
+        let got = index.nearest(&unit(2), 2);
+        assert_eq!(got[0], (0, 1.0), "its second view");
+        assert_eq!(got[1].0, 1);
+        let got = index.nearest(&mixed, 2);
+        assert_eq!(got[0].0, 1);
+        assert!((got[1].1 - 0.6).abs() < 1e-6, "entry 0 by its first view");
+        assert!(VectorIndex::new(&[Vec::new()]).is_err(), "no view");
+        assert!(VectorIndex::new(&[vec![0.0; DIMS + 1]]).is_err());
+    }
+
+    #[test]
+    fn views_are_the_whole_text_then_its_facets() {
+        let views = catalog_views("Tesla, Inc.", "TSLA", "US Stocks", "", "Autos", "", "");
+        assert_eq!(
+            views[0],
+            catalog_text("Tesla, Inc.", "TSLA", "US Stocks", "", "Autos", "", "")
+        );
+        // Each clause of the description, named.
+        assert_eq!(views[1], "Tesla, Inc.: Electric car maker");
+        assert!(views[2].starts_with("Tesla, Inc.: electric vehicles Model 3"));
+        assert_eq!(views.last().unwrap(), "Tesla, Inc.: CEO Elon Musk");
+        // A clause that only names the entry ("Walt Disney: …") is no facet.
+        let dis = catalog_views(
+            "The Walt Disney Company",
+            "DIS",
+            "US Stocks",
+            "",
+            "",
+            "",
+            "",
+        );
+        assert!(
+            dis.iter()
+                .all(|v| v != "The Walt Disney Company: Walt Disney"),
+            "{dis:?}"
+        );
+        // Without a description: what it does and its products.
+        let other = catalog_views(
+            "Acme",
+            "ACME",
+            "US Stocks",
+            "Industrials",
+            "Water heaters",
+            "Ohio",
+            "Acme (Ohio). Products: Boilers , tanks | more",
+        );
+        assert_eq!(
+            other[1..],
+            ["Acme: Industrials, Water heaters", "Acme: Boilers , tanks"]
+        );
+        // Nothing but a name: one view.
+        assert_eq!(
+            catalog_views("Zed", "ZED", "Crypto", "", "", "", "").len(),
+            1
+        );
+        for v in [views, dis, other] {
+            assert!(v.len() <= MAX_VIEWS);
+        }
+    }
+
+    #[test]
+    fn clauses_split_at_sentence_ends_not_abbreviations() {
+        assert_eq!(
+            clauses("Maker: cars, trucks; U.S. listed. Founded 1903 by Henry Ford."),
+            [
+                "Maker",
+                "cars, trucks",
+                "U.S. listed",
+                "Founded 1903 by Henry Ford"
+            ]
+        );
+        assert_eq!(clauses("Acme Inc. tools"), ["Acme Inc. tools"]);
+    }
+
+    #[test]
     fn bytes_round_trip() {
         let v: Vec<f32> = (0..DIMS).map(|i| i as f32 / 7.0 - 3.0).collect();
-        assert_eq!(from_bytes(&to_bytes(&v)), Some(v));
+        assert_eq!(from_bytes(&to_bytes(&v)), Some(v.clone()));
         assert_eq!(from_bytes(&[0; 5]), None);
+        assert_eq!(from_bytes(&[]), None);
+        // An entry's views, concatenated.
+        let two: Vec<f32> = v.iter().chain(&v).copied().collect();
+        assert_eq!(from_bytes(&to_bytes(&two)), Some(two));
     }
 
     #[test]
@@ -395,5 +640,62 @@ mod tests {
         // Batched and single answers agree (padding does not leak).
         let single = model.embed(&["Tesla, Inc. electric vehicles"]).unwrap();
         assert!((dot(&single[0], &v[1]) - 1.0).abs() < 1e-4);
+    }
+
+    /// With the real model: a short query is closer to the facet that says
+    /// it than to the entry's whole text, the index scores the entry by
+    /// that facet, and [`Embedder::embed_views`] keeps each entry's views
+    /// together and in order. Skipped when the model is absent.
+    #[test]
+    fn an_entry_is_found_by_a_facet() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../")
+            .join(DEFAULT_DIR);
+        let Ok(model) = Embedder::load(&dir) else {
+            println!("SKIPPED: no model at {}", dir.display());
+            return;
+        };
+        let args = |name, ticker, sector, industry, summary| {
+            catalog_views(
+                name,
+                ticker,
+                "US Stocks",
+                sector,
+                industry,
+                "Texas",
+                summary,
+            )
+        };
+        let entries = [
+            args("Acme Holdings", "ACMH", "Transportation", "Airlines", ""),
+            args(
+                "Bolt Corporation",
+                "BOLT",
+                "Industrials",
+                "Machinery",
+                "Bolt Corporation (Dallas, Texas). Products: Forklifts Cranes",
+            ),
+        ];
+        let whole: Vec<&String> = entries.iter().map(|v| &v[0]).collect();
+        let vectors = model.embed_views(&entries, |_, _| {}).unwrap();
+        assert_eq!(vectors[0].len(), entries[0].len() * DIMS);
+        let index = VectorIndex::new(&vectors).unwrap();
+        let whole_only = VectorIndex::new(&model.embed(&whole).unwrap()).unwrap();
+        for (query, entry) in [("airline", 0), ("forklift maker", 1)] {
+            let q = &model.embed(&[query]).unwrap()[0];
+            let views = index.nearest(q, 2);
+            let single = whole_only.nearest(q, 2);
+            assert_eq!(views[0].0, entry, "{query}: {views:?}");
+            let of = |list: &[(u32, f32)]| list.iter().find(|c| c.0 == entry).unwrap().1;
+            assert!(
+                of(&views) > of(&single) + 0.05,
+                "{query}: {views:?} {single:?}"
+            );
+        }
+        // Each entry's views, in order, as if embedded one by one.
+        let alone = model.embed(&entries[1]).unwrap();
+        for (i, v) in alone.iter().enumerate() {
+            assert!((dot(v, &vectors[1][i * DIMS..(i + 1) * DIMS]) - 1.0).abs() < 1e-4);
+        }
     }
 }

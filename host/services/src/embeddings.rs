@@ -1,9 +1,13 @@
-//! The catalog's sentence embeddings (issue 15): one vector per active
-//! asset, computed from its name, ticker, category, sector, industry,
-//! country and summary by the in-process model (`forecast-embed`), stored
-//! by (model, asset) with the hash of that text, so restarts and replicas
-//! reuse them and a catalog change re-embeds only the entries whose text
-//! changed. [`SemanticSearch`] answers the matcher's `semantic` import over
+//! The catalog's sentence embeddings (issue 15): the vectors of each
+//! active asset's views (its whole text — name, ticker, category, sector,
+//! industry, country, summary or description — and its facets, see
+//! [`forecast_embed::catalog_views`]) computed by the in-process model
+//! (`forecast-embed`), stored by (model, asset) as one value with the hash
+//! of those texts, so restarts and replicas reuse them and a catalog change
+//! re-embeds only the entries whose texts changed. A stored value whose
+//! hash is not that of the current views (vectors of an earlier text, or
+//! of the single whole-text vector stored before facets existed) is
+//! recomputed, never mixed in. [`SemanticSearch`] answers the matcher's `semantic` import over
 //! one catalog snapshot.
 
 use std::collections::HashMap;
@@ -32,9 +36,10 @@ pub struct EmbedStats {
     pub computed: usize,
 }
 
-/// The text an asset is embedded from ([`forecast_embed::catalog_text`]).
-pub fn asset_text(a: &Asset) -> String {
-    forecast_embed::catalog_text(
+/// The texts an asset is embedded as ([`forecast_embed::catalog_views`]):
+/// its whole text first, then its facets.
+pub fn asset_views(a: &Asset) -> Vec<String> {
+    forecast_embed::catalog_views(
         &a.name,
         &a.ticker,
         a.category.as_str(),
@@ -45,9 +50,11 @@ pub fn asset_text(a: &Asset) -> String {
     )
 }
 
-/// The hash a stored vector is checked against.
-pub fn content_hash(text: &str) -> String {
-    hex::encode(&Sha256::digest(text.as_bytes())[..16])
+/// The hash stored vectors are checked against: of the views, in order,
+/// one per line. An asset with a single view has the hash of that text, as
+/// when one text was embedded per asset (the same vector, so it is reused).
+pub fn content_hash(views: &[String]) -> String {
+    hex::encode(&Sha256::digest(views.join("\n").as_bytes())[..16])
 }
 
 /// A vector known to this process, with the hash of the text it came from.
@@ -91,7 +98,7 @@ impl CatalogEmbeddings {
                 .filter(|a| {
                     known
                         .get(&a.id)
-                        .is_none_or(|(h, _)| *h != content_hash(&asset_text(a)))
+                        .is_none_or(|(h, _)| *h != content_hash(&asset_views(a)))
                 })
                 .count()
         };
@@ -115,17 +122,18 @@ impl CatalogEmbeddings {
         Ok(())
     }
 
-    /// The vectors of `assets`, row `i` for `assets[i]`: those known are
+    /// The vectors of `assets`, entry `i` for `assets[i]`: those known are
     /// reused, the rest computed in batches on a blocking thread (calling
-    /// `progress(done, to_compute)`) and stored.
+    /// `progress(done, to_compute)`, counting texts: an asset has one per
+    /// view) and stored.
     pub async fn index(
         &self,
         assets: &[Asset],
         progress: impl FnMut(usize, usize) + Send + 'static,
     ) -> Result<(VectorIndex, EmbedStats), Error> {
         let _one = self.computing.lock().await;
-        let texts: Vec<String> = assets.iter().map(asset_text).collect();
-        let hashes: Vec<String> = texts.iter().map(|t| content_hash(t)).collect();
+        let views: Vec<Vec<String>> = assets.iter().map(asset_views).collect();
+        let hashes: Vec<String> = views.iter().map(|v| content_hash(v)).collect();
         let missing = |known: &HashMap<i64, (String, Arc<[f32]>)>| -> Vec<usize> {
             (0..assets.len())
                 .filter(|&i| {
@@ -148,15 +156,12 @@ impl CatalogEmbeddings {
         if !todo.is_empty() {
             let started = Instant::now();
             let embedder = self.embedder.clone();
-            let batch: Vec<String> = todo.iter().map(|&i| texts[i].clone()).collect();
-            let total = batch.len();
-            let mut progress = progress;
-            let vectors = tokio::task::spawn_blocking(move || {
-                embedder.embed_with_progress(&batch, |done| progress(done, total))
-            })
-            .await
-            .map_err(|e| Error::Internal(format!("embedding task failed: {e}")))?
-            .map_err(|e| Error::Internal(format!("embedding the catalog failed: {e:#}")))?;
+            let batch: Vec<Vec<String>> = todo.iter().map(|&i| views[i].clone()).collect();
+            let vectors =
+                tokio::task::spawn_blocking(move || embedder.embed_views(&batch, progress))
+                    .await
+                    .map_err(|e| Error::Internal(format!("embedding task failed: {e}")))?
+                    .map_err(|e| Error::Internal(format!("embedding the catalog failed: {e:#}")))?;
             let rows: Vec<StoredEmbedding> = todo
                 .iter()
                 .zip(&vectors)
@@ -253,19 +258,41 @@ mod tests {
             data_version: 0,
             last_price_date: None,
         };
-        let text = asset_text(&a);
+        let views = asset_views(&a);
         assert!(
-            text.starts_with("Tesla, Inc. (TSLA): Electric car maker"),
-            "{text}"
+            views[0].starts_with("Tesla, Inc. (TSLA): Electric car maker"),
+            "{views:?}"
         );
-        let h = content_hash(&text);
+        assert!(views.len() > 1, "facets of the description: {views:?}");
+        let h = content_hash(&views);
         a.exchange = "NYSE".into();
         assert_eq!(
-            content_hash(&asset_text(&a)),
+            content_hash(&asset_views(&a)),
             h,
             "the exchange is not embedded"
         );
         a.name = "Tesla".into();
-        assert_ne!(content_hash(&asset_text(&a)), h);
+        assert_ne!(content_hash(&asset_views(&a)), h);
+        // A facet is part of the hash: an entry without a description has
+        // its sector and industry as a view of their own.
+        a.ticker = "TSLQ".into();
+        let before = content_hash(&asset_views(&a));
+        a.industry = "Electric vehicles".into();
+        assert_ne!(content_hash(&asset_views(&a)), before);
+    }
+
+    #[test]
+    fn a_single_view_keeps_the_hash_of_its_text() {
+        // What was stored when one text was embedded per asset is the
+        // same vector: reused, not recomputed.
+        let text = "Acme (ACME). US Stocks".to_string();
+        assert_eq!(
+            content_hash(std::slice::from_ref(&text)),
+            hex::encode(&Sha256::digest(text.as_bytes())[..16])
+        );
+        assert_ne!(
+            content_hash(&[text.clone(), "Acme: Autos".into()]),
+            content_hash(&[text])
+        );
     }
 }

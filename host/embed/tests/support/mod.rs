@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use forecast_embed::{catalog_text, Embedder, DIMS};
+use forecast_embed::{catalog_text, catalog_views, Embedder, DIMS};
 use matcher::eval::{drop_inactive, load_catalog_csv};
 use matcher::Entry;
 use sha2::{Digest, Sha256};
@@ -37,31 +37,54 @@ pub fn entry_text(e: &Entry) -> String {
     )
 }
 
-/// The catalog's vectors, from the cache when the model and texts match.
+/// The texts an entry is embedded as ([`catalog_views`]).
+pub fn entry_views(e: &Entry) -> Vec<String> {
+    catalog_views(
+        &e.name,
+        &e.ticker,
+        &e.category,
+        &e.sector,
+        &e.industry,
+        &e.country,
+        &e.summary,
+    )
+}
+
+/// The catalog's vectors (each entry's views concatenated), from the cache
+/// when the model and texts match.
 pub fn catalog_vectors(model: &Embedder, entries: &[Entry]) -> Vec<Vec<f32>> {
-    let texts: Vec<String> = entries.iter().map(entry_text).collect();
+    let views: Vec<Vec<String>> = entries.iter().map(entry_views).collect();
     let mut h = Sha256::new();
     h.update(model.id());
-    for t in &texts {
-        h.update(t.as_bytes());
-        h.update([0]);
+    for v in &views {
+        for t in v {
+            h.update(t.as_bytes());
+            h.update([0]);
+        }
+        h.update([1]);
     }
     let key = hex::encode(&h.finalize()[..8]);
     let dir = root().join("target/embed-eval");
     let path = dir.join(format!("{key}.f32"));
+    let rows: usize = views.iter().map(Vec::len).sum();
     if let Ok(bytes) = std::fs::read(&path) {
-        if bytes.len() == texts.len() * DIMS * 4 {
-            return bytes
-                .chunks_exact(DIMS * 4)
-                .map(|c| forecast_embed::from_bytes(c).expect("a vector"))
+        if bytes.len() == rows * DIMS * 4 {
+            let mut floats = bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            return views
+                .iter()
+                .map(|v| floats.by_ref().take(v.len() * DIMS).collect())
                 .collect();
         }
     }
     let started = Instant::now();
-    let vectors = model.embed(&texts).expect("embedding the catalog");
+    let vectors = model
+        .embed_views(&views, |_, _| {})
+        .expect("embedding the catalog");
     println!(
-        "catalog embedded: {} entries in {:.1} s",
-        texts.len(),
+        "catalog embedded: {} entries, {rows} texts in {:.1} s",
+        views.len(),
         started.elapsed().as_secs_f64()
     );
     std::fs::create_dir_all(&dir).expect("cache folder");
