@@ -611,16 +611,25 @@ mod tests {
         assert!(text.contains("make model"), "{text}");
     }
 
+    /// The model `make model` fetches, or `None` (saying the test is
+    /// skipped) when it is absent.
+    fn real_model() -> Option<Embedder> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../")
+            .join(DEFAULT_DIR);
+        let model = Embedder::load(&dir).ok();
+        if model.is_none() {
+            println!("SKIPPED: no model at {}", dir.display());
+        }
+        model
+    }
+
     /// With the real model (fetched by `make model`): similar texts are
     /// closer than unrelated ones, and vectors are unit length. Skipped
     /// when the model is absent.
     #[test]
     fn the_real_model_embeds_meaning() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../")
-            .join(DEFAULT_DIR);
-        let Ok(model) = Embedder::load(&dir) else {
-            println!("SKIPPED: no model at {}", dir.display());
+        let Some(model) = real_model() else {
             return;
         };
         let v = model
@@ -648,11 +657,7 @@ mod tests {
     /// together and in order. Skipped when the model is absent.
     #[test]
     fn an_entry_is_found_by_a_facet() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../")
-            .join(DEFAULT_DIR);
-        let Ok(model) = Embedder::load(&dir) else {
-            println!("SKIPPED: no model at {}", dir.display());
+        let Some(model) = real_model() else {
             return;
         };
         let args = |name, ticker, sector, industry, summary| {

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use forecast_embed::{catalog_text, catalog_views, Embedder, DIMS};
+use forecast_embed::{catalog_views, Embedder, DIMS};
 use matcher::eval::{drop_inactive, load_catalog_csv};
 use matcher::Entry;
 use sha2::{Digest, Sha256};
@@ -23,18 +23,6 @@ pub fn root() -> PathBuf {
 pub fn read(path: &str) -> String {
     let full = root().join(path);
     std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
-}
-
-pub fn entry_text(e: &Entry) -> String {
-    catalog_text(
-        &e.name,
-        &e.ticker,
-        &e.category,
-        &e.sector,
-        &e.industry,
-        &e.country,
-        &e.summary,
-    )
 }
 
 /// The texts an entry is embedded as ([`catalog_views`]).
