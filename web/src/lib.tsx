@@ -10,26 +10,31 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** Runs `fn` whenever `deps` change; the latest call wins. */
+/**
+ * Runs `fn` whenever `deps` change; the latest call wins. `loading` is true from the
+ * render in which `deps` change, so the data shown never passes for the new request's.
+ */
 export function useData<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | null; error: unknown; loading: boolean }>({
+  const key = JSON.stringify(deps);
+  const [state, setState] = useState<{ data: T | null; error: unknown; loading: boolean; key: string | null }>({
     data: null,
     error: null,
     loading: true,
+    key: null,
   });
   const seq = useRef(0);
   const [tick, setTick] = useState(0);
   useEffect(() => {
     const n = ++seq.current;
-    setState((s) => ({ data: s.data, error: null, loading: true }));
+    setState((s) => ({ data: s.data, error: null, loading: true, key }));
     fn().then(
-      (data) => n === seq.current && setState({ data, error: null, loading: false }),
-      (error) => n === seq.current && setState({ data: null, error, loading: false }),
+      (data) => n === seq.current && setState({ data, error: null, loading: false, key }),
+      (error) => n === seq.current && setState({ data: null, error, loading: false, key }),
     );
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [...deps, tick]);
+  }, [key, tick]);
   const reload = useCallback(() => setTick((x) => x + 1), []);
-  return { ...state, reload };
+  return { data: state.data, error: state.error, loading: state.loading || state.key !== key, reload };
 }
 
 export function useTitle(title: string) {

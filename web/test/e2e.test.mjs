@@ -336,10 +336,8 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await page.click("button.sort-btn[data-col=current_price]");
     await page.waitForURL((u) => u.searchParams.get("sort_by") === "current_price");
     await page.waitForFunction(() => document.querySelector("th[aria-sort=descending] .sort-btn")?.dataset.col === "current_price");
-    await page.waitForFunction(() => {
-      const p = [...document.querySelectorAll("#ranking-table tbody tr")].map((r) => Number(r.children[10].textContent.replace(/,/g, "")));
-      return p.length > 1 && p[0] >= p[p.length - 1];
-    });
+    // The server sorts by price: the rows are its answer once the table is no longer busy.
+    await page.locator("#ranking-table[aria-busy=false]").waitFor();
     const byPrice = await order();
     assert.notDeepEqual(byPrice, first, "the order changed");
     const prices = await page.$$eval("#ranking-table tbody tr", (rows) => rows.map((r) => Number(r.children[10].textContent.replace(/,/g, ""))));
@@ -347,11 +345,7 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await page.click("button.sort-btn[data-col=current_price]");
     await page.waitForURL((u) => u.searchParams.get("sort") === "asc");
     await page.waitForFunction(() => document.querySelector("th[aria-sort=ascending]"));
-    // The server sorts by price: wait for its answer to replace the rows.
-    await page.waitForFunction(() => {
-      const p = [...document.querySelectorAll("#ranking-table tbody tr")].map((r) => Number(r.children[10].textContent.replace(/,/g, "")));
-      return p.length > 1 && p[0] <= p[p.length - 1];
-    });
+    await page.locator("#ranking-table[aria-busy=false]").waitFor();
     const asc = await page.$$eval("#ranking-table tbody tr", (rows) => rows.map((r) => Number(r.children[10].textContent.replace(/,/g, ""))));
     assert.deepEqual(asc, [...asc].sort((a, b) => a - b), "ascending by price");
     // Client-side sort on a column the server does not sort by.

@@ -179,7 +179,7 @@ export function RankingPage({ loc }: { loc: Location }) {
             </p>
           )}
           <div class="table-wrap">
-            <table class="table sortable" id="ranking-table">
+            <table class="table sortable" id="ranking-table" aria-busy={r.loading ? "true" : "false"}>
               <caption class="sr-only">Ranked assets, sorted by {p.sort_by.replace(/_/g, " ")} {p.sort === "asc" ? "ascending" : "descending"}</caption>
               <thead>
                 <tr>
