@@ -7,9 +7,11 @@
 //! - A query is first read as mentions ([`mentions`]): lead-in words ("I
 //!   own", "my portfolio:") dropped, then split on commas, semicolons,
 //!   colons, "and", "&", "+" and line breaks, or — for a plain list of
-//!   tickers such as "msft nvda amzn" — on spaces. When at least two
-//!   mentions each find an asset (and not the same one), the answer is each
-//!   mention's best asset, best first; otherwise the text is one query.
+//!   tickers such as "msft nvda amzn" — on spaces. When every mention names
+//!   an asset lexically ([`LIST_PART_LEXICAL`]) and at least two different
+//!   assets are found, the answer is each mention's best asset, best first;
+//!   otherwise the text is one query ("ketchup and mac and cheese" is one
+//!   company described, not three).
 //! - One query: the lexical candidates and the semantic neighbours meet in
 //!   one list. A neighbour's cosine similarity becomes a confidence by
 //!   [`semantic_confidence`]; an entry found both ways gets the stronger of
@@ -44,6 +46,12 @@ pub const LEAD_BONUS: f64 = 2.0;
 pub const LEAD_BONUS_MAX: f64 = 0.2;
 /// Most mentions read in one text (the host asks for at most 3 answers).
 pub const MAX_MENTIONS: usize = 6;
+/// Lexical confidence every part of a list must reach for the text to be
+/// read as several assets: a name, alias, ticker or product (a misspelt
+/// name reaches it too). "ketchup and mac and cheese" or "theme parks and
+/// animated films" name no asset part by part, so they are one
+/// description for the model.
+pub const LIST_PART_LEXICAL: f64 = 0.70;
 
 /// The semantic search: for each text, (entry, cosine) closest first.
 pub trait Near: FnMut(&[String], u32) -> Vec<Vec<(u32, f32)>> {}
@@ -295,8 +303,15 @@ pub fn find(
         return (Vec::new(), false);
     }
     let parts = mentions(index, text);
-    if parts.len() >= 2 {
-        let lexical: Vec<Vec<(u32, f64)>> = parts.iter().map(|m| index.find(m, pool)).collect();
+    let lexical: Vec<Vec<(u32, f64)>> = if parts.len() >= 2 {
+        parts.iter().map(|m| index.find(m, pool)).collect()
+    } else {
+        Vec::new()
+    };
+    let names_each = lexical
+        .iter()
+        .all(|l| l.first().is_some_and(|c| c.1 >= LIST_PART_LEXICAL));
+    if parts.len() >= 2 && names_each {
         let ask: Vec<String> = parts
             .iter()
             .zip(&lexical)

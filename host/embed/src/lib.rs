@@ -13,6 +13,8 @@
 //! one pass over it takes well under a millisecond).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use anyhow::{anyhow, Context};
 use candle_core::{DType, Device, Tensor};
@@ -119,12 +121,18 @@ impl Embedder {
     }
 
     /// The unit vectors of `texts`, in order, in batches of [`BATCH`].
-    pub fn embed<S: AsRef<str>>(&self, texts: &[S]) -> anyhow::Result<Vec<Vec<f32>>> {
+    pub fn embed<S: AsRef<str> + Sync>(&self, texts: &[S]) -> anyhow::Result<Vec<Vec<f32>>> {
         self.embed_with_progress(texts, |_| {})
     }
 
     /// [`Embedder::embed`], calling `progress(done)` after each batch.
-    pub fn embed_with_progress<S: AsRef<str>>(
+    ///
+    /// Several batches run side by side, one per core, each on its own
+    /// one-thread pool: candle splits each matrix product over every core,
+    /// which on small batches keeps two cores about 1.3× as fast as one;
+    /// a batch per core keeps both busy (docs/BENCHMARKS.md, issue 15).
+    /// A single batch (a query) keeps candle's own splitting.
+    pub fn embed_with_progress<S: AsRef<str> + Sync>(
         &self,
         texts: &[S],
         mut progress: impl FnMut(usize),
@@ -132,17 +140,69 @@ impl Embedder {
         // Sort by length so a batch pads to similar lengths.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].as_ref().len());
+        let chunks: Vec<&[usize]> = order.chunks(BATCH).collect();
         let mut out = vec![Vec::new(); texts.len()];
         let mut done = 0;
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_ref()).collect();
-            let vectors = self.embed_batch(&batch)?;
-            for (&i, v) in chunk.iter().zip(vectors) {
-                out[i] = v;
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(chunks.len());
+        if workers <= 1 {
+            for chunk in &chunks {
+                let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_ref()).collect();
+                for (&i, v) in chunk.iter().zip(self.embed_batch(&batch)?) {
+                    out[i] = v;
+                }
+                done += chunk.len();
+                progress(done);
             }
-            done += chunk.len();
-            progress(done);
+            return Ok(out);
         }
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let (tx, rx) = mpsc::channel::<(usize, anyhow::Result<Vec<Vec<f32>>>)>();
+        std::thread::scope(|scope| -> anyhow::Result<()> {
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let (next, failed, chunks) = (&next, &failed, &chunks);
+                scope.spawn(move || {
+                    let pool = match rayon::ThreadPoolBuilder::new().num_threads(1).build() {
+                        Ok(pool) => pool,
+                        Err(e) => {
+                            let _ = tx.send((usize::MAX, Err(anyhow!("a worker thread: {e}"))));
+                            return;
+                        }
+                    };
+                    pool.install(|| {
+                        while !failed.load(Ordering::Relaxed) {
+                            let at = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(chunk) = chunks.get(at) else { break };
+                            let batch: Vec<&str> =
+                                chunk.iter().map(|&i| texts[i].as_ref()).collect();
+                            if tx.send((at, self.embed_batch(&batch))).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                });
+            }
+            drop(tx);
+            for (at, vectors) in rx {
+                let vectors = match vectors {
+                    Ok(v) => v,
+                    Err(e) => {
+                        // Stop the other workers; the scope waits for them.
+                        failed.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                };
+                for (&i, v) in chunks[at].iter().zip(vectors) {
+                    out[i] = v;
+                }
+                done += chunks[at].len();
+                progress(done);
+            }
+            Ok(())
+        })?;
         Ok(out)
     }
 
@@ -649,6 +709,32 @@ mod tests {
         // Batched and single answers agree (padding does not leak).
         let single = model.embed(&["Tesla, Inc. electric vehicles"]).unwrap();
         assert!((dot(&single[0], &v[1]) - 1.0).abs() < 1e-4);
+    }
+
+    /// With the real model: many batches, embedded side by side on every
+    /// core, come back each in its text's place, equal to the text embedded
+    /// alone, with progress counted up to the whole. Skipped when the model
+    /// is absent.
+    #[test]
+    fn batches_side_by_side_keep_each_text_in_its_place() {
+        let Some(model) = real_model() else {
+            return;
+        };
+        let texts: Vec<String> = (0..3 * BATCH + 5)
+            .map(|i| format!("company number {i} makes {}", "widgets ".repeat(i % 7)))
+            .collect();
+        let mut seen = Vec::new();
+        let all = model
+            .embed_with_progress(&texts, |done| seen.push(done))
+            .unwrap();
+        assert_eq!(all.len(), texts.len());
+        assert_eq!(seen.len(), 4, "one report per batch: {seen:?}");
+        assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+        assert_eq!(seen.last(), Some(&texts.len()));
+        for i in [0, BATCH, 2 * BATCH + 3, texts.len() - 1] {
+            let alone = model.embed(&texts[i..=i]).unwrap();
+            assert!((dot(&alone[0], &all[i]) - 1.0).abs() < 1e-4, "text {i}");
+        }
     }
 
     /// With the real model: a short query is closer to the facet that says
