@@ -342,14 +342,12 @@ pub fn run_capped<S: Strategy>(
     let decision_rows: Vec<usize> = (0..rows.saturating_sub(1))
         .filter(|&i| is_rebalance_row(&dates, i, params.rebalance))
         .collect();
-    let mut snapshots = Snapshots {
-        inputs: &inputs,
-        calendar: &dates,
-        decision_rows: &decision_rows,
-        lookback: params.zscore_lookback as usize,
-        next: 0,
-        block: ZscoreBlock::new(inputs.len()),
-    };
+    let mut snapshots = Snapshots::new(
+        &inputs,
+        &dates,
+        &decision_rows,
+        params.zscore_lookback as usize,
+    );
     let tape = TapeRef {
         dates: &dates,
         row_start: &row_start,
@@ -361,10 +359,10 @@ pub fn run_capped<S: Strategy>(
     let outcome = {
         // What a strategy sees except the portfolio's own state depends on
         // the data alone, so a second thread assembles the contexts (and
-        // their z-scores) a few decisions ahead while this one fills, marks
+        // their z-scores) a block or so ahead while this one fills, marks
         // to market and calls the strategy. Buffers travel back to be reused.
         use std::sync::mpsc::sync_channel;
-        const AHEAD: usize = 24;
+        const AHEAD: usize = 8;
         let (tx, rx) = sync_channel::<Snapshot>(AHEAD);
         let (back_tx, back_rx) = sync_channel::<Snapshot>(AHEAD + 2);
         std::thread::scope(|scope| {
@@ -605,67 +603,121 @@ struct Snapshot {
     assets: Vec<AssetState>,
 }
 
-/// Yields the [`Snapshot`] of every decision in order, computing the
-/// z-scores a block of decisions at a time.
+/// Yields the [`Snapshot`] of every decision in order, assembled a block of
+/// [`ZSCORE_BLOCK`] decisions at a time: the block's z-scores, then each
+/// asset's values for every decision of the block (asset by asset, so each
+/// asset's columns are read a few neighbouring rows at a time). Decision by
+/// decision, the same values meant a read from seven columns of every asset
+/// per decision: some 22,000 scattered pages for the whole universe, so most
+/// of a cached daily run went to TLB misses.
 struct Snapshots<'r, 'a> {
     inputs: &'r [&'r AssetInput<'a>],
     calendar: &'r [i32],
     decision_rows: &'r [usize],
     lookback: usize,
-    /// The next decision.
+    /// The first decision of the next block.
     next: usize,
     block: ZscoreBlock,
+    /// The current block's snapshots not yet handed out, last decision first.
+    ready: Vec<Snapshot>,
+    /// Buffers handed back, reused by the next block.
+    spare: Vec<Snapshot>,
 }
 
 impl Snapshots<'_, '_> {
-    /// The next decision's snapshot, in `reuse`'s buffers when given.
-    fn next(&mut self, reuse: Option<Snapshot>) -> Option<Snapshot> {
-        let k = self.next;
-        let &row = self.decision_rows.get(k)?;
-        self.next += 1;
-        if !self.block.covers(k) {
-            self.block.fill(
-                self.inputs,
-                self.calendar,
-                self.decision_rows,
-                k,
-                self.lookback,
-            );
+    fn new<'r, 'a>(
+        inputs: &'r [&'r AssetInput<'a>],
+        calendar: &'r [i32],
+        decision_rows: &'r [usize],
+        lookback: usize,
+    ) -> Snapshots<'r, 'a> {
+        Snapshots {
+            inputs,
+            calendar,
+            decision_rows,
+            lookback,
+            next: 0,
+            block: ZscoreBlock::new(inputs.len()),
+            ready: Vec::with_capacity(ZSCORE_BLOCK),
+            spare: Vec::with_capacity(ZSCORE_BLOCK),
         }
-        let mut snap = reuse.unwrap_or_else(|| Snapshot {
-            row,
-            eligible: Vec::with_capacity(self.inputs.len()),
-            assets: Vec::with_capacity(self.inputs.len()),
-        });
-        snap.row = row;
-        snap.eligible.clear();
-        snap.assets.clear();
-        let date = self.calendar[row];
+    }
+
+    /// The next decision's snapshot; `reuse` is a buffer handed back.
+    fn next(&mut self, reuse: Option<Snapshot>) -> Option<Snapshot> {
+        if let Some(buffer) = reuse {
+            if self.spare.len() < ZSCORE_BLOCK {
+                self.spare.push(buffer);
+            }
+        }
+        if self.ready.is_empty() {
+            if self.next >= self.decision_rows.len() {
+                return None;
+            }
+            self.fill_block();
+        }
+        self.ready.pop()
+    }
+
+    /// Assembles the snapshots of the block of decisions from `self.next`.
+    fn fill_block(&mut self) {
+        let first = self.next;
+        self.block.fill(
+            self.inputs,
+            self.calendar,
+            self.decision_rows,
+            first,
+            self.lookback,
+        );
+        let len = self.block.len;
+        let assets = self.inputs.len();
+        let mut snaps: Vec<Snapshot> = self.decision_rows[first..first + len]
+            .iter()
+            .map(|&row| {
+                let mut snap = self.spare.pop().unwrap_or_else(|| Snapshot {
+                    row,
+                    eligible: Vec::with_capacity(assets),
+                    assets: Vec::with_capacity(assets),
+                });
+                snap.row = row;
+                snap.eligible.clear();
+                snap.assets.clear();
+                snap
+            })
+            .collect();
         let opt = |x: f64| (!x.is_nan()).then_some(x);
         for (a, input) in self.inputs.iter().enumerate() {
-            // Rows up to the decision's date: the block's cursor.
-            let seen = self.block.seen(a, k);
-            debug_assert!(seen == input.dates.partition_point(|&d| d <= date));
-            if seen < MIN_HISTORY {
-                continue;
-            }
-            let j = seen - 1;
             let sig = input.signals;
-            snap.eligible.push(a);
-            snap.assets.push(AssetState {
-                asset: a as u32,
-                price: input.closes[j],
-                drawdown: sig.drawdowns[j],
-                segment: u32::from(sig.segments[j]),
-                expected_return: sig.expected_returns[j],
-                median_return: sig.median_returns[j],
-                prediction_error: opt(sig.prediction_error_cumavg[j]),
-                median_error: opt(sig.median_error_cumavg[j]),
-                zscore: opt(self.block.get(a, k)),
-                weight: 0.0,
-            });
+            for (i, snap) in snaps.iter_mut().enumerate() {
+                let k = first + i;
+                // Rows up to the decision's date: the block's cursor.
+                let seen = self.block.seen(a, k);
+                debug_assert!(
+                    seen == input
+                        .dates
+                        .partition_point(|&d| d <= self.calendar[snap.row])
+                );
+                if seen < MIN_HISTORY {
+                    continue;
+                }
+                let j = seen - 1;
+                snap.eligible.push(a);
+                snap.assets.push(AssetState {
+                    asset: a as u32,
+                    price: input.closes[j],
+                    drawdown: sig.drawdowns[j],
+                    segment: u32::from(sig.segments[j]),
+                    expected_return: sig.expected_returns[j],
+                    median_return: sig.median_returns[j],
+                    prediction_error: opt(sig.prediction_error_cumavg[j]),
+                    median_error: opt(sig.median_error_cumavg[j]),
+                    zscore: opt(self.block.get(a, k)),
+                    weight: 0.0,
+                });
+            }
         }
-        Some(snap)
+        self.next = first + len;
+        self.ready.extend(snaps.into_iter().rev());
     }
 }
 
@@ -695,10 +747,6 @@ impl ZscoreBlock {
             values: vec![f64::NAN; assets * ZSCORE_BLOCK],
             seen: vec![0; assets * ZSCORE_BLOCK],
         }
-    }
-
-    fn covers(&self, k: usize) -> bool {
-        (self.first..self.first + self.len).contains(&k)
     }
 
     fn get(&self, a: usize, k: usize) -> f64 {
