@@ -214,8 +214,14 @@ async fn main() {
     let s_round = median_round(&|r| ratio(&r.2, &r.0));
     println!(
         "ratios to health by round: verdict {:?}, strategies {:?}",
-        rounds.iter().map(|r| (ratio(&r.1, &r.0) * 100.0).round() / 100.0).collect::<Vec<_>>(),
-        rounds.iter().map(|r| (ratio(&r.2, &r.0) * 100.0).round() / 100.0).collect::<Vec<_>>(),
+        rounds
+            .iter()
+            .map(|r| (ratio(&r.1, &r.0) * 100.0).round() / 100.0)
+            .collect::<Vec<_>>(),
+        rounds
+            .iter()
+            .map(|r| (ratio(&r.2, &r.0) * 100.0).round() / 100.0)
+            .collect::<Vec<_>>(),
     );
     let (health32, verdict32) = (&rounds[v_round].0, &rounds[v_round].1);
     let (s_health32, strategies32) = (&rounds[s_round].0, &rounds[s_round].2);

@@ -94,7 +94,7 @@ pub use forecast_backtest::{
     RunParams, Side, Target, Trade, MIN_HISTORY,
 };
 pub use rolling::{RollingWindow, RollingWindows};
-pub use select::{equal_weights, rank_by, weighted};
+pub use select::{equal_weights, rank_by, top_by, weighted};
 
 /// Version of the WIT package (`forecast:plugins`) this SDK's plugins are
 /// built against; the host loads plugins of the same major version.
@@ -192,7 +192,7 @@ macro_rules! export_strategy {
 pub mod prelude {
     pub use crate::log;
     pub use crate::{
-        equal_weights, format_date, rank_by, weighted, AssetMeta, AssetState, Context, Metric,
-        ParamError, Rebalance, RollingWindow, RollingWindows, RunParams, Strategy, Target,
+        equal_weights, format_date, rank_by, top_by, weighted, AssetMeta, AssetState, Context,
+        Metric, ParamError, Rebalance, RollingWindow, RollingWindows, RunParams, Strategy, Target,
     };
 }

@@ -40,6 +40,48 @@ where
     keyed.into_iter().map(|(_, a)| a).collect()
 }
 
+/// The first `n` of [`rank_by`]'s order, the same assets in the same
+/// order, found without ordering the rest: a selection, then a sort of
+/// the `n` chosen (linear in the assets rather than `n log n` of all of
+/// them; a strategy that keeps only a few of thousands of assets at each
+/// decision spends much less of its time limit).
+///
+/// ```
+/// # use forecast_sdk::{top_by, AssetState};
+/// # fn state(asset: u32, median_return: f64) -> AssetState {
+/// #     AssetState { asset, price: 1.0, drawdown: 0.0, segment: 0, expected_return: 0.0,
+/// #         median_return, prediction_error: None, median_error: None, zscore: None, weight: 0.0 }
+/// # }
+/// let assets = vec![state(0, 0.01), state(1, f64::NAN), state(2, 0.05), state(3, 0.01)];
+/// let top: Vec<u32> = top_by(&assets, |a| a.median_return, 2).iter().map(|a| a.asset).collect();
+/// assert_eq!(top, [2, 0]);
+/// ```
+pub fn top_by<'a, I, F>(assets: I, mut key: F, n: usize) -> Vec<&'a AssetState>
+where
+    I: IntoIterator<Item = &'a AssetState>,
+    F: FnMut(&AssetState) -> f64,
+{
+    let mut keyed: Vec<(f64, &AssetState)> = assets
+        .into_iter()
+        .map(|a| (key(a), a))
+        .filter(|(k, _)| !k.is_nan())
+        .collect();
+    let order = |(ka, a): &(f64, &AssetState), (kb, b): &(f64, &AssetState)| {
+        kb.partial_cmp(ka)
+            .unwrap_or(Ordering::Equal)
+            .then(a.asset.cmp(&b.asset))
+    };
+    if n == 0 {
+        return Vec::new();
+    }
+    if n < keyed.len() {
+        keyed.select_nth_unstable_by(n - 1, order);
+        keyed.truncate(n);
+    }
+    keyed.sort_by(order);
+    keyed.into_iter().map(|(_, a)| a).collect()
+}
+
 /// Equal weight `1 / slots` in each of the first `slots` assets (fewer
 /// assets leave the rest of the equity in cash; more are ignored). The
 /// gross exposure is therefore at most 1, as the contract requires.
@@ -86,6 +128,45 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `top_by` is `rank_by` cut at `n`, ties and NaN included.
+    #[test]
+    fn top_by_is_the_head_of_rank_by() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        for round in 0..50 {
+            let len = 1 + (next() % 120) as usize;
+            let assets: Vec<AssetState> = (0..len as u32)
+                .map(|i| {
+                    let r = next() % 10;
+                    // Few distinct values, so ties are common; some NaN, some -0.0.
+                    let v = match r {
+                        0 => f64::NAN,
+                        1 => -0.0,
+                        _ => f64::from(next() % 5) / 100.0 - 0.02,
+                    };
+                    state(i, v)
+                })
+                .collect();
+            for n in [0, 1, 2, 5, len / 2, len, len + 3] {
+                let all: Vec<u32> = rank_by(&assets, |a| a.median_return)
+                    .iter()
+                    .take(n)
+                    .map(|a| a.asset)
+                    .collect();
+                let top: Vec<u32> = top_by(&assets, |a| a.median_return, n)
+                    .iter()
+                    .map(|a| a.asset)
+                    .collect();
+                assert_eq!(top, all, "round {round}, n {n}");
+            }
+        }
+    }
 
     fn state(asset: u32, median_return: f64) -> AssetState {
         AssetState {

@@ -405,7 +405,11 @@ fn no_model(texts: &[String], _k: u32) -> Vec<Vec<(u32, f32)>> {
 #[test]
 fn a_list_is_several_assets_only_when_each_part_names_one() {
     let ix = index();
-    let tsla = ix.entries().iter().position(|e| e.ticker == "TSLA").unwrap() as u32;
+    let tsla = ix
+        .entries()
+        .iter()
+        .position(|e| e.ticker == "TSLA")
+        .unwrap() as u32;
     // A fake model: the whole description means Tesla; its parts mean nothing.
     let mut asked: Vec<Vec<String>> = Vec::new();
     let mut model = |texts: &[String], _k: u32| {
@@ -421,15 +425,28 @@ fn a_list_is_several_assets_only_when_each_part_names_one() {
             })
             .collect()
     };
-    let r = find_with_model(&ix, "electric cars and solar roofs", 3, |_| None, &mut model);
+    let r = find_with_model(
+        &ix,
+        "electric cars and solar roofs",
+        3,
+        |_| None,
+        &mut model,
+    );
     assert_eq!(r.first().map(|c| c.0), Some(tsla), "{r:?}");
     assert_eq!(asked.len(), 1, "one question for the whole text: {asked:?}");
     assert_eq!(asked[0].len(), 1, "{asked:?}");
     // Every part a name: one answer per mention, the model never asked.
-    let r = find_with_model(&ix, "tesla and bitcoin", 3, |_| None, |_: &[String], _| {
-        panic!("the model was asked for names")
-    });
-    let got: Vec<&str> = r.iter().map(|&(i, _)| ix.entries()[i as usize].ticker.as_str()).collect();
+    let r = find_with_model(
+        &ix,
+        "tesla and bitcoin",
+        3,
+        |_| None,
+        |_: &[String], _| panic!("the model was asked for names"),
+    );
+    let got: Vec<&str> = r
+        .iter()
+        .map(|&(i, _)| ix.entries()[i as usize].ticker.as_str())
+        .collect();
     assert_eq!(got.len(), 2, "{got:?}");
     assert!(got.contains(&"TSLA") && got.contains(&"BTC-USD"), "{got:?}");
 }

@@ -24,8 +24,11 @@ impl Strategy for TopN {
     }
 
     fn rebalance(&mut self, ctx: &Context) -> Result<Vec<Target>, String> {
-        let ranked = rank_by(&ctx.assets, |a| a.median_return);
-        let positive = ranked.into_iter().filter(|a| a.median_return > 0.0);
+        // The best `top_n` (ranked assets with a positive median come
+        // first, so keeping the positive among them equals taking the
+        // first `top_n` positive ones).
+        let top = top_by(&ctx.assets, |a| a.median_return, self.top_n as usize);
+        let positive = top.into_iter().filter(|a| a.median_return > 0.0);
         Ok(equal_weights(positive, self.top_n))
     }
 }
