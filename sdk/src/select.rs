@@ -22,22 +22,34 @@ use crate::{AssetState, Target};
 /// let order: Vec<u32> = rank_by(&assets, |a| a.median_return).iter().map(|a| a.asset).collect();
 /// assert_eq!(order, [2, 0, 3]);
 /// ```
-pub fn rank_by<'a, I, F>(assets: I, mut key: F) -> Vec<&'a AssetState>
+pub fn rank_by<'a, I, F>(assets: I, key: F) -> Vec<&'a AssetState>
 where
     I: IntoIterator<Item = &'a AssetState>,
     F: FnMut(&AssetState) -> f64,
 {
-    let mut keyed: Vec<(f64, &AssetState)> = assets
+    let mut keyed = keyed(assets, key);
+    keyed.sort_by(best_first);
+    keyed.into_iter().map(|(_, a)| a).collect()
+}
+
+/// Each asset with its key, those whose key is NaN left out.
+fn keyed<'a, I, F>(assets: I, mut key: F) -> Vec<(f64, &'a AssetState)>
+where
+    I: IntoIterator<Item = &'a AssetState>,
+    F: FnMut(&AssetState) -> f64,
+{
+    assets
         .into_iter()
         .map(|a| (key(a), a))
         .filter(|(k, _)| !k.is_nan())
-        .collect();
-    keyed.sort_by(|(ka, a), (kb, b)| {
-        kb.partial_cmp(ka)
-            .unwrap_or(Ordering::Equal)
-            .then(a.asset.cmp(&b.asset))
-    });
-    keyed.into_iter().map(|(_, a)| a).collect()
+        .collect()
+}
+
+/// [`rank_by`]'s order: the higher key first, then the lower asset index.
+fn best_first((ka, a): &(f64, &AssetState), (kb, b): &(f64, &AssetState)) -> Ordering {
+    kb.partial_cmp(ka)
+        .unwrap_or(Ordering::Equal)
+        .then(a.asset.cmp(&b.asset))
 }
 
 /// The first `n` of [`rank_by`]'s order, the same assets in the same
@@ -56,29 +68,20 @@ where
 /// let top: Vec<u32> = top_by(&assets, |a| a.median_return, 2).iter().map(|a| a.asset).collect();
 /// assert_eq!(top, [2, 0]);
 /// ```
-pub fn top_by<'a, I, F>(assets: I, mut key: F, n: usize) -> Vec<&'a AssetState>
+pub fn top_by<'a, I, F>(assets: I, key: F, n: usize) -> Vec<&'a AssetState>
 where
     I: IntoIterator<Item = &'a AssetState>,
     F: FnMut(&AssetState) -> f64,
 {
-    let mut keyed: Vec<(f64, &AssetState)> = assets
-        .into_iter()
-        .map(|a| (key(a), a))
-        .filter(|(k, _)| !k.is_nan())
-        .collect();
-    let order = |(ka, a): &(f64, &AssetState), (kb, b): &(f64, &AssetState)| {
-        kb.partial_cmp(ka)
-            .unwrap_or(Ordering::Equal)
-            .then(a.asset.cmp(&b.asset))
-    };
     if n == 0 {
         return Vec::new();
     }
+    let mut keyed = keyed(assets, key);
     if n < keyed.len() {
-        keyed.select_nth_unstable_by(n - 1, order);
+        keyed.select_nth_unstable_by(n - 1, best_first);
         keyed.truncate(n);
     }
-    keyed.sort_by(order);
+    keyed.sort_by(best_first);
     keyed.into_iter().map(|(_, a)| a).collect()
 }
 

@@ -5,6 +5,9 @@
 //! `b"FES1"`, `u32` row count, the dates as `i32`, the closes as `f64`.
 
 use chrono::NaiveDate;
+// The engine's weekend arithmetic: a calendar conversion per row was a few
+// percent of a cold backtest, which asks this of every asset's history.
+use forecast_engine::is_weekend;
 
 const MAGIC: &[u8; 4] = b"FES1";
 
@@ -16,14 +19,6 @@ pub fn to_days(date: NaiveDate) -> i32 {
 /// The calendar date of a day number.
 pub fn from_days(days: i32) -> NaiveDate {
     NaiveDate::from_ymd_opt(1970, 1, 1).expect("valid epoch") + chrono::Duration::days(days.into())
-}
-
-/// Whether day number `days` is a Saturday or a Sunday, by arithmetic
-/// (1970-01-01 was a Thursday): a calendar conversion per row was a few
-/// percent of a cold backtest, which asks this of every asset's history.
-pub fn is_weekend(days: i32) -> bool {
-    // Monday 0 … Sunday 6.
-    (days + 3).rem_euclid(7) >= 5
 }
 
 /// A daily close series, oldest first.

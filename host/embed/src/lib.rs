@@ -143,17 +143,21 @@ impl Embedder {
         let chunks: Vec<&[usize]> = order.chunks(BATCH).collect();
         let mut out = vec![Vec::new(); texts.len()];
         let mut done = 0;
+        // A batch's vectors into their texts' places, and the progress.
+        let mut place = |chunk: &[usize], vectors: Vec<Vec<f32>>| {
+            for (&i, v) in chunk.iter().zip(vectors) {
+                out[i] = v;
+            }
+            done += chunk.len();
+            progress(done);
+        };
         let workers = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(chunks.len());
         if workers <= 1 {
             for chunk in &chunks {
                 let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_ref()).collect();
-                for (&i, v) in chunk.iter().zip(self.embed_batch(&batch)?) {
-                    out[i] = v;
-                }
-                done += chunk.len();
-                progress(done);
+                place(chunk, self.embed_batch(&batch)?);
             }
             return Ok(out);
         }
@@ -187,19 +191,14 @@ impl Embedder {
             }
             drop(tx);
             for (at, vectors) in rx {
-                let vectors = match vectors {
-                    Ok(v) => v,
+                match vectors {
+                    Ok(v) => place(chunks[at], v),
                     Err(e) => {
                         // Stop the other workers; the scope waits for them.
                         failed.store(true, Ordering::Relaxed);
                         return Err(e);
                     }
-                };
-                for (&i, v) in chunks[at].iter().zip(vectors) {
-                    out[i] = v;
                 }
-                done += chunks[at].len();
-                progress(done);
             }
             Ok(())
         })?;
@@ -287,10 +286,10 @@ pub fn description(ticker: &str) -> Option<&'static str> {
     .map(String::as_str)
 }
 
-/// The text a catalog entry is embedded from: its name, ticker and
-/// [`description`] when it has one; else every field that says what it is
-/// (not its exchange, currency or website).
-pub fn catalog_text(
+/// The whole text of a catalog entry, the first of its [`catalog_views`]:
+/// its name, ticker and [`description`] when it has one; else every field
+/// that says what it is (not its exchange, currency or website).
+fn catalog_text(
     name: &str,
     ticker: &str,
     category: &str,

@@ -57,12 +57,14 @@ pub fn catalog_vectors(model: &Embedder, entries: &[Entry]) -> Vec<Vec<f32>> {
     let rows: usize = views.iter().map(Vec::len).sum();
     if let Ok(bytes) = std::fs::read(&path) {
         if bytes.len() == rows * DIMS * 4 {
-            let mut floats = bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            let mut rest = bytes.as_slice();
             return views
                 .iter()
-                .map(|v| floats.by_ref().take(v.len() * DIMS).collect())
+                .map(|v| {
+                    let (entry, tail) = rest.split_at(v.len() * DIMS * 4);
+                    rest = tail;
+                    forecast_embed::from_bytes(entry).expect("an entry's vectors")
+                })
                 .collect();
         }
     }
