@@ -8,8 +8,10 @@ use std::any::Any;
 use std::cell::RefCell;
 
 use crate::bindings::exports::forecast::plugins::allocation as wit;
+use crate::bindings::exports::forecast::plugins::allocation_columns as cols;
 use crate::Strategy;
 
+pub use cols::{ColumnsContext, Guest as ColumnsGuest};
 pub use wit::{Asset, Context, Guest, ParamError, RunParams, StrategyInfo, Target};
 
 thread_local! {
@@ -65,13 +67,34 @@ pub fn start<S: Strategy>(universe: Vec<Asset>, params: RunParams) -> Result<(),
 /// The `rebalance` export: an error before a successful `start`.
 pub fn rebalance<S: Strategy>(ctx: Context) -> Result<Vec<Target>, String> {
     install_panic_hook();
-    let ctx = context_from_wit(ctx);
+    decide::<S>(&context_from_wit(ctx))
+}
+
+/// The `rebalance-columns` export: the same decision as [`rebalance`] over
+/// the same context laid out as columns. The assets' buffer is kept for the
+/// next call (a daily run makes thousands of them).
+pub fn rebalance_columns<S: Strategy>(ctx: ColumnsContext) -> Result<Vec<Target>, String> {
+    install_panic_hook();
+    let assets = COLUMNS_BUFFER.take();
+    let ctx = context_from_columns(ctx, assets)?;
+    let decided = decide::<S>(&ctx);
+    COLUMNS_BUFFER.set(ctx.assets);
+    decided
+}
+
+thread_local! {
+    /// The assets of the previous `rebalance-columns` call, for reuse.
+    static COLUMNS_BUFFER: RefCell<Vec<crate::AssetState>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The run's strategy decides at `ctx`: an error before a successful `start`.
+fn decide<S: Strategy>(ctx: &crate::Context) -> Result<Vec<Target>, String> {
     STATE.with_borrow_mut(|state| {
         let strategy = state
             .as_mut()
             .and_then(|s| s.downcast_mut::<S>())
             .ok_or_else(|| format!("{}: rebalance called before start", S::NAME))?;
-        let targets = strategy.rebalance(&ctx)?;
+        let targets = strategy.rebalance(ctx)?;
         Ok(targets.into_iter().map(target_to_wit).collect())
     })
 }
@@ -144,6 +167,53 @@ pub fn context_from_wit(c: Context) -> crate::Context {
         cash: c.cash,
         assets: c.assets.iter().map(asset_state_from_wit).collect(),
     }
+}
+
+/// WIT `columns-context` to [`Context`](crate::Context), its assets written
+/// into `assets` (cleared first). NaN in an optional column is none; columns
+/// of different lengths are an error (a host that breaks the interface).
+pub fn context_from_columns(
+    c: ColumnsContext,
+    mut assets: Vec<crate::AssetState>,
+) -> Result<crate::Context, String> {
+    let a = &c.assets;
+    let n = a.asset.len();
+    let lengths = [
+        a.price.len(),
+        a.drawdown.len(),
+        a.segment.len(),
+        a.expected_return.len(),
+        a.median_return.len(),
+        a.prediction_error.len(),
+        a.median_error.len(),
+        a.zscore.len(),
+        a.weight.len(),
+    ];
+    if lengths.iter().any(|&len| len != n) {
+        return Err(format!(
+            "rebalance-columns: columns of different lengths ({n} assets, then {lengths:?})"
+        ));
+    }
+    let opt = |x: f64| (!x.is_nan()).then_some(x);
+    assets.clear();
+    assets.extend((0..n).map(|i| crate::AssetState {
+        asset: a.asset[i],
+        price: a.price[i],
+        drawdown: a.drawdown[i],
+        segment: a.segment[i],
+        expected_return: a.expected_return[i],
+        median_return: a.median_return[i],
+        prediction_error: opt(a.prediction_error[i]),
+        median_error: opt(a.median_error[i]),
+        zscore: opt(a.zscore[i]),
+        weight: a.weight[i],
+    }));
+    Ok(crate::Context {
+        date: c.date,
+        equity: c.equity,
+        cash: c.cash,
+        assets,
+    })
 }
 
 /// [`Target`](crate::Target) to WIT `target`.
@@ -409,6 +479,82 @@ mod tests {
         let refused = start::<Counter>(vec![wit_asset("A")], wit_params(9)).unwrap_err();
         assert_eq!(refused.field, "top_n");
         assert!(rebalance::<Counter>(wit_ctx()).is_err());
+    }
+
+    /// `wit_ctx` with a second asset, laid out as columns.
+    fn two_assets() -> (Context, ColumnsContext) {
+        let mut records = wit_ctx();
+        records.assets.push(wit::AssetState {
+            asset: 4,
+            price: 7.5,
+            drawdown: 0.0,
+            segment: 0,
+            expected_return: -0.02,
+            median_return: -0.0,
+            prediction_error: None,
+            median_error: Some(0.0),
+            zscore: None,
+            weight: -0.3,
+        });
+        let column = |f: fn(&wit::AssetState) -> f64| records.assets.iter().map(f).collect();
+        fn none_is_nan(x: Option<f64>) -> f64 {
+            x.unwrap_or(f64::NAN)
+        }
+        let columns = ColumnsContext {
+            date: records.date,
+            equity: records.equity,
+            cash: records.cash,
+            assets: cols::AssetColumns {
+                asset: records.assets.iter().map(|a| a.asset).collect(),
+                price: column(|a| a.price),
+                drawdown: column(|a| a.drawdown),
+                segment: records.assets.iter().map(|a| a.segment).collect(),
+                expected_return: column(|a| a.expected_return),
+                median_return: column(|a| a.median_return),
+                prediction_error: column(|a| none_is_nan(a.prediction_error)),
+                median_error: column(|a| none_is_nan(a.median_error)),
+                zscore: column(|a| none_is_nan(a.zscore)),
+                weight: column(|a| a.weight),
+            },
+        };
+        (records, columns)
+    }
+
+    #[test]
+    fn columns_read_as_the_same_context_as_records() {
+        let (records, columns) = two_assets();
+        // A used buffer is cleared, not appended to.
+        let stale = vec![context_from_wit(wit_ctx()).assets[0].clone(); 3];
+        let from_columns = context_from_columns(columns.clone(), stale).unwrap();
+        assert_eq!(from_columns, context_from_wit(records));
+        assert_eq!(
+            from_columns.assets[1].median_return.to_bits(),
+            (-0.0f64).to_bits()
+        );
+
+        let mut short = columns;
+        short.assets.zscore.pop();
+        let err = context_from_columns(short, Vec::new()).unwrap_err();
+        assert!(err.contains("different lengths"), "{err}");
+    }
+
+    #[test]
+    fn both_rebalance_exports_answer_alike_over_one_run() {
+        let (records, columns) = two_assets();
+        assert!(rebalance_columns::<Counter>(columns.clone())
+            .unwrap_err()
+            .contains("before start"));
+        start::<Counter>(vec![wit_asset("A"), wit_asset("B")], wit_params(2)).unwrap();
+        // The two exports share the run: calls of either count.
+        let first = rebalance_columns::<Counter>(columns.clone()).unwrap();
+        let second = rebalance::<Counter>(records).unwrap();
+        let pairs = |t: &[Target]| t.iter().map(|t| (t.asset, t.weight)).collect::<Vec<_>>();
+        assert_eq!(pairs(&first), [(1, 0.05), (4, 0.05)]);
+        assert_eq!(pairs(&second), [(1, 0.1), (4, 0.1)]);
+        assert_eq!(
+            rebalance_columns::<Counter>(columns).unwrap_err(),
+            "third call"
+        );
     }
 
     #[test]

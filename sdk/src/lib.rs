@@ -98,7 +98,7 @@ pub use select::{equal_weights, rank_by, top_by, weighted};
 
 /// Version of the WIT package (`forecast:plugins`) this SDK's plugins are
 /// built against; the host loads plugins of the same major version.
-pub const WIT_PACKAGE_VERSION: &str = "1.5.0";
+pub const WIT_PACKAGE_VERSION: &str = "1.6.0";
 
 /// A backtest strategy: what an author implements.
 ///
@@ -180,6 +180,17 @@ macro_rules! export_strategy {
                     ::std::string::String,
                 > {
                     $crate::__export::rebalance::<$strategy>(ctx)
+                }
+            }
+
+            impl $crate::__export::ColumnsGuest for ForecastStrategyExport {
+                fn rebalance_columns(
+                    ctx: $crate::__export::ColumnsContext,
+                ) -> ::core::result::Result<
+                    ::std::vec::Vec<$crate::__export::Target>,
+                    ::std::string::String,
+                > {
+                    $crate::__export::rebalance_columns::<$strategy>(ctx)
                 }
             }
 

@@ -9,6 +9,8 @@
 //!   a contract violation);
 //! * 5 — logs a warning through the host's log import, then answers the
 //!   error "misbehave refuses";
+//! * 4 — answers the error `{:?}` of the assets it was given, so a test
+//!   can compare what arrived by `allocation` and by `allocation-columns`;
 //! * anything else — behaves: equal weight `1 / top_n` in the first
 //!   `top_n` tradeable assets, so a test can tell a healthy run reached it.
 
@@ -52,6 +54,7 @@ impl Strategy for Misbehave {
                 log::warn("misbehave: about to refuse");
                 Err("misbehave refuses".to_string())
             }
+            4 => Err(format!("{:?}", ctx.assets)),
             n => Ok(equal_weights(&ctx.assets, n)),
         }
     }
@@ -77,6 +80,9 @@ mod tests {
     #[test]
     fn the_harmless_modes() {
         assert_eq!(rebalance(5).unwrap_err(), "misbehave refuses");
+        assert!(rebalance(4)
+            .unwrap_err()
+            .starts_with("[AssetState { asset: 0,"));
         assert_eq!(
             rebalance(6).unwrap(),
             vec![Target {

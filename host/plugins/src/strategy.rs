@@ -29,6 +29,7 @@ wasmtime::component::bindgen!({
 });
 
 use self::exports::forecast::plugins::allocation as wit;
+use self::exports::forecast::plugins::allocation_columns as cols;
 use self::forecast::plugins::types::Metric;
 
 /// True for a name `BacktestRequest.strategy` can select: 1 to 64 lower-case
@@ -47,10 +48,25 @@ pub const UNNAMED: &str = "unnamed";
 /// The `strategy` world.
 pub struct StrategyWorld;
 
+/// A pre-linked strategy: `allocation` always, `allocation-columns` when the
+/// component exports it (built against WIT 1.6.0 or later). Not the
+/// bindgen'd world type, which would refuse components of earlier minors.
+pub struct LinkedStrategy {
+    pre: InstancePre<CallState>,
+    records: wit::GuestIndices,
+    columns: Option<cols::GuestIndices>,
+}
+
+/// The exports of one strategy instance.
+pub struct StrategyExports {
+    records: wit::Guest,
+    columns: Option<cols::Guest>,
+}
+
 impl World for StrategyWorld {
     const KIND: PluginKind = PluginKind::Strategy;
-    type Bindings = Strategy;
-    type Pre = StrategyPre<CallState>;
+    type Bindings = StrategyExports;
+    type Pre = LinkedStrategy;
     type Ext = ();
 
     fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
@@ -58,20 +74,34 @@ impl World for StrategyWorld {
     }
 
     fn pre(pre: InstancePre<CallState>) -> wasmtime::Result<Self::Pre> {
-        StrategyPre::new(pre)
+        Ok(LinkedStrategy {
+            records: wit::GuestIndices::new(&pre)?,
+            columns: cols::GuestIndices::new(&pre).ok(),
+            pre,
+        })
     }
 
-    fn instantiate(pre: &Self::Pre, store: &mut Store<CallState>) -> wasmtime::Result<Strategy> {
-        pre.instantiate(store)
+    fn instantiate(
+        pre: &Self::Pre,
+        store: &mut Store<CallState>,
+    ) -> wasmtime::Result<StrategyExports> {
+        let instance = pre.pre.instantiate(&mut *store)?;
+        Ok(StrategyExports {
+            records: pre.records.load(&mut *store, &instance)?,
+            columns: match &pre.columns {
+                Some(columns) => Some(columns.load(&mut *store, &instance)?),
+                None => None,
+            },
+        })
     }
 
     /// A strategy names itself (`info`): the name `BacktestRequest.strategy`
     /// selects it by, so it must be a valid one.
     fn identify(
         store: &mut Store<CallState>,
-        bindings: &Strategy,
+        bindings: &StrategyExports,
     ) -> wasmtime::Result<Result<Identity, String>> {
-        let info = bindings.forecast_plugins_allocation().call_info(store)?;
+        let info = bindings.records.call_info(store)?;
         if !valid_name(&info.name) {
             return Ok(Err(format!(
                 "strategy name '{}' is not 1-64 lower-case letters, digits, '-' or '_'",
@@ -98,8 +128,10 @@ impl Plugin<StrategyWorld> {
         permit: &'p Permit,
         deadline: Instant,
     ) -> Result<StrategyRun<'p>, PluginError> {
+        let live = self.fresh_instance(permit)?;
         Ok(StrategyRun {
-            live: self.fresh_instance(permit)?,
+            columns: live.bindings.columns.is_some().then(empty_columns),
+            live,
             plugin: self.clone(),
             permit,
             deadline,
@@ -114,6 +146,81 @@ pub struct StrategyRun<'p> {
     permit: &'p Permit,
     live: Instance<StrategyWorld>,
     deadline: Instant,
+    /// The context of the previous `rebalance-columns` call, whose lists are
+    /// refilled for the next; `None` calls `allocation.rebalance`.
+    columns: Option<cols::ColumnsContext>,
+}
+
+fn empty_columns() -> cols::ColumnsContext {
+    cols::ColumnsContext {
+        date: 0,
+        equity: 0.0,
+        cash: 0.0,
+        assets: cols::AssetColumns {
+            asset: Vec::new(),
+            price: Vec::new(),
+            drawdown: Vec::new(),
+            segment: Vec::new(),
+            expected_return: Vec::new(),
+            median_return: Vec::new(),
+            prediction_error: Vec::new(),
+            median_error: Vec::new(),
+            zscore: Vec::new(),
+            weight: Vec::new(),
+        },
+    }
+}
+
+/// Lays `ctx` out into `into`'s lists (cleared first); none is NaN, which
+/// no `Some` of the accounting is (it maps NaN to none).
+fn fill_columns(into: &mut cols::ColumnsContext, ctx: &bt::Context) {
+    into.date = ctx.date;
+    into.equity = ctx.equity;
+    into.cash = ctx.cash;
+    let c = &mut into.assets;
+    let columns = [
+        &mut c.price,
+        &mut c.drawdown,
+        &mut c.expected_return,
+        &mut c.median_return,
+        &mut c.prediction_error,
+        &mut c.median_error,
+        &mut c.zscore,
+        &mut c.weight,
+    ];
+    for column in columns {
+        column.clear();
+    }
+    c.asset.clear();
+    c.segment.clear();
+    let none_is_nan = |x: Option<f64>| x.unwrap_or(f64::NAN);
+    for a in &ctx.assets {
+        c.asset.push(a.asset);
+        c.price.push(a.price);
+        c.drawdown.push(a.drawdown);
+        c.segment.push(a.segment);
+        c.expected_return.push(a.expected_return);
+        c.median_return.push(a.median_return);
+        c.prediction_error.push(none_is_nan(a.prediction_error));
+        c.median_error.push(none_is_nan(a.median_error));
+        c.zscore.push(none_is_nan(a.zscore));
+        c.weight.push(a.weight);
+    }
+}
+
+impl StrategyRun<'_> {
+    /// Calls `allocation.rebalance` for the rest of the run even when the
+    /// component has `allocation-columns`: the two paths are checked against
+    /// each other, and a strategy's answers must not depend on the path.
+    pub fn with_records(mut self) -> Self {
+        self.columns = None;
+        self
+    }
+
+    /// Whether the run's contexts go as columns (`allocation-columns`).
+    pub fn takes_columns(&self) -> bool {
+        self.columns.is_some()
+    }
 }
 
 /// Why a strategy call failed.
@@ -136,7 +243,7 @@ impl StrategyRun<'_> {
     /// One call of the run on its instance, within what is left of the run.
     fn call<R>(
         &mut self,
-        f: impl FnOnce(&mut Store<CallState>, &Strategy) -> wasmtime::Result<R>,
+        f: impl FnOnce(&mut Store<CallState>, &StrategyExports) -> wasmtime::Result<R>,
     ) -> Result<R, RunFailure> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -195,10 +302,7 @@ impl bt::Strategy for StrategyRun<'_> {
             zscore_entry: params.zscore_entry,
             zscore_exit: params.zscore_exit,
         };
-        let answer = self.call(|store, b| {
-            b.forecast_plugins_allocation()
-                .call_start(store, &universe, params)
-        })?;
+        let answer = self.call(|store, b| b.records.call_start(store, &universe, params))?;
         Ok(
             answer
                 .map_err(|e| bt::ParamError::new(bounded(&e.field, 64), bounded(&e.message, 500))),
@@ -206,31 +310,43 @@ impl bt::Strategy for StrategyRun<'_> {
     }
 
     fn rebalance(&mut self, ctx: &bt::Context) -> Result<Vec<bt::Target>, RunFailure> {
-        let wit_ctx = wit::Context {
-            date: ctx.date,
-            equity: ctx.equity,
-            cash: ctx.cash,
-            assets: ctx
-                .assets
-                .iter()
-                .map(|a| wit::AssetState {
-                    asset: a.asset,
-                    price: a.price,
-                    drawdown: a.drawdown,
-                    segment: a.segment,
-                    expected_return: a.expected_return,
-                    median_return: a.median_return,
-                    prediction_error: a.prediction_error,
-                    median_error: a.median_error,
-                    zscore: a.zscore,
-                    weight: a.weight,
-                })
-                .collect(),
+        let answer = match self.columns.take() {
+            Some(mut columns) => {
+                fill_columns(&mut columns, ctx);
+                let answer = self.call(|store, b| {
+                    b.columns
+                        .as_ref()
+                        .expect("columns are kept only for a component that has them")
+                        .call_rebalance_columns(store, &columns)
+                });
+                self.columns = Some(columns);
+                answer?
+            }
+            None => {
+                let wit_ctx = wit::Context {
+                    date: ctx.date,
+                    equity: ctx.equity,
+                    cash: ctx.cash,
+                    assets: ctx
+                        .assets
+                        .iter()
+                        .map(|a| wit::AssetState {
+                            asset: a.asset,
+                            price: a.price,
+                            drawdown: a.drawdown,
+                            segment: a.segment,
+                            expected_return: a.expected_return,
+                            median_return: a.median_return,
+                            prediction_error: a.prediction_error,
+                            median_error: a.median_error,
+                            zscore: a.zscore,
+                            weight: a.weight,
+                        })
+                        .collect(),
+                };
+                self.call(|store, b| b.records.call_rebalance(store, &wit_ctx))?
+            }
         };
-        let answer = self.call(|store, b| {
-            b.forecast_plugins_allocation()
-                .call_rebalance(store, &wit_ctx)
-        })?;
         match answer {
             Ok(targets) => Ok(targets
                 .into_iter()

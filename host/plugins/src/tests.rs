@@ -212,3 +212,65 @@ async fn many_permits_split_into_one_per_worker_and_free_their_slots() {
     drop((first, second));
     assert_eq!(rt.acquire_many(2).await.len(), 2);
 }
+
+/// Every field of every asset arrives alike by `allocation-columns` and by
+/// `allocation` (none, -0 and all), as the guest's `Debug` of them shows.
+#[test]
+fn a_strategy_sees_the_same_assets_by_columns_and_by_records() {
+    use forecast_backtest as bt;
+    use forecast_backtest::Strategy as _;
+
+    let rt = runtime(10_000);
+    let permit = rt.try_acquire().unwrap();
+    let plugin =
+        Arc::new(StrategyPlugin::load(rt, strategy::UNNAMED, builtin::MISBEHAVE_STRATEGY).unwrap());
+    let asset = |asset: u32, some: bool| bt::AssetState {
+        asset,
+        price: 101.25 + f64::from(asset),
+        drawdown: if some { -0.375 } else { -0.0 },
+        segment: asset % 3,
+        expected_return: 0.0125,
+        median_return: -1e-300,
+        prediction_error: some.then_some(0.5),
+        median_error: (!some).then_some(0.0),
+        zscore: some.then_some(-2.75),
+        weight: if some { 0.25 } else { 0.0 },
+    };
+    let ctx = bt::Context {
+        date: 19_000,
+        equity: 1_000.0,
+        cash: 250.0,
+        assets: vec![asset(1, true), asset(3, false)],
+    };
+    let universe: Vec<bt::AssetMeta> = (0..4)
+        .map(|i| bt::AssetMeta {
+            ticker: format!("T{i}"),
+            name: format!("Asset {i}"),
+            category: "Crypto".into(),
+        })
+        .collect();
+    let params = bt::RunParams {
+        top_n: 4,
+        ..bt::RunParams::default()
+    };
+    let seen = |records: bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut run = plugin.instance(&permit, deadline).unwrap();
+        if records {
+            run = run.with_records();
+        }
+        assert_eq!(run.takes_columns(), !records);
+        run.start(&universe, &params).unwrap().unwrap();
+        // Twice: the second call refills the lists of the first.
+        for _ in 0..2 {
+            match run.rebalance(&ctx) {
+                Err(strategy::RunFailure::Refused { message, .. }) => {
+                    assert_eq!(message, format!("{:?}", ctx.assets))
+                }
+                other => panic!("expected the echo, got {other:?}"),
+            }
+        }
+    };
+    seen(false);
+    seen(true);
+}

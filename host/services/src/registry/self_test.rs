@@ -201,67 +201,94 @@ fn scorer(p: &ScorerPlugin, permit: &Permit) -> Result<(), String> {
     Ok(())
 }
 
+/// The strategy self-test's market: four fixture assets with plausible
+/// point-in-time signals made without an engine.
+pub(super) struct StrategyFixture {
+    series: Vec<PriceSeries>,
+    metas: Vec<forecast_backtest::AssetMeta>,
+    signals: Vec<forecast_backtest::Signals>,
+}
+
+impl StrategyFixture {
+    pub(super) fn new() -> Self {
+        use forecast_backtest as bt;
+        let series: Vec<PriceSeries> = (0..4).map(|i| fixture_series(700, 11 + i)).collect();
+        let metas = (0..4)
+            .map(|i| bt::AssetMeta {
+                ticker: format!("T{i}"),
+                name: format!("Fixture {i}"),
+                category: "US Stocks".into(),
+            })
+            .collect();
+        // Drawdowns and predictions that move with them.
+        let signals = series
+            .iter()
+            .map(|s| {
+                let mut peak = f64::MIN;
+                let drawdowns: Vec<f64> = s
+                    .closes
+                    .iter()
+                    .map(|&c| {
+                        peak = peak.max(c);
+                        c / peak - 1.0
+                    })
+                    .collect();
+                let n = drawdowns.len();
+                bt::Signals {
+                    segments: drawdowns
+                        .iter()
+                        .map(|d| (-d * 20.0).min(19.0) as u8)
+                        .collect(),
+                    expected_returns: drawdowns.iter().map(|d| -d / 2.0 - 0.01).collect(),
+                    median_returns: drawdowns.iter().map(|d| -d / 3.0 - 0.01).collect(),
+                    prediction_error_cumavg: vec![0.05; n],
+                    median_error_cumavg: vec![0.04; n],
+                    drawdowns,
+                }
+            })
+            .collect();
+        StrategyFixture {
+            series,
+            metas,
+            signals,
+        }
+    }
+
+    /// A weekly `top_n = 2` backtest of `run` over the whole fixture.
+    pub(super) fn run<S: forecast_backtest::Strategy>(
+        &self,
+        run: &mut S,
+    ) -> Result<forecast_backtest::Report, forecast_backtest::RunError<S::Error>> {
+        use forecast_backtest as bt;
+        let inputs: Vec<bt::AssetInput<'_>> = (0..self.series.len())
+            .map(|i| bt::AssetInput {
+                meta: &self.metas[i],
+                cost_bps: 6.0,
+                dates: &self.series[i].dates,
+                closes: &self.series[i].closes,
+                signals: &self.signals[i],
+            })
+            .collect();
+        let window = bt::Window {
+            start: self.series[0].dates[0],
+            end: *self.series[0].dates.last().expect("rows"),
+        };
+        let params = bt::RunParams {
+            top_n: 2,
+            rebalance: bt::Rebalance::Weekly,
+            ..bt::RunParams::default()
+        };
+        bt::run(&inputs, window, &params, run, &mut || false)
+    }
+}
+
 fn strategy(p: &Arc<StrategyPlugin>, permit: &Permit) -> Result<(), String> {
     use forecast_backtest as bt;
-    let series: Vec<PriceSeries> = (0..4).map(|i| fixture_series(700, 11 + i)).collect();
-    let metas: Vec<bt::AssetMeta> = (0..4)
-        .map(|i| bt::AssetMeta {
-            ticker: format!("T{i}"),
-            name: format!("Fixture {i}"),
-            category: "US Stocks".into(),
-        })
-        .collect();
-    // Plausible point-in-time signals without an engine: drawdowns and
-    // predictions that move with them.
-    let signals: Vec<bt::Signals> = series
-        .iter()
-        .map(|s| {
-            let mut peak = f64::MIN;
-            let drawdowns: Vec<f64> = s
-                .closes
-                .iter()
-                .map(|&c| {
-                    peak = peak.max(c);
-                    c / peak - 1.0
-                })
-                .collect();
-            let n = drawdowns.len();
-            bt::Signals {
-                segments: drawdowns
-                    .iter()
-                    .map(|d| (-d * 20.0).min(19.0) as u8)
-                    .collect(),
-                expected_returns: drawdowns.iter().map(|d| -d / 2.0 - 0.01).collect(),
-                median_returns: drawdowns.iter().map(|d| -d / 3.0 - 0.01).collect(),
-                prediction_error_cumavg: vec![0.05; n],
-                median_error_cumavg: vec![0.04; n],
-                drawdowns,
-            }
-        })
-        .collect();
-    let inputs: Vec<bt::AssetInput<'_>> = (0..4)
-        .map(|i| bt::AssetInput {
-            meta: &metas[i],
-            cost_bps: 6.0,
-            dates: &series[i].dates,
-            closes: &series[i].closes,
-            signals: &signals[i],
-        })
-        .collect();
-    let window = bt::Window {
-        start: series[0].dates[0],
-        end: *series[0].dates.last().expect("rows"),
-    };
-    let params = bt::RunParams {
-        top_n: 2,
-        rebalance: bt::Rebalance::Weekly,
-        ..bt::RunParams::default()
-    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let mut run = p
         .instance(permit, deadline)
         .map_err(|e| format!("instantiate failed: {e}"))?;
-    match bt::run(&inputs, window, &params, &mut run, &mut || false) {
+    match StrategyFixture::new().run(&mut run) {
         Ok(_) => Ok(()),
         Err(bt::RunError::Param(e)) => Err(format!("refused the default parameters: {e}")),
         Err(bt::RunError::Contract(m)) => Err(format!("broke the strategy contract: {m}")),

@@ -27,6 +27,41 @@ fn a_plugin_of_an_older_minor_wit_version_still_loads_and_runs() {
     ));
 }
 
+/// The same strategy built against 1.2.0 (records only) and today (with
+/// `allocation-columns`) gives the same backtest, each over its own path,
+/// and today's gives it over records too.
+#[test]
+fn records_and_columns_give_the_same_backtest() {
+    let runtime = Arc::new(PluginRuntime::new(Default::default()).unwrap());
+    let strategy = |bytes: &[u8]| match load(&runtime, PluginKind::Strategy, "topn", bytes, None) {
+        Ok(Loaded::Strategy(p)) => p,
+        _ => panic!("not a strategy"),
+    };
+    let old = strategy(include_bytes!(
+        "../../../../tests/fixtures/topn-wit-1.2.0.wasm"
+    ));
+    let today = strategy(forecast_plugins::builtin::TOPN);
+    let permit = runtime.try_acquire().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let fixture = self_test::StrategyFixture::new();
+
+    let mut records = old.instance(&permit, deadline).unwrap();
+    assert!(!records.takes_columns(), "1.2.0 has no allocation-columns");
+    let by_records = fixture.run(&mut records).unwrap();
+
+    let mut columns = today.instance(&permit, deadline).unwrap();
+    assert!(columns.takes_columns());
+    let by_columns = fixture.run(&mut columns).unwrap();
+
+    let mut today_records = today.instance(&permit, deadline).unwrap().with_records();
+    assert!(!today_records.takes_columns());
+    let by_today_records = fixture.run(&mut today_records).unwrap();
+
+    assert!(!by_records.trades.is_empty(), "the fixture trades");
+    assert_eq!(by_columns, by_records);
+    assert_eq!(by_today_records, by_records);
+}
+
 #[test]
 fn versions_are_semantic() {
     for ok in [
