@@ -329,13 +329,7 @@ pub fn run_capped<S: Strategy>(
         Err(e) => return Err(RunError::Strategy(e)),
     }
 
-    let Tape {
-        dates,
-        row_start,
-        row_assets,
-        row_closes,
-        data_points,
-    } = Tape::new(&inputs, &spans);
+    let Calendar { dates, data_points } = Calendar::new(&inputs, &spans);
 
     let rows = dates.len();
     // The decision rows, known from the calendar alone.
@@ -350,9 +344,7 @@ pub fn run_capped<S: Strategy>(
     );
     let tape = TapeRef {
         dates: &dates,
-        row_start: &row_start,
-        row_assets: &row_assets,
-        row_closes: &row_closes,
+        spans: &spans,
         decision_rows: &decision_rows,
     };
     #[cfg(feature = "parallel")]
@@ -436,13 +428,12 @@ pub fn run_capped<S: Strategy>(
     })
 }
 
-/// The calendar and its compressed rows, borrowed by [`simulate`].
+/// The calendar, each asset's rows inside the window and the decision
+/// rows, borrowed by [`simulate`].
 #[derive(Clone, Copy)]
 struct TapeRef<'t> {
     dates: &'t [i32],
-    row_start: &'t [u32],
-    row_assets: &'t [u32],
-    row_closes: &'t [f64],
+    spans: &'t [(usize, usize)],
     decision_rows: &'t [usize],
 }
 
@@ -480,19 +471,8 @@ fn simulate<S: Strategy>(
     let capital = params.initial_capital;
 
     // Each asset's carried-forward close (from before the window when it
-    // has rows there); the tape moves only the assets with a row on each
-    // date, its closes laid out in the tape's order.
-    let mut prices: Vec<f64> = inputs
-        .iter()
-        .map(|a| {
-            let s = a.dates.partition_point(|&d| d < dates[0]);
-            if s > 0 {
-                a.closes[s - 1]
-            } else {
-                f64::NAN
-            }
-        })
-        .collect();
+    // has rows there), a block of rows at a time.
+    let mut block = PriceBlock::new(inputs, tape.spans);
 
     let mut book = Book::new(capital, n_assets);
     let mut hold = Book::new(capital, n_assets);
@@ -521,28 +501,22 @@ fn simulate<S: Strategy>(
         if cancelled() {
             return Err(RunError::Cancelled);
         }
-        let row = tape.row_start[i] as usize..tape.row_start[i + 1] as usize;
-        for (&a, &close) in tape.row_assets[row.clone()]
-            .iter()
-            .zip(&tape.row_closes[row])
-        {
-            prices[a as usize] = close;
-        }
+        let prices = block.row(inputs, dates, i);
         // Fill yesterday's decisions at today's close.
         if let Some(w) = pending.take() {
-            out.total_costs += book.fill(&w, &prices, costs, date, Some(&mut out.trades));
+            out.total_costs += book.fill(&w, prices, costs, date, Some(&mut out.trades));
         }
         if let Some(w) = hold_pending.take() {
-            hold.fill(&w, &prices, None, date, None);
+            hold.fill(&w, prices, None, date, None);
         }
         if let Some(w) = rebal_pending.take() {
-            rebal.fill(&w, &prices, None, date, None);
+            rebal.fill(&w, prices, None, date, None);
         }
-        let e = book.equity(&prices);
+        let e = book.equity(prices);
         out.equity.push(e);
         out.cash.push(book.cash);
-        out.hold_curve.push(hold.equity(&prices));
-        out.rebal_curve.push(rebal.equity(&prices));
+        out.hold_curve.push(hold.equity(prices));
+        out.rebal_curve.push(rebal.equity(prices));
 
         // Decide at today's close, to be filled at the next row.
         if tape.decision_rows.get(out.decisions as usize) != Some(&i) {
@@ -737,6 +711,9 @@ struct ZscoreBlock {
     values: Vec<f64>,
     /// Rows of the asset up to the decision's date, same layout.
     seen: Vec<u32>,
+    /// Each asset's rows up to the previous block's last decision: where
+    /// the next block's search starts (blocks come in date order).
+    cursors: Vec<usize>,
 }
 
 impl ZscoreBlock {
@@ -746,6 +723,7 @@ impl ZscoreBlock {
             len: 0,
             values: vec![f64::NAN; assets * ZSCORE_BLOCK],
             seen: vec![0; assets * ZSCORE_BLOCK],
+            cursors: vec![0; assets],
         }
     }
 
@@ -773,8 +751,8 @@ impl ZscoreBlock {
             .values
             .chunks_mut(ZSCORE_BLOCK)
             .zip(self.seen.chunks_mut(ZSCORE_BLOCK));
-        for ((out, seen_out), input) in blocks.zip(inputs) {
-            let mut s = input.dates.partition_point(|&d| d < calendar[rows[0]]);
+        for (((out, seen_out), input), cursor) in blocks.zip(inputs).zip(&mut self.cursors) {
+            let mut s = advance_to(input.dates, *cursor, calendar[rows[0]]);
             // The distinct rows the block reads (a row repeats on the dates
             // the asset did not trade), each z-score computed once.
             let mut distinct = [usize::MAX; ZSCORE_BLOCK];
@@ -794,6 +772,7 @@ impl ZscoreBlock {
                 }
                 *w = n - 1;
             }
+            *cursor = s;
             let mut values = [f64::NAN; ZSCORE_BLOCK];
             zscores_into(
                 &input.signals.drawdowns,
@@ -808,28 +787,33 @@ impl ZscoreBlock {
     }
 }
 
-/// The calendar of a run and, for each of its rows, the assets with a row
-/// on that date: the union of the universe's dates inside the window in
-/// contiguous arrays (compressed rows), built in two passes over the rows
-/// without a sort.
-struct Tape {
+/// `from + dates[from..].partition_point(|&d| d < day)` for increasing
+/// `dates`, galloping from `from`: a few reads next to `from` when the
+/// answer is near it, as it is from one block of decisions to the next (a
+/// binary search over the whole history missed the cache at every step).
+fn advance_to(dates: &[i32], from: usize, day: i32) -> usize {
+    let mut lo = from;
+    let mut step = 1;
+    // Invariant: every date of `dates[from..lo]` is before `day`.
+    while lo + step <= dates.len() && dates[lo + step - 1] < day {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(dates.len());
+    lo + dates[lo..hi].partition_point(|&d| d < day)
+}
+
+/// The calendar of a run: the union of the universe's dates inside the
+/// window, found by counting rows per day (no sort).
+struct Calendar {
     /// Calendar dates of the window, increasing.
     dates: Vec<i32>,
-    /// Row `i`'s assets are `row_assets[row_start[i]..row_start[i + 1]]`.
-    row_start: Vec<u32>,
-    /// Universe indexes, grouped by calendar row, increasing within a row.
-    row_assets: Vec<u32>,
-    /// The close of each entry of `row_assets` on its row's date.
-    row_closes: Vec<f64>,
     /// Price rows of the universe inside the window.
     data_points: u64,
 }
 
-/// Calendar days of the tape laid out together ([`Tape::new`]).
-const TAPE_BLOCK_DAYS: i32 = 32;
-
-impl Tape {
-    fn new(inputs: &[&AssetInput<'_>], spans: &[(usize, usize)]) -> Tape {
+impl Calendar {
+    fn new(inputs: &[&AssetInput<'_>], spans: &[(usize, usize)]) -> Calendar {
         let in_window = |a: usize| &inputs[a].dates[spans[a].0..spans[a].1];
         let first = (0..inputs.len())
             .filter_map(|a| in_window(a).first().copied())
@@ -839,60 +823,90 @@ impl Tape {
             .filter_map(|a| in_window(a).last().copied())
             .max()
             .expect("every asset of the universe has a row in the window");
-        // Rows per day of [first, last]: the days with rows are the calendar.
-        let mut per_day = vec![0u32; (last - first) as usize + 1];
+        let mut traded = vec![false; (last - first) as usize + 1];
         let mut data_points = 0u64;
         for a in 0..inputs.len() {
             let days = in_window(a);
             data_points += days.len() as u64;
             for &d in days {
-                per_day[(d - first) as usize] += 1;
+                traded[(d - first) as usize] = true;
             }
         }
-        let mut dates = Vec::new();
-        let mut row_start = vec![0u32];
-        // From here on `per_day` holds each day's next free slot.
-        let mut at = 0u32;
-        for (day, n) in per_day.iter_mut().enumerate() {
-            if *n > 0 {
-                dates.push(first + day as i32);
-                let count = *n;
-                *n = at;
-                at += count;
-                row_start.push(at);
-            }
+        let dates = (first..=last)
+            .zip(&traded)
+            .filter_map(|(d, &t)| t.then_some(d))
+            .collect();
+        Calendar { dates, data_points }
+    }
+}
+
+/// Calendar rows whose prices are laid out at once ([`PriceBlock`]).
+const PRICE_BLOCK_ROWS: usize = 32;
+
+/// Every asset's close carried forward to each calendar row of a block of
+/// [`PRICE_BLOCK_ROWS`] rows, row by row: what the accounting marks to
+/// market with. Filled asset by asset, each asset's rows of the block read
+/// together, into one buffer reused by every block (a few hundred KB for
+/// the whole universe) instead of a run-long table of every price row.
+struct PriceBlock {
+    /// First calendar row of the block.
+    first: usize,
+    /// Rows of the block.
+    len: usize,
+    /// `prices[r * assets + a]`: asset `a`'s close at row `first + r`
+    /// (NaN before its first row).
+    prices: Vec<f64>,
+    /// Each asset's close before the block.
+    carry: Vec<f64>,
+    /// Each asset's next row, and the end of its rows in the window.
+    next: Vec<usize>,
+    ends: Vec<usize>,
+}
+
+impl PriceBlock {
+    fn new(inputs: &[&AssetInput<'_>], spans: &[(usize, usize)]) -> PriceBlock {
+        // The calendar starts at the universe's first row in the window, so
+        // each asset's rows before that are its rows before the window.
+        let carry = inputs
+            .iter()
+            .zip(spans)
+            .map(|(a, &(lo, _))| if lo > 0 { a.closes[lo - 1] } else { f64::NAN })
+            .collect();
+        PriceBlock {
+            first: 0,
+            len: 0,
+            prices: vec![f64::NAN; PRICE_BLOCK_ROWS * inputs.len()],
+            carry,
+            next: spans.iter().map(|&(lo, _)| lo).collect(),
+            ends: spans.iter().map(|&(_, hi)| hi).collect(),
         }
-        let mut row_assets = vec![0u32; at as usize];
-        let mut row_closes = vec![0.0; at as usize];
-        // Days a block at a time, every asset within each block: the writes
-        // of one asset then land in a few dozen rows that the next asset
-        // writes next to. One asset's whole window at a time wrote each
-        // value into another row (a page apart), a TLB miss per write for
-        // the whole universe; the rows and their order are the same.
-        let mut next: Vec<usize> = spans.iter().map(|&(lo, _)| lo).collect();
-        let mut block_start = first;
-        while block_start <= last {
-            let block_end = block_start.saturating_add(TAPE_BLOCK_DAYS);
-            for (a, at) in next.iter_mut().enumerate() {
-                let hi = spans[a].1;
-                let (dates, closes) = (inputs[a].dates, inputs[a].closes);
-                while *at < hi && dates[*at] < block_end {
-                    let slot = &mut per_day[(dates[*at] - first) as usize];
-                    row_assets[*slot as usize] = a as u32;
-                    row_closes[*slot as usize] = closes[*at];
-                    *slot += 1;
-                    *at += 1;
+    }
+
+    /// The closes at calendar row `i`, one per asset, laying out the next
+    /// block when `i` is past this one. Rows are asked for in order.
+    fn row(&mut self, inputs: &[&AssetInput<'_>], calendar: &[i32], i: usize) -> &[f64] {
+        let n = inputs.len();
+        if i >= self.first + self.len {
+            debug_assert_eq!(i, self.first + self.len, "rows are asked for in order");
+            self.first = i;
+            self.len = PRICE_BLOCK_ROWS.min(calendar.len() - i);
+            let days = &calendar[i..i + self.len];
+            for (a, input) in inputs.iter().enumerate() {
+                let (mut at, hi) = (self.next[a], self.ends[a]);
+                let mut close = self.carry[a];
+                for (r, &day) in days.iter().enumerate() {
+                    // Every date of the window is a calendar date.
+                    if at < hi && input.dates[at] == day {
+                        close = input.closes[at];
+                        at += 1;
+                    }
+                    self.prices[r * n + a] = close;
                 }
+                self.next[a] = at;
+                self.carry[a] = close;
             }
-            block_start = block_end;
         }
-        Tape {
-            dates,
-            row_start,
-            row_assets,
-            row_closes,
-            data_points,
-        }
+        &self.prices[(i - self.first) * n..][..n]
     }
 }
 

@@ -687,3 +687,28 @@ fn interleaved_zscores_equal_the_one_window_formula() {
         }
     }
 }
+
+#[test]
+fn galloping_finds_what_a_binary_search_finds() {
+    let mut rng = Rng(5);
+    for n in [0usize, 1, 2, 3, 7, 64, 1_000] {
+        let mut day = 0;
+        let dates: Vec<i32> = (0..n)
+            .map(|_| {
+                day += 1 + (rng.unit() * 4.0) as i32;
+                day
+            })
+            .collect();
+        for probe in -1..=day + 2 {
+            let answer = dates.partition_point(|&d| d < probe);
+            // From any start at or before the answer.
+            for from in [0, answer / 2, answer.saturating_sub(1), answer] {
+                assert_eq!(
+                    advance_to(&dates, from, probe),
+                    answer,
+                    "n={n} probe={probe} from={from}"
+                );
+            }
+        }
+    }
+}
