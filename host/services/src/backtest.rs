@@ -219,34 +219,61 @@ async fn universe_assets(db: &dyn AssetStore, spec: &UniverseSpec) -> Result<Vec
 /// The histories of `assets`, in their order: from the cache when it holds
 /// the asset's data version, else from the store (and then kept); stops
 /// early when `cancel` is raised (the request was dropped or its deadline
-/// passed). Returns how many came from the cache.
+/// passed). Each history is also handed to the signal workers through
+/// `feed` as soon as it is loaded, so the engine runs while the store reads.
+/// Returns how many came from the cache.
 async fn load_histories(
     db: &dyn AssetStore,
     cache: &SignalCache,
     assets: Vec<Asset>,
     cancel: &Cancel,
+    feed: tokio::sync::mpsc::Sender<Work>,
 ) -> Result<(Vec<(Asset, Arc<PriceSeries>)>, usize), Error> {
     let mut out = Vec::with_capacity(assets.len());
     let mut hits = 0;
-    for a in assets {
+    for (index, a) in assets.into_iter().enumerate() {
         let key = HistoryKey {
             asset_id: a.id,
             data_version: a.data_version,
         };
-        if let Some(series) = cache.history(key) {
-            hits += 1;
-            out.push((a, series));
-            continue;
+        let series = match cache.history(key) {
+            Some(series) => {
+                hits += 1;
+                series
+            }
+            None => {
+                if cancel.is_raised() {
+                    return Err(timed_out());
+                }
+                let series = Arc::new(db.load_series(a.id).await?.unwrap_or_default());
+                cache.put_history(key, series.clone());
+                series
+            }
+        };
+        let work = Work {
+            index,
+            asset: a.clone(),
+            series: series.clone(),
+        };
+        // The workers stop only on a failure, which the caller reports.
+        if feed.send(work).await.is_err() {
+            break;
         }
-        if cancel.is_raised() {
-            return Err(timed_out());
-        }
-        let series = Arc::new(db.load_series(a.id).await?.unwrap_or_default());
-        cache.put_history(key, series.clone());
         out.push((a, series));
     }
     Ok((out, hits))
 }
+
+/// One loaded history for the signal workers.
+struct Work {
+    /// Index in the universe.
+    index: usize,
+    asset: Asset,
+    series: Arc<PriceSeries>,
+}
+
+/// Histories loaded ahead of the signal workers at most.
+const FEED_AHEAD: usize = 64;
 
 /// The stop flag of one backtest: raised when the request is dropped (the
 /// client went away: [`CancelOnDrop`]) or its deadline passes; the signal
@@ -355,14 +382,17 @@ impl Drop for UserSlot {
     }
 }
 
-/// Computes (or fetches) the signals of every asset on one thread per
-/// permit, each with one reused engine instance. Assets the engine refuses
-/// (fewer than 300 rows) get `None`: they can never trade.
+/// Computes (or fetches) the signals of the `assets` histories arriving on
+/// `feed` (until it closes), on one thread per permit, each with one reused
+/// engine instance. Assets the engine refuses (fewer than 300 rows) get
+/// `None`: they can never trade. Returns them by universe index, and how
+/// many came from the cache.
 #[allow(clippy::type_complexity)]
 fn signals_for(
     engine: &Arc<SegmentationPlugin>,
     cache: &SignalCache,
-    assets: &[(Asset, Arc<PriceSeries>)],
+    feed: tokio::sync::mpsc::Receiver<Work>,
+    assets: usize,
     req: &ValidRequest,
     permits: &[Permit],
     cancel: &Cancel,
@@ -379,39 +409,42 @@ fn signals_for(
         decay_bits: req.params.decay_factor.to_bits(),
         metric: req.metric,
     };
-    let mut out: Vec<Option<Arc<bt::Signals>>> = Vec::with_capacity(assets.len());
-    let mut missing = Vec::new();
-    let mut cached = 0;
-    for (i, (a, s)) in assets.iter().enumerate() {
-        let hit = cache.signals(&key(a));
-        match &hit {
-            Some(_) => cached += 1,
-            None if s.len() >= bt::MIN_HISTORY => missing.push(i),
-            None => {}
-        }
-        out.push(hit);
-    }
-    let next = AtomicUsize::new(0);
+    let feed = Mutex::new(feed);
+    let cached = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Arc<bt::Signals>)>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for permit in permits.iter().take(missing.len().max(1)) {
+        for permit in permits {
             // Each thread owns its permit's borrow; the rest is shared.
-            let (next, results, failure, missing) = (&next, &results, &failure, &missing);
+            let (feed, cached, results, failure) = (&feed, &cached, &results, &failure);
             scope.spawn(move || {
                 let mut session = engine.session();
                 loop {
                     if failure.lock().expect("poisoned").is_some() {
                         return;
                     }
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&i) = missing.get(k) else { return };
+                    let next = feed.lock().expect("poisoned").blocking_recv();
+                    let Some(Work {
+                        index: i,
+                        asset,
+                        series,
+                    }) = next
+                    else {
+                        return;
+                    };
+                    if let Some(hit) = cache.signals(&key(&asset)) {
+                        cached.fetch_add(1, Ordering::Relaxed);
+                        results.lock().expect("poisoned").push((i, hit));
+                        continue;
+                    }
+                    if series.len() < bt::MIN_HISTORY {
+                        continue;
+                    }
                     if cancel.is_raised() {
                         *failure.lock().expect("poisoned") = Some(timed_out());
                         return;
                     }
                     let left = deadline.saturating_duration_since(Instant::now());
-                    let (asset, series) = &assets[i];
                     let params = AnalysisParams {
                         return_period: req.params.return_period,
                         num_segments: req.params.num_segments,
@@ -419,7 +452,7 @@ fn signals_for(
                         metric: crate::analysis::wit_metric(req.metric),
                         periods_per_year: Some(series.periods_per_year()),
                     };
-                    match session.walk_forward(permit, series, params, Some(left)) {
+                    match session.walk_forward(permit, &series, params, Some(left)) {
                         Ok(Ok(w)) => {
                             let signals = Arc::new(bt::Signals {
                                 drawdowns: w.drawdowns,
@@ -441,7 +474,7 @@ fn signals_for(
                                     }));
                                 return;
                             }
-                            cache.put_signals(key(asset), signals.clone());
+                            cache.put_signals(key(&asset), signals.clone());
                             results.lock().expect("poisoned").push((i, signals));
                         }
                         Ok(Err(EngineError::InsufficientData(_))) => {}
@@ -464,10 +497,11 @@ fn signals_for(
     if let Some(e) = failure.into_inner().expect("poisoned") {
         return Err(e);
     }
+    let mut out: Vec<Option<Arc<bt::Signals>>> = vec![None; assets];
     for (i, s) in results.into_inner().expect("poisoned") {
         out[i] = Some(s);
     }
-    Ok((out, cached))
+    Ok((out, cached.into_inner()))
 }
 
 fn timed_out() -> Error {
@@ -608,10 +642,37 @@ impl BacktestService {
             deadline: started + self.limits.timeout,
         };
         let deadline = cancel.deadline;
-        let loaded = load_histories(self.assets.as_ref(), &self.signals, assets, &cancel).await;
+        // The signal workers start on the first history loaded and take the
+        // rest as the store reads them; they give the permits back.
+        let (feed, fed) = tokio::sync::mpsc::channel(FEED_AHEAD);
+        let assets_count = assets.len();
+        let signals_task = tokio::task::spawn_blocking({
+            let (engine, cache, req, cancel) = (
+                engine.clone(),
+                self.signals.clone(),
+                req.clone(),
+                cancel.clone(),
+            );
+            move || {
+                let signals =
+                    signals_for(&engine, &cache, fed, assets_count, &req, &permits, &cancel);
+                (signals, permits)
+            }
+        });
+        let loaded =
+            load_histories(self.assets.as_ref(), &self.signals, assets, &cancel, feed).await;
         stop_on_drop.loading = None;
-        let (universe, histories_cached) = loaded?;
         let loaded_at = Instant::now();
+        if loaded.is_err() {
+            // Stop the workers before answering: the plugin slots are free
+            // only once the work has stopped.
+            cancel.flag.store(true, Ordering::Relaxed);
+        }
+        let (signals, permits) = signals_task
+            .await
+            .map_err(|e| Error::Internal(format!("backtest signal task failed: {e}")))?;
+        let signals_at = Instant::now();
+        let (universe, histories_cached) = loaded?;
         let latest = universe
             .iter()
             .filter_map(|(_, s)| s.dates.last().copied())
@@ -629,7 +690,6 @@ impl BacktestService {
                 "start_date {start} is after the end of the window {end}"
             )));
         }
-        let cache = self.signals.clone();
         let engine_version = engine.info().version.clone();
         let waited = started.duration_since(queued);
         tokio::task::spawn_blocking(move || {
@@ -645,10 +705,7 @@ impl BacktestService {
                 }
                 e
             };
-            let (signals, signals_cached) =
-                signals_for(&engine, &cache, &universe, &req, &permits, &cancel)
-                    .map_err(stopped)?;
-            let signals_at = Instant::now();
+            let (signals, signals_cached) = signals.map_err(stopped)?;
             let metas: Vec<bt::AssetMeta> = universe
                 .iter()
                 .map(|(a, _)| bt::AssetMeta {
@@ -757,6 +814,7 @@ impl BacktestService {
                 signals_cached,
                 waited_seconds = waited.as_secs_f64(),
                 load_seconds = loaded_at.duration_since(started).as_secs_f64(),
+                // Beside the load, and after it for this long.
                 signals_seconds = signals_at.duration_since(loaded_at).as_secs_f64(),
                 run_seconds = run_at.duration_since(signals_at).as_secs_f64(),
                 shape_seconds = run_at.elapsed().as_secs_f64(),
