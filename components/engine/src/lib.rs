@@ -474,8 +474,10 @@ struct Prepared<'a> {
 }
 
 impl<'a> Prepared<'a> {
-    /// Checks the series (not the parameters) and derives the shared parts.
-    fn new(dates: &'a [i32], closes: &'a [f64]) -> Result<Self, EngineError> {
+    /// Checks the series (not the parameters) and derives the shared parts;
+    /// the return prefix sums only `with_prefix` (the `sharpe` and `sortino`
+    /// outcomes read them, `return` does not).
+    fn new(dates: &'a [i32], closes: &'a [f64], with_prefix: bool) -> Result<Self, EngineError> {
         validate_series(dates, closes)?;
         let drawdowns = drawdowns(closes);
         let mut deepest = 0;
@@ -491,7 +493,11 @@ impl<'a> Prepared<'a> {
             closes,
             drawdowns,
             floor_steps,
-            prefix: Prefix::new(&daily_returns(closes)),
+            prefix: if with_prefix {
+                Prefix::new(&daily_returns(closes))
+            } else {
+                Prefix::new(&[])
+            },
         })
     }
 }
@@ -595,7 +601,8 @@ pub fn analyse_states(
     closes: &[f64],
     params: &[Params],
 ) -> Vec<Result<StateSummary, EngineError>> {
-    let prepared = match Prepared::new(dates, closes) {
+    let with_prefix = params.iter().any(|p| p.metric != Metric::Return);
+    let prepared = match Prepared::new(dates, closes, with_prefix) {
         Ok(p) => p,
         Err(e) => return params.iter().map(|_| Err(e.clone())).collect(),
     };
@@ -667,7 +674,7 @@ fn summarise(
 
 fn walk(dates: &[i32], closes: &[f64], params: &Params, keep: Keep) -> Result<Walk, EngineError> {
     validate_params(params)?;
-    let prepared = Prepared::new(dates, closes)?;
+    let prepared = Prepared::new(dates, closes, params.metric != Metric::Return)?;
     let exits = exits(dates, params.return_period as i32);
     let mut w = walk_prepared(&prepared, params, &exits, keep);
     w.drawdowns = prepared.drawdowns;
