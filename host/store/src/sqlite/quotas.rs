@@ -68,6 +68,15 @@ const LOAD_COUNTER: &str =
 /// Rows per upsert statement (4 parameters each, far below SQLite's limit).
 const SAVE_CHUNK: usize = 256;
 
+/// The generation counters as of the statement that writes a batch, so
+/// one round trip to the connection's worker both commits the batch and
+/// reads them (`QuotaStore::consume_checked` needs them read after each
+/// count it covers; the write starts after every count of its batch).
+const RETURNING_GENERATIONS: &str = "
+         RETURNING (SELECT value FROM generations WHERE name = 'auth') AS auth,
+                   (SELECT value FROM generations WHERE name = 'grading') AS grading,
+                   (SELECT value FROM generations WHERE name = 'assets') AS assets";
+
 /// The upsert of `rows` rows as one statement.
 fn save_sql(rows: usize) -> String {
     let mut sql = String::from("INSERT INTO counters (subject, kind, window_start, used) VALUES ");
@@ -111,22 +120,29 @@ impl SqliteStore {
                 .collect();
             (rows, c.generation)
         };
+        let mut generations = None;
         if !rows.is_empty() {
-            if let Err(e) = self.write_counters(&rows).await {
-                let mut c = self.counters.lock().await;
-                c.dirty.extend(rows.into_iter().map(|(k, _)| k));
-                return Err(e);
+            match self.write_counters(&rows).await {
+                Ok(read) => generations = read,
+                Err(e) => {
+                    let mut c = self.counters.lock().await;
+                    c.dirty.extend(rows.into_iter().map(|(k, _)| k));
+                    return Err(e);
+                }
             }
         }
-        // Read after the batch: for every count in it, counters read after
-        // the count was made (see `QuotaStore::consume_checked`).
-        let generations = match self.generations().await {
-            Ok(g) => Some(g),
-            Err(e) => {
-                tracing::warn!(error = %e, "could not read the generation counters");
-                None
-            }
-        };
+        // Read with the batch, or else after it: for every count in it,
+        // counters read after the count was made (see
+        // `QuotaStore::consume_checked`).
+        if generations.is_none() {
+            generations = match self.generations().await {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not read the generation counters");
+                    None
+                }
+            };
+        }
         // Waiters of this generation or an earlier one may go.
         self.durability.committed.send_if_modified(|(g, read)| {
             let newer = generation > *g;
@@ -142,13 +158,22 @@ impl SqliteStore {
     /// One multi-row upsert per chunk of rows (one statement is one
     /// transaction in SQLite, and one round trip to the connection's
     /// worker instead of one per row); chunks of a large batch commit in
-    /// one transaction.
-    async fn write_counters(&self, rows: &[CounterRow]) -> StoreResult<()> {
+    /// one transaction. A batch of one chunk also reads the generation
+    /// counters ([`RETURNING_GENERATIONS`]); a larger one returns `None`.
+    async fn write_counters(&self, rows: &[CounterRow]) -> StoreResult<Option<Generations>> {
         let _writer = self.writer.lock().await;
         if rows.len() <= SAVE_CHUNK {
-            let sql = save_sql(rows.len());
-            save_counters(&sql, rows).execute(&self.pool).await?;
-            return Ok(());
+            let sql = save_sql(rows.len()) + RETURNING_GENERATIONS;
+            let read = save_counters(&sql, rows).fetch_all(&self.pool).await?;
+            let Some(r) = read.first() else {
+                return Ok(None);
+            };
+            // A missing counter reads 0, as `GenerationStore::generations`.
+            return Ok(Some(Generations {
+                auth: r.opt_int("auth")?.unwrap_or(0),
+                grading: r.opt_int("grading")?.unwrap_or(0),
+                assets: r.opt_int("assets")?.unwrap_or(0),
+            }));
         }
         let mut tx = self.pool.begin().await?;
         for chunk in rows.chunks(SAVE_CHUNK) {
@@ -156,7 +181,7 @@ impl SqliteStore {
             save_counters(&sql, chunk).execute(&mut *tx).await?;
         }
         tx.commit().await?;
-        Ok(())
+        Ok(None)
     }
 
     /// The flusher: commits a batch whenever a consumption waits for one,

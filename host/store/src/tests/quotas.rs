@@ -64,6 +64,30 @@ pub(crate) async fn quotas_conformance(db: Arc<dyn Database>) {
         admitted += usize::from(t.await.unwrap());
     }
     assert_eq!(admitted, 60);
+
+    // Generation counters answered with an admitted count (SQLite reads them
+    // with the commit that made the count durable) were read after the
+    // count arrived: a change committed before it shows in them.
+    db.create_user("gen@example.com", "h", Tier::Premium, t0)
+        .await
+        .unwrap();
+    let before = db.generations().await.unwrap();
+    db.set_user_tier("gen@example.com", Tier::Free)
+        .await
+        .unwrap();
+    let now = db.generations().await.unwrap();
+    assert!(
+        now.auth > before.auth,
+        "a tier change bumps the auth generation"
+    );
+    let (counted, read) = db.consume_checked("gen", &windows, 1, t0).await.unwrap();
+    assert!(counted.admitted);
+    if let Some(read) = read {
+        assert_eq!(read, now);
+    }
+    if db.backend() == "sqlite" {
+        assert!(read.is_some(), "SQLite reads them with its group commit");
+    }
 }
 
 /// Two pools on one database stand in for two server processes: the
