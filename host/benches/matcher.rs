@@ -45,6 +45,8 @@ async fn main() {
         .into_iter()
         .filter(|e| e.is_active)
         .map(|e| CatalogEntry {
+            // As the server hands them over (`MatcherService`).
+            summary: forecast_embed::matcher_summary(&e.ticker, &e.summary),
             ticker: e.ticker,
             name: e.name,
             category: e.category.as_str().to_string(),
@@ -53,7 +55,6 @@ async fn main() {
             sector: e.sector,
             industry: e.industry,
             website: e.website,
-            summary: e.summary,
         })
         .collect();
     let catalog = Catalog {

@@ -82,6 +82,34 @@ async fn a_sentence_naming_several_assets_answers_each() {
     );
 }
 
+/// The famous names, "TSMC" among them: the catalog calls it
+/// "Taiwan Semiconductor Manufacturing (ADR)" and only its description
+/// says "(TSMC)", which the server hands the matcher as another name. No
+/// model needed.
+#[tokio::test]
+async fn names_only_the_descriptions_give_are_found() {
+    let s = Server::app().await;
+    let cookie = login(&s).await;
+    for (text, want) in [
+        ("TSMC", "TSM"),
+        ("tsmc", "TSM"),
+        ("geico", "BRK-B"),
+        ("LVMH", "MC.PA"),
+    ] {
+        let (status, body) = find(&s, &cookie, text).await;
+        assert_eq!(status, 200, "{text}: {body}");
+        assert_eq!(
+            tickers(&body).first().map(String::as_str),
+            Some(want),
+            "{text}: {body}"
+        );
+        assert!(
+            body["matches"][0]["confidence"].as_f64().unwrap() >= 0.85,
+            "{text}: {body}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn the_readme_queries_find_the_right_assets() {
     let s = Server::app().await;

@@ -14,7 +14,7 @@
 //! | the website domain (`apple.com`) | 0.95 |
 //! | the name without corporate or category suffixes (`toyota`, `gold`, `chroma case`) | 0.95 |
 //! | query words in the name | 0.70–0.92 by the share of the name covered |
-//! | an alias (see [`crate::aliases`]) | 0.90 |
+//! | an alias (see [`crate::aliases`]), or a name after `Also known as:` in the summary | 0.90 |
 //! | a ticker among several words (`Sony 6758`) | 0.90 |
 //! | a website stem (`thewaltdisneycompany`) | 0.85 |
 //! | a product word (`iphone`, `cybertruck`) | 0.85, less the more entries use the word |
@@ -28,6 +28,10 @@
 //! its signals; results under [`MIN_CONFIDENCE`] are dropped.
 
 use crate::aliases::ALIASES;
+
+/// What the host marks an entry's other names with at the end of its
+/// summary (`forecast_embed::ALSO_KNOWN_AS`): "… Also known as: TSMC."
+pub const ALSO_KNOWN_AS: &str = "Also known as:";
 use crate::hash::{map, Map};
 use crate::text::{compact, fold, osa_distance, significant, significant_tokens, tokens, trigrams};
 
@@ -531,8 +535,27 @@ impl Index {
                 ix.domains.entry(d).or_default().push(id);
             }
 
-            // Summary: products after `Products:`, the rest (place) weak.
-            let (place, products) = match e.summary.split_once("Products:") {
+            // Summary: other names after `Also known as:` (the host adds
+            // them from its descriptions, e.g. "TSMC"), aliases; products
+            // after `Products:`; the rest (place) weak.
+            let (summary, known_as) = match e.summary.split_once(ALSO_KNOWN_AS) {
+                Some((a, b)) => (a, b),
+                None => (e.summary.as_str(), ""),
+            };
+            for name in known_as.split(',') {
+                let token = tokens(name).concat();
+                if token.len() >= 2 {
+                    postings.push((
+                        token,
+                        Posting {
+                            entry: id,
+                            field: Field::Alias,
+                            mask: 0,
+                        },
+                    ));
+                }
+            }
+            let (place, products) = match summary.split_once("Products:") {
                 Some((a, b)) => (a, b),
                 None => (e.summary.as_str(), ""),
             };

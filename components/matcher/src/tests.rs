@@ -450,3 +450,43 @@ fn a_list_is_several_assets_only_when_each_part_names_one() {
     assert_eq!(got.len(), 2, "{got:?}");
     assert!(got.contains(&"TSLA") && got.contains(&"BTC-USD"), "{got:?}");
 }
+
+/// Names after `Also known as:` at the end of a summary (what the host adds
+/// from its descriptions) are aliases of that entry: confident, any case,
+/// joined when several words; without them the name is unknown.
+#[test]
+fn names_a_summary_says_the_entry_is_also_known_as() {
+    let mut entries = catalog();
+    entries.push(Entry {
+        summary: "Hsinchu, Taiwan. Products: chips Also known as: TSMC.".into(),
+        ..entry(
+            "TSM",
+            "Taiwan Semiconductor Manufacturing (ADR)",
+            "US Stocks",
+        )
+    });
+    entries.push(Entry {
+        summary: "Also known as: GEICO, BNSF.".into(),
+        ..entry("LMT", "Lockheed Martin", "US Stocks")
+    });
+    let ix = Index::new(entries);
+    for q in ["tsmc", "TSMC"] {
+        let (t, c) = first(&ix, q);
+        assert_eq!(t, "TSM", "{q}");
+        assert!(c >= 0.85, "{q}: {c}");
+    }
+    // In a sentence, through the hybrid the component runs.
+    let found = find_with_model(&ix, "I own TSMC and some bitcoin", 3, |_| None, no_model);
+    let mut found: Vec<&str> = found
+        .iter()
+        .map(|&(i, _)| ix.entries()[i as usize].ticker.as_str())
+        .collect();
+    found.sort_unstable();
+    assert_eq!(found, ["BTC-USD", "TSM"]);
+    assert_eq!(first(&ix, "geico").0, "LMT");
+    assert_eq!(first(&ix, "bnsf").0, "LMT");
+    // The products before the marker stay products.
+    assert_eq!(first(&ix, "chips").0, "TSM");
+    // Without the marker the word names nothing.
+    assert!(tickers(&index(), "tsmc").is_empty());
+}

@@ -286,6 +286,51 @@ pub fn description(ticker: &str) -> Option<&'static str> {
     .map(String::as_str)
 }
 
+/// What a catalog entry's summary is marked with before the other names its
+/// [`description`] gives it (the matcher indexes them as aliases).
+pub const ALSO_KNOWN_AS: &str = "Also known as:";
+
+/// The other names the [`description`] of `ticker` gives it: each
+/// parenthesised single word of 2 to 8 capitals and digits with at least
+/// two capitals ("TSMC", "MUFG", "GEICO"), in order, each once. Lower-case
+/// words ("GPUs"), phrases and models ("F-35") are descriptions, not names.
+pub fn also_known_as(ticker: &str) -> Vec<&'static str> {
+    let Some(d) = description(ticker) else {
+        return Vec::new();
+    };
+    let mut out: Vec<&'static str> = Vec::new();
+    for part in d.split('(').skip(1) {
+        let Some((inside, _)) = part.split_once(')') else {
+            continue;
+        };
+        let name = (2..=8).contains(&inside.len())
+            && inside
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+            && inside.bytes().filter(u8::is_ascii_uppercase).count() >= 2;
+        if name && !out.contains(&inside) {
+            out.push(inside);
+        }
+    }
+    out
+}
+
+/// The summary the matcher gets for an entry: the catalog's, then
+/// [`ALSO_KNOWN_AS`] and the [`also_known_as`] names when there are any.
+pub fn matcher_summary(ticker: &str, summary: &str) -> String {
+    let names = also_known_as(ticker);
+    if names.is_empty() {
+        return summary.to_string();
+    }
+    format!(
+        "{} {ALSO_KNOWN_AS} {}.",
+        summary.trim_end(),
+        names.join(", ")
+    )
+    .trim_start()
+    .to_string()
+}
+
 /// The whole text of a catalog entry, the first of its [`catalog_views`]:
 /// its name, ticker and [`description`] when it has one; else every field
 /// that says what it is (not its exchange, currency or website).
@@ -556,6 +601,19 @@ mod tests {
 
     #[test]
     fn descriptions_are_read() {
+        assert_eq!(also_known_as("TSM"), ["TSMC"]);
+        assert_eq!(also_known_as("BRK-B"), ["GEICO", "BNSF"]);
+        assert!(also_known_as("LMT").is_empty(), "(F-35)");
+        // Descriptions and lower-case words are not names.
+        assert!(also_known_as("NVDA").is_empty(), "(GPUs)");
+        assert!(also_known_as("005930.KS").is_empty(), "(DRAM, NAND flash)");
+        assert!(also_known_as("NOPE").is_empty());
+        assert_eq!(
+            matcher_summary("TSM", "Hsinchu. Products: chips"),
+            "Hsinchu. Products: chips Also known as: TSMC."
+        );
+        assert_eq!(matcher_summary("TSM", ""), "Also known as: TSMC.");
+        assert_eq!(matcher_summary("NVDA", "as is "), "as is ");
         assert!(description("TSLA").unwrap().contains("Elon Musk"));
         assert!(description("PG").unwrap().starts_with("Procter & Gamble"));
         assert_eq!(description("NOPE"), None);

@@ -34,7 +34,7 @@ fn evaluation_with_the_model() {
     let entries = active_entries();
     let vectors = catalog_vectors(&model, &entries);
     let vindex = VectorIndex::new(&vectors).expect("vectors");
-    let index = Index::new(entries.clone());
+    let index = Index::new(support::matcher_entries(&entries));
     let queries = load_queries(&read("components/matcher/eval/queries.csv")).expect("queries");
     assert!(queries.len() >= 150, "{} queries", queries.len());
 

@@ -62,7 +62,9 @@ impl CatalogCache {
                 sector: a.sector.clone(),
                 industry: a.industry.clone(),
                 website: a.website.clone(),
-                summary: a.summary.clone(),
+                // With the other names the asset's description gives it
+                // ("TSMC"), which the matcher indexes as aliases.
+                summary: forecast_embed::matcher_summary(&a.ticker, &a.summary),
             })
             .collect();
         let mut hash = Sha256::new();

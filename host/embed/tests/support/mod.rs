@@ -87,6 +87,19 @@ pub fn catalog_vectors(model: &Embedder, entries: &[Entry]) -> Vec<Vec<f32>> {
 }
 
 /// The catalog's active entries, as the demo universe loads them.
+/// `entries` as the host hands them to the matcher: each summary with the
+/// other names of its description ([`forecast_embed::matcher_summary`]).
+/// The embedded views keep the catalog's own summary.
+pub fn matcher_entries(entries: &[Entry]) -> Vec<Entry> {
+    entries
+        .iter()
+        .map(|e| Entry {
+            summary: forecast_embed::matcher_summary(&e.ticker, &e.summary),
+            ..e.clone()
+        })
+        .collect()
+}
+
 pub fn active_entries() -> Vec<Entry> {
     drop_inactive(
         load_catalog_csv(&read("data/catalog.csv")).expect("catalog"),
