@@ -304,8 +304,9 @@ impl Cancel {
 
 /// Raises the flag when the request's future is dropped, finished or not
 /// (after a normal end the blocking work has already stopped). While the
-/// histories load (`loading` is the time it started), a drop is the
-/// client going away, and is logged here; later the blocking work logs it.
+/// histories load and the signals are computed beside them (`loading` is
+/// the time that started), a drop is the client going away, and is logged
+/// here; later the blocking work logs it.
 struct CancelOnDrop {
     flag: Arc<AtomicBool>,
     loading: Option<Instant>,
@@ -317,7 +318,7 @@ impl Drop for CancelOnDrop {
         if let Some(started) = self.loading {
             tracing::info!(
                 seconds = started.elapsed().as_secs_f64(),
-                "backtest stopped: the request was dropped (while loading histories)"
+                "backtest stopped: the request was dropped (while loading histories and computing signals)"
             );
         }
     }
@@ -661,7 +662,6 @@ impl BacktestService {
         });
         let loaded =
             load_histories(self.assets.as_ref(), &self.signals, assets, &cancel, feed).await;
-        stop_on_drop.loading = None;
         let loaded_at = Instant::now();
         if loaded.is_err() {
             // Stop the workers before answering: the plugin slots are free
@@ -671,8 +671,12 @@ impl BacktestService {
         let (signals, permits) = signals_task
             .await
             .map_err(|e| Error::Internal(format!("backtest signal task failed: {e}")))?;
+        stop_on_drop.loading = None;
         let signals_at = Instant::now();
         let (universe, histories_cached) = loaded?;
+        // A failed engine is the answer, also when the load stopped early
+        // because the workers had stopped.
+        let (signals, signals_cached) = signals?;
         let latest = universe
             .iter()
             .filter_map(|(_, s)| s.dates.last().copied())
@@ -705,7 +709,6 @@ impl BacktestService {
                 }
                 e
             };
-            let (signals, signals_cached) = signals.map_err(stopped)?;
             let metas: Vec<bt::AssetMeta> = universe
                 .iter()
                 .map(|(a, _)| bt::AssetMeta {
