@@ -472,7 +472,7 @@ fn simulate<S: Strategy>(
 
     // Each asset's carried-forward close (from before the window when it
     // has rows there), a block of rows at a time.
-    let mut block = PriceBlock::new(inputs, tape.spans);
+    let mut block = PriceBlock::new(inputs, dates, tape.spans);
 
     let mut book = Book::new(capital, n_assets);
     let mut hold = Book::new(capital, n_assets);
@@ -501,7 +501,7 @@ fn simulate<S: Strategy>(
         if cancelled() {
             return Err(RunError::Cancelled);
         }
-        let prices = block.row(inputs, dates, i);
+        let prices = block.row(i);
         // Fill yesterday's decisions at today's close.
         if let Some(w) = pending.take() {
             out.total_costs += book.fill(&w, prices, costs, date, Some(&mut out.trades));
@@ -848,7 +848,11 @@ const PRICE_BLOCK_ROWS: usize = 32;
 /// market with. Filled asset by asset, each asset's rows of the block read
 /// together, into one buffer reused by every block (a few hundred KB for
 /// the whole universe) instead of a run-long table of every price row.
-struct PriceBlock {
+struct PriceBlock<'t, 'a> {
+    inputs: &'t [&'t AssetInput<'a>],
+    calendar: &'t [i32],
+    /// Each asset's rows inside the window.
+    spans: &'t [(usize, usize)],
     /// First calendar row of the block.
     first: usize,
     /// Rows of the block.
@@ -858,13 +862,16 @@ struct PriceBlock {
     prices: Vec<f64>,
     /// Each asset's close before the block.
     carry: Vec<f64>,
-    /// Each asset's next row, and the end of its rows in the window.
+    /// Each asset's next row.
     next: Vec<usize>,
-    ends: Vec<usize>,
 }
 
-impl PriceBlock {
-    fn new(inputs: &[&AssetInput<'_>], spans: &[(usize, usize)]) -> PriceBlock {
+impl<'t, 'a> PriceBlock<'t, 'a> {
+    fn new(
+        inputs: &'t [&'t AssetInput<'a>],
+        calendar: &'t [i32],
+        spans: &'t [(usize, usize)],
+    ) -> Self {
         // The calendar starts at the universe's first row in the window, so
         // each asset's rows before that are its rows before the window.
         let carry = inputs
@@ -873,26 +880,28 @@ impl PriceBlock {
             .map(|(a, &(lo, _))| if lo > 0 { a.closes[lo - 1] } else { f64::NAN })
             .collect();
         PriceBlock {
+            inputs,
+            calendar,
+            spans,
             first: 0,
             len: 0,
             prices: vec![f64::NAN; PRICE_BLOCK_ROWS * inputs.len()],
             carry,
             next: spans.iter().map(|&(lo, _)| lo).collect(),
-            ends: spans.iter().map(|&(_, hi)| hi).collect(),
         }
     }
 
     /// The closes at calendar row `i`, one per asset, laying out the next
     /// block when `i` is past this one. Rows are asked for in order.
-    fn row(&mut self, inputs: &[&AssetInput<'_>], calendar: &[i32], i: usize) -> &[f64] {
-        let n = inputs.len();
+    fn row(&mut self, i: usize) -> &[f64] {
+        let n = self.inputs.len();
         if i >= self.first + self.len {
             debug_assert_eq!(i, self.first + self.len, "rows are asked for in order");
             self.first = i;
-            self.len = PRICE_BLOCK_ROWS.min(calendar.len() - i);
-            let days = &calendar[i..i + self.len];
-            for (a, input) in inputs.iter().enumerate() {
-                let (mut at, hi) = (self.next[a], self.ends[a]);
+            self.len = PRICE_BLOCK_ROWS.min(self.calendar.len() - i);
+            let days = &self.calendar[i..i + self.len];
+            for (a, input) in self.inputs.iter().enumerate() {
+                let (mut at, hi) = (self.next[a], self.spans[a].1);
                 let mut close = self.carry[a];
                 for (r, &day) in days.iter().enumerate() {
                     // Every date of the window is a calendar date.

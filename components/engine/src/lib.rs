@@ -601,7 +601,7 @@ pub fn analyse_states(
     closes: &[f64],
     params: &[Params],
 ) -> Vec<Result<StateSummary, EngineError>> {
-    let with_prefix = params.iter().any(|p| p.metric != Metric::Return);
+    let with_prefix = params.iter().any(|p| reads_prefix(p.metric));
     let prepared = match Prepared::new(dates, closes, with_prefix) {
         Ok(p) => p,
         Err(e) => return params.iter().map(|_| Err(e.clone())).collect(),
@@ -674,7 +674,7 @@ fn summarise(
 
 fn walk(dates: &[i32], closes: &[f64], params: &Params, keep: Keep) -> Result<Walk, EngineError> {
     validate_params(params)?;
-    let prepared = Prepared::new(dates, closes, params.metric != Metric::Return)?;
+    let prepared = Prepared::new(dates, closes, reads_prefix(params.metric))?;
     let exits = exits(dates, params.return_period as i32);
     let mut w = walk_prepared(&prepared, params, &exits, keep);
     w.drawdowns = prepared.drawdowns;
@@ -938,6 +938,11 @@ impl Prefix {
             downside,
         }
     }
+}
+
+/// Whether [`outcome`] reads the [`Prefix`] sums for `metric`.
+fn reads_prefix(metric: Metric) -> bool {
+    matches!(metric, Metric::Sharpe | Metric::Sortino)
 }
 
 /// The outcome of a start `s` exiting at `j`, or `None` when undefined.

@@ -22,7 +22,8 @@ const KEEP_RESIDENT_BYTES: usize = 16 << 20;
 /// loaded); the pool has this many slots beyond the concurrent calls.
 pub(crate) const WARM_SLOTS: usize = 4;
 
-/// How often the epoch advances; deadlines are whole ticks.
+/// How often the epoch advances; deadlines are whole ticks
+/// ([`PluginRuntime::set_deadline`]).
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// Per-call store data: the memory cap and the plugin's label for its logs.
@@ -226,11 +227,15 @@ impl PluginRuntime {
     }
 
     /// Gives a store `budget` from now, at most the call timeout (a call
-    /// inside a longer job gets what is left of the job's time).
+    /// inside a longer job gets what is left of the job's time). The call
+    /// never traps before `budget` has passed, so a job's caller can tell
+    /// its own deadline by the clock: the first tick comes anywhere within
+    /// one period, hence one tick more than the budget's (at most one
+    /// period late).
     pub(crate) fn set_deadline(&self, store: &mut wasmtime::Store<CallState>, budget: Duration) {
         let budget = budget.min(self.config.call_timeout);
-        let ticks = budget.as_millis().div_ceil(EPOCH_TICK.as_millis()) as u64;
-        store.set_epoch_deadline(ticks.max(1));
+        let ticks = budget.as_micros().div_ceil(EPOCH_TICK.as_micros()) as u64;
+        store.set_epoch_deadline(ticks + 1);
     }
 
     /// Turns a failed instantiation into a [`PluginError`]: out-of-memory

@@ -388,7 +388,7 @@ impl Drop for UserSlot {
 /// engine instance. Assets the engine refuses (fewer than 300 rows) get
 /// `None`: they can never trade. Returns them by universe index, and how
 /// many came from the cache.
-#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+#[allow(clippy::type_complexity)]
 fn signals_for(
     engine: &Arc<SegmentationPlugin>,
     cache: &SignalCache,
@@ -397,7 +397,6 @@ fn signals_for(
     req: &ValidRequest,
     permits: &[Permit],
     cancel: &Cancel,
-    call_timeout: Duration,
 ) -> Result<(Vec<Option<Arc<bt::Signals>>>, usize), Error> {
     let deadline = cancel.deadline;
     let key = |a: &Asset| SignalKey {
@@ -447,10 +446,6 @@ fn signals_for(
                         return;
                     }
                     let left = deadline.saturating_duration_since(Instant::now());
-                    // A call given what is left of the run times out with the
-                    // run (a deadline is whole epoch ticks, so it may fire a
-                    // little before the run's own instant).
-                    let run_bound = left < call_timeout;
                     let params = AnalysisParams {
                         return_period: req.params.return_period,
                         num_segments: req.params.num_segments,
@@ -487,9 +482,7 @@ fn signals_for(
                         Ok(Err(EngineError::InvalidInput(m))) => {
                             tracing::warn!(ticker = %asset.ticker, "engine refused the history: {m}");
                         }
-                        Err(PluginError::Timeout { .. })
-                            if run_bound || Instant::now() >= deadline =>
-                        {
+                        Err(PluginError::Timeout { .. }) if Instant::now() >= deadline => {
                             *failure.lock().expect("poisoned") = Some(timed_out());
                             return;
                         }
@@ -653,7 +646,6 @@ impl BacktestService {
         // The signal workers start on the first history loaded and take the
         // rest as the store reads them; they give the permits back.
         let (feed, fed) = tokio::sync::mpsc::channel(FEED_AHEAD);
-        let call_timeout = runtime.config().call_timeout;
         let assets_count = assets.len();
         let signals_task = tokio::task::spawn_blocking({
             let (engine, cache, req, cancel) = (
@@ -663,16 +655,8 @@ impl BacktestService {
                 cancel.clone(),
             );
             move || {
-                let signals = signals_for(
-                    &engine,
-                    &cache,
-                    fed,
-                    assets_count,
-                    &req,
-                    &permits,
-                    &cancel,
-                    call_timeout,
-                );
+                let signals =
+                    signals_for(&engine, &cache, fed, assets_count, &req, &permits, &cancel);
                 (signals, permits)
             }
         });
