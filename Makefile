@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web bench-peer lint fmt components toolchain clean-data plugin web web-test web-types chromium model
+.PHONY: all run build test conformance bench bench-web bench-peer lint fmt components toolchain clean-data plugin web web-test web-types chromium model config-docs
 
 all: build
 
@@ -133,6 +133,14 @@ web-types: web/node_modules/.ci-stamp
 	FORECAST_WRITE_OPENAPI=1 $(CARGO) test --release --test it -- --exact web::the_web_apps_openapi_snapshot_is_current
 	node -e 'const fs = require("fs"), f = "web/openapi.json"; fs.writeFileSync(f, JSON.stringify(JSON.parse(fs.readFileSync(f, "utf8")), null, 2) + "\n")'
 	cd web && npm run gen:types
+
+## config-docs: docs/CONFIG.md, every setting and variable, from the
+## declaration in host/src/config.rs (`forecast config --markdown`; a test
+## of forecast-host fails while the committed file differs)
+config-docs: components web
+	$(CARGO) build --release --bin forecast
+	./target/release/forecast config --markdown > docs/CONFIG.md.tmp
+	mv docs/CONFIG.md.tmp docs/CONFIG.md
 
 ## conformance: schemathesis (pinned by version and SHA-256, in
 ## target/conformance-venv) with every check against every non-admin

@@ -300,7 +300,7 @@ pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::J
     ];
     let refresh = config.refresh.map(|r| {
         let provider: Arc<dyn forecast_services::providers::PriceProvider> =
-            Arc::from(r.provider.provider());
+            Arc::from(config.price_provider(r.provider));
         (r.at, provider)
     });
     if let Some((at, provider)) = &refresh {

@@ -1,5 +1,6 @@
 //! The operator command line (`forecast`). Each subcommand is a thin
-//! wrapper over the library.
+//! wrapper over the library. The doc comments of the commands and their
+//! arguments are the `--help` texts: they speak to the operator.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -7,14 +8,19 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 
-use crate::config::{database_url_from_env, Config};
+use crate::config::{database_url_from_env, Config, Settings};
 use forecast_domain::{GradingStatus, Tier, User};
 use forecast_services::auth;
 use forecast_store as store;
 
 /// Forecast Engine: drawdown-segmented forecasts over HTTP.
+///
+/// Serve the API and the web app, load prices, grade assets, manage
+/// accounts, API keys and plugins. Every command works on the database of
+/// DATABASE_URL (default sqlite://data/forecast.db); `forecast config`
+/// lists every setting and its environment variable.
 #[derive(Debug, Parser)]
-#[command(name = "forecast", version, about)]
+#[command(name = "forecast", version)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -22,17 +28,26 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve the API (FORECAST_ADDR, default 127.0.0.1:8080; DATABASE_URL,
-    /// default sqlite://data/forecast.db). An empty database gets the demo
-    /// universe first.
+    /// Serve the API and the web app (an empty database gets the demo
+    /// universe first).
+    ///
+    /// Listens on 127.0.0.1:8080 unless FORECAST_ADDR or --addr says
+    /// otherwise. Every setting below is an environment variable or the
+    /// flag beside it; the flag wins. `forecast config` lists them as a
+    /// table.
     Serve {
-        /// Listen address (overrides FORECAST_ADDR); port 0 picks a free port.
-        #[arg(long)]
-        addr: Option<String>,
         /// On PostgreSQL, create the demo Premium account if the database
         /// has no user yet (SQLite does so without the flag).
         #[arg(long)]
         demo: bool,
+        #[command(flatten)]
+        settings: Box<Settings>,
+    },
+    /// Every setting: its environment variable, default and meaning.
+    Config {
+        /// Print docs/CONFIG.md (Markdown) instead of the table.
+        #[arg(long)]
+        markdown: bool,
     },
     /// The embedded demo universe.
     Demo {
@@ -170,10 +185,42 @@ enum IngestCommand {
 }
 
 impl Cli {
+    /// Parses the command line. The help of `serve` shows a setting's
+    /// current value beside its variable only when the variable is set,
+    /// and never for secrets.
+    pub fn try_parse_args() -> Result<Cli, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut cmd = Cli::command().mut_subcommand("serve", |serve| {
+            serve.mut_args(|a| {
+                let unset = a
+                    .get_env()
+                    .is_some_and(|name| std::env::var_os(name).is_none());
+                if unset {
+                    a.hide_env_values(true)
+                } else {
+                    a
+                }
+            })
+        });
+        let matches = cmd.try_get_matches_from_mut(std::env::args_os())?;
+        Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+    }
+
     /// Runs the chosen subcommand.
     pub async fn run(self) -> anyhow::Result<()> {
         match self.command {
-            Command::Serve { addr, demo } => serve(addr, demo).await,
+            Command::Serve { demo, settings } => serve(*settings, demo).await,
+            Command::Config { markdown } => {
+                use std::io::Write;
+                let text = if markdown {
+                    crate::config::docs::markdown()
+                } else {
+                    crate::config::docs::table()
+                };
+                // A closed pipe (`forecast config | head`) is not an error.
+                let _ = std::io::stdout().lock().write_all(text.as_bytes());
+                Ok(())
+            }
             Command::Demo {
                 command: DemoCommand::Load { small },
             } => demo_load(small).await,
@@ -206,12 +253,9 @@ fn password_from(stdin: bool) -> anyhow::Result<(String, bool)> {
     Ok((line.trim_end_matches(['\r', '\n']).to_string(), false))
 }
 
-async fn serve(addr: Option<String>, demo: bool) -> anyhow::Result<()> {
-    let mut config = Config::from_env()?;
+async fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
+    let mut config = settings.resolve()?;
     config.demo_account = demo;
-    if let Some(addr) = addr {
-        config.addr = addr;
-    }
     // One serving process per SQLite file (its quota counters live here).
     let _serving = store::ServeLock::acquire(&config.database_url)?;
     // Sockets must never take the descriptors the database needs: raise

@@ -1,10 +1,35 @@
-//! Configuration from the environment (and CLI flags that override it).
+//! The one configuration of `forecast`. Every setting is declared once, in
+//! [`Settings`] (clap derive): its environment variable, its flag of
+//! `forecast serve` (the flag wins over the variable), its default, its
+//! rule (a value parser) and its help. Everything that reads a setting goes
+//! through that declaration:
+//!
+//! - `forecast serve` flattens [`Settings`] into its arguments (so
+//!   `forecast serve --help` lists them) and resolves it into a [`Config`];
+//! - the other commands that need the server's settings call
+//!   [`Config::from_env`], the same parser over the environment alone;
+//! - the test harness calls [`Config::from_pairs`]: the same parser over
+//!   `FORECAST_*` pairs instead of the process environment, so tests running
+//!   in parallel threads share nothing and an unknown name fails;
+//! - `forecast config` and docs/CONFIG.md are rendered from it ([`docs`]).
+//!
+//! Rules that involve two settings (the request deadline against the
+//! backtest limits, an LLM model with an LLM URL) are checked by
+//! [`Settings::resolve`]. Every error names the variable.
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::{ArgAction, Args, FromArgMatches};
+
+use forecast_ingest::providers::{self, stooq, yahoo, ProviderKind};
 use forecast_plugins::RuntimeConfig;
 use forecast_services::auth::QuotaConfig;
+
+pub mod docs;
+#[cfg(test)]
+mod tests;
 
 /// Default listen address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -12,6 +37,323 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/forecast.db";
 /// How long fetched asset metadata is served without refetching.
 pub const METADATA_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Default of `FORECAST_BACKTESTS_PER_USER`.
+pub const DEFAULT_BACKTESTS_PER_USER: usize = 1;
+/// Default of `FORECAST_BACKTEST_QUEUE_MS`.
+pub const DEFAULT_BACKTEST_QUEUE_WAIT: Duration = Duration::from_secs(10);
+/// Default time limit of one backtest (`FORECAST_BACKTEST_TIMEOUT_MS`).
+pub const DEFAULT_BACKTEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// An optional setting whose empty value means unset, as if the variable
+/// were not there. It is an `Option` under another name so that clap hands
+/// the empty value to the setting's parser (default `""`) instead of
+/// treating the argument as optional.
+pub type Unset<T> = Option<T>;
+
+/// Every setting of `forecast serve`, each an environment variable and a
+/// flag. The help texts are what `forecast serve --help`, `forecast
+/// config` and docs/CONFIG.md show.
+#[derive(Debug, Clone, Args)]
+pub struct Settings {
+    #[command(flatten)]
+    pub serving: Serving,
+    #[command(flatten)]
+    pub http: HttpLimits,
+    #[command(flatten)]
+    pub accounts: Accounts,
+    #[command(flatten)]
+    pub plugins: PluginSettings,
+    #[command(flatten)]
+    pub backtests: Backtests,
+    #[command(flatten)]
+    pub grading: Grading,
+    #[command(flatten)]
+    pub prices: Prices,
+    #[command(flatten)]
+    pub matcher: Matcher,
+}
+
+/// Where the server listens and what it trusts.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Serving")]
+pub struct Serving {
+    /// Where to listen, host:port; port 0 picks a free port.
+    #[arg(long, env = "FORECAST_ADDR", value_name = "HOST:PORT", default_value = DEFAULT_ADDR)]
+    pub addr: String,
+    /// The database: `sqlite://<file>` (created if missing) or `postgres://…`; every command uses it.
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = DEFAULT_DATABASE_URL)]
+    pub database_url: String,
+    /// The web app's origin, e.g. `https://forecast.example.com`: signed-in browsers' state-changing requests must carry it in `Origin`. Unset: the server's own `http://<bound address>`.
+    #[arg(long, env = "FORECAST_ORIGIN", value_name = "URL", default_value = "", hide_default_value = true, value_parser = origin)]
+    pub origin: Unset<String>,
+    /// Whether the session cookie is Secure (on/off). Unset: on, except for a plain-HTTP localhost origin.
+    #[arg(long, env = "FORECAST_COOKIE_SECURE", value_name = "ON|OFF", default_value = "", hide_default_value = true, action = ArgAction::Set, value_parser = maybe_on_off)]
+    pub cookie_secure: Unset<bool>,
+    /// The bearer token of the admin API (`/api/admin/*`) and of `/metrics`, at least 16 characters. Unset: the admin API is disabled.
+    #[arg(long, env = "FORECAST_ADMIN_TOKEN", value_name = "TOKEN", default_value = "", hide_default_value = true, hide_env_values = true, value_parser = admin_token)]
+    pub admin_token: Unset<String>,
+    /// Serve `/metrics` without a token on a listener of its own at this address (bind it to a private interface); the main address then no longer serves it. Unset: `/metrics` is on the main address behind the admin token.
+    #[arg(long, env = "FORECAST_METRICS_ADDR", value_name = "HOST:PORT", default_value = "", hide_default_value = true, value_parser = trimmed)]
+    pub metrics_addr: Unset<String>,
+}
+
+/// The HTTP server's deadlines and limits.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "HTTP limits")]
+pub struct HttpLimits {
+    /// A new connection's first request head, and any head from its first byte, must be complete within this many milliseconds.
+    #[arg(long, env = "FORECAST_HEADER_TIMEOUT_MS", value_name = "MS", default_value = "10000", value_parser = millis::<1>)]
+    pub header_timeout_ms: Duration,
+    /// A kept-alive connection with no new request for this many milliseconds is closed; so is one whose response has not progressed for as long.
+    #[arg(long, env = "FORECAST_IDLE_TIMEOUT_MS", value_name = "MS", default_value = "60000", value_parser = millis::<1>)]
+    pub idle_timeout_ms: Duration,
+    /// A request's whole body must arrive within this many milliseconds of its head (408 otherwise).
+    #[arg(long, env = "FORECAST_BODY_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis::<1>)]
+    pub body_timeout_ms: Duration,
+    /// A request still unanswered after this many milliseconds gets 504. It must exceed FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS. Unset: the larger of 60000 and that sum plus 5000.
+    #[arg(long, env = "FORECAST_REQUEST_TIMEOUT_MS", value_name = "MS", value_parser = millis::<1>)]
+    pub request_timeout_ms: Option<Duration>,
+    /// Open connections at most (lowered below the open-file limit if needed).
+    #[arg(long, env = "FORECAST_MAX_CONNECTIONS", value_name = "N", default_value = "4096", value_parser = at_least::<1>)]
+    pub max_connections: u64,
+    /// After SIGTERM or SIGINT, how many milliseconds requests in flight may take to finish before the rest are closed.
+    #[arg(long, env = "FORECAST_SHUTDOWN_GRACE_MS", value_name = "MS", default_value = "10000", value_parser = millis::<0>)]
+    pub shutdown_grace_ms: Duration,
+    /// Requests per client address per minute that no account's quota meters (anonymous requests, wrong keys, health checks, sign-in); more get 429.
+    #[arg(long, env = "FORECAST_CLIENT_PER_MINUTE", value_name = "N", default_value = "600", value_parser = count::<1>)]
+    pub client_per_minute: u32,
+}
+
+/// Accounts: default quotas and sign-in.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Accounts")]
+pub struct Accounts {
+    /// Default quota of an account, in cost units per UTC minute (`forecast user set-limits` overrides it per account).
+    #[arg(long, env = "FORECAST_QUOTA_PER_MINUTE", value_name = "UNITS", default_value = "60", value_parser = count::<1>)]
+    pub quota_per_minute: u32,
+    /// Default quota of an account, in cost units per UTC day.
+    #[arg(long, env = "FORECAST_QUOTA_PER_DAY", value_name = "UNITS", default_value = "1000", value_parser = count::<1>)]
+    pub quota_per_day: u32,
+    /// Password checks run at once; more concurrent sign-ins get 503 at once. Unset: the number of CPU cores.
+    #[arg(long, env = "FORECAST_LOGIN_CONCURRENCY", value_name = "N", value_parser = at_least::<1>)]
+    pub login_concurrency: Option<u64>,
+}
+
+/// The plugins (WebAssembly components).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Plugins")]
+pub struct PluginSettings {
+    /// Time limit of one plugin call, in milliseconds.
+    #[arg(long, env = "FORECAST_PLUGIN_TIMEOUT_MS", value_name = "MS", default_value = "10000", value_parser = millis::<1>)]
+    pub plugin_timeout_ms: Duration,
+    /// Memory of one plugin instance, in MiB (at least 16).
+    #[arg(long, env = "FORECAST_PLUGIN_MEMORY_MB", value_name = "MIB", default_value = "256", value_parser = at_least::<16>)]
+    pub plugin_memory_mb: u64,
+    /// Plugin calls running at once.
+    #[arg(long, env = "FORECAST_PLUGIN_CONCURRENCY", value_name = "N", default_value = "16", value_parser = at_least::<1>)]
+    pub plugin_concurrency: u64,
+    /// Serve this component (`.wasm`) as the segmentation engine instead of the built-in one. Unset: the built-in engine.
+    #[arg(long, env = "FORECAST_SEGMENTATION_WASM", value_name = "PATH", default_value = "", hide_default_value = true, value_parser = path)]
+    pub segmentation_wasm: Unset<PathBuf>,
+    /// A folder whose `*.wasm` strategy components are loaded at start beside the built-in ones. Unset: none.
+    #[arg(long, env = "FORECAST_PLUGIN_DIR", value_name = "PATH", default_value = "", hide_default_value = true, value_parser = path)]
+    pub plugin_dir: Unset<PathBuf>,
+    /// How often, in milliseconds, a server checks the plugin registry for activations, rollbacks and shadow runs (at least 50); every server sharing the database follows a change within this plus the load time.
+    #[arg(long, env = "FORECAST_PLUGIN_POLL_MS", value_name = "MS", default_value = "1000", value_parser = millis::<50>)]
+    pub plugin_poll_ms: Duration,
+    /// Profiling: write `/tmp/perf-<pid>.map` so that `perf report` names the plugins' functions (on/off).
+    #[arg(long, env = "FORECAST_WASM_PERFMAP", value_name = "ON|OFF", default_value = "off", action = ArgAction::Set, value_parser = on_off)]
+    pub wasm_perfmap: bool,
+}
+
+/// Backtests.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Backtests")]
+pub struct Backtests {
+    /// Time limit of one backtest (loading, signals and the run), in milliseconds, counted from when its plugin slots are held; past it: 504.
+    #[arg(long, env = "FORECAST_BACKTEST_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis::<1>)]
+    pub backtest_timeout_ms: Duration,
+    /// How long, in milliseconds, a backtest waits for its plugin slots (0: only if free now); past it: 503 with Retry-After.
+    #[arg(long, env = "FORECAST_BACKTEST_QUEUE_MS", value_name = "MS", default_value = "10000", value_parser = millis::<0>)]
+    pub backtest_queue_ms: Duration,
+    /// Backtests one account may run at once on this server, API and web app together; more get 429 with Retry-After.
+    #[arg(long, env = "FORECAST_BACKTESTS_PER_USER", value_name = "N", default_value = "1", value_parser = at_least::<1>)]
+    pub backtests_per_user: u64,
+    /// Memory, in MiB, for what backtests keep resident: the price histories they read and the engine's signals (0 disables the cache).
+    #[arg(long, env = "FORECAST_SIGNAL_CACHE_MB", value_name = "MIB", default_value = "1024", value_parser = at_least::<0>)]
+    pub signal_cache_mb: u64,
+}
+
+/// The daily grading.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Grading")]
+pub struct Grading {
+    /// Whether the server grades every asset at start when the graded snapshot is missing or stale, and then daily (on/off).
+    #[arg(long, env = "FORECAST_GRADING", value_name = "ON|OFF", default_value = "on", action = ArgAction::Set, value_parser = on_off)]
+    pub grading: bool,
+    /// When the daily grading runs, HH:MM UTC.
+    #[arg(long, env = "FORECAST_GRADE_AT", value_name = "HH:MM", default_value = "02:00", value_parser = hh_mm)]
+    pub grade_at: chrono::NaiveTime,
+    /// After how many seconds without a report a grading worker's claimed assets are graded by another.
+    #[arg(long, env = "FORECAST_GRADING_LEASE_SECONDS", value_name = "SECONDS", default_value = "120", value_parser = at_least::<1>)]
+    pub grading_lease_seconds: u64,
+}
+
+/// Live prices: the scheduled refresh and the providers.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Prices")]
+pub struct Prices {
+    /// When the active assets' prices are fetched every day from FORECAST_REFRESH_PROVIDER, HH:MM or HH:MM:SS UTC, split across the servers sharing the database; the daily grading waits for a refresh still running. Unset: no scheduled refresh.
+    #[arg(long, env = "FORECAST_REFRESH_AT", value_name = "HH:MM", default_value = "", hide_default_value = true, value_parser = refresh_at)]
+    pub refresh_at: Unset<chrono::NaiveTime>,
+    /// Where the scheduled refresh fetches prices: `yahoo` or `stooq`.
+    #[arg(long, env = "FORECAST_REFRESH_PROVIDER", value_name = "PROVIDER", default_value = "yahoo", value_parser = provider)]
+    pub refresh_provider: ProviderKind,
+    /// Base URL of Yahoo Finance's chart API (tests point it at a local fake).
+    #[arg(long, env = "FORECAST_YAHOO_URL", value_name = "URL", default_value = yahoo::DEFAULT_BASE_URL, value_parser = blank_means(yahoo::DEFAULT_BASE_URL))]
+    pub yahoo_url: String,
+    /// Base URL of Stooq's daily CSV download (tests point it at a local fake).
+    #[arg(long, env = "FORECAST_STOOQ_URL", value_name = "URL", default_value = stooq::DEFAULT_BASE_URL, value_parser = blank_means(stooq::DEFAULT_BASE_URL))]
+    pub stooq_url: String,
+}
+
+/// The asset matcher.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Matcher")]
+pub struct Matcher {
+    /// The matcher's sentence-embedding model: a folder (a missing or broken model stops the server with the reason), or `off` for lexical matching only. Unset: `data/models/all-minilm-l6-v2` under the working directory if it is there (`make model` puts it there), else lexical matching only.
+    #[arg(long, env = "FORECAST_MODEL_DIR", value_name = "PATH|off", default_value = "", hide_default_value = true, value_parser = model_setting)]
+    pub model_dir: ModelSetting,
+    /// Matcher requests per account per minute.
+    #[arg(long, env = "FORECAST_MATCH_PER_MINUTE", value_name = "N", default_value = "30", value_parser = count::<1>)]
+    pub match_per_minute: u32,
+    /// Base URL of an OpenAI-compatible API the matcher may consult (`/chat/completions` is appended), e.g. `https://api.openai.com/v1`. Unset: no language model.
+    #[arg(long, env = "FORECAST_LLM_URL", value_name = "URL", default_value = "", hide_default_value = true, value_parser = trimmed)]
+    pub llm_url: Unset<String>,
+    /// The language model's name; required with FORECAST_LLM_URL.
+    #[arg(long, env = "FORECAST_LLM_MODEL", value_name = "NAME")]
+    pub llm_model: Option<String>,
+    /// The bearer key of FORECAST_LLM_URL, if it needs one.
+    #[arg(long, env = "FORECAST_LLM_API_KEY", value_name = "KEY", default_value = "", hide_default_value = true, hide_env_values = true, value_parser = non_empty)]
+    pub llm_api_key: Unset<String>,
+    /// Time limit of one language-model completion, in milliseconds.
+    #[arg(long, env = "FORECAST_LLM_TIMEOUT_MS", value_name = "MS", default_value = "2000", value_parser = millis::<1>)]
+    pub llm_timeout_ms: Duration,
+}
+
+// The value parsers: one rule per kind of value. An error says what is
+// expected; [`ConfigError::from_clap`] adds the variable and the value.
+
+/// An integer of at least `MIN` (surrounding blanks ignored).
+fn at_least<const MIN: u64>(raw: &str) -> Result<u64, String> {
+    match raw.trim().parse::<u64>() {
+        Ok(v) if v >= MIN => Ok(v),
+        _ => Err(format!("expected an integer >= {MIN}")),
+    }
+}
+
+/// A count of at least `MIN` that fits 32 bits.
+fn count<const MIN: u64>(raw: &str) -> Result<u32, String> {
+    match raw.trim().parse::<u32>() {
+        Ok(v) if u64::from(v) >= MIN => Ok(v),
+        _ => Err(format!("expected an integer from {MIN} to {}", u32::MAX)),
+    }
+}
+
+/// Milliseconds, at least `MIN`.
+fn millis<const MIN: u64>(raw: &str) -> Result<Duration, String> {
+    at_least::<MIN>(raw).map(Duration::from_millis)
+}
+
+/// A switch: on, true, yes or 1; off, false, no or 0 (any case, blanks
+/// ignored).
+fn on_off(raw: &str) -> Result<bool, String> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err("expected on or off (or true/false, yes/no, 1/0)".into()),
+    }
+}
+
+fn maybe_on_off(raw: &str) -> Result<Option<bool>, String> {
+    if raw.trim().is_empty() {
+        return Ok(None);
+    }
+    on_off(raw).map(Some)
+}
+
+/// A time of day, `HH:MM`.
+fn hh_mm(raw: &str) -> Result<chrono::NaiveTime, String> {
+    chrono::NaiveTime::parse_from_str(raw.trim(), "%H:%M")
+        .map_err(|_| "expected HH:MM (UTC)".to_string())
+}
+
+/// A time of day, `HH:MM` or `HH:MM:SS`; empty: unset.
+fn refresh_at(raw: &str) -> Result<Option<chrono::NaiveTime>, String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    chrono::NaiveTime::parse_from_str(raw, "%H:%M")
+        .or_else(|_| chrono::NaiveTime::parse_from_str(raw, "%H:%M:%S"))
+        .map(Some)
+        .map_err(|_| "expected HH:MM or HH:MM:SS (UTC)".to_string())
+}
+
+fn provider(raw: &str) -> Result<ProviderKind, String> {
+    raw.trim().parse()
+}
+
+/// Text with surrounding blanks removed; empty: unset.
+fn trimmed(raw: &str) -> Result<Option<String>, String> {
+    Ok(Some(raw.trim().to_string()).filter(|v| !v.is_empty()))
+}
+
+/// Text as given; empty: unset.
+fn non_empty(raw: &str) -> Result<Option<String>, String> {
+    Ok(Some(raw.to_string()).filter(|v| !v.is_empty()))
+}
+
+/// An origin, without trailing slashes; empty: unset.
+fn origin(raw: &str) -> Result<Option<String>, String> {
+    non_empty(raw).map(|o| o.map(|o| o.trim_end_matches('/').to_string()))
+}
+
+/// A path; empty: unset.
+fn path(raw: &str) -> Result<Option<PathBuf>, String> {
+    Ok(Some(raw).filter(|p| !p.is_empty()).map(PathBuf::from))
+}
+
+/// The admin token: at least 16 characters, blanks around it ignored;
+/// empty: unset.
+fn admin_token(raw: &str) -> Result<Option<String>, String> {
+    match raw.trim() {
+        "" => Ok(None),
+        t if t.len() >= 16 => Ok(Some(t.to_string())),
+        _ => Err("must be at least 16 characters".into()),
+    }
+}
+
+/// A URL; blank: `default`.
+fn blank_means(
+    default: &'static str,
+) -> impl Fn(&str) -> Result<String, String> + Clone + Send + Sync + 'static {
+    move |raw: &str| {
+        Ok(if raw.trim().is_empty() {
+            default.to_string()
+        } else {
+            raw.to_string()
+        })
+    }
+}
+
+fn model_setting(raw: &str) -> Result<ModelSetting, String> {
+    Ok(match raw {
+        "" => ModelSetting::Default(PathBuf::from(forecast_embed::DEFAULT_DIR)),
+        "off" => ModelSetting::Off,
+        dir => ModelSetting::Required(PathBuf::from(dir)),
+    })
+}
 
 /// The scheduled price refresh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,368 +361,368 @@ pub struct RefreshConfig {
     /// When, UTC.
     pub at: chrono::NaiveTime,
     /// From where.
-    pub provider: forecast_services::providers::ProviderKind,
+    pub provider: ProviderKind,
 }
 
-/// Everything `forecast serve` needs.
+/// Everything `forecast serve` needs: [`Settings`] resolved (durations,
+/// byte sizes and the settings grouped as the layers take them). Each field
+/// names its variables; their rules and defaults are in [`Settings`].
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// `FORECAST_ADDR`: where to listen (port 0 picks a free port).
+    /// `FORECAST_ADDR`.
     pub addr: String,
-    /// `DATABASE_URL`: the store.
+    /// `DATABASE_URL`.
     pub database_url: String,
     /// `FORECAST_PLUGIN_TIMEOUT_MS`, `FORECAST_PLUGIN_MEMORY_MB`,
-    /// `FORECAST_PLUGIN_CONCURRENCY`: limits of every plugin call.
+    /// `FORECAST_PLUGIN_CONCURRENCY`.
     pub runtime: RuntimeConfig,
-    /// `FORECAST_SEGMENTATION_WASM`: serve this component as the
-    /// segmentation engine instead of the built-in one.
+    /// `FORECAST_SEGMENTATION_WASM`.
     pub segmentation_wasm: Option<PathBuf>,
-    /// How long asset metadata is fresh.
+    /// How long asset metadata is fresh (not a setting: [`METADATA_TTL`]).
     pub metadata_ttl: Duration,
-    /// `FORECAST_ORIGIN`: the web app's origin. Cookie-authenticated
-    /// state-changing requests must carry it in `Origin`. Unset: the
-    /// server's own `http://{bound address}`.
+    /// `FORECAST_ORIGIN`, without trailing slashes.
     pub origin: Option<String>,
-    /// `FORECAST_COOKIE_SECURE` (true/false): the session cookie's `Secure`
-    /// flag. Unset: on, except for a plain-HTTP localhost origin.
+    /// `FORECAST_COOKIE_SECURE`.
     pub cookie_secure: Option<bool>,
-    /// `FORECAST_QUOTA_PER_MINUTE`, `FORECAST_QUOTA_PER_DAY`: default quotas.
+    /// `FORECAST_QUOTA_PER_MINUTE`, `FORECAST_QUOTA_PER_DAY`.
     pub quota: QuotaConfig,
-    /// `FORECAST_GRADING` (on/off): whether `serve` grades at start when the
-    /// snapshot is missing or stale, and daily.
+    /// `FORECAST_GRADING`.
     pub grading: bool,
-    /// `FORECAST_GRADE_AT` (`HH:MM`, UTC): when the daily grading runs.
+    /// `FORECAST_GRADE_AT`.
     pub grade_at: chrono::NaiveTime,
-    /// `FORECAST_REFRESH_AT` (`HH:MM`, UTC; unset: off): when the active
-    /// universe's prices are fetched from `FORECAST_REFRESH_PROVIDER`
-    /// (`yahoo` or `stooq`, default `yahoo`), split across replicas; the
-    /// daily grade waits for a refresh still running.
+    /// `FORECAST_GRADING_LEASE_SECONDS`.
+    pub grading_lease: Duration,
+    /// `FORECAST_REFRESH_AT` with `FORECAST_REFRESH_PROVIDER` (`None`: no
+    /// scheduled refresh).
     pub refresh: Option<RefreshConfig>,
-    /// `FORECAST_BACKTEST_TIMEOUT_MS`: the time limit of one backtest
-    /// (loading, signals and the run; default 30 s). Past it: 504.
+    /// `FORECAST_YAHOO_URL`.
+    pub yahoo_url: String,
+    /// `FORECAST_STOOQ_URL`.
+    pub stooq_url: String,
+    /// `FORECAST_BACKTEST_TIMEOUT_MS`.
     pub backtest_timeout: Duration,
-    /// `FORECAST_SIGNAL_CACHE_MB`: memory for what backtests keep resident:
-    /// the histories they read and the engine's walk-forward signals
-    /// (default 1024 MiB, one whole-universe parameter set with its
-    /// histories; 0 disables the cache).
+    /// `FORECAST_SIGNAL_CACHE_MB`, in bytes.
     pub signal_cache_bytes: usize,
-    /// `FORECAST_PLUGIN_DIR`: a folder whose `*.wasm` strategy components
-    /// are loaded at start beside the built-in ones.
+    /// `FORECAST_PLUGIN_DIR`.
     pub plugin_dir: Option<PathBuf>,
-    /// `FORECAST_PLUGIN_POLL_MS`: how often a server checks the registry for
-    /// activations, rollbacks and shadow runs (default 1 s; every replica
-    /// follows a change within this plus the load time).
+    /// `FORECAST_PLUGIN_POLL_MS`.
     pub plugin_poll: Duration,
-    /// `FORECAST_ADMIN_TOKEN`: the token of `/api/admin/*` (unset: the
-    /// admin API is disabled).
+    /// `FORECAST_WASM_PERFMAP`.
+    pub wasm_perfmap: bool,
+    /// `FORECAST_ADMIN_TOKEN` (`None`: the admin API is disabled).
     pub admin_token: Option<String>,
     /// `FORECAST_LLM_URL`, `FORECAST_LLM_MODEL`, `FORECAST_LLM_API_KEY`,
-    /// `FORECAST_LLM_TIMEOUT_MS` (default 2 s): an OpenAI-compatible model
-    /// the matcher may consult (unset: lexical matching only).
+    /// `FORECAST_LLM_TIMEOUT_MS` (`None`: lexical matching only).
     pub llm: Option<forecast_plugins::llm::LlmConfig>,
-    /// `FORECAST_MODEL_DIR`: the matcher's sentence-embedding model (see
-    /// [`ModelSetting`]).
+    /// `FORECAST_MODEL_DIR`.
     pub model: ModelSetting,
-    /// `FORECAST_MATCH_PER_MINUTE`: matcher requests per user per minute
-    /// (default 30).
+    /// `FORECAST_MATCH_PER_MINUTE`.
     pub match_per_minute: u32,
     /// `serve --demo` (no variable): create the demo Premium account on a
     /// PostgreSQL database that has no user yet. SQLite, the local
     /// default, gets it without asking; a shared database never does
     /// unless an operator says so.
     pub demo_account: bool,
-    /// `FORECAST_CLIENT_PER_MINUTE`: requests per client address per
-    /// minute that no user's quota meters (anonymous, wrong keys, health,
-    /// the session routes; default 600).
+    /// `FORECAST_CLIENT_PER_MINUTE`.
     pub client_per_minute: u32,
-    /// `FORECAST_LOGIN_CONCURRENCY`: password hashes run at once (default:
-    /// the number of cores); more concurrent sign-ins get 503 at once.
+    /// `FORECAST_LOGIN_CONCURRENCY` (unset: the number of cores).
     pub login_concurrency: usize,
-    // Bounded backtests (issue 14).
-    /// `FORECAST_BACKTESTS_PER_USER`: backtests one account may run at once
-    /// on this server, `/api/backtest` and `/web/api/backtest` together
-    /// (default 1, at least 1); more get 429 with `Retry-After`, before
-    /// anything is loaded or charged.
+    /// `FORECAST_BACKTESTS_PER_USER`.
     pub backtests_per_user: usize,
-    /// `FORECAST_BACKTEST_QUEUE_MS`: how long a backtest waits for its
-    /// plugin slots (default 10 s; 0: only if free now); past it 503 with
-    /// `Retry-After`. `FORECAST_BACKTEST_TIMEOUT_MS` counts from when the
-    /// slots are held.
+    /// `FORECAST_BACKTEST_QUEUE_MS`.
     pub backtest_queue_wait: Duration,
-    /// The deadlines and the connection cap of the HTTP server
-    /// (`FORECAST_HEADER_TIMEOUT_MS`, `FORECAST_IDLE_TIMEOUT_MS`,
+    /// `FORECAST_HEADER_TIMEOUT_MS`, `FORECAST_IDLE_TIMEOUT_MS`,
     /// `FORECAST_BODY_TIMEOUT_MS`, `FORECAST_REQUEST_TIMEOUT_MS`,
-    /// `FORECAST_MAX_CONNECTIONS`, `FORECAST_SHUTDOWN_GRACE_MS`).
+    /// `FORECAST_MAX_CONNECTIONS`, `FORECAST_SHUTDOWN_GRACE_MS`.
     pub limits: crate::server::Limits,
-    /// `FORECAST_METRICS_ADDR`: serve `/metrics` on a listener of its own
-    /// at this address, without a token (bind it to a private interface);
-    /// the main address then no longer serves it. Unset: `/metrics` is on
-    /// the main address behind the admin token.
+    /// `FORECAST_METRICS_ADDR`.
     pub metrics_addr: Option<String>,
 }
 
-/// Default of `FORECAST_BACKTESTS_PER_USER`.
-pub const DEFAULT_BACKTESTS_PER_USER: usize = 1;
-/// Default of `FORECAST_BACKTEST_QUEUE_MS`.
-pub const DEFAULT_BACKTEST_QUEUE_WAIT: Duration = Duration::from_secs(10);
-
-/// Default time limit of one backtest.
-pub const DEFAULT_BACKTEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A variable is set but unusable.
-#[derive(Debug, thiserror::Error)]
-#[error("environment variable {name}: {message}")]
+/// A setting is unusable; the message names its variable and flag.
+#[derive(Debug)]
 pub struct ConfigError {
-    name: &'static str,
+    name: String,
+    /// The setting's flag, when `name` is a setting.
+    flag: Option<String>,
     message: String,
 }
 
-fn number(name: &'static str, default: u64, min: u64) -> Result<u64, ConfigError> {
-    match std::env::var(name) {
-        Err(_) => Ok(default),
-        Ok(raw) => match raw.trim().parse::<u64>() {
-            Ok(v) if v >= min => Ok(v),
-            _ => Err(ConfigError {
-                name,
-                message: format!("expected an integer >= {min}, got '{raw}'"),
-            }),
-        },
-    }
-}
-
-impl Config {
-    /// Reads the environment; unset variables take their defaults.
-    pub fn from_env() -> Result<Self, ConfigError> {
-        let defaults = RuntimeConfig::default();
-        let backtest_timeout = Duration::from_millis(number(
-            "FORECAST_BACKTEST_TIMEOUT_MS",
-            DEFAULT_BACKTEST_TIMEOUT.as_millis() as u64,
-            1,
-        )?);
-        let backtest_queue_wait = Duration::from_millis(number(
-            "FORECAST_BACKTEST_QUEUE_MS",
-            DEFAULT_BACKTEST_QUEUE_WAIT.as_millis() as u64,
-            0,
-        )?);
-        let limits = limits_from_env(backtest_timeout + backtest_queue_wait)?;
-        Ok(Config {
-            addr: std::env::var("FORECAST_ADDR").unwrap_or_else(|_| DEFAULT_ADDR.into()),
-            database_url: database_url_from_env(),
-            runtime: RuntimeConfig {
-                call_timeout: Duration::from_millis(number(
-                    "FORECAST_PLUGIN_TIMEOUT_MS",
-                    defaults.call_timeout.as_millis() as u64,
-                    1,
-                )?),
-                memory_limit: (number(
-                    "FORECAST_PLUGIN_MEMORY_MB",
-                    (defaults.memory_limit >> 20) as u64,
-                    16,
-                )? as usize)
-                    << 20,
-                max_concurrency: number(
-                    "FORECAST_PLUGIN_CONCURRENCY",
-                    defaults.max_concurrency as u64,
-                    1,
-                )? as usize,
-            },
-            segmentation_wasm: std::env::var_os("FORECAST_SEGMENTATION_WASM").map(PathBuf::from),
-            metadata_ttl: METADATA_TTL,
-            origin: std::env::var("FORECAST_ORIGIN")
-                .ok()
-                .map(|o| o.trim_end_matches('/').to_string()),
-            cookie_secure: match std::env::var("FORECAST_COOKIE_SECURE") {
-                Err(_) => None,
-                Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
-                    "1" | "true" | "yes" | "on" => Some(true),
-                    "0" | "false" | "no" | "off" => Some(false),
-                    _ => {
-                        return Err(ConfigError {
-                            name: "FORECAST_COOKIE_SECURE",
-                            message: format!("expected true or false, got '{v}'"),
-                        })
-                    }
-                },
-            },
-            grading: match std::env::var("FORECAST_GRADING").as_deref() {
-                Err(_) | Ok("on") | Ok("1") | Ok("true") => true,
-                Ok("off") | Ok("0") | Ok("false") => false,
-                Ok(other) => {
-                    return Err(ConfigError {
-                        name: "FORECAST_GRADING",
-                        message: format!("expected on or off, got '{other}'"),
-                    })
-                }
-            },
-            grade_at: match std::env::var("FORECAST_GRADE_AT") {
-                Err(_) => chrono::NaiveTime::from_hms_opt(2, 0, 0).expect("valid time"),
-                Ok(raw) => {
-                    chrono::NaiveTime::parse_from_str(raw.trim(), "%H:%M").map_err(|_| {
-                        ConfigError {
-                            name: "FORECAST_GRADE_AT",
-                            message: format!("expected HH:MM (UTC), got '{raw}'"),
-                        }
-                    })?
-                }
-            },
-            refresh: match std::env::var("FORECAST_REFRESH_AT") {
-                Err(_) => None,
-                Ok(raw) if raw.trim().is_empty() => None,
-                Ok(raw) => Some(RefreshConfig {
-                    at: chrono::NaiveTime::parse_from_str(raw.trim(), "%H:%M")
-                        .or_else(|_| chrono::NaiveTime::parse_from_str(raw.trim(), "%H:%M:%S"))
-                        .map_err(|_| ConfigError {
-                            name: "FORECAST_REFRESH_AT",
-                            message: format!("expected HH:MM or HH:MM:SS (UTC), got '{raw}'"),
-                        })?,
-                    provider: match std::env::var("FORECAST_REFRESH_PROVIDER") {
-                        Err(_) => forecast_services::providers::ProviderKind::Yahoo,
-                        Ok(p) => p.trim().parse().map_err(|message| ConfigError {
-                            name: "FORECAST_REFRESH_PROVIDER",
-                            message,
-                        })?,
-                    },
-                }),
-            },
-            backtest_timeout,
-            limits,
-            metrics_addr: std::env::var("FORECAST_METRICS_ADDR")
-                .ok()
-                .map(|a| a.trim().to_string())
-                .filter(|a| !a.is_empty()),
-            signal_cache_bytes: (number("FORECAST_SIGNAL_CACHE_MB", 1024, 0)? as usize) << 20,
-            plugin_dir: std::env::var_os("FORECAST_PLUGIN_DIR")
-                .filter(|d| !d.is_empty())
-                .map(PathBuf::from),
-            plugin_poll: Duration::from_millis(number("FORECAST_PLUGIN_POLL_MS", 1_000, 50)?),
-            admin_token: match std::env::var("FORECAST_ADMIN_TOKEN") {
-                Err(_) => None,
-                Ok(t) if t.trim().is_empty() => None,
-                Ok(t) if t.trim().len() >= 16 => Some(t.trim().to_string()),
-                Ok(_) => {
-                    return Err(ConfigError {
-                        name: "FORECAST_ADMIN_TOKEN",
-                        message: "must be at least 16 characters".into(),
-                    })
-                }
-            },
-            llm: match std::env::var("FORECAST_LLM_URL")
-                .ok()
-                .filter(|u| !u.trim().is_empty())
-            {
-                None => None,
-                Some(url) => Some(forecast_plugins::llm::LlmConfig {
-                    url: url.trim().to_string(),
-                    model: std::env::var("FORECAST_LLM_MODEL").map_err(|_| ConfigError {
-                        name: "FORECAST_LLM_MODEL",
-                        message: "must be set when FORECAST_LLM_URL is".into(),
-                    })?,
-                    api_key: std::env::var("FORECAST_LLM_API_KEY")
-                        .ok()
-                        .filter(|k| !k.is_empty()),
-                    timeout: Duration::from_millis(number("FORECAST_LLM_TIMEOUT_MS", 2_000, 1)?),
-                }),
-            },
-            model: ModelSetting::from_env(),
-            match_per_minute: number("FORECAST_MATCH_PER_MINUTE", 30, 1)? as u32,
-            demo_account: false,
-            client_per_minute: number("FORECAST_CLIENT_PER_MINUTE", 600, 1)? as u32,
-            login_concurrency: number(
-                "FORECAST_LOGIN_CONCURRENCY",
-                std::thread::available_parallelism().map_or(2, |n| n.get() as u64),
-                1,
-            )? as usize,
-            quota: QuotaConfig {
-                per_minute: number("FORECAST_QUOTA_PER_MINUTE", 60, 1)? as u32,
-                per_day: number("FORECAST_QUOTA_PER_DAY", 1_000, 1)? as u32,
-            },
-            // Bounded backtests (issue 14).
-            backtests_per_user: number(
-                "FORECAST_BACKTESTS_PER_USER",
-                DEFAULT_BACKTESTS_PER_USER as u64,
-                1,
-            )? as usize,
-            backtest_queue_wait,
-        })
-    }
-}
-
-/// The server's limits from the environment. The per-request deadline must
-/// exceed the longest a backtest may take (its wait for plugin slots plus
-/// its time limit), so a slow backtest is answered by the backtest (504
-/// naming the reduce-scope case) rather than cut off. Unset, it is the
-/// larger of its default and that plus 5 s.
-fn limits_from_env(backtest_longest: Duration) -> Result<crate::server::Limits, ConfigError> {
-    let d = crate::server::Limits::default();
-    let ms = |name, default: Duration, min| -> Result<Duration, ConfigError> {
-        Ok(Duration::from_millis(number(
-            name,
-            default.as_millis() as u64,
-            min,
-        )?))
-    };
-    let limits = crate::server::Limits {
-        header_timeout: ms("FORECAST_HEADER_TIMEOUT_MS", d.header_timeout, 1)?,
-        idle_timeout: ms("FORECAST_IDLE_TIMEOUT_MS", d.idle_timeout, 1)?,
-        body_timeout: ms("FORECAST_BODY_TIMEOUT_MS", d.body_timeout, 1)?,
-        request_timeout: ms(
-            "FORECAST_REQUEST_TIMEOUT_MS",
-            d.request_timeout
-                .max(backtest_longest + Duration::from_secs(5)),
-            1,
-        )?,
-        max_connections: number("FORECAST_MAX_CONNECTIONS", d.max_connections as u64, 1)? as usize,
-        shutdown_grace: ms("FORECAST_SHUTDOWN_GRACE_MS", d.shutdown_grace, 0)?,
-    };
-    if limits.request_timeout <= backtest_longest {
-        return Err(ConfigError {
-            name: "FORECAST_REQUEST_TIMEOUT_MS",
-            message: format!(
-                "must exceed FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS ({} ms), \
-                 got {} ms",
-                backtest_longest.as_millis(),
-                limits.request_timeout.as_millis()
-            ),
-        });
-    }
-    Ok(limits)
-}
-
-/// Where the matcher's sentence-embedding model is read from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelSetting {
-    /// `FORECAST_MODEL_DIR=off`: lexical matching only, nothing loaded.
-    Off,
-    /// `FORECAST_MODEL_DIR` unset: `data/models/all-minilm-l6-v2` under the
-    /// working directory if it is there (`make model` puts it there), else
-    /// lexical matching only, with a warning.
-    Default(PathBuf),
-    /// `FORECAST_MODEL_DIR=<folder>`: that folder; a missing or broken
-    /// model stops the server with the reason.
-    Required(PathBuf),
-}
-
-impl ModelSetting {
-    /// From `FORECAST_MODEL_DIR`.
-    pub fn from_env() -> Self {
-        match std::env::var_os("FORECAST_MODEL_DIR") {
-            None => ModelSetting::Default(PathBuf::from(forecast_embed::DEFAULT_DIR)),
-            Some(v) if v.is_empty() => {
-                ModelSetting::Default(PathBuf::from(forecast_embed::DEFAULT_DIR))
-            }
-            Some(v) if v == "off" => ModelSetting::Off,
-            Some(v) => ModelSetting::Required(PathBuf::from(v)),
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (name, message) = (&self.name, &self.message);
+        match &self.flag {
+            Some(flag) => write!(f, "{name} (--{flag}): {message}"),
+            None => write!(f, "{name}: {message}"),
         }
     }
 }
 
-/// `DATABASE_URL` or the default SQLite file.
-pub fn database_url_from_env() -> String {
-    std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.into())
+impl std::error::Error for ConfigError {}
+
+impl ConfigError {
+    fn new(name: &str, message: impl Into<String>) -> Self {
+        ConfigError {
+            name: name.to_string(),
+            flag: arg_of(&command(), name)
+                .and_then(|a| a.get_long())
+                .map(str::to_string),
+            message: message.into(),
+        }
+    }
+
+    /// The variable at fault.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A clap error about a setting's value, in the terms of its variable
+    /// (`None` for other errors: unknown flags, `--help`, …). The value is
+    /// left out for secrets.
+    pub fn from_clap(e: &clap::Error) -> Option<Self> {
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
+        if !matches!(
+            e.kind(),
+            ErrorKind::ValueValidation | ErrorKind::InvalidValue
+        ) {
+            return None;
+        }
+        let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+            return None;
+        };
+        // "--plugin-timeout-ms <MS>"
+        let long = arg.strip_prefix("--")?.split([' ', '=']).next()?;
+        let cmd = command();
+        let arg = cmd.get_arguments().find(|a| a.get_long() == Some(long))?;
+        let name = arg.get_env()?.to_str()?;
+        let reason = std::error::Error::source(e)
+            .map_or_else(|| "invalid value".to_string(), |source| source.to_string());
+        let message = match e.get(ContextKind::InvalidValue) {
+            Some(ContextValue::String(value)) if !arg.is_hide_env_values_set() => {
+                format!("{reason}, got '{value}'")
+            }
+            _ => reason,
+        };
+        Some(ConfigError::new(name, message))
+    }
+}
+
+/// The settings alone, as a command: what [`Config::from_env`],
+/// [`Config::from_pairs`] and the documentation read.
+pub fn command() -> clap::Command {
+    Settings::augment_args(clap::Command::new("forecast serve").no_binary_name(true))
+}
+
+/// The argument whose variable is `name`.
+fn arg_of<'a>(cmd: &'a clap::Command, name: &str) -> Option<&'a clap::Arg> {
+    cmd.get_arguments()
+        .find(|a| a.get_env() == Some(OsStr::new(name)))
+}
+
+/// Parses `args` (flags) with the settings' parser and resolves them.
+fn parse(cmd: clap::Command, args: Vec<String>) -> Result<Config, ConfigError> {
+    let matches = cmd.try_get_matches_from(args).map_err(|e| {
+        ConfigError::from_clap(&e)
+            .unwrap_or_else(|| ConfigError::new("configuration", e.to_string()))
+    })?;
+    Settings::from_arg_matches(&matches)
+        .map_err(|e| ConfigError::new("configuration", e.to_string()))?
+        .resolve()
+}
+
+/// One setting from the environment through its declaration (default and
+/// rule), without reading the others: for commands that need only it.
+fn one_from_env<T: Clone + Send + Sync + 'static>(name: &str) -> Result<T, ConfigError> {
+    let cmd = command();
+    let arg = arg_of(&cmd, name)
+        .unwrap_or_else(|| panic!("{name} is not a setting"))
+        .clone();
+    let id = arg.get_id().clone();
+    let matches = clap::Command::new("forecast")
+        .no_binary_name(true)
+        .arg(arg)
+        .try_get_matches_from(Vec::<String>::new())
+        .map_err(|e| {
+            ConfigError::from_clap(&e).unwrap_or_else(|| ConfigError::new(name, e.to_string()))
+        })?;
+    match matches.try_get_one::<T>(id.as_str()) {
+        Ok(Some(value)) => Ok(value.clone()),
+        _ => Err(ConfigError::new(name, "unset")),
+    }
 }
 
 impl Config {
-    /// The origin state-changing cookie requests must come from.
+    /// The settings from the environment (unset variables take their
+    /// defaults), for the commands other than `serve`, which parses its
+    /// flags too.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        parse(command(), Vec::new())
+    }
+
+    /// The settings from `FORECAST_*` (and `DATABASE_URL`) pairs instead of
+    /// the environment, which is not read: the test harness's way to build
+    /// a server's configuration, with the rules, defaults and errors of
+    /// `forecast serve`. A name given twice takes its last value; a name
+    /// that is not a setting is an error.
+    pub fn from_pairs(pairs: &[(&str, &str)]) -> Result<Self, ConfigError> {
+        let cmd = command();
+        let mut flags: Vec<(String, &str)> = Vec::new();
+        for &(name, value) in pairs {
+            let long = arg_of(&cmd, name)
+                .and_then(|a| a.get_long())
+                .ok_or_else(|| {
+                    ConfigError::new(
+                        name,
+                        "not a setting of forecast (`forecast config` lists them)",
+                    )
+                })?
+                .to_string();
+            flags.retain(|(l, _)| *l != long);
+            flags.push((long, value));
+        }
+        let args = flags
+            .into_iter()
+            .map(|(long, value)| format!("--{long}={value}"))
+            .collect();
+        parse(cmd.mut_args(|a| a.env(None)), args)
+    }
+
+    /// Whether `name` is a setting's variable.
+    pub fn is_setting(name: &str) -> bool {
+        arg_of(&command(), name).is_some()
+    }
+}
+
+impl Settings {
+    /// The settings as the server takes them, after the rules between
+    /// settings: the request deadline exceeds the longest a backtest may
+    /// take (its wait for plugin slots plus its time limit), so a slow
+    /// backtest is answered by the backtest (504 naming the reduce-scope
+    /// case) rather than cut off; an LLM URL comes with its model.
+    pub fn resolve(self) -> Result<Config, ConfigError> {
+        let Settings {
+            serving,
+            http,
+            accounts,
+            plugins,
+            backtests,
+            grading,
+            prices,
+            matcher,
+        } = self;
+        let backtest_longest = backtests.backtest_timeout_ms + backtests.backtest_queue_ms;
+        let request_timeout = http.request_timeout_ms.unwrap_or_else(|| {
+            crate::server::Limits::default()
+                .request_timeout
+                .max(backtest_longest + Duration::from_secs(5))
+        });
+        if request_timeout <= backtest_longest {
+            return Err(ConfigError::new(
+                "FORECAST_REQUEST_TIMEOUT_MS",
+                format!(
+                    "must exceed FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS ({} ms), \
+                     got {} ms",
+                    backtest_longest.as_millis(),
+                    request_timeout.as_millis()
+                ),
+            ));
+        }
+        let llm = match matcher.llm_url {
+            None => None,
+            Some(url) => Some(forecast_plugins::llm::LlmConfig {
+                url,
+                model: matcher.llm_model.ok_or_else(|| {
+                    ConfigError::new("FORECAST_LLM_MODEL", "must be set when FORECAST_LLM_URL is")
+                })?,
+                api_key: matcher.llm_api_key,
+                timeout: matcher.llm_timeout_ms,
+            }),
+        };
+        Ok(Config {
+            addr: serving.addr,
+            database_url: serving.database_url,
+            runtime: RuntimeConfig {
+                call_timeout: plugins.plugin_timeout_ms,
+                memory_limit: (plugins.plugin_memory_mb as usize) << 20,
+                max_concurrency: plugins.plugin_concurrency as usize,
+            },
+            segmentation_wasm: plugins.segmentation_wasm,
+            metadata_ttl: METADATA_TTL,
+            origin: serving.origin,
+            cookie_secure: serving.cookie_secure,
+            quota: QuotaConfig {
+                per_minute: accounts.quota_per_minute,
+                per_day: accounts.quota_per_day,
+            },
+            grading: grading.grading,
+            grade_at: grading.grade_at,
+            grading_lease: Duration::from_secs(grading.grading_lease_seconds),
+            refresh: prices.refresh_at.map(|at| RefreshConfig {
+                at,
+                provider: prices.refresh_provider,
+            }),
+            yahoo_url: prices.yahoo_url,
+            stooq_url: prices.stooq_url,
+            backtest_timeout: backtests.backtest_timeout_ms,
+            signal_cache_bytes: (backtests.signal_cache_mb as usize) << 20,
+            plugin_dir: plugins.plugin_dir,
+            plugin_poll: plugins.plugin_poll_ms,
+            wasm_perfmap: plugins.wasm_perfmap,
+            admin_token: serving.admin_token,
+            llm,
+            model: matcher.model_dir,
+            match_per_minute: matcher.match_per_minute,
+            demo_account: false,
+            client_per_minute: http.client_per_minute,
+            login_concurrency: accounts.login_concurrency.map_or_else(
+                || std::thread::available_parallelism().map_or(2, |n| n.get()),
+                |n| n as usize,
+            ),
+            backtests_per_user: backtests.backtests_per_user as usize,
+            backtest_queue_wait: backtests.backtest_queue_ms,
+            limits: crate::server::Limits {
+                header_timeout: http.header_timeout_ms,
+                idle_timeout: http.idle_timeout_ms,
+                body_timeout: http.body_timeout_ms,
+                request_timeout,
+                max_connections: http.max_connections as usize,
+                shutdown_grace: http.shutdown_grace_ms,
+            },
+            metrics_addr: serving.metrics_addr,
+        })
+    }
+}
+
+/// Where the matcher's sentence-embedding model is read from
+/// (`FORECAST_MODEL_DIR`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSetting {
+    /// `off`: lexical matching only, nothing loaded.
+    Off,
+    /// Unset: `data/models/all-minilm-l6-v2` under the working directory if
+    /// it is there (`make model` puts it there), else lexical matching
+    /// only, with a warning.
+    Default(PathBuf),
+    /// A folder: that folder; a missing or broken model stops the server
+    /// with the reason.
+    Required(PathBuf),
+}
+
+impl ModelSetting {
+    /// From `FORECAST_MODEL_DIR` alone (for `forecast matcher`).
+    pub fn from_env() -> Self {
+        one_from_env("FORECAST_MODEL_DIR")
+            .unwrap_or_else(|_| ModelSetting::Default(PathBuf::from(forecast_embed::DEFAULT_DIR)))
+    }
+}
+
+/// `DATABASE_URL` alone, or its default (for the commands that need only
+/// the database).
+pub fn database_url_from_env() -> String {
+    one_from_env("DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.into())
+}
+
+impl Config {
     /// What the plugin set is loaded with.
     pub fn plugins_config(&self) -> forecast_services::active::PluginsConfig {
         forecast_services::active::PluginsConfig {
@@ -391,6 +733,16 @@ impl Config {
         }
     }
 
+    /// The price provider `kind` at its configured base URL
+    /// (`FORECAST_YAHOO_URL`, `FORECAST_STOOQ_URL`).
+    pub fn price_provider(&self, kind: ProviderKind) -> Box<dyn providers::PriceProvider> {
+        match kind {
+            ProviderKind::Yahoo => Box::new(yahoo::Yahoo::new(&self.yahoo_url)),
+            ProviderKind::Stooq => Box::new(stooq::Stooq::new(&self.stooq_url)),
+        }
+    }
+
+    /// The origin state-changing cookie requests must come from.
     pub fn resolved_origin(&self, bound: std::net::SocketAddr) -> String {
         self.origin
             .clone()

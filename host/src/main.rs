@@ -1,6 +1,5 @@
 //! `forecast`: parses the command line, sets up logging, runs the library.
 
-use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 /// mimalloc serves the Rust side of the process. Against glibc's malloc
@@ -97,7 +96,18 @@ async fn run() -> std::process::ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match forecast::cli::Cli::parse().run().await {
+    let cli = match forecast::cli::Cli::try_parse_args() {
+        Ok(cli) => cli,
+        // A setting's bad value, told in the terms of its variable.
+        Err(e) => match forecast::config::ConfigError::from_clap(&e) {
+            Some(bad) => {
+                eprintln!("error: {bad}");
+                return std::process::ExitCode::FAILURE;
+            }
+            None => e.exit(),
+        },
+    };
+    match cli.run().await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

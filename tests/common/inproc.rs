@@ -10,12 +10,11 @@
 //! SQLite write lock the CLI is waiting for.
 //!
 //! The configuration is built as a value from the same `FORECAST_*` pairs
-//! the end-to-end harness passes to the child process: tests run in
-//! parallel threads of one process, so mutating the environment would leak
-//! between them.
+//! the end-to-end harness passes to the child process, by the parser of
+//! `forecast serve` ([`Config::from_pairs`]): tests run in parallel threads
+//! of one process, so mutating the environment would leak between them.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use forecast::config::Config;
 
@@ -75,90 +74,23 @@ impl Server {
     }
 }
 
-/// Defaults of `forecast serve` (as `Config::from_env` with nothing set)
-/// for the database at `url`, with grading off as in the end-to-end
-/// harness, then each `FORECAST_*` pair applied. An unknown name fails
-/// loudly rather than being ignored.
+/// The configuration `forecast serve` would build from the harness's
+/// variables ([`super::SERVER_ENV`]), then those of the in-process harness,
+/// then `env`, each pair as the variable of that name, through the same
+/// parser ([`Config::from_pairs`]): the same defaults, rules and errors. An
+/// unknown name fails loudly rather than being ignored.
 fn config(url: String, env: &[(&str, &str)]) -> Config {
-    let mut c = Config {
-        addr: "127.0.0.1:0".into(),
-        database_url: url,
-        runtime: forecast::plugins::RuntimeConfig::default(),
-        segmentation_wasm: None,
-        metadata_ttl: forecast::config::METADATA_TTL,
-        origin: None,
-        cookie_secure: None,
-        quota: forecast::auth::QuotaConfig::default(),
-        // Tests grade explicitly; a background run over the whole universe
-        // would only slow them down.
-        grading: false,
-        grade_at: chrono::NaiveTime::from_hms_opt(2, 0, 0).expect("valid time"),
-        refresh: None,
-        backtest_timeout: forecast::config::DEFAULT_BACKTEST_TIMEOUT,
-        signal_cache_bytes: 512 << 20,
-        plugin_dir: None,
-        plugin_poll: Duration::from_secs(1),
-        admin_token: Some(super::ADMIN_TOKEN.into()),
-        llm: None,
+    let mut pairs: Vec<(&str, &str)> =
+        vec![("FORECAST_ADDR", "127.0.0.1:0"), ("DATABASE_URL", &url)];
+    pairs.extend_from_slice(super::SERVER_ENV);
+    pairs.extend_from_slice(&[
         // No model unless a test asks (FORECAST_MODEL_DIR): loading it and
         // embedding the catalog would slow every test.
-        model: forecast::config::ModelSetting::Off,
-        match_per_minute: 30,
-        login_concurrency: 2,
-        demo_account: false,
-        // Tests send far more than a browser would; those about the
-        // per-client limit set their own.
-        client_per_minute: 1_000_000,
-        backtests_per_user: forecast::config::DEFAULT_BACKTESTS_PER_USER,
-        backtest_queue_wait: forecast::config::DEFAULT_BACKTEST_QUEUE_WAIT,
-        limits: forecast::server::Limits::default(),
-        metrics_addr: None,
-    };
-    let ms = |v: &str| Duration::from_millis(v.parse().expect("milliseconds"));
-    let mut llm = forecast::plugins::llm::LlmConfig {
-        url: String::new(),
-        model: String::new(),
-        api_key: None,
-        timeout: Duration::from_secs(2),
-    };
-    for &(name, value) in env {
-        match name {
-            "FORECAST_SEGMENTATION_WASM" => c.segmentation_wasm = Some(value.into()),
-            "FORECAST_PLUGIN_DIR" => c.plugin_dir = Some(value.into()),
-            "FORECAST_MODEL_DIR" => {
-                c.model = forecast::config::ModelSetting::Required(value.into())
-            }
-            "FORECAST_PLUGIN_TIMEOUT_MS" => c.runtime.call_timeout = ms(value),
-            "FORECAST_PLUGIN_MEMORY_MB" => {
-                c.runtime.memory_limit = value.parse::<usize>().expect("MiB") << 20
-            }
-            "FORECAST_PLUGIN_CONCURRENCY" => {
-                c.runtime.max_concurrency = value.parse().expect("a count")
-            }
-            "FORECAST_PLUGIN_POLL_MS" => c.plugin_poll = ms(value),
-            "FORECAST_BACKTEST_TIMEOUT_MS" => c.backtest_timeout = ms(value),
-            "FORECAST_ADMIN_TOKEN" => {
-                c.admin_token = Some(value.to_string()).filter(|t| !t.is_empty())
-            }
-            "FORECAST_MATCH_PER_MINUTE" => c.match_per_minute = value.parse().expect("a count"),
-            "FORECAST_CLIENT_PER_MINUTE" => c.client_per_minute = value.parse().expect("a count"),
-            "FORECAST_LOGIN_CONCURRENCY" => c.login_concurrency = value.parse().expect("a count"),
-            "FORECAST_QUOTA_PER_MINUTE" => c.quota.per_minute = value.parse().expect("a count"),
-            "FORECAST_QUOTA_PER_DAY" => c.quota.per_day = value.parse().expect("a count"),
-            "FORECAST_GRADING" => c.grading = value == "on",
-            "FORECAST_BACKTESTS_PER_USER" => c.backtests_per_user = value.parse().expect("a count"),
-            "FORECAST_BACKTEST_QUEUE_MS" => c.backtest_queue_wait = ms(value),
-            "FORECAST_REQUEST_TIMEOUT_MS" => c.limits.request_timeout = ms(value),
-            "FORECAST_BODY_TIMEOUT_MS" => c.limits.body_timeout = ms(value),
-            "FORECAST_LLM_URL" => llm.url = value.into(),
-            "FORECAST_LLM_MODEL" => llm.model = value.into(),
-            "FORECAST_LLM_API_KEY" => llm.api_key = Some(value.into()),
-            "FORECAST_LLM_TIMEOUT_MS" => llm.timeout = ms(value),
-            other => panic!("the in-process harness does not read {other}"),
-        }
-    }
-    if !llm.url.is_empty() {
-        c.llm = Some(llm);
-    }
-    c
+        ("FORECAST_MODEL_DIR", "off"),
+        // Many servers share the test process.
+        ("FORECAST_SIGNAL_CACHE_MB", "512"),
+        ("FORECAST_LOGIN_CONCURRENCY", "2"),
+    ]);
+    pairs.extend_from_slice(env);
+    Config::from_pairs(&pairs).unwrap_or_else(|e| panic!("the in-process configuration: {e}"))
 }

@@ -51,6 +51,18 @@ pub const TEST_PASSWORD: &str = "correct horse battery";
 /// (`FORECAST_ADMIN_TOKEN`, empty for none).
 pub const ADMIN_TOKEN: &str = "test-admin-token";
 
+/// The settings of every server under test, in process or not, before a
+/// test's own (which win).
+pub const SERVER_ENV: &[(&str, &str)] = &[
+    // Tests grade explicitly (`forecast grade`); a background run over the
+    // whole universe would only slow them down.
+    ("FORECAST_GRADING", "off"),
+    ("FORECAST_ADMIN_TOKEN", ADMIN_TOKEN),
+    // Tests send far more than a browser would; those about the per-client
+    // limit set their own.
+    ("FORECAST_CLIENT_PER_MINUTE", "1000000"),
+];
+
 struct Template {
     path: PathBuf,
     key: String,
@@ -230,16 +242,19 @@ impl Server {
     }
 
     fn spawn(db: PathBuf, env: &[(&str, &str)], stderr: Stdio) -> Server {
+        // A misspelt setting would be ignored by the child: refuse it here.
+        for (name, _) in env {
+            assert!(
+                !name.starts_with("FORECAST_") || forecast::config::Config::is_setting(name),
+                "{name} is not a setting of forecast serve (`forecast config` lists them)"
+            );
+        }
         let mut cmd = Command::new(BIN);
         cmd.arg("serve")
             .env("FORECAST_ADDR", "127.0.0.1:0")
             .env("DATABASE_URL", sqlite_url(&db))
             .env("RUST_LOG", "warn")
-            // Tests grade explicitly (`forecast grade`); a background run
-            // over the whole universe would only slow them down.
-            .env("FORECAST_GRADING", "off")
-            .env("FORECAST_ADMIN_TOKEN", ADMIN_TOKEN)
-            .env("FORECAST_CLIENT_PER_MINUTE", "1000000")
+            .envs(SERVER_ENV.iter().copied())
             .stdout(Stdio::piped())
             .stderr(stderr);
         for (k, v) in env {
