@@ -1,0 +1,347 @@
+//! One backtest end to end: resolve the universe, wait for plugin slots,
+//! load the histories with the signals computed beside them, check the
+//! window, then run the accounting and shape the body on a blocking thread.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::NaiveDate;
+use forecast_api::backtest::{BacktestResponse, ValidRequest, MAX_TRADES};
+use forecast_backtest as bt;
+use forecast_domain::series::{to_days, PriceSeries};
+use forecast_domain::Asset;
+use forecast_plugins::strategy::RunFailure;
+use forecast_plugins::{Permits, SegmentationPlugin, StrategyPlugin};
+
+use super::admission::{self, UserSlot, WaitingForSlots};
+use super::response::{shape, DataUse};
+use super::signals::{signals_for, Cancel, CancelOnDrop};
+use super::universe::{load_histories, universe_assets, FEED_AHEAD};
+use super::{timed_out, validation, BacktestService};
+use crate::error::Error;
+
+/// Runs a validated request end to end under `slot` (see
+/// [`BacktestService::run`]).
+pub(super) async fn run(
+    svc: &BacktestService,
+    req: ValidRequest,
+    slot: UserSlot,
+) -> Result<BacktestResponse, Error> {
+    let queued = Instant::now();
+    let strategy = validation::strategy(&svc.plugins, &req.strategy)?;
+    let engine = svc.plugins.segmentation();
+    // From here on a dropped request is logged, whatever the phase.
+    tracing::info!(strategy = %req.strategy, "backtest started");
+    let assets = resolve(svc, &req, queued).await?;
+    let runtime = svc.plugins.runtime();
+    let permits = admission::plugin_slots(runtime, svc.limits.queue_wait, queued).await?;
+    let started = Instant::now();
+    let flag = Arc::new(AtomicBool::new(false));
+    // Dropped with this future: a client that goes away stops the work.
+    let mut stop_on_drop = CancelOnDrop {
+        flag: flag.clone(),
+        loading: Some(started),
+    };
+    let cancel = Cancel {
+        flag,
+        deadline: started + svc.limits.timeout,
+    };
+    let loaded = load(
+        svc,
+        &engine,
+        &req,
+        assets,
+        permits,
+        &cancel,
+        &mut stop_on_drop,
+    )
+    .await?;
+    let (start, end) = validation::window(&req, &loaded.universe)?;
+    let job = Job {
+        slot,
+        cancel,
+        strategy,
+        engine_version: engine.info().version.clone(),
+        req,
+        loaded,
+        start,
+        end,
+        waited: started.duration_since(queued),
+        started,
+    };
+    // The strategy's calls nest under the run's span on the blocking thread.
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| job.execute()))
+        .await
+        .map_err(|e| Error::Internal(format!("backtest task failed: {e}")))?
+}
+
+/// The universe's assets by name: an unknown ticker is a 400 before any
+/// wait or load. A drop meanwhile is logged from `queued`.
+async fn resolve(
+    svc: &BacktestService,
+    req: &ValidRequest,
+    queued: Instant,
+) -> Result<Vec<Asset>, Error> {
+    let mut resolving = WaitingForSlots {
+        since: queued,
+        armed: true,
+        phase: "resolving the universe",
+    };
+    let assets = universe_assets(svc.assets.as_ref(), &req.universe).await;
+    resolving.armed = false;
+    assets
+}
+
+/// The histories and their signals, with the permits back from the
+/// signal workers and when each phase ended.
+struct Loaded {
+    universe: Vec<(Asset, Arc<PriceSeries>)>,
+    histories_cached: usize,
+    signals: Vec<Option<Arc<bt::Signals>>>,
+    signals_cached: usize,
+    permits: Permits,
+    loaded_at: Instant,
+    signals_at: Instant,
+}
+
+/// Loads the histories of `assets` while the signal workers, which hold
+/// `permits`, compute their signals; both stop on `cancel`. Past this
+/// phase a dropped request is no longer logged by `stop_on_drop`.
+async fn load(
+    svc: &BacktestService,
+    engine: &Arc<SegmentationPlugin>,
+    req: &ValidRequest,
+    assets: Vec<Asset>,
+    permits: Permits,
+    cancel: &Cancel,
+    stop_on_drop: &mut CancelOnDrop,
+) -> Result<Loaded, Error> {
+    // The signal workers start on the first history loaded and take the
+    // rest as the store reads them; they give the permits back.
+    let (feed, fed) = tokio::sync::mpsc::channel(FEED_AHEAD);
+    let assets_count = assets.len();
+    let signals_task = tokio::task::spawn_blocking({
+        let (engine, cache, req, cancel) = (
+            engine.clone(),
+            svc.signals.clone(),
+            req.clone(),
+            cancel.clone(),
+        );
+        let span = tracing::Span::current();
+        move || {
+            let _in = span.enter();
+            let signals = signals_for(&engine, &cache, fed, assets_count, &req, &permits, &cancel);
+            (signals, permits)
+        }
+    });
+    let loaded = load_histories(svc.assets.as_ref(), &svc.signals, assets, cancel, feed).await;
+    let loaded_at = Instant::now();
+    if loaded.is_err() {
+        // Stop the workers before answering: the plugin slots are free
+        // only once the work has stopped.
+        cancel.raise();
+    }
+    let (signals, permits) = signals_task
+        .await
+        .map_err(|e| Error::Internal(format!("backtest signal task failed: {e}")))?;
+    stop_on_drop.loading = None;
+    let signals_at = Instant::now();
+    let (universe, histories_cached) = loaded?;
+    // A failed engine is the answer, also when the load stopped early
+    // because the workers had stopped.
+    let (signals, signals_cached) = signals?;
+    Ok(Loaded {
+        universe,
+        histories_cached,
+        signals,
+        signals_cached,
+        permits,
+        loaded_at,
+        signals_at,
+    })
+}
+
+/// The blocking part of a run: the accounting and the body.
+struct Job {
+    slot: UserSlot,
+    cancel: Cancel,
+    strategy: Arc<StrategyPlugin>,
+    engine_version: String,
+    req: ValidRequest,
+    loaded: Loaded,
+    start: NaiveDate,
+    end: NaiveDate,
+    /// How long the run waited for its plugin slots.
+    waited: Duration,
+    /// When it got them.
+    started: Instant,
+}
+
+impl Job {
+    fn execute(self) -> Result<BacktestResponse, Error> {
+        let Job {
+            slot,
+            cancel,
+            strategy,
+            engine_version,
+            req,
+            loaded,
+            start,
+            end,
+            waited,
+            started,
+        } = self;
+        // Held until this returns: the user's slot and the plugin slots
+        // are free only once the work has stopped.
+        let _slot = slot;
+        let stopped = |e: Error| {
+            if cancel.dropped() {
+                tracing::info!(
+                    seconds = started.elapsed().as_secs_f64(),
+                    "backtest stopped: the request was dropped"
+                );
+            }
+            e
+        };
+        let metas = metas(&loaded.universe);
+        // Assets without signals (short histories) cannot trade; leave them out.
+        let kept: Vec<usize> = (0..loaded.universe.len())
+            .filter(|&i| loaded.signals[i].is_some())
+            .collect();
+        let inputs = inputs(&kept, &metas, &loaded);
+        // The signal workers are done: the run takes the first permit.
+        let mut instance = strategy.instance(&loaded.permits[0], cancel.deadline)?;
+        let window = bt::Window {
+            start: to_days(start),
+            end: to_days(end),
+        };
+        let report = bt::run_capped(
+            &inputs,
+            window,
+            &req.params,
+            &mut instance,
+            &mut || cancel.is_raised(),
+            MAX_TRADES,
+        )
+        .map_err(|e| run_error(e, start, end, &strategy))
+        .map_err(stopped)?;
+        let run_at = Instant::now();
+        // What the run used and what it could not, by universe index.
+        let data = DataUse::of(&loaded.universe, &kept, &report.universe, window);
+        let finished = Finished {
+            label: strategy.info().label(),
+            assets: report.universe.len(),
+            rows: report.dates.len(),
+            trades: report.trades_total,
+            histories_cached: loaded.histories_cached,
+            signals_cached: loaded.signals_cached,
+        };
+        let body = shape(
+            report,
+            &inputs,
+            &strategy,
+            &engine_version,
+            &req,
+            loaded.signals_cached,
+            data,
+        );
+        finished.log(waited, started, loaded.loaded_at, loaded.signals_at, run_at);
+        Ok(body)
+    }
+}
+
+/// The accounting's view of each asset of the universe.
+fn metas(universe: &[(Asset, Arc<PriceSeries>)]) -> Vec<bt::AssetMeta> {
+    universe
+        .iter()
+        .map(|(a, _)| bt::AssetMeta {
+            ticker: a.ticker.clone(),
+            name: a.name.clone(),
+            category: a.category.as_str().to_string(),
+        })
+        .collect()
+}
+
+/// The run's inputs: the `kept` assets of the universe, with their signals.
+fn inputs<'a>(
+    kept: &[usize],
+    metas: &'a [bt::AssetMeta],
+    loaded: &'a Loaded,
+) -> Vec<bt::AssetInput<'a>> {
+    kept.iter()
+        .map(|&i| bt::AssetInput {
+            meta: &metas[i],
+            cost_bps: bt::cost_bps(&metas[i].category),
+            dates: &loaded.universe[i].1.dates,
+            closes: &loaded.universe[i].1.closes,
+            signals: loaded.signals[i].as_deref().expect("kept"),
+        })
+        .collect()
+}
+
+/// The answer to a run that failed.
+fn run_error(
+    e: bt::RunError<RunFailure>,
+    start: NaiveDate,
+    end: NaiveDate,
+    strategy: &StrategyPlugin,
+) -> Error {
+    match e {
+        bt::RunError::EmptyUniverse => Error::Invalid(format!(
+            "no asset of the universe has {} rows of history by {end} and a price between \
+                 start_date {start} and end_date {end}",
+            bt::MIN_HISTORY
+        )),
+        bt::RunError::Param(p) => Error::Invalid(p.to_string()),
+        bt::RunError::Cancelled | bt::RunError::Strategy(RunFailure::RunTimedOut) => timed_out(),
+        bt::RunError::Strategy(RunFailure::Plugin(p)) => Error::Plugin(p),
+        bt::RunError::Strategy(RunFailure::Refused { plugin, message }) => {
+            Error::PluginContract(format!("strategy {plugin} ended the run: {message}"))
+        }
+        bt::RunError::Contract(m) => Error::PluginContract(format!(
+            "strategy {} broke the strategy contract: {m}",
+            strategy.info().label()
+        )),
+    }
+}
+
+/// What the log of a finished run tells.
+struct Finished {
+    label: String,
+    assets: usize,
+    rows: usize,
+    trades: u64,
+    histories_cached: usize,
+    signals_cached: usize,
+}
+
+impl Finished {
+    /// Where the time went, phase by phase (issue 17).
+    fn log(
+        self,
+        waited: Duration,
+        started: Instant,
+        loaded_at: Instant,
+        signals_at: Instant,
+        run_at: Instant,
+    ) {
+        tracing::info!(
+            strategy = %self.label,
+            assets = self.assets,
+            rows = self.rows,
+            trades = self.trades,
+            histories_cached = self.histories_cached,
+            signals_cached = self.signals_cached,
+            waited_seconds = waited.as_secs_f64(),
+            load_seconds = loaded_at.duration_since(started).as_secs_f64(),
+            // Beside the load, and after it for this long.
+            signals_seconds = signals_at.duration_since(loaded_at).as_secs_f64(),
+            run_seconds = run_at.duration_since(signals_at).as_secs_f64(),
+            shape_seconds = run_at.elapsed().as_secs_f64(),
+            seconds = started.elapsed().as_secs_f64(),
+            "backtest finished"
+        );
+    }
+}
