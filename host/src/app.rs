@@ -18,15 +18,20 @@ use forecast_services::analysis::AnalysisService;
 use forecast_services::auth::KeyCache;
 use forecast_services::backtest::{BacktestLimits, BacktestService};
 use forecast_services::embeddings::CatalogEmbeddings;
+use forecast_services::assets::AssetService;
 use forecast_services::freshness::Freshness;
+use forecast_services::health::HealthService;
+use forecast_services::quota::QuotaService;
+use forecast_services::registry::RegistryService;
 use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
-use forecast_services::metadata::CatalogProvider;
+use forecast_ingest::metadata::CatalogProvider;
 use forecast_services::ranking::RankingService;
 use forecast_services::sessions::SessionService;
 use forecast_services::verdict::VerdictService;
 use forecast_services::watchlist::WatchlistService;
-use forecast_services::{auth, demo};
+use forecast_ingest::demo;
+use forecast_services::auth;
 use forecast_store::{self as store, Database};
 
 /// The demo account created on a fresh database, printed once by `serve`.
@@ -43,13 +48,22 @@ pub struct DemoAccount {
 /// E-mail of the demo account.
 pub const DEMO_EMAIL: &str = "demo@forecast.local";
 
+/// A built application: the handlers' state, the store it was built over
+/// (for the background work and shutdown, never for handlers) and the demo
+/// account when one was created.
+pub struct App {
+    /// What the router serves.
+    pub state: AppState,
+    /// The store.
+    pub db: Arc<dyn Database>,
+    /// The demo account created on a fresh database.
+    pub demo: Option<DemoAccount>,
+}
+
 /// Opens the store (loading the demo universe and creating the demo
 /// account in an empty one), loads the plugins and builds the services.
 /// `bound` is the listening address, the default web origin.
-pub async fn build(
-    config: &Config,
-    bound: std::net::SocketAddr,
-) -> anyhow::Result<(AppState, Option<DemoAccount>)> {
+pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Result<App> {
     // Before anything records: series recorded earlier would be lost.
     forecast_http::metrics::install();
     let db = store::connect(&config.database_url)
@@ -128,11 +142,11 @@ pub async fn build(
         keys: KeyService::new(db.clone()),
         watchlists: WatchlistService::new(db.clone(), db.clone()),
         sessions: SessionService::new(db.clone(), db.clone(), config.login_concurrency),
-        metadata: Arc::new(CatalogProvider),
+        assets: AssetService::new(db.clone(), Arc::new(CatalogProvider), config.metadata_ttl),
+        quota: QuotaService::new(db.clone(), config.quota),
+        registry: RegistryService::new(db.clone(), plugins.clone(), "admin-api"),
+        health: HealthService::new(db.clone(), config.database_url.clone()),
         config: Arc::new(HttpConfig {
-            database_url: config.database_url.clone(),
-            metadata_ttl: config.metadata_ttl,
-            quota: config.quota,
             admin_token: config.admin_token.clone(),
             match_per_minute: config.match_per_minute,
             request_timeout: config.limits.request_timeout,
@@ -146,10 +160,9 @@ pub async fn build(
         origin: Arc::from(origin.as_str()),
         cookie_secure,
         strategy_listing: Default::default(),
-        db,
         plugins,
     });
-    Ok((state, demo))
+    Ok(App { state, db, demo })
 }
 
 /// The matcher's sentence-embedding model as `setting` says (see
@@ -273,13 +286,14 @@ async fn purge_expired(sessions: forecast_services::sessions::SessionService) {
 /// `config.grading` is on, the grading scheduler. `serve` and the
 /// in-process test harness share it so both run the same background work;
 /// the handles let a harness stop the tasks when its app is dropped.
-pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::JoinHandle<()>> {
+pub fn start_background(app: &App, config: &Config) -> Vec<tokio::task::JoinHandle<()>> {
+    let (state, db) = (&app.state, &app.db);
     let mut tasks = vec![
         tokio::spawn(
             state
                 .plugins
                 .clone()
-                .follow(state.db.clone(), config.plugin_poll),
+                .follow(db.clone(), config.plugin_poll),
         ),
         tokio::spawn(purge_expired(state.sessions.clone())),
         tokio::spawn(async {
@@ -299,16 +313,16 @@ pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::J
         }),
     ];
     let refresh = config.refresh.map(|r| {
-        let provider: Arc<dyn forecast_services::providers::PriceProvider> =
+        let provider: Arc<dyn forecast_ingest::providers::PriceProvider> =
             Arc::from(config.price_provider(r.provider));
         (r.at, provider)
     });
     if let Some((at, provider)) = &refresh {
         tracing::info!(at = %at, provider = provider.name(), "daily price refresh scheduled");
-        tasks.push(tokio::spawn(forecast_services::refresh::schedule(
-            state.db.clone(),
+        tasks.push(tokio::spawn(forecast_ingest::refresh::schedule(
+            db.clone(),
             provider.clone(),
-            forecast_services::providers::FetchOptions::default(),
+            forecast_ingest::providers::FetchOptions::default(),
             *at,
         )));
     }
@@ -317,10 +331,10 @@ pub fn start_background(state: &AppState, config: &Config) -> Vec<tokio::task::J
     }
     if config.grading {
         tasks.push(tokio::spawn(forecast_services::grading::schedule(
-            state.db.clone(),
+            db.clone(),
             state.plugins.clone(),
             config.grade_at,
-            refresh.map(|(_, p)| forecast_services::refresh::job_kind(p.as_ref())),
+            refresh.map(|(_, p)| forecast_ingest::refresh::job_kind(p.as_ref())),
         )));
     }
     tasks

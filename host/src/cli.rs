@@ -283,7 +283,8 @@ async fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let (state, demo) = crate::app::build(&config, local).await?;
+    let app = crate::app::build(&config, local).await?;
+    let demo = app.demo.clone();
     let shutdown = shutdown_signal()?;
     // Tests read this first line to learn the port. Write errors (a closed
     // pipe) must not take the server down, hence no println!.
@@ -295,7 +296,7 @@ async fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
                 d.email, d.password, d.key
             )
         }
-        None if state.db.list_users().await?.is_empty() => (
+        None if app.db.list_users().await?.is_empty() => (
             "\nNo account yet (on PostgreSQL the demo account needs `serve --demo`). Make one:\n  \
              printf '%s\\n' 'a long password' | ./target/release/forecast user add --email you@example.com --tier premium --password-stdin\n  \
              ./target/release/forecast key create --email you@example.com --name mine   # then: export FORECAST_KEY=svc_…\n"
@@ -329,8 +330,8 @@ async fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
     // Detached: they run as long as the server does.
-    drop(crate::app::start_background(&state, &config));
-    let db = state.db.clone();
+    drop(crate::app::start_background(&app, &config));
+    let crate::app::App { state, db, .. } = app;
     let served = crate::app::serve(state, listener, metrics, config.limits, shutdown).await;
     // Persist what is kept behind (quota counters) and checkpoint.
     db.close().await;
@@ -369,9 +370,9 @@ async fn demo_load(small: bool) -> anyhow::Result<()> {
     let db = store::connect(&url).await?;
     let started = Instant::now();
     let universe = if small {
-        forecast_services::demo::Universe::Small
+        forecast_ingest::demo::Universe::Small
     } else {
-        forecast_services::demo::Universe::Full
+        forecast_ingest::demo::Universe::Full
     };
     // One bar on stderr; indicatif draws nothing when stderr is not a
     // terminal, and the summary line below is printed either way.
@@ -382,7 +383,7 @@ async fn demo_load(small: bool) -> anyhow::Result<()> {
         )
         .expect("valid template"),
     );
-    let summary = forecast_services::demo::load(db.as_ref(), universe, &mut |done, total| {
+    let summary = forecast_ingest::demo::load(db.as_ref(), universe, &mut |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })
@@ -421,7 +422,7 @@ async fn demo_load(small: bool) -> anyhow::Result<()> {
 
 async fn ingest_csv(paths: Vec<PathBuf>, ticker: Option<String>) -> anyhow::Result<()> {
     let files = match (paths.as_slice(), ticker) {
-        ([dir], None) if dir.is_dir() => forecast_services::ingest::files_in_dir(dir)?,
+        ([dir], None) if dir.is_dir() => forecast_ingest::files::files_in_dir(dir)?,
         (_, Some(_)) if paths.iter().any(|p| p.is_dir()) => {
             bail!("--ticker takes files, not a directory")
         }
@@ -440,7 +441,7 @@ async fn ingest_csv(paths: Vec<PathBuf>, ticker: Option<String>) -> anyhow::Resu
     };
     let url = database_url_from_env();
     let db = store::connect(&url).await?;
-    let reports = forecast_services::ingest::ingest_files(db.as_ref(), &files).await?;
+    let reports = forecast_ingest::files::ingest_files(db.as_ref(), &files).await?;
     db.close().await;
     let mut failed = 0;
     for r in &reports {

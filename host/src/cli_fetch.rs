@@ -1,5 +1,5 @@
 //! `forecast ingest fetch`: daily closes from a live provider, through
-//! [`forecast_services::providers::fetch_assets`], with a progress bar and
+//! [`forecast_ingest::providers::fetch_assets`], with a progress bar and
 //! a summary.
 
 use std::time::Instant;
@@ -8,7 +8,7 @@ use anyhow::bail;
 use clap::Args;
 
 use crate::config::database_url_from_env;
-use forecast_services::providers::{FetchOptions, ProviderKind, Selection};
+use forecast_ingest::providers::{FetchOptions, ProviderKind, Selection};
 use forecast_store as store;
 
 /// The arguments of `forecast ingest fetch`.
@@ -69,7 +69,7 @@ async fn fetch(
     selection: Selection,
     options: FetchOptions,
 ) -> anyhow::Result<()> {
-    use forecast_services::providers::{self, FetchOutcome};
+    use forecast_ingest::providers::{self, FetchOutcome};
     let url = database_url_from_env();
     let db = store::connect(&url).await?;
     let result = async {

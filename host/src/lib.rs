@@ -1,15 +1,14 @@
-//! Forecast Engine host, layer 5: the composition root. `main.rs` only
-//! parses the command line; [`cli`] runs the commands, [`app`] wires the
-//! layers below into a service and [`server`] serves it (deadlines,
-//! connection cap, graceful shutdown):
+//! The `forecast` binary: `main.rs` parses the command line; [`cli`] runs
+//! the commands, [`app`] wires the crates below into a service and
+//! [`server`] serves it (deadlines, connection cap, graceful shutdown):
 //!
 //! ```text
-//! forecast-domain → forecast-store, forecast-plugins → forecast-services
-//!                 → forecast-http → forecast-host (this crate)
+//! forecast-domain → forecast-api, forecast-store, forecast-plugins, forecast-embed
+//!                 → forecast-services, forecast-ingest → forecast-http → forecast-host
 //! ```
 //!
-//! The layer crates are re-exported so tests and benchmarks reach every
-//! layer through one name.
+//! The crates are re-exported so tests and benchmarks reach every one
+//! through one name.
 
 pub mod app;
 pub mod cli;
@@ -23,7 +22,8 @@ pub use forecast_domain as domain;
 pub use forecast_domain::series;
 pub use forecast_http as http;
 pub use forecast_plugins as plugins;
+pub use forecast_ingest::{self as ingest, demo};
 pub use forecast_services::{
-    active, analysis, auth, backtest, demo, grading, ingest, matcher, metadata, registry, verdict,
+    active, analysis, auth, backtest, grading, matcher, registry, verdict,
 };
 pub use forecast_store as store;

@@ -66,8 +66,8 @@ fn main() -> std::process::ExitCode {
 /// name, when set, wins):
 /// - at most two arenas (`MALLOC_ARENA_MAX`): glibc gives threads up to 8
 ///   per core and keeps what they free (4.6 GB held after the issue 14
-///   abuse when it served every allocation; docs/DECISIONS.md, "Bounded
-///   backtests");
+///   abuse when it served every allocation; docs/decisions/0048-allocators.md,
+///   and docs/BENCHMARKS.md);
 /// - a fixed mmap threshold of 4 MiB (`MALLOC_MMAP_THRESHOLD_`), so a large
 ///   block freed does not raise the threshold and stay resident.
 fn tune_malloc() {

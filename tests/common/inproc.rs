@@ -50,12 +50,12 @@ impl Server {
         let handle = rt.handle().clone();
         std::thread::spawn(move || {
             let router = handle.block_on(async {
-                let (state, _demo) = forecast::app::build(&config, bound)
+                let app = forecast::app::build(&config, bound)
                     .await
                     .expect("build the app");
                 // Detached: they stop with the runtime.
-                drop(forecast::app::start_background(&state, &config));
-                forecast::http::router(state)
+                drop(forecast::app::start_background(&app, &config));
+                forecast::http::router(app.state)
             });
             let _ = tx.send(router);
         });

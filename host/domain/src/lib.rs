@@ -4,6 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 
 pub mod defaults;
+pub mod metadata;
+pub mod schedule;
 pub mod series;
 
 use serde::{Deserialize, Serialize};

@@ -9,8 +9,8 @@ use axum::response::Response;
 use axum::Json;
 use forecast_api::accounts::OkResponse;
 use forecast_api::admin::{
-    ActiveResponse, ActiveVersion, AddedPlugin, PluginList, PluginSlot, PluginVersion,
-    ShadowReport, ShadowRequest, ShadowStarted,
+    ActiveResponse, AddedPlugin, PluginList, PluginSlot, PluginVersion, ShadowReport,
+    ShadowRequest, ShadowStarted,
 };
 use forecast_api::ErrorBody;
 use sha2::{Digest, Sha256};
@@ -22,9 +22,6 @@ use super::extract::{Json as JsonBody, Path, Query};
 use crate::AppState;
 use forecast_domain::PluginKind;
 use forecast_services::registry::{self, MAX_COMPONENT_BYTES};
-
-/// Who the admin API acts as, in the activation history.
-const ADMIN: &str = "admin-api";
 
 /// The admin routes with their guard and their own body limit (components
 /// are larger than API bodies).
@@ -41,13 +38,6 @@ pub fn router(state: &AppState) -> OpenApiRouter<AppState> {
     routes
 }
 
-/// Wrong admin tokens allowed per client address per minute.
-const ADMIN_FAILURES: forecast_store::Window = forecast_store::Window {
-    kind: "login-admin",
-    seconds: 60,
-    limit: 10,
-};
-
 /// The admin token check, shared by `/api/admin/*` and `/metrics`.
 pub(crate) async fn guard(
     State(state): State<AppState>,
@@ -62,29 +52,17 @@ pub(crate) async fn guard(
     // Wrong tokens are throttled per client address (10 a minute, in the
     // store like failed sign-ins); once over, even the right token waits,
     // so guessing learns nothing.
-    let subject = format!(
-        "login-admin:{}",
-        crate::clients::client_ip(req.extensions())
-    );
+    let address = crate::clients::client_ip(req.extensions()).to_string();
     let now = chrono::Utc::now().timestamp();
-    let seen = state
-        .db
-        .consume(&subject, &[ADMIN_FAILURES], 0, now)
-        .await
-        .map_err(ApiError::Store)?;
-    if let Some(w) = seen.windows.first().filter(|w| w.used >= w.limit) {
+    if let Some(retry_after) = state.quota.admin_lockout(&address, now).await? {
         forecast_services::rejected("admin_token");
         return Err(ApiError::TooManyRequests {
             detail: "too many wrong admin tokens from this address; retry later".into(),
-            retry_after: (w.reset - now).max(1) as u64,
+            retry_after,
         });
     }
     if !token_matches(token, req.headers()) {
-        state
-            .db
-            .consume(&subject, &[ADMIN_FAILURES], 1, now)
-            .await
-            .map_err(ApiError::Store)?;
+        state.quota.admin_failure(&address, now).await?;
         return Err(ApiError::Unauthorized(
             "missing or invalid admin token (Authorization: Bearer <FORECAST_ADMIN_TOKEN>)".into(),
         ));
@@ -113,13 +91,6 @@ pub(crate) fn is_admin(state: &AppState, headers: &axum::http::HeaderMap) -> boo
         .is_some_and(|token| token_matches(token, headers))
 }
 
-/// Applies a change on this replica at once (others follow by polling).
-async fn apply(state: &AppState) {
-    if let Err(e) = state.plugins.sync(state.db.as_ref()).await {
-        tracing::error!(error = %e, "applying the registry change failed; the poller retries");
-    }
-}
-
 /// Registered versions.
 #[utoipa::path(
     get,
@@ -129,7 +100,7 @@ async fn apply(state: &AppState) {
     responses((status = 200, description = "OK", body = PluginList))
 )]
 async fn list(State(state): State<AppState>) -> Result<Json<PluginList>, ApiError> {
-    let plugins = registry::list(state.db.as_ref()).await?;
+    let plugins = state.registry.list().await?;
     Ok(Json(PluginList { plugins }))
 }
 
@@ -154,28 +125,12 @@ async fn add(
     Query(v): Query<PluginVersion>,
     body: Bytes,
 ) -> Result<Json<AddedPlugin>, ApiError> {
-    if body.is_empty() {
-        return Err(ApiError::BadRequest(
-            "the body must be the component's bytes (Content-Type: application/wasm)".into(),
-        ));
-    }
-    let r = registry::add(
-        state.db.as_ref(),
-        state.plugins.runtime_handle(),
-        registry::parse_kind(&v.kind)?,
-        &v.name,
-        &v.version,
-        body.to_vec(),
-        ADMIN,
-    )
-    .await?;
-    Ok(Json(AddedPlugin {
-        kind: r.kind.to_string(),
-        name: r.name,
-        version: r.version,
-        sha256: r.sha256,
-        size: r.size,
-    }))
+    Ok(Json(
+        state
+            .registry
+            .add(&v.kind, &v.name, &v.version, body.to_vec())
+            .await?,
+    ))
 }
 
 /// Activates a version.
@@ -196,27 +151,12 @@ async fn activate(
     State(state): State<AppState>,
     JsonBody(v): JsonBody<PluginVersion>,
 ) -> Result<Json<ActiveResponse>, ApiError> {
-    let a = registry::activate(
-        state.db.as_ref(),
-        state.plugins.runtime_handle(),
-        registry::parse_kind(&v.kind)?,
-        &v.name,
-        &v.version,
-        ADMIN,
-    )
-    .await?;
-    apply(&state).await;
-    Ok(Json(active(a)))
-}
-
-fn active(a: forecast_store::ActivationRecord) -> ActiveResponse {
-    ActiveResponse {
-        active: ActiveVersion {
-            kind: a.kind.to_string(),
-            name: a.name,
-            version: a.version,
-        },
-    }
+    Ok(Json(
+        state
+            .registry
+            .activate(&v.kind, &v.name, &v.version)
+            .await?,
+    ))
 }
 
 /// Rolls a slot back.
@@ -236,9 +176,7 @@ async fn rollback(
     State(state): State<AppState>,
     JsonBody(s): JsonBody<PluginSlot>,
 ) -> Result<Json<ActiveResponse>, ApiError> {
-    let a = registry::rollback(state.db.as_ref(), registry::parse_kind(&s.kind)?, &s.name).await?;
-    apply(&state).await;
-    Ok(Json(active(a)))
+    Ok(Json(state.registry.rollback(&s.kind, &s.name).await?))
 }
 
 /// Starts a shadow run.
@@ -260,25 +198,7 @@ async fn start_shadow(
     State(state): State<AppState>,
     JsonBody(s): JsonBody<ShadowRequest>,
 ) -> Result<Json<ShadowStarted>, ApiError> {
-    let c = registry::start_shadow(
-        state.db.as_ref(),
-        state.plugins.runtime_handle(),
-        registry::parse_kind(&s.kind)?,
-        &s.name,
-        &s.version,
-        s.sample,
-        ADMIN,
-    )
-    .await?;
-    apply(&state).await;
-    Ok(Json(ShadowStarted {
-        shadow: ShadowRequest {
-            kind: c.kind.to_string(),
-            name: c.name,
-            version: c.version,
-            sample: c.sample,
-        },
-    }))
+    Ok(Json(state.registry.start_shadow(&s).await?))
 }
 
 /// A shadow run's report.
@@ -297,9 +217,7 @@ async fn report(
     State(state): State<AppState>,
     Path(kind): Path<String>,
 ) -> Result<Json<registry::ShadowReport>, ApiError> {
-    Ok(Json(
-        registry::shadow_report(state.db.as_ref(), registry::parse_kind(&kind)?).await?,
-    ))
+    Ok(Json(state.registry.shadow_report(&kind).await?))
 }
 
 /// Stops a shadow run.
@@ -318,7 +236,6 @@ async fn stop_shadow(
     State(state): State<AppState>,
     Path(kind): Path<String>,
 ) -> Result<Json<OkResponse>, ApiError> {
-    registry::stop_shadow(state.db.as_ref(), registry::parse_kind(&kind)?).await?;
-    apply(&state).await;
+    state.registry.stop_shadow(&kind).await?;
     Ok(Json(OkResponse::OK))
 }

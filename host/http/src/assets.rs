@@ -12,7 +12,6 @@ use utoipa_axum::routes;
 use super::error::ApiError;
 use super::extract::{Path, Query};
 use crate::AppState;
-use forecast_services::metadata;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -38,8 +37,8 @@ async fn list(
 ) -> Result<Json<AssetListResponse>, ApiError> {
     let category = q.category.as_deref().map(parse_category).transpose()?;
     let assets: Vec<AssetItem> = state
-        .db
-        .list_active_assets(category)
+        .assets
+        .list(category)
         .await?
         .into_iter()
         .map(|a| AssetItem {
@@ -75,15 +74,7 @@ async fn info(
     State(state): State<AppState>,
     Path(ticker): Path<String>,
 ) -> Result<Json<AssetInfo>, ApiError> {
-    let asset = forecast_services::analysis::active_asset(state.db.as_ref(), &ticker).await?;
-    let found = metadata::lookup(
-        state.db.as_ref(),
-        state.metadata.as_ref(),
-        &asset,
-        state.config.metadata_ttl,
-        chrono::Utc::now().timestamp(),
-    )
-    .await?;
+    let (asset, found) = state.assets.metadata(&ticker).await?;
     let m = found.metadata;
     Ok(Json(AssetInfo {
         ticker: asset.ticker,

@@ -13,7 +13,6 @@ use serde_json::json;
 use forecast_api::Invalid;
 use forecast_plugins::PluginError;
 use forecast_services::error::Error as ServiceError;
-use forecast_store::StoreError;
 
 /// An error answered to a client.
 #[derive(Debug, thiserror::Error)]
@@ -70,9 +69,6 @@ pub enum ApiError {
     /// 504: the work passed its time limit; the detail says how to shrink it.
     #[error("{0}")]
     GatewayTimeout(String),
-    /// 500: the store failed; logged, not shown.
-    #[error(transparent)]
-    Store(#[from] StoreError),
     /// 500: anything else; logged, not shown.
     #[error("{0}")]
     Internal(String),
@@ -100,7 +96,6 @@ impl ApiError {
             }
             ApiError::Plugin(_)
             | ApiError::PluginContract(_)
-            | ApiError::Store(_)
             | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -110,7 +105,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
         match &self {
-            ApiError::Store(_) | ApiError::Internal(_) => {
+            ApiError::Internal(_) => {
                 tracing::error!(error = %self, "internal error");
                 let mut response =
                     (status, Json(json!({ "detail": "internal server error" }))).into_response();
@@ -219,7 +214,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::TimedOut(m) => ApiError::GatewayTimeout(m),
             ServiceError::PluginContract(m) => ApiError::PluginContract(m),
             ServiceError::Plugin(p) => ApiError::Plugin(p),
-            ServiceError::Store(s) => ApiError::Store(s),
+            ServiceError::Store(s) => ApiError::Internal(s.to_string()),
             ServiceError::Internal(m) => ApiError::Internal(m),
         }
     }

@@ -32,7 +32,7 @@ use crate::AppState;
 use forecast_domain::{ApiKeyRecord, Tier, User};
 use forecast_services::auth;
 use forecast_services::backtest::UserSlot;
-use forecast_store::{Generations, WindowUsage};
+use forecast_services::quota::{Generations, WindowUsage};
 
 /// What a route costs against the quota (a backtest costs 5).
 #[derive(Debug, Clone, Copy)]
@@ -147,8 +147,7 @@ pub async fn bearer(
                 .await;
             }
             if metered.is_ok() {
-                let windows = auth::quota_windows(user, state.config.quota);
-                if let Err(e) = state.db.refund(&user.id, &windows, cost.0, now).await {
+                if let Err(e) = state.quota.refund(user, cost.0, now).await {
                     tracing::warn!(error = %e, "could not refund a stale key's charge");
                 }
             }
@@ -199,7 +198,7 @@ async fn admitted(
     // At most once a minute (the record says when it was last written), and
     // best effort: a failed bookkeeping write must not fail the request.
     if record.last_used_at.is_none_or(|t| now - t >= 60) {
-        match state.db.touch_api_key(&record.id, now).await {
+        match state.keys.touch(&record.id, now).await {
             Ok(()) => state.keycache.touched(hash, now),
             Err(e) => tracing::warn!(error = %e, "could not update last_used_at"),
         }
@@ -272,7 +271,7 @@ async fn key_user(
         .keycache
         .lookup(&hash)
         .await
-        .map_err(|e| ApiError::Store(e).into_response())?;
+        .map_err(|e| ApiError::from(e).into_response())?;
     let found = found.ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()).into_response())?;
     Ok((found, hash, generations))
 }
@@ -296,8 +295,7 @@ async fn meter(
         ))
         .into_response());
     }
-    let windows = auth::quota_windows(user, state.config.quota);
-    let quota_down = |e: forecast_store::StoreError| {
+    let quota_down = |e: forecast_services::error::Error| {
         tracing::error!(error = %e, "quota store unavailable");
         ApiError::Unavailable("quota store unavailable; request refused".into()).into_response()
     };
@@ -308,22 +306,19 @@ async fn meter(
             Err(refused) => {
                 // A look (cost 0) at the windows for the headers: every
                 // response carries them, and they show nothing was charged.
-                let look = state
-                    .db
-                    .consume(&user.id, &windows, 0, now)
-                    .await
-                    .map_err(quota_down)?;
+                let look = state.quota.look(user, now).await.map_err(quota_down)?;
                 let mut response = ApiError::from(refused).into_response();
-                rate_headers(response.headers_mut(), &binding(&look.windows, true, 0));
+                rate_headers(response.headers_mut(), &binding(&look, true, 0));
                 return Err(response);
             }
         },
     };
-    let (consumed, generations) = state
-        .db
-        .consume_checked(&user.id, &windows, cost.0, now)
+    let consumed = state
+        .quota
+        .charge(user, cost.0, now)
         .await
         .map_err(quota_down)?;
+    let generations = consumed.generations;
     let window = binding(&consumed.windows, consumed.admitted, cost.0);
     if !consumed.admitted {
         forecast_services::rejected("key_quota");

@@ -42,41 +42,10 @@ pub async fn health(
     // The details (database, counts, versions, limits) are an operator's:
     // anyone else gets the plain answer.
     if debug && super::admin::is_admin(&state, &headers) {
-        let db = state.db.as_ref();
-        let database = match db.ping().await {
-            Ok(()) => match db.counts().await {
-                Ok(counts) => {
-                    json!({ "backend": db.backend(), "reachable": true, "counts": counts })
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "health: counts failed");
-                    json!({ "backend": db.backend(), "reachable": true, "counts": null })
-                }
-            },
-            Err(e) => {
-                tracing::warn!(error = %e, "health: database unreachable");
-                body["status"] = json!("degraded");
-                json!({ "backend": db.backend(), "reachable": false })
-            }
-        };
-        let grading = match (db.latest_grading_run().await, db.active_grading_run().await) {
-            (Ok(latest), Ok(active)) => json!({
-                "last_run": latest.map(|r| json!({
-                    "id": r.id,
-                    "day": r.day,
-                    "status": r.status,
-                    "started_at": chrono::DateTime::from_timestamp(r.started_at, 0),
-                    "duration_seconds": r.finished_at.map(|f| f - r.started_at),
-                    "total": r.total,
-                    "assets_graded": r.graded,
-                    "failures": r.failures,
-                    "engine": r.engine,
-                    "scorer": r.scorer,
-                })),
-                "active_run": active.map(|r| r.id),
-            }),
-            _ => json!(null),
-        };
+        let store = state.health.store().await;
+        if !store.reachable {
+            body["status"] = json!("degraded");
+        }
         let runtime = state.plugins.runtime().config();
         body["debug"] = json!({
             "version": env!("CARGO_PKG_VERSION"),
@@ -84,11 +53,11 @@ pub async fn health(
             "environment": {
                 "os": std::env::consts::OS,
                 "arch": std::env::consts::ARCH,
-                "database_url": forecast_store::redact(&state.config.database_url),
+                "database_url": state.health.database_url(),
             },
-            "database": database,
+            "database": store.database,
             "plugins": state.plugins.active(),
-            "grading": grading,
+            "grading": store.grading,
             "plugin_limits": {
                 "call_timeout_ms": runtime.call_timeout.as_millis() as u64,
                 "memory_limit_mb": runtime.memory_limit >> 20,

@@ -1,5 +1,5 @@
-//! Layer 4 of the host: the HTTP layer, the only place that knows status
-//! codes and routes.
+//! The HTTP layer, the only place that knows status codes and routes.
+//! Handlers call services; this crate does not depend on the store.
 //!
 //! Each resource module exposes `router()`; this module merges them, adds
 //! the cross-cutting layers (request metrics, request id, tracing, the

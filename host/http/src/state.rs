@@ -1,32 +1,26 @@
-//! What every handler receives: the services, the store for the resources
-//! that are plain reads and writes (keys, sessions, rankings), and the
-//! HTTP-level settings.
+//! What every handler receives: the services and the HTTP-level settings.
+//! Handlers never reach the store: every read and write is a service call.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use forecast_services::active::Plugins;
 use forecast_services::analysis::AnalysisService;
-use forecast_services::auth::QuotaConfig;
+use forecast_services::assets::AssetService;
 use forecast_services::backtest::BacktestService;
+use forecast_services::health::HealthService;
 use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
-use forecast_services::metadata::MetadataProvider;
+use forecast_services::quota::QuotaService;
 use forecast_services::ranking::RankingService;
+use forecast_services::registry::RegistryService;
 use forecast_services::sessions::SessionService;
 use forecast_services::verdict::VerdictService;
 use forecast_services::watchlist::WatchlistService;
-use forecast_store::Database;
 
 /// Settings of the HTTP layer, decided by the composition root.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
-    /// The store's URL, shown redacted by `/api/health?debug=1`.
-    pub database_url: String,
-    /// How long asset metadata is fresh.
-    pub metadata_ttl: Duration,
-    /// Default quotas of Premium keys.
-    pub quota: QuotaConfig,
     /// The admin API's token (`None`: the admin API is disabled).
     pub admin_token: Option<String>,
     /// Matcher requests per user per minute.
@@ -65,8 +59,6 @@ impl std::ops::Deref for AppState {
 
 /// What [`AppState`] points to.
 pub struct Shared {
-    /// The store.
-    pub db: Arc<dyn Database>,
     /// Active API keys and their owners in memory, checked against the
     /// store's generation counters on every request.
     pub keycache: Arc<forecast_services::auth::KeyCache>,
@@ -88,8 +80,14 @@ pub struct Shared {
     pub watchlists: WatchlistService,
     /// `/auth/*` and the session cookie.
     pub sessions: SessionService,
-    /// Where asset metadata comes from.
-    pub metadata: Arc<dyn MetadataProvider>,
+    /// `/api/assets` and an asset's metadata.
+    pub assets: AssetService,
+    /// Quota admission and the admin-token throttle.
+    pub quota: QuotaService,
+    /// `/api/admin/*`: the plugin registry.
+    pub registry: RegistryService,
+    /// `/api/health?debug=1`'s view of the store.
+    pub health: HealthService,
     /// HTTP-level settings.
     pub config: Arc<HttpConfig>,
     /// The per-client limit of requests no user's quota meters.

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::freshness::Freshness;
 use forecast_domain::{ApiKeyRecord, Tier, User};
-use forecast_store::{AccountStore, Database, Generations, StoreResult, Window};
+use forecast_store::{AccountStore, Database, Generations, Window};
 
 /// Every API key starts with this.
 pub const KEY_PREFIX: &str = "svc_";
@@ -257,7 +257,7 @@ impl KeyCache {
     pub async fn lookup(
         &self,
         key_hash: &str,
-    ) -> StoreResult<(Option<Arc<(ApiKeyRecord, User)>>, Option<Generations>)> {
+    ) -> Result<(Option<Arc<(ApiKeyRecord, User)>>, Option<Generations>), crate::error::Error> {
         let Some(generations) = self.freshness.current().await else {
             let found = self.accounts.api_key_user(key_hash).await?;
             return Ok((found.map(Arc::new), None));

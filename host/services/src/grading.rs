@@ -23,6 +23,7 @@ use chrono::{NaiveTime, Utc};
 use crate::active::Plugins;
 use crate::analysis::{AnalysisQuery, CACHED_RETURN_PERIODS, MIN_ROWS};
 use crate::verdict::{self, VerdictParts};
+use forecast_domain::schedule::{seconds_until, worker_prefix};
 use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::Asset;
 use forecast_domain::Metric;
@@ -94,15 +95,6 @@ pub struct Summary {
     /// Provenance of the prices of the assets the run graded (by every
     /// replica).
     pub data_sources: DataSources,
-}
-
-/// A name for this process's workers in task claims.
-pub fn worker_prefix() -> String {
-    format!(
-        "{}-{}",
-        std::process::id(),
-        &uuid::Uuid::new_v4().simple().to_string()[..8]
-    )
 }
 
 /// Grades every (period, metric) of one asset with a reused engine
@@ -395,16 +387,32 @@ async fn first_run_needed(db: &dyn Database, plugins: &Plugins) -> bool {
     }
 }
 
-/// Seconds from now until the next `at` (UTC).
-pub fn seconds_until(at: NaiveTime) -> u64 {
-    let now = Utc::now();
-    let today = now.date_naive().and_time(at).and_utc();
-    let next = if today > now {
-        today
-    } else {
-        today + chrono::Duration::days(1)
-    };
-    (next - now).num_seconds().max(1) as u64
+/// The longest the daily grade waits for a running price refresh.
+const REFRESH_WAIT: Duration = Duration::from_secs(3_600);
+
+/// Waits (up to `limit`) while today's refresh of `kind` is running on any
+/// replica; returns at once when there is none.
+async fn wait_for_refresh(db: &dyn Database, kind: &str, limit: Duration) {
+    let started = Instant::now();
+    let day = Utc::now().date_naive().to_string();
+    loop {
+        match db.job_by_key(kind, &day).await {
+            Ok(Some(run)) if run.finished_at.is_none() => {}
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "grading: cannot read today's refresh; grading now");
+                return;
+            }
+        }
+        if started.elapsed() >= limit {
+            tracing::warn!(
+                kind,
+                "grading: today's refresh is still running; grading now"
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
 }
 
 /// The server's scheduler: grades at start when the snapshot is missing or
@@ -453,7 +461,7 @@ pub async fn schedule(
         // served again at once instead of being graded again.
         if due && first_run_needed(db.as_ref(), &plugins).await {
             if let Some(kind) = &refresh {
-                crate::refresh::wait_for_today(db.as_ref(), kind, crate::refresh::GRADE_WAIT).await;
+                wait_for_refresh(db.as_ref(), kind, REFRESH_WAIT).await;
             }
             match run(db.clone(), plugins.clone(), workers, log_progress.clone()).await {
                 Ok(s) if s.abandoned => {
@@ -504,5 +512,68 @@ mod tests {
         if soon > now {
             assert!((590..=600).contains(&secs), "{secs}");
         }
+    }
+
+    async fn store(dir: &std::path::Path) -> Arc<dyn Database> {
+        let url = format!("sqlite://{}", dir.join("refresh.db").display());
+        forecast_store::connect(&url).await.unwrap()
+    }
+
+    /// The daily grade waits for today's refresh while it runs on any
+    /// replica, goes ahead as soon as it is done, and never waits longer
+    /// than its limit.
+    #[tokio::test]
+    async fn grading_waits_for_a_running_refresh_and_no_longer() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = store(dir.path()).await;
+        let (kind, day) = ("refresh:test", Utc::now().date_naive().to_string());
+        let now = Utc::now().timestamp();
+
+        // No refresh today: no wait at all (well inside one poll).
+        let t = Instant::now();
+        wait_for_refresh(db.as_ref(), kind, Duration::from_secs(60)).await;
+        assert!(t.elapsed() < Duration::from_secs(5));
+
+        // A refresh with an item another replica still holds.
+        let run = db
+            .start_or_join_job(kind, &day, &[1, 2], now)
+            .await
+            .unwrap();
+        let claimed = db
+            .claim_job_items(&run.id, "other", 10, now, 600)
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 2);
+        let waiter = tokio::spawn({
+            let db = db.clone();
+            async move { wait_for_refresh(db.as_ref(), kind, Duration::from_secs(120)).await }
+        });
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(
+            !waiter.is_finished(),
+            "grading went ahead of a running refresh"
+        );
+
+        // The refresh ends (one asset failed: it still ends): grading goes on.
+        let closed = db
+            .close_job_items(&run.id, "other", &[1], &[2], now)
+            .await
+            .unwrap();
+        assert!(closed.finished_at.is_some());
+        tokio::time::timeout(Duration::from_secs(30), waiter)
+            .await
+            .expect("grading went on once the refresh had finished")
+            .unwrap();
+
+        // A refresh that never ends holds grading for the limit only.
+        let stuck = "refresh:stuck";
+        let run = db.start_or_join_job(stuck, &day, &[1], now).await.unwrap();
+        assert!(run.finished_at.is_none());
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            wait_for_refresh(db.as_ref(), stuck, Duration::ZERO),
+        )
+        .await
+        .expect("the limit bounds the wait");
     }
 }

@@ -78,6 +78,11 @@ impl KeyService {
         })
     }
 
+    /// Records that key `key_id` was used at `now` (its `last_used_at`).
+    pub async fn touch(&self, key_id: &str, now: i64) -> Result<(), Error> {
+        Ok(self.db.touch_api_key(key_id, now).await?)
+    }
+
     /// Revokes the user's active key `id`, effective on the next request.
     pub async fn revoke(&self, user: &User, id: uuid::Uuid) -> Result<(), Error> {
         let now = Utc::now().timestamp();

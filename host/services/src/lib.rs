@@ -1,5 +1,5 @@
-//! Layer 2 of the host: the services. [`error::Error`] is the one error
-//! type they answer with. Each is built from the narrow handles
+//! The services: what a request asks of the host. [`error::Error`] is the
+//! one error type they answer with. Each is built from the narrow handles
 //! it uses (a store trait object, the active plugin set, limits) and knows
 //! nothing of HTTP: no status codes, no routers.
 //!
@@ -8,20 +8,18 @@
 
 pub mod active;
 pub mod analysis;
+pub mod assets;
 pub mod auth;
 pub mod backtest;
-pub mod demo;
 pub mod embeddings;
 pub mod error;
 pub mod freshness;
 pub mod grading;
-pub mod ingest;
+pub mod health;
 pub mod keys;
 pub mod matcher;
-pub mod metadata;
-pub mod providers;
+pub mod quota;
 pub mod ranking;
-pub mod refresh;
 pub mod registry;
 pub mod sessions;
 pub mod verdict;

@@ -170,7 +170,7 @@ impl SessionService {
 
     /// The user of an unexpired session token; a use slides the session's
     /// idle expiry (one write per [`SESSION_SLIDE_STEP`] at most).
-    pub async fn user(&self, token: &str) -> Result<Option<User>, StoreError> {
+    pub async fn user(&self, token: &str) -> Result<Option<User>, Error> {
         let hash = auth::sha256_hex(token);
         let now = chrono::Utc::now().timestamp();
         let user = self.accounts.session_user(&hash, now).await?;
@@ -189,8 +189,11 @@ impl SessionService {
     }
 
     /// Ends the session of `token` (nothing if it is unknown).
-    pub async fn logout(&self, token: &str) -> Result<(), StoreError> {
-        self.accounts.delete_session(&auth::sha256_hex(token)).await
+    pub async fn logout(&self, token: &str) -> Result<(), Error> {
+        Ok(self
+            .accounts
+            .delete_session(&auth::sha256_hex(token))
+            .await?)
     }
 
     /// Deletes expired sessions and limiter counters past their retention

@@ -4,8 +4,10 @@
 //! (users, sessions, API keys), [`QuotaStore`] (counting windows),
 //! [`AssetStore`] (catalog, price series, metadata), [`CacheStore`]
 //! (cached analyses), [`SettingsStore`], [`GradingStore`] (runs, tasks,
-//! grades), [`JobStore`] (work of the day split across replicas) and
-//! [`PluginRegistry`] — so a service holds only the handles it
+//! grades), [`JobStore`] (work of the day split across replicas),
+//! [`EmbeddingStore`] (the matcher's catalog vectors), [`GenerationStore`]
+//! (the change counters in-memory copies check) and [`PluginRegistry`] —
+//! so a service holds only the handles it
 //! uses. [`Database`] is all of them plus [`StoreAdmin`], implemented for
 //! every type that implements the parts; `Arc<dyn Database>` upcasts to any
 //! part.

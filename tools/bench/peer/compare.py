@@ -17,7 +17,7 @@
      cash) within 1e-9 relative at every row, printing each side's time.
      Exit status 1 when a curve differs.
 
-How our conventions (DESIGN §6, docs/DECISIONS.md) map onto vectorbt's:
+How our conventions (DESIGN §6, docs/decisions/0060-accounting-checked-against-vectorbt.md) map onto vectorbt's:
 
   ours                                         vectorbt
   -------------------------------------------  -----------------------------------------

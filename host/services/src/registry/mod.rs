@@ -10,7 +10,8 @@
 //! * [`self_test`]: the vectors a candidate of each kind must pass;
 //! * [`lifecycle`]: add, activate, roll back, shadow, list;
 //! * [`report`]: the shadow run's report and [`json_differences`];
-//! * [`builtins`]: the components embedded in the binary.
+//! * [`builtins`]: the components embedded in the binary;
+//! * [`service`]: the admin API's [`RegistryService`].
 
 pub mod builtins;
 pub mod kinds;
@@ -18,6 +19,7 @@ pub mod lifecycle;
 pub mod loading;
 pub mod report;
 pub mod self_test;
+pub mod service;
 
 #[cfg(test)]
 mod tests;
@@ -32,3 +34,4 @@ pub use lifecycle::{
 pub use loading::{load, load_checked, Loaded};
 pub use report::{json_differences, shadow_report};
 pub use self_test::self_test;
+pub use service::RegistryService;

@@ -8,7 +8,7 @@
 //! prices that changed drop exactly their caches and grades) and closes
 //! them. A replica that dies leaves its batch to another once the lease
 //! expires. The daily grade waits for a refresh still running that day
-//! ([`wait_for_today`]), so it grades the refreshed prices.
+//! (its job kind is [`job_kind`]), so it grades the refreshed prices.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,8 +25,6 @@ const BATCH: u32 = 16;
 /// replica (a batch of 16 at the default 2 requests a second, with its
 /// retries, takes well under a minute).
 const LEASE_SECONDS: i64 = 600;
-/// The longest the daily grade waits for a running refresh.
-pub const GRADE_WAIT: Duration = Duration::from_secs(3_600);
 
 /// The job kind of a provider's refresh.
 pub fn job_kind(provider: &dyn PriceProvider) -> String {
@@ -63,7 +61,7 @@ pub async fn run(
     let mut run = db
         .start_or_join_job(&kind, &day, &ids, Utc::now().timestamp())
         .await?;
-    let worker = crate::grading::worker_prefix();
+    let worker = forecast_domain::schedule::worker_prefix();
     let (mut loaded, mut unchanged, mut failed) = (0, 0, 0);
     let quiet: crate::providers::fetch::ProgressFn = Arc::new(|_| {});
     loop {
@@ -123,31 +121,6 @@ pub async fn run(
     })
 }
 
-/// Waits (up to `limit`) while today's refresh of `kind` is running on any
-/// replica; returns at once when there is none.
-pub async fn wait_for_today(db: &dyn Database, kind: &str, limit: Duration) {
-    let started = Instant::now();
-    let day = Utc::now().date_naive().to_string();
-    loop {
-        match db.job_by_key(kind, &day).await {
-            Ok(Some(run)) if run.finished_at.is_none() => {}
-            Ok(_) => return,
-            Err(e) => {
-                tracing::warn!(error = %e, "grading: cannot read today's refresh; grading now");
-                return;
-            }
-        }
-        if started.elapsed() >= limit {
-            tracing::warn!(
-                kind,
-                "grading: today's refresh is still running; grading now"
-            );
-            return;
-        }
-        tokio::time::sleep(Duration::from_secs(5)).await;
-    }
-}
-
 /// The server's refresh scheduler: every day at `at` UTC, [`run`]. Errors
 /// are logged; the stored prices stay.
 pub async fn schedule(
@@ -157,7 +130,7 @@ pub async fn schedule(
     at: NaiveTime,
 ) {
     loop {
-        tokio::time::sleep(Duration::from_secs(crate::grading::seconds_until(at))).await;
+        tokio::time::sleep(Duration::from_secs(forecast_domain::schedule::seconds_until(at))).await;
         tracing::info!(
             provider = provider.name(),
             "refresh: fetching the active universe"
@@ -176,73 +149,5 @@ pub async fn schedule(
             ),
             Err(e) => tracing::error!(error = %e, "refresh failed; the stored prices stay"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    async fn store(dir: &std::path::Path) -> Arc<dyn Database> {
-        let url = format!("sqlite://{}", dir.join("refresh.db").display());
-        forecast_store::connect(&url).await.unwrap()
-    }
-
-    /// The daily grade waits for today's refresh while it runs on any
-    /// replica, goes ahead as soon as it is done, and never waits longer
-    /// than its limit.
-    #[tokio::test]
-    async fn grading_waits_for_a_running_refresh_and_no_longer() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = store(dir.path()).await;
-        let (kind, day) = ("refresh:test", Utc::now().date_naive().to_string());
-        let now = Utc::now().timestamp();
-
-        // No refresh today: no wait at all (well inside one poll).
-        let t = Instant::now();
-        wait_for_today(db.as_ref(), kind, Duration::from_secs(60)).await;
-        assert!(t.elapsed() < Duration::from_secs(5));
-
-        // A refresh with an item another replica still holds.
-        let run = db
-            .start_or_join_job(kind, &day, &[1, 2], now)
-            .await
-            .unwrap();
-        let claimed = db
-            .claim_job_items(&run.id, "other", 10, now, 600)
-            .await
-            .unwrap();
-        assert_eq!(claimed.len(), 2);
-        let waiter = tokio::spawn({
-            let db = db.clone();
-            async move { wait_for_today(db.as_ref(), kind, Duration::from_secs(120)).await }
-        });
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        assert!(
-            !waiter.is_finished(),
-            "grading went ahead of a running refresh"
-        );
-
-        // The refresh ends (one asset failed: it still ends): grading goes on.
-        let closed = db
-            .close_job_items(&run.id, "other", &[1], &[2], now)
-            .await
-            .unwrap();
-        assert!(closed.finished_at.is_some());
-        tokio::time::timeout(Duration::from_secs(30), waiter)
-            .await
-            .expect("grading went on once the refresh had finished")
-            .unwrap();
-
-        // A refresh that never ends holds grading for the limit only.
-        let stuck = "refresh:stuck";
-        let run = db.start_or_join_job(stuck, &day, &[1], now).await.unwrap();
-        assert!(run.finished_at.is_none());
-        tokio::time::timeout(
-            Duration::from_secs(30),
-            wait_for_today(db.as_ref(), stuck, Duration::ZERO),
-        )
-        .await
-        .expect("the limit bounds the wait");
     }
 }

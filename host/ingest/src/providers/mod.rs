@@ -30,7 +30,6 @@ use forecast_domain::series::to_days;
 use forecast_domain::{Asset, Category};
 use forecast_store::AssetStore;
 
-use crate::error::Error;
 
 pub use fetch::{fetch_assets, FetchOptions, FetchOutcome, FetchProgress, FetchReport};
 
@@ -155,17 +154,35 @@ pub enum Selection {
     All,
 }
 
+/// Why a selection of assets cannot be fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    /// An unknown ticker or category, or no ticker at all, named.
+    #[error("{0}")]
+    Invalid(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] forecast_store::StoreError),
+}
+
 /// The assets of `selection`. An unknown ticker or category is
-/// [`Error::Invalid`] naming it (the category error lists the valid
+/// [`SelectError::Invalid`] naming it (the category error lists the valid
 /// names), so nothing is fetched for a mistyped command.
 pub async fn select_assets(
     store: &dyn AssetStore,
     selection: &Selection,
-) -> Result<Vec<Asset>, Error> {
+) -> Result<Vec<Asset>, SelectError> {
     match selection {
         Selection::All => Ok(store.list_active_assets(None).await?),
         Selection::Category(name) => {
-            let category: Category = forecast_api::assets::parse_category(name)?;
+            let category: Category = name.parse().map_err(|_| {
+                let names: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+                SelectError::Invalid(format!(
+                    "unknown category '{}'; expected one of: {}",
+                    name.escape_debug(),
+                    names.join(", ")
+                ))
+            })?;
             Ok(store.list_active_assets(Some(category)).await?)
         }
         Selection::Tickers(tickers) => {
@@ -182,14 +199,14 @@ pub async fn select_assets(
                 }
             }
             if !unknown.is_empty() {
-                return Err(Error::Invalid(format!(
+                return Err(SelectError::Invalid(format!(
                     "unknown ticker{} {}: not in the catalog, nothing was fetched",
                     if unknown.len() == 1 { "" } else { "s" },
                     unknown.join(", ")
                 )));
             }
             if assets.is_empty() {
-                return Err(Error::Invalid("--tickers names no ticker".to_string()));
+                return Err(SelectError::Invalid("--tickers names no ticker".to_string()));
             }
             Ok(assets)
         }

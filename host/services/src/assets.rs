@@ -1,93 +1,56 @@
-//! Asset metadata (the spec's AssetInfo) behind a provider trait, cached in
-//! the store for 7 days. When a refresh fails, the stale copy is served.
-//!
-//! The built-in provider answers from the catalog columns (name, exchange,
-//! currency, sector, industry, website, summary). Network providers (Yahoo,
-//! Stooq) implement the same trait.
+//! The catalog as the API serves it: the active assets, and an asset's
+//! metadata — a fresh copy cached in the store (7 days by default), else
+//! one fetched from the provider (and stored), else a stale copy when the
+//! provider fails.
 
-use crate::error::Error;
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
-
-use forecast_domain::Asset;
+use forecast_domain::metadata::{AssetMetadata, MetadataProvider};
+use forecast_domain::{Asset, Category};
 use forecast_store::AssetStore;
 
-/// What a provider knows about an asset. Unknown text fields are empty;
-/// an unknown market cap is 0.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AssetMetadata {
-    /// Full legal or display name.
-    pub long_name: String,
-    /// Sector.
-    pub sector: String,
-    /// Industry.
-    pub industry: String,
-    /// Description.
-    pub summary: String,
-    /// Logo image address (empty when unknown).
-    pub logo_url: String,
-    /// Market capitalisation in `currency`; 0 when unknown.
-    pub market_cap: i64,
-    /// Listing exchange.
-    pub exchange: String,
-    /// Trading currency.
-    pub currency: String,
-    /// Web site.
-    pub website: String,
+use crate::error::Error;
+
+/// The active assets and their metadata, cached for `ttl`.
+pub struct AssetService {
+    assets: Arc<dyn AssetStore>,
+    provider: Arc<dyn MetadataProvider>,
+    ttl: Duration,
 }
 
-/// A provider could not answer.
-#[derive(Debug, thiserror::Error)]
-#[error("metadata provider {provider} failed: {message}")]
-pub struct ProviderError {
-    /// Provider name.
-    pub provider: &'static str,
-    /// Why.
-    pub message: String,
-}
-
-/// A source of asset metadata.
-#[async_trait]
-pub trait MetadataProvider: Send + Sync + 'static {
-    /// Short name for logs.
-    fn name(&self) -> &'static str;
-    /// Fetches the metadata of `asset`.
-    async fn fetch(&self, asset: &Asset) -> Result<AssetMetadata, ProviderError>;
-}
-
-/// Answers from the catalog shipped with the project.
-pub struct CatalogProvider;
-
-#[async_trait]
-impl MetadataProvider for CatalogProvider {
-    fn name(&self) -> &'static str {
-        "catalog"
+impl AssetService {
+    /// Serves what `provider` answers, cached in `assets` for `ttl`.
+    pub fn new(
+        assets: Arc<dyn AssetStore>,
+        provider: Arc<dyn MetadataProvider>,
+        ttl: Duration,
+    ) -> Self {
+        Self {
+            assets,
+            provider,
+            ttl,
+        }
     }
 
-    async fn fetch(&self, asset: &Asset) -> Result<AssetMetadata, ProviderError> {
-        let domain = asset
-            .website
-            .trim()
-            .trim_start_matches("https://")
-            .trim_start_matches("http://")
-            .trim_end_matches('/');
-        Ok(AssetMetadata {
-            long_name: asset.name.clone(),
-            sector: asset.sector.clone(),
-            industry: asset.industry.clone(),
-            summary: asset.summary.clone(),
-            logo_url: if domain.is_empty() {
-                String::new()
-            } else {
-                format!("https://{domain}/favicon.ico")
-            },
-            market_cap: 0,
-            exchange: asset.exchange.clone(),
-            currency: asset.currency.clone(),
-            website: asset.website.clone(),
-        })
+    /// The active assets, of `category` when given.
+    pub async fn list(&self, category: Option<Category>) -> Result<Vec<Asset>, Error> {
+        Ok(self.assets.list_active_assets(category).await?)
+    }
+
+    /// The active asset `ticker` with its metadata; `NotFound` for an
+    /// unknown or inactive ticker.
+    pub async fn metadata(&self, ticker: &str) -> Result<(Asset, Lookup), Error> {
+        let asset = crate::analysis::active_asset(self.assets.as_ref(), ticker).await?;
+        let found = lookup(
+            self.assets.as_ref(),
+            self.provider.as_ref(),
+            &asset,
+            self.ttl,
+            chrono::Utc::now().timestamp(),
+        )
+        .await?;
+        Ok((asset, found))
     }
 }
 
@@ -150,6 +113,8 @@ mod tests {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     use super::*;
+    use async_trait::async_trait;
+    use forecast_domain::metadata::ProviderError;
     use forecast_domain::Category;
     use forecast_store::CatalogEntry;
 
@@ -175,9 +140,17 @@ mod tests {
                     message: "down".into(),
                 });
             }
-            let mut m = CatalogProvider.fetch(asset).await?;
-            m.market_cap = n as i64;
-            Ok(m)
+            Ok(AssetMetadata {
+                long_name: asset.name.clone(),
+                sector: String::new(),
+                industry: String::new(),
+                summary: String::new(),
+                logo_url: String::new(),
+                market_cap: n as i64,
+                exchange: asset.exchange.clone(),
+                currency: asset.currency.clone(),
+                website: String::new(),
+            })
         }
     }
 
@@ -222,32 +195,5 @@ mod tests {
         let stale = lookup(db.as_ref(), &p, &asset, ttl, 5_000).await.unwrap();
         assert!(stale.from_cache);
         assert_eq!(stale.metadata, refreshed.metadata);
-    }
-
-    #[tokio::test]
-    async fn catalog_provider_derives_the_logo_from_the_website() {
-        let mut e = entry(1, "AAA", Category::UsStocks, true);
-        e.website = "https://www.example.com/".into();
-        let asset = Asset {
-            id: 1,
-            ticker: e.ticker,
-            name: e.name,
-            category: e.category,
-            exchange: e.exchange,
-            currency: e.currency,
-            country: e.country,
-            sector: e.sector,
-            industry: e.industry,
-            website: e.website,
-            summary: e.summary,
-            isin: e.isin,
-            is_active: true,
-            is_premium: false,
-            data_source: forecast_domain::DataSource::Synthetic,
-            data_version: 0,
-            last_price_date: None,
-        };
-        let m = CatalogProvider.fetch(&asset).await.unwrap();
-        assert_eq!(m.logo_url, "https://www.example.com/favicon.ico");
     }
 }

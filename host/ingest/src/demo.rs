@@ -34,7 +34,7 @@ use std::str::FromStr;
 
 use chrono::NaiveDate;
 
-use crate::ingest::{parse_csv_reader, IngestError};
+use crate::files::{parse_csv_reader, IngestError};
 use forecast_domain::series::PriceSeries;
 use forecast_domain::{Asset, Category, DataSource};
 use forecast_store::{CatalogEntry, Database, StoreError};

@@ -1,0 +1,145 @@
+//! The registry as the admin API uses it: each action on the store,
+//! answered in the wire shapes, and applied on this replica at once (the
+//! others follow by polling).
+
+use std::sync::Arc;
+
+use forecast_api::admin::{
+    ActiveResponse, ActiveVersion, AddedPlugin, Listed, ShadowReport, ShadowRequest, ShadowStarted,
+};
+use forecast_store::{ActivationRecord, Database};
+
+use super::{kinds::parse_kind, lifecycle, report};
+use crate::active::Plugins;
+use crate::error::Error;
+
+/// Registry actions taken in the name of `actor` (the activation history
+/// says who).
+pub struct RegistryService {
+    db: Arc<dyn Database>,
+    plugins: Arc<Plugins>,
+    actor: &'static str,
+}
+
+impl RegistryService {
+    /// Acts on `db`'s registry as `actor`, applying changes to `plugins`.
+    pub fn new(db: Arc<dyn Database>, plugins: Arc<Plugins>, actor: &'static str) -> Self {
+        RegistryService { db, plugins, actor }
+    }
+
+    /// Every registered version and whether it is active or shadowed.
+    pub async fn list(&self) -> Result<Vec<Listed>, Error> {
+        lifecycle::list(self.db.as_ref()).await
+    }
+
+    /// Registers a component of `kind` (a wire name) as `name@version`.
+    pub async fn add(
+        &self,
+        kind: &str,
+        name: &str,
+        version: &str,
+        bytes: Vec<u8>,
+    ) -> Result<AddedPlugin, Error> {
+        if bytes.is_empty() {
+            return Err(Error::Invalid(
+                "the body must be the component's bytes (Content-Type: application/wasm)".into(),
+            ));
+        }
+        let r = lifecycle::add(
+            self.db.as_ref(),
+            self.plugins.runtime_handle(),
+            parse_kind(kind)?,
+            name,
+            version,
+            bytes,
+            self.actor,
+        )
+        .await?;
+        Ok(AddedPlugin {
+            kind: r.kind.to_string(),
+            name: r.name,
+            version: r.version,
+            sha256: r.sha256,
+            size: r.size,
+        })
+    }
+
+    /// Activates a registered version after its checks pass.
+    pub async fn activate(
+        &self,
+        kind: &str,
+        name: &str,
+        version: &str,
+    ) -> Result<ActiveResponse, Error> {
+        let a = lifecycle::activate(
+            self.db.as_ref(),
+            self.plugins.runtime_handle(),
+            parse_kind(kind)?,
+            name,
+            version,
+            self.actor,
+        )
+        .await?;
+        self.apply().await;
+        Ok(active(a))
+    }
+
+    /// Returns a slot to the version active before the current one.
+    pub async fn rollback(&self, kind: &str, name: &str) -> Result<ActiveResponse, Error> {
+        let a = lifecycle::rollback(self.db.as_ref(), parse_kind(kind)?, name).await?;
+        self.apply().await;
+        Ok(active(a))
+    }
+
+    /// Starts a shadow run of a registered candidate.
+    pub async fn start_shadow(&self, s: &ShadowRequest) -> Result<ShadowStarted, Error> {
+        let c = lifecycle::start_shadow(
+            self.db.as_ref(),
+            self.plugins.runtime_handle(),
+            parse_kind(&s.kind)?,
+            &s.name,
+            &s.version,
+            s.sample,
+            self.actor,
+        )
+        .await?;
+        self.apply().await;
+        Ok(ShadowStarted {
+            shadow: ShadowRequest {
+                kind: c.kind.to_string(),
+                name: c.name,
+                version: c.version,
+                sample: c.sample,
+            },
+        })
+    }
+
+    /// The report of a kind's running shadow.
+    pub async fn shadow_report(&self, kind: &str) -> Result<ShadowReport, Error> {
+        report::shadow_report(self.db.as_ref(), parse_kind(kind)?).await
+    }
+
+    /// Stops a kind's shadow run.
+    pub async fn stop_shadow(&self, kind: &str) -> Result<(), Error> {
+        lifecycle::stop_shadow(self.db.as_ref(), parse_kind(kind)?).await?;
+        self.apply().await;
+        Ok(())
+    }
+
+    /// Applies a change on this replica at once (others follow by polling).
+    async fn apply(&self) {
+        if let Err(e) = self.plugins.sync(self.db.as_ref()).await {
+            tracing::error!(error = %e, "applying the registry change failed; the poller retries");
+        }
+    }
+}
+
+fn active(a: ActivationRecord) -> ActiveResponse {
+    ActiveResponse {
+        active: ActiveVersion {
+            kind: a.kind.to_string(),
+            name: a.name,
+            version: a.version,
+        },
+    }
+}
