@@ -206,6 +206,7 @@ async fn admitted(
     if let Some(g) = generations {
         req.extensions_mut().insert(Fresh(g));
     }
+    crate::record_user(user);
     req.extensions_mut().insert(ApiUser(user.clone()));
     let mut response = next.run(req).await;
     rate_headers(response.headers_mut(), &window);

@@ -160,27 +160,41 @@ pub fn router(state: AppState) -> Router {
     routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::from_fn_with_state(state.clone(), clients::limit))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            clients::limit,
+        ))
         .with_state(state)
         .layer(Extension(doc))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn_with_state(deadlines, limits::deadlines))
         .layer(middleware::from_fn(json_errors))
-        .layer(
-            TraceLayer::new_for_http().make_span_with(|req: &Request| {
-                let id = req
-                    .headers()
-                    .get(REQUEST_ID)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("-");
-                tracing::info_span!("request", method = %req.method(), uri = %req.uri().path(), request_id = %id)
-            }),
-        )
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
+            let id = req
+                .headers()
+                .get(REQUEST_ID)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-");
+            tracing::info_span!(
+                "request",
+                method = %req.method(),
+                uri = %req.uri().path(),
+                request_id = %id,
+                user_id = tracing::field::Empty,
+            )
+        }))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
         // Outermost, so it counts every answer as sent; `Router::layer`
         // wraps each route, after routing, so `MatchedPath` is known.
         .layer(middleware::from_fn(metrics::track))
+}
+
+/// Records the authenticated user on the request's span (`user_id`, empty
+/// until a guard knows it), so that every line logged below it, down to
+/// the guests' own, says whose request it was.
+pub(crate) fn record_user(user: &forecast_domain::User) {
+    tracing::Span::current().record("user_id", tracing::field::display(&user.id));
 }
 
 /// Paths no route claims: the web application's pages and files, else a

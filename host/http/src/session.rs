@@ -96,6 +96,7 @@ impl FromRequestParts<AppState> for SessionUser {
             ApiError::Unauthorized("session expired or signed out; sign in again".into())
         })?;
         check_origin(parts, state)?;
+        crate::record_user(&user);
         Ok(SessionUser(user))
     }
 }

@@ -17,6 +17,28 @@
 //! [`runtime`] holds the engine and the permits, [`plugin`] the one loader
 //! ([`Plugin`]`<W: World>`), and one module per WIT world its typed calls.
 
+/// The span of one call into a guest, named after the WIT export
+/// (`walk-forward`, `score`, …) and carrying the plugin's label
+/// (`kind/name@version`); [`Plugin::call`] and [`Plugin::call_on`] record
+/// the call's outcome on it. Entered on the thread that runs the guest, so
+/// the guest's own `host-log` lines are logged inside it (and inside the
+/// request's span, when the caller carried that onto the thread). INFO
+/// unless a level is given (`rebalance`, once per rebalance date, is DEBUG).
+macro_rules! guest_span {
+    ($export:literal, $label:expr) => {
+        guest_span!(tracing::Level::INFO, $export, $label)
+    };
+    ($level:expr, $export:literal, $label:expr) => {
+        tracing::span!(
+            $level,
+            $export,
+            plugin = &**$label,
+            outcome = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        )
+    };
+}
+
 pub mod llm;
 pub mod matcher;
 pub mod plugin;
@@ -46,6 +68,9 @@ pub struct RuntimeConfig {
     pub memory_limit: usize,
     /// Calls running at once (and the size of the instance pool / 2).
     pub max_concurrency: usize,
+    /// Write `/tmp/perf-<pid>.map` so `perf report` names the guests'
+    /// functions (a profiling aid, `FORECAST_WASM_PERFMAP`).
+    pub perf_map: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -54,6 +79,7 @@ impl Default for RuntimeConfig {
             call_timeout: Duration::from_secs(10),
             memory_limit: 256 << 20,
             max_concurrency: 16,
+            perf_map: false,
         }
     }
 }

@@ -181,6 +181,7 @@ impl Plugin<MatcherWorld> {
         limit: u32,
     ) -> Result<Vec<Candidate>, PluginError> {
         let limit = limit.min(MAX_LIMIT);
+        let _call = guest_span!("find", self.label()).entered();
         let reused = {
             let mut pool = self.ext.warm.lock().expect("poisoned");
             let at = pool.iter().position(|w| w.catalog == catalog.version);
@@ -198,6 +199,7 @@ impl Plugin<MatcherWorld> {
         // A failed call drops `warm` here: a trapped instance is never
         // used again.
         if warm.catalog != catalog.version {
+            let _load = guest_span!("load-catalog", self.label()).entered();
             self.call_on(permit, &mut warm.live, None, |store, b| {
                 b.forecast_plugins_matching()
                     .call_load_catalog(store, &catalog.entries)

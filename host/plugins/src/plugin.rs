@@ -207,7 +207,8 @@ impl<W: World> Plugin<W> {
         result
     }
 
-    /// Records one call in the process's metrics: `forecast_plugin_calls_total`
+    /// Records one call's outcome on the current span (the guest call's)
+    /// and in the process's metrics: `forecast_plugin_calls_total`
     /// by plugin (`kind/name`), version and outcome, and its duration. The
     /// label values are bounded by the registry (operators add versions).
     fn observe<R>(&self, started: Instant, result: &Result<R, PluginError>) {
@@ -218,6 +219,12 @@ impl<W: World> Plugin<W> {
             Err(PluginError::Trap { .. }) => "trap",
             Err(_) => "error",
         };
+        // The guest call's span (see `guest_span!`), when the caller entered one.
+        let span = tracing::Span::current();
+        span.record("outcome", outcome);
+        if outcome != "ok" {
+            span.record("otel.status_code", "ERROR");
+        }
         let plugin = format!("{}/{}", self.info.kind, self.info.name);
         let version = self.info.version.clone();
         metrics::counter!(

@@ -66,6 +66,7 @@ impl Plugin<ScorerWorld> {
     /// that answers a different number of grades, or a score outside
     /// [0, 100], breaks its contract and is reported as failed.
     pub fn score(&self, permit: &Permit, inputs: &[ScoreInput]) -> Result<Vec<Grade>, PluginError> {
+        let _call = guest_span!("score", self.label()).entered();
         let grades = self.call(permit, |store, b| {
             b.forecast_plugins_scoring().call_score(store, inputs)
         })?;

@@ -92,6 +92,7 @@ impl Plugin<SegmentationWorld> {
     /// Instantiates a fresh instance and asks its version: the fixed cost
     /// of every call (used by benchmarks and diagnostics).
     pub fn ping(&self, permit: &Permit) -> Result<String, PluginError> {
+        let _call = guest_span!("engine-version", self.label()).entered();
         self.call(permit, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
@@ -108,6 +109,7 @@ impl Plugin<SegmentationWorld> {
         params: AnalysisParams,
     ) -> Result<Result<Analysis, EngineError>, PluginError> {
         let input = wit_series(series);
+        let _call = guest_span!("analyse", self.label()).entered();
         self.call(permit, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
@@ -124,6 +126,7 @@ impl Plugin<SegmentationWorld> {
         params: AnalysisParams,
     ) -> Result<Result<StateSummary, EngineError>, PluginError> {
         let input = wit_series(series);
+        let _call = guest_span!("analyse-state", self.label()).entered();
         self.call(permit, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
@@ -141,6 +144,7 @@ impl Plugin<SegmentationWorld> {
         params: &[AnalysisParams],
     ) -> Result<Vec<Result<StateSummary, EngineError>>, PluginError> {
         let input = wit_series(series);
+        let _call = guest_span!("analyse-states", self.label()).entered();
         self.call(permit, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
@@ -180,6 +184,7 @@ impl SegmentationSession {
         params: AnalysisParams,
     ) -> Result<Result<StateSummary, EngineError>, PluginError> {
         let input = wit_series(series);
+        let _call = guest_span!("analyse-state", self.plugin.label()).entered();
         self.call(permit, None, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
@@ -196,6 +201,7 @@ impl SegmentationSession {
         params: &[AnalysisParams],
     ) -> Result<Vec<Result<StateSummary, EngineError>>, PluginError> {
         let input = wit_series(series);
+        let _call = guest_span!("analyse-states", self.plugin.label()).entered();
         self.call(permit, None, |store, bindings| {
             bindings
                 .forecast_plugins_engine()
@@ -214,6 +220,7 @@ impl SegmentationSession {
         budget: Option<Duration>,
     ) -> Result<Result<WalkForwardSeries, EngineError>, PluginError> {
         let input = wit_series(series);
+        let _call = guest_span!("walk-forward", self.plugin.label()).entered();
         self.call(permit, budget, |store, bindings| {
             bindings
                 .forecast_plugins_engine()

@@ -302,6 +302,7 @@ impl bt::Strategy for StrategyRun<'_> {
             zscore_entry: params.zscore_entry,
             zscore_exit: params.zscore_exit,
         };
+        let _call = guest_span!("start", self.plugin.label()).entered();
         let answer = self.call(|store, b| b.records.call_start(store, &universe, params))?;
         Ok(
             answer
@@ -313,6 +314,12 @@ impl bt::Strategy for StrategyRun<'_> {
         let answer = match self.columns.take() {
             Some(mut columns) => {
                 fill_columns(&mut columns, ctx);
+                let _call = guest_span!(
+                    tracing::Level::DEBUG,
+                    "rebalance-columns",
+                    self.plugin.label()
+                )
+                .entered();
                 let answer = self.call(|store, b| {
                     b.columns
                         .as_ref()
@@ -344,6 +351,8 @@ impl bt::Strategy for StrategyRun<'_> {
                         })
                         .collect(),
                 };
+                let _call =
+                    guest_span!(tracing::Level::DEBUG, "rebalance", self.plugin.label()).entered();
                 self.call(|store, b| b.records.call_rebalance(store, &wit_ctx))?
             }
         };

@@ -7,6 +7,8 @@ use chrono::{NaiveDate, Utc};
 
 use std::sync::Arc;
 
+use tracing::Instrument as _;
+
 use crate::active::Plugins;
 pub use crate::error::Error;
 use forecast_domain::series::{from_days, PriceSeries};
@@ -245,6 +247,7 @@ impl AnalysisService {
     /// Answers an analysis: from the cache for default parameters when present,
     /// otherwise computed by the active segmentation component (and cached when
     /// the parameters are cacheable).
+    #[tracing::instrument(name = "analysis", skip_all, fields(ticker = %ticker))]
     pub async fn analyse(
         &self,
         ticker: &str,
@@ -285,7 +288,10 @@ impl AnalysisService {
         let params = engine_params(q, history.periods_per_year());
         let permit = self.plugins.runtime().acquire().await;
         let query = *q;
+        // The guest call's span nests under this one on the blocking thread.
+        let span = tracing::Span::current();
         let (response, body) = tokio::task::spawn_blocking(move || {
+            let _in = span.enter();
             let answer = plugin.analyse(&permit, &window, params)?;
             let analysis = answer.map_err(|e| match e {
                 EngineError::InsufficientData(rows) => Error::InsufficientData(format!(
@@ -326,11 +332,15 @@ impl AnalysisService {
             return;
         }
         let (service, ticker, q) = (self.clone(), ticker.to_string(), *q);
-        tokio::spawn(async move {
-            if let Err(e) = service.shadow_compare(&ticker, &q, candidate).await {
-                tracing::warn!(error = %e, ticker, "shadow comparison skipped");
+        let span = tracing::info_span!("shadow_compare", ticker = %ticker);
+        tokio::spawn(
+            async move {
+                if let Err(e) = service.shadow_compare(&ticker, &q, candidate).await {
+                    tracing::warn!(error = %e, ticker, "shadow comparison skipped");
+                }
             }
-        });
+            .instrument(span),
+        );
     }
 
     async fn shadow_compare(
@@ -350,7 +360,9 @@ impl AnalysisService {
         let permits = self.plugins.runtime().acquire_many(2).await;
         let query = *q;
         let (active_label, candidate_label) = (active.info().label(), candidate.info().label());
+        let span = tracing::Span::current();
         let sample = tokio::task::spawn_blocking(move || {
+            let _in = span.enter();
             let timed = |p: &forecast_plugins::SegmentationPlugin, permit| {
                 let started = std::time::Instant::now();
                 let answer = p.analyse(permit, &window, params);

@@ -209,6 +209,7 @@ impl MatcherService {
     /// Matches `text` for `user` against the active catalog with the active
     /// matcher. Invalid text is refused before it counts against the user's
     /// limit; a limiter that cannot count refuses the request.
+    #[tracing::instrument(name = "match_tickers", skip_all, fields(user_id = %user.id))]
     pub async fn match_text(&self, user: &User, text: &str) -> Result<MatchResponse, Error> {
         let text = forecast_api::matcher::validate(text)?.to_string();
         let now = chrono::Utc::now().timestamp();
@@ -244,8 +245,9 @@ impl MatcherService {
             .get(self.assets.as_ref(), self.embeddings.as_deref())
             .await?;
         let permit = self.plugins.runtime().acquire().await;
+        let span = tracing::Span::current();
         let found = tokio::task::spawn_blocking(move || {
-            matcher.find(&permit, &catalog, &text, MAX_MATCHES)
+            span.in_scope(|| matcher.find(&permit, &catalog, &text, MAX_MATCHES))
         })
         .await
         .map_err(|e| Error::Internal(format!("matcher task failed: {e}")))??;

@@ -186,6 +186,7 @@ impl VerdictService {
     /// counters, the asset, the active run and the served body come from
     /// memory while their counters have not moved; without (the store
     /// could not be read in time), everything is read from the store.
+    #[tracing::instrument(name = "verdict", skip_all, fields(ticker = %ticker))]
     pub async fn verdict_body(
         &self,
         ticker: &str,
@@ -235,7 +236,10 @@ impl VerdictService {
         let permit = self.plugins.runtime().acquire().await;
         let periods = history.periods_per_year();
         let last_price_date = crate::analysis::last_price_date(&asset, &history);
+        // The guest calls' spans nest under this one on the blocking thread.
+        let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {
+            let _in = span.enter();
             let summary = engine
                 .analyse_state(
                     &permit,

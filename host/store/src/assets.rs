@@ -145,6 +145,7 @@ macro_rules! impl_asset_store {
                     .collect()
             }
 
+            #[::tracing::instrument(name = "load_series", skip(self), fields(rows = ::tracing::field::Empty))]
             async fn load_series(
                 &self,
                 asset_id: i64,
@@ -153,7 +154,11 @@ macro_rules! impl_asset_store {
                     .bind(asset_id)
                     .fetch_optional(&self.pool)
                     .await?;
-                row.map(|r| $crate::rows::series(&r)).transpose()
+                let series = row.map(|r| $crate::rows::series(&r)).transpose()?;
+                if let Some(s) = &series {
+                    ::tracing::Span::current().record("rows", s.len() as i64);
+                }
+                Ok(series)
             }
 
             async fn cached_metadata(

@@ -18,6 +18,11 @@ use super::Error;
 pub const MAX_COMPONENT_BYTES: usize = 64 << 20;
 
 /// Adds a version (type-checked; its reported version must be `version`).
+#[tracing::instrument(
+    name = "plugin_add",
+    skip_all,
+    fields(plugin = %format_args!("{kind}/{name}@{version}"), by = %by)
+)]
 pub async fn add(
     db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
@@ -72,6 +77,11 @@ pub async fn add(
 
 /// Activates a registered version after its checks pass. Activating the
 /// version already active changes nothing.
+#[tracing::instrument(
+    name = "plugin_activate",
+    skip_all,
+    fields(plugin = %format_args!("{kind}/{name}@{version}"), by = %by)
+)]
 pub async fn activate(
     db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
@@ -110,6 +120,7 @@ pub async fn activate(
 
 /// Returns `kind`'s slot (for strategies, `name`'s) to the version active
 /// before the current one.
+#[tracing::instrument(name = "plugin_rollback", skip_all, fields(slot = %slot(kind, name)))]
 pub async fn rollback(
     db: &dyn PluginRegistry,
     kind: PluginKind,
@@ -148,6 +159,11 @@ pub async fn rollback(
 }
 
 /// Starts a shadow run of a registered candidate on `sample` of live requests.
+#[tracing::instrument(
+    name = "shadow_start",
+    skip_all,
+    fields(plugin = %format_args!("{kind}/{name}@{version}"), sample = sample, by = %by)
+)]
 pub async fn start_shadow(
     db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
@@ -193,6 +209,7 @@ pub async fn start_shadow(
 }
 
 /// Stops `kind`'s shadow run.
+#[tracing::instrument(name = "shadow_stop", skip_all, fields(kind = %kind))]
 pub async fn stop_shadow(db: &dyn PluginRegistry, kind: PluginKind) -> Result<(), Error> {
     if db.clear_shadow(kind).await? {
         Ok(())

@@ -105,7 +105,8 @@ pub(crate) async fn blocking_load(
     bytes: Vec<u8>,
 ) -> Result<Loaded, Error> {
     let (runtime, name) = (runtime.clone(), name.to_string());
-    tokio::task::spawn_blocking(move || load(&runtime, kind, &name, &bytes, None))
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| load(&runtime, kind, &name, &bytes, None)))
         .await
         .map_err(|e| Error::Refused(format!("loading failed: {e}")))?
 }
@@ -126,7 +127,9 @@ pub async fn load_checked(
     let loaded = blocking_load(runtime, kind, name, bytes).await?;
     let checked = loaded.clone();
     let permit = runtime.acquire().await;
-    tokio::task::spawn_blocking(move || self_test(&checked, &permit))
+    // The checks' guest calls nest under the registry action's span.
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| self_test(&checked, &permit)))
         .await
         .map_err(|e| Error::Refused(format!("self-test crashed: {e}")))??;
     Ok(loaded)

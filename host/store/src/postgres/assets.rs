@@ -62,6 +62,7 @@ crate::assets::impl_asset_store!(PgStore {
         tx.commit().await?;
         Ok(())
     }
+    #[tracing::instrument(name = "store_series", skip_all, fields(assets = items.len()))]
     async fn store_series(&self, items: &[(i64, &PriceSeries, DataSource)]) -> StoreResult<()> {
         // Dropping `tx` on an early return rolls the whole batch back.
         let mut tx = self.pool.begin().await?;

@@ -94,6 +94,11 @@ crate::grading::impl_grading_store!(PgStore {
             "grading run ({day}, {engine}, {scorer}) neither inserted nor found"
         )))
     }
+    #[tracing::instrument(
+        name = "record_grades",
+        skip_all,
+        fields(run_id = %run_id, worker = %worker, grades = grades.len(), done = done.len(), failed = failed.len())
+    )]
     async fn record_grades(
         &self,
         run_id: &str,
@@ -159,6 +164,7 @@ crate::grading::impl_grading_store!(PgStore {
         tx.commit().await?;
         Ok(())
     }
+    #[tracing::instrument(name = "finish_grading_run", skip_all, fields(run_id = %run_id))]
     async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool> {
         // Completions are serialised across processes (advisory lock), and
         // the run row is locked: a second caller waits, then reads `done`.

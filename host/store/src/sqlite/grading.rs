@@ -51,6 +51,11 @@ crate::grading::impl_grading_store!(SqliteStore {
         tx.commit().await?;
         Ok(new_run(id, day, engine, scorer, total, now))
     }
+    #[tracing::instrument(
+        name = "record_grades",
+        skip_all,
+        fields(run_id = %run_id, worker = %worker, grades = grades.len(), done = done.len(), failed = failed.len())
+    )]
     async fn record_grades(
         &self,
         run_id: &str,
@@ -107,6 +112,7 @@ crate::grading::impl_grading_store!(SqliteStore {
         tx.commit().await?;
         Ok(())
     }
+    #[tracing::instrument(name = "finish_grading_run", skip_all, fields(run_id = %run_id))]
     async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool> {
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
