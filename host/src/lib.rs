@@ -17,6 +17,7 @@ mod cli_matcher;
 mod cli_plugin;
 pub mod config;
 pub mod server;
+pub mod telemetry;
 
 pub use forecast_domain as domain;
 pub use forecast_domain::series;

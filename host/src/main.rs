@@ -1,5 +1,7 @@
 //! `forecast`: parses the command line, sets up logging, runs the library.
 
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::EnvFilter;
 
 /// mimalloc serves the Rust side of the process. Against glibc's malloc
@@ -90,11 +92,16 @@ fn tune_malloc() {
 }
 
 async fn run() -> std::process::ExitCode {
+    // Spans to an OTLP collector too, with OTEL_EXPORTER_OTLP_ENDPOINT; the
+    // guard flushes them when `run` returns.
+    let (otlp, _telemetry) = forecast::telemetry::otlp();
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")),
         )
         .with_writer(std::io::stderr)
+        .finish()
+        .with(otlp)
         .init();
     let cli = match forecast::cli::Cli::try_parse_args() {
         Ok(cli) => cli,

@@ -33,4 +33,5 @@ mod plugins;
 mod replicas;
 mod request_path;
 mod smoke;
+mod telemetry;
 mod web;
