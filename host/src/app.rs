@@ -13,25 +13,25 @@ use crate::config::{Config, ModelSetting};
 use forecast_domain::Tier;
 use forecast_embed::Embedder;
 use forecast_http::{AppState, HttpConfig, Shared};
+use forecast_ingest::demo;
+use forecast_ingest::metadata::CatalogProvider;
 use forecast_services::active::Plugins;
 use forecast_services::analysis::AnalysisService;
+use forecast_services::assets::AssetService;
+use forecast_services::auth;
 use forecast_services::auth::KeyCache;
 use forecast_services::backtest::{BacktestLimits, BacktestService};
 use forecast_services::embeddings::CatalogEmbeddings;
-use forecast_services::assets::AssetService;
 use forecast_services::freshness::Freshness;
 use forecast_services::health::HealthService;
-use forecast_services::quota::QuotaService;
-use forecast_services::registry::RegistryService;
 use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
-use forecast_ingest::metadata::CatalogProvider;
+use forecast_services::quota::QuotaService;
 use forecast_services::ranking::RankingService;
+use forecast_services::registry::RegistryService;
 use forecast_services::sessions::SessionService;
 use forecast_services::verdict::VerdictService;
 use forecast_services::watchlist::WatchlistService;
-use forecast_ingest::demo;
-use forecast_services::auth;
 use forecast_store::{self as store, Database};
 
 /// The demo account created on a fresh database, printed once by `serve`.
@@ -289,12 +289,7 @@ async fn purge_expired(sessions: forecast_services::sessions::SessionService) {
 pub fn start_background(app: &App, config: &Config) -> Vec<tokio::task::JoinHandle<()>> {
     let (state, db) = (&app.state, &app.db);
     let mut tasks = vec![
-        tokio::spawn(
-            state
-                .plugins
-                .clone()
-                .follow(db.clone(), config.plugin_poll),
-        ),
+        tokio::spawn(state.plugins.clone().follow(db.clone(), config.plugin_poll)),
         tokio::spawn(purge_expired(state.sessions.clone())),
         tokio::spawn(async {
             loop {
@@ -334,6 +329,7 @@ pub fn start_background(app: &App, config: &Config) -> Vec<tokio::task::JoinHand
             db.clone(),
             state.plugins.clone(),
             config.grade_at,
+            config.grading_lease,
             refresh.map(|(_, p)| forecast_ingest::refresh::job_kind(p.as_ref())),
         )));
     }

@@ -598,7 +598,14 @@ async fn grade() -> anyhow::Result<()> {
                 p.rate()
             );
         });
-    let result = forecast_services::grading::run(db.clone(), plugins, workers, progress).await;
+    let result = forecast_services::grading::run(
+        db.clone(),
+        plugins,
+        workers,
+        config.grading_lease,
+        progress,
+    )
+    .await;
     eprintln!();
     db.close().await;
     let s = result?;

@@ -7,7 +7,6 @@ use std::time::Instant;
 use anyhow::bail;
 use clap::Args;
 
-use crate::config::database_url_from_env;
 use forecast_ingest::providers::{FetchOptions, ProviderKind, Selection};
 use forecast_store as store;
 
@@ -70,8 +69,11 @@ async fn fetch(
     options: FetchOptions,
 ) -> anyhow::Result<()> {
     use forecast_ingest::providers::{self, FetchOutcome};
-    let url = database_url_from_env();
-    let db = store::connect(&url).await?;
+    // The provider's address (FORECAST_YAHOO_URL, FORECAST_STOOQ_URL) and
+    // the store come from the one configuration.
+    let config = crate::config::Config::from_env()?;
+    let provider = config.price_provider(kind);
+    let db = store::connect(&config.database_url).await?;
     let result = async {
         // Unknown tickers and categories fail here, before any request.
         let assets = providers::select_assets(db.as_ref(), &selection).await?;
@@ -98,7 +100,7 @@ async fn fetch(
         });
         let asset_store: std::sync::Arc<dyn store::AssetStore> = db.clone();
         let reports =
-            providers::fetch_assets(asset_store, kind.provider().into(), &assets, &options, progress)
+            providers::fetch_assets(asset_store, provider.into(), &assets, &options, progress)
                 .await;
         bar.finish_and_clear();
         let (mut loaded, mut unchanged, mut failures) = (0, 0, Vec::new());

@@ -645,6 +645,7 @@ impl Settings {
                 call_timeout: plugins.plugin_timeout_ms,
                 memory_limit: (plugins.plugin_memory_mb as usize) << 20,
                 max_concurrency: plugins.plugin_concurrency as usize,
+                perf_map: plugins.wasm_perfmap,
             },
             segmentation_wasm: plugins.segmentation_wasm,
             metadata_ttl: METADATA_TTL,

@@ -22,8 +22,8 @@ pub mod telemetry;
 pub use forecast_domain as domain;
 pub use forecast_domain::series;
 pub use forecast_http as http;
-pub use forecast_plugins as plugins;
 pub use forecast_ingest::{self as ingest, demo};
+pub use forecast_plugins as plugins;
 pub use forecast_services::{
     active, analysis, auth, backtest, grading, matcher, registry, verdict,
 };

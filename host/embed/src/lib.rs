@@ -12,7 +12,7 @@
 //! entries of a query vector by brute force (3,232 × 384 floats is 5 MB and
 //! one pass over it takes well under a millisecond).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -41,14 +41,6 @@ pub const DEFAULT_DIR: &str = "data/models/all-minilm-l6-v2";
 
 /// The files a model folder must hold.
 pub const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
-
-/// Where the model is: `FORECAST_MODEL_DIR`, else [`DEFAULT_DIR`].
-pub fn model_dir_from_env() -> PathBuf {
-    std::env::var_os("FORECAST_MODEL_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR))
-}
 
 /// A loaded sentence-embedding model.
 pub struct Embedder {

@@ -94,9 +94,9 @@ impl ApiError {
             ApiError::Plugin(PluginError::Timeout { .. }) | ApiError::GatewayTimeout(_) => {
                 StatusCode::GATEWAY_TIMEOUT
             }
-            ApiError::Plugin(_)
-            | ApiError::PluginContract(_)
-            | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Plugin(_) | ApiError::PluginContract(_) | ApiError::Internal(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         }
     }
 }

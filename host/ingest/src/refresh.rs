@@ -130,7 +130,10 @@ pub async fn schedule(
     at: NaiveTime,
 ) {
     loop {
-        tokio::time::sleep(Duration::from_secs(forecast_domain::schedule::seconds_until(at))).await;
+        tokio::time::sleep(Duration::from_secs(
+            forecast_domain::schedule::seconds_until(at),
+        ))
+        .await;
         tracing::info!(
             provider = provider.name(),
             "refresh: fetching the active universe"

@@ -136,9 +136,7 @@ impl PluginRuntime {
         wasm.wasm_component_model(true)
             .epoch_interruption(true)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        // Profiling aid: `FORECAST_WASM_PERFMAP=1` writes /tmp/perf-<pid>.map
-        // so `perf report` names the guests' functions.
-        if std::env::var_os("FORECAST_WASM_PERFMAP").is_some_and(|v| v == "1") {
+        if config.perf_map {
             wasm.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
         let engine = Engine::new(&wasm).map_err(|e| PluginError::Load {

@@ -14,6 +14,7 @@ fn runtime(timeout_ms: u64) -> Arc<PluginRuntime> {
             call_timeout: Duration::from_millis(timeout_ms),
             memory_limit: 64 << 20,
             max_concurrency: 2,
+            perf_map: false,
         })
         .unwrap(),
     )

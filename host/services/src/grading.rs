@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{NaiveTime, Utc};
+use tracing::Instrument as _;
 
 use crate::active::Plugins;
 use crate::analysis::{AnalysisQuery, CACHED_RETURN_PERIODS, MIN_ROWS};
@@ -34,19 +35,12 @@ pub const METRICS: [Metric; 3] = [Metric::Return, Metric::Sharpe, Metric::Sortin
 /// Assets a worker claims at once.
 const BATCH: u32 = 8;
 /// A claimed task whose worker has not reported for this long is claimed
-/// again (`FORECAST_GRADING_LEASE_SECONDS` overrides, e.g. in tests).
+/// again, unless the caller gives another lease
+/// (`FORECAST_GRADING_LEASE_SECONDS`).
 pub const LEASE_SECONDS: i64 = 120;
 /// A run with more failed assets than this share is never activated: the
 /// previous snapshot stays served.
 pub const MAX_FAILED_SHARE: f64 = 0.10;
-
-fn lease_seconds() -> i64 {
-    std::env::var("FORECAST_GRADING_LEASE_SECONDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|v: &i64| *v > 0)
-        .unwrap_or(LEASE_SECONDS)
-}
 
 /// Progress of a run as this process sees it.
 #[derive(Debug, Clone, Copy)]
@@ -162,11 +156,15 @@ fn grade_asset(
 }
 
 /// Starts (or joins) today's run for the active plugins and works on it
-/// until no task is left, reporting progress after every batch.
+/// until no task is left, reporting progress after every batch. A task
+/// this run's workers claim and do not report within `lease` is claimed
+/// again by another worker.
+#[tracing::instrument(name = "grading_run", skip_all, fields(run_id = tracing::field::Empty))]
 pub async fn run(
     db: Arc<dyn Database>,
     plugins: Arc<Plugins>,
     workers: usize,
+    lease: Duration,
     progress: Arc<dyn Fn(Progress) + Send + Sync>,
 ) -> Result<Summary, Error> {
     let started = Instant::now();
@@ -183,6 +181,7 @@ pub async fn run(
             Utc::now().timestamp(),
         )
         .await?;
+    tracing::Span::current().record("run_id", tracing::field::display(&run.id));
     tracing::info!(run = %run.id, day = %run.day, total = run.total, status = %run.status, "grading run");
     // The catalog once per run; a row graded from data that changed since
     // carries the old data version and is never served as the new one's.
@@ -194,7 +193,7 @@ pub async fn run(
             .collect(),
     );
     let prefix = worker_prefix();
-    let lease = lease_seconds();
+    let lease = lease.as_secs().clamp(1, i64::MAX as u64) as i64;
     let done = Arc::new(AtomicUsize::new(0));
     let failed = Arc::new(AtomicUsize::new(0));
     let total = run.total as usize;
@@ -208,7 +207,7 @@ pub async fn run(
         let catalog = catalog.clone();
         let (run_id, worker) = (run.id.clone(), format!("{prefix}-{w}"));
         let labels = (run.engine.clone(), run.scorer.clone());
-        handles.push(tokio::spawn(async move {
+        let work = async move {
             let mut session = Some(engine.session());
             loop {
                 if !runs_active_versions(&plugins, &labels.0, &labels.1) {
@@ -220,10 +219,17 @@ pub async fn run(
                 if ids.is_empty() {
                     return Ok::<(), Error>(());
                 }
+                // One span per batch: its loads, guest calls and write.
+                let batch_span = tracing::info_span!(
+                    "grading_batch",
+                    run_id = %run_id,
+                    worker = %worker,
+                    assets = ids.len()
+                );
                 let mut batch = Vec::with_capacity(ids.len());
                 for id in &ids {
                     let asset = catalog.get(id).cloned();
-                    let series = db.load_series(*id).await?;
+                    let series = db.load_series(*id).instrument(batch_span.clone()).await?;
                     batch.push((*id, asset, series));
                 }
                 let scorer = scorer.clone();
@@ -233,7 +239,9 @@ pub async fn run(
                 // while waiting for another, so grading cannot deadlock
                 // with itself or with a backtest's `acquire_many`.
                 let permit = plugins.runtime().acquire().await;
+                let in_batch = batch_span.clone();
                 let (s, rows, ok, bad) = tokio::task::spawn_blocking(move || {
+                    let _in = in_batch.enter();
                     let (mut rows, mut ok, mut bad) = (Vec::new(), Vec::new(), Vec::new());
                     for (id, asset, series) in batch {
                         match (asset, series) {
@@ -258,7 +266,9 @@ pub async fn run(
                 .await
                 .map_err(|e| Error::Internal(format!("grading worker failed: {e}")))?;
                 session = Some(s);
-                db.record_grades(&run_id, &worker, &rows, &ok, &bad).await?;
+                db.record_grades(&run_id, &worker, &rows, &ok, &bad)
+                    .instrument(batch_span)
+                    .await?;
                 done.fetch_add(ok.len() + bad.len(), Ordering::Relaxed);
                 failed.fetch_add(bad.len(), Ordering::Relaxed);
                 let p = Progress {
@@ -269,7 +279,9 @@ pub async fn run(
                 metrics::gauge!("forecast_grading_assets_done").set(p.done as f64);
                 progress(p);
             }
-        }));
+        };
+        // The workers' batches are spans of the run's.
+        handles.push(tokio::spawn(work.instrument(tracing::Span::current())));
     }
     for h in handles {
         h.await
@@ -425,6 +437,7 @@ pub async fn schedule(
     db: Arc<dyn Database>,
     plugins: Arc<Plugins>,
     at: NaiveTime,
+    lease: Duration,
     refresh: Option<String>,
 ) {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -463,7 +476,15 @@ pub async fn schedule(
             if let Some(kind) = &refresh {
                 wait_for_refresh(db.as_ref(), kind, REFRESH_WAIT).await;
             }
-            match run(db.clone(), plugins.clone(), workers, log_progress.clone()).await {
+            match run(
+                db.clone(),
+                plugins.clone(),
+                workers,
+                lease,
+                log_progress.clone(),
+            )
+            .await
+            {
                 Ok(s) if s.abandoned => {
                     // The versions changed under the run: decide again now.
                     first = true;

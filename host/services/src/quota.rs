@@ -67,7 +67,11 @@ impl QuotaService {
     /// The user's windows at `now`, counting nothing.
     pub async fn look(&self, user: &User, now: i64) -> Result<Vec<WindowUsage>, Error> {
         let windows = quota_windows(user, self.defaults);
-        Ok(self.store.consume(&user.id, &windows, 0, now).await?.windows)
+        Ok(self
+            .store
+            .consume(&user.id, &windows, 0, now)
+            .await?
+            .windows)
     }
 
     /// Takes back `cost` units charged to `user` at `now`.

@@ -6,9 +6,9 @@
 //! into validated `(days since epoch, close)` rows
 //! ([`PriceProvider::parse`]). Two are built in, each in its real wire
 //! format: [`yahoo::Yahoo`] (the chart API's JSON) and [`stooq::Stooq`]
-//! (the daily CSV download). Their base URLs come from
-//! `FORECAST_YAHOO_URL` and `FORECAST_STOOQ_URL`, so tests point them at a
-//! local fake server.
+//! (the daily CSV download). Each is built with its base URL (the
+//! configuration's `FORECAST_YAHOO_URL` and `FORECAST_STOOQ_URL`), so tests
+//! point them at a local fake server.
 //!
 //! The network part — concurrency, the polite rate limit, retries with
 //! backoff honouring `Retry-After`, the time-out and the body cap — is
@@ -29,7 +29,6 @@ use chrono::NaiveDate;
 use forecast_domain::series::to_days;
 use forecast_domain::{Asset, Category};
 use forecast_store::AssetStore;
-
 
 pub use fetch::{fetch_assets, FetchOptions, FetchOutcome, FetchProgress, FetchReport};
 
@@ -100,27 +99,6 @@ impl ProviderKind {
         match self {
             ProviderKind::Yahoo => "yahoo",
             ProviderKind::Stooq => "stooq",
-        }
-    }
-
-    /// The provider with its base URL from the environment
-    /// (`FORECAST_YAHOO_URL`, `FORECAST_STOOQ_URL`) or the public default.
-    pub fn provider(self) -> Box<dyn PriceProvider> {
-        let base = |var: &str, default: &str| {
-            std::env::var(var)
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-                .unwrap_or_else(|| default.to_string())
-        };
-        match self {
-            ProviderKind::Yahoo => Box::new(yahoo::Yahoo::new(&base(
-                yahoo::BASE_URL_ENV,
-                yahoo::DEFAULT_BASE_URL,
-            ))),
-            ProviderKind::Stooq => Box::new(stooq::Stooq::new(&base(
-                stooq::BASE_URL_ENV,
-                stooq::DEFAULT_BASE_URL,
-            ))),
         }
     }
 }
@@ -206,7 +184,9 @@ pub async fn select_assets(
                 )));
             }
             if assets.is_empty() {
-                return Err(SelectError::Invalid("--tickers names no ticker".to_string()));
+                return Err(SelectError::Invalid(
+                    "--tickers names no ticker".to_string(),
+                ));
             }
             Ok(assets)
         }

@@ -34,8 +34,6 @@ use forecast_domain::{Asset, Category};
 
 use super::{encode_component, snippet, sort_keep_last, ParseError, Parsed, PriceProvider};
 
-/// The environment variable naming the base URL.
-pub const BASE_URL_ENV: &str = "FORECAST_STOOQ_URL";
 /// The public base URL.
 pub const DEFAULT_BASE_URL: &str = "https://stooq.com";
 

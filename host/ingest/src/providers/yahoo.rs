@@ -41,8 +41,6 @@ use forecast_domain::{Asset, Category};
 
 use super::{encode_component, snippet, sort_keep_last, ParseError, Parsed, PriceProvider};
 
-/// The environment variable naming the base URL.
-pub const BASE_URL_ENV: &str = "FORECAST_YAHOO_URL";
 /// The public base URL.
 pub const DEFAULT_BASE_URL: &str = "https://query1.finance.yahoo.com";
 
