@@ -247,6 +247,8 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
         "sort=up",
         "sort_by=name",
         "category=Nope",
+        // An invalid category is refused even where `categories` wins.
+        "categories=Crypto&category=Nope",
     ] {
         assert_eq!(s.get(&format!("/api/ranking?{q}")).await.0, 400, "{q}");
     }

@@ -128,8 +128,10 @@ pub struct RankingQuery {
 impl RawRankingQuery {
     /// Checks every parameter; the error names it.
     pub fn validate(&self) -> Result<RankingQuery, Invalid> {
-        // `categories` takes priority over `category`.
-        let categories = match (&self.categories, &self.category) {
+        // `categories` takes priority over `category`, but an invalid
+        // `category` is refused either way: a typo is never silently ignored.
+        let single = self.category.as_deref().map(parse_category).transpose()?;
+        let categories = match (&self.categories, single) {
             (Some(list), _) => Some(
                 list.split(',')
                     .map(str::trim)
@@ -137,7 +139,7 @@ impl RawRankingQuery {
                     .map(parse_category)
                     .collect::<Result<Vec<_>, _>>()?,
             ),
-            (None, Some(one)) => Some(vec![parse_category(one)?]),
+            (None, Some(one)) => Some(vec![one]),
             (None, None) => None,
         };
         let sort_by = match self.sort_by.as_deref() {
@@ -352,6 +354,14 @@ mod tests {
             q.categories,
             Some(vec![Category::Crypto, Category::Forex]),
             "categories has priority"
+        );
+        let e = raw(&[("categories", "Crypto"), ("category", "Stonks")])
+            .validate()
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("Stonks"),
+            "an invalid category is refused even beside categories: {e}"
         );
     }
 
