@@ -79,6 +79,48 @@ async fn pages_and_built_files_are_served_from_the_binary() {
     }
     let r = s.client().post(s.url("/login")).send().await.unwrap();
     assert_eq!(r.status(), 404);
+
+    // A browser navigating to a page that does not exist gets the app's
+    // own not-found page (the shell, answered 404), not raw JSON; the API's
+    // paths keep their JSON 404 even for a browser.
+    for path in ["/nope", "/settings/profile"] {
+        let r = s
+            .client()
+            .get(s.url(path))
+            .header("accept", "text/html,application/xhtml+xml")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404, "{path}");
+        assert!(r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html"));
+        assert!(
+            r.text().await.unwrap().contains("<div id=\"app\""),
+            "{path}: the shell"
+        );
+    }
+    for path in [
+        "/api/nope",
+        "/web/api/nope",
+        "/static/nope.js",
+        "/auth/nope",
+    ] {
+        let r = s
+            .client()
+            .get(s.url(path))
+            .header("accept", "text/html")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404, "{path}");
+        let body: Value = r.json().await.unwrap();
+        assert!(
+            body["detail"].as_str().unwrap().starts_with("no route"),
+            "{path}"
+        );
+    }
 }
 
 /// GET `path` with the browser's cookie: status, headers, JSON body.

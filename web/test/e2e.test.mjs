@@ -226,6 +226,14 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await axe(page, "watchlist");
   });
 
+  test("an unknown page path is the app's own not-found page, with links back", async () => {
+    const response = await page.goto("/no-such-page");
+    assert.equal(response.status(), 404);
+    await page.getByRole("heading", { name: "Page not found" }).waitFor();
+    await page.getByRole("link", { name: "explore the catalog" }).click();
+    await page.waitForURL(/\/explore$/);
+  });
+
   test("API keys: created, shown once, listed by prefix, revoked after confirming", async () => {
     await page.goto("/keys");
     await page.getByText("No active keys.").waitFor();

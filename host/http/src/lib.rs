@@ -242,6 +242,9 @@ async fn json_errors(req: Request, next: Next) -> Response {
     if !(status.is_client_error() || status.is_server_error()) {
         return response;
     }
+    if response.extensions().get::<web_app::AppShell>().is_some() {
+        return response;
+    }
     if response.extensions().get::<HiddenInternalError>().is_some() {
         let detail = format!("internal server error (request id {request_id})");
         return (status, Json(json!({ "detail": detail }))).into_response();

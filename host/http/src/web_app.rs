@@ -1,8 +1,10 @@
 //! The web application's files (issue 13), served by the router's
 //! fallback: `GET`/`HEAD` of a page path answers the page shell
 //! (`index.html`, never cached: it names the current build's files), of a
-//! `/static/…` path the hashed file (cached for ever, with an ETag). Any
-//! other path is left to the API's JSON 404.
+//! `/static/…` path the hashed file (cached for ever, with an ETag). An
+//! unknown path a browser navigates to (it accepts HTML) gets the shell with
+//! 404, whose router draws "Page not found"; any other path is left to the
+//! API's JSON 404.
 
 use axum::body::Body;
 use axum::http::header::{
@@ -43,10 +45,37 @@ pub fn serve(method: &Method, path: &str, headers: &HeaderMap) -> Option<Respons
                 )
             }
         }
+    } else if wants_page(path, headers) {
+        // A browser asking for a page that does not exist: the shell, whose
+        // router draws "Page not found" with links back, answered 404.
+        let file = forecast_web::index()?;
+        let mut response = respond(file, &HeaderMap::new(), method == Method::HEAD);
+        *response.status_mut() = StatusCode::NOT_FOUND;
+        response.extensions_mut().insert(AppShell);
+        return Some(response);
     } else {
         return None;
     };
     Some(respond(file, headers, method == Method::HEAD))
+}
+
+/// Marks the app's own not-found page, an HTML 404 that the JSON error
+/// layer lets through.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AppShell;
+
+/// Whether an unknown `path` is a browser navigation (it accepts HTML)
+/// outside the API's, the session routes' and the built files' prefixes,
+/// which keep their JSON 404s.
+fn wants_page(path: &str, headers: &HeaderMap) -> bool {
+    const NOT_PAGES: [&str; 6] = ["/api", "/web", "/auth", "/metrics", "/static", "/favicon"];
+    let html = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"));
+    html && !NOT_PAGES.iter().any(|p| {
+        path == *p || path.starts_with(&format!("{p}/")) || path.starts_with(&format!("{p}."))
+    })
 }
 
 fn respond(file: WebFile, headers: &HeaderMap, head: bool) -> Response {
