@@ -407,8 +407,6 @@ pub struct Config {
     pub plugin_dir: Option<PathBuf>,
     /// `FORECAST_PLUGIN_POLL_MS`.
     pub plugin_poll: Duration,
-    /// `FORECAST_WASM_PERFMAP`.
-    pub wasm_perfmap: bool,
     /// `FORECAST_ADMIN_TOKEN` (`None`: the admin API is disabled).
     pub admin_token: Option<String>,
     /// `FORECAST_LLM_URL`, `FORECAST_LLM_MODEL`, `FORECAST_LLM_API_KEY`,
@@ -668,7 +666,6 @@ impl Settings {
             signal_cache_bytes: (backtests.signal_cache_mb as usize) << 20,
             plugin_dir: plugins.plugin_dir,
             plugin_poll: plugins.plugin_poll_ms,
-            wasm_perfmap: plugins.wasm_perfmap,
             admin_token: serving.admin_token,
             llm,
             model: matcher.model_dir,

@@ -88,7 +88,7 @@ fn the_defaults_are_those_of_the_layers() {
         c.model,
         ModelSetting::Default(PathBuf::from(forecast_embed::DEFAULT_DIR))
     );
-    assert!(c.grading && !c.wasm_perfmap && !c.demo_account);
+    assert!(c.grading && !c.runtime.perf_map && !c.demo_account);
     assert_eq!(c.grade_at.to_string(), "02:00:00");
     assert_eq!(c.signal_cache_bytes, 1024 << 20);
     assert_eq!(c.plugin_poll, Duration::from_secs(1));
@@ -109,12 +109,12 @@ fn the_defaults_are_those_of_the_layers() {
 #[test]
 fn values_are_parsed_by_their_rules() {
     let c = Config::from_pairs(&[
-        ("FORECAST_ADDR", "0.0.0.0:9000"),
+        ("FORECAST_ADDR", "0.0.0.0:0"),
         ("DATABASE_URL", "sqlite://x.db"),
         ("FORECAST_ORIGIN", "https://f.example.com//"),
         ("FORECAST_COOKIE_SECURE", " Off "),
         ("FORECAST_ADMIN_TOKEN", "  0123456789abcdef  "),
-        ("FORECAST_METRICS_ADDR", " 127.0.0.1:9100 "),
+        ("FORECAST_METRICS_ADDR", " 127.0.0.1:0 "),
         ("FORECAST_PLUGIN_MEMORY_MB", "16"),
         ("FORECAST_SIGNAL_CACHE_MB", "0"),
         ("FORECAST_BACKTEST_QUEUE_MS", "0"),
@@ -125,7 +125,7 @@ fn values_are_parsed_by_their_rules() {
         ("FORECAST_REFRESH_AT", "06:15:30"),
         ("FORECAST_REFRESH_PROVIDER", " Stooq "),
         ("FORECAST_YAHOO_URL", "   "),
-        ("FORECAST_STOOQ_URL", "http://127.0.0.1:1"),
+        ("FORECAST_STOOQ_URL", "http://127.0.0.1:0"),
         ("FORECAST_MODEL_DIR", "off"),
         ("FORECAST_LLM_URL", " http://llm/v1 "),
         ("FORECAST_LLM_MODEL", "m"),
@@ -136,25 +136,25 @@ fn values_are_parsed_by_their_rules() {
         ("FORECAST_BACKTEST_TIMEOUT_MS", "30000"),
     ])
     .unwrap();
-    assert_eq!(c.addr, "0.0.0.0:9000");
+    assert_eq!(c.addr, "0.0.0.0:0");
     assert_eq!(c.database_url, "sqlite://x.db");
     assert_eq!(c.origin.as_deref(), Some("https://f.example.com"));
     assert_eq!(c.cookie_secure, Some(false));
     assert_eq!(c.admin_token.as_deref(), Some("0123456789abcdef"));
-    assert_eq!(c.metrics_addr.as_deref(), Some("127.0.0.1:9100"));
+    assert_eq!(c.metrics_addr.as_deref(), Some("127.0.0.1:0"));
     assert_eq!(c.runtime.memory_limit, 16 << 20);
     assert_eq!(c.signal_cache_bytes, 0);
     assert_eq!(c.backtest_queue_wait, Duration::ZERO);
     assert_eq!(c.limits.shutdown_grace, Duration::ZERO);
     assert_eq!(c.limits.request_timeout, Duration::from_millis(30_001));
     assert_eq!(c.plugin_poll, Duration::from_millis(50));
-    assert!(!c.grading && c.wasm_perfmap);
+    assert!(!c.grading && c.runtime.perf_map);
     assert_eq!(c.grade_at.to_string(), "23:30:00");
     let refresh = c.refresh.unwrap();
     assert_eq!(refresh.at.to_string(), "06:15:30");
     assert_eq!(refresh.provider, ProviderKind::Stooq);
     assert_eq!(c.yahoo_url, yahoo::DEFAULT_BASE_URL);
-    assert_eq!(c.stooq_url, "http://127.0.0.1:1");
+    assert_eq!(c.stooq_url, "http://127.0.0.1:0");
     assert_eq!(c.model, ModelSetting::Off);
     let llm = c.llm.unwrap();
     assert_eq!(
@@ -204,7 +204,7 @@ fn switches_take_the_same_spellings() {
             let got = match name {
                 "FORECAST_GRADING" => c.grading,
                 "FORECAST_COOKIE_SECURE" => c.cookie_secure.unwrap(),
-                _ => c.wasm_perfmap,
+                _ => c.runtime.perf_map,
             };
             assert_eq!(got, on, "{name}={raw}");
         }
