@@ -9,6 +9,8 @@
 //                    server that proxies /api, /web and /auth to the binary,
 //                    instead of the build embedded in the binary (for working
 //                    on the front end without rebuilding the binary)
+//   WEB_DIST_DIR     with WEB_DIST_PROXY, the build to serve (default dist/;
+//                    e.g. `npx vite build --outDir /tmp/my-dist`)
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, existsSync, statSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
@@ -121,7 +123,7 @@ const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", "
 
 /** The front server of WEB_DIST_PROXY: dist/ for pages and /static, the rest proxied. */
 function serveDist(front, target) {
-  const dist = join(webDir, "dist");
+  const dist = resolve(process.env.WEB_DIST_DIR ?? join(webDir, "dist"));
   const t = new URL(target);
   front.on("request", (req, res) => {
     const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
