@@ -32,7 +32,9 @@ function watch(p, label) {
 }
 
 async function newContext(opts = {}) {
-  const c = await env.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...opts });
+  // `make web-test` runs the suite under two TZ values; the browser follows.
+  const zone = process.env.TZ ? { timezoneId: process.env.TZ } : {};
+  const c = await env.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...zone, ...opts });
   c.setDefaultTimeout(15_000);
   return c;
 }
@@ -128,6 +130,11 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     const total = sizes.reduce((s, x) => s + x.gzip, 0);
     console.log(`# JavaScript: ${(total / 1024).toFixed(1)} KB gzip in ${sizes.length} file(s), budget ${BUDGET_BYTES / 1024} KB`);
     assert.ok(total <= BUDGET_BYTES, `JavaScript is ${total} bytes gzip, over the ${BUDGET_BYTES} budget`);
+  });
+
+  test("the browser runs in the time zone of TZ", { skip: !process.env.TZ && "TZ is not set (make web-test sets it)" }, async () => {
+    const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    assert.equal(zone, process.env.TZ);
   });
 
   test("the binary serves this build of the app", async () => {
