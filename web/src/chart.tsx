@@ -1,5 +1,11 @@
 // uPlot in Preact: a canvas chart that follows its container's width and
 // the colour scheme. Every chart of the app goes through <Chart>.
+//
+// Dates: the x values of a time chart are calendar dates (the API's
+// "YYYY-MM-DD" at 00:00 UTC, see `dayTs`). uPlot would show them in the
+// browser's time zone (a close on the 26th drawn at "25 8:00pm" in New York),
+// so time charts take `utcTime` (ticks in UTC, labelled YYYY / YYYY-MM /
+// YYYY-MM-DD) and `dateSeries` (the legend's date, YYYY-MM-DD): no time, no shift.
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 
@@ -56,6 +62,38 @@ export function axis(t: Theme, extra: Partial<uPlot.Axis> = {}): uPlot.Axis {
   };
 }
 
+/** A calendar date "YYYY-MM-DD" as uPlot's x value: seconds at 00:00 UTC. */
+export const dayTs = (d: string) => Date.parse(`${d}T00:00:00Z`) / 1000;
+
+/** An x value (seconds) back to its calendar date, "YYYY-MM-DD", in UTC. */
+export function tsDay(v: number | null | undefined): string {
+  if (v == null || !Number.isFinite(v)) return "—";
+  return new Date(v * 1000).toISOString().slice(0, 10);
+}
+
+const DAY = 86_400;
+
+/** Options of a time chart: the scale's calendar in UTC (tick positions at UTC midnights and month starts). */
+export const utcTime: Pick<uPlot.Options, "tzDate"> = {
+  tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
+};
+
+/** The x axis of a time chart: UTC calendar labels, never a time of day. */
+export function timeAxis(t: Theme, extra: Partial<uPlot.Axis> = {}): uPlot.Axis {
+  return axis(t, {
+    values: (_u: uPlot, splits: number[], _i: number, _space: number, incr: number) =>
+      splits.map((v) => {
+        if (v == null) return "";
+        const d = tsDay(v);
+        return incr >= 360 * DAY ? d.slice(0, 4) : incr >= 28 * DAY ? d.slice(0, 7) : d;
+      }),
+    ...extra,
+  });
+}
+
+/** Series 0 of a time chart: its legend shows the row's calendar date. */
+export const dateSeries: uPlot.Series = { label: "Date", value: (_u: uPlot, v: number | null) => tsDay(v) };
+
 export const pctAxis = (_u: uPlot, vals: number[]) => vals.map((v) => (v == null ? "" : `${(v * 100).toFixed(Math.abs(v) < 0.1 ? 1 : 0)} %`));
 
 /** uPlot options without the size, which <Chart> sets. */
@@ -69,9 +107,18 @@ interface Props {
   /** Accessible description of what the chart shows. */
   label: string;
   id?: string;
+  /** Extra `data-*` attributes on the container (what a test reads: e.g. the medians drawn). */
+  dataset?: Record<string, string>;
 }
 
-export function Chart({ options, data, height = 280, label, id }: Props) {
+/** The x scale's bounds, written on the container (`data-x-min`, `data-x-max`) for tests and tools. */
+function markScale(el: HTMLElement, u: uPlot) {
+  const x = u.scales.x;
+  if (x?.min != null) el.dataset.xMin = String(x.min);
+  if (x?.max != null) el.dataset.xMax = String(x.max);
+}
+
+export function Chart({ options, data, height = 280, label, id, dataset }: Props) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const scheme = useScheme();
@@ -79,13 +126,21 @@ export function Chart({ options, data, height = 280, label, id }: Props) {
   useEffect(() => {
     const el = box.current;
     if (!el) return;
-    const width = Math.max(280, el.clientWidth);
-    const opts = { ...options(theme(), width), width, height } as uPlot.Options;
+    // Never wider than its box (phones: no sideways scroll), never unreadably narrow.
+    const width = Math.max(240, el.clientWidth);
+    const base = options(theme(), width);
+    const opts = {
+      ...base,
+      width,
+      height,
+      hooks: { ...base.hooks, setScale: [...(base.hooks?.setScale ?? []), (u: uPlot, key: string) => key === "x" && markScale(el, u)] },
+    } as uPlot.Options;
     plot.current?.destroy();
     plot.current = new uPlot(opts, data, el);
+    markScale(el, plot.current);
     let last = width;
     const ro = new ResizeObserver(() => {
-      const w = Math.max(280, el.clientWidth);
+      const w = Math.max(240, el.clientWidth);
       if (Math.abs(w - last) > 2 && plot.current) {
         last = w;
         plot.current.setSize({ width: w, height });
@@ -99,5 +154,7 @@ export function Chart({ options, data, height = 280, label, id }: Props) {
     };
   }, [data, options, scheme, height]);
 
-  return <div class="chart" ref={box} role="img" aria-label={label} id={id} />;
+  const attrs: Record<string, string> = {};
+  for (const [k, v] of Object.entries(dataset ?? {})) attrs[`data-${k}`] = v;
+  return <div class="chart" ref={box} role="img" aria-label={label} id={id} {...attrs} />;
 }

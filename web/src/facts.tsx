@@ -44,14 +44,14 @@ export function utcStamp(v: string | null | undefined): string {
 }
 
 const SOURCE_HELP: Record<string, string> = {
-  real: "Real daily closes shipped with the demo (see data/prices/PROVENANCE.md)",
-  ingested: "Daily closes loaded from a price provider with `forecast fetch`",
+  real: "Real daily closes shipped with the demo, from open data sets (see data/PROVENANCE.md)",
+  ingested: "Daily closes loaded by the operator (forecast ingest csv or forecast ingest fetch)",
   synthetic: "Generated prices for the demo: not market data",
 };
 
 /** The marks a price carries: synthetic, and old (with its age). */
-export function PriceMarks({ date, source }: { date: string; source: string }) {
-  const stale = isStale(date);
+export function PriceMarks({ date, source, historical = false }: { date: string; source: string; historical?: boolean }) {
+  const stale = !historical && isStale(date);
   return (
     <>
       {source === "synthetic" && (
@@ -80,6 +80,7 @@ export function DatedPrice({
   currency,
   format,
   compact = false,
+  historical = false,
 }: {
   value: number;
   date: string;
@@ -87,6 +88,8 @@ export function DatedPrice({
   currency?: string | null;
   format: (v: number) => string;
   compact?: boolean;
+  /** A price shown as of a past date on purpose (a trade's fill): not marked old. */
+  historical?: boolean;
 }) {
   return (
     <span class={`dated-price${compact ? " compact" : ""}`} data-date={date} data-source={source}>
@@ -96,7 +99,7 @@ export function DatedPrice({
       </span>{" "}
       <span class="dp-meta">
         <time dateTime={date}>{date}</time>
-        <span title={SOURCE_HELP[source] ?? source}> · {source}</span> <PriceMarks date={date} source={source} />
+        <span title={SOURCE_HELP[source] ?? source}> · {source}</span> <PriceMarks date={date} source={source} historical={historical} />
       </span>
     </span>
   );

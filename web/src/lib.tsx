@@ -2,6 +2,7 @@
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, describe } from "./api/client";
+import { utcStamp } from "./facts";
 
 export interface Loaded<T> {
   data: T | null;
@@ -101,10 +102,9 @@ export function int(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return "—";
   return nfInt.format(v);
 }
+/** A timestamp as "2026-11-26 14:03 UTC" (never shifted to the browser's time zone). */
 export function when(v: string | null | undefined): string {
-  if (!v) return "never";
-  const d = new Date(v);
-  return Number.isNaN(d.getTime()) ? v : d.toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short" });
+  return utcStamp(v);
 }
 
 export function GradeBadge({ letter, score }: { letter: string; score?: number }) {

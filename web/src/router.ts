@@ -10,6 +10,8 @@ export interface Location {
   query: URLSearchParams;
   /** path + search, e.g. for `?next=`. */
   href: string;
+  /** The #fragment, "" without one (e.g. a glossary entry). */
+  hash: string;
 }
 
 function current(): Location {
@@ -17,6 +19,7 @@ function current(): Location {
     path: location.pathname,
     query: new URLSearchParams(location.search),
     href: location.pathname + location.search,
+    hash: location.hash,
   };
 }
 
@@ -24,9 +27,9 @@ function notify() {
   for (const l of listeners) l();
 }
 
-/** Goes to `url` (same origin); `replace` keeps the history entry. */
+/** Goes to `url` (same origin, may end with a #fragment); `replace` keeps the history entry. */
 export function navigate(url: string, opts: { replace?: boolean } = {}) {
-  if (url === location.pathname + location.search) {
+  if (url === location.pathname + location.search + location.hash) {
     if (!opts.replace) return;
   }
   if (opts.replace) history.replaceState(null, "", url);
@@ -73,7 +76,9 @@ export function interceptLinks() {
     const url = new URL(a.href, location.href);
     if (url.origin !== location.origin) return;
     if (url.pathname.startsWith("/api/") || url.pathname.startsWith("/static/")) return;
+    // A #fragment on this very page: the browser scrolls to it (and focuses it).
+    if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
     e.preventDefault();
-    navigate(url.pathname + url.search);
+    navigate(url.pathname + url.search + url.hash);
   });
 }

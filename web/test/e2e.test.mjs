@@ -413,15 +413,17 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     const p = await c.newPage();
     watch(p, "free");
     await signIn(p, FREE);
+    // Locked before any click: the page explains itself and makes no data call.
+    const dataCalls = [];
+    p.on("request", (r) => new URL(r.url()).pathname.startsWith("/web/api/") && dataCalls.push(r.url()));
     await p.goto("/explore");
-    await p.locator(".note-premium").getByText(/needs the Premium tier/).waitFor();
+    await p.getByText("This page needs the Premium tier.").waitFor();
     await axe(p, "explore (free)");
     await p.goto("/assets/AAPL");
-    await p.locator(".note-premium").first().waitFor();
+    await p.getByText("This page needs the Premium tier.").waitFor();
+    assert.deepEqual(dataCalls, [], "a locked page makes no data call");
     await p.goto("/keys");
-    await p.fill("#key-name", "x");
-    await p.click("#create button[type=submit]");
-    await p.locator("#create-error").getByText(/API keys need the Premium tier/).waitFor();
+    await p.getByRole("heading", { name: "Creating keys needs Premium" }).waitFor();
     await shot(p, "keys-free");
     await c.close();
   });

@@ -6,8 +6,26 @@ export type Me = Schemas["Me"];
 export type AssetItem = Schemas["AssetItem"];
 export type AssetList = Schemas["AssetListResponse"];
 export type AssetInfo = Schemas["AssetInfo"];
-export type Analysis = Schemas["AnalysisResponse"];
-export type Verdict = Schemas["VerdictResponse"];
+/** Quantiles of all of a bucket's confirmed outcomes (p50 = `static_median_return`). */
+export interface OutcomeQuantiles {
+  p10: number;
+  p25: number;
+  p50: number;
+  p75: number;
+  p90: number;
+}
+// The intersections below name fields the server adds in issue 24
+// (`outcome_quantiles`, `time_series_rows`, `max_points`, `currency`); they
+// stay correct once schema.d.ts documents them (`make web-types`).
+export type Segment = Schemas["SegmentBody"] & { outcome_quantiles?: OutcomeQuantiles | null };
+export type AnalysisMetadata = Schemas["AnalysisMetadata"] & {
+  /** Rows of `time_series` before thinning for drawing. */
+  time_series_rows?: number;
+  /** The `max_points` asked for (null without it). */
+  max_points?: number | null;
+};
+export type Analysis = Omit<Schemas["AnalysisResponse"], "segments" | "metadata"> & { segments: Segment[]; metadata: AnalysisMetadata };
+export type Verdict = Omit<Schemas["VerdictResponse"], "metadata"> & { metadata: Schemas["VerdictMetadata"] & { currency?: string | null } };
 export type Ranking = Schemas["RankingResponse"];
 export type RankedAsset = Schemas["RankedAsset"];
 export type BacktestRequest = Schemas["BacktestRequest"];
@@ -41,8 +59,9 @@ export const api = {
 
   assets: (category?: string) => request<AssetList>("GET", `${WEB}/api/assets`, { query: { category } }),
   assetInfo: (ticker: string) => request<AssetInfo>("GET", `${WEB}/api/asset-info/${t(ticker)}`),
-  analysis: (ticker: string, q: AnalysisParams) =>
-    request<Analysis>("GET", `${WEB}/api/analysis/${t(ticker)}`, { query: { ...q } }),
+  /** `maxPoints`: thin the per-row series for drawing (100..=20000); statistics are the same. */
+  analysis: (ticker: string, q: AnalysisParams, maxPoints?: number) =>
+    request<Analysis>("GET", `${WEB}/api/analysis/${t(ticker)}`, { query: { ...q, max_points: maxPoints } }),
   verdict: (ticker: string, q: AnalysisParams = {}) =>
     request<Verdict>("GET", `${WEB}/api/analysis/${t(ticker)}/verdict`, { query: { ...q } }),
   ranking: (q: Record<string, string | undefined>) => request<Ranking>("GET", `${WEB}/api/ranking`, { query: q }),

@@ -100,7 +100,7 @@ export interface paths {
         };
         /**
          * Full drawdown-segmented analysis
-         * @description Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422).
+         * @description Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422). max_points thins the time_series arrays for drawing after everything is computed (and cached) on all rows; without it every row is sent.
          */
         get: operations["analysis"];
         put?: never;
@@ -265,7 +265,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Assets ranked from the daily grading snapshot */
+        /**
+         * Assets ranked from the daily grading snapshot
+         * @description The whole snapshot is filtered (category or categories, the text q on ticker or name, max_age_days), sorted by sort_by (ties by ticker, ascending) and cut to one page: offset rows skipped, then at most limit. rank is the position in the whole filtered, sorted list, and metadata.filtered_assets its length, so pages of limit rows from offset 0, limit, 2·limit, … cover it.
+         */
         get: operations["ranking"];
         put?: never;
         post?: never;
@@ -375,7 +378,7 @@ export interface paths {
         };
         /**
          * Full drawdown-segmented analysis
-         * @description Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422).
+         * @description Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422). max_points thins the time_series arrays for drawing after everything is computed (and cached) on all rows; without it every row is sent.
          */
         get: operations["webAnalysis"];
         put?: never;
@@ -467,7 +470,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Assets ranked from the daily grading snapshot */
+        /**
+         * Assets ranked from the daily grading snapshot
+         * @description The whole snapshot is filtered (category or categories, the text q on ticker or name, max_age_days), sorted by sort_by (ties by ticker, ascending) and cut to one page: offset rows skipped, then at most limit. rank is the position in the whole filtered, sorted list, and metadata.filtered_assets its length, so pages of limit rows from offset 0, limit, 2·limit, … cover it.
+         */
         get: operations["webRanking"];
         put?: never;
         post?: never;
@@ -582,6 +588,18 @@ export interface components {
              *     different days; `end_date` is that of the analysed window).
              */
             last_price_date: string;
+            /**
+             * Format: int32
+             * @description Rows of the analysed window, hence of `time_series` before any
+             *     thinning (`data_points`, whatever `max_points` is).
+             */
+            time_series_rows: number;
+            /**
+             * Format: int32
+             * @description The `max_points` asked for (null without it): `time_series` then
+             *     holds at most this many of the `time_series_rows` rows.
+             */
+            max_points: number | null;
         };
         /** @description The spec's AnalysisResponse. */
         AnalysisResponse: {
@@ -1087,6 +1105,11 @@ export interface components {
             email: string;
             /** @description Subscription tier. */
             tier: components["schemas"]["Tier"];
+            /**
+             * @description Where a Free user upgrades to Premium: an absolute http(s) URL set
+             *     by the operator (`FORECAST_UPGRADE_URL`), or null when none is.
+             */
+            upgrade_url: string | null;
         };
         /**
          * @description The forward metric an analysis, a grade or a ranking is about.
@@ -1186,9 +1209,28 @@ export interface components {
              */
             version: string;
         };
+        /**
+         * @description Quantiles of a set of outcomes, linearly interpolated between order
+         *     statistics (numpy's default method); `p50` is the median.
+         */
+        Quantiles: {
+            /** Format: double */
+            p10: number;
+            /** Format: double */
+            p25: number;
+            /** Format: double */
+            p50: number;
+            /** Format: double */
+            p75: number;
+            /** Format: double */
+            p90: number;
+        };
         /** @description One ranked asset. */
         RankedAsset: {
-            /** @description 1-based position after filtering and sorting. */
+            /**
+             * @description 1-based position in the whole filtered, sorted list (`offset` +
+             *     position in this page + 1).
+             */
             rank: number;
             ticker: string;
             name: string;
@@ -1217,16 +1259,32 @@ export interface components {
              * @description The date of the last price graded.
              */
             last_price_date: string;
+            /**
+             * @description The currency of `current_price`, from the asset catalog (ISO 4217
+             *     such as `USD`; may be empty when the catalog has none).
+             */
+            currency: string;
         };
         /** @description `metadata` of a ranking. */
         RankingMetadata: {
             /** @description Graded assets of the snapshot for this period and metric. */
             total_assets: number;
-            /** @description After the category and `max_age_days` filters, before `limit`. */
+            /**
+             * @description After every filter (`category`/`categories`, `q`, `max_age_days`),
+             *     before `offset` and `limit`.
+             */
             filtered_assets: number;
+            /**
+             * @description Ranked assets skipped before the first returned (the `offset` asked
+             *     for; 0 without it).
+             */
+            offset: number;
             /** @description Provenance of the prices of the `filtered_assets`. */
             data_sources: components["schemas"]["DataSources"];
-            /** @description Assets left out by `max_age_days` (0 without it). */
+            /**
+             * @description Assets left out by `max_age_days` (0 without it), among those the
+             *     other filters kept.
+             */
             stale_excluded: number;
             last_price_dates?: null | components["schemas"]["DateRange"];
             /**
@@ -1244,7 +1302,7 @@ export interface components {
         };
         /** @description `{ranked_assets, metadata}`. */
         RankingResponse: {
-            /** @description At most `limit`, best first. */
+            /** @description At most `limit`, in the order asked for, from position `offset`. */
             ranked_assets: components["schemas"]["RankedAsset"][];
             /** @description What the ranking is of. */
             metadata: components["schemas"]["RankingMetadata"];
@@ -1293,6 +1351,7 @@ export interface components {
             max_loss?: number | null;
             /** Format: double */
             win_rate?: number | null;
+            outcome_quantiles: null | components["schemas"]["Quantiles"];
         };
         /** @description One value of `segment_paths`. */
         SegmentPathsBody: {
@@ -1388,7 +1447,7 @@ export interface components {
          * @description What a ranking is sorted by.
          * @enum {string}
          */
-        SortKey: "median_return" | "expected_return" | "win_rate" | "prediction_error" | "current_drawdown" | "current_price";
+        SortKey: "median_return" | "expected_return" | "win_rate" | "prediction_error" | "current_drawdown" | "current_price" | "score" | "ticker" | "name" | "category" | "last_price_date";
         /**
          * @description Sort direction.
          * @enum {string}
@@ -1503,6 +1562,12 @@ export interface components {
              * @description The date of the asset's last stored price.
              */
             last_price_date: string;
+            /**
+             * @description The currency of the prices (`current_state.price`), from the asset
+             *     catalog: ISO 4217 such as `USD` (may be empty when the catalog has
+             *     none).
+             */
+            currency: string;
         };
         /** @description The spec's verdict response. */
         VerdictResponse: {
@@ -1537,6 +1602,11 @@ export interface components {
             category: components["schemas"]["Category"];
             /** @description Where its prices come from. */
             data_source: components["schemas"]["DataSource"];
+            /**
+             * @description The currency of its prices, from the asset catalog: ISO 4217 such
+             *     as `USD` (may be empty when the catalog has none).
+             */
+            currency: string;
         };
     };
     responses: never;
@@ -1999,6 +2069,18 @@ export interface operations {
                 start_date?: string;
                 /** @description Inclusive upper bound of the historical window (YYYY-MM-DD). */
                 end_date?: string;
+                /**
+                 * @description Thin every per-row array of `time_series` to at most this many rows,
+                 *     for drawing: the first and last rows are kept, the rows between are
+                 *     split into equal buckets and each bucket keeps its rows holding the
+                 *     lowest close, the highest close and the deepest drawdown (so the
+                 *     price and drawdown lines keep their shape). Every array keeps the
+                 *     same rows; rows are real, never averaged. Every statistic (current
+                 *     state, segments, distribution, scatter, paths) is computed on all
+                 *     rows first; `metadata.time_series_rows` is the row count before
+                 *     thinning. Unset: every row.
+                 */
+                max_points?: number;
             };
             header?: never;
             path: {
@@ -2909,12 +2991,27 @@ export interface operations {
                  *     `category`.
                  */
                 categories?: components["schemas"]["Category"][];
-                /** @description The sort key. */
+                /**
+                 * @description The sort key: a number of the grade (`median_return`, `score`, …),
+                 *     `last_price_date`, or a text (`ticker`, `name`, `category`, compared
+                 *     case-insensitively). Ties are broken by ticker, ascending.
+                 */
                 sort_by?: components["schemas"]["SortKey"];
                 /** @description The direction. */
                 sort?: components["schemas"]["SortOrder"];
                 /** @description How many ranked assets to return. */
                 limit?: number;
+                /**
+                 * @description How many ranked assets to skip, after filtering and sorting: with
+                 *     `limit`, pages through the whole ranking (`rank` stays the position
+                 *     in the whole filtered, sorted list).
+                 */
+                offset?: number;
+                /**
+                 * @description Keep only assets whose ticker or name contains this text,
+                 *     case-insensitively (surrounding blanks ignored; empty: no filter).
+                 */
+                q?: string;
                 return_period?: 7 | 30 | 90 | 180 | 365;
                 /** @description The graded metric. */
                 metric?: components["schemas"]["Metric"];
@@ -3283,6 +3380,18 @@ export interface operations {
                 start_date?: string;
                 /** @description Inclusive upper bound of the historical window (YYYY-MM-DD). */
                 end_date?: string;
+                /**
+                 * @description Thin every per-row array of `time_series` to at most this many rows,
+                 *     for drawing: the first and last rows are kept, the rows between are
+                 *     split into equal buckets and each bucket keeps its rows holding the
+                 *     lowest close, the highest close and the deepest drawdown (so the
+                 *     price and drawdown lines keep their shape). Every array keeps the
+                 *     same rows; rows are real, never averaged. Every statistic (current
+                 *     state, segments, distribution, scatter, paths) is computed on all
+                 *     rows first; `metadata.time_series_rows` is the row count before
+                 *     thinning. Unset: every row.
+                 */
+                max_points?: number;
             };
             header?: never;
             path: {
@@ -3924,12 +4033,27 @@ export interface operations {
                  *     `category`.
                  */
                 categories?: components["schemas"]["Category"][];
-                /** @description The sort key. */
+                /**
+                 * @description The sort key: a number of the grade (`median_return`, `score`, …),
+                 *     `last_price_date`, or a text (`ticker`, `name`, `category`, compared
+                 *     case-insensitively). Ties are broken by ticker, ascending.
+                 */
                 sort_by?: components["schemas"]["SortKey"];
                 /** @description The direction. */
                 sort?: components["schemas"]["SortOrder"];
                 /** @description How many ranked assets to return. */
                 limit?: number;
+                /**
+                 * @description How many ranked assets to skip, after filtering and sorting: with
+                 *     `limit`, pages through the whole ranking (`rank` stays the position
+                 *     in the whole filtered, sorted list).
+                 */
+                offset?: number;
+                /**
+                 * @description Keep only assets whose ticker or name contains this text,
+                 *     case-insensitively (surrounding blanks ignored; empty: no filter).
+                 */
+                q?: string;
                 return_period?: 7 | 30 | 90 | 180 | 365;
                 /** @description The graded metric. */
                 metric?: components["schemas"]["Metric"];

@@ -1,10 +1,21 @@
+// The asset page: the verdict first (grade, price with its date, source and
+// currency), the analysis parameters, then the charts and the segment table.
+//
+// What it fetches is what it draws: the analysis comes with `max_points`
+// (see `maxPoints`), so the per-row series are thinned on the server for
+// drawing while every statistic shown (verdict, table, box chart, histogram)
+// is the server's, computed on all rows. Nothing here computes a statistic
+// from `time_series` or from the `scatter_data` sample.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { ApiError, describe, fieldOf } from "../api/client";
-import { api, type Analysis, type AnalysisParams, type Verdict } from "../api/endpoints";
+import { api, type Analysis, type AnalysisParams, type AssetInfo, type Verdict } from "../api/endpoints";
 import { navigate, withQuery, type Location } from "../router";
-import { axis, Chart, pctAxis, type Opts, type Theme } from "../chart";
+import { axis, Chart, dateSeries, dayTs, pctAxis, timeAxis, utcTime, type Opts, type Theme } from "../chart";
 import { compact, Card, ErrorNote, GradeBadge, Loading, SourceBadge, int, pct, price, signClass, useData, useTitle, when } from "../lib";
+import { DatedPrice } from "../facts";
+import { Help } from "../glossary-link";
+import { NotFound } from "../notfound";
 
 const FIELDS = ["return_period", "num_segments", "decay_factor", "metric", "start_date", "end_date"] as const;
 type Field = (typeof FIELDS)[number];
@@ -18,31 +29,42 @@ function paramsOf(loc: Location): AnalysisParams {
   return p;
 }
 
-const ts = (d: string) => Date.parse(`${d}T00:00:00Z`) / 1000;
+/**
+ * Rows of the per-row series to fetch (`max_points`). A line chart needs at
+ * most a low and a high per pixel column (the server keeps each stretch's
+ * extremes), and the widest chart here (walk-forward, the page's width, at
+ * most ~1,190 CSS px of plot at the 1,240 px page) needs ≈ 2 × its plot
+ * width; the two-column charts need half of that. So: 2,000 rows on a wide
+ * screen, 1,500 on a narrow one (phones: ~320 px of plot, still > 4 rows per
+ * pixel). The demo's ^GSPC (16,607 rows, 1950–2015) is drawn from ~1,400
+ * rows: ~380 KB on the wire instead of ~4 MB (most of what is left is the
+ * segment paths). Zooming in (drag) shows the same rows.
+ */
+export function maxPoints(viewportWidth: number = typeof window === "undefined" ? 1280 : window.innerWidth): number {
+  return viewportWidth >= 900 ? 2000 : 1500;
+}
 
-function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+/** The drawn x values of the time charts, built once per answer. */
+function useDays(a: Analysis): number[] {
+  return useMemo(() => a.time_series.dates.map(dayTs), [a]);
 }
 
 // ---------------------------------------------------------------- charts
 
-function PriceChart({ a }: { a: Analysis }) {
+function PriceChart({ a, days }: { a: Analysis; days: number[] }) {
   const data = useMemo<uPlot.AlignedData>(() => {
     const s = a.time_series;
-    return [s.dates.map(ts), s.prices, s.projected_prices.map((v) => v ?? null)] as uPlot.AlignedData;
-  }, [a]);
+    return [days, s.prices, s.projected_prices.map((v) => v ?? null)] as uPlot.AlignedData;
+  }, [a, days]);
   const options = useMemo(
     () => (t: Theme) =>
       ({
+        ...utcTime,
         cursor: { drag: { x: true, y: false } },
         scales: { x: { time: true } },
-        axes: [axis(t), axis(t, { size: 70, values: (_u: uPlot, v: number[]) => v.map((x) => compact(x)) })],
+        axes: [timeAxis(t), axis(t, { size: 70, values: (_u: uPlot, v: number[]) => v.map((x) => compact(x)) })],
         series: [
-          {},
+          dateSeries,
           { label: "Close", stroke: t.accent, width: 1.5, value: (_u: uPlot, v: number | null) => price(v) },
           // Off at first (click its legend entry): it sits on top of the close.
           { label: "Projected", show: false, stroke: t.accent2, width: 1, dash: [4, 4], value: (_u: uPlot, v: number | null) => price(v) },
@@ -53,15 +75,16 @@ function PriceChart({ a }: { a: Analysis }) {
   return <Chart id="chart-price" data={data} options={options} height={260} label={`Daily closing price of ${a.ticker}`} />;
 }
 
-function DrawdownChart({ a }: { a: Analysis }) {
-  const data = useMemo<uPlot.AlignedData>(() => [a.time_series.dates.map(ts), a.time_series.drawdowns] as uPlot.AlignedData, [a]);
+function DrawdownChart({ a, days }: { a: Analysis; days: number[] }) {
+  const data = useMemo<uPlot.AlignedData>(() => [days, a.time_series.drawdowns] as uPlot.AlignedData, [a, days]);
   const options = useMemo(
     () => (t: Theme) =>
       ({
+        ...utcTime,
         cursor: { drag: { x: true, y: false } },
         scales: { x: { time: true } },
-        axes: [axis(t), axis(t, { size: 60, values: pctAxis })],
-        series: [{}, { label: "Drawdown", stroke: t.neg, fill: t.band, width: 1, value: (_u: uPlot, v: number | null) => pct(v) }],
+        axes: [timeAxis(t), axis(t, { size: 60, values: pctAxis })],
+        series: [dateSeries, { label: "Drawdown", stroke: t.neg, fill: t.band, width: 1, value: (_u: uPlot, v: number | null) => pct(v) }],
         hooks: {
           // The segment buckets: a line at every boundary, the current bucket shaded.
           drawClear: [
@@ -106,39 +129,50 @@ function DrawdownChart({ a }: { a: Analysis }) {
   );
 }
 
+/** A box of the box chart: one bucket's outcome quantiles, as the server computed them. */
+interface Box {
+  idx: number;
+  /** Bucket midpoint (drawdown), the x position. */
+  x: number;
+  /** Bucket width (drawdown). */
+  w: number;
+  p10: number;
+  p25: number;
+  p50: number;
+  p75: number;
+  p90: number;
+}
+
+/**
+ * The boxes drawn: `segments[i].outcome_quantiles` (quantiles of all the
+ * bucket's confirmed outcomes; p50 is `static_median_return`, the table's
+ * "Median, all outcomes"). A bucket without them (no confirmed outcome) has
+ * no box. Never from the `scatter_data` sample.
+ */
+function boxesOf(a: Analysis): Box[] {
+  const rows: Box[] = [];
+  for (const s of a.segments) {
+    const q = s.outcome_quantiles;
+    if (!q) continue;
+    rows.push({ idx: s.segment_idx, x: (s.lower_bound + s.upper_bound) / 2, w: Math.abs(s.upper_bound - s.lower_bound), ...q });
+  }
+  return rows.sort((p, q) => p.x - q.x);
+}
+
 function SegmentBoxChart({ a }: { a: Analysis }) {
-  const { data, boxes } = useMemo(() => {
-    const by = new Map<number, number[]>();
-    for (const p of a.scatter_data) {
-      if (!by.has(p.segment)) by.set(p.segment, []);
-      by.get(p.segment)!.push(p.future_return);
-    }
-    const rows = [...a.segments]
-      .map((s) => {
-        const v = (by.get(s.segment_idx) ?? []).sort((x, y) => x - y);
-        return {
-          idx: s.segment_idx,
-          x: (s.lower_bound + s.upper_bound) / 2,
-          w: Math.abs(s.upper_bound - s.lower_bound),
-          p10: quantile(v, 0.1),
-          p25: quantile(v, 0.25),
-          p50: quantile(v, 0.5),
-          p75: quantile(v, 0.75),
-          p90: quantile(v, 0.9),
-          n: v.length,
-        };
-      })
-      .sort((p, q) => p.x - q.x);
-    const nz = (v: number) => (Number.isFinite(v) ? v : null);
+  const { data, boxes, medians } = useMemo(() => {
+    const boxes = boxesOf(a);
     const data = [
-      rows.map((r) => r.x),
-      rows.map((r) => nz(r.p90)),
-      rows.map((r) => nz(r.p75)),
-      rows.map((r) => nz(r.p50)),
-      rows.map((r) => nz(r.p25)),
-      rows.map((r) => nz(r.p10)),
+      boxes.map((r) => r.x),
+      boxes.map((r) => r.p90),
+      boxes.map((r) => r.p75),
+      boxes.map((r) => r.p50),
+      boxes.map((r) => r.p25),
+      boxes.map((r) => r.p10),
     ] as uPlot.AlignedData;
-    return { data, boxes: rows };
+    // The very medians drawn, by bucket: what the browser suite compares with the table.
+    const medians = JSON.stringify(boxes.map((b) => ({ segment: b.idx, median: b.p50 })));
+    return { data, boxes, medians };
   }, [a]);
   const options = useMemo(
     () => (t: Theme) => {
@@ -150,7 +184,7 @@ function SegmentBoxChart({ a }: { a: Analysis }) {
           { label: "Bucket", value: (_u: uPlot, v: number | null) => pct(v, 1) },
           { label: "p90", stroke: t.muted, ...hidden, value: (_u: uPlot, v: number | null) => pct(v) },
           { label: "p75", stroke: t.accent, ...hidden, value: (_u: uPlot, v: number | null) => pct(v) },
-          { label: "Median", stroke: t.fg, ...hidden, value: (_u: uPlot, v: number | null) => pct(v) },
+          { label: "Median (all outcomes)", stroke: t.fg, ...hidden, value: (_u: uPlot, v: number | null) => pct(v) },
           { label: "p25", stroke: t.accent, ...hidden, value: (_u: uPlot, v: number | null) => pct(v) },
           { label: "p10", stroke: t.muted, ...hidden, value: (_u: uPlot, v: number | null) => pct(v) },
         ],
@@ -166,7 +200,6 @@ function SegmentBoxChart({ a }: { a: Analysis }) {
               ctx.lineTo(u.bbox.left + u.bbox.width, zero);
               ctx.stroke();
               for (const b of boxes) {
-                if (!b.n) continue;
                 const cx = u.valToPos(b.x, "x", true);
                 const half = Math.max(2, Math.abs(u.valToPos(b.x + b.w / 2, "x", true) - cx) * 0.7);
                 const y = (v: number) => u.valToPos(v, "y", true);
@@ -198,14 +231,23 @@ function SegmentBoxChart({ a }: { a: Analysis }) {
     },
     [boxes, a],
   );
+  // null: the server says the bucket has no confirmed outcome (an older server sends no field at all).
+  const missing = a.segments.filter((s) => s.outcome_quantiles === null).length;
   return (
-    <Chart
-      id="chart-segments"
-      data={data}
-      options={options}
-      height={260}
-      label="Forward return per drawdown bucket: boxes span the 25th to 75th percentile, whiskers the 10th to 90th, the bar is the median; the current bucket is highlighted"
-    />
+    <>
+      <Chart
+        id="chart-segments"
+        data={data}
+        options={options}
+        height={260}
+        dataset={{ medians }}
+        label="Forward return per drawdown bucket, over all of each bucket's confirmed outcomes: boxes span the 25th to 75th percentile, whiskers the 10th to 90th, the bar is the median (the table's “Median, all outcomes”); the current bucket is highlighted"
+      />
+      <p class="muted small chart-note">
+        Each box: all the bucket's confirmed outcomes — 25th to 75th percentile, whiskers 10th to 90th; the bar is their median, the table's
+        “Median, all outcomes”.{missing > 0 && ` ${missing} bucket${missing === 1 ? " has" : "s have"} no confirmed outcome (no box).`}
+      </p>
+    </>
   );
 }
 
@@ -285,6 +327,19 @@ function FanChart({ a }: { a: Analysis }) {
   useEffect(() => setKey(curKey), [a]);
   const sp = key !== undefined ? a.segment_paths[key] : undefined;
   const samples = 30;
+  // The paths are rows, not calendar days: `return_period` calendar days are
+  // round(return_period × periods_per_year / 365) rows after entry (the
+  // engine's path_len: 62 trading days for 90 days of a stock, 90 for a
+  // coin trading every day), and each path holds rows 0..=len.
+  const len = sp ? sp.p50.length - 1 : 0;
+  const rp = a.metadata.return_period;
+  const trading = a.metadata.periods_per_year !== 365;
+  const xLabel = (narrow: boolean) =>
+    trading
+      ? narrow
+        ? `Trading days (${len} ≈ ${rp} calendar days)`
+        : `Trading days after entry (${len} ≈ the ${rp}-calendar-day horizon)`
+      : `Days after entry (the ${rp}-day horizon)`;
   const data = useMemo(() => {
     if (!sp) return null;
     const n = sp.p50.length;
@@ -293,18 +348,19 @@ function FanChart({ a }: { a: Analysis }) {
     return [xs, sp.p90, sp.p75, sp.p50, sp.p25, sp.p10, ...paths] as uPlot.AlignedData;
   }, [sp]);
   const options = useMemo(
-    () => (t: Theme) => {
+    () => (t: Theme, width: number) => {
       const nPaths = sp ? Math.min(samples, sp.paths.length) : 0;
       const v = (_u: uPlot, x: number | null) => pct(x);
       return {
-        scales: { x: { time: false } },
-        axes: [axis(t, { label: "Days after entering the bucket" }), axis(t, { size: 60, values: pctAxis })],
+        // The whole horizon, however the paths are drawn.
+        scales: { x: { time: false, range: [0, Math.max(1, len)] as uPlot.Range.MinMax } },
+        axes: [axis(t, { label: xLabel(width < 480) }), axis(t, { size: 60, values: pctAxis })],
         bands: [
           { series: [1, 5], fill: t.band },
           { series: [2, 4], fill: t.band },
         ],
         series: [
-          { label: "Day" },
+          { label: trading ? "Trading day" : "Day" },
           { label: "p90", stroke: t.muted, width: 1, value: v },
           { label: "p75", stroke: t.accent, width: 1, value: v },
           { label: "Median", stroke: t.accent2, width: 2.5, value: v },
@@ -315,7 +371,7 @@ function FanChart({ a }: { a: Analysis }) {
         legend: { show: true },
       } as Opts;
     },
-    [sp],
+    [sp, len, trading, rp],
   );
   if (!sp || !data) return <p class="muted">No segment paths in this answer.</p>;
   const seg = a.segments.find((s) => String(s.segment_idx) === key);
@@ -343,26 +399,28 @@ function FanChart({ a }: { a: Analysis }) {
         data={data}
         options={options}
         height={280}
-        label="Fan of the paths the price took after being in the selected drawdown bucket: 10th to 90th and 25th to 75th percentile bands and the median"
+        dataset={{ "path-length": String(len), "horizon-days": String(rp) }}
+        label={`Fan of the paths the price took over the ${len} ${trading ? "trading " : ""}days (the ${rp}-day horizon) after being in the selected drawdown bucket: 10th to 90th and 25th to 75th percentile bands and the median`}
       />
     </>
   );
 }
 
-function WalkForwardChart({ a }: { a: Analysis }) {
+function WalkForwardChart({ a, days }: { a: Analysis; days: number[] }) {
   const data = useMemo(() => {
     const s = a.time_series;
     // Actual first, so it is drawn underneath the predictions.
-    return [s.dates.map(ts), s.actual_returns.map((v) => v ?? null), s.median_returns, s.expected_returns] as uPlot.AlignedData;
-  }, [a]);
+    return [days, s.actual_returns.map((v) => v ?? null), s.median_returns, s.expected_returns] as uPlot.AlignedData;
+  }, [a, days]);
   const options = useMemo(
     () => (t: Theme) =>
       ({
+        ...utcTime,
         cursor: { drag: { x: true, y: false } },
         scales: { x: { time: true } },
-        axes: [axis(t), axis(t, { size: 60, values: pctAxis })],
+        axes: [timeAxis(t), axis(t, { size: 60, values: pctAxis })],
         series: [
-          {},
+          dateSeries,
           { label: "Actual", stroke: t.muted, width: 1, alpha: 0.45, value: (_u: uPlot, v: number | null) => pct(v) },
           { label: "Predicted (median)", stroke: t.accent2, width: 2, value: (_u: uPlot, v: number | null) => pct(v) },
           { label: "Predicted (EMA)", stroke: t.accent, width: 1, dash: [5, 3], value: (_u: uPlot, v: number | null) => pct(v) },
@@ -448,48 +506,194 @@ function ParamsForm({ params, error, onSubmit }: { params: AnalysisParams; error
 
 // ---------------------------------------------------------------- page
 
-function VerdictCard({ v }: { v: Verdict }) {
+/**
+ * The verdict: grade and price (with its date, source and currency) on top,
+ * where a phone shows them without scrolling; every figure links to the glossary.
+ */
+function VerdictCard({ v, currency, priceDate, asOf }: { v: Verdict; currency: string | null; priceDate: string | null; asOf: string | null }) {
   const s = v.current_state;
   return (
     <div class="verdict" id="verdict">
-      <GradeBadge letter={v.grade.letter} />
+      <div class="verdict-top">
+        <span class="verdict-grade">
+          <GradeBadge letter={v.grade.letter} />
+          <Help term="grade" label="a grade" />
+        </span>
+        <div class="verdict-price" id="verdict-price">
+          <span class="verdict-label">Last close</span>
+          {priceDate ? (
+            <DatedPrice value={s.price} date={priceDate} source={v.metadata.data_source} currency={currency} format={price} />
+          ) : (
+            <span class="dated-price">
+              <span class="dp-value">{price(s.price)}</span>
+            </span>
+          )}
+        </div>
+      </div>
+      {asOf && (
+        <p class="note note-info small">
+          The analysis window ends on {asOf}: this verdict and price are as of then, not the latest ({v.metadata.last_price_date}).
+        </p>
+      )}
       <dl class="stats">
         <div>
-          <dt>Score</dt>
+          <dt>
+            Score <Help term="score" />
+          </dt>
           <dd>{v.grade.score.toFixed(0)} / 100</dd>
         </div>
         <div>
-          <dt>Price</dt>
-          <dd>{price(s.price)}</dd>
-        </div>
-        <div>
-          <dt>Drawdown</dt>
+          <dt>
+            Drawdown <Help term="drawdown" />
+          </dt>
           <dd class={signClass(s.drawdown)}>{pct(s.drawdown)}</dd>
         </div>
         <div>
-          <dt>Median return ({v.metadata.return_period} d)</dt>
+          <dt>
+            Median return ({v.metadata.return_period} d) <Help term="median-return" label="the median return" />
+          </dt>
           <dd class={signClass(s.median_return)}>{pct(s.median_return)}</dd>
         </div>
         <div>
-          <dt>Expected return (EMA)</dt>
+          <dt>
+            Expected return (EMA) <Help term="expected-return" label="the expected return" />
+          </dt>
           <dd class={signClass(s.expected_return)}>{pct(s.expected_return)}</dd>
         </div>
         <div>
-          <dt>Win rate in bucket</dt>
+          <dt>
+            Win rate in bucket <Help term="win-rate" label="the win rate" />
+          </dt>
           <dd>{pct(v.active_segment.win_rate, 0)}</dd>
         </div>
         <div>
-          <dt>Typical yearly drawdown</dt>
+          <dt>
+            Typical yearly drawdown <Help term="max-drawdown" label="the typical yearly drawdown" />
+          </dt>
           <dd>{pct(v.typical_max_drawdown)}</dd>
         </div>
         <div>
-          <dt>Bucket</dt>
+          <dt>
+            Bucket <Help term="segment" label="a bucket" />
+          </dt>
           <dd>
             {pct(v.active_segment.upper_bound, 1)} to {pct(v.active_segment.lower_bound, 1)}
           </dd>
         </div>
       </dl>
       {s.insufficient_data && <p class="note note-warn">Few confirmed outcomes in this bucket ({s.confirmed_count}); treat the numbers with care.</p>}
+    </div>
+  );
+}
+
+/** Most assets a watchlist holds (the server refuses more). */
+const WATCHLIST_MAX = 50;
+
+/** "Add to watchlist", or "On your watchlist ✓" with "Remove": `GET/PUT /web/watchlist`. */
+function WatchButton({ ticker }: { ticker: string }) {
+  const list = useData(() => api.watchlist(), [ticker]);
+  const [saved, setSaved] = useState<string[] | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [msg, setMsg] = useState<string | null>(null);
+  useEffect(() => setSaved(null), [list.data]);
+  const tickers = saved ?? list.data?.tickers.map((x) => x.ticker) ?? null;
+  if (list.error) return null; // the page still works without it
+  if (!tickers) return null;
+  const on = tickers.includes(ticker);
+  const save = async (next: string[], done: string) => {
+    setBusy(true);
+    setMsg(null);
+    try {
+      const r = await api.saveWatchlist(next);
+      setSaved(r.tickers.map((x) => x.ticker));
+      setMsg(done);
+    } catch (e) {
+      setMsg(describe(e, "Saving the watchlist"));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const add = () => {
+    if (tickers.length >= WATCHLIST_MAX) {
+      setMsg(`Your watchlist is full (${WATCHLIST_MAX} assets): remove one from it before adding ${ticker}.`);
+      return;
+    }
+    void save([...tickers, ticker], `${ticker} is on your watchlist.`);
+  };
+  return (
+    <div class="watch" id="watch">
+      {on ? (
+        <>
+          <span class="watch-on">On your watchlist ✓</span>
+          <button type="button" class="btn btn-small" disabled={busy} onClick={() => void save(tickers.filter((x) => x !== ticker), `${ticker} is no longer on your watchlist.`)}>
+            Remove<span class="sr-only"> {ticker} from your watchlist</span>
+          </button>
+        </>
+      ) : (
+        <button type="button" class="btn btn-small btn-primary" disabled={busy} onClick={add}>
+          Add to watchlist
+        </button>
+      )}
+      <span class="watch-msg small muted" role="status" aria-live="polite">
+        {msg}
+      </span>
+    </div>
+  );
+}
+
+const isNotFound = (e: unknown) => e instanceof ApiError && e.status === 404;
+
+function SegmentTable({ a }: { a: Analysis }) {
+  return (
+    <div class="table-wrap">
+      <table class="table compact seg-table">
+        <caption class="sr-only">Statistics per drawdown bucket</caption>
+        <thead>
+          <tr>
+            <th scope="col">
+              Bucket <Help term="segment" label="a bucket" />
+            </th>
+            <th scope="col" class="num">
+              Days
+            </th>
+            <th scope="col" class="num" title="Median of all the bucket's confirmed outcomes (the box chart's bar)">
+              Median, all outcomes <Help term="median-return" label="the median return" />
+            </th>
+            <th scope="col" class="num" title="Median of the bucket's last 252 confirmed outcomes (what the verdict uses)">
+              Median, last 252
+            </th>
+            <th scope="col" class="num col-opt">
+              Average
+            </th>
+            <th scope="col" class="num col-opt">
+              Win rate <Help term="win-rate" label="the win rate" />
+            </th>
+            <th scope="col" class="num col-opt">
+              Max loss <Help term="max-loss" label="the max loss" />
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {a.segments.map((s) => (
+            <tr key={s.segment_idx} data-segment={s.segment_idx} class={s.segment_idx === a.current_state.segment ? "current" : undefined}>
+              <td>
+                <span class="nowrap">{pct(s.upper_bound, 1)}</span> to <span class="nowrap">{pct(s.lower_bound, 1)}</span>
+                {s.segment_idx === a.current_state.segment && <span class="tag">current</span>}
+              </td>
+              <td class="num">{int(s.count)}</td>
+              <td class={`num med-all ${signClass(s.static_median_return)}`}>{pct(s.static_median_return)}</td>
+              <td class={`num med-rolling ${signClass(s.median_return)}`}>{pct(s.median_return)}</td>
+              <td class={`num col-opt ${signClass(s.avg_return)}`}>{pct(s.avg_return)}</td>
+              <td class="num col-opt">{pct(s.win_rate, 0)}</td>
+              <td class="num col-opt neg">{pct(s.max_loss)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="muted small">
+        “Median, all outcomes”: every confirmed outcome of the bucket (the box chart draws these). “Median, last 252”: its last 252 confirmed
+        outcomes, the rolling median the verdict uses.<span class="seg-phone-note"> Average, win rate and max loss are shown on wider screens.</span>
+      </p>
     </div>
   );
 }
@@ -501,15 +705,17 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
   } catch {
     /* keep raw */
   }
-  useTitle(ticker);
   const params = paramsOf(loc);
   const key = JSON.stringify(params);
-  const analysis = useData(() => api.analysis(ticker, params), [ticker, key]);
+  const points = useMemo(() => maxPoints(), []);
+  const analysis = useData(() => api.analysis(ticker, params, points), [ticker, key, points]);
   const verdict = useData(() => api.verdict(ticker, params), [ticker, key]);
   const info = useData(() => api.assetInfo(ticker), [ticker]);
-  const a = analysis.data;
+  const a = analysis.loading ? null : analysis.data;
   const premium = analysis.error instanceof ApiError && analysis.error.status === 402;
   const formError = fieldOf(analysis.error, [...FIELDS]) ? analysis.error : null;
+  const unknown = isNotFound(info.error) || isNotFound(analysis.error) || isNotFound(verdict.error);
+  useTitle(unknown ? `${ticker} not found` : ticker);
 
   const submit = (p: AnalysisParams) => {
     const clean: Record<string, string> = {};
@@ -517,109 +723,119 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
     navigate(withQuery(`/assets/${encodeURIComponent(ticker)}`, clean));
   };
 
+  // An unknown ticker: one not-found page (with search), not the raw error per request.
+  if (unknown) return <NotFound ticker={ticker} />;
+
+  const canonical = a?.ticker ?? info.data?.ticker ?? verdict.data?.ticker ?? null;
+  const v = verdict.loading ? null : verdict.data;
+  // The verdict's price is the analysed window's last close: the last stored
+  // price, unless an end_date cuts the window earlier (then the analysis says which day).
+  const priceDate = v ? (params.end_date ? (a?.metadata.end_date ?? null) : v.metadata.last_price_date) : null;
+  const asOf = v && params.end_date && priceDate && priceDate !== v.metadata.last_price_date ? priceDate : null;
+  const currency = info.data?.currency || v?.metadata.currency || null;
+
   return (
-    <main class="page">
+    <main class="page asset-page">
       <div class="asset-head">
-        <div>
+        <div class="asset-title">
           <p class="crumbs">
             <a href="/explore">Explore</a> / {a?.category ?? info.data?.category ?? "Asset"}
           </p>
           <h1>
-            <span class="ticker">{ticker}</span> {a?.name ?? info.data?.name ?? ""}
+            <span class="ticker">{ticker}</span> <span class="asset-name">{a?.name ?? info.data?.name ?? ""}</span>
           </h1>
-          {info.data && (
-            <p class="muted small">
-              {[info.data.exchange, info.data.currency, info.data.sector, info.data.industry].filter(Boolean).join(" · ")}{" "}
-              <SourceBadge source={info.data.data_source} />
-              {info.data.last_price_date && <> · last price {info.data.last_price_date}</>}
-            </p>
-          )}
+          {info.data && <AssetFacts info={info.data} />}
         </div>
+        {canonical && <WatchButton ticker={canonical} />}
       </div>
-      {info.data?.summary && <p class="summary">{info.data.summary}</p>}
+
+      {premium ? (
+        <ErrorNote error={analysis.error} what="The analysis" />
+      ) : (
+        !formError && (
+          <Card title="Verdict" id="verdict-card">
+            {verdict.loading && <Loading label="Grading…" />}
+            {!fieldOf(verdict.error, [...FIELDS]) && <ErrorNote error={verdict.error} what="The verdict" />}
+            {v && <VerdictCard v={v} currency={currency} priceDate={priceDate} asOf={asOf} />}
+          </Card>
+        )
+      )}
+
+      {info.data?.summary && (
+        <details class="summary">
+          <summary>About {info.data.name || ticker}</summary>
+          <p>{info.data.summary}</p>
+        </details>
+      )}
 
       <Card title="Analysis parameters" id="params">
         <ParamsForm params={params} error={formError} onSubmit={submit} />
       </Card>
 
-      {premium ? (
-        <ErrorNote error={analysis.error} what="The analysis" />
-      ) : (
+      {!premium && (
         <>
-          {!formError && (
-            <Card title="Verdict" id="verdict-card">
-              {verdict.loading && <Loading label="Grading…" />}
-              {!fieldOf(verdict.error, [...FIELDS]) && <ErrorNote error={verdict.error} what="The verdict" />}
-              {verdict.data && <VerdictCard v={verdict.data} />}
-            </Card>
-          )}
           {analysis.loading && <Loading label="Running the analysis…" />}
           {!formError && <ErrorNote error={analysis.error} what="The analysis" />}
-          {a && !analysis.loading && (
-            <>
-              <p class="muted small meta">
-                {int(a.metadata.data_points)} daily rows from {a.metadata.start_date} to {a.metadata.end_date} · <SourceBadge source={a.metadata.data_source} /> ·{" "}
-                {a.metadata.from_cache ? "from cache" : "computed live"} · engine {a.metadata.engine_version} · {when(a.metadata.calculated_at)}
-              </p>
-              <div class="grid2">
-                <Card title="Price" id="price">
-                  <PriceChart a={a} />
-                </Card>
-                <Card title="Drawdown and segment buckets" id="drawdown">
-                  <DrawdownChart a={a} />
-                </Card>
-                <Card title={`Forward return by drawdown bucket (${a.metadata.return_period} days)`} id="segments">
-                  <SegmentBoxChart a={a} />
-                </Card>
-                <Card title={`Distribution of forward returns (${a.metadata.return_period} days)`} id="distribution">
-                  <HistogramChart a={a} />
-                </Card>
-                <Card title="Drawdown vs forward return" id="scatter">
-                  <ScatterChart a={a} />
-                </Card>
-                <Card title="Segment paths" id="fan">
-                  <FanChart a={a} />
-                </Card>
-              </div>
-              <Card title="Walk-forward: prediction vs what happened" id="walk">
-                <WalkForwardChart a={a} />
-              </Card>
-              <Card title="Segment table" id="segment-table">
-                <div class="table-wrap">
-                  <table class="table compact">
-                    <caption class="sr-only">Statistics per drawdown bucket</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Bucket</th>
-                        <th scope="col" class="num">Days</th>
-                        <th scope="col" class="num">Median</th>
-                        <th scope="col" class="num">Average</th>
-                        <th scope="col" class="num">Win rate</th>
-                        <th scope="col" class="num">Max loss</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {a.segments.map((s) => (
-                        <tr key={s.segment_idx} class={s.segment_idx === a.current_state.segment ? "current" : undefined}>
-                          <td>
-                            {pct(s.upper_bound, 1)} to {pct(s.lower_bound, 1)}
-                            {s.segment_idx === a.current_state.segment && <span class="tag">current</span>}
-                          </td>
-                          <td class="num">{int(s.count)}</td>
-                          <td class={`num ${signClass(s.median_return)}`}>{pct(s.median_return)}</td>
-                          <td class={`num ${signClass(s.avg_return)}`}>{pct(s.avg_return)}</td>
-                          <td class="num">{pct(s.win_rate, 0)}</td>
-                          <td class="num neg">{pct(s.max_loss)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-              </Card>
-            </>
-          )}
+          {a && <AnalysisView a={a} />}
         </>
       )}
     </main>
+  );
+}
+
+function AssetFacts({ info }: { info: AssetInfo }) {
+  return (
+    <p class="muted small asset-facts">
+      {[info.exchange, info.currency, info.sector, info.industry].filter(Boolean).join(" · ")} <SourceBadge source={info.data_source} />
+      <Help term="data-sources" label="a data source" />
+    </p>
+  );
+}
+
+function AnalysisView({ a }: { a: Analysis }) {
+  const days = useDays(a);
+  const rows = a.metadata.time_series_rows;
+  const drawn = a.time_series.dates.length;
+  return (
+    <>
+      <p class="muted small meta" id="analysis-meta">
+        {int(a.metadata.data_points)} daily rows from <time dateTime={a.metadata.start_date}>{a.metadata.start_date}</time> to{" "}
+        <time dateTime={a.metadata.end_date}>{a.metadata.end_date}</time> · <SourceBadge source={a.metadata.data_source} /> ·{" "}
+        {a.metadata.from_cache ? "from cache" : "computed live"} · engine {a.metadata.engine_version} · {when(a.metadata.calculated_at)}
+        {rows !== undefined && rows > drawn && (
+          <>
+            {" "}
+            · the line charts draw {int(drawn)} of the {int(rows)} rows (each stretch's highs and lows kept); every figure is computed on all rows
+          </>
+        )}
+      </p>
+      <div class="grid2">
+        <Card title="Price" id="price">
+          <PriceChart a={a} days={days} />
+        </Card>
+        <Card title="Drawdown and segment buckets" id="drawdown">
+          <DrawdownChart a={a} days={days} />
+        </Card>
+        <Card title={`Forward return by drawdown bucket (${a.metadata.return_period} days)`} id="segments">
+          <SegmentBoxChart a={a} />
+        </Card>
+        <Card title={`Distribution of forward returns (${a.metadata.return_period} days)`} id="distribution">
+          <HistogramChart a={a} />
+        </Card>
+        <Card title="Drawdown vs forward return" id="scatter">
+          <ScatterChart a={a} />
+          <p class="muted small chart-note">A sample of the days, for drawing; the figures above count every day.</p>
+        </Card>
+        <Card title="Segment paths" id="fan">
+          <FanChart a={a} />
+        </Card>
+      </div>
+      <Card title="Walk-forward: prediction vs what happened" id="walk">
+        <WalkForwardChart a={a} days={days} />
+      </Card>
+      <Card title="Segment table" id="segment-table">
+        <SegmentTable a={a} />
+      </Card>
+    </>
   );
 }

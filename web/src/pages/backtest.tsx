@@ -1,12 +1,25 @@
-import { useMemo, useState } from "preact/hooks";
+// The backtest page. Its URL carries every parameter of the run shown, so a
+// shared link reproduces the result: opening a /backtest URL with parameters
+// runs it (the backtest is deterministic). The number of positions fits the
+// chosen universe unless the user sets it, and a result built mostly from
+// synthetic prices says so in a banner.
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { ApiError, describe, fieldOf } from "../api/client";
-import { api, CATEGORIES, type BacktestRequest, type BacktestResponse } from "../api/endpoints";
+import { api, CATEGORIES, type AssetList, type BacktestRequest, type BacktestResponse } from "../api/endpoints";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { axis, Chart, pctAxis, type Opts, type Theme } from "../chart";
+import { DatedPrice, utcStamp } from "../facts";
+import { Help } from "../glossary-link";
 import { compact, Card, ErrorNote, Loading, int, num, pct, price, signClass, useData, useTitle } from "../lib";
 
-/** Form fields, as strings, with the server's defaults (BacktestRequest). */
+/** The server's default number of positions (BacktestRequest.top_n). */
+const TOP_N = 10;
+
+/**
+ * Form fields, as strings, with the server's defaults (BacktestRequest);
+ * an empty `top_n` is "what fits the universe" (at most TOP_N).
+ */
 const DEFAULTS = {
   strategy: "topn",
   universe: "category",
@@ -15,7 +28,7 @@ const DEFAULTS = {
   start_date: "",
   end_date: "",
   rebalance: "monthly",
-  top_n: "10",
+  top_n: "",
   initial_capital: "100000",
   include_costs: "true",
   metric: "return",
@@ -32,6 +45,40 @@ const FIELDS = Object.keys(DEFAULTS) as Key[];
 const SERVER_FIELDS = [...FIELDS.filter((f) => f !== "universe"), "initial_capital"];
 const PAGE = 50;
 const ADVANCED = ["metric", "return_period", "num_segments", "decay_factor", "zscore_lookback", "zscore_entry", "zscore_exit"];
+
+/** Whether a URL asks for a run (it carries at least one parameter). */
+function hasParams(q: URLSearchParams): boolean {
+  return FIELDS.some((k) => q.has(k));
+}
+
+function tickerList(text: string): string[] {
+  return [...new Set(text.split(/[\s,;]+/).map((t) => t.trim()).filter(Boolean))];
+}
+
+/**
+ * The default `top_n` for a universe of `n` tradeable assets: the server
+ * refuses more positions than tradeable assets, and longshort holds top_n
+ * long and top_n short (2·top_n).
+ */
+export function fittedTopN(n: number | null, strategy: string): number {
+  if (n === null) return TOP_N;
+  const room = strategy === "longshort" ? Math.floor(n / 2) : n;
+  return Math.max(1, Math.min(TOP_N, room));
+}
+
+/** The count of tradeable assets a `top_n` refusal names, if it names one. */
+function tradeableIn(e: unknown): number | null {
+  if (!(e instanceof ApiError) || e.status !== 400) return null;
+  const m = /top_n must be between 1 and (\d+)/.exec(e.detail) ?? /the universe has (\d+)/.exec(e.detail);
+  return m ? Number(m[1]) : null;
+}
+
+/** How many assets of the catalog `list` a universe can hold (those with prices). */
+function universeSize(f: Form, list: AssetList | null): number | null {
+  if (f.universe === "tickers") return tickerList(f.tickers).length;
+  if (!list) return null;
+  return list.assets.filter((a) => a.last_price_date && (f.universe === "all" || a.category === f.category) && (!f.start_date || a.last_price_date >= f.start_date)).length;
+}
 
 function fromQuery(q: URLSearchParams): Form {
   const f = { ...DEFAULTS };
@@ -68,10 +115,7 @@ function toRequest(f: Form): BacktestRequest {
     end_date: f.end_date || undefined,
   };
   if (f.universe === "tickers") {
-    body.tickers = f.tickers
-      .split(/[\s,;]+/)
-      .map((t) => t.trim())
-      .filter(Boolean);
+    body.tickers = tickerList(f.tickers);
   } else if (f.universe === "category") body.category = f.category;
   for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
   return body as BacktestRequest;
@@ -91,7 +135,10 @@ const LABELS: Record<string, string> = {
   equal_weight_rebalanced: "Equal weight, rebalanced",
 };
 
-function Results({ r }: { r: BacktestResponse }) {
+/** Dates on the time axis and in the legend are calendar dates (UTC), never shifted. */
+const utcDate = (ts: number) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC");
+
+function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, string> }) {
   const [page, setPage] = useState(0);
   const names = Object.keys(r.benchmarks);
   const data = useMemo(() => {
@@ -102,6 +149,7 @@ function Results({ r }: { r: BacktestResponse }) {
     () => (t: Theme) =>
       ({
         cursor: { drag: { x: true, y: false } },
+        tzDate: utcDate,
         // Log scale: a curve that grew 50-fold and one that doubled both stay readable.
         scales: { x: { time: true }, y: { distr: 3 } },
         axes: [axis(t), axis(t, { size: 80, values: (_u: uPlot, v: number[]) => v.map((x) => compact(x)) })],
@@ -117,6 +165,7 @@ function Results({ r }: { r: BacktestResponse }) {
   const ddOptions = useMemo(
     () => (t: Theme) =>
       ({
+        tzDate: utcDate,
         scales: { x: { time: true } },
         axes: [axis(t), axis(t, { size: 60, values: pctAxis })],
         series: [{}, { label: "Drawdown", stroke: t.neg, fill: t.band, width: 1, value: (_u: uPlot, v: number | null) => pct(v) }],
@@ -124,10 +173,23 @@ function Results({ r }: { r: BacktestResponse }) {
     [],
   );
   const m = r.metrics;
+  const ds = r.metadata.data_sources;
+  const used = ds.real + ds.ingested + ds.synthetic;
+  const mostlySynthetic = used > 0 && ds.synthetic * 2 > used;
   const pages = Math.max(1, Math.ceil(r.trades.length / PAGE));
   const trades = r.trades.slice(page * PAGE, page * PAGE + PAGE);
   return (
     <>
+      {mostlySynthetic && (
+        <div class="note note-warn bt-synthetic" id="bt-synthetic" role="note">
+          <strong>Most of these prices are synthetic: this result says nothing about real markets.</strong> {int(ds.synthetic)} of
+          the {int(used)} assets traded have generated demo prices, not market data. <Help term="synthetic" label="a synthetic price" />
+        </div>
+      )}
+      <p class="bt-window" id="bt-window">
+        {r.metadata.strategy} {r.metadata.strategy_version} from <time dateTime={r.metadata.start_date}>{r.metadata.start_date}</time> to{" "}
+        <time dateTime={r.metadata.end_date}>{r.metadata.end_date}</time> · {int(r.metadata.assets_count)} assets
+      </p>
       <Card title="Equity curve against the benchmarks (log scale)" id="equity">
         <Chart id="chart-equity" data={data} options={eqOptions} height={300} label="Equity of the strategy and of the two equal-weight benchmarks over time" />
       </Card>
@@ -137,23 +199,25 @@ function Results({ r }: { r: BacktestResponse }) {
         </Card>
         <Card title="Metrics" id="metrics">
           <dl class="stats stats-2">
-            <div><dt>Total return</dt><dd class={signClass(m.total_return)}>{pct(m.total_return)}</dd></div>
-            <div><dt>CAGR</dt><dd class={signClass(m.cagr)}>{pct(m.cagr)}</dd></div>
-            <div><dt>Sharpe ratio</dt><dd>{num(m.sharpe_ratio)}</dd></div>
-            <div><dt>Sortino ratio</dt><dd>{num(m.sortino_ratio)}</dd></div>
-            <div><dt>Max drawdown</dt><dd class="neg">{pct(m.max_drawdown)}</dd></div>
+            <div><dt>Total return <Help term="total-return" /></dt><dd class={signClass(m.total_return)} id="bt-total-return">{pct(m.total_return)}</dd></div>
+            <div><dt>CAGR <Help term="cagr" label="CAGR" /></dt><dd class={signClass(m.cagr)}>{pct(m.cagr)}</dd></div>
+            <div><dt>Sharpe ratio <Help term="sharpe" label="the Sharpe ratio" /></dt><dd>{num(m.sharpe_ratio)}</dd></div>
+            <div><dt>Sortino ratio <Help term="sortino" label="the Sortino ratio" /></dt><dd>{num(m.sortino_ratio)}</dd></div>
+            <div><dt>Max drawdown <Help term="max-drawdown" /></dt><dd class="neg">{pct(m.max_drawdown)}</dd></div>
             <div><dt>Final equity</dt><dd>{price(m.final_equity)}</dd></div>
             <div><dt>Years</dt><dd>{num(m.years)}</dd></div>
-            <div><dt>Trades</dt><dd>{int(m.total_trades)}</dd></div>
-            <div><dt>Trading costs</dt><dd>{price(m.total_costs)} ({num(m.cost_drag_pct)} %)</dd></div>
+            <div><dt>Trades <Help term="trades" /></dt><dd>{int(m.total_trades)}</dd></div>
+            <div><dt>Trading costs <Help term="costs" label="trading costs" /></dt><dd>{price(m.total_costs)} ({num(m.cost_drag_pct)} %)</dd></div>
             <div><dt>Assets · rebalances</dt><dd>{int(r.metadata.assets_count)} · {int(r.metadata.rebalance_dates)}</dd></div>
           </dl>
           <p class="muted small">
-            {r.metadata.strategy} {r.metadata.strategy_version} · {r.metadata.start_date} to {r.metadata.end_date} · engine {r.metadata.engine_version}
+            {r.metadata.strategy} {r.metadata.strategy_version} · <time dateTime={r.metadata.start_date}>{r.metadata.start_date}</time> to{" "}
+            <time dateTime={r.metadata.end_date}>{r.metadata.end_date}</time> · engine {r.metadata.engine_version} · computed{" "}
+            {utcStamp(r.metadata.calculated_at)}
           </p>
           <p class="muted small" id="bt-sources">
-            Prices of the {int(r.metadata.assets_count)} assets used: {int(r.metadata.data_sources.real)} real · {int(r.metadata.data_sources.ingested)} ingested ·{" "}
-            {int(r.metadata.data_sources.synthetic)} synthetic (generated, not market data)
+            Prices of the {int(r.metadata.assets_count)} assets used: {int(ds.real)} real · {int(ds.ingested)} ingested ·{" "}
+            {int(ds.synthetic)} synthetic (generated, not market data) <Help term="data-sources" />
           </p>
           {r.metadata.unusable_assets_count > 0 && (
             <details class="small" id="bt-unusable">
@@ -185,20 +249,38 @@ function Results({ r }: { r: BacktestResponse }) {
                     <th scope="col">Date</th>
                     <th scope="col">Ticker</th>
                     <th scope="col">Side</th>
-                    <th scope="col" class="num">Quantity</th>
-                    <th scope="col" class="num">Price</th>
+                    <th scope="col" class="num col-opt">Quantity</th>
+                    <th scope="col" class="num">
+                      Fill price <Help term="data-sources" label="a price's date and source" />
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
-                  {trades.map((t, i) => (
-                    <tr key={page * PAGE + i}>
-                      <td>{t.date}</td>
-                      <td>{t.ticker}</td>
-                      <td class={t.side === "BUY" ? "pos" : "neg"}>{t.side}</td>
-                      <td class="num">{num(t.qty)}</td>
-                      <td class="num">{price(t.price)}</td>
-                    </tr>
-                  ))}
+                  {trades.map((t, i) => {
+                    const src = sources.get(t.ticker);
+                    return (
+                      <tr key={page * PAGE + i}>
+                        <td class="nowrap">
+                          <time dateTime={t.date}>{t.date}</time>
+                        </td>
+                        <td>{t.ticker}</td>
+                        <td class={t.side === "BUY" ? "pos" : "neg"}>{t.side}</td>
+                        <td class="num col-opt">{num(t.qty)}</td>
+                        <td class="num">
+                          {src ? (
+                            <DatedPrice value={t.price} date={t.date} source={src} format={price} compact historical />
+                          ) : (
+                            <span class="dated-price compact" data-date={t.date}>
+                              <span class="dp-value">{price(t.price)}</span>{" "}
+                              <span class="dp-meta">
+                                <time dateTime={t.date}>{t.date}</time>
+                              </span>
+                            </span>
+                          )}
+                        </td>
+                      </tr>
+                    );
+                  })}
                 </tbody>
               </table>
             </div>
@@ -227,29 +309,75 @@ export function BacktestPage({ loc }: { loc: Location }) {
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [result, setResult] = useState<BacktestResponse | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  // The catalog: how many assets a category holds (the default positions)
+  // and each traded asset's data source. A Free account gets a 402: then
+  // the defaults follow the tickers typed, or the server's 10.
+  const catalogP = useRef<Promise<AssetList | null> | null>(null);
+  const loadCatalog = () => (catalogP.current ??= api.assets().catch(() => null));
+  const [catalog, setCatalog] = useState<AssetList | null>(null);
+  const sources = useMemo(() => new Map((catalog?.assets ?? []).map((a) => [a.ticker, a.data_source as string])), [catalog]);
   const set = (k: Key) => (e: Event) => {
     const el = e.target as HTMLInputElement;
     setF({ ...f, [k]: el.type === "checkbox" ? String(el.checked) : el.value });
   };
   const bad = fieldOf(error, SERVER_FIELDS);
   const msg = error ? describe(error, "Backtests") : null;
+  const autoTop = fittedTopN(universeSize(f, catalog), f.strategy);
 
-  const run = async (e: Event) => {
-    e.preventDefault();
-    const changed: Record<string, string> = {};
-    for (const k of FIELDS) if (f[k] !== DEFAULTS[k]) changed[k] = f[k];
-    navigate(withQuery("/backtest", changed), { replace: true });
+  const execute = async (form: Form) => {
     setRunning(true);
     setError(null);
+    setNote(null);
+    const auto = form.top_n.trim() === "";
+    const req = toRequest(form);
+    let top = auto ? fittedTopN(universeSize(form, await loadCatalog()), form.strategy) : null;
+    if (top !== null) req.top_n = top;
     try {
-      setResult(await api.backtest(toRequest(f)));
+      let res: BacktestResponse;
+      try {
+        res = await api.backtest(req);
+      } catch (e) {
+        // A default the server refuses (fewer assets have enough history
+        // than the catalog lists) is fitted to the count it names, once.
+        const n = auto && top !== null ? tradeableIn(e) : null;
+        const refit = n !== null ? fittedTopN(n, form.strategy) : null;
+        if (n === null || refit === null || refit >= top! || refit * (form.strategy === "longshort" ? 2 : 1) > n) throw e;
+        top = refit;
+        res = await api.backtest({ ...req, top_n: refit });
+        setNote(`Positions set to ${refit}: only ${n} assets of this universe have enough history (300 price rows) by the end date.`);
+      }
+      setResult(res);
+      // The URL carries every parameter of this run, with the positions
+      // used and the window run, so that opening it reproduces the result.
+      const url: Record<string, string> = { ...form };
+      if (top !== null) url.top_n = String(top);
+      if (!form.start_date) url.start_date = res.metadata.start_date;
+      if (!form.end_date) url.end_date = res.metadata.end_date;
+      if (form.universe !== "tickers") delete url.tickers;
+      if (form.universe !== "category") delete url.category;
+      navigate(withQuery("/backtest", url), { replace: true });
     } catch (err) {
       setError(err);
       setResult(null);
+      const changed: Record<string, string> = {};
+      for (const k of FIELDS) if (form[k] !== DEFAULTS[k]) changed[k] = form[k];
+      navigate(withQuery("/backtest", changed), { replace: true });
     } finally {
       setRunning(false);
     }
   };
+
+  const run = (e: Event) => {
+    e.preventDefault();
+    void execute(f);
+  };
+
+  // The catalog once; a shared link (a URL with parameters) runs at once.
+  useEffect(() => {
+    loadCatalog().then(setCatalog);
+    if (hasParams(loc.query)) void execute(f);
+  }, []);
 
   const err = (k: string) =>
     bad === k ? (
@@ -268,7 +396,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
   const strat = strategies.data?.strategies.find((s) => s.name === f.strategy);
 
   return (
-    <main class="page">
+    <main class="page backtest-page">
       <h1>Backtest a strategy</h1>
       <p class="lead">
         Replays a strategy over history using only what the engine knew on each day, with trading costs, against two
@@ -294,7 +422,27 @@ export function BacktestPage({ loc }: { loc: Location }) {
             {!strategies.loading && strategies.error && !(strategies.error instanceof ApiError && strategies.error.status === 402) ? (
               <ErrorNote error={strategies.error} what="Strategies" />
             ) : null}
-            {numField("top_n", "Positions (top N)", { min: 1, max: 500 })}
+            <div class={`field${bad === "top_n" ? " has-error" : ""}`}>
+              <label for="b-top_n">Positions (top N)</label>
+              <input
+                id="b-top_n"
+                type="number"
+                min={1}
+                max={500}
+                value={f.top_n}
+                placeholder={`${autoTop} (fits the universe)`}
+                onInput={set("top_n")}
+                {...aria("top_n")}
+                {...(bad === "top_n" ? {} : { "aria-describedby": "b-top_n-hint" })}
+              />
+              {err("top_n") ?? (
+                <span class="hint" id="b-top_n-hint">
+                  {f.strategy === "longshort"
+                    ? `Empty: ${autoTop}, the default ${TOP_N} capped at half the universe (top N long and top N short).`
+                    : `Empty: ${autoTop}, the default ${TOP_N} capped at the size of the universe.`}
+                </span>
+              )}
+            </div>
             <div class="field">
               <label for="b-rebalance">Rebalance</label>
               <select id="b-rebalance" value={f.rebalance} onChange={set("rebalance")}>
@@ -377,6 +525,11 @@ export function BacktestPage({ loc }: { loc: Location }) {
               This costs 5 quota units (a normal request costs 1).
             </span>
           </div>
+          {note && (
+            <p class="note note-info" id="bt-note" role="status">
+              {note}
+            </p>
+          )}
           {error && !bad ? (
             <p class={error instanceof ApiError && error.status === 402 ? "note note-premium" : "note note-error"} role="alert" id="bt-error">
               {msg}
@@ -385,7 +538,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
         </form>
       </Card>
       {running && <Loading label="Running the backtest… this can take a few seconds." />}
-      {result && !running && <Results r={result} />}
+      {result && !running && <Results r={result} sources={sources} />}
     </main>
   );
 }

@@ -2,6 +2,8 @@ import { useEffect, useState } from "preact/hooks";
 import { api, CATEGORIES } from "../api/endpoints";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { Card, ErrorNote, Loading, SourceBadge, useData, useTitle } from "../lib";
+import { isStale, ageText } from "../facts";
+import { Help } from "../glossary-link";
 
 const SHOWN = 200;
 
@@ -71,31 +73,50 @@ export function ExplorePage({ loc }: { loc: Location }) {
           </p>
           {rows.length > 0 && (
             <div class="table-wrap">
-              <table class="table">
+              <table class="table table-cards explore-table">
                 <caption class="sr-only">Assets{category ? ` in ${category}` : ""}</caption>
                 <thead>
                   <tr>
                     <th scope="col">Ticker</th>
                     <th scope="col">Name</th>
                     <th scope="col">Category</th>
-                    <th scope="col">Data source</th>
-                    <th scope="col">Last price</th>
+                    <th scope="col">
+                      Data source <Help term="data-sources" label="a data source" />
+                    </th>
+                    <th scope="col">
+                      Last price on <Help term="stale" label="an old price" />
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
                   {shown.map((a) => (
                     <tr key={a.ticker}>
-                      <td>
+                      <td class="card-title">
                         <a class="ticker" href={assetUrl(a.ticker)}>
                           {a.ticker}
                         </a>
                       </td>
-                      <td>{a.name}</td>
-                      <td class="muted">{a.category}</td>
-                      <td>
+                      <td class="card-sub">{a.name}</td>
+                      <td class="muted" data-label="Category">
+                        {a.category}
+                      </td>
+                      <td data-label="Data source">
                         <SourceBadge source={a.data_source} />
                       </td>
-                      <td class="muted">{a.last_price_date ?? "none"}</td>
+                      <td class="muted" data-label="Last price on">
+                        {a.last_price_date ? (
+                          <>
+                            <time dateTime={a.last_price_date}>{a.last_price_date}</time>
+                            {isStale(a.last_price_date) && (
+                              <span class="mark mark-stale" title={`The last price is from ${a.last_price_date}, ${ageText(a.last_price_date)} ago`}>
+                                {ageText(a.last_price_date)} old
+                              </span>
+                            )}
+                          </>
+                        ) : (
+                          "none"
+                        )}
+                      </td>
                     </tr>
                   ))}
                 </tbody>

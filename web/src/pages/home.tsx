@@ -1,33 +1,69 @@
-import { useEffect } from "preact/hooks";
+// The watchlist: the latest verdict of each asset the user follows. Every
+// price carries its date, source and currency (DatedPrice), old and
+// synthetic ones are marked, and a Free account is told in a sentence what
+// needs Premium. On a phone the rows become cards that keep the ticker,
+// grade, dated price and the row's actions.
+import { useEffect, useState } from "preact/hooks";
 import { api, type Verdict, type WatchItem } from "../api/endpoints";
-import { ApiError } from "../api/client";
+import { ApiError, describe } from "../api/client";
 import { assetUrl, navigate } from "../router";
+import { DatedPrice } from "../facts";
+import { Help } from "../glossary-link";
 import { Card, ErrorNote, GradeBadge, Loading, pct, price, signClass, useData, useTitle } from "../lib";
 
-function VerdictCells({ ticker }: { ticker: string }) {
-  const v = useData<Verdict>(() => api.verdict(ticker), [ticker]);
-  if (v.loading) return <td colSpan={4} class="muted">Loading verdict…</td>;
+/** The currency of a verdict (the backend adds `metadata.currency`), else the item's. */
+function currencyOf(v: Verdict | null, a: WatchItem): string | null {
+  const m = v?.metadata as { currency?: string | null } | undefined;
+  return m?.currency ?? (a as { currency?: string | null }).currency ?? null;
+}
+
+function VerdictCells({ item }: { item: WatchItem }) {
+  const v = useData<Verdict>(() => api.verdict(item.ticker), [item.ticker]);
+  if (v.loading)
+    return (
+      <td colSpan={4} class="muted wl-wide" data-label="Verdict">
+        Loading verdict…
+      </td>
+    );
   if (v.error) {
     const e = v.error;
-    const msg =
-      e instanceof ApiError && e.status === 402
-        ? "Verdicts need the Premium tier"
-        : e instanceof ApiError && e.status === 422
-          ? "Not enough history to grade"
-          : e instanceof ApiError && e.status === 429
-            ? `Too many requests — try again in ${e.retryAfter ?? "a few"} s`
-            : "Verdict unavailable";
-    return <td colSpan={4} class="muted">{msg}</td>;
+    let msg;
+    if (e instanceof ApiError && e.status === 402)
+      msg = (
+        <>
+          Verdicts need the Premium tier: <a href="/plans">see what Premium includes</a>.
+        </>
+      );
+    else if (e instanceof ApiError && e.status === 422) msg = "There is not enough price history to grade this asset.";
+    else if (e instanceof ApiError && e.status === 401) msg = null;
+    else msg = describe(e, "This verdict");
+    return (
+      <td colSpan={4} class="muted wl-wide" data-label="Verdict">
+        {msg}
+      </td>
+    );
   }
   const d = v.data!;
   return (
     <>
-      <td>
+      <td data-label="Grade">
         <GradeBadge letter={d.grade.letter} score={d.grade.score} />
       </td>
-      <td class="num">{price(d.current_state.price)}</td>
-      <td class={`num ${signClass(d.current_state.drawdown)}`}>{pct(d.current_state.drawdown)}</td>
-      <td class={`num ${signClass(d.current_state.median_return)}`}>{pct(d.current_state.median_return)}</td>
+      <td class="num" data-label="Last price">
+        <DatedPrice
+          value={d.current_state.price}
+          date={d.metadata.last_price_date}
+          source={d.metadata.data_source}
+          currency={currencyOf(d, item)}
+          format={price}
+        />
+      </td>
+      <td class={`num col-opt ${signClass(d.current_state.drawdown)}`} data-label="Drawdown">
+        {pct(d.current_state.drawdown)}
+      </td>
+      <td class={`num col-opt ${signClass(d.current_state.median_return)}`} data-label="Median return (90 d)">
+        {pct(d.current_state.median_return)}
+      </td>
     </>
   );
 }
@@ -35,48 +71,114 @@ function VerdictCells({ ticker }: { ticker: string }) {
 export function HomePage() {
   useTitle("Watchlist");
   const w = useData(() => api.watchlist(), []);
-  const empty = w.data && w.data.tickers.length === 0;
+  const [items, setItems] = useState<WatchItem[] | null>(null);
+  const [removing, setRemoving] = useState<string | null>(null);
+  const [removeError, setRemoveError] = useState<unknown>(null);
+  useEffect(() => setItems(w.data?.tickers ?? null), [w.data]);
+  const empty = items !== null && items.length === 0;
   useEffect(() => {
     if (empty) navigate("/onboarding", { replace: true });
   }, [empty]);
 
+  const remove = async (ticker: string) => {
+    if (!items) return;
+    setRemoving(ticker);
+    setRemoveError(null);
+    try {
+      const saved = await api.saveWatchlist(items.filter((a) => a.ticker !== ticker).map((a) => a.ticker));
+      setItems(saved.tickers);
+    } catch (e) {
+      setRemoveError(e);
+    } finally {
+      setRemoving(null);
+    }
+  };
+
+  const synthetic = items ? items.filter((a) => a.data_source === "synthetic").length : 0;
+  const mostlySynthetic = items !== null && items.length > 0 && synthetic * 2 > items.length;
+
   return (
-    <main class="page">
+    <main class="page watchlist-page">
       <div class="page-head">
         <h1>Your watchlist</h1>
         <a class="btn" href="/onboarding">
           Edit watchlist
         </a>
       </div>
+      <p class="lead">
+        The latest grade of each asset you follow, computed from its last stored price (90-day horizon). Each price shows
+        its date and source; prices older than a week and synthetic ones are marked.
+      </p>
       {w.loading && <Loading label="Loading your watchlist…" />}
       <ErrorNote error={w.error} what="The watchlist" />
-      {w.data && w.data.tickers.length > 0 && (
+      <ErrorNote error={removeError} what="Changing the watchlist" />
+      {mostlySynthetic && (
+        <p class="note note-warn" id="watchlist-synthetic" role="note">
+          <strong>Most of these prices are synthetic.</strong> {synthetic} of your {items!.length} assets have generated
+          demo prices, not market data: their grades say nothing about real markets. <Help term="synthetic" label="a synthetic price" />
+        </p>
+      )}
+      {items && items.length > 0 && (
         <Card>
           <div class="table-wrap">
-            <table class="table">
-              <caption class="sr-only">Your watchlist with today's verdicts (90-day horizon)</caption>
+            <table class="table table-cards wl-table" id="watchlist-table">
+              <caption class="sr-only">
+                Your watchlist: each asset's latest grade, its last price with the date and source of that price, and the
+                90-day figures
+              </caption>
               <thead>
                 <tr>
                   <th scope="col">Ticker</th>
                   <th scope="col">Name</th>
-                  <th scope="col">Category</th>
-                  <th scope="col">Grade</th>
-                  <th scope="col" class="num">Price</th>
-                  <th scope="col" class="num">Drawdown</th>
-                  <th scope="col" class="num">Median return (90 d)</th>
+                  <th scope="col" class="col-opt">
+                    Category
+                  </th>
+                  <th scope="col">
+                    Grade <Help term="grade" />
+                  </th>
+                  <th scope="col" class="num">
+                    Last price <Help term="data-sources" label="a price's date and source" />
+                  </th>
+                  <th scope="col" class="num col-opt">
+                    Drawdown <Help term="drawdown" />
+                  </th>
+                  <th scope="col" class="num col-opt">
+                    Median return (90 d) <Help term="median-return" label="the median return" />
+                  </th>
+                  <th scope="col" class="actions-cell">
+                    <span class="sr-only">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
-                {w.data.tickers.map((a: WatchItem) => (
-                  <tr key={a.ticker}>
-                    <td>
+                {items.map((a: WatchItem) => (
+                  <tr key={a.ticker} data-ticker={a.ticker}>
+                    <td class="card-title">
                       <a href={assetUrl(a.ticker)} class="ticker">
                         {a.ticker}
                       </a>
                     </td>
-                    <td>{a.name}</td>
-                    <td class="muted">{a.category}</td>
-                    <VerdictCells ticker={a.ticker} />
+                    <td class="card-sub">{a.name}</td>
+                    <td class="muted col-opt" data-label="Category">
+                      {a.category}
+                    </td>
+                    <VerdictCells item={a} />
+                    <td class="actions-cell">
+                      <span class="row-actions">
+                        <a class="btn btn-small" href={assetUrl(a.ticker)} aria-label={`Open ${a.ticker}`}>
+                          Open
+                        </a>
+                        <button
+                          type="button"
+                          class="btn btn-small"
+                          disabled={removing !== null}
+                          aria-label={`Remove ${a.ticker} from the watchlist`}
+                          onClick={() => remove(a.ticker)}
+                        >
+                          {removing === a.ticker ? "Removing…" : "Remove"}
+                        </button>
+                      </span>
+                    </td>
                   </tr>
                 ))}
               </tbody>

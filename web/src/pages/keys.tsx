@@ -1,18 +1,23 @@
 import { useState } from "preact/hooks";
 import { ApiError, describe } from "../api/client";
 import { api, type CreatedKey, type KeyRecord } from "../api/endpoints";
-import { Card, ErrorNote, Loading, useData, useTitle, when } from "../lib";
+import { Card, ErrorNote, Loading, useData, useTitle } from "../lib";
+import { utcStamp } from "../facts";
+import { LockMark, UpgradeHow } from "../locked";
+import { isPremium, useSession } from "../session";
 
 function keyError(e: unknown): string {
   if (e instanceof ApiError && e.status === 409)
     return "You already have 5 active keys, the most an account may hold. Revoke one you no longer use, then create a new one.";
   if (e instanceof ApiError && e.status === 402)
-    return "API keys need the Premium tier: the HTTP API is available to Premium accounts only. Upgrade to Premium to create keys.";
+    return "API keys need the Premium tier: the HTTP API is available to Premium accounts only. See the plans page to upgrade.";
   return describe(e, "API keys");
 }
 
 export function KeysPage() {
   useTitle("API keys");
+  const { user } = useSession();
+  const premium = isPremium(user);
   const list = useData<KeyRecord[]>(() => api.keys(), []);
   const [name, setName] = useState("");
   const [creating, setCreating] = useState(false);
@@ -99,6 +104,20 @@ export function KeysPage() {
         </section>
       )}
 
+      {!premium && (
+        <section class="card locked-card" aria-labelledby="keys-locked-h">
+          <h2 id="keys-locked-h">
+            Creating keys needs Premium <LockMark />
+          </h2>
+          <p>
+            The HTTP API is available to Premium accounts only, so a key is created on the Premium tier. Keys you created
+            before are listed below, and you can still revoke them. <a href="/plans">Compare the plans</a>.
+          </p>
+          <UpgradeHow />
+        </section>
+      )}
+
+      {premium && (
       <Card title="Create a key" id="create">
         <form class="search-form" onSubmit={create}>
           <div class="field grow">
@@ -124,6 +143,7 @@ export function KeysPage() {
           </p>
         ) : null}
       </Card>
+      )}
 
       <Card title="Active keys" id="active">
         {list.loading && !list.data && <Loading label="Loading keys…" />}
@@ -132,19 +152,19 @@ export function KeysPage() {
             {keyError(list.error)}
           </p>
         ) : (
-          <ErrorNote error={list.error} what="API keys" />
+          <ErrorNote error={list.error} what="The list of keys" />
         )}
         {list.data && list.data.length === 0 && <p class="muted">No active keys.</p>}
         {list.data && list.data.length > 0 && (
           <div class="table-wrap">
-            <table class="table">
+            <table class="table table-cards keys-table">
               <caption class="sr-only">Your active API keys</caption>
               <thead>
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">Key</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
+                  <th scope="col">Created (UTC)</th>
+                  <th scope="col">Last used (UTC)</th>
                   <th scope="col">
                     <span class="sr-only">Actions</span>
                   </th>
@@ -153,10 +173,16 @@ export function KeysPage() {
               <tbody>
                 {list.data.map((k) => (
                   <tr key={k.id} data-key-id={k.id}>
-                    <td>{k.name}</td>
-                    <td class="mono">{k.key_prefix}…</td>
-                    <td>{when(k.created_at)}</td>
-                    <td>{when(k.last_used_at)}</td>
+                    <td class="card-title">{k.name}</td>
+                    <td class="mono" data-label="Key">
+                      {k.key_prefix}…
+                    </td>
+                    <td data-label="Created">
+                      <time dateTime={k.created_at}>{utcStamp(k.created_at)}</time>
+                    </td>
+                    <td data-label="Last used">
+                      {k.last_used_at ? <time dateTime={k.last_used_at}>{utcStamp(k.last_used_at)}</time> : "never"}
+                    </td>
                     <td class="actions-cell">
                       {confirming === k.id ? (
                         <span class="confirm" role="group" aria-label={`Confirm revoking ${k.name}`}>

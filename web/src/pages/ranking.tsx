@@ -1,41 +1,109 @@
-import { useEffect, useState } from "preact/hooks";
+// The ranking: every graded asset, sorted, filtered and paged by the server
+// (sort_by, q, offset), so that sorting by grade or searching "microsoft"
+// acts on the whole ranking, never on the page of rows fetched. Everything
+// lives in the URL. Prices carry their date, source and currency.
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, CATEGORIES, type RankedAsset } from "../api/endpoints";
 import { fieldOf } from "../api/client";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
-import { Card, ErrorNote, GradeBadge, Loading, SourceBadge, num, pct, price, signClass, useData, useTitle, when } from "../lib";
+import { DatedPrice } from "../facts";
+import { Help, type TermId } from "../glossary-link";
+import { Card, ErrorNote, GradeBadge, Loading, int, num, pct, price, signClass, useData, useTitle, when } from "../lib";
 
-/** Keys the server sorts by (before `limit` applies). */
-const SERVER_KEYS = ["median_return", "expected_return", "win_rate", "prediction_error", "current_drawdown", "current_price"];
+/** What the server sorts by (the whole ranking, before `offset` and `limit`). */
+const SORT_KEYS: [string, string][] = [
+  ["median_return", "Median return"],
+  ["expected_return", "Expected return"],
+  ["score", "Grade (score)"],
+  ["win_rate", "Win rate"],
+  ["prediction_error", "Prediction error"],
+  ["current_drawdown", "Drawdown"],
+  ["current_price", "Price"],
+  ["last_price_date", "Last price date"],
+  ["ticker", "Ticker"],
+  ["name", "Name"],
+  ["category", "Category"],
+];
+const TEXT_KEYS = ["ticker", "name", "category"];
+/** Typing in the filter box waits this long before asking the server. */
+const DEBOUNCE_MS = 300;
+
+type Row = RankedAsset & { currency?: string | null };
 
 interface Column {
-  key: keyof RankedAsset;
+  id: string;
   label: string;
+  /** The server's sort key, when the column is sortable. */
+  sort?: string;
   num?: boolean;
-  render: (a: RankedAsset) => preact.ComponentChild;
+  /** Hidden on narrow screens (the rest stay: rank, ticker, grade, price). */
+  opt?: boolean;
+  help?: TermId;
+  render: (a: Row) => preact.ComponentChild;
 }
 
 const COLUMNS: Column[] = [
-  { key: "rank", label: "#", num: true, render: (a) => a.rank },
+  { id: "rank", label: "#", num: true, render: (a) => a.rank },
   {
-    key: "ticker",
+    id: "ticker",
     label: "Ticker",
+    sort: "ticker",
     render: (a) => (
       <a class="ticker" href={assetUrl(a.ticker)}>
         {a.ticker}
       </a>
     ),
   },
-  { key: "name", label: "Name", render: (a) => a.name },
-  { key: "category", label: "Category", render: (a) => <span class="muted">{a.category}</span> },
-  { key: "score", label: "Grade", num: true, render: (a) => <GradeBadge letter={a.grade} score={a.score} /> },
-  { key: "median_return", label: "Median return", num: true, render: (a) => <span class={signClass(a.median_return)}>{pct(a.median_return)}</span> },
-  { key: "expected_return", label: "Expected return", num: true, render: (a) => <span class={signClass(a.expected_return)}>{pct(a.expected_return)}</span> },
-  { key: "win_rate", label: "Win rate", num: true, render: (a) => pct(a.win_rate, 0) },
-  { key: "prediction_error", label: "Prediction error", num: true, render: (a) => num(a.prediction_error) },
-  { key: "current_drawdown", label: "Drawdown", num: true, render: (a) => <span class={signClass(a.current_drawdown)}>{pct(a.current_drawdown)}</span> },
-  { key: "current_price", label: "Price", num: true, render: (a) => price(a.current_price) },
-  { key: "data_source", label: "Data", render: (a) => <SourceBadge source={a.data_source} /> },
-  { key: "last_price_date", label: "Last price", render: (a) => <span class="muted nowrap">{a.last_price_date}</span> },
+  {
+    id: "name",
+    label: "Name",
+    sort: "name",
+    opt: true,
+    render: (a) => (
+      <>
+        {a.name}
+        <span class="rk-cat muted small">{a.category}</span>
+      </>
+    ),
+  },
+  { id: "score", label: "Grade", sort: "score", num: true, help: "grade", render: (a) => <GradeBadge letter={a.grade} score={a.score} /> },
+  {
+    id: "median_return",
+    label: "Median return",
+    sort: "median_return",
+    num: true,
+    opt: true,
+    help: "median-return",
+    render: (a) => <span class={signClass(a.median_return)}>{pct(a.median_return)}</span>,
+  },
+  {
+    id: "expected_return",
+    label: "Expected return",
+    sort: "expected_return",
+    num: true,
+    opt: true,
+    help: "expected-return",
+    render: (a) => <span class={signClass(a.expected_return)}>{pct(a.expected_return)}</span>,
+  },
+  { id: "win_rate", label: "Win rate", sort: "win_rate", num: true, opt: true, help: "win-rate", render: (a) => pct(a.win_rate, 0) },
+  { id: "prediction_error", label: "Prediction error", sort: "prediction_error", num: true, opt: true, help: "prediction-error", render: (a) => num(a.prediction_error) },
+  {
+    id: "current_drawdown",
+    label: "Drawdown",
+    sort: "current_drawdown",
+    num: true,
+    opt: true,
+    help: "drawdown",
+    render: (a) => <span class={signClass(a.current_drawdown)}>{pct(a.current_drawdown)}</span>,
+  },
+  {
+    id: "current_price",
+    label: "Last price",
+    sort: "current_price",
+    num: true,
+    help: "data-sources",
+    render: (a) => <DatedPrice value={a.current_price} date={a.last_price_date} source={a.data_source} currency={a.currency} format={price} />,
+  },
 ];
 
 export function RankingPage({ loc }: { loc: Location }) {
@@ -47,72 +115,126 @@ export function RankingPage({ loc }: { loc: Location }) {
     limit: loc.query.get("limit") ?? "50",
     sort_by: loc.query.get("sort_by") ?? "median_return",
     sort: loc.query.get("sort") === "asc" ? "asc" : "desc",
-    filter: loc.query.get("filter") ?? "",
+    // `filter` was the name of this parameter before the server filtered.
+    q: loc.query.get("q") ?? loc.query.get("filter") ?? "",
+    offset: loc.query.get("offset") ?? "",
     max_age_days: loc.query.get("max_age_days") ?? "",
   };
   const [limit, setLimit] = useState(p.limit);
   useEffect(() => setLimit(p.limit), [p.limit]);
   const [maxAge, setMaxAge] = useState(p.max_age_days);
   useEffect(() => setMaxAge(p.max_age_days), [p.max_age_days]);
-  const serverSort = SERVER_KEYS.includes(p.sort_by);
+  const [text, setText] = useState(p.q);
+  // Follow the URL (back/forward) without fighting the typing: a `q` this
+  // box sent itself is not written back into it.
+  const sent = useRef(p.q);
+  useEffect(() => {
+    if (p.q !== sent.current) {
+      sent.current = p.q;
+      setText(p.q);
+    }
+  }, [p.q]);
+
   const query = {
     category: p.category || undefined,
     return_period: p.return_period,
     metric: p.metric,
     limit: p.limit,
-    sort_by: serverSort ? p.sort_by : undefined,
-    sort: serverSort ? p.sort : undefined,
+    sort_by: p.sort_by,
+    sort: p.sort,
+    q: p.q || undefined,
+    offset: p.offset && p.offset !== "0" ? p.offset : undefined,
     max_age_days: p.max_age_days || undefined,
   };
   const r = useData(() => api.ranking(query), [JSON.stringify(query)]);
-  const go = (next: Partial<typeof p>) => navigate(withQuery("/ranking", { ...p, ...next }), { replace: true });
+  const go = (next: Partial<typeof p>) => {
+    // Anything but paging starts again from the first row.
+    const merged = { ...p, offset: "", ...next };
+    navigate(withQuery("/ranking", { ...merged, offset: merged.offset === "0" ? "" : merged.offset }), { replace: true });
+  };
+
+  // The filter asks the server once typing pauses (with the URL of that moment).
+  const latest = useRef(go);
+  latest.current = go;
+  useEffect(() => {
+    const v = text.trim();
+    if (v === p.q) return;
+    const t = setTimeout(() => {
+      sent.current = v;
+      latest.current({ q: v });
+    }, DEBOUNCE_MS);
+    return () => clearTimeout(t);
+  }, [text, p.q]);
 
   const sortBy = (key: string) => {
-    const dir = p.sort_by === key ? (p.sort === "desc" ? "asc" : "desc") : ["ticker", "name", "category", "rank", "data_source", "last_price_date"].includes(key) ? "asc" : "desc";
+    const dir = p.sort_by === key ? (p.sort === "desc" ? "asc" : "desc") : TEXT_KEYS.includes(key) ? "asc" : "desc";
     go({ sort_by: key, sort: dir });
   };
 
-  const needle = p.filter.toLowerCase();
-  let rows = (r.data?.ranked_assets ?? []).filter(
-    (a) => !needle || a.ticker.toLowerCase().includes(needle) || a.name.toLowerCase().includes(needle),
-  );
-  if (!serverSort) {
-    const k = p.sort_by as keyof RankedAsset;
-    const dir = p.sort === "asc" ? 1 : -1;
-    rows = [...rows].sort((a, b) => {
-      const x = a[k] as unknown, y = b[k] as unknown;
-      if (typeof x === "number" && typeof y === "number") return (x - y) * dir;
-      return String(x).localeCompare(String(y)) * dir;
-    });
-  }
-  const badField = fieldOf(r.error, ["category", "return_period", "metric", "limit", "sort_by", "sort", "max_age_days"]);
-  const sources = r.data?.metadata.data_sources;
-  const dates = r.data?.metadata.last_price_dates;
+  const rows = (r.data?.ranked_assets ?? []) as Row[];
+  const badField = fieldOf(r.error, ["categories", "category", "return_period", "metric", "limit", "sort_by", "sort", "max_age_days", "offset", "q"]);
+  const invalid = (k: string) => (badField === k ? { "aria-invalid": true, "aria-describedby": "ranking-error" } : {});
+  const meta = r.data?.metadata as (NonNullable<typeof r.data>["metadata"] & { offset?: number }) | undefined;
+  const sources = meta?.data_sources;
+  const dates = meta?.last_price_dates;
+  const total = meta?.filtered_assets ?? 0;
+  const offset = meta?.offset ?? (Number(p.offset) || 0);
+  const perPage = Math.max(1, Number(p.limit) || 50);
+  const sourceTotal = sources ? sources.real + sources.ingested + sources.synthetic : 0;
+  const mostlySynthetic = sources !== undefined && sourceTotal > 0 && sources.synthetic * 2 > sourceTotal;
+  const sortLabel = SORT_KEYS.find(([k]) => k === p.sort_by)?.[1] ?? p.sort_by.replace(/_/g, " ");
 
   return (
-    <main class="page">
+    <main class="page ranking-page">
       <h1>Ranking</h1>
-      <p class="lead">Every graded asset ranked from today's snapshot. Click a column header to sort; click again to reverse.</p>
+      <p class="lead">
+        Every graded asset of the latest grading run. Click a column's name to sort by it; sorting, the filter and the
+        pages act on the whole ranking.
+      </p>
       <Card>
         <form
           class="filters"
+          role="search"
           onSubmit={(e) => {
             e.preventDefault();
-            go({ limit, max_age_days: maxAge });
+            sent.current = text.trim();
+            go({ limit, max_age_days: maxAge, q: text.trim() });
           }}
         >
+          <div class="field grow">
+            <label for="r-filter">Filter by ticker or name</label>
+            <input id="r-filter" type="search" value={text} maxLength={100} onInput={(e) => setText((e.target as HTMLInputElement).value)} {...invalid("q")} />
+          </div>
           <div class="field">
             <label for="r-category">Category</label>
-            <select id="r-category" value={p.category} onChange={(e) => go({ category: (e.target as HTMLSelectElement).value })}>
+            <select id="r-category" value={p.category} onChange={(e) => go({ category: (e.target as HTMLSelectElement).value })} {...invalid("category")}>
               <option value="">All categories</option>
               {CATEGORIES.map((c) => (
                 <option key={c}>{c}</option>
               ))}
+              {p.category && !(CATEGORIES as readonly string[]).includes(p.category) && <option value={p.category}>{p.category} (unknown)</option>}
+            </select>
+          </div>
+          <div class="field">
+            <label for="r-sort">Sort by</label>
+            <select id="r-sort" value={p.sort_by} onChange={(e) => go({ sort_by: (e.target as HTMLSelectElement).value })} {...invalid("sort_by")}>
+              {SORT_KEYS.map(([k, label]) => (
+                <option key={k} value={k}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field small-field">
+            <label for="r-order">Order</label>
+            <select id="r-order" value={p.sort} onChange={(e) => go({ sort: (e.target as HTMLSelectElement).value })}>
+              <option value="desc">Descending</option>
+              <option value="asc">Ascending</option>
             </select>
           </div>
           <div class="field">
             <label for="r-period">Horizon</label>
-            <select id="r-period" value={p.return_period} onChange={(e) => go({ return_period: (e.target as HTMLSelectElement).value })}>
+            <select id="r-period" value={p.return_period} onChange={(e) => go({ return_period: (e.target as HTMLSelectElement).value })} {...invalid("return_period")}>
               {["7", "30", "90", "180", "365"].map((d) => (
                 <option key={d} value={d}>
                   {d} days
@@ -122,22 +244,21 @@ export function RankingPage({ loc }: { loc: Location }) {
           </div>
           <div class="field">
             <label for="r-metric">Metric</label>
-            <select id="r-metric" value={p.metric} onChange={(e) => go({ metric: (e.target as HTMLSelectElement).value })}>
+            <select id="r-metric" value={p.metric} onChange={(e) => go({ metric: (e.target as HTMLSelectElement).value })} {...invalid("metric")}>
               <option value="return">Return</option>
               <option value="sharpe">Sharpe</option>
               <option value="sortino">Sortino</option>
             </select>
           </div>
           <div class="field small-field">
-            <label for="r-limit">Rows (1–500)</label>
+            <label for="r-limit">Rows per page (1–500)</label>
             <input
               id="r-limit"
               type="number"
               min={1}
               max={500}
               value={limit}
-              aria-invalid={badField === "limit" ? true : undefined}
-              aria-describedby={badField === "limit" ? "ranking-error" : undefined}
+              {...invalid("limit")}
               onInput={(e) => setLimit((e.target as HTMLInputElement).value)}
               onChange={(e) => go({ limit: (e.target as HTMLInputElement).value })}
             />
@@ -151,48 +272,74 @@ export function RankingPage({ loc }: { loc: Location }) {
               max={36500}
               placeholder="any"
               value={maxAge}
-              aria-invalid={badField === "max_age_days" ? true : undefined}
-              aria-describedby={badField === "max_age_days" ? "ranking-error" : undefined}
+              {...invalid("max_age_days")}
               onInput={(e) => setMaxAge((e.target as HTMLInputElement).value)}
               onChange={(e) => go({ max_age_days: (e.target as HTMLInputElement).value })}
             />
-          </div>
-          <div class="field grow">
-            <label for="r-filter">Filter by ticker or name</label>
-            <input id="r-filter" type="search" value={p.filter} onInput={(e) => go({ filter: (e.target as HTMLInputElement).value })} />
           </div>
         </form>
       </Card>
       {r.loading && <Loading label="Loading the ranking…" />}
       <ErrorNote error={r.error} what="The ranking" id="ranking-error" />
-      {r.data && (
+      {r.data && meta && (
         <Card>
-          <p class="muted small">
-            {rows.length} of {r.data.metadata.filtered_assets} assets{p.category ? ` in ${p.category}` : ""} ({r.data.metadata.total_assets} graded) ·
-            graded {when(r.data.metadata.calculated_at)}
-            {r.data.metadata.stale_excluded > 0 && <> · {r.data.metadata.stale_excluded} left out for an older last price</>}
+          {mostlySynthetic && (
+            <p class="note note-warn" id="ranking-synthetic" role="note">
+              <strong>Most of these prices are synthetic.</strong> {int(sources!.synthetic)} of the {int(sourceTotal)} assets
+              {p.q || p.category ? " matching this filter" : " ranked"} have generated demo prices, not market data: their grades
+              say nothing about real markets. <Help term="synthetic" label="a synthetic price" />
+            </p>
+          )}
+          <p class="muted small" id="ranking-count">
+            {rows.length > 0 ? (
+              <>
+                {int(offset + 1)}–{int(offset + rows.length)} of {int(total)} assets
+              </>
+            ) : (
+              <>No rows here: {int(total)} assets match</>
+            )}
+            {p.category ? ` in ${p.category}` : ""}
+            {p.q ? ` matching “${p.q}”` : ""} ({int(meta.total_assets)} graded) · sorted by {sortLabel.toLowerCase()},{" "}
+            {p.sort === "asc" ? "ascending" : "descending"} · graded {when(meta.calculated_at)}
+            {meta.stale_excluded > 0 && <> · {int(meta.stale_excluded)} left out for an older last price</>}
           </p>
           {sources && (
             <p class="muted small" id="ranking-sources">
               Prices: {sources.real} real · {sources.ingested} ingested · {sources.synthetic} synthetic (generated, not market data)
-              {dates && <> · last prices from {dates.oldest} to {dates.newest}</>}
+              {dates && <> · last prices from {dates.oldest} to {dates.newest}</>} <Help term="data-sources" />
             </p>
           )}
           <div class="table-wrap">
-            <table class="table sortable" id="ranking-table" aria-busy={r.loading ? "true" : "false"}>
-              <caption class="sr-only">Ranked assets, sorted by {p.sort_by.replace(/_/g, " ")} {p.sort === "asc" ? "ascending" : "descending"}</caption>
+            <table class="table sortable rk-table" id="ranking-table" aria-busy={r.loading ? "true" : "false"}>
+              <caption class="sr-only">
+                Ranked assets {int(offset + 1)} to {int(offset + rows.length)} of {int(total)}, sorted by {sortLabel.toLowerCase()}{" "}
+                {p.sort === "asc" ? "ascending" : "descending"}
+              </caption>
               <thead>
                 <tr>
                   {COLUMNS.map((c) => {
-                    const on = p.sort_by === c.key;
+                    const on = c.sort !== undefined && p.sort_by === c.sort;
+                    const cls = [c.num ? "num" : "", c.opt ? "col-opt" : "", c.sort ? "" : "plain"].filter(Boolean).join(" ") || undefined;
                     return (
-                      <th key={String(c.key)} scope="col" class={c.num ? "num" : undefined} aria-sort={on ? (p.sort === "asc" ? "ascending" : "descending") : "none"}>
-                        <button type="button" class="sort-btn" data-col={c.key} onClick={() => sortBy(String(c.key))}>
-                          {c.label}
-                          <span class="sort-ind" aria-hidden="true">
-                            {on ? (p.sort === "asc" ? "▲" : "▼") : "↕"}
+                      <th key={c.id} scope="col" class={cls} aria-sort={c.sort ? (on ? (p.sort === "asc" ? "ascending" : "descending") : "none") : undefined}>
+                        {c.sort ? (
+                          <span class="th-inner">
+                            <button type="button" class="sort-btn" data-col={c.sort} onClick={() => sortBy(c.sort!)}>
+                              {c.label}
+                              {on && (
+                                <span class="sort-ind" aria-hidden="true">
+                                  {p.sort === "asc" ? "▲" : "▼"}
+                                </span>
+                              )}
+                            </button>
+                            {c.help && <Help term={c.help} label={c.label.toLowerCase()} />}
                           </span>
-                        </button>
+                        ) : (
+                          <span class="th-inner th-plain">
+                            {c.id === "rank" ? <abbr title="Rank in the whole sorted, filtered ranking">#</abbr> : c.label}
+                            {c.help && <Help term={c.help} label={c.label.toLowerCase()} />}
+                          </span>
+                        )}
                       </th>
                     );
                   })}
@@ -200,9 +347,9 @@ export function RankingPage({ loc }: { loc: Location }) {
               </thead>
               <tbody>
                 {rows.map((a) => (
-                  <tr key={a.ticker}>
+                  <tr key={a.ticker} data-ticker={a.ticker}>
                     {COLUMNS.map((c) => (
-                      <td key={String(c.key)} class={c.num ? "num" : undefined}>
+                      <td key={c.id} class={[c.num ? "num" : "", c.opt ? "col-opt" : "", `c-${c.id}`].filter(Boolean).join(" ")} data-label={c.label}>
                         {c.render(a)}
                       </td>
                     ))}
@@ -211,6 +358,31 @@ export function RankingPage({ loc }: { loc: Location }) {
               </tbody>
             </table>
           </div>
+          {(offset > 0 || offset + rows.length < total) && (
+            <nav class="pager rk-pager" aria-label="Ranking pages">
+              <button
+                type="button"
+                class="btn btn-small"
+                id="ranking-prev"
+                disabled={offset === 0 || r.loading}
+                onClick={() => go({ offset: String(Math.max(0, offset - perPage)) })}
+              >
+                Previous {int(perPage)}
+              </button>
+              <span aria-live="polite">
+                {int(offset + 1)}–{int(offset + rows.length)} of {int(total)}
+              </span>
+              <button
+                type="button"
+                class="btn btn-small"
+                id="ranking-next"
+                disabled={offset + rows.length >= total || r.loading}
+                onClick={() => go({ offset: String(offset + perPage) })}
+              >
+                Next {int(perPage)}
+              </button>
+            </nav>
+          )}
         </Card>
       )}
     </main>
