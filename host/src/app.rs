@@ -152,6 +152,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
             request_timeout: config.limits.request_timeout,
             body_timeout: config.limits.body_timeout,
             metrics_on_main: config.metrics_addr.is_none(),
+            upgrade_url: config.upgrade_url.clone(),
         }),
         clients: Arc::new(forecast_http::clients::ClientLimiter::new(
             config.client_per_minute,

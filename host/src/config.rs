@@ -137,6 +137,9 @@ pub struct Accounts {
     /// Password checks run at once; more concurrent sign-ins get 503 at once. Unset: the number of CPU cores.
     #[arg(long, env = "FORECAST_LOGIN_CONCURRENCY", value_name = "N", value_parser = at_least::<1>)]
     pub login_concurrency: Option<u64>,
+    /// Where a Free user upgrades to Premium: an absolute http:// or https:// URL that the web app links to from what Premium unlocks (`GET /auth/me` answers it as `upgrade_url`). Unset: no link (`upgrade_url` is null).
+    #[arg(long, env = "FORECAST_UPGRADE_URL", value_name = "URL", default_value = "", hide_default_value = true, value_parser = upgrade_url)]
+    pub upgrade_url: Unset<String>,
 }
 
 /// The plugins (WebAssembly components).
@@ -319,6 +322,21 @@ fn origin(raw: &str) -> Result<Option<String>, String> {
     non_empty(raw).map(|o| o.map(|o| o.trim_end_matches('/').to_string()))
 }
 
+/// An absolute `http://` or `https://` URL with a host, blanks around it
+/// ignored; empty: unset.
+fn upgrade_url(raw: &str) -> Result<Option<String>, String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    let expected = "expected an absolute http:// or https:// URL, e.g. https://example.com/upgrade";
+    let url = url::Url::parse(raw).map_err(|e| format!("{expected} ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
+        return Err(expected.into());
+    }
+    Ok(Some(url.into()))
+}
+
 /// A path; empty: unset.
 fn path(raw: &str) -> Result<Option<PathBuf>, String> {
     Ok(Some(raw).filter(|p| !p.is_empty()).map(PathBuf::from))
@@ -425,6 +443,8 @@ pub struct Config {
     pub client_per_minute: u32,
     /// `FORECAST_LOGIN_CONCURRENCY` (unset: the number of cores).
     pub login_concurrency: usize,
+    /// `FORECAST_UPGRADE_URL` (`None`: no upgrade link).
+    pub upgrade_url: Option<String>,
     /// `FORECAST_BACKTESTS_PER_USER`.
     pub backtests_per_user: usize,
     /// `FORECAST_BACKTEST_QUEUE_MS`.
@@ -676,6 +696,7 @@ impl Settings {
                 || std::thread::available_parallelism().map_or(2, |n| n.get()),
                 |n| n as usize,
             ),
+            upgrade_url: accounts.upgrade_url,
             backtests_per_user: backtests.backtests_per_user as usize,
             backtest_queue_wait: backtests.backtest_queue_ms,
             limits: crate::server::Limits {

@@ -220,6 +220,11 @@ impl Response {
         serde_json::from_slice(&self.body)
     }
 
+    /// The body as received (still encoded if the server compressed it).
+    pub fn bytes(&self) -> &Bytes {
+        &self.body
+    }
+
     pub async fn text(self) -> Result<String, std::string::FromUtf8Error> {
         String::from_utf8(self.body.to_vec())
     }

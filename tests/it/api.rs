@@ -218,6 +218,12 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
         ] {
             field(g, f, is_num_or_null);
         }
+        let q = field(g, "outcome_quantiles", |v| v.is_object() || v.is_null());
+        if q.is_object() {
+            for p in ["p10", "p25", "p50", "p75", "p90"] {
+                field(q, p, is_num);
+            }
+        }
     }
     let dist = field(a, "return_distribution", Value::is_object);
     let bins = field(dist, "bins", Value::is_array).as_array().unwrap();
@@ -269,6 +275,13 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
     field(m, "data_source", Value::is_string);
     field(m, "metric", Value::is_string);
     field(m, "periods_per_year", Value::is_u64);
+    assert_eq!(
+        field(m, "time_series_rows", Value::is_u64)
+            .as_u64()
+            .unwrap() as usize,
+        rows
+    );
+    assert!(field(m, "max_points", Value::is_null).is_null());
 }
 
 #[tokio::test]
@@ -322,6 +335,213 @@ async fn analysis_defaults_are_cached_and_custom_parameters_computed_live() {
     let (_, btc) = s.get("/api/analysis/BTC-USD?return_period=30").await;
     assert_eq!(btc["metadata"]["periods_per_year"], 365);
     assert_eq!(btc["metadata"]["data_source"], "synthetic");
+}
+
+/// Issue 24: each bucket's box is drawn from the quantiles of all its
+/// outcomes (its median is the table's), and `max_points` thins the series
+/// for drawing without changing anything else.
+#[tokio::test]
+async fn bucket_quantiles_are_all_outcomes_and_max_points_thins_only_the_series() {
+    let s = Server::app().await;
+    for (path, segments) in [
+        ("/api/analysis/%5EGSPC", 20),
+        ("/api/analysis/AAPL", 20),
+        ("/api/analysis/AAPL?num_segments=37&return_period=30", 37),
+        ("/api/analysis/%5EGSPC?metric=sortino&return_period=7", 20),
+        ("/api/analysis/BTC-USD?start_date=2019-01-01", 20),
+    ] {
+        let (status, a) = s.get(path).await;
+        assert_eq!(status, 200, "{path}: {a:.300}");
+        let segs = a["segments"].as_array().unwrap();
+        assert_eq!(segs.len(), segments);
+        // Every confirmed outcome, bucketed by its start row's drawdown
+        // on the final grid, as the engine does.
+        let ts = &a["time_series"];
+        let width = -segs[0]["lower_bound"].as_f64().unwrap();
+        let mut outcomes = vec![Vec::new(); segments];
+        for (d, y) in ts["drawdowns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(ts["actual_returns"].as_array().unwrap())
+        {
+            if let Some(y) = y.as_f64() {
+                let x = -d.as_f64().unwrap() / width;
+                let i = if x >= 1.0 {
+                    (x as usize).min(segments - 1)
+                } else {
+                    0
+                };
+                outcomes[i].push(y);
+            }
+        }
+        let mut with_outcomes = 0;
+        for (g, ys) in segs.iter().zip(outcomes.iter_mut()) {
+            let q = &g["outcome_quantiles"];
+            let median = &g["static_median_return"];
+            if ys.is_empty() {
+                assert!(q.is_null() && median.is_null(), "{path}: {g}");
+                continue;
+            }
+            with_outcomes += 1;
+            assert_eq!(
+                q["p50"], *median,
+                "{path} bucket {}: the box's median is the table's",
+                g["segment_idx"]
+            );
+            ys.sort_by(f64::total_cmp);
+            let at = |p: f64| {
+                let pos = p * (ys.len() - 1) as f64;
+                let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+                ys[lo] + (ys[hi] - ys[lo]) * (pos - lo as f64)
+            };
+            for (name, p) in [
+                ("p10", 0.1),
+                ("p25", 0.25),
+                ("p50", 0.5),
+                ("p75", 0.75),
+                ("p90", 0.9),
+            ] {
+                let got = q[name].as_f64().unwrap();
+                assert!(
+                    (got - at(p)).abs() < 1e-12,
+                    "{path} {name}: {got} vs {}",
+                    at(p)
+                );
+            }
+            let vals: Vec<f64> = ["p10", "p25", "p50", "p75", "p90"]
+                .iter()
+                .map(|k| q[*k].as_f64().unwrap())
+                .collect();
+            assert!(vals.windows(2).all(|w| w[0] <= w[1]), "{path}: {vals:?}");
+        }
+        assert!(
+            with_outcomes >= 3,
+            "{path}: {with_outcomes} buckets with outcomes"
+        );
+    }
+
+    // An entry cached in the format before the quantiles is not served.
+    let (_, fresh) = s.get("/api/analysis/%5EGSPC").await;
+    assert_eq!(fresh["metadata"]["from_cache"], true);
+    let url = common::sqlite_url(&s.db);
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let moved = sqlx::query(
+        "UPDATE analysis_cache SET cache_key = replace(cache_key, 'analysis/v2/', 'analysis/v1/'),
+             body = json_remove(body, '$.metadata.time_series_rows')
+         WHERE cache_key LIKE 'analysis/v2/%'",
+    )
+    .execute(&pool)
+    .await
+    .unwrap()
+    .rows_affected();
+    pool.close().await;
+    assert!(moved >= 1);
+    let (_, again) = s.get("/api/analysis/%5EGSPC").await;
+    assert_eq!(again["metadata"]["from_cache"], false, "recomputed");
+    assert!(again["segments"][0]["outcome_quantiles"].is_object());
+
+    // max_points: the same answer but the series, thinned to real rows.
+    let (_, full) = s.get("/api/analysis/%5EGSPC").await;
+    assert_eq!(full["metadata"]["from_cache"], true);
+    let rows = full["time_series"]["dates"].as_array().unwrap().len();
+    assert_eq!(rows, 16_607);
+    let full_bytes = serde_json::to_vec(&full).unwrap().len();
+    for max in [100usize, 1500, 20_000] {
+        let (status, thin) = s
+            .get(&format!("/api/analysis/%5EGSPC?max_points={max}"))
+            .await;
+        assert_eq!(status, 200);
+        let m = &thin["metadata"];
+        assert_eq!(m["max_points"], max);
+        assert_eq!(m["time_series_rows"], rows);
+        assert_eq!(m["data_points"], rows);
+        assert_eq!(m["from_cache"], true, "thinned after the cache");
+        for key in [
+            "ticker",
+            "current_state",
+            "signals",
+            "segments",
+            "return_distribution",
+            "scatter_data",
+            "segment_paths",
+        ] {
+            assert_eq!(thin[key], full[key], "{key} is computed on all rows");
+        }
+        let ts = &thin["time_series"];
+        let dates = ts["dates"].as_array().unwrap();
+        let kept = dates.len();
+        assert!(
+            kept <= max.min(rows) && kept >= max.min(rows) / 2,
+            "{kept} of {max}"
+        );
+        // The same rows of every array, each a real row of the full series.
+        let full_ts = &full["time_series"];
+        let index: std::collections::HashMap<&str, usize> = full_ts["dates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.as_str().unwrap(), i))
+            .collect();
+        let picked: Vec<usize> = dates.iter().map(|d| index[d.as_str().unwrap()]).collect();
+        assert!(picked.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!((picked[0], *picked.last().unwrap()), (0, rows - 1));
+        for (name, column) in ts.as_object().unwrap() {
+            let column = column.as_array().unwrap();
+            assert_eq!(column.len(), kept, "{name}");
+            let whole = full_ts[name].as_array().unwrap();
+            for (j, &i) in picked.iter().enumerate() {
+                assert_eq!(column[j], whole[i], "{name} row {i}");
+            }
+        }
+        // The lines keep their extremes.
+        let extreme = |v: &Value, f: fn(f64, f64) -> f64, start: f64| {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .fold(start, f)
+        };
+        for (name, f, start) in [
+            ("prices", f64::min as fn(f64, f64) -> f64, f64::INFINITY),
+            ("prices", f64::max, f64::NEG_INFINITY),
+            ("drawdowns", f64::min, f64::INFINITY),
+        ] {
+            assert_eq!(
+                extreme(&ts[name], f, start),
+                extreme(&full_ts[name], f, start),
+                "{name}"
+            );
+        }
+        let bytes = serde_json::to_vec(&thin).unwrap().len();
+        if max == 1500 {
+            assert!(bytes * 3 < full_bytes, "{bytes} of {full_bytes} bytes");
+        }
+    }
+    // The web twin takes it too; the verdict has no series and ignores it.
+    let b = common::Browser::login(&s, common::TEST_EMAIL, common::TEST_PASSWORD).await;
+    let (status, web) = b
+        .send(
+            reqwest::Method::GET,
+            "/web/api/analysis/%5EGSPC?max_points=1500",
+            None,
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert!(web["time_series"]["dates"].as_array().unwrap().len() <= 1500);
+    assert_eq!(
+        s.get("/api/analysis/%5EGSPC/verdict?max_points=5").await.0,
+        200
+    );
+    for bad in ["99", "20001", "0", "many", "1e9", "1500.5"] {
+        assert_error(
+            &s.get(&format!("/api/analysis/%5EGSPC?max_points={bad}"))
+                .await,
+            400,
+            &["max_points", "between 100 and 20000"],
+        );
+    }
 }
 
 #[tokio::test]

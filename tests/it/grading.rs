@@ -245,7 +245,8 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
         "return_period=60",
         "metric=alpha",
         "sort=up",
-        "sort_by=name",
+        "sort_by=volume",
+        "offset=-1",
         "category=Nope",
         // An invalid category is refused even where `categories` wins.
         "categories=Crypto&category=Nope",
@@ -257,6 +258,238 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
         401,
         "the ranking is a Bearer route"
     );
+}
+
+/// `items` ordered by the text (or ISO date) `key`, lower-cased, in the
+/// direction asked, ties by ticker ascending.
+fn sorted_by_text(items: &[Value], key: &str, descending: bool) -> bool {
+    items.windows(2).all(|w| {
+        let text = |i: usize| w[i][key].as_str().unwrap().to_lowercase();
+        let (a, b) = (text(0), text(1));
+        let ordered = if descending { a > b } else { a < b };
+        ordered || (a == b && w[0]["ticker"].as_str() < w[1]["ticker"].as_str())
+    })
+}
+
+fn tickers(r: &Value) -> Vec<String> {
+    r["ranked_assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["ticker"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Issue 24: the whole ranking sorts by any column, filters by text and
+/// pages past one answer; each row says its currency, and so do verdicts
+/// (served from a snapshot stored before verdicts had one, too).
+#[tokio::test]
+async fn the_whole_ranking_sorts_filters_by_text_and_pages() {
+    let (db, n) = sqlite_small().await;
+    let url = sqlite_url(&db);
+    assert!(grade(&url, &[]).0);
+    // Snapshot verdicts stored before `currency` existed.
+    let left = exec_and_count(
+        &url,
+        "UPDATE grades SET body = json_remove(body, '$.metadata.currency')",
+        "SELECT COUNT(*) FROM grades WHERE body LIKE '%currency%'",
+    )
+    .await;
+    assert_eq!(left, 0);
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let currencies: std::collections::HashMap<String, String> =
+        sqlx::query_as("SELECT ticker, currency FROM assets WHERE is_active")
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
+    pool.close().await;
+    let s = Server::app_with(db, &[]).await;
+
+    // Every column, over the whole list.
+    let (status, whole) = s.get("/api/ranking?sort_by=score&limit=500").await;
+    assert_eq!(status, 200, "{whole}");
+    let items = whole["ranked_assets"].as_array().unwrap();
+    assert_eq!(items.len(), n);
+    assert!(sorted_by(items, "score", true));
+    assert_eq!(whole["metadata"]["sort_by"], "score");
+    assert_eq!(whole["metadata"]["offset"], 0);
+    for item in items {
+        let t = item["ticker"].as_str().unwrap();
+        assert_eq!(item["currency"], currencies[t].as_str(), "{t}");
+    }
+    assert!(items.iter().any(|i| i["currency"] != "USD"), "not all USD");
+    let (_, asc) = s.get("/api/ranking?sort_by=score&sort=asc&limit=500").await;
+    assert!(sorted_by(
+        asc["ranked_assets"].as_array().unwrap(),
+        "score",
+        false
+    ));
+    for key in ["ticker", "name", "category", "last_price_date"] {
+        for (sort, desc) in [("asc", false), ("desc", true)] {
+            let (status, r) = s
+                .get(&format!("/api/ranking?sort_by={key}&sort={sort}&limit=500"))
+                .await;
+            assert_eq!(status, 200, "{key}: {r}");
+            let items = r["ranked_assets"].as_array().unwrap();
+            assert_eq!(items.len(), n);
+            assert!(sorted_by_text(items, key, desc), "{key} {sort}");
+        }
+    }
+
+    // Pages of 4 make the whole list, ranked in it.
+    for sort_by in ["score", "name"] {
+        let (_, whole) = s
+            .get(&format!("/api/ranking?sort_by={sort_by}&limit=500"))
+            .await;
+        let mut paged = Vec::new();
+        for offset in (0..n).step_by(4) {
+            let (status, page) = s
+                .get(&format!(
+                    "/api/ranking?sort_by={sort_by}&limit=4&offset={offset}"
+                ))
+                .await;
+            assert_eq!(status, 200, "{page}");
+            assert_eq!(page["metadata"]["offset"], offset);
+            assert_eq!(page["metadata"]["filtered_assets"], n);
+            for (i, item) in page["ranked_assets"].as_array().unwrap().iter().enumerate() {
+                assert_eq!(item["rank"], offset + i + 1, "{sort_by}");
+            }
+            paged.extend(page["ranked_assets"].as_array().unwrap().iter().cloned());
+        }
+        assert_eq!(
+            &paged,
+            whole["ranked_assets"].as_array().unwrap(),
+            "{sort_by}"
+        );
+    }
+    for offset in [n, 100_000] {
+        let (status, past) = s.get(&format!("/api/ranking?offset={offset}")).await;
+        assert_eq!(status, 200);
+        assert!(past["ranked_assets"].as_array().unwrap().is_empty());
+        assert_eq!(past["metadata"]["filtered_assets"], n);
+        assert_eq!(past["metadata"]["offset"], offset);
+    }
+
+    // The text filter: ticker or name, any case, before counting and paging.
+    let (_, by_ticker) = s
+        .get("/api/ranking?sort_by=ticker&sort=asc&limit=500")
+        .await;
+    let expected = |text: &str| -> Vec<String> {
+        by_ticker["ranked_assets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| {
+                let has = |f: &str| i[f].as_str().unwrap().to_lowercase().contains(text);
+                has("ticker") || has("name")
+            })
+            .map(|i| i["ticker"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (_, apple) = s
+        .get("/api/ranking?q=aPpLe&sort_by=ticker&sort=asc&limit=500")
+        .await;
+    assert!(tickers(&apple).contains(&"AAPL".to_string()), "by name");
+    assert_eq!(tickers(&apple), expected("apple"));
+    assert_eq!(
+        apple["metadata"]["filtered_assets"],
+        expected("apple").len()
+    );
+    assert_eq!(apple["metadata"]["total_assets"], n);
+    assert_eq!(apple["ranked_assets"][0]["rank"], 1);
+    let (_, gspc) = s.get("/api/ranking?q=%5Egs&sort_by=ticker&sort=asc").await;
+    assert!(tickers(&gspc).contains(&"^GSPC".to_string()), "by ticker");
+    assert_eq!(tickers(&gspc), expected("^gs"));
+    let (_, sp) = s
+        .get("/api/ranking?q=%20s%26p%20&sort_by=ticker&sort=asc")
+        .await;
+    assert_eq!(tickers(&sp), expected("s&p"), "blanks around ignored");
+    assert!(!expected("s&p").is_empty());
+    let carets = expected("^");
+    assert!(carets.len() >= 3, "{carets:?}");
+    let (_, page) = s
+        .get("/api/ranking?q=%5E&sort_by=ticker&sort=asc&limit=2&offset=1")
+        .await;
+    assert_eq!(page["metadata"]["filtered_assets"], carets.len());
+    assert_eq!(tickers(&page), carets[1..3]);
+    assert_eq!(page["ranked_assets"][0]["rank"], 2);
+    let (_, none) = s.get("/api/ranking?q=no%20such%20asset").await;
+    assert!(none["ranked_assets"].as_array().unwrap().is_empty());
+    assert_eq!(none["metadata"]["filtered_assets"], 0);
+    assert!(none["metadata"]["last_price_dates"].is_null());
+    let (_, other) = s.get("/api/ranking?q=apple&category=Indices").await;
+    assert_eq!(other["metadata"]["filtered_assets"], 0, "filters combine");
+    let (status, _) = s.get(&format!("/api/ranking?q={}", "a".repeat(100))).await;
+    assert_eq!(status, 200, "100 characters");
+    for (q, name) in [
+        (format!("q={}", "a".repeat(101)), "q must be at most 100"),
+        ("offset=100001".into(), "offset"),
+        ("offset=1.5".into(), "offset"),
+        ("sort_by=Score".into(), "sort_by"),
+    ] {
+        assert_error(&s.get(&format!("/api/ranking?{q}")).await, 400, &[name]);
+    }
+
+    // Verdicts name the currency, cached (from a body stored without it)
+    // and live.
+    for (path, cached) in [
+        ("/api/analysis/%5EGSPC/verdict", true),
+        ("/api/analysis/%5EGSPC/verdict?return_period=45", false),
+    ] {
+        let (status, v) = s.get(path).await;
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["metadata"]["from_cache"], cached, "{path}");
+        assert_eq!(v["metadata"]["currency"], "USD", "{path}");
+    }
+    // The snapshot verdict's stored bytes, compressed as asked (issue 24).
+    let raw = |encoding: Option<&'static str>| {
+        let mut req = s
+            .client()
+            .get(s.url("/api/analysis/%5EGSPC/verdict"))
+            .bearer_auth(common::test_key());
+        if let Some(e) = encoding {
+            req = req.header("accept-encoding", e);
+        }
+        async move {
+            let r = req.send().await.unwrap();
+            let encoded = r
+                .headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap().to_string());
+            (encoded, r.bytes().to_vec())
+        }
+    };
+    let (none, plain) = raw(None).await;
+    assert_eq!(none, None);
+    let (br, body) = raw(Some("br")).await;
+    assert_eq!(br.as_deref(), Some("br"));
+    let mut decoded = Vec::new();
+    std::io::Read::read_to_end(
+        &mut brotli_decompressor::Decompressor::new(&body[..], 4096),
+        &mut decoded,
+    )
+    .unwrap();
+    assert_eq!(decoded, plain, "the same bytes");
+    let v: Value = serde_json::from_slice(&plain).unwrap();
+    assert_eq!(v["metadata"]["from_cache"], true);
+
+    let (_, web) = s.get("/api/ranking?limit=500").await;
+    let non_usd = web["ranked_assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["currency"] != "USD")
+        .unwrap();
+    let (_, v) = s
+        .get(&format!(
+            "/api/analysis/{}/verdict",
+            non_usd["ticker"].as_str().unwrap().replace('^', "%5E")
+        ))
+        .await;
+    assert_eq!(v["metadata"]["from_cache"], true);
+    assert_eq!(v["metadata"]["currency"], non_usd["currency"]);
 }
 
 /// Issue 16: every aggregate says how much of it is real, ingested or

@@ -288,6 +288,7 @@ async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
     );
     assert_eq!(saved["tickers"][1]["category"], "Crypto");
     assert_eq!(saved["tickers"][2]["data_source"], "real");
+    assert_eq!(saved["tickers"][0]["currency"], "USD", "from the catalog");
     assert_eq!(b.send(Method::GET, "/web/watchlist", None).await.1, saved);
 
     // Refused whole: an unknown ticker (quoted short), too many, unknown fields.
@@ -360,6 +361,15 @@ async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
         eve.send(Method::GET, "/web/watchlist", None).await.1,
         json!({ "tickers": [] })
     );
+    let (status, toyota) = eve
+        .send(
+            Method::PUT,
+            "/web/watchlist",
+            Some(json!({ "tickers": ["7203.T"] })),
+        )
+        .await;
+    assert_eq!(status, 200, "{toyota}");
+    assert_eq!(toyota["tickers"][0]["currency"], "JPY");
     assert_eq!(s.get_as("/web/watchlist", None).await.0, 401);
     let r = s
         .client()
@@ -370,6 +380,221 @@ async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
         .await
         .unwrap();
     assert_eq!(r.status(), 403);
+}
+
+/// Issue 24: `GET /auth/me` (and the sign-in's answer) says where a Free
+/// user upgrades, as the operator set it; null when unset. A malformed
+/// setting stops the server at start, naming it.
+#[tokio::test]
+async fn me_says_where_to_upgrade() {
+    let plain = Server::app().await;
+    let b = Browser::login(&plain, TEST_EMAIL, TEST_PASSWORD).await;
+    let (status, me) = b.send(Method::GET, "/auth/me", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        me,
+        json!({ "email": TEST_EMAIL, "tier": "premium", "upgrade_url": null })
+    );
+    drop(b);
+
+    let url = "https://shop.example.com/forecast/upgrade?plan=premium";
+    let s = Server::app_with(common::fresh_db(), &[("FORECAST_UPGRADE_URL", url)]).await;
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "free@example.com",
+            "--tier",
+            "free",
+            "--password-stdin",
+        ],
+        "free password\n",
+    );
+    let r = s
+        .client()
+        .post(s.url("/auth/login"))
+        .json(&json!({ "email": "free@example.com", "password": "free password" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let login: Value = r.json().await.unwrap();
+    assert_eq!(login["upgrade_url"], url);
+    let free = Browser::login(&s, "free@example.com", "free password").await;
+    let (_, me) = free.send(Method::GET, "/auth/me", None).await;
+    assert_eq!(me["tier"], "free");
+    assert_eq!(me["upgrade_url"], url);
+
+    let out = std::process::Command::new(common::BIN)
+        .arg("serve")
+        .env("DATABASE_URL", common::sqlite_url(&s.db))
+        .env("FORECAST_ADDR", "127.0.0.1:0")
+        .env("FORECAST_UPGRADE_URL", "shop.example.com/upgrade")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "FORECAST_UPGRADE_URL (--upgrade-url): expected an absolute http:// or https:// URL"
+        ),
+        "{stderr}"
+    );
+}
+
+/// GET `path` with `Accept-Encoding: encoding` (none when `None`) and the
+/// extra `headers`: status, headers and the body as received.
+async fn get_encoded(
+    s: &Server,
+    path: &str,
+    encoding: Option<&str>,
+    headers: &[(&str, &str)],
+) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+    let mut req = s.client().get(s.url(path));
+    if let Some(e) = encoding {
+        req = req.header("accept-encoding", e);
+    }
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let r = req.send().await.unwrap();
+    (r.status().as_u16(), r.headers().clone(), r.bytes().to_vec())
+}
+
+/// `body` decoded from `encoding` (`br` or `gzip`).
+fn decode(encoding: &str, body: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    match encoding {
+        "br" => brotli_decompressor::Decompressor::new(body, 4096)
+            .read_to_end(&mut out)
+            .unwrap(),
+        "gzip" => flate2::read::GzDecoder::new(body)
+            .read_to_end(&mut out)
+            .unwrap(),
+        other => panic!("{other}"),
+    };
+    out
+}
+
+/// Issue 24: answers are compressed with br or gzip as the client accepts
+/// them, and decode to the same bytes: JSON (the analysis, a snapshot
+/// verdict served as stored bytes, an error), the app's shell and built
+/// files (ETag and 304 unchanged) and `/metrics`; without
+/// `Accept-Encoding`, nothing changes (`Content-Length` included).
+#[tokio::test]
+async fn answers_are_compressed_as_the_client_accepts() {
+    let s = Server::app().await;
+    let key = format!("Bearer {}", test_key());
+    let auth = [("authorization", key.as_str())];
+    let script = {
+        let (_, _, shell) = get_encoded(&s, "/", None, &[]).await;
+        let shell = String::from_utf8(shell).unwrap();
+        shell
+            .split("src=\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .find(|src| src.starts_with("/static/") && src.ends_with(".js"))
+            .unwrap()
+            .to_string()
+    };
+    let admin = format!("Bearer {}", common::ADMIN_TOKEN);
+    let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("/api/analysis/%5EGSPC?max_points=1500", auth.to_vec()),
+        ("/api/analysis/%5EGSPC/verdict", auth.to_vec()),
+        ("/api/ranking?limit=5", auth.to_vec()),
+        ("/api/nope", vec![]),
+        ("/", vec![]),
+        (&script, vec![]),
+        ("/metrics", vec![("authorization", admin.as_str())]),
+    ];
+    for (path, headers) in &cases {
+        // Once first, so that what is cached is served from then on.
+        get_encoded(&s, path, None, headers).await;
+        let (status, plain_h, plain) = get_encoded(&s, path, None, headers).await;
+        assert!(
+            status == 200 || status == 404 || status == 503,
+            "{path}: {status}"
+        );
+        assert!(
+            !plain_h.contains_key("content-encoding"),
+            "{path}: identity"
+        );
+        if status == 200 {
+            assert_eq!(
+                plain_h["content-length"].to_str().unwrap(),
+                plain.len().to_string(),
+                "{path}: an identity answer keeps its length"
+            );
+        }
+        for encoding in ["br", "gzip"] {
+            let offer = format!("{encoding}, identity;q=0.5");
+            let (got, h, body) = get_encoded(&s, path, Some(&offer), headers).await;
+            assert_eq!(got, status, "{path} {encoding}");
+            assert_eq!(
+                h.get("content-encoding").map(|v| v.to_str().unwrap()),
+                Some(encoding),
+                "{path}"
+            );
+            assert!(h.get("vary").is_some_and(|v| v
+                .to_str()
+                .unwrap()
+                .to_ascii_lowercase()
+                .contains("accept-encoding")));
+            if plain.len() > 1000 {
+                assert!(body.len() < plain.len(), "{path} {encoding}: smaller");
+            }
+            let decoded = decode(encoding, &body);
+            if plain_h[CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with("application/json")
+            {
+                let (a, b): (Value, Value) = (
+                    serde_json::from_slice(&decoded).unwrap(),
+                    serde_json::from_slice(&plain).unwrap(),
+                );
+                // Answers computed twice differ in when they were computed.
+                let strip = |mut v: Value| {
+                    v.get_mut("metadata")
+                        .and_then(Value::as_object_mut)
+                        .map(|m| m.remove("calculated_at"));
+                    v
+                };
+                assert_eq!(strip(a), strip(b), "{path} {encoding}: the same JSON");
+            } else if *path != "/metrics" {
+                assert_eq!(decoded, plain, "{path} {encoding}: the same bytes");
+            } else {
+                let text = String::from_utf8(decoded).unwrap();
+                assert!(text.contains("forecast_http_requests_total"), "{text:.300}");
+            }
+        }
+    }
+    // Clients that prefer one get it; a tiny body may go either way.
+    let (_, h, _) = get_encoded(&s, &script, Some("gzip;q=1, br;q=0.1"), &[]).await;
+    assert_eq!(h["content-encoding"], "gzip");
+    let (_, h, _) = get_encoded(&s, &script, Some("br, gzip"), &[]).await;
+    assert_eq!(h["content-encoding"], "br");
+    let (status, _, body) = get_encoded(&s, "/api/health", Some("br"), &[]).await;
+    assert_eq!(status, 200);
+    let health: Value = serde_json::from_slice(&body)
+        .or_else(|_| serde_json::from_slice(&decode("br", &body)))
+        .unwrap();
+    assert_eq!(health["status"], "ok");
+
+    // A built file revalidates by ETag whatever the encoding.
+    let (_, h, _) = get_encoded(&s, &script, Some("br"), &[]).await;
+    let etag = h[ETAG].to_str().unwrap().to_string();
+    let (_, plain_h, _) = get_encoded(&s, &script, None, &[]).await;
+    assert_eq!(plain_h[ETAG].to_str().unwrap(), etag);
+    for encoding in [None, Some("br"), Some("gzip")] {
+        let (status, h, body) =
+            get_encoded(&s, &script, encoding, &[("if-none-match", etag.as_str())]).await;
+        assert_eq!(status, 304, "{encoding:?}");
+        assert!(body.is_empty() && !h.contains_key("content-encoding"));
+    }
 }
 
 /// The web application's API types are generated (openapi-typescript) from

@@ -99,7 +99,9 @@ export function DatedPrice({
       </span>{" "}
       <span class="dp-meta">
         <time dateTime={date}>{date}</time>
-        <span title={SOURCE_HELP[source] ?? source}> · {source}</span> <PriceMarks date={date} source={source} historical={historical} />
+        {/* A synthetic price says so in its mark; the source is not repeated beside it. */}
+        {source !== "synthetic" && <span title={SOURCE_HELP[source] ?? source}> · {source}</span>}{" "}
+        <PriceMarks date={date} source={source} historical={historical} />
       </span>
     </span>
   );

@@ -82,6 +82,11 @@ pub struct Me {
     pub email: String,
     /// Subscription tier.
     pub tier: Tier,
+    /// Where a Free user upgrades to Premium: an absolute http(s) URL set
+    /// by the operator (`FORECAST_UPGRADE_URL`), or null when none is.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub upgrade_url: Option<String>,
 }
 
 /// `{ok: true}`.
@@ -174,6 +179,9 @@ pub struct WatchlistItem {
     pub category: forecast_domain::Category,
     /// Where its prices come from.
     pub data_source: forecast_domain::DataSource,
+    /// The currency of its prices, from the asset catalog: ISO 4217 such
+    /// as `USD` (may be empty when the catalog has none).
+    pub currency: String,
 }
 
 /// `GET /web/watchlist`: the signed-in user's watchlist, in the order chosen.

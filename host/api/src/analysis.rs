@@ -69,6 +69,49 @@ pub struct RawAnalysisQuery {
     end_date: Option<String>,
 }
 
+/// The smallest `max_points`.
+pub const MAX_POINTS_MIN: u32 = 100;
+/// The largest `max_points`.
+pub const MAX_POINTS_MAX: u32 = 20_000;
+
+/// The drawing parameter of `GET /api/analysis/{ticker}` (not of the
+/// verdict, which has no series), apart from [`RawAnalysisQuery`] because
+/// it changes only how much of the series is sent, never a statistic.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RawDrawingQuery {
+    /// Thin every per-row array of `time_series` to at most this many rows,
+    /// for drawing: the first and last rows are kept, the rows between are
+    /// split into equal buckets and each bucket keeps its rows holding the
+    /// lowest close, the highest close and the deepest drawdown (so the
+    /// price and drawdown lines keep their shape). Every array keeps the
+    /// same rows; rows are real, never averaged. Every statistic (current
+    /// state, segments, distribution, scatter, paths) is computed on all
+    /// rows first; `metadata.time_series_rows` is the row count before
+    /// thinning. Unset: every row.
+    #[param(value_type = Option<i64>, minimum = 100, maximum = 20000)]
+    max_points: Option<String>,
+}
+
+impl RawDrawingQuery {
+    /// The row budget (`None`: every row), or why it is refused.
+    pub fn validate(&self) -> Result<Option<u32>, Invalid> {
+        self.max_points
+            .as_deref()
+            .map(|raw| {
+                parse_int(
+                    "max_points",
+                    Some(raw),
+                    MAX_POINTS_MAX,
+                    MAX_POINTS_MIN,
+                    MAX_POINTS_MAX,
+                )
+                .map_err(Invalid::from)
+            })
+            .transpose()
+    }
+}
+
 fn parse_int(name: &str, raw: Option<&str>, default: u32, lo: u32, hi: u32) -> Result<u32, String> {
     let Some(raw) = raw else { return Ok(default) };
     let bound = || {
@@ -207,6 +250,18 @@ pub struct TimeSeriesBody {
     pub projected_prices: Vec<Option<f64>>,
 }
 
+/// Quantiles of a set of outcomes, linearly interpolated between order
+/// statistics (numpy's default method); `p50` is the median.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Quantiles {
+    pub p10: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+}
+
 /// One row of `segments`.
 #[allow(missing_docs)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -221,6 +276,15 @@ pub struct SegmentBody {
     pub static_median_return: Option<f64>,
     pub max_loss: Option<f64>,
     pub win_rate: Option<f64>,
+    /// Quantiles of every confirmed outcome of the bucket (the outcomes
+    /// whose start row's drawdown falls in it), computed from the whole
+    /// series: what a box plot of the bucket draws; `p50` equals
+    /// `static_median_return`. Null when the bucket has no outcome, and
+    /// always in a verdict's `active_segment` (a verdict carries no
+    /// outcomes).
+    #[serde(default)]
+    #[schema(required = true)]
+    pub outcome_quantiles: Option<Quantiles>,
 }
 
 /// `return_distribution`.
@@ -276,6 +340,16 @@ pub struct AnalysisMetadata {
     #[serde(default)]
     #[schema(required = true)]
     pub last_price_date: NaiveDate,
+    /// Rows of the analysed window, hence of `time_series` before any
+    /// thinning (`data_points`, whatever `max_points` is).
+    #[serde(default)]
+    #[schema(required = true)]
+    pub time_series_rows: u32,
+    /// The `max_points` asked for (null without it): `time_series` then
+    /// holds at most this many of the `time_series_rows` rows.
+    #[serde(default)]
+    #[schema(required = true, minimum = 100, maximum = 20000)]
+    pub max_points: Option<u32>,
 }
 
 /// The spec's AnalysisResponse.
@@ -327,6 +401,12 @@ pub struct VerdictMetadata {
     #[serde(default)]
     #[schema(required = true)]
     pub last_price_date: NaiveDate,
+    /// The currency of the prices (`current_state.price`), from the asset
+    /// catalog: ISO 4217 such as `USD` (may be empty when the catalog has
+    /// none).
+    #[serde(default)]
+    #[schema(required = true)]
+    pub currency: String,
 }
 
 /// The spec's verdict response.
@@ -378,6 +458,42 @@ mod tests {
             .validate()
             .unwrap()
             .is_cacheable());
+    }
+
+    #[test]
+    fn max_points_is_bounded_and_named() {
+        let drawing = |q: &str| serde_urlencoded::from_str::<RawDrawingQuery>(q).unwrap();
+        assert_eq!(drawing("").validate().unwrap(), None);
+        assert_eq!(
+            drawing("return_period=30").validate().unwrap(),
+            None,
+            "the analysis parameters are not its business"
+        );
+        for (raw, n) in [
+            ("100", 100),
+            ("1500", 1500),
+            ("20000", 20_000),
+            ("500.0", 500),
+        ] {
+            assert_eq!(
+                drawing(&format!("max_points={raw}")).validate().unwrap(),
+                Some(n)
+            );
+        }
+        for bad in ["99", "20001", "0", "-5", "lots", "150.5", ""] {
+            let e = drawing(&format!("max_points={bad}"))
+                .validate()
+                .unwrap_err()
+                .0;
+            assert!(
+                e.starts_with("max_points must be an integer between 100 and 20000 inclusive"),
+                "{bad}: {e}"
+            );
+        }
+        assert!(
+            raw(&[("max_points", "5")]).validate().is_ok(),
+            "the analysis query ignores it (the verdict shares that query)"
+        );
     }
 
     #[test]

@@ -13,6 +13,10 @@ use crate::assets::{parse_category, DataSources};
 pub const DEFAULT_LIMIT: usize = 50;
 /// Most ranked assets one response holds.
 pub const MAX_LIMIT: usize = 500;
+/// The largest `offset`.
+pub const MAX_OFFSET: usize = 100_000;
+/// The longest text filter `q`, in characters.
+pub const MAX_QUERY_CHARS: usize = 100;
 
 /// What a ranking is sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -30,17 +34,32 @@ pub enum SortKey {
     CurrentDrawdown,
     /// The last close.
     CurrentPrice,
+    /// The scorer's score (0 to 100; the grade letter follows it).
+    Score,
+    /// The ticker, case-insensitively.
+    Ticker,
+    /// The name, case-insensitively.
+    Name,
+    /// The category's name, case-insensitively.
+    Category,
+    /// The date of the last price graded.
+    LastPriceDate,
 }
 
 impl SortKey {
     /// Every key, in the order they are documented.
-    pub const ALL: [SortKey; 6] = [
+    pub const ALL: [SortKey; 11] = [
         SortKey::MedianReturn,
         SortKey::ExpectedReturn,
         SortKey::WinRate,
         SortKey::PredictionError,
         SortKey::CurrentDrawdown,
         SortKey::CurrentPrice,
+        SortKey::Score,
+        SortKey::Ticker,
+        SortKey::Name,
+        SortKey::Category,
+        SortKey::LastPriceDate,
     ];
 
     /// Wire name.
@@ -52,6 +71,11 @@ impl SortKey {
             SortKey::PredictionError => "prediction_error",
             SortKey::CurrentDrawdown => "current_drawdown",
             SortKey::CurrentPrice => "current_price",
+            SortKey::Score => "score",
+            SortKey::Ticker => "ticker",
+            SortKey::Name => "name",
+            SortKey::Category => "category",
+            SortKey::LastPriceDate => "last_price_date",
         }
     }
 }
@@ -77,7 +101,9 @@ pub struct RawRankingQuery {
     /// `category`.
     #[param(value_type = Option<Vec<Category>>, style = Form, explode = false)]
     pub categories: Option<String>,
-    /// The sort key.
+    /// The sort key: a number of the grade (`median_return`, `score`, …),
+    /// `last_price_date`, or a text (`ticker`, `name`, `category`, compared
+    /// case-insensitively). Ties are broken by ticker, ascending.
     #[param(value_type = Option<SortKey>, default = "median_return")]
     pub sort_by: Option<String>,
     /// The direction.
@@ -86,6 +112,15 @@ pub struct RawRankingQuery {
     /// How many ranked assets to return.
     #[param(value_type = Option<i64>, minimum = 1, maximum = 500, default = 50)]
     pub limit: Option<String>,
+    /// How many ranked assets to skip, after filtering and sorting: with
+    /// `limit`, pages through the whole ranking (`rank` stays the position
+    /// in the whole filtered, sorted list).
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 100000, default = 0)]
+    pub offset: Option<String>,
+    /// Keep only assets whose ticker or name contains this text,
+    /// case-insensitively (surrounding blanks ignored; empty: no filter).
+    #[param(value_type = Option<String>, max_length = 100)]
+    pub q: Option<String>,
     /// One of the graded horizons.
     #[param(schema_with = graded_period)]
     pub return_period: Option<String>,
@@ -117,6 +152,11 @@ pub struct RankingQuery {
     pub order: SortOrder,
     /// How many to return.
     pub limit: usize,
+    /// How many to skip after filtering and sorting.
+    pub offset: usize,
+    /// Keep only tickers or names containing this, lower-cased (`None`:
+    /// all).
+    pub text: Option<String>,
     /// Graded horizon.
     pub return_period: u32,
     /// Graded metric.
@@ -178,6 +218,28 @@ impl RawRankingQuery {
                 }
             },
         };
+        let offset = match self.offset.as_deref() {
+            None => 0,
+            Some(raw) => match crate::integer(raw.trim()) {
+                Some(n) if (0..=MAX_OFFSET as i64).contains(&n) => n as usize,
+                _ => {
+                    return Err(Invalid::from(format!(
+                        "offset must be an integer between 0 and {MAX_OFFSET} inclusive (got '{}')",
+                        crate::quote(raw)
+                    )))
+                }
+            },
+        };
+        let text = match self.q.as_deref() {
+            None => None,
+            Some(raw) if raw.chars().count() > MAX_QUERY_CHARS => {
+                return Err(Invalid::from(format!(
+                    "q must be at most {MAX_QUERY_CHARS} characters (got {})",
+                    raw.chars().count()
+                )))
+            }
+            Some(raw) => Some(raw.trim().to_lowercase()).filter(|t| !t.is_empty()),
+        };
         let return_period = match self.return_period.as_deref() {
             None => defaults::RETURN_PERIOD,
             Some(raw) => match crate::integer(raw.trim()).and_then(|p| u32::try_from(p).ok()) {
@@ -211,6 +273,8 @@ impl RawRankingQuery {
             sort_by,
             order,
             limit,
+            offset,
+            text,
             return_period,
             metric,
             max_age_days,
@@ -222,7 +286,8 @@ impl RawRankingQuery {
 #[allow(missing_docs)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct RankedAsset {
-    /// 1-based position after filtering and sorting.
+    /// 1-based position in the whole filtered, sorted list (`offset` +
+    /// position in this page + 1).
     pub rank: usize,
     pub ticker: String,
     pub name: String,
@@ -240,6 +305,9 @@ pub struct RankedAsset {
     pub data_source: DataSource,
     /// The date of the last price graded.
     pub last_price_date: NaiveDate,
+    /// The currency of `current_price`, from the asset catalog (ISO 4217
+    /// such as `USD`; may be empty when the catalog has none).
+    pub currency: String,
 }
 
 /// `metadata` of a ranking.
@@ -248,11 +316,16 @@ pub struct RankedAsset {
 pub struct RankingMetadata {
     /// Graded assets of the snapshot for this period and metric.
     pub total_assets: usize,
-    /// After the category and `max_age_days` filters, before `limit`.
+    /// After every filter (`category`/`categories`, `q`, `max_age_days`),
+    /// before `offset` and `limit`.
     pub filtered_assets: usize,
+    /// Ranked assets skipped before the first returned (the `offset` asked
+    /// for; 0 without it).
+    pub offset: usize,
     /// Provenance of the prices of the `filtered_assets`.
     pub data_sources: DataSources,
-    /// Assets left out by `max_age_days` (0 without it).
+    /// Assets left out by `max_age_days` (0 without it), among those the
+    /// other filters kept.
     pub stale_excluded: usize,
     /// The oldest and newest last-price dates among the `filtered_assets`
     /// (null when none is left).
@@ -279,7 +352,7 @@ pub struct DateRange {
 /// `{ranked_assets, metadata}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct RankingResponse {
-    /// At most `limit`, best first.
+    /// At most `limit`, in the order asked for, from position `offset`.
     pub ranked_assets: Vec<RankedAsset>,
     /// What the ranking is of.
     pub metadata: RankingMetadata,
@@ -308,6 +381,8 @@ mod tests {
                 sort_by: SortKey::MedianReturn,
                 order: SortOrder::Desc,
                 limit: 50,
+                offset: 0,
+                text: None,
                 return_period: 90,
                 metric: Metric::Return,
                 max_age_days: None,
@@ -321,7 +396,12 @@ mod tests {
             ("return_period", "366", "return_period"),
             ("metric", "beta", "metric"),
             ("sort", "up", "sort"),
-            ("sort_by", "score", "sort_by"),
+            ("sort_by", "volume", "sort_by"),
+            ("sort_by", "Score", "sort_by"),
+            ("offset", "-1", "offset"),
+            ("offset", "100001", "offset"),
+            ("offset", "ten", "offset"),
+            ("offset", "2.5", "offset"),
             ("category", "Stonks", "category"),
             ("categories", "Crypto,Stonks", "Stonks"),
             ("max_age_days", "-1", "max_age_days"),
@@ -363,6 +443,49 @@ mod tests {
             e.contains("Stonks"),
             "an invalid category is refused even beside categories: {e}"
         );
+    }
+
+    #[test]
+    fn every_sort_key_is_accepted_by_its_wire_name() {
+        for key in SortKey::ALL {
+            let q = raw(&[("sort_by", key.as_str())]).validate().unwrap();
+            assert_eq!(q.sort_by, key);
+            assert_eq!(
+                serde_json::to_value(key).unwrap(),
+                serde_json::json!(key.as_str()),
+                "the wire name is the serialised one"
+            );
+        }
+        for (name, key) in [
+            ("score", SortKey::Score),
+            ("ticker", SortKey::Ticker),
+            ("name", SortKey::Name),
+            ("category", SortKey::Category),
+            ("last_price_date", SortKey::LastPriceDate),
+        ] {
+            assert_eq!(raw(&[("sort_by", name)]).validate().unwrap().sort_by, key);
+        }
+    }
+
+    #[test]
+    fn offset_and_the_text_filter() {
+        let q = raw(&[("offset", "100000"), ("q", "%20MicroSoft%20")])
+            .validate()
+            .unwrap();
+        assert_eq!(q.offset, 100_000);
+        assert_eq!(q.text.as_deref(), Some("microsoft"), "trimmed, lower-cased");
+        assert_eq!(raw(&[("offset", "0")]).validate().unwrap().offset, 0);
+        assert_eq!(raw(&[("offset", "7.0")]).validate().unwrap().offset, 7);
+        assert_eq!(raw(&[("q", "")]).validate().unwrap().text, None);
+        assert_eq!(raw(&[("q", "%20%20")]).validate().unwrap().text, None);
+        let hundred = "é".repeat(100);
+        assert_eq!(
+            raw(&[("q", &hundred)]).validate().unwrap().text.as_deref(),
+            Some(hundred.as_str()),
+            "100 characters (not bytes) are allowed"
+        );
+        let e = raw(&[("q", &"a".repeat(101))]).validate().unwrap_err().0;
+        assert!(e.starts_with("q must be at most 100 characters"), "{e}");
     }
 
     #[test]

@@ -12,7 +12,9 @@ use super::error::ApiError;
 use super::extract::{Path, Query};
 use super::guard::Fresh;
 use crate::AppState;
-use forecast_api::analysis::{AnalysisResponse, RawAnalysisQuery, VerdictResponse};
+use forecast_api::analysis::{
+    AnalysisResponse, RawAnalysisQuery, RawDrawingQuery, VerdictResponse,
+};
 use forecast_api::ErrorBody;
 use forecast_services::verdict::VerdictBody;
 
@@ -28,8 +30,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     path = "/api/analysis/{ticker}",
     operation_id = "analysis",
     summary = "Full drawdown-segmented analysis",
-    description = "Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422).",
-    params(("ticker" = String, Path, description = "An active ticker, URL-encoded", example = "^GSPC"), RawAnalysisQuery),
+    description = "Default segments and decay over the whole history for return_period 7, 30, 90, 180 or 365 are served from the analysis cache (metadata.from_cache); other parameters are computed live by the segmentation component. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422). max_points thins the time_series arrays for drawing after everything is computed (and cached) on all rows; without it every row is sent.",
+    params(("ticker" = String, Path, description = "An active ticker, URL-encoded", example = "^GSPC"), RawAnalysisQuery, RawDrawingQuery),
     responses(
         (status = 200, description = "OK", body = AnalysisResponse),
         (status = 400, description = "A parameter is out of bounds; detail names it", body = ErrorBody),
@@ -43,10 +45,13 @@ async fn full(
     State(state): State<AppState>,
     Path(ticker): Path<String>,
     Query(raw): Query<RawAnalysisQuery>,
+    Query(drawing): Query<RawDrawingQuery>,
 ) -> Result<Json<AnalysisResponse>, ApiError> {
     let q = raw.validate()?;
-    let answer = state.analysis.analyse(&ticker, &q).await?;
+    let max_points = drawing.validate()?;
+    let mut answer = state.analysis.analyse(&ticker, &q).await?;
     state.analysis.maybe_shadow(&ticker, &q);
+    forecast_services::analysis::thin_for_drawing(&mut answer, max_points);
     Ok(Json(answer))
 }
 

@@ -22,6 +22,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     path = "/api/ranking",
     operation_id = "ranking",
     summary = "Assets ranked from the daily grading snapshot",
+    description = "The whole snapshot is filtered (category or categories, the text q on ticker or name, max_age_days), sorted by sort_by (ties by ticker, ascending) and cut to one page: offset rows skipped, then at most limit. rank is the position in the whole filtered, sorted list, and metadata.filtered_assets its length, so pages of limit rows from offset 0, limit, 2·limit, … cover it.",
     params(RawRankingQuery),
     responses(
         (status = 200, description = "OK", body = RankingResponse),

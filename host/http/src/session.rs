@@ -149,6 +149,7 @@ async fn login(
     let mut response = Json(Me {
         email: opened.user.email,
         tier: opened.user.tier,
+        upgrade_url: state.config.upgrade_url.clone(),
     })
     .into_response();
     response
@@ -189,9 +190,10 @@ async fn logout(
     summary = "The signed-in user",
     responses((status = 200, description = "OK", body = Me))
 )]
-async fn me(SessionUser(user): SessionUser) -> Json<Me> {
+async fn me(State(state): State<AppState>, SessionUser(user): SessionUser) -> Json<Me> {
     Json(Me {
         email: user.email,
         tier: user.tier,
+        upgrade_url: state.config.upgrade_url.clone(),
     })
 }

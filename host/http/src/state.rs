@@ -32,6 +32,8 @@ pub struct HttpConfig {
     /// Whether `/metrics` is served on the main address (behind the admin
     /// token); false when it has a listener of its own.
     pub metrics_on_main: bool,
+    /// Where a Free user upgrades (`GET /auth/me`'s `upgrade_url`).
+    pub upgrade_url: Option<String>,
 }
 
 /// Shared state handed to every handler: one pointer, so the copies axum

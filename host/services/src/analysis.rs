@@ -18,7 +18,7 @@ use forecast_store::{AssetStore, CacheStore, PluginRegistry};
 
 pub use forecast_api::analysis::{
     AnalysisMetadata, AnalysisQuery, AnalysisResponse, CurrentStateBody, DistributionBody,
-    ScatterBody, SegmentBody, SegmentPathsBody, Signals, TimeSeriesBody,
+    Quantiles, ScatterBody, SegmentBody, SegmentPathsBody, Signals, TimeSeriesBody,
 };
 pub use forecast_domain::defaults::{GRADED_RETURN_PERIODS as CACHED_RETURN_PERIODS, MIN_ROWS};
 
@@ -98,6 +98,8 @@ pub(crate) fn segment_body(g: &seg::SegmentStats) -> SegmentBody {
             static_median_return: g.static_median_return,
             max_loss: g.max_loss,
             win_rate: g.win_rate,
+            // Filled from the whole series by `shape` (a verdict has none).
+            outcome_quantiles: None,
         }
     }
 }
@@ -111,6 +113,8 @@ fn shape(
     engine_version: &str,
 ) -> AnalysisResponse {
     let s = a.series;
+    let mut segments: Vec<SegmentBody> = a.segments.iter().map(segment_body).collect();
+    fill_outcome_quantiles(&mut segments, &s.drawdowns, &s.actual_returns);
     AnalysisResponse {
         ticker: asset.ticker.clone(),
         name: asset.name.clone(),
@@ -130,7 +134,7 @@ fn shape(
             median_error_cumavg: s.median_error_cumavg,
             projected_prices: s.projected_prices,
         },
-        segments: a.segments.iter().map(segment_body).collect(),
+        segments,
         return_distribution: DistributionBody {
             bins: a.distribution.bins,
             counts: a.distribution.counts,
@@ -177,9 +181,160 @@ fn shape(
             start_date: from_days(window.dates[0]),
             end_date: from_days(*window.dates.last().expect("non-empty window")),
             last_price_date: last_price_date(asset, window),
+            time_series_rows: window.len() as u32,
+            max_points: None,
         },
         typical_max_drawdown: a.typical_max_drawdown,
     }
+}
+
+/// The bucket of drawdown `d` on the grid of `segments` (the final grid
+/// of the analysis): bucket `i` covers (−(i+1)·w, −i·w], deeper than the
+/// last goes to the last. Mirrors `Grid::segment` of the engine
+/// (components/engine), with `w` recovered exactly from bucket 0's lower
+/// bound, which the engine writes as `−(1·w)`.
+fn bucket_of(d: f64, width: f64, k: usize) -> usize {
+    let x = -d / width;
+    if x >= 1.0 {
+        (x as usize).min(k - 1)
+    } else {
+        0
+    }
+}
+
+/// The `q` quantile of sorted, non-empty `v` by linear interpolation
+/// between order statistics (numpy's default), the median written as the
+/// engine writes it (the mean of the two middle values for an even count),
+/// so that `p50` is `static_median_return` to the bit.
+fn quantile_sorted(v: &[f64], q: f64) -> f64 {
+    let n = v.len();
+    if q == 0.5 {
+        return if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+    }
+    let pos = q * (n - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
+/// The five quantiles of `ys` (`None` when empty); sorts it.
+fn quantiles(ys: &mut [f64]) -> Option<Quantiles> {
+    if ys.is_empty() {
+        return None;
+    }
+    ys.sort_unstable_by(f64::total_cmp);
+    let at = |q| quantile_sorted(ys, q);
+    Some(Quantiles {
+        p10: at(0.10),
+        p25: at(0.25),
+        p50: at(0.5),
+        p75: at(0.75),
+        p90: at(0.90),
+    })
+}
+
+/// Sets each segment's `outcome_quantiles` from every confirmed outcome of
+/// the series (`actual_returns[s] = Some(y)`), bucketed by the drawdown of
+/// its start row `s` on the final grid.
+fn fill_outcome_quantiles(
+    segments: &mut [SegmentBody],
+    drawdowns: &[f64],
+    actual_returns: &[Option<f64>],
+) {
+    let k = segments.len();
+    let Some(first) = segments.first() else {
+        return;
+    };
+    let width = -first.lower_bound;
+    if width.is_nan() || width <= 0.0 {
+        return;
+    }
+    let mut ys: Vec<Vec<f64>> = vec![Vec::new(); k];
+    for (&d, y) in drawdowns.iter().zip(actual_returns) {
+        if let Some(y) = *y {
+            ys[bucket_of(d, width, k)].push(y);
+        }
+    }
+    for (segment, ys) in segments.iter_mut().zip(&mut ys) {
+        segment.outcome_quantiles = quantiles(ys);
+    }
+}
+
+/// The rows of an `n`-row series kept for drawing at most `max` of them
+/// (`max` ≥ 5): every row when `n ≤ max`; else the first and last rows,
+/// and from each of `(max − 2) / 3` equal buckets of the rows between,
+/// those holding its lowest close, highest close and deepest drawdown
+/// (the first of equals), ascending.
+pub fn drawing_rows(closes: &[f64], drawdowns: &[f64], max: usize) -> Vec<usize> {
+    let n = closes.len();
+    if n <= max {
+        return (0..n).collect();
+    }
+    let buckets = (max.max(5) - 2) / 3;
+    let inner = n - 2;
+    let mut rows = Vec::with_capacity(max);
+    rows.push(0);
+    for b in 0..buckets {
+        let start = 1 + b * inner / buckets;
+        let end = 1 + (b + 1) * inner / buckets;
+        let depth = |i: usize| drawdowns.get(i).copied().unwrap_or(0.0);
+        let (mut low, mut high, mut deep) = (start, start, start);
+        for i in start..end {
+            if closes[i] < closes[low] {
+                low = i;
+            }
+            if closes[i] > closes[high] {
+                high = i;
+            }
+            if depth(i) < depth(deep) {
+                deep = i;
+            }
+        }
+        let mut picked = [low, high, deep];
+        picked.sort_unstable();
+        for (j, &i) in picked.iter().enumerate() {
+            if j == 0 || picked[j - 1] != i {
+                rows.push(i);
+            }
+        }
+    }
+    rows.push(n - 1);
+    rows
+}
+
+/// The elements of `v` at `rows`.
+fn pick<T: Clone>(v: &[T], rows: &[usize]) -> Vec<T> {
+    rows.iter().filter_map(|&i| v.get(i).cloned()).collect()
+}
+
+/// Readies an answer for drawing: records `max_points` in the metadata and,
+/// with it, thins every per-row array of `time_series` to the same
+/// [`drawing_rows`]. Nothing else changes: every statistic was computed on
+/// all rows, and `metadata.time_series_rows` keeps their count.
+pub fn thin_for_drawing(response: &mut AnalysisResponse, max_points: Option<u32>) {
+    response.metadata.max_points = max_points;
+    let Some(max) = max_points else {
+        return;
+    };
+    let t = &mut response.time_series;
+    if t.dates.len() <= max as usize {
+        return;
+    }
+    let rows = drawing_rows(&t.prices, &t.drawdowns, max as usize);
+    t.dates = pick(&t.dates, &rows);
+    t.prices = pick(&t.prices, &rows);
+    t.drawdowns = pick(&t.drawdowns, &rows);
+    t.expected_returns = pick(&t.expected_returns, &rows);
+    t.prediction_errors = pick(&t.prediction_errors, &rows);
+    t.prediction_error_cumavg = pick(&t.prediction_error_cumavg, &rows);
+    t.actual_returns = pick(&t.actual_returns, &rows);
+    t.median_returns = pick(&t.median_returns, &rows);
+    t.median_errors = pick(&t.median_errors, &rows);
+    t.median_error_cumavg = pick(&t.median_error_cumavg, &rows);
+    t.projected_prices = pick(&t.projected_prices, &rows);
 }
 
 /// The date of the asset's last stored price, read with the asset (and its
@@ -190,10 +345,13 @@ pub(crate) fn last_price_date(asset: &Asset, window: &PriceSeries) -> NaiveDate 
         .unwrap_or_else(|| from_days(*window.dates.last().expect("non-empty window")))
 }
 
-/// Cache key: asset, its data version, the engine that answers, parameters.
+/// Cache key: the body's format, asset, its data version, the engine that
+/// answers, parameters. The format is bumped whenever the stored body
+/// gains a field computed with it (v2: `segments[].outcome_quantiles` and
+/// `metadata.time_series_rows`), so an older entry is never served.
 pub fn cache_key(asset: &Asset, engine: &str, q: &AnalysisQuery) -> String {
     format!(
-        "analysis/v1/{}/{}/{}/{}/{}/{}/{}",
+        "analysis/v2/{}/{}/{}/{}/{}/{}/{}",
         asset.id,
         asset.data_version,
         engine,
@@ -419,5 +577,117 @@ impl AnalysisService {
         .map_err(|e| Error::Internal(format!("shadow worker failed: {e}")))?;
         self.registry.record_shadow_sample(&sample).await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_linearly_and_p50_is_the_median() {
+        // numpy.percentile([1, 2, 3, 4], [10, 25, 50, 75, 90]).
+        let q = quantiles(&mut [4.0, 1.0, 3.0, 2.0]).unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(q.p10, 1.3) && close(q.p25, 1.75), "{q:?}");
+        assert!(close(q.p75, 3.25) && close(q.p90, 3.7), "{q:?}");
+        assert_eq!(q.p50, 2.5);
+        let odd = quantiles(&mut [5.0, -1.0, 2.0]).unwrap();
+        assert!(close(odd.p10, -0.4) && close(odd.p90, 4.4), "{odd:?}");
+        assert_eq!(odd.p50, 2.0);
+        assert_eq!(
+            quantiles(&mut [0.25]).unwrap(),
+            Quantiles {
+                p10: 0.25,
+                p25: 0.25,
+                p50: 0.25,
+                p75: 0.25,
+                p90: 0.25
+            }
+        );
+        assert_eq!(quantiles(&mut []), None);
+        // The median as the engine writes it, (a + b) / 2, where
+        // a + (b − a) / 2 rounds differently.
+        let (a, b) = (0.1f64, 0.7f64);
+        assert_ne!(a + (b - a) * 0.5, (a + b) / 2.0);
+        assert_eq!(quantiles(&mut [b, a]).unwrap().p50, (a + b) / 2.0);
+    }
+
+    #[test]
+    fn buckets_are_the_engines() {
+        let w = 0.05;
+        assert_eq!(bucket_of(0.0, w, 20), 0);
+        assert_eq!(bucket_of(-0.05, w, 20), 1, "(−2w, −w] starts at −w");
+        assert_eq!(bucket_of(-0.0499, w, 20), 0);
+        assert_eq!(bucket_of(-0.12, w, 20), 2);
+        assert_eq!(bucket_of(-5.0, w, 20), 19, "deeper than the last");
+        assert_eq!(bucket_of(f64::NAN, w, 20), 0);
+    }
+
+    fn segment(i: u32, width: f64) -> SegmentBody {
+        SegmentBody {
+            segment_idx: i,
+            lower_bound: -(f64::from(i + 1)) * width,
+            upper_bound: -f64::from(i) * width,
+            count: 0,
+            expected_return: None,
+            avg_return: None,
+            median_return: None,
+            static_median_return: None,
+            max_loss: None,
+            win_rate: None,
+            outcome_quantiles: None,
+        }
+    }
+
+    #[test]
+    fn every_confirmed_outcome_counts_in_its_start_rows_bucket() {
+        let mut segments: Vec<SegmentBody> = (0..3).map(|i| segment(i, 0.1)).collect();
+        let drawdowns = [0.0, -0.05, -0.15, -0.5, -0.12, 0.0];
+        let actual = [Some(0.1), Some(0.3), Some(-0.2), Some(0.4), None, None];
+        fill_outcome_quantiles(&mut segments, &drawdowns, &actual);
+        assert_eq!(segments[0].outcome_quantiles.unwrap().p50, 0.2);
+        assert_eq!(segments[1].outcome_quantiles.unwrap().p90, -0.2);
+        assert_eq!(segments[2].outcome_quantiles.unwrap().p10, 0.4);
+        let mut empty: Vec<SegmentBody> = (0..3).map(|i| segment(i, 0.1)).collect();
+        fill_outcome_quantiles(&mut empty, &drawdowns, &[None; 6]);
+        assert!(empty.iter().all(|s| s.outcome_quantiles.is_none()));
+    }
+
+    #[test]
+    fn drawing_rows_keep_the_ends_and_each_buckets_extremes() {
+        let n = 10_000;
+        // A wave with a spike, a dip and a crash in the middle.
+        let mut closes: Vec<f64> = (0..n).map(|i| 100.0 + (i as f64 / 50.0).sin()).collect();
+        closes[4_321] = 500.0;
+        closes[7_777] = 1.0;
+        let mut peak = f64::MIN;
+        let drawdowns: Vec<f64> = closes
+            .iter()
+            .map(|&c| {
+                peak = peak.max(c);
+                c / peak - 1.0
+            })
+            .collect();
+        for max in [100usize, 1_500, 9_999] {
+            let rows = drawing_rows(&closes, &drawdowns, max);
+            assert!(rows.len() <= max, "{} > {max}", rows.len());
+            assert!(rows.len() >= max / 2, "{} rows for {max}", rows.len());
+            assert_eq!((rows[0], *rows.last().unwrap()), (0, n - 1));
+            assert!(rows.windows(2).all(|w| w[0] < w[1]), "ascending, distinct");
+            for extreme in [4_321, 7_777] {
+                assert!(rows.contains(&extreme), "{extreme} kept for {max}");
+            }
+            let low = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let kept: Vec<f64> = rows.iter().map(|&i| closes[i]).collect();
+            assert_eq!((low(&kept), high(&kept)), (low(&closes), high(&closes)));
+            let deep: Vec<f64> = rows.iter().map(|&i| drawdowns[i]).collect();
+            assert_eq!(low(&deep), low(&drawdowns));
+        }
+        assert_eq!(
+            drawing_rows(&closes[..100], &drawdowns[..100], 100),
+            (0..100).collect::<Vec<_>>()
+        );
     }
 }

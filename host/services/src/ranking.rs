@@ -1,6 +1,6 @@
 //! The ranking (spec: `GET /api/ranking`, DESIGN §5): the active grading
-//! snapshot for one period and metric, filtered by category, sorted (ties
-//! by ticker) and cut.
+//! snapshot for one period and metric, filtered (category, text, age),
+//! sorted (ties by ticker) and cut to one page (`offset`, `limit`).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use forecast_api::assets::DataSources;
 use forecast_api::ranking::{
     DateRange, RankedAsset, RankingMetadata, RankingQuery, RankingResponse, SortKey, SortOrder,
 };
-use forecast_store::{GradingStore, RankedRow};
+use forecast_store::{GradeRow, GradingStore, RankedRow};
 
 use crate::error::Error;
 
@@ -20,22 +20,41 @@ pub struct RankingService {
     db: Arc<dyn GradingStore>,
 }
 
-fn key(row: &RankedRow, sort_by: SortKey) -> f64 {
-    let g = &row.grade;
+/// Compares two texts case-insensitively (by their lower-case characters),
+/// without allocating.
+fn caseless(a: &str, b: &str) -> Ordering {
+    a.chars()
+        .flat_map(char::to_lowercase)
+        .cmp(b.chars().flat_map(char::to_lowercase))
+}
+
+/// `a` against `b` by `sort_by`, ascending.
+fn by_key(a: &RankedRow, b: &RankedRow, sort_by: SortKey) -> Ordering {
+    let number = |f: fn(&GradeRow) -> f64| f(&a.grade).total_cmp(&f(&b.grade));
     match sort_by {
-        SortKey::MedianReturn => g.median_return,
-        SortKey::ExpectedReturn => g.expected_return,
-        SortKey::WinRate => g.win_rate,
-        SortKey::PredictionError => g.prediction_error,
-        SortKey::CurrentDrawdown => g.current_drawdown,
-        SortKey::CurrentPrice => g.current_price,
+        SortKey::MedianReturn => number(|g| g.median_return),
+        SortKey::ExpectedReturn => number(|g| g.expected_return),
+        SortKey::WinRate => number(|g| g.win_rate),
+        SortKey::PredictionError => number(|g| g.prediction_error),
+        SortKey::CurrentDrawdown => number(|g| g.current_drawdown),
+        SortKey::CurrentPrice => number(|g| g.current_price),
+        SortKey::Score => number(|g| g.score),
+        SortKey::Ticker => caseless(&a.ticker, &b.ticker),
+        SortKey::Name => caseless(&a.name, &b.name),
+        SortKey::Category => caseless(a.category.as_str(), b.category.as_str()),
+        SortKey::LastPriceDate => a.last_price_date.cmp(&b.last_price_date),
     }
 }
 
-/// Sorts by the key in `order`, ties by ticker ascending.
+/// Whether the row's ticker or name contains `text` (lower-cased).
+fn matches(row: &RankedRow, text: &str) -> bool {
+    row.ticker.to_lowercase().contains(text) || row.name.to_lowercase().contains(text)
+}
+
+/// Sorts by the key in `order`, ties by ticker ascending (byte order).
 fn sort_rows(rows: &mut [RankedRow], sort_by: SortKey, order: SortOrder) {
     rows.sort_by(|a, b| {
-        let by_key = key(a, sort_by).total_cmp(&key(b, sort_by));
+        let by_key = by_key(a, b, sort_by);
         let by_key = match order {
             SortOrder::Desc => by_key.reverse(),
             SortOrder::Asc => by_key,
@@ -68,6 +87,9 @@ impl RankingService {
         if let Some(cats) = &q.categories {
             rows.retain(|r| cats.contains(&r.category));
         }
+        if let Some(text) = &q.text {
+            rows.retain(|r| matches(r, text));
+        }
         let before_age = rows.len();
         if let Some(days) = q.max_age_days {
             let oldest = chrono::Utc::now().date_naive() - chrono::Days::new(u64::from(days));
@@ -87,10 +109,11 @@ impl RankingService {
         Ok(RankingResponse {
             ranked_assets: rows
                 .into_iter()
+                .skip(q.offset)
                 .take(q.limit)
                 .enumerate()
                 .map(|(i, r)| RankedAsset {
-                    rank: i + 1,
+                    rank: q.offset + i + 1,
                     ticker: r.ticker,
                     name: r.name,
                     category: r.category,
@@ -105,11 +128,13 @@ impl RankingService {
                     grade: r.grade.letter,
                     data_source: r.data_source,
                     last_price_date: r.last_price_date,
+                    currency: r.currency,
                 })
                 .collect(),
             metadata: RankingMetadata {
                 total_assets,
                 filtered_assets,
+                offset: q.offset,
                 data_sources,
                 stale_excluded,
                 last_price_dates,
@@ -126,5 +151,103 @@ impl RankingService {
                 scorer_version: label_version(&run.scorer),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::NaiveDate;
+    use forecast_domain::{Category, DataSource, Metric};
+
+    fn row(ticker: &str, name: &str, category: Category, score: f64, day: u32) -> RankedRow {
+        RankedRow {
+            grade: GradeRow {
+                asset_id: 1,
+                return_period: 90,
+                metric: Metric::Return,
+                data_version: 1,
+                letter: "C".into(),
+                score,
+                expected_return: 0.0,
+                prediction_error: 0.0,
+                median_return: 0.0,
+                median_error: 0.0,
+                current_drawdown: 0.0,
+                current_price: 1.0,
+                win_rate: 0.5,
+                body: String::new(),
+            },
+            ticker: ticker.into(),
+            name: name.into(),
+            category,
+            data_source: DataSource::Real,
+            last_price_date: NaiveDate::from_ymd_opt(2020, 1, day).unwrap(),
+            currency: "USD".into(),
+        }
+    }
+
+    fn sample() -> Vec<RankedRow> {
+        vec![
+            row("msft", "Microsoft Corp", Category::UsStocks, 80.0, 3),
+            row("AAPL", "apple Inc", Category::UsStocks, 99.0, 1),
+            row("BTC-USD", "Bitcoin", Category::Crypto, 80.0, 2),
+            row("^GSPC", "S&P 500", Category::Indices, 10.0, 2),
+        ]
+    }
+
+    fn order(rows: &[RankedRow]) -> Vec<&str> {
+        rows.iter().map(|r| r.ticker.as_str()).collect()
+    }
+
+    #[test]
+    fn every_key_sorts_with_ties_by_ticker() {
+        let mut rows = sample();
+        sort_rows(&mut rows, SortKey::Score, SortOrder::Desc);
+        assert_eq!(order(&rows), ["AAPL", "BTC-USD", "msft", "^GSPC"]);
+        sort_rows(&mut rows, SortKey::Score, SortOrder::Asc);
+        assert_eq!(
+            order(&rows),
+            ["^GSPC", "BTC-USD", "msft", "AAPL"],
+            "ties stay ticker-ascending in either direction"
+        );
+        sort_rows(&mut rows, SortKey::Ticker, SortOrder::Asc);
+        assert_eq!(
+            order(&rows),
+            ["^GSPC", "AAPL", "BTC-USD", "msft"],
+            "case-insensitive: msft after BTC-USD"
+        );
+        sort_rows(&mut rows, SortKey::Name, SortOrder::Asc);
+        assert_eq!(order(&rows), ["AAPL", "BTC-USD", "msft", "^GSPC"]);
+        sort_rows(&mut rows, SortKey::Name, SortOrder::Desc);
+        assert_eq!(order(&rows), ["^GSPC", "msft", "BTC-USD", "AAPL"]);
+        sort_rows(&mut rows, SortKey::Category, SortOrder::Asc);
+        assert_eq!(order(&rows), ["BTC-USD", "^GSPC", "AAPL", "msft"]);
+        sort_rows(&mut rows, SortKey::LastPriceDate, SortOrder::Desc);
+        assert_eq!(order(&rows), ["msft", "BTC-USD", "^GSPC", "AAPL"]);
+    }
+
+    #[test]
+    fn the_text_filter_matches_ticker_or_name_in_any_case() {
+        let rows = sample();
+        let hits = |t: &str| {
+            rows.iter()
+                .filter(|r| matches(r, t))
+                .map(|r| r.ticker.as_str())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(hits("microsoft"), ["msft"]);
+        assert_eq!(hits("msft"), ["msft"]);
+        assert_eq!(hits("inc"), ["AAPL"]);
+        assert_eq!(hits("s&p"), ["^GSPC"]);
+        assert_eq!(hits("-usd"), ["BTC-USD"]);
+        assert!(hits("nothing").is_empty());
+    }
+
+    #[test]
+    fn caseless_compares_lower_case_characters() {
+        assert_eq!(caseless("abc", "ABD"), Ordering::Less);
+        assert_eq!(caseless("ÄB", "äb"), Ordering::Equal);
+        assert_eq!(caseless("b", "A"), Ordering::Greater);
     }
 }

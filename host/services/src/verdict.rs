@@ -78,6 +78,7 @@ pub fn build(p: VerdictParts<'_>) -> VerdictResponse {
             data_source: p.asset.data_source,
             periods_per_year: p.state.periods_per_year,
             last_price_date: p.last_price_date,
+            currency: p.asset.currency.clone(),
         },
     }
 }
@@ -328,7 +329,11 @@ impl VerdictService {
         if row.data_version != asset.data_version {
             return Ok(None);
         }
-        let bytes = Bytes::from(served_body(&row.body, asset.last_price_date)?);
+        let bytes = Bytes::from(served_body(
+            &row.body,
+            asset.last_price_date,
+            &asset.currency,
+        )?);
         if let Some(g) = generations {
             let mut memory = self.memory();
             if memory.bodies.len() >= MEMORY_ENTRIES {
@@ -353,12 +358,14 @@ fn unknown(ticker: &str) -> Error {
 }
 
 /// The body served for a stored snapshot verdict: the stored JSON with
-/// `metadata.from_cache` set and `metadata.last_price_date` the asset's
-/// current one, serialised as the JSON response of a [`VerdictResponse`]
+/// `metadata.from_cache` set and `metadata.last_price_date` and
+/// `metadata.currency` the asset's current ones (a body stored before
+/// `currency` existed has none), serialised as the JSON response of a [`VerdictResponse`]
 /// (`serde_json::to_vec`, what axum's `Json` writes).
 pub fn served_body(
     stored: &str,
     last_price_date: Option<chrono::NaiveDate>,
+    currency: &str,
 ) -> Result<Vec<u8>, Error> {
     let mut cached: VerdictResponse = serde_json::from_str(stored)
         .map_err(|e| Error::Internal(format!("cached verdict does not parse: {e}")))?;
@@ -366,6 +373,7 @@ pub fn served_body(
     if let Some(d) = last_price_date {
         cached.metadata.last_price_date = d;
     }
+    cached.metadata.currency = currency.to_string();
     serde_json::to_vec(&cached)
         .map_err(|e| Error::Internal(format!("verdict does not serialise: {e}")))
 }

@@ -19,6 +19,7 @@ fn item(a: Asset) -> WatchlistItem {
         name: a.name,
         category: a.category,
         data_source: a.data_source,
+        currency: a.currency,
     }
 }
 

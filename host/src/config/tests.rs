@@ -104,6 +104,7 @@ fn the_defaults_are_those_of_the_layers() {
     assert!(c.origin.is_none() && c.cookie_secure.is_none() && c.admin_token.is_none());
     assert!(c.refresh.is_none() && c.llm.is_none() && c.metrics_addr.is_none());
     assert!(c.plugin_dir.is_none() && c.segmentation_wasm.is_none());
+    assert!(c.upgrade_url.is_none());
 }
 
 #[test]
@@ -134,8 +135,16 @@ fn values_are_parsed_by_their_rules() {
         ("FORECAST_LOGIN_CONCURRENCY", "3"),
         ("FORECAST_REQUEST_TIMEOUT_MS", "30001"),
         ("FORECAST_BACKTEST_TIMEOUT_MS", "30000"),
+        (
+            "FORECAST_UPGRADE_URL",
+            " https://shop.example.com/upgrade?plan=premium ",
+        ),
     ])
     .unwrap();
+    assert_eq!(
+        c.upgrade_url.as_deref(),
+        Some("https://shop.example.com/upgrade?plan=premium")
+    );
     assert_eq!(c.addr, "0.0.0.0:0");
     assert_eq!(c.database_url, "sqlite://x.db");
     assert_eq!(c.origin.as_deref(), Some("https://f.example.com"));
@@ -173,8 +182,10 @@ fn values_are_parsed_by_their_rules() {
         ("FORECAST_LLM_URL", ""),
         ("FORECAST_MODEL_DIR", ""),
         ("FORECAST_METRICS_ADDR", " "),
+        ("FORECAST_UPGRADE_URL", "  "),
     ])
     .unwrap();
+    assert!(c.upgrade_url.is_none());
     assert!(c.admin_token.is_none() && c.refresh.is_none() && c.plugin_dir.is_none());
     assert!(c.llm.is_none() && c.metrics_addr.is_none());
     assert!(matches!(c.model, ModelSetting::Default(_)));
@@ -245,6 +256,29 @@ fn errors_name_the_variable() {
     assert!(err(&[("FORECAST_REFRESH_AT", "25:00")]).starts_with("FORECAST_REFRESH_AT"));
     assert!(err(&[("FORECAST_REFRESH_PROVIDER", "bloomberg")])
         .contains("unknown provider 'bloomberg'; expected yahoo or stooq"));
+    for bad in [
+        "shop.example.com/upgrade",
+        "/upgrade",
+        "ftp://shop.example.com/upgrade",
+        "mailto:sales@example.com",
+        "https://",
+        "https://exa mple.com/",
+    ] {
+        let e = err(&[("FORECAST_UPGRADE_URL", bad)]);
+        assert!(
+            e.starts_with(
+                "FORECAST_UPGRADE_URL (--upgrade-url): expected an absolute http:// or https:// URL"
+            ),
+            "{bad}: {e}"
+        );
+    }
+    assert_eq!(
+        Config::from_pairs(&[("FORECAST_UPGRADE_URL", "http://localhost:3000/plans")])
+            .unwrap()
+            .upgrade_url
+            .as_deref(),
+        Some("http://localhost:3000/plans")
+    );
     // Spelt so that the repository scan below does not find it.
     let unknown = format!("FORECAST_{}", "NOPE");
     assert!(err(&[("DATABASE_URL", "x"), (&unknown, "1")])

@@ -82,6 +82,8 @@ pub struct RankedRow {
     /// The date of the asset's last price (the grades of an asset are
     /// dropped whenever its prices change, so these are the prices graded).
     pub last_price_date: chrono::NaiveDate,
+    /// The catalog's currency of the asset's prices (may be empty).
+    pub currency: String,
 }
 
 /// Runs, tasks, grades and rankings.

@@ -228,6 +228,7 @@ pub(crate) fn ranked(r: &impl Cols) -> StoreResult<RankedRow> {
         category: category(r)?,
         data_source: data_source(r)?,
         last_price_date: parse_date("last_price_date", &r.text("last_price_date")?)?,
+        currency: r.text("currency")?,
     })
 }
 

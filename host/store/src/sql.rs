@@ -361,7 +361,7 @@ pub(crate) const GRADE: &str = concat!(
 pub(crate) const RANKING_ROWS: &str = concat!(
     "SELECT ",
     grade_columns!(),
-    ", a.ticker, a.name, a.category, a.data_source, p.last_date AS last_price_date
+    ", a.ticker, a.name, a.category, a.data_source, a.currency, p.last_date AS last_price_date
      FROM grades g JOIN assets a ON a.id = g.asset_id
      JOIN daily_prices p ON p.asset_id = g.asset_id
      WHERE g.run_id = $1 AND g.return_period = $2 AND g.metric = $3 AND a.is_active

@@ -124,6 +124,10 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
     assert!(rows
         .iter()
         .any(|r| r.ticker == "A1" && r.category == Category::UsStocks));
+    assert!(
+        rows.iter().all(|r| r.currency == "USD"),
+        "the catalog's currency comes with each row"
+    );
     // Day 399 of the stored series, joined from the prices.
     let day_399 = chrono::NaiveDate::from_ymd_opt(1971, 2, 4).unwrap();
     assert!(rows.iter().all(|r| r.last_price_date == day_399));
