@@ -153,6 +153,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
             body_timeout: config.limits.body_timeout,
             metrics_on_main: config.metrics_addr.is_none(),
             upgrade_url: config.upgrade_url.clone(),
+            trusted_proxies: config.trusted_proxies.clone(),
         }),
         clients: Arc::new(forecast_http::clients::ClientLimiter::new(
             config.client_per_minute,
@@ -357,17 +358,19 @@ pub async fn serve(
     let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stopped| *stopped).await;
     };
+    let trusted = state.config.trusted_proxies.clone();
     let private = metrics.map(|listener| {
         let app = forecast_http::metrics::private_router(state.clone());
         tokio::spawn(crate::server::serve(
             listener,
             app,
             limits,
+            trusted.clone(),
             until_stopped(stopped.clone()),
         ))
     });
     let app = forecast_http::router(state);
-    crate::server::serve(listener, app, limits, until_stopped(stopped)).await;
+    crate::server::serve(listener, app, limits, trusted, until_stopped(stopped)).await;
     if let Some(private) = private {
         private.await.context("metrics listener")?;
     }

@@ -167,7 +167,10 @@ enum IngestCommand {
     /// Upsert daily closes from CSV files (`date,close`, optional
     /// open/high/low/volume). Without --ticker each file's stem names the
     /// ticker (`BTC-USD.csv`); a directory ingests every `*.csv` in it.
-    /// One transaction per asset; a bad row rejects its whole file.
+    /// One transaction per asset; a bad row rejects its whole file. Only
+    /// plausible prices: dates 1800-01-01 to tomorrow (UTC), closes 1e-6 to
+    /// 1e9, no close over 10x or under 1/10 of the previous one, at most
+    /// 60,000 rows per history.
     Csv {
         /// CSV files, or one directory.
         #[arg(required = true)]
@@ -175,6 +178,10 @@ enum IngestCommand {
         /// Ticker every given file belongs to.
         #[arg(long)]
         ticker: Option<String>,
+        /// Accept closes more than 10x (or less than 1/10 of) the previous
+        /// one, e.g. an unadjusted split the operator has checked.
+        #[arg(long)]
+        allow_jumps: bool,
     },
     /// Fetch daily closes from a live provider (Yahoo Finance or Stooq;
     /// base URLs from FORECAST_YAHOO_URL / FORECAST_STOOQ_URL) and upsert
@@ -225,8 +232,13 @@ impl Cli {
                 command: DemoCommand::Load { small },
             } => demo_load(small).await,
             Command::Ingest {
-                command: IngestCommand::Csv { paths, ticker },
-            } => ingest_csv(paths, ticker).await,
+                command:
+                    IngestCommand::Csv {
+                        paths,
+                        ticker,
+                        allow_jumps,
+                    },
+            } => ingest_csv(paths, ticker, allow_jumps).await,
             Command::Ingest {
                 command: IngestCommand::Fetch(args),
             } => crate::cli_fetch::run(args).await,
@@ -420,7 +432,11 @@ async fn demo_load(small: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn ingest_csv(paths: Vec<PathBuf>, ticker: Option<String>) -> anyhow::Result<()> {
+async fn ingest_csv(
+    paths: Vec<PathBuf>,
+    ticker: Option<String>,
+    allow_jumps: bool,
+) -> anyhow::Result<()> {
     let files = match (paths.as_slice(), ticker) {
         ([dir], None) if dir.is_dir() => forecast_ingest::files::files_in_dir(dir)?,
         (_, Some(_)) if paths.iter().any(|p| p.is_dir()) => {
@@ -441,7 +457,11 @@ async fn ingest_csv(paths: Vec<PathBuf>, ticker: Option<String>) -> anyhow::Resu
     };
     let url = database_url_from_env();
     let db = store::connect(&url).await?;
-    let reports = forecast_ingest::files::ingest_files(db.as_ref(), &files).await?;
+    let rules = forecast_ingest::plausible::Rules {
+        allow_jumps,
+        ..Default::default()
+    };
+    let reports = forecast_ingest::files::ingest_files(db.as_ref(), &files, &rules).await?;
     db.close().await;
     let mut failed = 0;
     for r in &reports {

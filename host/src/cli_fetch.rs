@@ -35,6 +35,10 @@ pub struct FetchArgs {
     /// Requests per second, retries included (1-20).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=20))]
     rate: u32,
+    /// Accept closes more than 10x (or less than 1/10 of) the previous
+    /// one, e.g. an unadjusted split the operator has checked.
+    #[arg(long)]
+    allow_jumps: bool,
 }
 
 fn parse_since(s: &str) -> Result<chrono::NaiveDate, String> {
@@ -57,6 +61,7 @@ pub async fn run(args: FetchArgs) -> anyhow::Result<()> {
     let mut options = FetchOptions {
         since: args.since,
         concurrency: args.concurrency,
+        allow_jumps: args.allow_jumps,
         ..Default::default()
     };
     options.http.rate_per_second = args.rate;

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, FromArgMatches};
 
+use forecast_http::clients::TrustedProxies;
 use forecast_ingest::providers::{self, stooq, yahoo, ProviderKind};
 use forecast_plugins::RuntimeConfig;
 use forecast_services::auth::QuotaConfig;
@@ -95,6 +96,9 @@ pub struct Serving {
     /// Serve `/metrics` without a token on a listener of its own at this address (bind it to a private interface); the main address then no longer serves it. Unset: `/metrics` is on the main address behind the admin token.
     #[arg(long, env = "FORECAST_METRICS_ADDR", value_name = "HOST:PORT", default_value = "", hide_default_value = true, value_parser = trimmed)]
     pub metrics_addr: Unset<String>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client: comma-separated CIDR blocks or addresses, e.g. `10.0.0.0/8,::1`. From such a peer the client is the right-most forwarded address not itself trusted, for the per-address limits, the sign-in throttle, the admin-token lockout and the logs; their connections are not counted against FORECAST_MAX_CONNECTIONS_PER_CLIENT. Unset: no proxy is trusted; the client is the TCP peer.
+    #[arg(long, env = "FORECAST_TRUSTED_PROXIES", value_name = "CIDRS", default_value = "", hide_default_value = true, value_parser = trusted_proxies)]
+    pub trusted_proxies: TrustedProxies,
 }
 
 /// The HTTP server's deadlines and limits.
@@ -116,6 +120,9 @@ pub struct HttpLimits {
     /// Open connections at most (lowered below the open-file limit if needed).
     #[arg(long, env = "FORECAST_MAX_CONNECTIONS", value_name = "N", default_value = "4096", value_parser = at_least::<1>)]
     pub max_connections: u64,
+    /// Open connections at most from one client address (IPv6: one /64), so one client cannot take them all; more from it are refused at once (503 with Retry-After while few refusals are pending, else closed).
+    #[arg(long, env = "FORECAST_MAX_CONNECTIONS_PER_CLIENT", value_name = "N", default_value = "256", value_parser = at_least::<1>)]
+    pub max_connections_per_client: u64,
     /// After SIGTERM or SIGINT, how many milliseconds requests in flight may take to finish before the rest are closed.
     #[arg(long, env = "FORECAST_SHUTDOWN_GRACE_MS", value_name = "MS", default_value = "10000", value_parser = millis::<0>)]
     pub shutdown_grace_ms: Duration,
@@ -352,6 +359,11 @@ fn admin_token(raw: &str) -> Result<Option<String>, String> {
     }
 }
 
+/// `FORECAST_TRUSTED_PROXIES`: CIDR blocks; empty: none.
+fn trusted_proxies(raw: &str) -> Result<TrustedProxies, String> {
+    TrustedProxies::parse(raw)
+}
+
 /// A URL; blank: `default`.
 fn blank_means(
     default: &'static str,
@@ -451,10 +463,13 @@ pub struct Config {
     pub backtest_queue_wait: Duration,
     /// `FORECAST_HEADER_TIMEOUT_MS`, `FORECAST_IDLE_TIMEOUT_MS`,
     /// `FORECAST_BODY_TIMEOUT_MS`, `FORECAST_REQUEST_TIMEOUT_MS`,
-    /// `FORECAST_MAX_CONNECTIONS`, `FORECAST_SHUTDOWN_GRACE_MS`.
+    /// `FORECAST_MAX_CONNECTIONS`, `FORECAST_MAX_CONNECTIONS_PER_CLIENT`,
+    /// `FORECAST_SHUTDOWN_GRACE_MS`.
     pub limits: crate::server::Limits,
     /// `FORECAST_METRICS_ADDR`.
     pub metrics_addr: Option<String>,
+    /// `FORECAST_TRUSTED_PROXIES`.
+    pub trusted_proxies: TrustedProxies,
 }
 
 /// A setting is unusable; the message names its variable and flag.
@@ -705,9 +720,11 @@ impl Settings {
                 body_timeout: http.body_timeout_ms,
                 request_timeout,
                 max_connections: http.max_connections as usize,
+                max_connections_per_client: http.max_connections_per_client as usize,
                 shutdown_grace: http.shutdown_grace_ms,
             },
             metrics_addr: serving.metrics_addr,
+            trusted_proxies: serving.trusted_proxies,
         })
     }
 }

@@ -29,10 +29,23 @@
 //! limit (raised to its hard limit at start) with [`FD_HEADROOM`] left for
 //! the database, the components and the refusals, so slow or idle sockets
 //! can never take the descriptors the process needs.
+//!
+//! Below the cap, one client address holds at most its share
+//! (`FORECAST_MAX_CONNECTIONS_PER_CLIENT`, 256; an IPv6 client's whole /64
+//! counts as one address), so one client cannot starve the others (issue
+//! 25). The share is counted at accept, before any request exists, so it is
+//! keyed by the TCP peer; a trusted proxy (`FORECAST_TRUSTED_PROXIES`)
+//! speaks for many clients and is counted against the cap only. A
+//! connection past its share gets the same kind of answer as one past the
+//! cap (a `503 {detail}` naming the share, `Retry-After: 1`), at most
+//! [`SHARE_REFUSE_SLOTS`] at a time, else it is closed at once: so a
+//! client that reconnects in a loop costs a descriptor for a moment, never
+//! a slot of the cap nor one of the cap's refusals.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -42,6 +55,7 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::Request;
 use axum::Router;
+use forecast_http::clients::TrustedProxies;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
@@ -53,11 +67,16 @@ use tower::ServiceExt;
 
 /// File descriptors kept out of the connection cap: the database (SQLite
 /// file, WAL and shared memory, or the PostgreSQL pool), the components,
-/// the listeners, standard streams, and the [`REFUSE_SLOTS`].
+/// the listeners, standard streams, the [`REFUSE_SLOTS`] and the
+/// [`SHARE_REFUSE_SLOTS`].
 pub const FD_HEADROOM: u64 = 256;
 /// Connections past the cap answered with a 503 at the same time; more are
 /// closed without an answer.
 pub const REFUSE_SLOTS: usize = 64;
+/// Connections past their client's share answered with a 503 at the same
+/// time (apart from the cap's [`REFUSE_SLOTS`]); more are closed without an
+/// answer.
+pub const SHARE_REFUSE_SLOTS: usize = 16;
 /// How long a refused connection is kept, all told.
 pub const REFUSE_LINGER: Duration = Duration::from_secs(2);
 /// How long a refused connection's request head is waited for before the
@@ -87,6 +106,9 @@ pub struct Limits {
     /// `FORECAST_MAX_CONNECTIONS` (4,096): open connections at most,
     /// clamped below the open-file limit minus [`FD_HEADROOM`].
     pub max_connections: usize,
+    /// `FORECAST_MAX_CONNECTIONS_PER_CLIENT` (256): open connections at most
+    /// from one client address (an IPv6 /64); trusted proxies are exempt.
+    pub max_connections_per_client: usize,
     /// `FORECAST_SHUTDOWN_GRACE_MS` (10 s): how long in-flight requests
     /// may finish after SIGTERM or SIGINT before the rest are closed.
     pub shutdown_grace: Duration,
@@ -100,6 +122,7 @@ impl Default for Limits {
             body_timeout: Duration::from_secs(30),
             request_timeout: Duration::from_secs(60),
             max_connections: 4_096,
+            max_connections_per_client: 256,
             shutdown_grace: Duration::from_secs(10),
         }
     }
@@ -128,21 +151,66 @@ pub fn connection_cap(requested: usize, open_files: Option<u64>) -> usize {
     requested.min(ceiling).max(1)
 }
 
+/// The open connections of each client address (an IPv6 /64), for the
+/// per-client share; an address leaves the map with its last connection.
+#[derive(Default)]
+struct Shares(Mutex<HashMap<IpAddr, usize>>);
+
+impl Shares {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What a client's connections are counted under: its address, IPv4-mapped
+/// IPv6 as IPv4, other IPv6 addresses by their /64 (what one subscriber
+/// usually holds, so rotating addresses within it gains nothing).
+pub fn share_key(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !(u128::MAX >> 64))),
+        v4 => v4,
+    }
+}
+
+/// One connection counted in its client's share while alive.
+struct Share {
+    shares: Arc<Shares>,
+    key: IpAddr,
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        let mut map = self.shares.lock();
+        if let Some(n) = map.get_mut(&self.key) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.key);
+            }
+        }
+    }
+}
+
 /// Serves `app` on `listener` until `shutdown` resolves: then stops
 /// accepting (the listener is closed, so new connections are refused),
 /// closes connections that are between requests, lets in-flight requests
 /// finish for up to `limits.shutdown_grace` and closes whatever is left.
-/// `limits.max_connections` is used as given (see [`connection_cap`]).
+/// `limits.max_connections` is used as given (see [`connection_cap`]);
+/// connections from `trusted` proxies are not counted in a client's share.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     limits: Limits,
+    trusted: TrustedProxies,
     shutdown: impl Future<Output = ()>,
 ) {
     let cap = limits.max_connections.max(1);
+    let per_client = limits.max_connections_per_client.max(1);
     let slots = Arc::new(Semaphore::new(cap));
     let refusals = Arc::new(Semaphore::new(REFUSE_SLOTS));
+    let share_refusals = Arc::new(Semaphore::new(SHARE_REFUSE_SLOTS));
+    let shares = Arc::new(Shares::default());
     let busy: Arc<[u8]> = busy_response(cap).into();
+    let over_share: Arc<[u8]> = over_share_response(per_client).into();
     let (stop, stopping) = watch::channel(false);
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(
@@ -162,9 +230,30 @@ pub async fn serve(
                 }
             },
         };
+        let key = (!trusted.contains(peer.ip())).then(|| share_key(peer.ip()));
+        if key.is_some_and(|key| shares.lock().get(&key).copied().unwrap_or(0) >= per_client) {
+            metrics::counter!("forecast_connections_refused_total", "reason" => "client_share")
+                .increment(1);
+            match share_refusals.clone().try_acquire_owned() {
+                Ok(refusal) => {
+                    tokio::spawn(refuse(stream, over_share.clone(), refusal));
+                }
+                Err(_) => drop(stream),
+            }
+            continue;
+        }
         match slots.clone().try_acquire_owned() {
             Ok(slot) => {
                 let _ = stream.set_nodelay(true);
+                // Counted only once admitted: the accept loop alone adds,
+                // so the check above still holds.
+                let share = key.map(|key| {
+                    *shares.lock().entry(key).or_insert(0) += 1;
+                    Share {
+                        shares: shares.clone(),
+                        key,
+                    }
+                });
                 open.spawn(connection(
                     stream,
                     peer,
@@ -172,11 +261,12 @@ pub async fn serve(
                     http.clone(),
                     limits,
                     stopping.clone(),
-                    slot,
+                    (slot, share),
                 ));
             }
             Err(_) => {
-                metrics::counter!("forecast_connections_refused_total").increment(1);
+                metrics::counter!("forecast_connections_refused_total", "reason" => "cap")
+                    .increment(1);
                 match refusals.clone().try_acquire_owned() {
                     Ok(refusal) => {
                         tokio::spawn(refuse(stream, busy.clone(), refusal));
@@ -222,6 +312,23 @@ fn busy_response(cap: usize) -> Vec<u8> {
     let body = serde_json::json!({
         "detail": format!(
             "the server is at its limit of {cap} open connections; retry in a second"
+        )
+    })
+    .to_string();
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// The answer of a connection past its client's share.
+fn over_share_response(per_client: usize) -> Vec<u8> {
+    let body = serde_json::json!({
+        "detail": format!(
+            "too many open connections from this address (at most {per_client}); \
+             close some or retry in a second"
         )
     })
     .to_string();
@@ -402,7 +509,7 @@ async fn connection(
     http: hyper::server::conn::http1::Builder,
     limits: Limits,
     mut stopping: watch::Receiver<bool>,
-    _slot: OwnedSemaphorePermit,
+    _held: (OwnedSemaphorePermit, Option<Share>),
 ) {
     let _open = Open::new();
     let watch = Arc::new(Watch::new());
@@ -580,6 +687,28 @@ mod tests {
         assert_eq!(connection_cap(20, Some(1_024)), 20);
         assert_eq!(connection_cap(4_096, None), 4_096);
         assert_eq!(connection_cap(4_096, Some(100)), 1);
+    }
+
+    #[test]
+    fn a_client_is_counted_by_its_address_or_its_ipv6_64() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(share_key(ip("127.0.0.2")), ip("127.0.0.2"));
+        assert_eq!(share_key(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
+        assert_eq!(share_key(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
+        assert_eq!(
+            share_key(ip("2001:db8:1:2:ffff::9")),
+            share_key(ip("2001:db8:1:2::1"))
+        );
+        assert_ne!(
+            share_key(ip("2001:db8:1:3::1")),
+            share_key(ip("2001:db8:1:2::1"))
+        );
+        let answer = String::from_utf8(over_share_response(100)).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 503 ") && head.contains("retry-after: 1"));
+        assert!(head.contains(&format!("content-length: {}", body.len())));
+        let json: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert!(json["detail"].as_str().unwrap().contains("at most 100"));
     }
 
     #[test]

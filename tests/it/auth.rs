@@ -475,6 +475,17 @@ async fn cross_origin_state_changes_are_refused() {
         .await
         .unwrap();
     assert_eq!(r.status(), 403);
+    // A login body with a field the API does not define is refused, naming it.
+    let r = s
+        .client()
+        .post(s.url("/auth/login"))
+        .json(&json!({ "email": TEST_EMAIL, "password": TEST_PASSWORD, "tier": "premium" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert!(body["detail"].as_str().unwrap().contains("tier"), "{body}");
     assert_eq!(
         b.send(reqwest::Method::GET, "/api/keys", None)
             .await

@@ -195,10 +195,11 @@ async fn serve_updates_an_older_demo_database() {
     assert_updated(&s, &key).await;
 }
 
-/// 400 weekdays of closes from 2027-01-04 on, as CSV.
+/// 400 weekdays of closes from 2024-01-01 on (after AAPL's and MSFT's
+/// shipped histories, before today: plausible dates), as CSV.
 fn csv_rows(start_price: f64) -> String {
     let mut out = String::from("date,open,high,low,close,volume\n");
-    let mut day = chrono::NaiveDate::from_ymd_opt(2027, 1, 4).unwrap();
+    let mut day = chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap();
     let mut p = start_price;
     let mut n = 0;
     while n < 400 {
@@ -234,8 +235,8 @@ async fn ingest_upserts_invalidates_the_cache_and_rejects_bad_files_whole() {
     let text: String = csv_rows(200.0)
         .lines()
         .map(|l| {
-            if l.starts_with("2027-01-06") {
-                "2027-01-06,1,1,1,oops,1000"
+            if l.starts_with("2024-01-03") {
+                "2024-01-03,1,1,1,oops,1000"
             } else {
                 l
             }

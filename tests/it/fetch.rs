@@ -526,3 +526,57 @@ async fn bad_selections_are_refused_before_any_request() {
     );
     assert!(fake.requests().is_empty());
 }
+
+/// Issue 25: a provider's implausible answer is refused whole, naming the
+/// row and the rule, and nothing is written; a jump is stored only when
+/// the operator forces it.
+#[tokio::test]
+async fn implausible_answers_are_refused_and_jumps_only_when_forced() {
+    let db = fresh_db();
+    let fake = FakeProvider::start();
+    let head = "Date,Open,High,Low,Close,Volume\n";
+    // MSFT's shipped history ends on 2017-11-10 at 83.87: 900 is 10.7x.
+    fake.script(
+        "aapl.us",
+        vec![Reply::ok(format!("{head}2024-02-05,1,1,1,1e308,1\n"))],
+    )
+    .script(
+        "ko.us",
+        vec![Reply::ok(format!(
+            "{head}2024-02-05,1,1,1,50,1\n9999-12-31,1,1,1,50,1\n"
+        ))],
+    )
+    .script(
+        "msft.us",
+        vec![Reply::ok(format!(
+            "{head}2024-02-05,900,900,900,900,1\n2024-02-06,901,901,901,901,1\n"
+        ))],
+    );
+    let tickers = ["AAPL", "KO", "MSFT"];
+    let before = stored(&db, &tickers).await;
+    let (ok, stdout, stderr) = fetch(
+        &db,
+        &fake,
+        &["--provider", "stooq", "--tickers", "AAPL,KO,MSFT"],
+    );
+    assert!(!ok, "{stdout}\n{stderr}");
+    for line in [
+        "FAILED    AAPL: stooq answered an implausible row: price range rule: close 1e308 on 2024-02-05",
+        "FAILED    KO: stooq answered an implausible row: date range rule: 9999-12-31",
+        "FAILED    MSFT: stooq answer refused (row 2024-02-05): jump rule: close 900 on 2024-02-05",
+    ] {
+        assert!(stdout.contains(line), "{line}\n{stdout}");
+    }
+    assert_eq!(stored(&db, &tickers).await, before, "nothing written");
+
+    let (ok, stdout, stderr) = fetch(
+        &db,
+        &fake,
+        &["--provider", "stooq", "--tickers", "MSFT", "--allow-jumps"],
+    );
+    assert!(ok, "{stdout}\n{stderr}");
+    let after = stored(&db, &["MSFT"]).await;
+    let msft = after[0].series.as_ref().unwrap();
+    assert_eq!(close_on(msft, "2024-02-06"), Some(901.0));
+    assert_eq!(after[0].data_version, before[2].data_version + 1);
+}

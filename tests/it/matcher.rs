@@ -208,6 +208,19 @@ async fn only_a_session_may_match_and_text_is_bounded_and_limited() {
         .await
         .unwrap();
     assert_eq!(r.status(), 400);
+    // A known field beside an unknown one is refused whole, naming it.
+    let r = s
+        .client()
+        .post(s.url("/api/match-tickers"))
+        .header("cookie", &cookie)
+        .header("origin", &s.base)
+        .json(&json!({ "text": "AAPL", "limit": 50 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert!(body["detail"].as_str().unwrap().contains("limit"), "{body}");
     // 500 characters are fine; the limit is 4 per minute.
     assert_eq!(find(&s, &cookie, &"a".repeat(500)).await.0, 200);
     for _ in 0..3 {

@@ -16,6 +16,7 @@ pub const MAX_PASSWORD_BYTES: usize = 1_024;
 
 /// `POST /auth/login`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct LoginRequest {
     /// The account's e-mail (case-insensitive): at most 254 characters,
     /// `local@domain.tld`, without white space or control characters.

@@ -11,6 +11,7 @@ pub const MAX_MATCHES: u32 = 3;
 pub const MAX_TEXT_CHARS: usize = 500;
 /// The request body.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct MatchRequest {
     /// What the user holds or follows, in their words: 1 to 500
     /// characters, not only white space.

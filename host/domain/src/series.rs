@@ -73,6 +73,16 @@ impl PriceSeries {
         }
     }
 
+    /// The last `n` rows (all of them when there are fewer).
+    pub fn last_rows(mut self, n: usize) -> PriceSeries {
+        let cut = self.len().saturating_sub(n);
+        if cut > 0 {
+            self.dates.drain(..cut);
+            self.closes.drain(..cut);
+        }
+        self
+    }
+
     /// Upserts `rows` by date: a row with an existing date replaces its
     /// close, others are inserted in order. `rows` need not be sorted.
     pub fn merge(&mut self, rows: &[(i32, f64)]) {
@@ -161,6 +171,17 @@ mod tests {
         };
         assert_eq!(PriceSeries::decode(&s.encode()).unwrap(), s);
         assert!(PriceSeries::decode(&s.encode()[..20]).is_err());
+    }
+
+    #[test]
+    fn last_rows_keeps_the_newest() {
+        let s = PriceSeries {
+            dates: vec![1, 2, 3],
+            closes: vec![10.0, 20.0, 30.0],
+        };
+        assert_eq!(s.clone().last_rows(5), s);
+        let tail = s.last_rows(2);
+        assert_eq!((tail.dates, tail.closes), (vec![2, 3], vec![20.0, 30.0]));
     }
 
     #[test]

@@ -49,6 +49,12 @@ pub(crate) async fn guard(
             "the admin API is disabled: set FORECAST_ADMIN_TOKEN on the server".into(),
         ));
     };
+    // A request with no token at all (an anonymous visitor, a scraper not
+    // yet configured) guesses nothing: 401 at once, counted nowhere, so
+    // it cannot lock the token out of a shared address.
+    if bearer(req.headers()).is_empty() {
+        return Err(ApiError::Unauthorized(WRONG_TOKEN.into()));
+    }
     // Wrong tokens are throttled per client address (10 a minute, in the
     // store like failed sign-ins); once over, even the right token waits,
     // so guessing learns nothing.
@@ -63,21 +69,28 @@ pub(crate) async fn guard(
     }
     if !token_matches(token, req.headers()) {
         state.quota.admin_failure(&address, now).await?;
-        return Err(ApiError::Unauthorized(
-            "missing or invalid admin token (Authorization: Bearer <FORECAST_ADMIN_TOKEN>)".into(),
-        ));
+        return Err(ApiError::Unauthorized(WRONG_TOKEN.into()));
     }
     Ok(next.run(req).await)
+}
+
+const WRONG_TOKEN: &str =
+    "missing or invalid admin token (Authorization: Bearer <FORECAST_ADMIN_TOKEN>)";
+
+/// The token of `Authorization: Bearer <token>`, blanks around it ignored;
+/// empty when there is none.
+fn bearer(headers: &axum::http::HeaderMap) -> &str {
+    headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map_or("", str::trim)
 }
 
 /// Whether `headers` carry `Authorization: Bearer <token>`. Digests are
 /// compared, so the comparison takes the same time whatever matches.
 fn token_matches(token: &str, headers: &axum::http::HeaderMap) -> bool {
-    let given = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
+    let given = bearer(headers);
     Sha256::digest(given.as_bytes()) == Sha256::digest(token.as_bytes())
 }
 

@@ -159,6 +159,7 @@ pub fn router(state: AppState) -> Router {
         request: state.config.request_timeout,
         body: state.config.body_timeout,
     };
+    let trusted = state.config.trusted_proxies.clone();
     routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -181,14 +182,18 @@ pub fn router(state: AppState) -> Router {
                 .get(REQUEST_ID)
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("-");
+            let client = clients::client_ip(req.extensions());
             tracing::info_span!(
                 "request",
                 method = %req.method(),
                 uri = %req.uri().path(),
                 request_id = %id,
+                client = %client,
                 user_id = tracing::field::Empty,
             )
         }))
+        // Outside the span, which names the client it decides.
+        .layer(middleware::from_fn_with_state(trusted, clients::resolve))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
         // Outermost, so it counts every answer as sent; `Router::layer`

@@ -118,7 +118,7 @@ fn describe() {
     describe_gauge!("forecast_open_connections", "Open HTTP connections");
     describe_counter!(
         "forecast_connections_refused_total",
-        "Connections answered 503 (or closed) because the connection cap was reached"
+        "Connections answered 503 (or closed) by reason: cap (the connection cap was reached), client_share (the client address held its share)"
     );
     describe_counter!(
         "forecast_connections_closed_total",

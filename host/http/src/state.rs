@@ -34,6 +34,8 @@ pub struct HttpConfig {
     pub metrics_on_main: bool,
     /// Where a Free user upgrades (`GET /auth/me`'s `upgrade_url`).
     pub upgrade_url: Option<String>,
+    /// `FORECAST_TRUSTED_PROXIES`: whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: crate::clients::TrustedProxies,
 }
 
 /// Shared state handed to every handler: one pointer, so the copies axum

@@ -11,6 +11,12 @@
 //! finite numbers (they are checked, so a shifted column is caught, but not
 //! stored). A date may appear once per file; rows need not be sorted.
 //!
+//! Every row and the history it makes must also be plausible
+//! ([`crate::plausible`]): dates from 1800-01-01 to tomorrow (UTC), closes
+//! within 1e-6 ..= 1e9, no close more than 10x or less than 1/10 of the
+//! row before it (unless forced with `--allow-jumps`), at most 60,000 rows.
+//! A refusal names the line, the date and the rule.
+//!
 //! # Semantics
 //!
 //! Every file is handled on its own: its asset is looked up by ticker, the
@@ -32,6 +38,8 @@ use chrono::NaiveDate;
 use forecast_domain::series::to_days;
 use forecast_domain::DataSource;
 use forecast_store::{AssetStore, StoreError};
+
+use crate::plausible::Rules;
 
 /// Why a file (or the whole run) failed.
 #[derive(Debug, thiserror::Error)]
@@ -105,23 +113,52 @@ impl IngestReport {
     }
 }
 
-/// Parses and validates one CSV file (see the module docs for the format).
-/// Errors name the file as `path` displays it.
-pub fn parse_csv(path: &Path) -> Result<Vec<(i32, f64)>, IngestError> {
+/// Parses and validates one CSV file under `rules` (see the module docs
+/// for the format). Errors name the file as `path` displays it.
+pub fn parse_csv(path: &Path, rules: &Rules) -> Result<Vec<(i32, f64)>, IngestError> {
+    Ok(parse_file(path, rules)?
+        .into_iter()
+        .map(|(d, c, _)| (d, c))
+        .collect())
+}
+
+fn parse_file(path: &Path, rules: &Rules) -> Result<Vec<(i32, f64, usize)>, IngestError> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|source| IngestError::Io {
         file: name.clone(),
         source,
     })?;
-    parse_csv_reader(&name, std::io::BufReader::new(file))
+    parse_rows(&name, std::io::BufReader::new(file), rules)
 }
 
-/// Parses and validates CSV text from `r`; `name` is used in error messages.
+/// Parses and validates CSV text from `r` under today's
+/// [`Rules`] (jumps not forced); `name` is used in error messages.
 ///
 /// Returns `(days since 1970-01-01, close)` rows sorted by date. The first
 /// bad line rejects the whole input with an [`IngestError::Row`] naming
 /// `name` and the 1-based line number (the header is line 1).
 pub fn parse_csv_reader<R: Read>(name: &str, r: R) -> Result<Vec<(i32, f64)>, IngestError> {
+    parse_csv_reader_with(name, r, &Rules::default())
+}
+
+/// [`parse_csv_reader`] under `rules`.
+pub fn parse_csv_reader_with<R: Read>(
+    name: &str,
+    r: R,
+    rules: &Rules,
+) -> Result<Vec<(i32, f64)>, IngestError> {
+    Ok(parse_rows(name, r, rules)?
+        .into_iter()
+        .map(|(d, c, _)| (d, c))
+        .collect())
+}
+
+/// The rows with their line numbers, sorted by date.
+fn parse_rows<R: Read>(
+    name: &str,
+    r: R,
+    rules: &Rules,
+) -> Result<Vec<(i32, f64, usize)>, IngestError> {
     // The header is read as an ordinary record so that its line number and
     // every data row's are reported the same way.
     let mut reader = csv::ReaderBuilder::new()
@@ -136,7 +173,7 @@ pub fn parse_csv_reader<R: Read>(name: &str, r: R) -> Result<Vec<(i32, f64)>, In
     };
     let columns = Columns::from_header(name, &header)?;
 
-    let mut rows: Vec<(i32, f64)> = Vec::new();
+    let mut rows: Vec<(i32, f64, usize)> = Vec::new();
     // date -> line of its first occurrence, for the duplicate message.
     let mut seen: HashMap<i32, usize> = HashMap::new();
     for rec in records {
@@ -176,17 +213,31 @@ pub fn parse_csv_reader<R: Read>(name: &str, r: R) -> Result<Vec<(i32, f64)>, In
             }
         }
         let day = to_days(date);
+        rules.check_row(day, close).map_err(&row_error)?;
         if let Some(first) = seen.insert(day, line) {
             return Err(row_error(format!(
                 "duplicate date {date} (first on line {first})"
             )));
         }
-        rows.push((day, close));
+        rules
+            .check_length(rows.len() + 1)
+            .map_err(|m| row_error(format!("{m}: the file has more data rows")))?;
+        rows.push((day, close, line));
     }
     if rows.is_empty() {
         return Err(file_error(name, "no data rows after the header"));
     }
-    rows.sort_by_key(|&(d, _)| d);
+    rows.sort_by_key(|&(d, _, _)| d);
+    for pair in rows.windows(2) {
+        let ((d0, c0, _), (d1, c1, line)) = (pair[0], pair[1]);
+        rules
+            .check_jump((d0, c0), (d1, c1))
+            .map_err(|message| IngestError::Row {
+                file: name.to_string(),
+                line,
+                message,
+            })?;
+    }
     Ok(rows)
 }
 
@@ -194,7 +245,8 @@ pub fn parse_csv_reader<R: Read>(name: &str, r: R) -> Result<Vec<(i32, f64)>, In
 ///
 /// Per file: look the asset up by ticker (active or not), parse the whole
 /// file, upsert its rows by date into the stored series (a date already
-/// stored gets the file's close), and store the result with
+/// stored gets the file's close), check the result under `rules` (length,
+/// and jumps where the file's rows meet stored ones), and store it with
 /// [`DataSource::Ingested`] in one transaction. A bad file or an unknown
 /// ticker rejects that file only (its report carries the message) and the
 /// run goes on. The run returns `Err` only when the store fails; files
@@ -206,6 +258,7 @@ pub fn parse_csv_reader<R: Read>(name: &str, r: R) -> Result<Vec<(i32, f64)>, In
 pub async fn ingest_files(
     db: &dyn AssetStore,
     files: &[(PathBuf, String)],
+    rules: &Rules,
 ) -> Result<Vec<IngestReport>, IngestError> {
     let mut reports = Vec::with_capacity(files.len());
     for (path, ticker) in files {
@@ -236,8 +289,33 @@ pub async fn ingest_files(
             .unwrap_or_default();
         report.rows_before = series.len();
         report.rows_after = series.len();
-        let rows = match parse_csv(path) {
-            Ok(rows) => rows,
+        let checked = parse_file(path, rules).and_then(|rows| {
+            let pairs: Vec<(i32, f64)> = rows.iter().map(|&(d, c, _)| (d, c)).collect();
+            let mut merged = series.clone();
+            merged.merge(&pairs);
+            let days: Vec<i32> = pairs.iter().map(|&(d, _)| d).collect();
+            match rules.check_history(&merged, &days) {
+                Ok(()) => Ok((pairs.len(), merged)),
+                Err(refusal) => Err(match refusal.day {
+                    Some(day) => IngestError::Row {
+                        file: file.clone(),
+                        line: rows[days.binary_search(&day).expect("a new row")].2,
+                        message: format!("{} (the neighbouring row is stored)", refusal.message),
+                    },
+                    None => IngestError::File {
+                        file: file.clone(),
+                        message: format!(
+                            "{} ({} stored, {} in the file)",
+                            refusal.message,
+                            series.len(),
+                            rows.len()
+                        ),
+                    },
+                }),
+            }
+        });
+        let (rows_in_file, merged) = match checked {
+            Ok(ok) => ok,
             Err(e) => {
                 tracing::warn!(file = %file, ticker = %ticker, error = %e, "ingest: file rejected");
                 report.outcome = Err(e.to_string());
@@ -245,8 +323,8 @@ pub async fn ingest_files(
                 continue;
             }
         };
-        report.rows_in_file = rows.len();
-        series.merge(&rows);
+        report.rows_in_file = rows_in_file;
+        series = merged;
         db.store_series(&[(asset.id, &series, DataSource::Ingested)])
             .await
             .map_err(store_error)?;
@@ -538,7 +616,7 @@ mod tests {
             "AAA.csv",
             "date,close\n2024-01-02,10\n2024-01-03,11\n",
         );
-        let reports = ingest_files(db.as_ref(), &[(f1, "AAA".into())])
+        let reports = ingest_files(db.as_ref(), &[(f1, "AAA".into())], &Rules::default())
             .await
             .unwrap();
         assert_eq!(reports.len(), 1);
@@ -551,7 +629,7 @@ mod tests {
             "AAA2.csv",
             "date,close\n2024-01-04,12\n2024-01-03,11.5\n",
         );
-        let reports = ingest_files(db.as_ref(), &[(f2, "AAA".into())])
+        let reports = ingest_files(db.as_ref(), &[(f2, "AAA".into())], &Rules::default())
             .await
             .unwrap();
         assert_eq!(
@@ -576,7 +654,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = store(dir.path()).await;
         let good = write(dir.path(), "AAA.csv", "date,close\n2024-01-02,10\n");
-        ingest_files(db.as_ref(), &[(good, "AAA".into())])
+        ingest_files(db.as_ref(), &[(good, "AAA".into())], &Rules::default())
             .await
             .unwrap();
         let before = db.asset_by_ticker("AAA").await.unwrap().unwrap();
@@ -591,6 +669,7 @@ mod tests {
         let reports = ingest_files(
             db.as_ref(),
             &[(bad.clone(), "AAA".into()), (other, "^GSPC".into())],
+            &Rules::default(),
         )
         .await
         .unwrap();
@@ -612,7 +691,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = store(dir.path()).await;
         let f = write(dir.path(), "NOPE.csv", "date,close\n2024-01-02,10\n");
-        let reports = ingest_files(db.as_ref(), &[(f, "NOPE".into())])
+        let reports = ingest_files(db.as_ref(), &[(f, "NOPE".into())], &Rules::default())
             .await
             .unwrap();
         let msg = reports[0].outcome.clone().unwrap_err();
@@ -621,6 +700,111 @@ mod tests {
             "{msg}"
         );
         assert_eq!(db.counts().await.unwrap().price_rows, 0);
+    }
+
+    fn rules(allow_jumps: bool) -> Rules {
+        Rules::new(NaiveDate::from_ymd_opt(2026, 11, 26).unwrap(), allow_jumps)
+    }
+
+    fn refused(text: &str) -> String {
+        match parse_csv_reader_with("t.csv", text.as_bytes(), &rules(false)) {
+            Err(e) => e.to_string(),
+            Ok(rows) => panic!("accepted {rows:?}"),
+        }
+    }
+
+    #[test]
+    fn implausible_rows_name_line_date_and_rule() {
+        let e = refused("date,close\n2024-01-02,1\n9999-12-31,1\n");
+        assert!(
+            e.starts_with("t.csv line 3: date range rule: 9999-12-31"),
+            "{e}"
+        );
+        let e = refused("date,close\n0001-01-01,1\n");
+        assert!(
+            e.starts_with("t.csv line 2: date range rule: 0001-01-01"),
+            "{e}"
+        );
+        let e = refused("date,close\n2026-11-28,1\n");
+        assert!(e.contains("line 2: date range rule: 2026-11-28"), "{e}");
+        let e = refused("date,close\n2024-01-02,1\n2024-01-03,1e308\n");
+        assert!(
+            e.starts_with("t.csv line 3: price range rule: close 1e308 on 2024-01-03"),
+            "{e}"
+        );
+        let e = refused("date,close\n2024-01-03,1e-320\n");
+        assert!(e.contains("line 2: price range rule:"), "{e}");
+        // Jumps between consecutive dates, whatever the order of the lines:
+        // the later date's line is named.
+        let e = refused("date,close\n2024-01-04,250\n2024-01-02,20\n2024-01-03,21\n");
+        assert!(
+            e.starts_with("t.csv line 2: jump rule: close 250 on 2024-01-04"),
+            "{e}"
+        );
+        assert!(e.contains("21 on 2024-01-03"), "{e}");
+        let ok = parse_csv_reader_with(
+            "t.csv",
+            "date,close\n2024-01-02,20\n2024-01-03,250\n".as_bytes(),
+            &rules(true),
+        );
+        assert_eq!(ok.unwrap().len(), 2, "a forced jump is accepted");
+    }
+
+    #[test]
+    fn files_over_the_length_are_refused_at_the_first_extra_row() {
+        let mut text = String::from("date,close\n");
+        let first = day("1850-01-01");
+        for i in 0..=crate::plausible::MAX_ROWS as i32 {
+            text.push_str(&format!(
+                "{},1\n",
+                forecast_domain::series::from_days(first + i)
+            ));
+        }
+        let e = refused(&text);
+        let line = crate::plausible::MAX_ROWS + 2;
+        assert!(
+            e.starts_with(&format!("t.csv line {line}: length rule: ")),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_jump_against_stored_rows_refuses_the_file_unless_forced() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = store(dir.path()).await;
+        let good = write(dir.path(), "AAA.csv", "date,close\n2024-01-02,10\n");
+        let r = ingest_files(db.as_ref(), &[(good, "AAA".into())], &rules(false))
+            .await
+            .unwrap();
+        assert!(r[0].is_ok());
+        let before = db.asset_by_ticker("AAA").await.unwrap().unwrap();
+        let jump = write(
+            dir.path(),
+            "jump.csv",
+            "date,close\n2024-01-04,120\n2024-01-03,101\n",
+        );
+        let files = [(jump.clone(), "AAA".to_string())];
+        let r = ingest_files(db.as_ref(), &files, &rules(false))
+            .await
+            .unwrap();
+        let msg = r[0].outcome.clone().unwrap_err();
+        assert!(
+            msg.starts_with(&format!(
+                "{} line 3: jump rule: close 101 on 2024-01-03 is 10.1x the close 10 on 2024-01-02",
+                jump.display()
+            )),
+            "{msg}"
+        );
+        let after = db.asset_by_ticker("AAA").await.unwrap().unwrap();
+        assert_eq!(after.data_version, before.data_version, "nothing written");
+        assert_eq!(db.load_series(1).await.unwrap().unwrap().len(), 1);
+
+        let r = ingest_files(db.as_ref(), &files, &rules(true))
+            .await
+            .unwrap();
+        assert!(r[0].is_ok(), "{:?}", r[0]);
+        let s = db.load_series(1).await.unwrap().unwrap();
+        assert_eq!(s.closes, vec![10.0, 101.0, 120.0]);
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! - [`demo`]: the demo universe (the catalog, the shipped real histories
 //!   of `data/prices/`, synthetic prices for the rest) on a fresh database.
 //! - [`files`]: `forecast ingest` of CSV files, validated whole-file.
+//! - [`plausible`]: the rules every ingested price obeys (dates, price
+//!   range, jumps, history length).
 //! - [`providers`]: the live price providers (Yahoo, Stooq) and the fetch
 //!   of a selection of assets from one of them.
 //! - [`refresh`]: the scheduled daily refresh, shared by replicas.
@@ -14,5 +16,6 @@
 pub mod demo;
 pub mod files;
 pub mod metadata;
+pub mod plausible;
 pub mod providers;
 pub mod refresh;

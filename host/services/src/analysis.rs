@@ -433,7 +433,11 @@ impl AnalysisService {
         }
 
         let history = self.assets.load_series(asset.id).await?.unwrap_or_default();
-        let window = history.window(q.start_date, q.end_date);
+        // At most the last MAX_HISTORY_ROWS rows reach the engine, so no
+        // stored history is too long to analyse (issue 25).
+        let window = history
+            .window(q.start_date, q.end_date)
+            .last_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
         if window.len() < MIN_ROWS {
             return Err(Error::InsufficientData(format!(
                 "{} has {} price rows in the requested window; at least {MIN_ROWS} are needed",
@@ -510,7 +514,11 @@ impl AnalysisService {
         let asset = active_asset(self.assets.as_ref(), ticker).await?;
         let active = self.plugins.segmentation();
         let history = self.assets.load_series(asset.id).await?.unwrap_or_default();
-        let window = history.window(q.start_date, q.end_date);
+        // At most the last MAX_HISTORY_ROWS rows reach the engine, so no
+        // stored history is too long to analyse (issue 25).
+        let window = history
+            .window(q.start_date, q.end_date)
+            .last_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
         if window.len() < MIN_ROWS {
             return Ok(());
         }

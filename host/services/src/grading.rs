@@ -103,6 +103,18 @@ fn grade_asset(
 ) -> Result<Vec<GradeRow>, String> {
     let engine = session.plugin().clone();
     let periods = series.periods_per_year();
+    // As a live verdict: the engine gets at most the last MAX_HISTORY_ROWS
+    // rows, so a longer stored history is graded, not failed (issue 25).
+    let capped;
+    let series = match series.len() > forecast_domain::defaults::MAX_HISTORY_ROWS {
+        true => {
+            capped = series
+                .clone()
+                .last_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
+            &capped
+        }
+        false => series,
+    };
     let queries: Vec<AnalysisQuery> = CACHED_RETURN_PERIODS
         .into_iter()
         .flat_map(|period| {

@@ -120,7 +120,7 @@ export interface paths {
         };
         /**
          * Verdict-only projection: state, signals, active segment, grade
-         * @description The graded defaults (20 segments, decay 0.95, no dates, return_period 7/30/90/180/365, any metric) come from the daily grading snapshot (metadata.from_cache) as long as it describes the asset's current data and the active engine and scorer; anything else is computed live. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422).
+         * @description The graded defaults (20 segments, decay 0.95, no dates, return_period 7/30/90/180/365, any metric) come from the daily grading snapshot (metadata.from_cache) as long as it describes the asset's current data and the active engine and scorer; anything else is computed live. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422). The engine is given at most the last 60,000 rows of that window (metadata.start_date is the first row used), so a longer stored history is analysed over its latest 60,000 rows.
          */
         get: operations["verdict"];
         put?: never;
@@ -398,7 +398,7 @@ export interface paths {
         };
         /**
          * Verdict-only projection: state, signals, active segment, grade
-         * @description The graded defaults (20 segments, decay 0.95, no dates, return_period 7/30/90/180/365, any metric) come from the daily grading snapshot (metadata.from_cache) as long as it describes the asset's current data and the active engine and scorer; anything else is computed live. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422).
+         * @description The graded defaults (20 segments, decay 0.95, no dates, return_period 7/30/90/180/365, any metric) come from the daily grading snapshot (metadata.from_cache) as long as it describes the asset's current data and the active engine and scorer; anything else is computed live. Besides the bounds of each parameter: start_date must be on or before end_date (else 400), and the asset must have at least 300 price rows between them (else 422). The engine is given at most the last 60,000 rows of that window (metadata.start_date is the first row used), so a longer stored history is analysed over its latest 60,000 rows.
          */
         get: operations["webVerdict"];
         put?: never;

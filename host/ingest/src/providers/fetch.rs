@@ -3,8 +3,10 @@
 //!
 //! Per asset: the provider's symbol (none → failed with the reason, no
 //! request), one GET with the run's retries ([`super::http`]), the parse
-//! and validation of the whole answer, no row dated after tomorrow (UTC),
-//! then the rows are upserted by date into the stored series exactly as
+//! and validation of the whole answer, every row plausible and the history
+//! it makes too ([`crate::plausible`]: dates 1800-01-01 ..= tomorrow UTC,
+//! closes 1e-6 ..= 1e9, no jump beyond 10x unless
+//! [`FetchOptions::allow_jumps`], at most 60,000 rows), then the rows are upserted by date into the stored series exactly as
 //! `forecast ingest csv` does ([`PriceSeries::merge`]) — except that a
 //! synthetic (generated) history is replaced, never mixed with market
 //! data — and written with one
@@ -24,12 +26,13 @@ use std::time::{Duration, Instant};
 
 use chrono::NaiveDate;
 
-use forecast_domain::series::{from_days, to_days, PriceSeries};
+use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::{Asset, DataSource};
 use forecast_store::AssetStore;
 
 use super::http::{Http, HttpPolicy};
 use super::{ParseError, PriceProvider};
+use crate::plausible::Rules;
 
 /// Bounds of [`FetchOptions::concurrency`].
 pub const CONCURRENCY_RANGE: std::ops::RangeInclusive<u32> = 1..=16;
@@ -46,6 +49,9 @@ pub struct FetchOptions {
     pub concurrency: u32,
     /// Requests, retries, rate limit, time-out and body cap.
     pub http: HttpPolicy,
+    /// The operator forces jumps beyond the plausible factor
+    /// (`--allow-jumps`); never set by the scheduled refresh.
+    pub allow_jumps: bool,
 }
 
 impl Default for FetchOptions {
@@ -54,6 +60,7 @@ impl Default for FetchOptions {
             since: None,
             concurrency: 4,
             http: HttpPolicy::default(),
+            allow_jumps: false,
         }
     }
 }
@@ -177,6 +184,7 @@ pub async fn fetch_assets(
         let http = http.clone();
         let progress = progress.clone();
         let since = options.since;
+        let rules = Rules::new(today, options.allow_jumps);
         set.spawn(async move {
             loop {
                 let i = shared.next.fetch_add(1, Ordering::SeqCst);
@@ -191,7 +199,7 @@ pub async fn fetch_assets(
                     &http,
                     asset,
                     since,
-                    today,
+                    rules,
                 )
                 .await;
                 log(&report, provider.name(), started.elapsed());
@@ -256,7 +264,7 @@ async fn fetch_one(
     http: &Http,
     asset: &Asset,
     since: Option<NaiveDate>,
-    today: NaiveDate,
+    rules: Rules,
 ) -> FetchReport {
     let symbol = match provider.symbol(asset) {
         Ok(s) => s,
@@ -271,7 +279,7 @@ async fn fetch_one(
         let why = shared.quota_reason.lock().expect("quota lock").clone();
         return fail(report, format!("not fetched: {why}"));
     }
-    let url = provider.request_url(&symbol, since, today);
+    let url = provider.request_url(&symbol, since, rules.today);
     let fetched = http.get(provider, &url).await;
     report.attempts = fetched.attempts;
     let body = match fetched.body {
@@ -292,15 +300,14 @@ async fn fetch_one(
     report.skipped_null = parsed.skipped_null;
     report.duplicates = parsed.duplicates;
     report.splits_adjusted = parsed.splits_adjusted;
-    let latest = to_days(today) + 1;
-    if let Some(&(d, _)) = parsed.rows.last().filter(|(d, _)| *d > latest) {
+    if let Err(why) = parsed
+        .rows
+        .iter()
+        .try_for_each(|&(d, c)| rules.check_row(d, c))
+    {
         return fail(
             report,
-            format!(
-                "{} answered a row dated {} (in the future)",
-                provider.name(),
-                from_days(d)
-            ),
+            format!("{} answered an implausible row: {why}", provider.name()),
         );
     }
     let stored = match store.load_series(asset.id).await {
@@ -323,6 +330,21 @@ async fn fetch_one(
     if merged == stored {
         report.outcome = FetchOutcome::Unchanged;
         return report;
+    }
+    let days: Vec<i32> = parsed.rows.iter().map(|&(d, _)| d).collect();
+    if let Err(refusal) = rules.check_history(&merged, &days) {
+        let at = refusal
+            .day
+            .map(|d| format!(" (row {})", from_days(d)))
+            .unwrap_or_default();
+        return fail(
+            report,
+            format!(
+                "{} answer refused{at}: {}",
+                provider.name(),
+                refusal.message
+            ),
+        );
     }
     if let Err(e) = store
         .store_series(&[(asset.id, &merged, DataSource::Ingested)])
