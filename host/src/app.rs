@@ -253,6 +253,9 @@ async fn prepare_embeddings(matcher: MatcherService) {
             seconds = started.elapsed().as_secs_f64(),
             "catalog embeddings ready: the matcher understands descriptions"
         ),
+        Err(e) if e.to_string() == forecast_services::embeddings::STOPPED => tracing::info!(
+            "catalog embedding stopped by shutdown; the next start computes the rest"
+        ),
         Err(e) => {
             tracing::warn!(error = %e, "catalog embeddings failed; the matcher answers lexically")
         }

@@ -2,6 +2,7 @@
 //! wrapper over the library. The doc comments of the commands and their
 //! arguments are the `--help` texts: they speak to the operator.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -297,38 +298,78 @@ async fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
     };
     let app = crate::app::build(&config, local).await?;
     let demo = app.demo.clone();
-    let shutdown = shutdown_signal()?;
+    let shutdown = {
+        // The catalog embedding stops at its next step as soon as the
+        // signal comes, not after the drain; the other background tasks
+        // are aborted after the drain (below).
+        let signal = shutdown_signal()?;
+        let matcher = app.state.matcher.clone();
+        async move {
+            signal.await;
+            matcher.stop_background();
+        }
+    };
     // Tests read this first line to learn the port. Write errors (a closed
     // pipe) must not take the server down, hence no println!.
-    let key_hint = match &demo {
-        Some(d) => {
+    // The demo login is a credential: printed only to a terminal (a
+    // newcomer's `make run`); with stdout piped or redirected (a service,
+    // a log collector) it goes to a file only its owner can read.
+    let shown = match &demo {
+        Some(d) if std::io::stdout().is_terminal() => DemoShown::Printed(d),
+        Some(d) => DemoShown::Written(write_demo_login(d, &config.database_url)),
+        None => DemoShown::Before,
+    };
+    let key_hint = match &shown {
+        DemoShown::Printed(d) => {
             format!(
                 "\nDemo account (shown once; the key cannot be recovered):\n  \
                  login:   {} / {}\n  API key: {}\n",
                 d.email, d.password, d.key
             )
         }
-        None if app.db.list_users().await?.is_empty() => (
+        DemoShown::Written(Ok(path)) => format!(
+            "\nDemo account: its login and API key are in {} (readable by this user only; \
+             stdout is not a terminal, so they are not printed).\n",
+            path.display()
+        ),
+        DemoShown::Written(Err(e)) => format!(
+            "\nDemo account {0} created, but its login could not be written ({e:#}); \
+             stdout is not a terminal, so it is not printed. New ones:\n  \
+             ./target/release/forecast user set-password --email {0}   # prints a new password\n  \
+             ./target/release/forecast key create --email {0} --name mine   # then: export FORECAST_KEY=svc_…\n",
+            crate::app::DEMO_EMAIL
+        ),
+        DemoShown::Before if app.db.list_users().await?.is_empty() => (
             "\nNo account yet (on PostgreSQL the demo account needs `serve --demo`). Make one:\n  \
              printf '%s\\n' 'a long password' | ./target/release/forecast user add --email you@example.com --tier premium --password-stdin\n  \
              ./target/release/forecast key create --email you@example.com --name mine   # then: export FORECAST_KEY=svc_…\n"
         )
         .to_string(),
-        None => format!(
+        // Only where the demo account exists: a database with other
+        // accounts is someone's, and was never shown a demo login.
+        DemoShown::Before if has_demo_user(app.db.as_ref()).await? => format!(
             "\nThe demo login and key were shown on the first start (API keys are shown once). New ones:\n  \
              ./target/release/forecast user set-password --email {0}   # prints a new password\n  \
              ./target/release/forecast key create --email {0} --name mine   # then: export FORECAST_KEY=svc_…\n",
             crate::app::DEMO_EMAIL
         ),
+        DemoShown::Before => String::new(),
     };
-    let key = demo.as_ref().map_or("$FORECAST_KEY", |d| d.key.as_str());
+    let key = match &shown {
+        DemoShown::Printed(d) => d.key.as_str(),
+        _ => "$FORECAST_KEY",
+    };
+    let sign_in = match &shown {
+        DemoShown::Before if key_hint.is_empty() => "with your account",
+        _ => "with the demo login",
+    };
     let metrics_hint = match &metrics {
         Some(m) => format!("Metrics: http://{}/metrics\n", m.local_addr()?),
         None => String::new(),
     };
     let banner = format!(
         "Forecast Engine listening on http://{local}\n{key_hint}\
-         Web app: open http://{local}/ in a browser and sign in with the demo login.\n\
+         Web app: open http://{local}/ in a browser and sign in {sign_in}.\n\
          Try:\n  curl http://{local}/api/health\n  \
          curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/assets?category=Indices'\n  \
          curl -H \"Authorization: Bearer {key}\" 'http://{local}/api/analysis/%5EGSPC?return_period=90'\n  \
@@ -341,13 +382,90 @@ async fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
-    // Detached: they run as long as the server does.
-    drop(crate::app::start_background(&app, &config));
+    // They run as long as the server does.
+    let background = crate::app::start_background(&app, &config);
     let crate::app::App { state, db, .. } = app;
     let served = crate::app::serve(state, listener, metrics, config.limits, shutdown).await;
+    // Background work ends at its next await (a step running on a
+    // blocking thread finishes first, and the runtime waits for it): a
+    // store write cut there is a transaction rolled back, and the grading,
+    // the refresh and the embedding resume from what is stored on the
+    // next start (their module headers).
+    for task in &background {
+        task.abort();
+    }
+    for task in background {
+        let _ = task.await;
+    }
     // Persist what is kept behind (quota counters) and checkpoint.
     db.close().await;
     served
+}
+
+/// How the demo account of this start, if any, reaches its operator.
+enum DemoShown<'a> {
+    /// In the banner (stdout is a terminal).
+    Printed(&'a crate::app::DemoAccount),
+    /// In a file, whose path the banner gives (or why it could not be).
+    Written(anyhow::Result<std::path::PathBuf>),
+    /// No demo account was created by this start.
+    Before,
+}
+
+/// Whether the store holds the demo account.
+async fn has_demo_user(db: &dyn store::Database) -> anyhow::Result<bool> {
+    Ok(db
+        .list_users()
+        .await?
+        .iter()
+        .any(|u| u.email == crate::app::DEMO_EMAIL))
+}
+
+/// Where the demo login is written when stdout is not a terminal: beside
+/// a SQLite database (`data/forecast.db` → `data/forecast.db.demo-login.txt`),
+/// else `demo-login.txt` in the working directory.
+pub fn demo_login_path(database_url: &str) -> std::path::PathBuf {
+    let file = database_url
+        .strip_prefix("sqlite://")
+        .or_else(|| database_url.strip_prefix("sqlite:"))
+        .map(|rest| rest.split('?').next().unwrap_or(rest))
+        .filter(|path| !path.is_empty() && !path.starts_with(':'));
+    match file {
+        Some(path) => std::path::PathBuf::from(format!("{path}.demo-login.txt")),
+        None => std::path::PathBuf::from("demo-login.txt"),
+    }
+}
+
+/// Writes the demo login and key to [`demo_login_path`], created anew with
+/// mode 0600 (an older file there is replaced, never reused with its
+/// permissions); its path.
+fn write_demo_login(
+    demo: &crate::app::DemoAccount,
+    database_url: &str,
+) -> anyhow::Result<std::path::PathBuf> {
+    use std::io::Write;
+    let path = demo_login_path(database_url);
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("remove {}", path.display())),
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options
+        .open(&path)
+        .with_context(|| format!("create {}", path.display()))?;
+    write!(
+        file,
+        "Forecast Engine demo account (the key cannot be recovered)\n\
+         login:   {} / {}\nAPI key: {}\n",
+        demo.email, demo.password, demo.key
+    )
+    .and_then(|()| file.sync_all())
+    .with_context(|| format!("write {}", path.display()))?;
+    Ok(path)
 }
 
 /// Installs the SIGINT and SIGTERM handlers now and returns the future that

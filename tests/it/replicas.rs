@@ -342,9 +342,13 @@ async fn postgres_gets_the_demo_account_only_when_asked() {
         return;
     };
     cli_ok_url(&db.url, &["demo", "load", "--small"], "");
+    // Stdout is a pipe: a demo login goes to `demo-login.txt` in the
+    // working directory (there is no database file to put it beside).
+    let cwd = tempfile::tempdir().unwrap();
     let banner = |extra: &[&str]| -> String {
         use std::io::BufRead;
         let mut child = std::process::Command::new(common::BIN)
+            .current_dir(cwd.path())
             .arg("serve")
             .args(extra)
             .env("FORECAST_ADDR", "127.0.0.1:0")
@@ -370,7 +374,10 @@ async fn postgres_gets_the_demo_account_only_when_asked() {
     assert!(plain.contains("No account yet"), "{plain}");
     let asked = banner(&["--demo"]);
     assert!(asked.contains("Demo account"), "{asked}");
-    assert!(asked.contains("API key: svc_"), "{asked}");
+    assert!(asked.contains("demo-login.txt"), "{asked}");
+    assert!(!asked.contains("API key: svc_"), "{asked}");
+    let written = std::fs::read_to_string(cwd.path().join("demo-login.txt")).unwrap();
+    assert!(written.contains("API key: svc_"), "{written}");
 }
 
 use crate::fake_provider;

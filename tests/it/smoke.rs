@@ -5,6 +5,8 @@
 //! SIGTERM.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -136,13 +138,37 @@ async fn the_banner_shows_the_demo_key_once_and_sigterm_stops_cleanly() {
         .filter(|u| u.starts_with("http://"))
         .unwrap_or_else(|| panic!("no listen line in {banner:?}"))
         .to_string();
+    // Stdout is a pipe here, not a terminal: the banner names a file
+    // (mode 0600, beside the database) and prints neither secret.
     assert!(banner.contains("Demo account"), "{banner}");
-    let key = banner
+    let file = PathBuf::from(format!("{}.demo-login.txt", db.display()));
+    assert!(banner.contains(&file.display().to_string()), "{banner}");
+    let written = std::fs::read_to_string(&file).expect("the demo login file");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let key = written
         .lines()
         .find_map(|l| l.trim().strip_prefix("API key: "))
-        .unwrap_or_else(|| panic!("no demo key in {banner}"))
+        .unwrap_or_else(|| panic!("no demo key in {written}"))
         .trim()
         .to_string();
+    let (email, password) = written
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("login: "))
+        .and_then(|l| l.trim().split_once(" / "))
+        .unwrap_or_else(|| panic!("no demo login in {written}"));
+    assert!(!banner.contains(password), "{banner}");
+    assert!(!banner.contains(&key), "{banner}");
+    // The written login signs in.
+    let r = reqwest::Client::new()
+        .post(format!("{base}/auth/login"))
+        .json(&json!({ "email": email, "password": password }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     assert!(key.starts_with("svc_"), "{key}");
     assert!(banner.contains(&format!(
         "curl http://{}",
@@ -175,8 +201,10 @@ async fn the_banner_shows_the_demo_key_once_and_sigterm_stops_cleanly() {
     assert_eq!(r.status(), 200);
     assert!(terminate(&mut again).success());
 
-    // A database that already has accounts is someone's: no demo account.
+    // A database that already has accounts is someone's: no demo account,
+    // and no line about a demo login shown before.
     let (mut theirs, banner) = serve_and_read_banner(&common::fresh_db());
     assert!(!banner.contains("Demo account"), "{banner}");
+    assert!(!banner.to_lowercase().contains("demo login"), "{banner}");
     assert!(terminate(&mut theirs).success());
 }

@@ -23,6 +23,9 @@ use crate::AppState;
 use forecast_domain::PluginKind;
 use forecast_services::registry::{self, MAX_COMPONENT_BYTES};
 
+/// The largest body the admin routes accept (a component upload).
+pub(crate) const MAX_UPLOAD_BYTES: usize = MAX_COMPONENT_BYTES;
+
 /// The admin routes with their guard and their own body limit (components
 /// are larger than API bodies).
 pub fn router(state: &AppState) -> OpenApiRouter<AppState> {

@@ -196,9 +196,22 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn_with_state(trusted, clients::resolve))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        // Every answer (JSON, errors, the web app's pages and files):
+        // browsers take its Content-Type as given, never a sniffed one.
+        .layer(middleware::from_fn(nosniff))
         // Outermost, so it counts every answer as sent; `Router::layer`
         // wraps each route, after routing, so `MatchedPath` is known.
         .layer(middleware::from_fn(metrics::track))
+}
+
+/// `X-Content-Type-Options: nosniff` on every answer.
+async fn nosniff(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    response
+        .headers_mut()
+        .entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(HeaderValue::from_static("nosniff"));
+    response
 }
 
 /// Brotli quality and gzip level of answers, compressed as they are sent.
@@ -259,6 +272,8 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// layers outside our control (413 from the body limit, …) and adds the
 /// request id to hidden 500s so operators can find the logged cause.
 async fn json_errors(req: Request, next: Next) -> Response {
+    // The admin API's uploads have their own, larger, body limit.
+    let admin_path = req.uri().path().starts_with("/api/admin/");
     let request_id = req
         .headers()
         .get(REQUEST_ID)
@@ -285,7 +300,17 @@ async fn json_errors(req: Request, next: Next) -> Response {
         return response;
     }
     let detail = match status {
-        StatusCode::PAYLOAD_TOO_LARGE => format!("request body larger than {MAX_BODY_BYTES} bytes"),
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            let limit = if admin_path {
+                admin::MAX_UPLOAD_BYTES
+            } else {
+                MAX_BODY_BYTES
+            };
+            format!(
+                "request body larger than {} (the limit of this route)",
+                size(limit)
+            )
+        }
         other => other.canonical_reason().unwrap_or("error").to_string(),
     };
     let (mut parts, _) = response.into_parts();
@@ -296,4 +321,31 @@ async fn json_errors(req: Request, next: Next) -> Response {
     );
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from(body))
+}
+
+/// A byte count as people read it: `64 MiB (67,108,864 bytes)`.
+fn size(bytes: usize) -> String {
+    let mut grouped = String::new();
+    let digits = bytes.to_string();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB ({grouped} bytes)", bytes >> 20)
+    } else {
+        format!("{grouped} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(super::size(1 << 20), "1 MiB (1,048,576 bytes)");
+        assert_eq!(super::size(64 << 20), "64 MiB (67,108,864 bytes)");
+        assert_eq!(super::size(999), "999 bytes");
+    }
 }

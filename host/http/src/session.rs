@@ -51,7 +51,9 @@ pub(crate) fn check_origin(parts: &Parts, state: &AppState) -> Result<(), ApiErr
         return Ok(());
     }
     match parts.headers.get(ORIGIN).and_then(|v| v.to_str().ok()) {
-        Some(origin) if origin.trim_end_matches('/') == &*state.origin => Ok(()),
+        // Exactly as a browser sends it (scheme://host[:port], no path):
+        // anything else, a trailing slash included, is not this origin.
+        Some(origin) if origin == &*state.origin => Ok(()),
         Some(other) => Err(ApiError::Forbidden(format!(
             "cross-origin request refused: Origin {other} is not {}",
             state.origin
@@ -135,7 +137,7 @@ async fn login(
 ) -> Result<Response, ApiError> {
     // Login CSRF: a foreign page may not sign a browser in either.
     if let Some(origin) = headers.get(ORIGIN).and_then(|v| v.to_str().ok()) {
-        if origin.trim_end_matches('/') != &*state.origin {
+        if origin != &*state.origin {
             return Err(ApiError::Forbidden(format!(
                 "cross-origin login refused: Origin {origin}"
             )));

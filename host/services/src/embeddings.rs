@@ -7,10 +7,13 @@
 //! re-embeds only the entries whose texts changed. A stored value whose
 //! hash is not that of the current views (vectors of an earlier text, or
 //! of the single whole-text vector stored before facets existed) is
-//! recomputed, never mixed in. [`SemanticSearch`] answers the matcher's `semantic` import over
+//! recomputed, never mixed in. The computation goes by steps, each stored
+//! as it ends, and stops between them on shutdown (issue 25): the next
+//! start computes only the rest. [`SemanticSearch`] answers the matcher's `semantic` import over
 //! one catalog snapshot.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -24,6 +27,15 @@ use crate::error::Error;
 
 /// Vectors written to the store per transaction.
 const WRITE_BATCH: usize = 256;
+
+/// Assets computed (on a blocking thread) and stored per step; shutdown
+/// ([`CatalogEmbeddings::stop`]) is checked between steps, so SIGTERM
+/// waits for at most one step (a few seconds on 2 cores), and the steps
+/// stored before it are reused by the next start.
+const COMPUTE_STEP: usize = 64;
+
+/// The message of a computation [`CatalogEmbeddings::stop`]ped.
+pub const STOPPED: &str = "catalog embedding stopped: shutting down";
 
 /// What one [`CatalogEmbeddings::index`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -69,6 +81,8 @@ pub struct CatalogEmbeddings {
     known: Mutex<HashMap<i64, Known>>,
     /// One computation at a time (a second caller then finds the vectors).
     computing: tokio::sync::Mutex<()>,
+    /// Set by [`CatalogEmbeddings::stop`]: no further step starts.
+    stopped: AtomicBool,
 }
 
 impl CatalogEmbeddings {
@@ -79,7 +93,21 @@ impl CatalogEmbeddings {
             store,
             known: Mutex::default(),
             computing: tokio::sync::Mutex::new(()),
+            stopped: AtomicBool::new(false),
         }
+    }
+
+    /// Stops the computation at its next step (shutdown): the step in
+    /// flight finishes and is stored, [`CatalogEmbeddings::index`] then
+    /// answers [`Error::Unavailable`] with [`STOPPED`]. What is stored is whole vectors with
+    /// their text's hash, so the next start computes only the rest.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`CatalogEmbeddings::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
     }
 
     /// The model.
@@ -123,9 +151,10 @@ impl CatalogEmbeddings {
     }
 
     /// The vectors of `assets`, entry `i` for `assets[i]`: those known are
-    /// reused, the rest computed in batches on a blocking thread (calling
-    /// `progress(done, to_compute)`, counting texts: an asset has one per
-    /// view) and stored.
+    /// reused, the rest computed on a blocking thread and stored, a step of
+    /// [`COMPUTE_STEP`] assets at a time (calling `progress(done,
+    /// to_compute)`, counting texts: an asset has one per view). After
+    /// [`CatalogEmbeddings::stop`] no further step starts.
     pub async fn index(
         &self,
         assets: &[Asset],
@@ -155,28 +184,51 @@ impl CatalogEmbeddings {
         };
         if !todo.is_empty() {
             let started = Instant::now();
-            let embedder = self.embedder.clone();
-            let batch: Vec<Vec<String>> = todo.iter().map(|&i| views[i].clone()).collect();
-            let vectors =
-                tokio::task::spawn_blocking(move || embedder.embed_views(&batch, progress))
-                    .await
-                    .map_err(|e| Error::Internal(format!("embedding task failed: {e}")))?
-                    .map_err(|e| Error::Internal(format!("embedding the catalog failed: {e:#}")))?;
-            let rows: Vec<StoredEmbedding> = todo
-                .iter()
-                .zip(&vectors)
-                .map(|(&i, v)| StoredEmbedding {
-                    asset_id: assets[i].id,
-                    content_hash: hashes[i].clone(),
-                    vector: forecast_embed::to_bytes(v),
+            // Texts to compute in all (an asset has one per view), for
+            // the progress over every step.
+            let total: usize = todo.iter().map(|&i| views[i].len()).sum();
+            tracing::info!(
+                model = self.embedder.id(),
+                assets = todo.len(),
+                texts = total,
+                "catalog embedding started"
+            );
+            let progress = Arc::new(Mutex::new(progress));
+            let mut done = 0;
+            for step in todo.chunks(COMPUTE_STEP) {
+                if self.is_stopped() {
+                    return Err(Error::Unavailable(STOPPED.into()));
+                }
+                let embedder = self.embedder.clone();
+                let batch: Vec<Vec<String>> = step.iter().map(|&i| views[i].clone()).collect();
+                let texts: usize = batch.iter().map(Vec::len).sum();
+                let progress = progress.clone();
+                let vectors = tokio::task::spawn_blocking(move || {
+                    embedder.embed_views(&batch, |d, _| {
+                        let mut progress = progress.lock().expect("poisoned");
+                        (*progress)(done + d, total)
+                    })
                 })
-                .collect();
-            for chunk in rows.chunks(WRITE_BATCH) {
-                self.store.put_embeddings(self.embedder.id(), chunk).await?;
-            }
-            let mut known = self.known.lock().expect("poisoned");
-            for (&i, v) in todo.iter().zip(vectors) {
-                known.insert(assets[i].id, (hashes[i].clone(), v.into()));
+                .await
+                .map_err(|e| Error::Internal(format!("embedding task failed: {e}")))?
+                .map_err(|e| Error::Internal(format!("embedding the catalog failed: {e:#}")))?;
+                done += texts;
+                let rows: Vec<StoredEmbedding> = step
+                    .iter()
+                    .zip(&vectors)
+                    .map(|(&i, v)| StoredEmbedding {
+                        asset_id: assets[i].id,
+                        content_hash: hashes[i].clone(),
+                        vector: forecast_embed::to_bytes(v),
+                    })
+                    .collect();
+                for chunk in rows.chunks(WRITE_BATCH) {
+                    self.store.put_embeddings(self.embedder.id(), chunk).await?;
+                }
+                let mut known = self.known.lock().expect("poisoned");
+                for (&i, v) in step.iter().zip(vectors) {
+                    known.insert(assets[i].id, (hashes[i].clone(), v.into()));
+                }
             }
             tracing::info!(
                 model = self.embedder.id(),

@@ -189,6 +189,14 @@ impl MatcherService {
         self.embeddings.is_some()
     }
 
+    /// Shutdown: a catalog embedding under way stops at its next step
+    /// ([`CatalogEmbeddings::stop`]); the next start resumes it.
+    pub fn stop_background(&self) {
+        if let Some(embeddings) = &self.embeddings {
+            embeddings.stop();
+        }
+    }
+
     /// Computes and stores the vectors the active catalog lacks (all of
     /// them on a fresh database, none on a restart), calling
     /// `progress(done, to_compute)`; then the next request uses them.
