@@ -6,12 +6,9 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import { start, webDir, repoRoot, PASSWORD, PREMIUM } from "./harness.mjs";
+import { start, webDir, repoRoot, PASSWORD, PREMIUM, seriousA11y } from "./harness.mjs";
 
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 const shots = join(repoRoot, "docs/screenshots");
 
 const ASSET = "/assets/%5EGSPC";
@@ -52,13 +49,7 @@ async function premiumPage(label, opts = {}) {
 }
 
 async function axe(p, name) {
-  await p.addScriptTag({ content: axeSource });
-  const r = await p.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
-  for (const v of r.violations) {
-    if (v.impact === "serious" || v.impact === "critical") {
-      a11y.push(`${name}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
-    }
-  }
+  a11y.push(...(await seriousA11y(p, name)));
 }
 
 /** Screenshots for docs/screenshots, only when the binary serves this build (as in e2e.test.mjs). */

@@ -4,14 +4,11 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { start, webDir, repoRoot, PASSWORD, PREMIUM, FREE } from "./harness.mjs";
+import { start, webDir, repoRoot, PASSWORD, PREMIUM, FREE, signIn, seriousA11y } from "./harness.mjs";
 import { jsSizes, BUDGET_BYTES } from "./size.mjs";
 
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 const shots = join(repoRoot, "docs/screenshots");
 mkdirSync(shots, { recursive: true });
 
@@ -39,22 +36,9 @@ async function newContext(opts = {}) {
   return c;
 }
 
-async function signIn(p, email) {
-  await p.goto("/login");
-  await p.fill("#email", email);
-  await p.fill("#password", PASSWORD);
-  await p.click("button[type=submit]");
-  await p.waitForURL((u) => !u.pathname.startsWith("/login"));
-}
 
 async function axe(p, name) {
-  await p.addScriptTag({ content: axeSource });
-  const r = await p.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
-  for (const v of r.violations) {
-    if (v.impact === "serious" || v.impact === "critical") {
-      a11y.push(`${name}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
-    }
-  }
+  a11y.push(...(await seriousA11y(p, name)));
 }
 
 /** A 1280×800 viewport; `full` for the pages whose charts are below the fold. */

@@ -17,6 +17,7 @@ import { createServer, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve, extname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -146,4 +147,24 @@ function serveDist(front, target) {
     res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
     res.end(readFileSync(file));
   });
+}
+
+/** Signs `p` in through the sign-in page and waits to leave it. */
+export async function signIn(p, email) {
+  await p.goto("/login");
+  await p.fill("#email", email);
+  await p.fill("#password", PASSWORD);
+  await p.click("button[type=submit]");
+  await p.waitForURL((u) => !u.pathname.startsWith("/login"));
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** axe-core on `p`: its serious and critical violations, one line each, prefixed by `name`. */
+export async function seriousA11y(p, name) {
+  await p.addScriptTag({ content: axeSource });
+  const r = await p.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  return r.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${name}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
 }

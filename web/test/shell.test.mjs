@@ -9,15 +9,12 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 
 const UPGRADE = "https://billing.example.test/upgrade?from=forecast";
 process.env.FORECAST_UPGRADE_URL = UPGRADE;
-const { start, webDir, repoRoot, PASSWORD, PREMIUM, FREE } = await import("./harness.mjs");
+const { start, webDir, repoRoot, PASSWORD, PREMIUM, FREE, signIn, seriousA11y } = await import("./harness.mjs");
 
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 
 /** Every TermId of src/glossary-link.tsx (the `Help` links' targets). */
 const TERMS = (() => {
@@ -47,22 +44,9 @@ async function newContext(opts = {}) {
   return c;
 }
 
-async function signIn(p, email) {
-  await p.goto("/login");
-  await p.fill("#email", email);
-  await p.fill("#password", PASSWORD);
-  await p.click("button[type=submit]");
-  await p.waitForURL((u) => !u.pathname.startsWith("/login"));
-}
 
 async function axe(p, name) {
-  await p.addScriptTag({ content: axeSource });
-  const r = await p.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
-  for (const v of r.violations) {
-    if (v.impact === "serious" || v.impact === "critical") {
-      a11y.push(`${name}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
-    }
-  }
+  a11y.push(...(await seriousA11y(p, name)));
 }
 
 /** Phone screenshots: to docs/screenshots when the binary serves this build, else to /tmp to look at. */

@@ -273,11 +273,11 @@ fn errors_name_the_variable() {
         );
     }
     assert_eq!(
-        Config::from_pairs(&[("FORECAST_UPGRADE_URL", "http://localhost:3000/plans")])
+        Config::from_pairs(&[("FORECAST_UPGRADE_URL", "http://localhost/plans")])
             .unwrap()
             .upgrade_url
             .as_deref(),
-        Some("http://localhost:3000/plans")
+        Some("http://localhost/plans")
     );
     // Spelt so that the repository scan below does not find it.
     let unknown = format!("FORECAST_{}", "NOPE");
