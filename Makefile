@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web bench-peer lint fmt components toolchain clean-data plugin web web-test web-types chromium model config-docs
+.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy lint fmt components toolchain clean-data plugin web web-test web-types chromium model config-docs
 
 all: build
 
@@ -177,10 +177,17 @@ bench: components model
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench verdict
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench backtest
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench matcher
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench heavy
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-embed --bench embed
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(MAKE) --no-print-directory bench-web
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(MAKE) --no-print-directory bench-peer
 	python3 tools/bench/table.py $(BENCH_SUMMARY) docs/BENCHMARKS.md
+
+## bench-heavy: the server-wide budget for heavy work under 100 live
+## analyses at once (health p50/p99 beside them) and 8 accounts' universe
+## backtests at once (peak RSS), with the default budget and opened wide
+bench-heavy: components model
+	$(CARGO) bench --workspace --bench heavy
 
 ## lint: formatting and clippy, host and components
 lint: components

@@ -21,6 +21,7 @@ use forecast_services::assets::AssetService;
 use forecast_services::auth;
 use forecast_services::auth::KeyCache;
 use forecast_services::backtest::{BacktestLimits, BacktestService};
+use forecast_services::budget::WorkBudget;
 use forecast_services::embeddings::CatalogEmbeddings;
 use forecast_services::freshness::Freshness;
 use forecast_services::health::HealthService;
@@ -121,12 +122,26 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
     let cookie_secure = config.resolved_cookie_secure(&origin);
     // One reader of the generation counters for every in-memory copy.
     let freshness = Freshness::new(db.clone());
+    // One budget for every heavy job of this server (issue 25).
+    let budget = WorkBudget::new(config.heavy);
     let state = AppState::new(Shared {
         // Each service gets only the store traits it uses: the handles are
         // upcasts of the one connection.
         keycache: Arc::new(KeyCache::new(db.clone(), freshness.clone())),
-        analysis: AnalysisService::new(db.clone(), db.clone(), db.clone(), plugins.clone()),
-        verdicts: VerdictService::new(db.clone(), db.clone(), plugins.clone(), freshness),
+        analysis: AnalysisService::new(
+            db.clone(),
+            db.clone(),
+            db.clone(),
+            plugins.clone(),
+            budget.clone(),
+        ),
+        verdicts: VerdictService::new(
+            db.clone(),
+            db.clone(),
+            plugins.clone(),
+            freshness,
+            budget.clone(),
+        ),
         backtests: BacktestService::new(
             db.clone(),
             plugins.clone(),
@@ -136,6 +151,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
                 per_user: config.backtests_per_user,
                 queue_wait: config.backtest_queue_wait,
             },
+            budget.clone(),
         ),
         matcher,
         ranking: RankingService::new(db.clone()),
@@ -144,7 +160,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         sessions: SessionService::new(db.clone(), db.clone(), config.login_concurrency),
         assets: AssetService::new(db.clone(), Arc::new(CatalogProvider), config.metadata_ttl),
         quota: QuotaService::new(db.clone(), config.quota),
-        registry: RegistryService::new(db.clone(), plugins.clone(), "admin-api"),
+        registry: RegistryService::new(db.clone(), plugins.clone(), "admin-api", budget),
         health: HealthService::new(db.clone(), config.database_url.clone()),
         config: Arc::new(HttpConfig {
             admin_token: config.admin_token.clone(),

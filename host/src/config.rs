@@ -67,6 +67,8 @@ pub struct Settings {
     #[command(flatten)]
     pub backtests: Backtests,
     #[command(flatten)]
+    pub heavy: HeavyWork,
+    #[command(flatten)]
     pub grading: Grading,
     #[command(flatten)]
     pub prices: Prices,
@@ -114,7 +116,7 @@ pub struct HttpLimits {
     /// A request's whole body must arrive within this many milliseconds of its head (408 otherwise).
     #[arg(long, env = "FORECAST_BODY_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis::<1>)]
     pub body_timeout_ms: Duration,
-    /// A request still unanswered after this many milliseconds gets 504. It must exceed FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS. Unset: the larger of 60000 and that sum plus 5000.
+    /// A request still unanswered after this many milliseconds gets 504. It must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS. Unset: the larger of 60000 and that sum plus 5000.
     #[arg(long, env = "FORECAST_REQUEST_TIMEOUT_MS", value_name = "MS", value_parser = millis::<1>)]
     pub request_timeout_ms: Option<Duration>,
     /// Open connections at most (lowered below the open-file limit if needed).
@@ -192,6 +194,28 @@ pub struct Backtests {
     /// Memory, in MiB, for what backtests keep resident: the price histories they read and the engine's signals (0 disables the cache).
     #[arg(long, env = "FORECAST_SIGNAL_CACHE_MB", value_name = "MIB", default_value = "1024", value_parser = at_least::<0>)]
     pub signal_cache_mb: u64,
+}
+
+/// The server-wide budget for heavy work: live analyses and verdicts,
+/// backtests and plugin compilation (decision 0072).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Heavy work")]
+pub struct HeavyWork {
+    /// Heavy jobs (live analyses and verdicts, backtests, plugin compilation) running at once on this server, all accounts together; the default suits 2 cores.
+    #[arg(long, env = "FORECAST_HEAVY_SLOTS", value_name = "N", default_value = "2", value_parser = at_least::<1>)]
+    pub heavy_slots: u64,
+    /// Memory, in MiB, the running heavy jobs may hold together by their estimates (a job estimated above it runs alone); the default, with the signal cache and the server's own ~250 MiB, keeps a server under 2 GB resident.
+    #[arg(long, env = "FORECAST_HEAVY_MEMORY_MB", value_name = "MIB", default_value = "1024", value_parser = at_least::<16>)]
+    pub heavy_memory_mb: u64,
+    /// Heavy jobs waiting for their turn at once; more get 503 with Retry-After at once, uncharged.
+    #[arg(long, env = "FORECAST_HEAVY_QUEUE", value_name = "N", default_value = "32", value_parser = at_least::<0>)]
+    pub heavy_queue: u64,
+    /// Heavy jobs one account may have waiting at once; more get 503 with Retry-After at once, uncharged.
+    #[arg(long, env = "FORECAST_HEAVY_QUEUE_PER_ACCOUNT", value_name = "N", default_value = "4", value_parser = at_least::<1>)]
+    pub heavy_queue_per_account: u64,
+    /// How long, in milliseconds, a heavy job waits for its turn; past it: 503 with Retry-After, uncharged.
+    #[arg(long, env = "FORECAST_HEAVY_WAIT_MS", value_name = "MS", default_value = "10000", value_parser = millis::<0>)]
+    pub heavy_wait_ms: Duration,
 }
 
 /// The daily grading.
@@ -461,6 +485,10 @@ pub struct Config {
     pub backtests_per_user: usize,
     /// `FORECAST_BACKTEST_QUEUE_MS`.
     pub backtest_queue_wait: Duration,
+    /// `FORECAST_HEAVY_SLOTS`, `FORECAST_HEAVY_MEMORY_MB`,
+    /// `FORECAST_HEAVY_QUEUE`, `FORECAST_HEAVY_QUEUE_PER_ACCOUNT`,
+    /// `FORECAST_HEAVY_WAIT_MS`.
+    pub heavy: forecast_services::budget::BudgetLimits,
     /// `FORECAST_HEADER_TIMEOUT_MS`, `FORECAST_IDLE_TIMEOUT_MS`,
     /// `FORECAST_BODY_TIMEOUT_MS`, `FORECAST_REQUEST_TIMEOUT_MS`,
     /// `FORECAST_MAX_CONNECTIONS`, `FORECAST_MAX_CONNECTIONS_PER_CLIENT`,
@@ -639,11 +667,13 @@ impl Settings {
             accounts,
             plugins,
             backtests,
+            heavy,
             grading,
             prices,
             matcher,
         } = self;
-        let backtest_longest = backtests.backtest_timeout_ms + backtests.backtest_queue_ms;
+        let backtest_longest =
+            heavy.heavy_wait_ms + backtests.backtest_timeout_ms + backtests.backtest_queue_ms;
         let request_timeout = http.request_timeout_ms.unwrap_or_else(|| {
             crate::server::Limits::default()
                 .request_timeout
@@ -653,8 +683,8 @@ impl Settings {
             return Err(ConfigError::new(
                 "FORECAST_REQUEST_TIMEOUT_MS",
                 format!(
-                    "must exceed FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS ({} ms), \
-                     got {} ms",
+                    "must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + \
+                     FORECAST_BACKTEST_TIMEOUT_MS ({} ms), got {} ms",
                     backtest_longest.as_millis(),
                     request_timeout.as_millis()
                 ),
@@ -714,6 +744,13 @@ impl Settings {
             upgrade_url: accounts.upgrade_url,
             backtests_per_user: backtests.backtests_per_user as usize,
             backtest_queue_wait: backtests.backtest_queue_ms,
+            heavy: forecast_services::budget::BudgetLimits {
+                slots: heavy.heavy_slots as usize,
+                bytes: heavy.heavy_memory_mb << 20,
+                queue: heavy.heavy_queue as usize,
+                per_client_queue: heavy.heavy_queue_per_account as usize,
+                wait: heavy.heavy_wait_ms,
+            },
             limits: crate::server::Limits {
                 header_timeout: http.header_timeout_ms,
                 idle_timeout: http.idle_timeout_ms,

@@ -208,7 +208,7 @@ async fn a_request_deadline_not_above_the_backtest_limit_is_refused_at_start() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("FORECAST_REQUEST_TIMEOUT_MS")
-            && err.contains("FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS"),
+            && err.contains("FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS"),
         "{err}"
     );
 }

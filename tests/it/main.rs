@@ -30,6 +30,7 @@ mod hardening_http;
 mod hardening_login;
 mod hardening_quota;
 mod hardening_small;
+mod heavy_budget;
 mod matcher;
 mod plausible_prices;
 mod plugins;

@@ -134,6 +134,40 @@ async fn a_stored_history_of_two_million_rows_analyses_without_500() {
     assert_eq!(v["metadata"]["data_points"], MAX_HISTORY_ROWS, "{v}");
 }
 
+/// A backtest hands the engine the same last rows: a universe holding the
+/// two-million-row history is answered 200 (the whole history broke the
+/// engine's memory cap, and with it every backtest of such a universe).
+#[tokio::test]
+async fn a_stored_history_of_two_million_rows_is_backtested_without_500() {
+    let s = Server::app().await;
+    store_two_million_rows(&s.db).await;
+    let r = s
+        .client()
+        .post(s.url("/api/backtest"))
+        .bearer_auth(common::test_key())
+        .json(&serde_json::json!({
+            "tickers": ["AAPL", "MSFT"], "top_n": 1, "start_date": "2000-01-01"
+        }))
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    let v: serde_json::Value = r.json().await.expect("JSON");
+    assert_eq!(status, 200, "{v}");
+    // The stored rows run from 1800 for two million days, so the last
+    // 60,000 lie far past today: AAPL is listed as unusable, with its
+    // reason, and MSFT carries the run.
+    let unusable = v["metadata"]["unusable_assets"].to_string();
+    assert!(unusable.contains("AAPL"), "{unusable}");
+    let traded: Vec<&str> = v["trades"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["ticker"].as_str())
+        .collect();
+    assert!(traded.contains(&"MSFT"), "{traded:?}");
+}
+
 #[tokio::test]
 async fn a_stored_history_of_two_million_rows_is_graded() {
     let db = fresh_db();

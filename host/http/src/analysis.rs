@@ -10,7 +10,7 @@ use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::{Path, Query};
-use super::guard::Fresh;
+use super::guard::{ApiUser, Fresh};
 use crate::AppState;
 use forecast_api::analysis::{
     AnalysisResponse, RawAnalysisQuery, RawDrawingQuery, VerdictResponse,
@@ -38,18 +38,20 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 404, description = "Unknown or inactive ticker", body = ErrorBody),
         (status = 422, description = "Fewer than 300 price rows in the window", body = ErrorBody),
         (status = 500, description = "The segmentation plugin failed; detail names plugin and version", body = ErrorBody),
+        (status = 503, description = "Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry", body = ErrorBody),
         (status = 504, description = "The segmentation plugin ran past its time limit", body = ErrorBody),
     )
 )]
 async fn full(
     State(state): State<AppState>,
+    Extension(ApiUser(user)): Extension<ApiUser>,
     Path(ticker): Path<String>,
     Query(raw): Query<RawAnalysisQuery>,
     Query(drawing): Query<RawDrawingQuery>,
 ) -> Result<Json<AnalysisResponse>, ApiError> {
     let q = raw.validate()?;
     let max_points = drawing.validate()?;
-    let mut answer = state.analysis.analyse(&ticker, &q).await?;
+    let mut answer = state.analysis.analyse(&ticker, &q, &user.id).await?;
     state.analysis.maybe_shadow(&ticker, &q);
     forecast_services::analysis::thin_for_drawing(&mut answer, max_points);
     Ok(Json(answer))
@@ -69,12 +71,14 @@ async fn full(
         (status = 404, description = "Unknown or inactive ticker", body = ErrorBody),
         (status = 422, description = "Fewer than 300 price rows in the window", body = ErrorBody),
         (status = 500, description = "A plugin failed; detail names plugin and version", body = ErrorBody),
+        (status = 503, description = "Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry", body = ErrorBody),
         (status = 504, description = "A plugin ran past its time limit", body = ErrorBody),
     )
 )]
 async fn verdict(
     State(state): State<AppState>,
     fresh: Option<Extension<Fresh>>,
+    Extension(ApiUser(user)): Extension<ApiUser>,
     Path(ticker): Path<String>,
     Query(raw): Query<RawAnalysisQuery>,
 ) -> Result<Response, ApiError> {
@@ -83,7 +87,7 @@ async fn verdict(
     Ok(
         match state
             .verdicts
-            .verdict_body(&ticker, &q, generations)
+            .verdict_body(&ticker, &q, generations, &user.id)
             .await?
         {
             // The snapshot's body, serialised once when it was first served.

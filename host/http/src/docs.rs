@@ -189,11 +189,21 @@ fn quota(op: &mut Operation, cost: u32, scheme: &str) {
         .headers
         .insert("Retry-After".into(), integer_header("Seconds to wait."));
     respond(op, "429", limited);
-    respond(
-        op,
-        "503",
-        error("The quota store is unavailable: the request is refused"),
+    // A route's own 503 (the heavy-work budget) keeps its words after the
+    // guard's, and its Retry-After.
+    let own = match op.responses.responses.get("503") {
+        Some(RefOr::T(r)) => Some(r.description.clone()),
+        _ => None,
+    };
+    let mut busy = rate_headers(error(&match own {
+        Some(own) => format!("The quota store is unavailable (the request is refused), or: {own}"),
+        None => "The quota store is unavailable: the request is refused".to_string(),
+    }));
+    busy.headers.insert(
+        "Retry-After".into(),
+        integer_header("Seconds to wait (when the server was busy)."),
     );
+    respond(op, "503", busy);
 }
 
 /// Documents the bounds of a backtest route on every operation of `doc`
@@ -203,7 +213,7 @@ fn quota(op: &mut Operation, cost: u32, scheme: &str) {
 pub fn backtest_bounds(doc: &mut OpenApi) {
     for op in operations(doc) {
         let mut limited = rate_headers(error(
-            "Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 2) backtests of this \
+            "Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this \
              account are already running on this server (then nothing is counted)",
         ));
         limited
@@ -211,8 +221,10 @@ pub fn backtest_bounds(doc: &mut OpenApi) {
             .insert("Retry-After".into(), integer_header("Seconds to wait."));
         respond(op, "429", limited);
         let mut busy = rate_headers(error(
-            "The quota store is unavailable, or the server's plugin slots stayed busy for \
-             FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed)",
+            "The quota store is unavailable, or the server's heavy-work budget had no turn \
+             for the run within FORECAST_HEAVY_WAIT_MS, or its plugin slots stayed busy for \
+             FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed or \
+             charged)",
         ));
         busy.headers.insert(
             "Retry-After".into(),

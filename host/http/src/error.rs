@@ -14,6 +14,11 @@ use forecast_api::Invalid;
 use forecast_plugins::PluginError;
 use forecast_services::error::Error as ServiceError;
 
+/// Marks an answer whose work was refused before it started (503 Busy):
+/// the quota guard gives the request's charge back.
+#[derive(Debug, Clone, Copy)]
+pub struct Uncharged;
+
 /// An error answered to a client.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -141,6 +146,8 @@ impl IntoResponse for ApiError {
             ApiError::Busy { retry_after, .. } => {
                 let mut response =
                     (status, Json(json!({ "detail": self.to_string() }))).into_response();
+                // Refused before the work: the quota guard gives the charge back.
+                response.extensions_mut().insert(Uncharged);
                 response.headers_mut().insert(
                     axum::http::header::RETRY_AFTER,
                     axum::http::HeaderValue::from(*retry_after),

@@ -139,7 +139,7 @@ pub async fn bearer(
                     next,
                     &found,
                     &hash,
-                    window,
+                    (window, cost),
                     None,
                     generations,
                     now,
@@ -168,7 +168,7 @@ pub async fn bearer(
         next,
         &found,
         &hash,
-        window,
+        (window, cost),
         slot,
         generations,
         now,
@@ -185,7 +185,7 @@ async fn admitted(
     next: Next,
     found: &(ApiKeyRecord, User),
     hash: &str,
-    window: WindowUsage,
+    (window, cost): (WindowUsage, Cost),
     slot: Option<UserSlot>,
     generations: Option<Generations>,
     now: i64,
@@ -208,7 +208,31 @@ async fn admitted(
     }
     crate::record_user(user);
     req.extensions_mut().insert(ApiUser(user.clone()));
-    let mut response = next.run(req).await;
+    let response = next.run(req).await;
+    answered(&state, user, cost, window, now, response).await
+}
+
+/// The rate headers on an answer, after giving the charge back when the
+/// work was refused before it started (a 503 from the heavy-work budget
+/// or the wait for plugin slots: [`super::error::Uncharged`]).
+async fn answered(
+    state: &AppState,
+    user: &User,
+    cost: Cost,
+    mut window: WindowUsage,
+    now: i64,
+    mut response: Response,
+) -> Response {
+    if response
+        .extensions()
+        .get::<super::error::Uncharged>()
+        .is_some()
+    {
+        match state.quota.refund(user, cost.0, now).await {
+            Ok(()) => window.used = window.used.saturating_sub(cost.0),
+            Err(e) => tracing::warn!(error = %e, "could not give back a refused request's charge"),
+        }
+    }
     rate_headers(response.headers_mut(), &window);
     response
 }
@@ -251,10 +275,9 @@ pub async fn session(
         req.extensions_mut()
             .insert(BacktestSlot(Arc::new(Mutex::new(Some(slot)))));
     }
-    req.extensions_mut().insert(ApiUser(user));
-    let mut response = next.run(req).await;
-    rate_headers(response.headers_mut(), &window);
-    response
+    req.extensions_mut().insert(ApiUser(user.clone()));
+    let response = next.run(req).await;
+    answered(&state, &user, cost, window, now, response).await
 }
 
 /// The active key of a Bearer header and its owner (401 otherwise), from

@@ -115,6 +115,23 @@ fn describe() {
         Unit::Bytes,
         "Memory held by the backtests' walk-forward signal cache"
     );
+    describe_gauge!(
+        "forecast_heavy_work_running",
+        "Heavy jobs (live analyses and verdicts, backtests, compilations) holding a ticket of the work budget"
+    );
+    describe_gauge!(
+        "forecast_heavy_work_bytes",
+        Unit::Bytes,
+        "Memory the running heavy jobs hold by their estimates"
+    );
+    describe_gauge!(
+        "forecast_heavy_work_waiting",
+        "Heavy jobs waiting for their turn"
+    );
+    describe_counter!(
+        "forecast_heavy_work_refused_total",
+        "Heavy jobs refused with 503 before any work, by work (analysis, verdict, backtest, compile)"
+    );
     describe_gauge!("forecast_open_connections", "Open HTTP connections");
     describe_counter!(
         "forecast_connections_refused_total",

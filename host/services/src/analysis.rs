@@ -10,6 +10,7 @@ use std::sync::Arc;
 use tracing::Instrument as _;
 
 use crate::active::Plugins;
+use crate::budget::{analysis_bytes, Work, WorkBudget};
 pub use crate::error::Error;
 use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::{Asset, Metric};
@@ -382,34 +383,41 @@ pub struct AnalysisService {
     /// Where shadow comparisons are recorded.
     registry: Arc<dyn PluginRegistry>,
     plugins: Arc<Plugins>,
+    /// The server's budget for heavy work: every live analysis and shadow
+    /// sample takes a ticket first.
+    budget: WorkBudget,
 }
 
 impl AnalysisService {
     /// A service over the assets and series of `assets`, caching answers
     /// in `cache` and recording shadow samples in `registry`, answering with
-    /// the active plugins of `plugins`.
+    /// the active plugins of `plugins` within `budget`.
     pub fn new(
         assets: Arc<dyn AssetStore>,
         cache: Arc<dyn CacheStore>,
         registry: Arc<dyn PluginRegistry>,
         plugins: Arc<Plugins>,
+        budget: WorkBudget,
     ) -> Self {
         AnalysisService {
             assets,
             cache,
             registry,
             plugins,
+            budget,
         }
     }
 
     /// Answers an analysis: from the cache for default parameters when present,
     /// otherwise computed by the active segmentation component (and cached when
-    /// the parameters are cacheable).
+    /// the parameters are cacheable) once `client`'s job has a ticket of the
+    /// heavy-work budget ([`Error::Busy`] otherwise, before any work).
     #[tracing::instrument(name = "analysis", skip_all, fields(ticker = %ticker))]
     pub async fn analyse(
         &self,
         ticker: &str,
         q: &AnalysisQuery,
+        client: &str,
     ) -> Result<AnalysisResponse, Error> {
         let asset = active_asset(self.assets.as_ref(), ticker).await?;
         let plugin = self.plugins.segmentation();
@@ -448,12 +456,19 @@ impl AnalysisService {
         // The whole history's calendar, so narrowing the window never changes
         // the annualisation.
         let params = engine_params(q, history.periods_per_year());
+        drop(history);
+        let ticket = self
+            .budget
+            .admit(client, Work::Analysis, analysis_bytes(window.len()))
+            .await?;
         let permit = self.plugins.runtime().acquire().await;
         let query = *q;
         // The guest call's span nests under this one on the blocking thread.
         let span = tracing::Span::current();
-        let (response, body) = tokio::task::spawn_blocking(move || {
+        let (response, body) = crate::budget::spawn_heavy(move || {
             let _in = span.enter();
+            // Held until the work has stopped, even if the request is gone.
+            let _ticket = ticket;
             let answer = plugin.analyse(&permit, &window, params)?;
             let analysis = answer.map_err(|e| match e {
                 EngineError::InsufficientData(rows) => Error::InsufficientData(format!(
@@ -523,12 +538,21 @@ impl AnalysisService {
             return Ok(());
         }
         let params = engine_params(q, history.periods_per_year());
+        // A sample is never worth a client's turn: only when the budget has
+        // room now, for both runs.
+        let Some(ticket) =
+            self.budget
+                .try_admit("shadow", Work::Analysis, 2 * analysis_bytes(window.len()))
+        else {
+            return Ok(());
+        };
         let permits = self.plugins.runtime().acquire_many(2).await;
         let query = *q;
         let (active_label, candidate_label) = (active.info().label(), candidate.info().label());
         let span = tracing::Span::current();
-        let sample = tokio::task::spawn_blocking(move || {
+        let sample = crate::budget::spawn_heavy(move || {
             let _in = span.enter();
+            let _ticket = ticket;
             let timed = |p: &forecast_plugins::SegmentationPlugin, permit| {
                 let started = std::time::Instant::now();
                 let answer = p.analyse(permit, &window, params);

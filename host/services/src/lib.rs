@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod assets;
 pub mod auth;
 pub mod backtest;
+pub mod budget;
 pub mod embeddings;
 pub mod error;
 pub mod freshness;

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 
 use crate::active::Plugins;
+use crate::budget::{analysis_bytes, Work, WorkBudget};
 use crate::freshness::Freshness;
 use forecast_domain::{Asset, Metric};
 use forecast_plugins::scorer::{Grade, ScoreInput};
@@ -144,17 +145,22 @@ pub struct VerdictService {
     plugins: Arc<Plugins>,
     freshness: Freshness,
     memory: Arc<Mutex<Memory>>,
+    /// The server's budget for heavy work: every live verdict takes a
+    /// ticket first.
+    budget: WorkBudget,
 }
 
 impl VerdictService {
     /// A service over the assets and series of `assets` and the grading
     /// snapshot of `grading`, answering with the active plugins of `plugins`;
-    /// its copies in memory are checked with `freshness`.
+    /// its copies in memory are checked with `freshness`; live verdicts run
+    /// within `budget`.
     pub fn new(
         assets: Arc<dyn AssetStore>,
         grading: Arc<dyn GradingStore>,
         plugins: Arc<Plugins>,
         freshness: Freshness,
+        budget: WorkBudget,
     ) -> Self {
         VerdictService {
             assets,
@@ -162,6 +168,7 @@ impl VerdictService {
             plugins,
             freshness,
             memory: Arc::new(Mutex::new(Memory::default())),
+            budget,
         }
     }
 
@@ -170,8 +177,13 @@ impl VerdictService {
     }
 
     /// A verdict (see [`VerdictService::verdict_body`]), as a value.
-    pub async fn verdict(&self, ticker: &str, q: &AnalysisQuery) -> Result<VerdictResponse, Error> {
-        match self.verdict_body(ticker, q, None).await? {
+    pub async fn verdict(
+        &self,
+        ticker: &str,
+        q: &AnalysisQuery,
+        client: &str,
+    ) -> Result<VerdictResponse, Error> {
+        match self.verdict_body(ticker, q, None, client).await? {
             VerdictBody::Live(v) => Ok(*v),
             VerdictBody::Cached(bytes) => serde_json::from_slice(&bytes)
                 .map_err(|e| Error::Internal(format!("cached verdict does not parse: {e}"))),
@@ -186,13 +198,16 @@ impl VerdictService {
     /// arrived (the Bearer guard's); without them they are read here. With
     /// counters, the asset, the active run and the served body come from
     /// memory while their counters have not moved; without (the store
-    /// could not be read in time), everything is read from the store.
+    /// could not be read in time), everything is read from the store. A
+    /// live verdict runs once `client`'s job has a ticket of the heavy-work
+    /// budget ([`Error::Busy`] otherwise, before any work).
     #[tracing::instrument(name = "verdict", skip_all, fields(ticker = %ticker))]
     pub async fn verdict_body(
         &self,
         ticker: &str,
         q: &AnalysisQuery,
         generations: Option<Generations>,
+        client: &str,
     ) -> Result<VerdictBody, Error> {
         let generations = match generations {
             Some(g) => Some(g),
@@ -238,13 +253,20 @@ impl VerdictService {
             )));
         }
         let query = *q;
-        let permit = self.plugins.runtime().acquire().await;
         let periods = history.periods_per_year();
         let last_price_date = crate::analysis::last_price_date(&asset, &history);
+        drop(history);
+        let ticket = self
+            .budget
+            .admit(client, Work::Verdict, analysis_bytes(window.len()))
+            .await?;
+        let permit = self.plugins.runtime().acquire().await;
         // The guest calls' spans nest under this one on the blocking thread.
         let span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || {
+        crate::budget::spawn_heavy(move || {
             let _in = span.enter();
+            // Held until the work has stopped, even if the request is gone.
+            let _ticket = ticket;
             let summary = engine
                 .analyse_state(
                     &permit,

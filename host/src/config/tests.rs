@@ -299,12 +299,12 @@ fn rules_between_settings_hold() {
     let e = err(&[("FORECAST_REQUEST_TIMEOUT_MS", "30000")]);
     assert!(
         e.starts_with("FORECAST_REQUEST_TIMEOUT_MS")
-            && e.contains("FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS (40000 ms)"),
+            && e.contains("FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS (50000 ms)"),
         "{e}"
     );
     // Unset, the deadline follows the backtest limits.
     let c = Config::from_pairs(&[("FORECAST_BACKTEST_TIMEOUT_MS", "600000")]).unwrap();
-    assert_eq!(c.limits.request_timeout, Duration::from_millis(615_000));
+    assert_eq!(c.limits.request_timeout, Duration::from_millis(625_000));
     assert_eq!(
         err(&[("FORECAST_LLM_URL", "http://llm")]),
         "FORECAST_LLM_MODEL (--llm-model): must be set when FORECAST_LLM_URL is"

@@ -37,6 +37,13 @@ impl std::fmt::Debug for UserSlot {
     }
 }
 
+impl UserSlot {
+    /// Whose slot it is.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+}
+
 impl Drop for UserSlot {
     fn drop(&mut self) {
         let mut running = self.table.running.lock().expect("slot table poisoned");

@@ -10,7 +10,9 @@
 //! Bounded work (issue 14): a user runs at most `per_user` backtests at
 //! once on a server ([`BacktestService::admit`], taken by the HTTP guard
 //! before the quota is charged, held until the blocking work has really
-//! ended); a backtest waits at most `queue_wait` for its plugin slots
+//! ended); a backtest then takes a ticket of the server's heavy-work
+//! budget ([`crate::budget`]; 503 before any work when there is no room
+//! in time), waits at most `queue_wait` for its plugin slots
 //! (then [`Error::Busy`], 503) and loads the histories only once it holds
 //! them; a dropped request or a passed deadline raises a flag the signal
 //! loop and the accounting poll; the body carries at most
@@ -27,6 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::active::Plugins;
+use crate::budget::WorkBudget;
 use crate::error::Error;
 pub use forecast_api::backtest::{
     BacktestMetadata, BacktestRequest, BacktestResponse, BenchmarkBody, EquityPoint, MetricsBody,
@@ -68,17 +71,27 @@ pub struct BacktestService {
     signals: Arc<SignalCache>,
     slots: Arc<admission::SlotTable>,
     limits: BacktestLimits,
+    /// The server's budget for heavy work: a run takes a ticket before it
+    /// waits for plugin slots or reads any history.
+    budget: WorkBudget,
 }
 
 impl BacktestService {
-    /// A service over the series of `assets` and `plugins` within `limits`.
-    pub fn new(assets: Arc<dyn AssetStore>, plugins: Arc<Plugins>, limits: BacktestLimits) -> Self {
+    /// A service over the series of `assets` and `plugins` within `limits`
+    /// and the server's heavy-work `budget`.
+    pub fn new(
+        assets: Arc<dyn AssetStore>,
+        plugins: Arc<Plugins>,
+        limits: BacktestLimits,
+        budget: WorkBudget,
+    ) -> Self {
         BacktestService {
             assets,
             plugins,
             signals: Arc::new(SignalCache::new(limits.signal_cache_bytes)),
             slots: Arc::new(admission::SlotTable::default()),
             limits,
+            budget,
         }
     }
 

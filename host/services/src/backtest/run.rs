@@ -19,6 +19,7 @@ use super::response::{shape, DataUse};
 use super::signals::{signals_for, Cancel, CancelOnDrop};
 use super::universe::{load_histories, universe_assets, FEED_AHEAD};
 use super::{timed_out, validation, BacktestService};
+use crate::budget::{backtest_bytes, Ticket, Work};
 use crate::error::Error;
 
 /// Runs a validated request end to end under `slot` (see
@@ -34,6 +35,7 @@ pub(super) async fn run(
     // From here on a dropped request is logged, whatever the phase.
     tracing::info!(strategy = %req.strategy, "backtest started");
     let assets = resolve(svc, &req, queued).await?;
+    let ticket = admit(svc, &slot, assets.len(), queued).await?;
     let runtime = svc.plugins.runtime();
     let permits = admission::plugin_slots(runtime, svc.limits.queue_wait, queued).await?;
     let started = Instant::now();
@@ -60,6 +62,7 @@ pub(super) async fn run(
     let (start, end) = validation::window(&req, &loaded.universe)?;
     let job = Job {
         slot,
+        ticket,
         cancel,
         strategy,
         engine_version: engine.info().version.clone(),
@@ -72,7 +75,7 @@ pub(super) async fn run(
     };
     // The strategy's calls nest under the run's span on the blocking thread.
     let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || span.in_scope(|| job.execute()))
+    crate::budget::spawn_heavy(move || span.in_scope(|| job.execute()))
         .await
         .map_err(|e| Error::Internal(format!("backtest task failed: {e}")))?
 }
@@ -92,6 +95,27 @@ async fn resolve(
     let assets = universe_assets(svc.assets.as_ref(), &req.universe).await;
     resolving.armed = false;
     assets
+}
+
+/// The run's ticket of the heavy-work budget, by the size of its
+/// universe; a drop while waiting is logged from `queued`.
+async fn admit(
+    svc: &BacktestService,
+    slot: &UserSlot,
+    assets: usize,
+    queued: Instant,
+) -> Result<Ticket, Error> {
+    let mut waiting = WaitingForSlots {
+        since: queued,
+        armed: true,
+        phase: "waiting for the heavy-work budget",
+    };
+    let ticket = svc
+        .budget
+        .admit(slot.user(), Work::Backtest, backtest_bytes(assets))
+        .await;
+    waiting.armed = false;
+    ticket
 }
 
 /// The histories and their signals, with the permits back from the
@@ -122,7 +146,7 @@ async fn load(
     // rest as the store reads them; they give the permits back.
     let (feed, fed) = tokio::sync::mpsc::channel(FEED_AHEAD);
     let assets_count = assets.len();
-    let signals_task = tokio::task::spawn_blocking({
+    let signals_task = crate::budget::spawn_heavy({
         let (engine, cache, req, cancel) = (
             engine.clone(),
             svc.signals.clone(),
@@ -166,6 +190,7 @@ async fn load(
 /// The blocking part of a run: the accounting and the body.
 struct Job {
     slot: UserSlot,
+    ticket: Ticket,
     cancel: Cancel,
     strategy: Arc<StrategyPlugin>,
     engine_version: String,
@@ -183,6 +208,7 @@ impl Job {
     fn execute(self) -> Result<BacktestResponse, Error> {
         let Job {
             slot,
+            ticket,
             cancel,
             strategy,
             engine_version,
@@ -195,7 +221,7 @@ impl Job {
         } = self;
         // Held until this returns: the user's slot and the plugin slots
         // are free only once the work has stopped.
-        let _slot = slot;
+        let _slot = (slot, ticket);
         let stopped = |e: Error| {
             if cancel.dropped() {
                 tracing::info!(

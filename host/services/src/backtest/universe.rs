@@ -86,7 +86,14 @@ pub(super) async fn load_histories(
                 if cancel.is_raised() {
                     return Err(timed_out());
                 }
-                let series = Arc::new(db.load_series(a.id).await?.unwrap_or_default());
+                // As an analysis: at most the last MAX_HISTORY_ROWS rows, so
+                // no stored history is too long for the engine (issue 25).
+                let series = db
+                    .load_series(a.id)
+                    .await?
+                    .unwrap_or_default()
+                    .last_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
+                let series = Arc::new(series);
                 cache.put_history(key, series.clone());
                 series
             }

@@ -11,6 +11,7 @@ use forecast_store::{ActivationRecord, Database};
 
 use super::{kinds::parse_kind, lifecycle, report};
 use crate::active::Plugins;
+use crate::budget::{compile_bytes, Ticket, Work, WorkBudget};
 use crate::error::Error;
 
 /// Registry actions taken in the name of `actor` (the activation history
@@ -19,12 +20,34 @@ pub struct RegistryService {
     db: Arc<dyn Database>,
     plugins: Arc<Plugins>,
     actor: &'static str,
+    /// The server's budget for heavy work: compiling a component takes a
+    /// ticket first.
+    budget: WorkBudget,
 }
 
 impl RegistryService {
-    /// Acts on `db`'s registry as `actor`, applying changes to `plugins`.
-    pub fn new(db: Arc<dyn Database>, plugins: Arc<Plugins>, actor: &'static str) -> Self {
-        RegistryService { db, plugins, actor }
+    /// Acts on `db`'s registry as `actor`, applying changes to `plugins`,
+    /// compiling within `budget`.
+    pub fn new(
+        db: Arc<dyn Database>,
+        plugins: Arc<Plugins>,
+        actor: &'static str,
+        budget: WorkBudget,
+    ) -> Self {
+        RegistryService {
+            db,
+            plugins,
+            actor,
+            budget,
+        }
+    }
+
+    /// A ticket for compiling a component of `bytes` (its size unknown
+    /// before the store is read: 0).
+    async fn compiling(&self, bytes: usize) -> Result<Ticket, Error> {
+        self.budget
+            .admit(self.actor, Work::Compile, compile_bytes(bytes))
+            .await
     }
 
     /// Every registered version and whether it is active or shadowed.
@@ -45,6 +68,7 @@ impl RegistryService {
                 "the body must be the component's bytes (Content-Type: application/wasm)".into(),
             ));
         }
+        let _ticket = self.compiling(bytes.len()).await?;
         let r = lifecycle::add(
             self.db.as_ref(),
             self.plugins.runtime_handle(),
@@ -71,6 +95,7 @@ impl RegistryService {
         name: &str,
         version: &str,
     ) -> Result<ActiveResponse, Error> {
+        let _ticket = self.compiling(0).await?;
         let a = lifecycle::activate(
             self.db.as_ref(),
             self.plugins.runtime_handle(),
@@ -93,6 +118,7 @@ impl RegistryService {
 
     /// Starts a shadow run of a registered candidate.
     pub async fn start_shadow(&self, s: &ShadowRequest) -> Result<ShadowStarted, Error> {
+        let _ticket = self.compiling(0).await?;
         let c = lifecycle::start_shadow(
             self.db.as_ref(),
             self.plugins.runtime_handle(),
