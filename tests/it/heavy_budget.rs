@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::{cli_ok, create_key, test_key, Server};
+use common::{cli_ok, create_key, Server};
 use serde_json::Value;
 
 /// The bound on the server's peak resident memory.
@@ -52,7 +52,9 @@ fn assert_refused_early(a: &Answer) {
     );
 }
 
-/// `n` Premium accounts with the default quotas, and a key each.
+/// `n` Premium accounts, and a key each. Their day window binds (100,000
+/// a day, unbounded a minute), so what a test charges is read off one
+/// window that does not roll over during it ([`common::within_one_window`]).
 fn accounts(db: &std::path::Path, n: usize) -> Vec<String> {
     (0..n)
         .map(|i| {
@@ -62,13 +64,27 @@ fn accounts(db: &std::path::Path, n: usize) -> Vec<String> {
                 &["user", "add", "--email", &email, "--tier", "premium"],
                 "",
             );
+            cli_ok(
+                db,
+                &[
+                    "user",
+                    "set-limits",
+                    "--email",
+                    &email,
+                    "--per-minute",
+                    "1000000",
+                    "--per-day",
+                    "100000",
+                ],
+                "",
+            );
             create_key(db, &email, "heavy")
         })
         .collect()
 }
 
-/// Units left in the binding window, read with `GET /api/strategies`
-/// (which costs 1).
+/// Units left in the day window, read with `GET /api/strategies` (which
+/// costs 1).
 async fn remaining(s: &Server, key: &str) -> u64 {
     let r = reqwest::Client::new()
         .get(s.url("/api/strategies"))
@@ -104,6 +120,7 @@ fn peak_rss(pid: u32) -> u64 {
 async fn eight_accounts_backtesting_the_universe_at_once_stay_under_two_gigabytes() {
     let db = common::fresh_db();
     let keys = accounts(&db, 8);
+    common::within_one_window(86_400, 600).await;
     // A long time limit, so the admitted runs finish rather than stopping
     // early: the stricter case for memory.
     let mut s = Server::start_with(db, &[("FORECAST_BACKTEST_TIMEOUT_MS", "600000")]);
@@ -172,10 +189,11 @@ async fn eight_accounts_backtesting_the_universe_at_once_stay_under_two_gigabyte
 #[tokio::test]
 async fn one_accounts_flood_of_analyses_starves_neither_another_account_nor_health() {
     let db = common::fresh_db();
-    let others = accounts(&db, 10);
+    let mut others = accounts(&db, 11);
+    let flooder = others.pop().expect("eleven");
+    common::within_one_window(86_400, 600).await;
     let mut s = Server::start_with(db, &[]);
     let pid = s.process().id();
-    let flooder = test_key().to_string();
     let before = remaining(&s, &flooder).await;
     let mut others_before = Vec::new();
     for key in &others {

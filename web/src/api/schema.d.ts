@@ -176,7 +176,7 @@ export interface paths {
         put?: never;
         /**
          * Portfolio backtest of a strategy plugin over a universe
-         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots; it waits for them at most FORECAST_BACKTEST_QUEUE_MS (default 10 s, then 503 with Retry-After). An account runs at most FORECAST_BACKTESTS_PER_USER (default 2) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
+         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots. Before any work it waits for a turn of the server's heavy-work budget (FORECAST_HEAVY_SLOTS jobs and FORECAST_HEAVY_MEMORY_MB at once, all accounts together) at most FORECAST_HEAVY_WAIT_MS, then for its plugin slots at most FORECAST_BACKTEST_QUEUE_MS (default 10 s each); past either, or with the budget's queue full, the answer is 503 with Retry-After and nothing is charged. An account runs at most FORECAST_BACKTESTS_PER_USER (default 1) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
          */
         post: operations["backtest"];
         delete?: never;
@@ -454,7 +454,7 @@ export interface paths {
         put?: never;
         /**
          * Portfolio backtest of a strategy plugin over a universe
-         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots; it waits for them at most FORECAST_BACKTEST_QUEUE_MS (default 10 s, then 503 with Retry-After). An account runs at most FORECAST_BACKTESTS_PER_USER (default 2) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
+         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots. Before any work it waits for a turn of the server's heavy-work budget (FORECAST_HEAVY_SLOTS jobs and FORECAST_HEAVY_MEMORY_MB at once, all accounts together) at most FORECAST_HEAVY_WAIT_MS, then for its plugin slots at most FORECAST_BACKTEST_QUEUE_MS (default 10 s each); past either, or with the budget's queue full, the answer is 503 with Retry-After and nothing is charged. An account runs at most FORECAST_BACKTESTS_PER_USER (default 1) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
          */
         post: operations["webBacktest"];
         delete?: never;
@@ -2204,9 +2204,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable: the request is refused */
+            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2371,9 +2379,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable: the request is refused */
+            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2480,6 +2496,14 @@ export interface operations {
             /** @description The quota store is unavailable: the request is refused */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2568,6 +2592,14 @@ export interface operations {
             /** @description The quota store is unavailable: the request is refused */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2637,7 +2669,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 2) backtests of this account are already running on this server (then nothing is counted) */
+            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this account are already running on this server (then nothing is counted) */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -2669,7 +2701,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable, or the server's plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed) */
+            /** @description The quota store is unavailable, or the server's heavy-work budget had no turn for the run within FORECAST_HEAVY_WAIT_MS, or its plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed or charged) */
             503: {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */
@@ -3092,9 +3124,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable: the request is refused */
+            /** @description The quota store is unavailable (the request is refused), or: No grading run has completed yet */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3165,6 +3205,14 @@ export interface operations {
             /** @description The quota store is unavailable: the request is refused */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3515,9 +3563,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable: the request is refused */
+            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3682,9 +3738,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable: the request is refused */
+            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3791,6 +3855,14 @@ export interface operations {
             /** @description The quota store is unavailable: the request is refused */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3879,6 +3951,14 @@ export interface operations {
             /** @description The quota store is unavailable: the request is refused */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3957,7 +4037,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 2) backtests of this account are already running on this server (then nothing is counted) */
+            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this account are already running on this server (then nothing is counted) */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -3989,7 +4069,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable, or the server's plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed) */
+            /** @description The quota store is unavailable, or the server's heavy-work budget had no turn for the run within FORECAST_HEAVY_WAIT_MS, or its plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed or charged) */
             503: {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */
@@ -4134,9 +4214,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable: the request is refused */
+            /** @description The quota store is unavailable (the request is refused), or: No grading run has completed yet */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4207,6 +4295,14 @@ export interface operations {
             /** @description The quota store is unavailable: the request is refused */
             503: {
                 headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
