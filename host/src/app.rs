@@ -20,6 +20,7 @@ use forecast_services::analysis::AnalysisService;
 use forecast_services::assets::AssetService;
 use forecast_services::auth;
 use forecast_services::auth::KeyCache;
+use forecast_services::authored::AuthoredService;
 use forecast_services::backtest::{BacktestLimits, BacktestService};
 use forecast_services::budget::WorkBudget;
 use forecast_services::embeddings::CatalogEmbeddings;
@@ -124,6 +125,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
     let freshness = Freshness::new(db.clone());
     // One budget for every heavy job of this server (issue 25).
     let budget = WorkBudget::new(config.heavy);
+    let authored = AuthoredService::new(db.clone(), plugins.clone(), budget.clone());
     let state = AppState::new(Shared {
         // Each service gets only the store traits it uses: the handles are
         // upcasts of the one connection.
@@ -152,7 +154,9 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
                 queue_wait: config.backtest_queue_wait,
             },
             budget.clone(),
+            authored.clone(),
         ),
+        authored,
         matcher,
         ranking: RankingService::new(db.clone()),
         keys: KeyService::new(db.clone()),

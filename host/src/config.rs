@@ -173,6 +173,18 @@ pub struct PluginSettings {
     /// How often, in milliseconds, a server checks the plugin registry for activations, rollbacks and shadow runs (at least 50); every server sharing the database follows a change within this plus the load time.
     #[arg(long, env = "FORECAST_PLUGIN_POLL_MS", value_name = "MS", default_value = "1000", value_parser = millis::<50>)]
     pub plugin_poll_ms: Duration,
+    /// Public keys trusted to sign plugin bundles, comma-separated, each `ed25519:<base64 of the 32-byte key>` as `forecast plugin keygen` prints it. A signed component from another key is refused by `forecast plugin add`, `FORECAST_PLUGIN_DIR` and the sharing of an uploaded strategy. Unset: any valid signature is accepted (and its signer shown).
+    #[arg(
+        long,
+        env = "FORECAST_PLUGIN_TRUST",
+        value_name = "KEYS",
+        default_value = "",
+        hide_default_value = true
+    )]
+    pub plugin_trust: String,
+    /// Whether unsigned components are `allow`ed or `refuse`d by `forecast plugin add`, `FORECAST_PLUGIN_DIR` and the sharing of an uploaded strategy (an author's private uploads may always be unsigned).
+    #[arg(long, env = "FORECAST_PLUGIN_UNSIGNED", value_name = "allow|refuse", default_value = "allow", value_parser = allow_refuse)]
+    pub plugin_unsigned_allowed: bool,
     /// Profiling: write `/tmp/perf-<pid>.map` so that `perf report` names the plugins' functions (on/off).
     #[arg(long, env = "FORECAST_WASM_PERFMAP", value_name = "ON|OFF", default_value = "off", action = ArgAction::Set, value_parser = on_off)]
     pub wasm_perfmap: bool,
@@ -279,6 +291,14 @@ pub struct Matcher {
 // expected; [`ConfigError::from_clap`] adds the variable and the value.
 
 /// An integer of at least `MIN` (surrounding blanks ignored).
+fn allow_refuse(raw: &str) -> Result<bool, String> {
+    match raw.trim() {
+        "allow" => Ok(true),
+        "refuse" => Ok(false),
+        _ => Err("expected allow or refuse".into()),
+    }
+}
+
 fn at_least<const MIN: u64>(raw: &str) -> Result<u64, String> {
     match raw.trim().parse::<u64>() {
         Ok(v) if v >= MIN => Ok(v),
@@ -461,6 +481,9 @@ pub struct Config {
     pub plugin_dir: Option<PathBuf>,
     /// `FORECAST_PLUGIN_POLL_MS`.
     pub plugin_poll: Duration,
+    /// `FORECAST_PLUGIN_TRUST` (raw; parsed by the bundle crate's trust
+    /// policy) and `FORECAST_PLUGIN_UNSIGNED`.
+    pub plugin_trust: (String, bool),
     /// `FORECAST_ADMIN_TOKEN` (`None`: the admin API is disabled).
     pub admin_token: Option<String>,
     /// `FORECAST_LLM_URL`, `FORECAST_LLM_MODEL`, `FORECAST_LLM_API_KEY`,
@@ -731,6 +754,7 @@ impl Settings {
             signal_cache_bytes: (backtests.signal_cache_mb as usize) << 20,
             plugin_dir: plugins.plugin_dir,
             plugin_poll: plugins.plugin_poll_ms,
+            plugin_trust: (plugins.plugin_trust, plugins.plugin_unsigned_allowed),
             admin_token: serving.admin_token,
             llm,
             model: matcher.model_dir,

@@ -38,5 +38,6 @@ mod replicas;
 mod request_path;
 mod shutdown;
 mod smoke;
+mod strategy_uploads;
 mod telemetry;
 mod web;

@@ -524,6 +524,26 @@ pub struct StrategyItem {
     pub description: String,
     /// SHA-256 of the component.
     pub sha256: String,
+    /// `builtin` (the server's, the registry's or FORECAST_PLUGIN_DIR's),
+    /// `shared` (an author's, runnable by every Premium user) or `private`
+    /// (yours, runnable by you only).
+    #[serde(default = "builtin")]
+    #[schema(example = "builtin")]
+    pub visibility: String,
+    /// The author's handle (`@u…`) for uploaded strategies; null for built-ins.
+    #[serde(default)]
+    pub owner: Option<String>,
+    /// Key id of the bundle's signer (`ed25519:…`); null when unsigned.
+    #[serde(default)]
+    pub signer: Option<String>,
+    /// Every stored version of an uploaded strategy, newest first (empty
+    /// for built-ins).
+    #[serde(default)]
+    pub versions: Vec<String>,
+}
+
+fn builtin() -> String {
+    "builtin".into()
 }
 
 /// `{strategies}`.

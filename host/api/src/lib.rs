@@ -15,6 +15,7 @@ pub mod accounts;
 pub mod admin;
 pub mod analysis;
 pub mod assets;
+pub mod authored;
 pub mod backtest;
 pub mod health;
 pub mod matcher;

@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::Json as JsonBody;
-use super::guard::BacktestSlot;
+use super::guard::{ApiUser, BacktestSlot};
 use crate::AppState;
 
 /// The backtest route (metered at cost 5 by the caller's route layer).
@@ -61,14 +61,17 @@ async fn run(
     get,
     path = "/api/strategies",
     operation_id = "strategies",
-    summary = "The strategies POST /api/backtest can name (built-in, registered and FORECAST_PLUGIN_DIR plugins)",
+    summary = "The strategies POST /api/backtest can name: built-in (the server's, registered and FORECAST_PLUGIN_DIR plugins), then the uploaded ones you may run (yours and shared ones, as @handle/name)",
     responses((status = 200, description = "OK", body = StrategyList))
 )]
-async fn list(State(state): State<AppState>) -> Response {
+async fn list(
+    State(state): State<AppState>,
+    Extension(ApiUser(user)): Extension<ApiUser>,
+) -> Result<Response, ApiError> {
     let strategies = state.plugins.strategies();
-    let body = {
+    let (list, bytes) = {
         let mut listing = state.strategy_listing.lock().expect("listing poisoned");
-        let same = listing.as_ref().is_some_and(|(held, _)| {
+        let same = listing.as_ref().is_some_and(|(held, _, _)| {
             held.len() == strategies.len()
                 && held.iter().zip(&strategies).all(|(a, b)| Arc::ptr_eq(a, b))
         });
@@ -81,19 +84,30 @@ async fn list(State(state): State<AppState>) -> Response {
                         version: s.info().version.clone(),
                         description: s.description().to_string(),
                         sha256: s.info().sha256.clone(),
+                        visibility: "builtin".into(),
+                        owner: None,
+                        signer: None,
+                        versions: Vec::new(),
                     })
                     .collect(),
             };
             let bytes = Bytes::from(serde_json::to_vec(&list).expect("the listing serialises"));
-            *listing = Some((strategies, bytes));
+            *listing = Some((strategies, list, bytes));
         }
-        listing.as_ref().map(|(_, b)| b.clone()).unwrap_or_default()
+        let (_, list, bytes) = listing.as_ref().expect("just filled");
+        (list.clone(), bytes.clone())
     };
-    // Serialised once per set of loaded strategies (the same plugins, by
-    // identity), as `Json` would write it.
-    (
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        body,
-    )
-        .into_response()
+    // The built-ins, serialised once per set of loaded strategies (the same
+    // plugins, by identity); then the authors' uploads this user may run.
+    let authored = state.authored.listed(&user.id).await?;
+    if authored.is_empty() {
+        return Ok((
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            bytes,
+        )
+            .into_response());
+    }
+    let mut list = list;
+    list.strategies.extend(authored);
+    Ok(Json(list).into_response())
 }

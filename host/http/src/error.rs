@@ -61,6 +61,9 @@ pub enum ApiError {
         /// Seconds to wait.
         retry_after: u64,
     },
+    /// 415: a body of a type the route does not take.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// 422: the asset's history is too short to analyse.
     #[error("{0}")]
     Unprocessable(String),
@@ -93,6 +96,7 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) | ApiError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,

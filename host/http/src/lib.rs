@@ -29,6 +29,7 @@ pub mod metrics;
 mod ranking;
 pub mod session;
 mod state;
+mod strategies;
 mod watchlist;
 mod web_app;
 
@@ -66,7 +67,8 @@ fn data_groups() -> [(OpenApiRouter<AppState>, u32, guard::Concurrency); 2] {
                 .merge(assets::router())
                 .merge(analysis::router())
                 .merge(ranking::router())
-                .merge(backtest::listing_router()),
+                .merge(backtest::listing_router())
+                .merge(strategies::manage_router()),
             1,
             guard::Concurrency::Unbounded,
         ),
@@ -113,6 +115,28 @@ fn web_data_routes(state: &AppState) -> OpenApiRouter<AppState> {
     OpenApiRouter::new().nest("/web", all)
 }
 
+/// `POST /api/strategies` behind a Premium Bearer key and its `/web/api`
+/// twin behind the session, each at a cost of 5 like a backtest, with their
+/// own body limit (components are larger than API bodies).
+fn upload_routes(state: &AppState) -> OpenApiRouter<AppState> {
+    let cost = guard::Cost(5);
+    let mut bearer = strategies::upload_router().route_layer(middleware::from_fn_with_state(
+        (state.clone(), cost, guard::Concurrency::Unbounded),
+        guard::bearer,
+    ));
+    docs::metered(bearer.get_openapi_mut(), cost.0);
+    let mut web = strategies::upload_router().route_layer(middleware::from_fn_with_state(
+        (state.clone(), cost, guard::Concurrency::Unbounded),
+        guard::session,
+    ));
+    docs::web_metered(web.get_openapi_mut(), cost.0);
+    bearer
+        .merge(OpenApiRouter::new().nest("/web", web))
+        .layer(RequestBodyLimitLayer::new(
+            forecast_services::authored::MAX_UPLOAD_BYTES,
+        ))
+}
+
 /// The routes authenticated by the web session cookie (and `/auth/login`,
 /// which starts one).
 fn session_routes() -> OpenApiRouter<AppState> {
@@ -138,7 +162,9 @@ pub fn api(state: &AppState) -> OpenApiRouter<AppState> {
         .merge(bearer_routes(state))
         .merge(web_data_routes(state))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
-    let all = limited.merge(admin::router(state));
+    let all = limited
+        .merge(admin::router(state))
+        .merge(upload_routes(state));
     // With FORECAST_METRICS_ADDR, /metrics is served on that listener
     // only (`metrics::private_router`).
     if state.config.metrics_on_main {
@@ -272,8 +298,10 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// layers outside our control (413 from the body limit, …) and adds the
 /// request id to hidden 500s so operators can find the logged cause.
 async fn json_errors(req: Request, next: Next) -> Response {
-    // The admin API's uploads have their own, larger, body limit.
+    // The admin API's and the strategy uploads have their own, larger,
+    // body limits.
     let admin_path = req.uri().path().starts_with("/api/admin/");
+    let upload_path = strategies::is_upload_path(req.uri().path());
     let request_id = req
         .headers()
         .get(REQUEST_ID)
@@ -303,6 +331,8 @@ async fn json_errors(req: Request, next: Next) -> Response {
         StatusCode::PAYLOAD_TOO_LARGE => {
             let limit = if admin_path {
                 admin::MAX_UPLOAD_BYTES
+            } else if upload_path {
+                forecast_services::authored::MAX_UPLOAD_BYTES
             } else {
                 MAX_BODY_BYTES
             };

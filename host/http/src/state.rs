@@ -74,6 +74,8 @@ pub struct Shared {
     pub verdicts: VerdictService,
     /// `POST /api/backtest`.
     pub backtests: BacktestService,
+    /// `/api/strategies`: the authors' uploads.
+    pub authored: forecast_services::authored::AuthoredService,
     /// `POST /api/match-tickers`.
     pub matcher: MatcherService,
     /// `GET /api/ranking`.
@@ -111,6 +113,7 @@ pub struct Shared {
 pub type StrategyListing = std::sync::Mutex<
     Option<(
         Vec<Arc<forecast_plugins::strategy::StrategyPlugin>>,
+        forecast_api::backtest::StrategyList,
         axum::body::Bytes,
     )>,
 >;

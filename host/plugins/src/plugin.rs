@@ -68,6 +68,9 @@ pub struct Plugin<W: World> {
     info: PluginInfo,
     description: String,
     label: Arc<str>,
+    /// What the component imports, by name (whatever the world does not
+    /// provide is linked as a trap).
+    imports: Vec<String>,
     pre: W::Pre,
     runtime: Arc<PluginRuntime>,
     pub(crate) ext: W::Ext,
@@ -99,6 +102,11 @@ impl<W: World> Plugin<W> {
             message: format!("{e:#}"),
         };
         let component = Component::new(runtime.engine(), bytes).map_err(fail)?;
+        let imports = component
+            .component_type()
+            .imports(runtime.engine())
+            .map(|(name, _)| name.to_string())
+            .collect();
         let mut linker = Linker::new(runtime.engine());
         W::link(&mut linker).map_err(fail)?;
         // Whatever else the component imports (WASI included) traps: a
@@ -117,6 +125,7 @@ impl<W: World> Plugin<W> {
             },
             description: String::new(),
             label: provisional.clone(),
+            imports,
             pre,
             runtime,
             ext: W::Ext::default(),
@@ -154,6 +163,12 @@ impl<W: World> Plugin<W> {
     }
 
     /// `kind/name@version`, shared with every store of this plugin.
+    /// What the component imports, by name (e.g.
+    /// `forecast:plugins/host-log@0.1.0`, `wasi:cli/stdout@0.2.6`).
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+
     pub(crate) fn label(&self) -> &Arc<str> {
         &self.label
     }

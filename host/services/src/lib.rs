@@ -10,6 +10,7 @@ pub mod active;
 pub mod analysis;
 pub mod assets;
 pub mod auth;
+pub mod authored;
 pub mod backtest;
 pub mod budget;
 pub mod embeddings;

@@ -32,6 +32,7 @@ mod quotas;
 mod registry;
 mod rows;
 mod sql;
+mod strategies;
 mod work_list;
 
 mod postgres;
@@ -54,12 +55,16 @@ pub use registry::{
     ActivationRecord, AddOutcome, PluginRecord, PluginRegistry, ShadowConfig, ShadowSample,
 };
 pub use sqlite::SqliteStore;
+pub use strategies::{
+    AuthoredStrategy, StrategyStore, UpdateOutcome, UploadLimits, UploadOutcome, UploadRecord,
+};
 
 /// Every store trait, for call sites: `use forecast_store::prelude::*;`.
 pub mod prelude {
     pub use crate::{
         AccountStore, AssetStore, CacheStore, Database, EmbeddingStore, GenerationStore,
         GradingStore, JobStore, PluginRegistry, QuotaStore, SettingsStore, StoreAdmin,
+        StrategyStore,
     };
 }
 
@@ -142,6 +147,7 @@ pub trait Database:
     + GradingStore
     + JobStore
     + PluginRegistry
+    + StrategyStore
     + Send
     + Sync
     + 'static
@@ -160,6 +166,7 @@ impl<T> Database for T where
         + GradingStore
         + JobStore
         + PluginRegistry
+        + StrategyStore
         + Send
         + Sync
         + 'static

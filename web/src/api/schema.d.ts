@@ -285,14 +285,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The strategies POST /api/backtest can name (built-in, registered and FORECAST_PLUGIN_DIR plugins) */
+        /** The strategies POST /api/backtest can name: built-in (the server's, registered and FORECAST_PLUGIN_DIR plugins), then the uploaded ones you may run (yours and shared ones, as @handle/name) */
         get: operations["strategies"];
         put?: never;
-        post?: never;
+        /**
+         * Upload a strategy component: type-checked against the strategy world, self-tested, stored immutable, private to you
+         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version".
+         */
+        post: operations["uploadStrategy"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/strategies/{handle}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete one of your uploaded strategies: no longer listed or runnable; its versions are never reused for other bytes */
+        delete: operations["deleteStrategy"];
+        options?: never;
+        head?: never;
+        /** Share one of your uploaded strategies with every Premium user (or stop), or pick the version that runs */
+        patch: operations["changeStrategy"];
         trace?: never;
     };
     "/auth/login": {
@@ -490,14 +512,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The strategies POST /api/backtest can name (built-in, registered and FORECAST_PLUGIN_DIR plugins) */
+        /** The strategies POST /api/backtest can name: built-in (the server's, registered and FORECAST_PLUGIN_DIR plugins), then the uploaded ones you may run (yours and shared ones, as @handle/name) */
         get: operations["webStrategies"];
         put?: never;
-        post?: never;
+        /**
+         * Upload a strategy component: type-checked against the strategy world, self-tested, stored immutable, private to you
+         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version".
+         */
+        post: operations["webUploadStrategy"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/web/api/strategies/{handle}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete one of your uploaded strategies: no longer listed or runnable; its versions are never reused for other bytes */
+        delete: operations["deleteStrategy"];
+        options?: never;
+        head?: never;
+        /** Share one of your uploaded strategies with every Premium user (or stop), or pick the version that runs */
+        patch: operations["changeStrategy"];
         trace?: never;
     };
     "/web/watchlist": {
@@ -1453,6 +1497,16 @@ export interface components {
          * @enum {string}
          */
         SortOrder: "asc" | "desc";
+        /** @description `PATCH /api/strategies/{handle}/{name}`: what to change (at least one). */
+        StrategyChange: {
+            /** @description Share with every Premium user (true) or keep it to yourself (false). */
+            shared?: boolean | null;
+            /**
+             * @description The stored version that runs when a request names none.
+             * @example 0.1.0
+             */
+            current_version?: string | null;
+        };
         /** @description One loaded strategy. */
         StrategyItem: {
             /** @description What `strategy` names in a backtest request. */
@@ -1463,11 +1517,38 @@ export interface components {
             description: string;
             /** @description SHA-256 of the component. */
             sha256: string;
+            /**
+             * @description `builtin` (the server's, the registry's or FORECAST_PLUGIN_DIR's),
+             *     `shared` (an author's, runnable by every Premium user) or `private`
+             *     (yours, runnable by you only).
+             * @example builtin
+             */
+            visibility?: string;
+            /** @description The author's handle (`@u…`) for uploaded strategies; null for built-ins. */
+            owner?: string | null;
+            /** @description Key id of the bundle's signer (`ed25519:…`); null when unsigned. */
+            signer?: string | null;
+            /**
+             * @description Every stored version of an uploaded strategy, newest first (empty
+             *     for built-ins).
+             */
+            versions?: string[];
         };
         /** @description `{strategies}`. */
         StrategyList: {
             /** @description By name. */
             strategies: components["schemas"]["StrategyItem"][];
+        };
+        /** @description An uploaded strategy after a change. */
+        StrategyState: {
+            /** @description `@handle/name`. */
+            strategy: string;
+            /** @description The version that runs when a request names none. */
+            current_version: string;
+            /** @description Runnable by every Premium user. */
+            shared: boolean;
+            /** @description Every stored version, newest first. */
+            versions: string[];
         };
         /** @description One match, as the spec names it. */
         TickerMatch: {
@@ -1535,6 +1616,42 @@ export interface components {
             last_price_date?: string | null;
             /** @description Why it could not be used. */
             reason: string;
+        };
+        /** @description A stored version of an uploaded strategy (`POST /api/strategies`). */
+        UploadedStrategy: {
+            /**
+             * @description What `strategy` names in a backtest request: `@handle/name`
+             *     (add `@version` to pin a version).
+             * @example @u3f2a91c0d4/dip-buyer
+             */
+            strategy: string;
+            /**
+             * @description The version this upload stored (what the component reports).
+             * @example 0.1.0
+             */
+            version: string;
+            /** @description Hex SHA-256 of the component; (owner, name, version) keeps it forever. */
+            sha256: string;
+            /**
+             * Format: int64
+             * @description Size of the component in bytes.
+             */
+            size: number;
+            /** @description What it does, in its author's words. */
+            description: string;
+            /**
+             * @description Every import of the component: the `strategy` world's, and WASI
+             *     interfaces of a Rust standard library, which are linked as traps.
+             */
+            imports: string[];
+            /** @description Key id of the bundle's signer (`ed25519:…`); null when unsigned. */
+            signer?: string | null;
+            /** @description The version that runs when a request names none. */
+            current_version: string;
+            /** @description Runnable by every Premium user (false: by its owner only). */
+            shared: boolean;
+            /** @description False when this exact version was already stored (the same bytes). */
+            created: boolean;
         };
         /** @description `metadata` of a verdict. */
         VerdictMetadata: {
@@ -3221,6 +3338,404 @@ export interface operations {
             };
         };
     };
+    uploadStrategy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The component's bytes (at most 8 MiB) */
+        requestBody: {
+            content: {
+                "application/wasm": number[];
+            };
+        };
+        responses: {
+            /** @description This exact version was already stored */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadedStrategy"];
+                };
+            };
+            /** @description Stored */
+            201: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadedStrategy"];
+                };
+            };
+            /** @description Empty body */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The version is stored with other bytes, or a per-account limit is reached */
+            409: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over 8 MiB */
+            413: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not application/wasm */
+            415: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not a loadable strategy component: the detail names the import, name, version, self-test or deadline that refused it; nothing was stored */
+            422: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable (the request is refused), or: No turn of the server's heavy-work budget came in time; nothing was stored or charged; Retry-After says when to retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteStrategy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Your handle with its @
+                 * @example @u3f2a91c0d4
+                 */
+                handle: string;
+                /**
+                 * @description The strategy's name
+                 * @example dip-buyer
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description You have no such strategy (another account's is answered the same) */
+            404: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable: the request is refused */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    changeStrategy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Your handle with its @
+                 * @example @u3f2a91c0d4
+                 */
+                handle: string;
+                /**
+                 * @description The strategy's name
+                 * @example dip-buyer
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StrategyChange"];
+            };
+        };
+        responses: {
+            /** @description Changed */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StrategyState"];
+                };
+            };
+            /** @description Nothing to change, an unknown field, or a version the strategy does not have */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description You have no such strategy (another account's is answered the same) */
+            404: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable: the request is refused */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     login: {
         parameters: {
             query?: never;
@@ -4303,6 +4818,279 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix epoch seconds (UTC) when that window ends. */
                     "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webUploadStrategy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The component's bytes (at most 8 MiB) */
+        requestBody: {
+            content: {
+                "application/wasm": number[];
+            };
+        };
+        responses: {
+            /** @description This exact version was already stored */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadedStrategy"];
+                };
+            };
+            /** @description Stored */
+            201: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadedStrategy"];
+                };
+            };
+            /** @description Empty body */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid session, or a Bearer key was sent */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Origin missing or not the configured web origin (CSRF) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The version is stored with other bytes, or a per-account limit is reached */
+            409: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over 8 MiB */
+            413: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not application/wasm */
+            415: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not a loadable strategy component: the detail names the import, name, version, self-test or deadline that refused it; nothing was stored */
+            422: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable (the request is refused), or: No turn of the server's heavy-work budget came in time; nothing was stored or charged; Retry-After says when to retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteStrategy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Your handle with its @
+                 * @example @u3f2a91c0d4
+                 */
+                handle: string;
+                /**
+                 * @description The strategy's name
+                 * @example dip-buyer
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description You have no such strategy (another account's is answered the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    changeStrategy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Your handle with its @
+                 * @example @u3f2a91c0d4
+                 */
+                handle: string;
+                /**
+                 * @description The strategy's name
+                 * @example dip-buyer
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StrategyChange"];
+            };
+        };
+        responses: {
+            /** @description Changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StrategyState"];
+                };
+            };
+            /** @description Nothing to change, an unknown field, or a version the strategy does not have */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description You have no such strategy (another account's is answered the same) */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::active::Plugins;
+use crate::authored::AuthoredService;
 use crate::budget::WorkBudget;
 use crate::error::Error;
 pub use forecast_api::backtest::{
@@ -74,6 +75,8 @@ pub struct BacktestService {
     /// The server's budget for heavy work: a run takes a ticket before it
     /// waits for plugin slots or reads any history.
     budget: WorkBudget,
+    /// The authors' uploaded strategies (`@handle/name`).
+    authored: AuthoredService,
 }
 
 impl BacktestService {
@@ -84,8 +87,10 @@ impl BacktestService {
         plugins: Arc<Plugins>,
         limits: BacktestLimits,
         budget: WorkBudget,
+        authored: AuthoredService,
     ) -> Self {
         BacktestService {
+            authored,
             assets,
             plugins,
             signals: Arc::new(SignalCache::new(limits.signal_cache_bytes)),

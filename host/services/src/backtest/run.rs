@@ -30,7 +30,11 @@ pub(super) async fn run(
     slot: UserSlot,
 ) -> Result<BacktestResponse, Error> {
     let queued = Instant::now();
-    let strategy = validation::strategy(&svc.plugins, &req.strategy)?;
+    let strategy = match req.strategy.starts_with('@') {
+        // An author's upload, if this user may run it.
+        true => svc.authored.resolve(slot.user(), &req.strategy).await?,
+        false => validation::strategy(&svc.plugins, &req.strategy)?,
+    };
     let engine = svc.plugins.segmentation();
     // From here on a dropped request is logged, whatever the phase.
     tracing::info!(strategy = %req.strategy, "backtest started");

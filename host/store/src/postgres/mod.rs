@@ -16,6 +16,7 @@ mod grading;
 mod jobs;
 mod quotas;
 mod registry;
+mod strategies;
 
 use std::collections::HashMap;
 use std::hash::Hash;

@@ -15,6 +15,7 @@ mod grading;
 mod jobs;
 mod quotas;
 mod registry;
+mod strategies;
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -12,6 +12,7 @@ mod grading;
 mod jobs;
 mod quotas;
 mod registry;
+mod strategies;
 
 pub(crate) use std::sync::Arc;
 
@@ -77,6 +78,7 @@ on_both_backends!(grading_suite, grading::grading_conformance);
 on_both_backends!(registry_suite, registry::registry_conformance);
 on_both_backends!(jobs_suite, jobs::jobs_conformance);
 on_both_backends!(embeddings_suite, embeddings::embeddings_conformance);
+on_both_backends!(strategies_suite, strategies::strategies_conformance);
 
 #[test]
 fn redact_hides_credentials() {

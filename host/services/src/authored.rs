@@ -1,0 +1,505 @@
+//! Strategies uploaded by their authors (issue 26): the upload (compiled
+//! and type-checked as the `strategy` world within the heavy-work budget
+//! and a deadline, its imports checked, its self-tests run, then stored
+//! immutable), who may see and run which, and the compiled plugins kept
+//! by sha256.
+//!
+//! Names: an author's strategies live under the author's handle,
+//! `@u` followed by 10 hex digits of the SHA-256 of the account id
+//! ([`handle_of`]), so no upload can take a built-in's name or another
+//! author's, and a handle says nothing about its owner's e-mail. A request
+//! names `@handle/name` (the version chosen by the owner) or
+//! `@handle/name@version`. A private strategy of another account is
+//! answered exactly as a name that does not exist.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use forecast_api::authored::{StrategyChange, StrategyState, UploadedStrategy};
+use forecast_api::backtest::StrategyItem;
+use forecast_plugins::strategy::{valid_name, UNNAMED};
+use forecast_plugins::StrategyPlugin;
+use forecast_store::{
+    AuthoredStrategy, StrategyStore, UpdateOutcome, UploadLimits, UploadOutcome, UploadRecord,
+};
+use sha2::{Digest, Sha256};
+
+use crate::active::Plugins;
+use crate::budget::{compile_bytes, spawn_heavy, Work, WorkBudget};
+use crate::error::Error;
+use crate::registry::{self_test, Loaded};
+
+/// The largest component or bundle an upload may carry.
+pub const MAX_UPLOAD_BYTES: usize = 8 << 20;
+
+/// Strategies one account may have, and versions one strategy may have.
+pub const LIMITS: UploadLimits = UploadLimits {
+    strategies_per_owner: 20,
+    versions_per_strategy: 50,
+};
+
+/// How long compiling, type-checking and self-testing an upload may take;
+/// past it the upload is refused (its thread finishes on its own, still
+/// holding its share of the heavy-work budget).
+pub const COMPILE_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Compiled uploads kept in memory, by sha256.
+const COMPILED_KEPT: usize = 64;
+
+/// Imports an upload may have besides none: the `strategy` world's, and the
+/// WASI interfaces a Rust standard library on `wasm32-wasip2` always
+/// imports, which the host links as traps. Anything else (a filesystem, a
+/// socket, HTTP) refuses the upload, naming the import.
+const ALLOWED_IMPORTS: &[&str] = &[
+    "forecast:plugins/",
+    "wasi:cli/",
+    "wasi:io/",
+    "wasi:clocks/",
+    "wasi:random/",
+];
+
+/// An author's handle: `u` and 10 hex digits of the SHA-256 of the account
+/// id (stable, unique in practice, and no hint of the e-mail).
+pub fn handle_of(user_id: &str) -> String {
+    let digest = hex::encode(Sha256::digest(user_id.as_bytes()));
+    format!("u{}", &digest[..10])
+}
+
+/// `@handle/name[@version]`, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StrategyRef {
+    /// Without `@`.
+    pub handle: String,
+    /// The strategy's bare name.
+    pub name: String,
+    /// A pinned version, if any.
+    pub version: Option<String>,
+}
+
+impl StrategyRef {
+    /// `@handle/name[@version]`; `None` for anything else (a built-in's name).
+    pub fn parse(s: &str) -> Option<StrategyRef> {
+        let rest = s.strip_prefix('@')?;
+        let (handle, rest) = rest.split_once('/')?;
+        let (name, version) = match rest.split_once('@') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (rest, None),
+        };
+        let handle_ok = (2..=32).contains(&handle.len())
+            && handle
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        let version_ok = version
+            .as_deref()
+            .is_none_or(|v| (1..=32).contains(&v.len()));
+        (handle_ok && valid_name(name) && version_ok).then(|| StrategyRef {
+            handle: handle.to_string(),
+            name: name.to_string(),
+            version,
+        })
+    }
+
+    fn label(&self) -> String {
+        format!("@{}/{}", self.handle, self.name)
+    }
+}
+
+/// What an upload carries.
+pub enum Upload {
+    /// A bare component (`application/wasm`).
+    Component(Vec<u8>),
+}
+
+/// The uploads' service.
+#[derive(Clone)]
+pub struct AuthoredService {
+    store: Arc<dyn StrategyStore>,
+    plugins: Arc<Plugins>,
+    budget: WorkBudget,
+    compiled: Arc<Mutex<HashMap<String, Arc<StrategyPlugin>>>>,
+}
+
+impl AuthoredService {
+    /// A service over `store`, compiling with `plugins`' runtime within
+    /// `budget`.
+    pub fn new(store: Arc<dyn StrategyStore>, plugins: Arc<Plugins>, budget: WorkBudget) -> Self {
+        AuthoredService {
+            store,
+            plugins,
+            budget,
+            compiled: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// Stores an upload of `owner_id`: 201-worthy (`created`) or the same
+    /// version again; refused with the reason otherwise, nothing stored.
+    pub async fn upload(&self, owner_id: &str, upload: Upload) -> Result<UploadedStrategy, Error> {
+        let Upload::Component(bytes) = upload;
+        let (signer, manifest) = (None::<String>, None::<String>);
+        if bytes.is_empty() {
+            return Err(Error::Invalid(
+                "the body must be a strategy component (Content-Type: application/wasm)".into(),
+            ));
+        }
+        let plugin = self.compile(owner_id, bytes.clone()).await?;
+        let info = plugin.info().clone();
+        let handle = handle_of(owner_id);
+        let record = UploadRecord {
+            owner_id: owner_id.to_string(),
+            name: info.name.clone(),
+            version: info.version.clone(),
+            sha256: info.sha256.clone(),
+            size: bytes.len() as i64,
+            signer: signer.clone(),
+            manifest,
+            uploaded_at: chrono::Utc::now().timestamp(),
+        };
+        let label = format!("@{handle}/{}", info.name);
+        let created = match self
+            .store
+            .add_upload(&handle, &record, &bytes, LIMITS)
+            .await?
+        {
+            UploadOutcome::Added => true,
+            UploadOutcome::AlreadyPresent => false,
+            UploadOutcome::Conflict(existing) => {
+                return Err(Error::Conflict(format!(
+                    "{label} version {} is already stored with other bytes (sha256 {existing}); \
+                     a version never changes: raise the version your component reports",
+                    info.version
+                )))
+            }
+            UploadOutcome::TooManyStrategies => {
+                return Err(Error::Conflict(format!(
+                    "this account already has {} strategies, the most one account may; \
+                     delete one first",
+                    LIMITS.strategies_per_owner
+                )))
+            }
+            UploadOutcome::TooManyVersions => {
+                return Err(Error::Conflict(format!(
+                    "{label} already has {} versions, the most one strategy may; delete it \
+                     and upload again, or publish under another name",
+                    LIMITS.versions_per_strategy
+                )))
+            }
+        };
+        self.keep(plugin.clone());
+        let held = self
+            .store
+            .authored_strategy(&handle, &info.name)
+            .await?
+            .ok_or_else(|| Error::Internal(format!("{label} vanished after its upload")))?;
+        Ok(UploadedStrategy {
+            strategy: label,
+            version: info.version,
+            sha256: info.sha256,
+            size: record.size,
+            description: plugin.description().to_string(),
+            imports: plugin.imports().to_vec(),
+            signer,
+            current_version: held.current_version,
+            shared: held.shared,
+            created,
+        })
+    }
+
+    /// Compiles, type-checks and self-tests `bytes` as a strategy, as a
+    /// heavy job of `owner_id` with [`COMPILE_DEADLINE`].
+    async fn compile(&self, owner_id: &str, bytes: Vec<u8>) -> Result<Arc<StrategyPlugin>, Error> {
+        let ticket = self
+            .budget
+            .admit(owner_id, Work::Compile, compile_bytes(bytes.len()))
+            .await?;
+        let runtime = self.plugins.runtime_handle().clone();
+        let permit = tokio::time::timeout(COMPILE_DEADLINE, runtime.acquire())
+            .await
+            .map_err(|_| Error::Busy {
+                detail: "no plugin slot came free to check the upload; nothing was stored, \
+                         retry shortly"
+                    .into(),
+                retry_after: 5,
+            })?;
+        let span = tracing::Span::current();
+        let work = spawn_heavy(move || {
+            let _in = span.enter();
+            // Held until the compilation has really ended.
+            let _ticket = ticket;
+            let plugin = StrategyPlugin::load(runtime, UNNAMED, &bytes).map_err(|e| {
+                Error::Refused(format!("the component is not a loadable strategy: {e}"))
+            })?;
+            check_imports(plugin.imports())?;
+            let info = plugin.info();
+            if !valid_name(&info.name) {
+                return Err(Error::Refused(format!(
+                    "the strategy calls itself '{}': a name is 1 to 64 lower-case letters, \
+                     digits, '-' or '_'",
+                    forecast_api::quote(&info.name)
+                )));
+            }
+            if !crate::registry::valid_version(&info.version) {
+                return Err(Error::Refused(format!(
+                    "the strategy reports version '{}', not a semantic version such as 1.2.3",
+                    forecast_api::quote(&info.version)
+                )));
+            }
+            let loaded = Loaded::Strategy(Arc::new(plugin));
+            self_test(&loaded, &permit)?;
+            match loaded {
+                Loaded::Strategy(p) => Ok(p),
+                _ => unreachable!("loaded as a strategy"),
+            }
+        });
+        match tokio::time::timeout(COMPILE_DEADLINE, work).await {
+            Ok(done) => done.map_err(|e| Error::Internal(format!("checking the upload: {e}")))?,
+            Err(_) => Err(Error::Refused(format!(
+                "checking the component took longer than {} s (compilation and self-tests); \
+                 nothing was stored",
+                COMPILE_DEADLINE.as_secs()
+            ))),
+        }
+    }
+
+    fn keep(&self, plugin: Arc<StrategyPlugin>) {
+        let mut compiled = self.compiled.lock().expect("compiled poisoned");
+        if compiled.len() >= COMPILED_KEPT {
+            // Any one: a dropped entry is compiled again when next run.
+            if let Some(k) = compiled.keys().next().cloned() {
+                compiled.remove(&k);
+            }
+        }
+        compiled.insert(plugin.info().sha256.clone(), plugin);
+    }
+
+    /// The strategy `reference` names for `viewer_id`: its own or a shared
+    /// one; anything else is the same 400 as an unknown name.
+    pub async fn resolve(
+        &self,
+        viewer_id: &str,
+        reference: &str,
+    ) -> Result<Arc<StrategyPlugin>, Error> {
+        let unknown = || {
+            Error::Invalid(format!(
+                "strategy: unknown strategy '{}'; GET /api/strategies lists the ones you can run",
+                forecast_api::quote(reference)
+            ))
+        };
+        let r = StrategyRef::parse(reference).ok_or_else(unknown)?;
+        let s = self
+            .store
+            .authored_strategy(&r.handle, &r.name)
+            .await?
+            .filter(|s| s.shared || s.owner_id == viewer_id)
+            .ok_or_else(unknown)?;
+        let version = r.version.clone().unwrap_or(s.current_version.clone());
+        let record = s
+            .versions
+            .iter()
+            .find(|v| v.version == version)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "strategy: {} has no version '{}'; it has {}",
+                    r.label(),
+                    forecast_api::quote(&version),
+                    versions_of(&s).join(", ")
+                ))
+            })?;
+        if let Some(p) = self
+            .compiled
+            .lock()
+            .expect("compiled poisoned")
+            .get(&record.sha256)
+            .cloned()
+        {
+            return Ok(p);
+        }
+        let bytes = self
+            .store
+            .upload_wasm(&s.owner_id, &s.name, &version)
+            .await?
+            .ok_or_else(unknown)?;
+        let plugin = self.compile(viewer_id, bytes).await?;
+        self.keep(plugin.clone());
+        Ok(plugin)
+    }
+
+    /// The uploaded strategies `viewer_id` may run, as listed beside the
+    /// built-ins.
+    pub async fn listed(&self, viewer_id: &str) -> Result<Vec<StrategyItem>, Error> {
+        let all = self.store.visible_strategies(viewer_id).await?;
+        Ok(all
+            .iter()
+            .filter_map(|s| {
+                let current = s.versions.iter().find(|v| v.version == s.current_version)?;
+                let description = current
+                    .manifest
+                    .as_deref()
+                    .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
+                    .and_then(|m| m["description"].as_str().map(str::to_string))
+                    .unwrap_or_default();
+                Some(StrategyItem {
+                    name: format!("@{}/{}", s.handle, s.name),
+                    version: s.current_version.clone(),
+                    description,
+                    sha256: current.sha256.clone(),
+                    visibility: if s.owner_id == viewer_id && !s.shared {
+                        "private".into()
+                    } else {
+                        "shared".into()
+                    },
+                    owner: Some(format!("@{}", s.handle)),
+                    signer: current.signer.clone(),
+                    versions: versions_of(s),
+                })
+            })
+            .collect())
+    }
+
+    /// Shares, unshares or picks the running version of an owner's strategy.
+    pub async fn change(
+        &self,
+        owner_id: &str,
+        handle: &str,
+        name: &str,
+        change: &StrategyChange,
+    ) -> Result<StrategyState, Error> {
+        let label = format!("@{handle}/{name}");
+        if change.shared.is_none() && change.current_version.is_none() {
+            return Err(Error::Invalid(
+                "nothing to change: send shared and/or current_version".into(),
+            ));
+        }
+        self.owned(owner_id, handle, name).await?;
+        match self
+            .store
+            .update_strategy(
+                owner_id,
+                name,
+                change.shared,
+                change.current_version.as_deref(),
+            )
+            .await?
+        {
+            UpdateOutcome::Updated => {}
+            UpdateOutcome::NoStrategy => return Err(not_yours(&label)),
+            UpdateOutcome::NoVersion => {
+                return Err(Error::Invalid(format!(
+                    "current_version: {label} has no version '{}'",
+                    forecast_api::quote(change.current_version.as_deref().unwrap_or_default())
+                )))
+            }
+        }
+        let s = self.owned(owner_id, handle, name).await?;
+        Ok(StrategyState {
+            strategy: label,
+            current_version: s.current_version.clone(),
+            shared: s.shared,
+            versions: versions_of(&s),
+        })
+    }
+
+    /// Deletes an owner's strategy (its versions are never reused).
+    pub async fn delete(&self, owner_id: &str, handle: &str, name: &str) -> Result<(), Error> {
+        self.owned(owner_id, handle, name).await?;
+        if !self.store.delete_strategy(owner_id, name).await? {
+            return Err(not_yours(&format!("@{handle}/{name}")));
+        }
+        Ok(())
+    }
+
+    /// `@handle/name` when `owner_id` owns it; else the 404 of a name that
+    /// does not exist (also for another account's strategy, shared or not).
+    async fn owned(
+        &self,
+        owner_id: &str,
+        handle: &str,
+        name: &str,
+    ) -> Result<AuthoredStrategy, Error> {
+        let label = format!("@{handle}/{name}");
+        if handle != handle_of(owner_id) {
+            return Err(not_yours(&label));
+        }
+        self.store
+            .authored_strategy(handle, name)
+            .await?
+            .filter(|s| s.owner_id == owner_id)
+            .ok_or_else(|| not_yours(&label))
+    }
+}
+
+fn not_yours(label: &str) -> Error {
+    Error::NotFound(format!(
+        "you have no strategy {}; GET /api/strategies lists yours",
+        forecast_api::quote(label)
+    ))
+}
+
+fn versions_of(s: &AuthoredStrategy) -> Vec<String> {
+    s.versions.iter().map(|v| v.version.clone()).collect()
+}
+
+/// Refuses an import outside [`ALLOWED_IMPORTS`], naming it.
+fn check_imports(imports: &[String]) -> Result<(), Error> {
+    for import in imports {
+        if !ALLOWED_IMPORTS.iter().any(|p| import.starts_with(p)) {
+            return Err(Error::Refused(format!(
+                "the component imports '{}', which the strategy world does not provide \
+                 (allowed: the strategy world's imports and the WASI interfaces {}, linked \
+                 as traps)",
+                forecast_api::quote(import),
+                ALLOWED_IMPORTS[1..].join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_parse_only_in_the_namespaced_form() {
+        let r = StrategyRef::parse("@u0123456789/dip-buyer@1.2.0").unwrap();
+        assert_eq!(r.handle, "u0123456789");
+        assert_eq!(r.name, "dip-buyer");
+        assert_eq!(r.version.as_deref(), Some("1.2.0"));
+        assert_eq!(
+            StrategyRef::parse("@u0123456789/dip-buyer")
+                .unwrap()
+                .version,
+            None
+        );
+        for bad in [
+            "topn", "@/x", "@U01/x", "@u01/", "@u01/Bad", "@u01/x@", "u01/x", "@u01",
+        ] {
+            assert_eq!(StrategyRef::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn handles_are_stable_and_say_nothing_of_the_account() {
+        let h = handle_of("user-1");
+        assert_eq!(h, handle_of("user-1"));
+        assert_ne!(h, handle_of("user-2"));
+        assert_eq!(h.len(), 11);
+        assert!(StrategyRef::parse(&format!("@{h}/x")).is_some());
+    }
+
+    #[test]
+    fn imports_outside_the_world_and_the_std_interfaces_are_refused_by_name() {
+        let ok = [
+            "forecast:plugins/host-log@0.1.0".to_string(),
+            "wasi:cli/stdout@0.2.6".to_string(),
+            "wasi:io/streams@0.2.6".to_string(),
+        ];
+        assert!(check_imports(&ok).is_ok());
+        let e = check_imports(&["wasi:filesystem/types@0.2.6".to_string()]).unwrap_err();
+        assert!(
+            e.to_string().contains("'wasi:filesystem/types@0.2.6'"),
+            "{e}"
+        );
+        assert!(check_imports(&["wasi:sockets/tcp@0.2.0".to_string()]).is_err());
+    }
+}

@@ -1,0 +1,309 @@
+//! Strategies uploaded by their authors (issue 26): an author uploads a
+//! component (`POST /api/strategies`), runs it by `@handle/name`, shares
+//! it, picks its version and deletes it; another account cannot tell a
+//! private strategy from a name that does not exist; versions are
+//! immutable; bad bodies are refused with the reason and store nothing.
+
+use crate::common;
+
+use common::{cli_ok, component, create_key, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use serde_json::{json, Value};
+
+struct Answer {
+    status: u16,
+    body: Value,
+}
+
+async fn upload(s: &Server, key: &str, content_type: &str, bytes: Vec<u8>) -> Answer {
+    let r = s
+        .client()
+        .post(s.url("/api/strategies"))
+        .bearer_auth(key)
+        .header("content-type", content_type)
+        .body(bytes)
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    let body = r.json().await.unwrap_or(Value::Null);
+    Answer { status, body }
+}
+
+async fn call(
+    s: &Server,
+    key: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> Answer {
+    let mut req = s.client().request(method, s.url(path)).bearer_auth(key);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let r = req.send().await.expect("request");
+    let status = r.status().as_u16();
+    let body = r.json().await.unwrap_or(Value::Null);
+    Answer { status, body }
+}
+
+async fn backtest(s: &Server, key: &str, strategy: &str) -> Answer {
+    call(
+        s,
+        key,
+        reqwest::Method::POST,
+        "/api/backtest",
+        Some(json!({ "strategy": strategy, "category": "Indices" })),
+    )
+    .await
+}
+
+/// The names `GET /api/strategies` lists for `key`, with their visibility.
+async fn listed(s: &Server, key: &str) -> Vec<(String, String)> {
+    let a = call(s, key, reqwest::Method::GET, "/api/strategies", None).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    a.body["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["visibility"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn dip_buyer() -> Vec<u8> {
+    std::fs::read(component("dip_buyer")).expect("make components builds dip_buyer")
+}
+
+/// The same component with a custom section appended: the same strategy,
+/// name and version, other bytes.
+fn dip_buyer_other_bytes() -> Vec<u8> {
+    let mut bytes = dip_buyer();
+    bytes.extend_from_slice(&[0x00, 0x03, 0x01, b'x', b'y']);
+    bytes
+}
+
+fn second_account(db: &std::path::Path) -> String {
+    cli_ok(
+        db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "other@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    create_key(db, "other@example.com", "other")
+}
+
+#[tokio::test]
+async fn an_author_uploads_runs_shares_picks_and_deletes_a_strategy() {
+    let s = Server::app().await;
+    let author = test_key().to_string();
+    let other = second_account(&s.db);
+
+    let first = upload(&s, &author, "application/wasm", dip_buyer()).await;
+    assert_eq!(first.status, 201, "{}", first.body);
+    let name = first.body["strategy"].as_str().unwrap().to_string();
+    assert!(
+        name.starts_with("@u") && name.ends_with("/dip-buyer"),
+        "{name}"
+    );
+    assert_eq!(first.body["version"], "0.1.0");
+    assert_eq!(first.body["shared"], false);
+    assert_eq!(first.body["current_version"], "0.1.0");
+    let imports = first.body["imports"].to_string();
+    assert!(imports.contains("forecast:plugins/host-log"), "{imports}");
+    let again = upload(&s, &author, "application/wasm", dip_buyer()).await;
+    assert_eq!(again.status, 200, "the same bytes again: {}", again.body);
+    assert_eq!(again.body["created"], false);
+    assert_eq!(again.body["sha256"], first.body["sha256"]);
+
+    // Private: listed and runnable by its owner only; another account gets
+    // exactly what a name that does not exist gets.
+    assert!(listed(&s, &author)
+        .await
+        .contains(&(name.clone(), "private".into())));
+    assert!(!listed(&s, &other).await.iter().any(|(n, _)| n == &name));
+    let ran = backtest(&s, &author, &name).await;
+    assert_eq!(ran.status, 200, "{}", ran.body);
+    assert!(ran.body["metrics"]["total_return"].is_number());
+    let hidden = backtest(&s, &other, &name).await;
+    let (handle, _) = name.split_once('/').unwrap();
+    let missing_name = format!("{handle}/no-such-strategy");
+    let missing = backtest(&s, &other, &missing_name).await;
+    assert_eq!((hidden.status, missing.status), (400, 400));
+    assert_eq!(
+        hidden.body["detail"].as_str().unwrap().replace(&name, "N"),
+        missing.body["detail"]
+            .as_str()
+            .unwrap()
+            .replace(&missing_name, "N"),
+        "a private strategy is answered as a missing one"
+    );
+
+    // Only the owner changes it; another account gets the 404 of a name
+    // that does not exist.
+    let path = format!("/api/strategies/{name}");
+    let by_other = call(
+        &s,
+        &other,
+        reqwest::Method::PATCH,
+        &path,
+        Some(json!({ "shared": true })),
+    )
+    .await;
+    assert_eq!(by_other.status, 404, "{}", by_other.body);
+    let shared = call(
+        &s,
+        &author,
+        reqwest::Method::PATCH,
+        &path,
+        Some(json!({ "shared": true })),
+    )
+    .await;
+    assert_eq!(shared.status, 200, "{}", shared.body);
+    assert_eq!(shared.body["shared"], true);
+    assert!(listed(&s, &other)
+        .await
+        .contains(&(name.clone(), "shared".into())));
+    assert_eq!(backtest(&s, &other, &name).await.status, 200);
+    assert_eq!(
+        backtest(&s, &other, &format!("{name}@0.1.0")).await.status,
+        200,
+        "a pinned version"
+    );
+    let no_version = call(
+        &s,
+        &author,
+        reqwest::Method::PATCH,
+        &path,
+        Some(json!({ "current_version": "9.9.9" })),
+    )
+    .await;
+    assert_eq!(no_version.status, 400, "{}", no_version.body);
+    let nothing = call(&s, &author, reqwest::Method::PATCH, &path, Some(json!({}))).await;
+    assert_eq!(nothing.status, 400, "{}", nothing.body);
+
+    // Deleted: gone for everyone; its version is never reused for other bytes.
+    assert_eq!(
+        call(&s, &other, reqwest::Method::DELETE, &path, None)
+            .await
+            .status,
+        404
+    );
+    assert_eq!(
+        call(&s, &author, reqwest::Method::DELETE, &path, None)
+            .await
+            .status,
+        204
+    );
+    assert_eq!(backtest(&s, &author, &name).await.status, 400);
+    assert!(!listed(&s, &author).await.iter().any(|(n, _)| n == &name));
+    let reused = upload(&s, &author, "application/wasm", dip_buyer_other_bytes()).await;
+    assert_eq!(reused.status, 409, "{}", reused.body);
+    assert!(
+        reused.body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("already stored with other bytes"),
+        "{}",
+        reused.body
+    );
+    let revived = upload(&s, &author, "application/wasm", dip_buyer()).await;
+    assert_eq!(revived.status, 201, "{}", revived.body);
+    assert_eq!(revived.body["shared"], false, "revived private");
+}
+
+#[tokio::test]
+async fn a_stored_version_never_changes_its_bytes() {
+    let s = Server::app().await;
+    let key = test_key();
+    assert_eq!(
+        upload(&s, key, "application/wasm", dip_buyer())
+            .await
+            .status,
+        201
+    );
+    let other = upload(&s, key, "application/wasm", dip_buyer_other_bytes()).await;
+    assert_eq!(other.status, 409, "{}", other.body);
+    let detail = other.body["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("version 0.1.0") && detail.contains("raise the version"),
+        "{detail}"
+    );
+}
+
+#[tokio::test]
+async fn bad_uploads_are_refused_with_the_reason_and_store_nothing() {
+    let s = Server::app().await;
+    let key = test_key();
+    let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
+        ("text/plain", dip_buyer(), 415, "application/wasm"),
+        ("application/wasm", Vec::new(), 400, "body must be"),
+        (
+            "application/wasm",
+            b"not a component".to_vec(),
+            422,
+            "not a loadable strategy",
+        ),
+        // A component of another world (the scorer) is not a strategy.
+        (
+            "application/wasm",
+            std::fs::read(component("scorer")).unwrap(),
+            422,
+            "not a loadable strategy",
+        ),
+        ("application/wasm", vec![0u8; 9 << 20], 413, "8 MiB"),
+    ];
+    for (content_type, bytes, status, needle) in cases {
+        let a = upload(&s, key, content_type, bytes).await;
+        assert_eq!(a.status, status, "{content_type}: {}", a.body);
+        let detail = a.body["detail"].as_str().expect("detail");
+        assert!(detail.contains(needle), "{status}: {detail}");
+    }
+    let names = listed(&s, key).await;
+    assert!(
+        names.iter().all(|(_, v)| v == "builtin"),
+        "nothing stored: {names:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_web_app_uploads_with_its_session() {
+    let s = Server::app().await;
+    let browser = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
+    let r = s
+        .client()
+        .post(s.url("/web/api/strategies"))
+        .header(reqwest::header::COOKIE, &browser.cookie)
+        .header(reqwest::header::ORIGIN, &s.base)
+        .header("content-type", "application/wasm")
+        .body(dip_buyer())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    // Without the Origin check's header: refused (CSRF).
+    let r = s
+        .client()
+        .post(s.url("/web/api/strategies"))
+        .header(reqwest::header::COOKIE, &browser.cookie)
+        .header("content-type", "application/wasm")
+        .body(dip_buyer())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let (status, v) = browser
+        .send(reqwest::Method::GET, "/web/api/strategies", None)
+        .await;
+    assert_eq!(status, 200);
+    assert!(v.to_string().contains("/dip-buyer"), "{v}");
+}
