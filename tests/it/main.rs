@@ -20,6 +20,7 @@ mod fake_provider;
 mod api;
 mod auth;
 mod backtest;
+mod bundles;
 mod cli;
 mod fetch;
 mod grading;

@@ -1,0 +1,293 @@
+//! Signed plugin bundles through the real binary: `forecast plugin keygen`,
+//! `sign`, `verify`, and `add` under the trust policy
+//! (FORECAST_PLUGIN_TRUST, FORECAST_PLUGIN_UNSIGNED).
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `forecast` with `args` against `db` and the extra environment
+/// `env` (the trust settings are cleared first, so the caller's shell
+/// cannot leak into a test); (success, stdout, stderr).
+fn run(db: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let out = Command::new(common::BIN)
+        .args(args)
+        .env("DATABASE_URL", common::sqlite_url(db))
+        .env_remove("FORECAST_PLUGIN_TRUST")
+        .env_remove("FORECAST_PLUGIN_UNSIGNED")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run forecast");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `plugin keygen` into `dir/name`; the printed key id.
+fn keygen(db: &Path, dir: &Path, name: &str) -> String {
+    let path = dir.join(name);
+    let (ok, out, err) = run(db, &["plugin", "keygen", "--out", s(&path)], &[]);
+    assert!(ok, "{err}");
+    let id = out.lines().last().unwrap().trim().to_string();
+    assert!(id.starts_with("ed25519:"), "{out}");
+    id
+}
+
+/// `plugin sign` of the dip-buyer strategy with the key `dir/key`, into
+/// `dir/out`; stdout.
+fn sign(db: &Path, dir: &Path, key: &str, out: &str) -> String {
+    let component = common::component("dip_buyer");
+    let (ok, stdout, err) = run(
+        db,
+        &[
+            "plugin",
+            "sign",
+            s(&component),
+            "--key",
+            s(&dir.join(key)),
+            "--name",
+            "dip-buyer",
+            "--version",
+            "0.1.0",
+            "--description",
+            "Buys the dip.",
+            "--licence",
+            "MIT",
+            "--author",
+            "Tests",
+            "--out",
+            s(&dir.join(out)),
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+    stdout
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn keygen_sign_verify_and_tamper() {
+    let db = common::empty_db();
+    let dir = tempfile::tempdir().unwrap();
+    let id = keygen(&db, dir.path(), "signing.key");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(dir.path().join("signing.key"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    // A second keygen onto the same file is refused; the key stays.
+    let before = std::fs::read(dir.path().join("signing.key")).unwrap();
+    let (ok, _, err) = run(
+        &db,
+        &[
+            "plugin",
+            "keygen",
+            "--out",
+            s(&dir.path().join("signing.key")),
+        ],
+        &[],
+    );
+    assert!(!ok);
+    assert!(err.contains("refusing to overwrite"), "{err}");
+    assert_eq!(
+        std::fs::read(dir.path().join("signing.key")).unwrap(),
+        before
+    );
+
+    let out = sign(&db, dir.path(), "signing.key", "dip.febundle");
+    let component = std::fs::read(common::component("dip_buyer")).unwrap();
+    let sha = {
+        use sha2::Digest as _;
+        hex::encode(sha2::Sha256::digest(&component))
+    };
+    assert!(out.contains(&format!("signer: {id}")), "{out}");
+    assert!(out.contains(&format!("sha256: {sha}")), "{out}");
+
+    let bundle = dir.path().join("dip.febundle");
+    let (ok, out, err) = run(&db, &["plugin", "verify", s(&bundle)], &[]);
+    assert!(ok, "{err}");
+    for needle in [
+        "name:        dip-buyer",
+        "version:     0.1.0",
+        "world:       strategy",
+        "licence:     MIT",
+        &format!("signer: {id}"),
+        &format!("sha256: {sha}"),
+        "signature valid",
+    ] {
+        assert!(out.contains(needle), "{needle}: {out}");
+    }
+    // Trusted explicitly, and not trusted when another key is listed.
+    let (ok, out, err) = run(&db, &["plugin", "verify", s(&bundle), "--trust", &id], &[]);
+    assert!(ok && out.contains("the signer is trusted"), "{out}{err}");
+    let other = keygen(&db, dir.path(), "other.key");
+    let (ok, _, err) = run(
+        &db,
+        &["plugin", "verify", s(&bundle), "--trust", &other],
+        &[],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("not a trusted key") && err.contains(&id),
+        "{err}"
+    );
+    // The trust list also comes from FORECAST_PLUGIN_TRUST.
+    let (ok, _, err) = run(
+        &db,
+        &["plugin", "verify", s(&bundle)],
+        &[("FORECAST_PLUGIN_TRUST", &other)],
+    );
+    assert!(!ok && err.contains("not a trusted key"), "{err}");
+
+    // One flipped byte anywhere past the magic: it does not verify.
+    let bytes = std::fs::read(&bundle).unwrap();
+    for at in [20, bytes.len() / 2, bytes.len() - 1] {
+        let mut t = bytes.clone();
+        t[at] ^= 0x01;
+        let path = dir.path().join(format!("flipped-{at}.febundle"));
+        std::fs::write(&path, &t).unwrap();
+        let (ok, _, err) = run(&db, &["plugin", "verify", s(&path)], &[]);
+        assert!(!ok, "byte {at}");
+        assert!(err.contains("does not verify"), "byte {at}: {err}");
+    }
+    // A bare component is not a bundle.
+    let (ok, _, err) = run(
+        &db,
+        &["plugin", "verify", s(&common::component("dip_buyer"))],
+        &[],
+    );
+    assert!(!ok && err.contains("bare, unsigned"), "{err}");
+    // Signing never overwrites a file.
+    let (ok, _, err) = run(
+        &db,
+        &[
+            "plugin",
+            "sign",
+            s(&common::component("dip_buyer")),
+            "--key",
+            s(&dir.path().join("signing.key")),
+            "--name",
+            "dip-buyer",
+            "--version",
+            "0.1.0",
+            "--out",
+            s(&bundle),
+        ],
+        &[],
+    );
+    assert!(!ok && err.contains("exists"), "{err}");
+}
+
+#[test]
+fn add_obeys_the_trust_list() {
+    let db = common::empty_db();
+    let dir = tempfile::tempdir().unwrap();
+    let id = keygen(&db, dir.path(), "signing.key");
+    let other = keygen(&db, dir.path(), "other.key");
+    sign(&db, dir.path(), "signing.key", "dip.febundle");
+    let bundle = dir.path().join("dip.febundle");
+
+    // Signed by a key FORECAST_PLUGIN_TRUST does not list: refused.
+    let (ok, out, err) = run(
+        &db,
+        &["plugin", "add", s(&bundle)],
+        &[("FORECAST_PLUGIN_TRUST", &other)],
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("not a trusted key")
+            && err.contains(&id)
+            && err.contains("FORECAST_PLUGIN_TRUST"),
+        "{err}"
+    );
+    let (_, list, _) = run(&db, &["plugin", "list"], &[]);
+    assert!(!list.contains("dip-buyer"), "{list}");
+
+    // A flag that contradicts the manifest is refused.
+    let (ok, _, err) = run(
+        &db,
+        &["plugin", "add", s(&bundle), "--version", "0.2.0"],
+        &[("FORECAST_PLUGIN_TRUST", &id)],
+    );
+    assert!(
+        !ok && err.contains("differs from the bundle's manifest"),
+        "{err}"
+    );
+
+    // Listed (beside another key): registered under the manifest's name
+    // and version, the signer recorded.
+    let (ok, out, err) = run(
+        &db,
+        &["plugin", "add", s(&bundle)],
+        &[
+            ("FORECAST_PLUGIN_TRUST", &format!("{other},{id}")),
+            ("FORECAST_PLUGIN_UNSIGNED", "refuse"),
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains(&format!("signed by {id}")), "{out}");
+    assert!(out.contains("registered strategy/dip-buyer@0.1.0"), "{out}");
+    let (_, list, _) = run(&db, &["plugin", "list", "--json"], &[]);
+    assert!(list.contains("dip-buyer") && list.contains(&id), "{list}");
+}
+
+#[test]
+fn add_of_an_unsigned_component_obeys_the_setting() {
+    let db = common::empty_db();
+    let component = common::component("dip_buyer");
+    let args = [
+        "plugin",
+        "add",
+        s(&component),
+        "--kind",
+        "strategy",
+        "--name",
+        "dip-buyer",
+        "--version",
+        "0.1.0",
+    ];
+    let (ok, out, err) = run(&db, &args, &[("FORECAST_PLUGIN_UNSIGNED", "refuse")]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("unsigned components are refused") && err.contains("FORECAST_PLUGIN_UNSIGNED"),
+        "{err}"
+    );
+    let (_, list, _) = run(&db, &["plugin", "list"], &[]);
+    assert!(!list.contains("dip-buyer"), "{list}");
+    // Allowed by default.
+    let (ok, out, err) = run(&db, &args, &[]);
+    assert!(ok, "{err}");
+    assert!(out.contains("registered strategy/dip-buyer@0.1.0"), "{out}");
+}
+
+#[test]
+fn publish_fails_without_a_key_or_a_server() {
+    let db = common::empty_db();
+    let component = common::component("dip_buyer");
+    let publish = [
+        "plugin",
+        "publish",
+        s(&component),
+        "--url",
+        "http://127.0.0.1:9",
+    ];
+    let (ok, _, err) = run(&db, &publish, &[("FORECAST_API_KEY", "")]);
+    assert!(!ok && err.contains("FORECAST_API_KEY"), "{err}");
+    // Nothing listens on the discard port: a connection error, non-zero.
+    let (ok, _, err) = run(&db, &publish, &[("FORECAST_API_KEY", "fk_test")]);
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("POST http://127.0.0.1:9/api/strategies"),
+        "{err}"
+    );
+}
