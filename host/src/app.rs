@@ -125,7 +125,12 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
     let freshness = Freshness::new(db.clone());
     // One budget for every heavy job of this server (issue 25).
     let budget = WorkBudget::new(config.heavy);
-    let authored = AuthoredService::new(db.clone(), plugins.clone(), budget.clone());
+    let authored = AuthoredService::new(
+        db.clone(),
+        plugins.clone(),
+        budget.clone(),
+        config.trust_policy(),
+    );
     let state = AppState::new(Shared {
         // Each service gets only the store traits it uses: the handles are
         // upcasts of the one connection.

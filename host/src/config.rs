@@ -713,6 +713,15 @@ impl Settings {
                 ),
             ));
         }
+        if let Err(e) = forecast_bundle::TrustPolicy::parse(
+            &plugins.plugin_trust,
+            plugins.plugin_unsigned_allowed,
+        ) {
+            return Err(ConfigError::new(
+                "FORECAST_PLUGIN_TRUST",
+                e.trim_start_matches("FORECAST_PLUGIN_TRUST: "),
+            ));
+        }
         let llm = match matcher.llm_url {
             None => None,
             Some(url) => Some(forecast_plugins::llm::LlmConfig {
@@ -821,12 +830,20 @@ pub fn database_url_from_env() -> String {
 
 impl Config {
     /// What the plugin set is loaded with.
+    /// `FORECAST_PLUGIN_TRUST` and `FORECAST_PLUGIN_UNSIGNED`, parsed (the
+    /// keys were checked when the settings were resolved).
+    pub fn trust_policy(&self) -> forecast_bundle::TrustPolicy {
+        forecast_bundle::TrustPolicy::parse(&self.plugin_trust.0, self.plugin_trust.1)
+            .expect("FORECAST_PLUGIN_TRUST was checked when the settings were resolved")
+    }
+
     pub fn plugins_config(&self) -> forecast_services::active::PluginsConfig {
         forecast_services::active::PluginsConfig {
             runtime: self.runtime,
             llm: self.llm.clone(),
             segmentation_wasm: self.segmentation_wasm.clone(),
             plugin_dir: self.plugin_dir.clone(),
+            trust: self.trust_policy(),
         }
     }
 

@@ -291,3 +291,111 @@ fn publish_fails_without_a_key_or_a_server() {
         "{err}"
     );
 }
+
+/// `plugin publish` of a signed bundle to a running server: stored under
+/// the author's handle with its signer, listed with it, runnable; shared
+/// only as the server's trust policy says (here: another key is the only
+/// trusted one, and unsigned components are refused).
+#[tokio::test]
+async fn a_published_bundle_runs_and_is_shared_only_as_the_trust_policy_says() {
+    let scratch = common::empty_db();
+    let dir = tempfile::tempdir().unwrap();
+    let _ours = keygen(&scratch, dir.path(), "ours.key");
+    let trusted = keygen(&scratch, dir.path(), "trusted.key");
+    sign(&scratch, dir.path(), "ours.key", "dip.febundle");
+    let server = common::Server::start_with(
+        common::fresh_db(),
+        &[
+            ("FORECAST_PLUGIN_TRUST", trusted.as_str()),
+            ("FORECAST_PLUGIN_UNSIGNED", "refuse"),
+        ],
+    );
+    let key = common::test_key();
+    let (ok, out, err) = run(
+        &scratch,
+        &[
+            "plugin",
+            "publish",
+            s(&dir.path().join("dip.febundle")),
+            "--url",
+            &server.base,
+        ],
+        &[("FORECAST_API_KEY", key)],
+    );
+    assert!(ok, "publish: {out} {err}");
+    let answer: serde_json::Value = serde_json::from_str(out.trim()).expect("the server's JSON");
+    let name = answer["strategy"].as_str().unwrap().to_string();
+    let signer = answer["signer"].as_str().expect("signed").to_string();
+    assert!(
+        signer.starts_with("ed25519:") && signer != trusted,
+        "{answer}"
+    );
+
+    let client = reqwest::Client::new();
+    let list: serde_json::Value = client
+        .get(server.url("/api/strategies"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let item = list["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == name.as_str())
+        .expect("listed")
+        .clone();
+    assert_eq!(item["signer"], signer.as_str());
+    assert_eq!(item["description"], "Buys the dip.");
+    let ran = client
+        .post(server.url("/api/backtest"))
+        .bearer_auth(key)
+        .json(&serde_json::json!({ "strategy": name, "category": "Indices" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ran.status(), 200);
+
+    // Signed by a key the server does not trust: private only.
+    let share = client
+        .patch(server.url(&format!("/api/strategies/{name}")))
+        .bearer_auth(key)
+        .json(&serde_json::json!({ "shared": true }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(share.status(), 422);
+    let detail = share.json::<serde_json::Value>().await.unwrap()["detail"].to_string();
+    assert!(
+        detail.contains("cannot be shared") && detail.contains(&signer),
+        "{detail}"
+    );
+
+    // Unsigned: uploaded and runnable by its owner, never shared here.
+    let bare = client
+        .post(server.url("/api/strategies"))
+        .bearer_auth(key)
+        .header("content-type", "application/wasm")
+        .body(std::fs::read(common::component("misbehave_strategy")).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bare.status(), 201);
+    let bare_name = bare.json::<serde_json::Value>().await.unwrap()["strategy"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let share = client
+        .patch(server.url(&format!("/api/strategies/{bare_name}")))
+        .bearer_auth(key)
+        .json(&serde_json::json!({ "shared": true }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(share.status(), 422);
+    let detail = share.json::<serde_json::Value>().await.unwrap()["detail"].to_string();
+    assert!(detail.contains("FORECAST_PLUGIN_UNSIGNED"), "{detail}");
+}

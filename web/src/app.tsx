@@ -27,6 +27,7 @@ import { ExplorePage } from "./pages/explore";
 import { AssetPage } from "./pages/asset";
 import { RankingPage } from "./pages/ranking";
 import { BacktestPage } from "./pages/backtest";
+import { StrategiesPage } from "./pages/strategies";
 import { PlansPage } from "./pages/plans";
 import { GlossaryPage } from "./pages/glossary";
 
@@ -43,6 +44,7 @@ const NAV: NavItem[] = [
   { href: "/explore", label: "Explore", premium: true },
   { href: "/ranking", label: "Ranking", premium: true },
   { href: "/backtest", label: "Backtest", premium: true },
+  { href: "/strategies", label: "Strategies", premium: true },
   { href: "/keys", label: "API keys", premium: true },
   { href: "/glossary", label: "Glossary" },
 ];
@@ -141,6 +143,12 @@ function locked(p: string): { title: string; shows: string } | null {
       shows:
         "how a trading strategy (top N, z-score or long/short) would have done on past prices of the assets you choose, with trading costs: its equity curve against two benchmarks, its metrics and its trades.",
     };
+  if (p === "/strategies")
+    return {
+      title: "Strategies",
+      shows:
+        "the built-in trading strategies, those other users share and your own: upload a strategy component (WebAssembly), share it or keep it private, choose the version that runs, and backtest it.",
+    };
   if (p === "/keys")
     return null; // the keys page explains itself (a Free account may still list and revoke old keys)
   if (p.startsWith("/assets/") && p.length > "/assets/".length) {
@@ -172,6 +180,7 @@ function route(loc: Location, user: Me) {
   if (p === "/explore") return <ExplorePage loc={loc} />;
   if (p === "/ranking") return <RankingPage loc={loc} />;
   if (p === "/backtest") return <BacktestPage loc={loc} />;
+  if (p === "/strategies") return <StrategiesPage />;
   if (p.startsWith("/assets/") && p.length > "/assets/".length) {
     return <AssetPage ticker={p.slice("/assets/".length)} loc={loc} />;
   }

@@ -540,6 +540,9 @@ pub struct StrategyItem {
     /// for built-ins).
     #[serde(default)]
     pub versions: Vec<String>,
+    /// Yours: you may share it, pick its version or delete it.
+    #[serde(default)]
+    pub owned: bool,
 }
 
 fn builtin() -> String {

@@ -11,6 +11,17 @@ pub struct TrustPolicy {
     unsigned_allowed: bool,
 }
 
+impl Default for TrustPolicy {
+    /// The defaults of the settings: no key list (any valid signature),
+    /// unsigned components allowed.
+    fn default() -> Self {
+        TrustPolicy {
+            keys: Vec::new(),
+            unsigned_allowed: true,
+        }
+    }
+}
+
 impl TrustPolicy {
     /// `keys`: comma-separated `ed25519:<base64>` key ids (spaces around
     /// them ignored); an empty string means no list, so any valid

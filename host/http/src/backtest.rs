@@ -88,6 +88,7 @@ async fn list(
                         owner: None,
                         signer: None,
                         versions: Vec::new(),
+                        owned: false,
                     })
                     .collect(),
             };

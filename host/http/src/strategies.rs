@@ -40,7 +40,7 @@ pub fn is_upload_path(path: &str) -> bool {
     path = "/api/strategies",
     operation_id = "uploadStrategy",
     summary = "Upload a strategy component: type-checked against the strategy world, self-tested, stored immutable, private to you",
-    description = "The body is a WebAssembly component of the strategy world (Content-Type: application/wasm), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {\"strategy\": \"@handle/name\"} or \"@handle/name@version\".",
+    description = "The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {\"strategy\": \"@handle/name\"} or \"@handle/name@version\".",
     request_body(content = Vec<u8>, content_type = "application/wasm", description = "The component's bytes (at most 8 MiB)"),
     responses(
         (status = 201, description = "Stored", body = UploadedStrategy),
@@ -48,8 +48,8 @@ pub fn is_upload_path(path: &str) -> bool {
         (status = 400, description = "Empty body", body = ErrorBody),
         (status = 409, description = "The version is stored with other bytes, or a per-account limit is reached", body = ErrorBody),
         (status = 413, description = "Body over 8 MiB", body = ErrorBody),
-        (status = 415, description = "Not application/wasm", body = ErrorBody),
-        (status = 422, description = "Not a loadable strategy component: the detail names the import, name, version, self-test or deadline that refused it; nothing was stored", body = ErrorBody),
+        (status = 415, description = "Neither application/wasm nor application/vnd.forecast.bundle", body = ErrorBody),
+        (status = 422, description = "Not a loadable strategy component, or a bundle whose signature or manifest does not hold: the detail names the import, name, version, self-test, signature or deadline that refused it; nothing was stored", body = ErrorBody),
         (status = 503, description = "No turn of the server's heavy-work budget came in time; nothing was stored or charged; Retry-After says when to retry", body = ErrorBody),
     )
 )]
@@ -71,10 +71,11 @@ async fn upload(
         .to_ascii_lowercase();
     let upload = match media.as_str() {
         "application/wasm" => Upload::Component(body.to_vec()),
+        forecast_bundle::BUNDLE_CONTENT_TYPE => Upload::Bundle(body.to_vec()),
         _ => {
             return Err(ApiError::UnsupportedMediaType(format!(
-                "the body must be a strategy component sent as Content-Type: application/wasm \
-                 (got '{}')",
+                "the body must be a strategy component (Content-Type: application/wasm) or a \
+                 signed bundle (Content-Type: application/vnd.forecast.bundle); got '{}'",
                 forecast_api::quote(content_type)
             )))
         }
@@ -103,6 +104,7 @@ async fn upload(
     responses(
         (status = 200, description = "Changed", body = StrategyState),
         (status = 400, description = "Nothing to change, an unknown field, or a version the strategy does not have", body = ErrorBody),
+        (status = 422, description = "Sharing refused by the server's trust policy (FORECAST_PLUGIN_TRUST, FORECAST_PLUGIN_UNSIGNED): the detail names the signer or that the version is unsigned", body = ErrorBody),
         (status = 404, description = "You have no such strategy (another account's is answered the same)", body = ErrorBody),
     )
 )]

@@ -31,6 +31,10 @@ pub struct PluginsConfig {
     /// A folder of strategy components loaded beside the registry's
     /// (`FORECAST_PLUGIN_DIR`).
     pub plugin_dir: Option<PathBuf>,
+    /// Which signers the folder's bundles may have and whether bare
+    /// components are allowed (`FORECAST_PLUGIN_TRUST`,
+    /// `FORECAST_PLUGIN_UNSIGNED`).
+    pub trust: forecast_bundle::TrustPolicy,
 }
 
 /// The active plugin versions. Each request clones the `Arc` of the
@@ -107,7 +111,7 @@ impl Plugins {
         }
         let mut local_strategies = BTreeMap::new();
         if let Some(dir) = &config.plugin_dir {
-            for plugin in load_strategy_dir(&runtime, dir)? {
+            for plugin in load_strategy_dir(&runtime, dir, &config.trust)? {
                 local_strategies.insert(plugin.info().name.clone(), Arc::new(plugin));
             }
         }
@@ -322,23 +326,40 @@ impl Plugins {
     }
 }
 
-/// Loads every `*.wasm` file of `dir` as a strategy component, in file name
-/// order. A file that is not a valid strategy stops the start with its name:
-/// a plugin folder is configuration, and half of it is not a safe default.
+/// Loads every `*.wasm` component and `*.bundle` signed bundle of `dir` as
+/// a strategy, in file name order, as `trust` allows (a bundle's signer
+/// must be trusted; a bare component needs unsigned components allowed).
+/// A file that is not a valid, allowed strategy stops the start with its
+/// name: a plugin folder is configuration, and half of it is not a safe
+/// default.
 pub fn load_strategy_dir(
     runtime: &Arc<PluginRuntime>,
     dir: &Path,
+    trust: &forecast_bundle::TrustPolicy,
 ) -> anyhow::Result<Vec<StrategyPlugin>> {
     let entries = std::fs::read_dir(dir)
         .with_context(|| format!("FORECAST_PLUGIN_DIR {}: cannot read it", dir.display()))?;
     let mut files: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm" || e == "bundle"))
         .collect();
     files.sort();
     let mut out: Vec<StrategyPlugin> = Vec::new();
     for path in files {
-        let bytes = std::fs::read(&path).with_context(|| format!("read {}", path.display()))?;
+        let read = std::fs::read(&path).with_context(|| format!("read {}", path.display()))?;
+        let bytes = if forecast_bundle::is_bundle(&read) {
+            let opened = forecast_bundle::open(&read)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            trust
+                .check_signed(&opened.signer)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            opened.component
+        } else {
+            trust
+                .check_unsigned()
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            read
+        };
         let plugin = StrategyPlugin::load(runtime.clone(), UNNAMED, &bytes)
             .with_context(|| format!("{}: not a loadable strategy component", path.display()))?;
         if let Some(twin) = out.iter().find(|p| p.info().name == plugin.info().name) {

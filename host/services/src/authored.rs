@@ -25,6 +25,8 @@ use forecast_store::{
 };
 use sha2::{Digest, Sha256};
 
+use forecast_bundle::TrustPolicy;
+
 use crate::active::Plugins;
 use crate::budget::{compile_bytes, spawn_heavy, Work, WorkBudget};
 use crate::error::Error;
@@ -109,6 +111,9 @@ impl StrategyRef {
 pub enum Upload {
     /// A bare component (`application/wasm`).
     Component(Vec<u8>),
+    /// A signed bundle (`application/vnd.forecast.bundle`): a manifest, the
+    /// component and an ed25519 signature over both (docs/PLUGIN_BUNDLES.md).
+    Bundle(Vec<u8>),
 }
 
 /// The uploads' service.
@@ -118,25 +123,46 @@ pub struct AuthoredService {
     plugins: Arc<Plugins>,
     budget: WorkBudget,
     compiled: Arc<Mutex<HashMap<String, Arc<StrategyPlugin>>>>,
+    /// Who may sign a strategy that is shared (`FORECAST_PLUGIN_TRUST`,
+    /// `FORECAST_PLUGIN_UNSIGNED`); private uploads may be unsigned.
+    trust: TrustPolicy,
 }
 
 impl AuthoredService {
     /// A service over `store`, compiling with `plugins`' runtime within
-    /// `budget`.
-    pub fn new(store: Arc<dyn StrategyStore>, plugins: Arc<Plugins>, budget: WorkBudget) -> Self {
+    /// `budget`, sharing only what `trust` allows.
+    pub fn new(
+        store: Arc<dyn StrategyStore>,
+        plugins: Arc<Plugins>,
+        budget: WorkBudget,
+        trust: TrustPolicy,
+    ) -> Self {
         AuthoredService {
             store,
             plugins,
             budget,
             compiled: Arc::new(Mutex::new(HashMap::new())),
+            trust,
         }
     }
 
     /// Stores an upload of `owner_id`: 201-worthy (`created`) or the same
     /// version again; refused with the reason otherwise, nothing stored.
     pub async fn upload(&self, owner_id: &str, upload: Upload) -> Result<UploadedStrategy, Error> {
-        let Upload::Component(bytes) = upload;
-        let (signer, manifest) = (None::<String>, None::<String>);
+        let (bytes, signer, manifest) = match upload {
+            Upload::Component(bytes) => (bytes, None, None),
+            Upload::Bundle(bytes) => {
+                let opened = forecast_bundle::open(&bytes)
+                    .map_err(|e| Error::Refused(format!("the bundle was refused: {e}")))?;
+                let manifest = serde_json::to_string(&opened.manifest)
+                    .map_err(|e| Error::Internal(format!("manifest: {e}")))?;
+                (
+                    opened.component,
+                    Some(opened.signer),
+                    Some((opened.manifest, manifest)),
+                )
+            }
+        };
         if bytes.is_empty() {
             return Err(Error::Invalid(
                 "the body must be a strategy component (Content-Type: application/wasm)".into(),
@@ -144,6 +170,30 @@ impl AuthoredService {
         }
         let plugin = self.compile(owner_id, bytes.clone()).await?;
         let info = plugin.info().clone();
+        // A bundle's manifest must describe the component it carries.
+        if let Some((m, _)) = &manifest {
+            if m.world != "strategy" || m.name != info.name || m.version != info.version {
+                return Err(Error::Refused(format!(
+                    "the bundle's manifest says {} {}@{}, but its component is strategy {}@{}",
+                    m.world, m.name, m.version, info.name, info.version
+                )));
+            }
+        }
+        // A bare component's manifest is what it reports about itself
+        // (no licence or author; the listing reads its description).
+        let manifest = match manifest {
+            Some((_, json)) => Some(json),
+            None => Some(
+                serde_json::json!({
+                    "name": info.name,
+                    "version": info.version,
+                    "world": "strategy",
+                    "description": plugin.description(),
+                    "sha256": info.sha256,
+                })
+                .to_string(),
+            ),
+        };
         let handle = handle_of(owner_id);
         let record = UploadRecord {
             owner_id: owner_id.to_string(),
@@ -351,6 +401,7 @@ impl AuthoredService {
                     owner: Some(format!("@{}", s.handle)),
                     signer: current.signer.clone(),
                     versions: versions_of(s),
+                    owned: s.owner_id == viewer_id,
                 })
             })
             .collect())
@@ -370,7 +421,27 @@ impl AuthoredService {
                 "nothing to change: send shared and/or current_version".into(),
             ));
         }
-        self.owned(owner_id, handle, name).await?;
+        let held = self.owned(owner_id, handle, name).await?;
+        if change.shared == Some(true) {
+            // What is shared must be signed as the operator's policy says:
+            // the version that will run, and every version one may pin.
+            let running = change
+                .current_version
+                .as_deref()
+                .unwrap_or(&held.current_version);
+            for v in held.versions.iter().filter(|v| v.version == running) {
+                let allowed = match &v.signer {
+                    Some(signer) => self.trust.check_signed(signer),
+                    None => self.trust.check_unsigned(),
+                };
+                allowed.map_err(|e| {
+                    Error::Refused(format!(
+                        "{label}@{} cannot be shared on this server: {e}",
+                        v.version
+                    ))
+                })?;
+            }
+        }
         match self
             .store
             .update_strategy(

@@ -29,7 +29,8 @@ pub struct UploadRecord {
     pub size: i64,
     /// Key id of the bundle's signer, when it came signed.
     pub signer: Option<String>,
-    /// The bundle's manifest as JSON, when it came in a bundle.
+    /// The bundle's manifest as JSON, or for a bare component what it
+    /// reports about itself (name, version, world, description, sha256).
     pub manifest: Option<String>,
     /// When, Unix seconds.
     pub uploaded_at: i64,

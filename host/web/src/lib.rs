@@ -71,7 +71,7 @@ pub fn root_file(path: &str) -> Option<WebFile> {
 /// `/onboarding`, `/keys`, `/explore`, `/ranking`, `/backtest` and
 /// `/assets/{ticker}`.
 pub fn is_page(path: &str) -> bool {
-    const PAGES: [&str; 7] = [
+    const PAGES: [&str; 10] = [
         "/",
         "/login",
         "/onboarding",
@@ -79,6 +79,9 @@ pub fn is_page(path: &str) -> bool {
         "/explore",
         "/ranking",
         "/backtest",
+        "/strategies",
+        "/plans",
+        "/glossary",
     ];
     let trimmed = path.trim_end_matches('/');
     PAGES.contains(&if trimmed.is_empty() { "/" } else { trimmed })
@@ -101,6 +104,9 @@ mod tests {
             "/assets/AAPL",
             "/assets/%5EGSPC",
             "/backtest",
+            "/strategies",
+            "/plans",
+            "/glossary",
         ] {
             assert!(is_page(page), "{page}");
         }

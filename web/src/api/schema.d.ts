@@ -290,7 +290,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a strategy component: type-checked against the strategy world, self-tested, stored immutable, private to you
-         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version".
+         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version".
          */
         post: operations["uploadStrategy"];
         delete?: never;
@@ -517,7 +517,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a strategy component: type-checked against the strategy world, self-tested, stored immutable, private to you
-         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version".
+         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version".
          */
         post: operations["webUploadStrategy"];
         delete?: never;
@@ -1533,6 +1533,8 @@ export interface components {
              *     for built-ins).
              */
             versions?: string[];
+            /** @description Yours: you may share it, pick its version or delete it. */
+            owned?: boolean;
         };
         /** @description `{strategies}`. */
         StrategyList: {
@@ -3445,7 +3447,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not application/wasm */
+            /** @description Neither application/wasm nor application/vnd.forecast.bundle */
             415: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -3460,7 +3462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not a loadable strategy component: the detail names the import, name, version, self-test or deadline that refused it; nothing was stored */
+            /** @description Not a loadable strategy component, or a bundle whose signature or manifest does not hold: the detail names the import, name, version, self-test, signature or deadline that refused it; nothing was stored */
             422: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -3687,6 +3689,21 @@ export interface operations {
             };
             /** @description You have no such strategy (another account's is answered the same) */
             404: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Sharing refused by the server's trust policy (FORECAST_PLUGIN_TRUST, FORECAST_PLUGIN_UNSIGNED): the detail names the signer or that the version is unsigned */
+            422: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
                     "X-RateLimit-Limit"?: number;
@@ -4942,7 +4959,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not application/wasm */
+            /** @description Neither application/wasm nor application/vnd.forecast.bundle */
             415: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -4957,7 +4974,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not a loadable strategy component: the detail names the import, name, version, self-test or deadline that refused it; nothing was stored */
+            /** @description Not a loadable strategy component, or a bundle whose signature or manifest does not hold: the detail names the import, name, version, self-test, signature or deadline that refused it; nothing was stored */
             422: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -5090,6 +5107,15 @@ export interface operations {
             };
             /** @description You have no such strategy (another account's is answered the same) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Sharing refused by the server's trust policy (FORECAST_PLUGIN_TRUST, FORECAST_PLUGIN_UNSIGNED): the detail names the signer or that the version is unsigned */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
