@@ -130,7 +130,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         plugins.clone(),
         budget.clone(),
         config.trust_policy(),
-    );
+    )?;
     let state = AppState::new(Shared {
         // Each service gets only the store traits it uses: the handles are
         // upcasts of the one connection.

@@ -741,6 +741,7 @@ impl Settings {
                 memory_limit: (plugins.plugin_memory_mb as usize) << 20,
                 max_concurrency: plugins.plugin_concurrency as usize,
                 perf_map: plugins.wasm_perfmap,
+                fuel: false,
             },
             segmentation_wasm: plugins.segmentation_wasm,
             metadata_ttl: METADATA_TTL,

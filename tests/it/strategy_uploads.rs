@@ -307,3 +307,56 @@ async fn the_web_app_uploads_with_its_session() {
     assert_eq!(status, 200);
     assert!(v.to_string().contains("/dip-buyer"), "{v}");
 }
+
+/// An upload's runs are metered: the response reports its calls, fuel,
+/// guest time and peak memory, the same request uses the same fuel every
+/// time, built-ins report no fuel, and a strategy that loops forever stops
+/// at its fuel budget with a 422 naming the plugin, its version and the
+/// budget (long before the call's deadline).
+#[tokio::test]
+async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
+    let s = Server::app().await;
+    let key = test_key();
+    let up = upload(&s, key, "application/wasm", dip_buyer()).await;
+    assert_eq!(up.status, 201, "{}", up.body);
+    let name = up.body["strategy"].as_str().unwrap().to_string();
+    let usage = |a: &Answer| a.body["metadata"]["plugin_usage"][0].clone();
+    let first = backtest(&s, key, &name).await;
+    let again = backtest(&s, key, &name).await;
+    assert_eq!((first.status, again.status), (200, 200), "{}", first.body);
+    let (u1, u2) = (usage(&first), usage(&again));
+    assert_eq!(u1["plugin"], "strategy/dip-buyer@0.1.0", "{u1}");
+    assert!(u1["calls"].as_u64().unwrap() > 1, "{u1}");
+    assert!(u1["fuel"].as_u64().unwrap() > 0, "{u1}");
+    assert_eq!(u1["fuel"], u2["fuel"], "the same request, the same fuel");
+    assert!(u1["peak_memory_bytes"].as_u64().unwrap() > 0, "{u1}");
+    assert_eq!(first.body["metadata"]["strategy"], name.as_str());
+
+    let builtin = backtest(&s, key, "topn").await;
+    assert_eq!(builtin.status, 200);
+    assert_eq!(
+        usage(&builtin)["fuel"],
+        Value::Null,
+        "built-ins are not metered"
+    );
+
+    let misbehave = std::fs::read(component("misbehave_strategy")).unwrap();
+    let up = upload(&s, key, "application/wasm", misbehave).await;
+    assert_eq!(up.status, 201, "{}", up.body);
+    let looping = call(
+        &s,
+        key,
+        reqwest::Method::POST,
+        "/api/backtest",
+        Some(json!({
+            "strategy": up.body["strategy"], "category": "Indices", "top_n": 7
+        })),
+    )
+    .await;
+    assert_eq!(looping.status, 422, "{}", looping.body);
+    let detail = looping.body["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("strategy/misbehave@0.0.1") && detail.contains("fuel budget"),
+        "{detail}"
+    );
+}

@@ -382,6 +382,31 @@ pub struct BacktestMetadata {
     pub unusable_assets_count: usize,
     /// The first 500 of them by ticker, each with the reason.
     pub unusable_assets: Vec<UnusableAsset>,
+    /// What each plugin of the run used: the strategy's calls (the
+    /// engine's signals are computed once per asset and cached, and are
+    /// not counted here).
+    #[serde(default)]
+    pub plugin_usage: Vec<PluginUsage>,
+}
+
+/// What one plugin used in a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PluginUsage {
+    /// `kind/name@version`.
+    #[schema(example = "strategy/dip-buyer@0.1.0")]
+    pub plugin: String,
+    /// Calls made (`start` and one per rebalance).
+    pub calls: u64,
+    /// Fuel (wasmtime's instruction units) used by all calls; null for a
+    /// plugin that is not metered (built-ins). Uploaded strategies are
+    /// metered: each call may use 50,000,000 units plus 1,000,000 per asset
+    /// of its input, else the run stops with 422 naming the plugin and the
+    /// budget; the same request uses the same fuel on every run.
+    pub fuel: Option<u64>,
+    /// Time spent in the guest, milliseconds.
+    pub guest_ms: f64,
+    /// The most linear memory its instance held, bytes.
+    pub peak_memory_bytes: u64,
 }
 
 /// At most this many `unusable_assets` are listed.

@@ -71,6 +71,11 @@ pub struct RuntimeConfig {
     /// Write `/tmp/perf-<pid>.map` so `perf report` names the guests'
     /// functions (a profiling aid, `FORECAST_WASM_PERFMAP`).
     pub perf_map: bool,
+    /// Meter every call in fuel (wasmtime's instruction count): the
+    /// runtime of authors' uploaded strategies, whose calls get a budget
+    /// that scales with their input and stop at the same point on every
+    /// run ([`strategy::fuel_budget`]).
+    pub fuel: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -80,6 +85,7 @@ impl Default for RuntimeConfig {
             memory_limit: 256 << 20,
             max_concurrency: 16,
             perf_map: false,
+            fuel: false,
         }
     }
 }
@@ -130,6 +136,14 @@ pub enum PluginError {
         plugin: String,
         /// The cap.
         mib: usize,
+    },
+    /// A metered call used up its fuel budget.
+    #[error("plugin {plugin} used up its fuel budget of {budget} units for one call")]
+    OutOfFuel {
+        /// Label of the plugin.
+        plugin: String,
+        /// The call's budget.
+        budget: u64,
     },
     /// The guest trapped (panic, unreachable, a denied import, …).
     #[error("plugin {plugin} failed: {message}")]

@@ -163,6 +163,11 @@ impl<W: World> Plugin<W> {
     }
 
     /// `kind/name@version`, shared with every store of this plugin.
+    /// Whether its calls are metered in fuel (its runtime's setting).
+    pub fn metered(&self) -> bool {
+        self.runtime.config().fuel
+    }
+
     /// What the component imports, by name (e.g.
     /// `forecast:plugins/host-log@0.1.0`, `wasi:cli/stdout@0.2.6`).
     pub fn imports(&self) -> &[String] {
@@ -231,6 +236,7 @@ impl<W: World> Plugin<W> {
             Ok(_) => "ok",
             Err(PluginError::Timeout { .. }) => "timeout",
             Err(PluginError::OutOfMemory { .. }) => "out_of_memory",
+            Err(PluginError::OutOfFuel { .. }) => "out_of_fuel",
             Err(PluginError::Trap { .. }) => "trap",
             Err(_) => "error",
         };

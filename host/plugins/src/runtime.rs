@@ -22,6 +22,9 @@ const KEEP_RESIDENT_BYTES: usize = 16 << 20;
 /// loaded); the pool has this many slots beyond the concurrent calls.
 pub(crate) const WARM_SLOTS: usize = 4;
 
+/// Fuel for a metered store's instantiation and identity call.
+const SETUP_FUEL: u64 = 1_000_000_000;
+
 /// How often the epoch advances; deadlines are whole ticks
 /// ([`PluginRuntime::set_deadline`]).
 const EPOCH_TICK: Duration = Duration::from_millis(5);
@@ -29,12 +32,21 @@ const EPOCH_TICK: Duration = Duration::from_millis(5);
 /// Per-call store data: the memory cap and the plugin's label for its logs.
 pub struct CallState {
     limiter: MemoryCap,
+    /// The fuel the current call was given (metered runtimes).
+    pub(crate) fuel_budget: u64,
     pub(crate) plugin: Arc<str>,
     /// The language model, lent to matcher instances only.
     pub(crate) llm: Option<Arc<crate::llm::LlmClient>>,
     /// Meaning-based search over the catalog loaded in a matcher instance
     /// (set before each matcher call; matcher instances only).
     pub(crate) semantic: Option<Arc<dyn crate::matcher::Semantic>>,
+}
+
+impl CallState {
+    /// Bytes of linear memory the instance holds now.
+    pub(crate) fn memory_in_use(&self) -> usize {
+        self.limiter.total
+    }
 }
 
 /// Caps the sum of an instance's linear memories and remembers whether the
@@ -135,6 +147,7 @@ impl PluginRuntime {
         let mut wasm = Config::new();
         wasm.wasm_component_model(true)
             .epoch_interruption(true)
+            .consume_fuel(config.fuel)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         if config.perf_map {
             wasm.profiler(wasmtime::ProfilingStrategy::PerfMap);
@@ -209,12 +222,20 @@ impl PluginRuntime {
                     exceeded: false,
                 },
                 plugin,
+                fuel_budget: SETUP_FUEL,
                 llm: None,
                 semantic: None,
             },
         );
         store.limiter(|s| &mut s.limiter);
         self.reset_deadline(&mut store);
+        if self.config.fuel {
+            // Instantiation and the identity call; each metered call then
+            // gets its own budget.
+            store
+                .set_fuel(SETUP_FUEL)
+                .expect("fuel is enabled on this engine");
+        }
         store
     }
 
@@ -265,6 +286,12 @@ impl PluginRuntime {
             return PluginError::OutOfMemory {
                 plugin: label.to_string(),
                 mib: self.config.memory_limit >> 20,
+            };
+        }
+        if let Some(wasmtime::Trap::OutOfFuel) = err.downcast_ref::<wasmtime::Trap>() {
+            return PluginError::OutOfFuel {
+                plugin: label.to_string(),
+                budget: store.data().fuel_budget,
             };
         }
         if let Some(wasmtime::Trap::Interrupt) = err.downcast_ref::<wasmtime::Trap>() {

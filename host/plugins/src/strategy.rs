@@ -6,7 +6,7 @@
 //! timeout; a trap ends the run and the instance is dropped with it.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use forecast_backtest as bt;
 use forecast_domain::PluginKind;
@@ -39,6 +39,31 @@ pub fn valid_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+/// Fuel every metered strategy call may use, whatever its input.
+pub const FUEL_PER_CALL: u64 = 50_000_000;
+/// Fuel a metered strategy call may use for each asset of its input.
+pub const FUEL_PER_ASSET: u64 = 1_000_000;
+
+/// The fuel budget of one metered strategy call over `assets` assets
+/// ([`FUEL_PER_CALL`] + [`FUEL_PER_ASSET`] × `assets`): the same request
+/// stops at the same point on every replica and every rerun.
+pub fn fuel_budget(assets: usize) -> u64 {
+    FUEL_PER_CALL + FUEL_PER_ASSET * assets as u64
+}
+
+/// What one run's calls of a strategy used.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunUsage {
+    /// Calls made (`start` and every rebalance).
+    pub calls: u64,
+    /// Fuel used by all of them (metered runtimes only).
+    pub fuel: Option<u64>,
+    /// Time spent in the guest.
+    pub guest: Duration,
+    /// The most linear memory the instance held after a call, in bytes.
+    pub peak_memory: usize,
 }
 
 /// The name to load a strategy under when only the component knows it
@@ -131,6 +156,10 @@ impl Plugin<StrategyWorld> {
         let live = self.fresh_instance(permit)?;
         Ok(StrategyRun {
             columns: live.bindings.columns.is_some().then(empty_columns),
+            usage: RunUsage {
+                fuel: self.metered().then_some(0),
+                ..RunUsage::default()
+            },
             live,
             plugin: self.clone(),
             permit,
@@ -149,6 +178,8 @@ pub struct StrategyRun<'p> {
     /// The context of the previous `rebalance-columns` call, whose lists are
     /// refilled for the next; `None` calls `allocation.rebalance`.
     columns: Option<cols::ColumnsContext>,
+    /// What the calls so far used.
+    usage: RunUsage,
 }
 
 fn empty_columns() -> cols::ColumnsContext {
@@ -221,6 +252,11 @@ impl StrategyRun<'_> {
     pub fn takes_columns(&self) -> bool {
         self.columns.is_some()
     }
+
+    /// What the run's calls used so far.
+    pub fn usage(&self) -> RunUsage {
+        self.usage
+    }
 }
 
 /// Why a strategy call failed.
@@ -240,24 +276,45 @@ pub enum RunFailure {
 }
 
 impl StrategyRun<'_> {
-    /// One call of the run on its instance, within what is left of the run.
+    /// One call of the run over `assets` assets on its instance, within
+    /// what is left of the run (and its fuel budget when metered).
     fn call<R>(
         &mut self,
+        assets: usize,
         f: impl FnOnce(&mut Store<CallState>, &StrategyExports) -> wasmtime::Result<R>,
     ) -> Result<R, RunFailure> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(RunFailure::RunTimedOut);
         }
-        self.plugin
-            .call_on(self.permit, &mut self.live, Some(left), f)
-            .map_err(|err| {
-                if matches!(err, PluginError::Timeout { .. }) && Instant::now() >= self.deadline {
-                    RunFailure::RunTimedOut
-                } else {
-                    RunFailure::Plugin(err)
-                }
-            })
+        let budget = fuel_budget(assets);
+        if self.usage.fuel.is_some() {
+            self.live
+                .store
+                .set_fuel(budget)
+                .expect("fuel is enabled on a metered runtime");
+            self.live.store.data_mut().fuel_budget = budget;
+        }
+        let started = Instant::now();
+        let result = self
+            .plugin
+            .call_on(self.permit, &mut self.live, Some(left), f);
+        self.usage.calls += 1;
+        self.usage.guest += started.elapsed();
+        if let Some(fuel) = self.usage.fuel.as_mut() {
+            *fuel += budget - self.live.store.get_fuel().unwrap_or(0);
+        }
+        self.usage.peak_memory = self
+            .usage
+            .peak_memory
+            .max(self.live.store.data().memory_in_use());
+        result.map_err(|err| {
+            if matches!(err, PluginError::Timeout { .. }) && Instant::now() >= self.deadline {
+                RunFailure::RunTimedOut
+            } else {
+                RunFailure::Plugin(err)
+            }
+        })
     }
 }
 
@@ -303,7 +360,9 @@ impl bt::Strategy for StrategyRun<'_> {
             zscore_exit: params.zscore_exit,
         };
         let _call = guest_span!("start", self.plugin.label()).entered();
-        let answer = self.call(|store, b| b.records.call_start(store, &universe, params))?;
+        let answer = self.call(universe.len(), |store, b| {
+            b.records.call_start(store, &universe, params)
+        })?;
         Ok(
             answer
                 .map_err(|e| bt::ParamError::new(bounded(&e.field, 64), bounded(&e.message, 500))),
@@ -320,7 +379,7 @@ impl bt::Strategy for StrategyRun<'_> {
                     self.plugin.label()
                 )
                 .entered();
-                let answer = self.call(|store, b| {
+                let answer = self.call(ctx.assets.len(), |store, b| {
                     b.columns
                         .as_ref()
                         .expect("columns are kept only for a component that has them")
@@ -353,7 +412,9 @@ impl bt::Strategy for StrategyRun<'_> {
                 };
                 let _call =
                     guest_span!(tracing::Level::DEBUG, "rebalance", self.plugin.label()).entered();
-                self.call(|store, b| b.records.call_rebalance(store, &wit_ctx))?
+                self.call(ctx.assets.len(), |store, b| {
+                    b.records.call_rebalance(store, &wit_ctx)
+                })?
             }
         };
         match answer {

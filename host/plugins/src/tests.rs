@@ -15,6 +15,7 @@ fn runtime(timeout_ms: u64) -> Arc<PluginRuntime> {
             memory_limit: 64 << 20,
             max_concurrency: 2,
             perf_map: false,
+            fuel: false,
         })
         .unwrap(),
     )

@@ -19,7 +19,7 @@ use std::time::Duration;
 use forecast_api::authored::{StrategyChange, StrategyState, UploadedStrategy};
 use forecast_api::backtest::StrategyItem;
 use forecast_plugins::strategy::{valid_name, UNNAMED};
-use forecast_plugins::StrategyPlugin;
+use forecast_plugins::{Permit, PluginError, PluginRuntime, RuntimeConfig, StrategyPlugin};
 use forecast_store::{
     AuthoredStrategy, StrategyStore, UpdateOutcome, UploadLimits, UploadOutcome, UploadRecord,
 };
@@ -120,8 +120,10 @@ pub enum Upload {
 #[derive(Clone)]
 pub struct AuthoredService {
     store: Arc<dyn StrategyStore>,
-    plugins: Arc<Plugins>,
     budget: WorkBudget,
+    /// The metered runtime uploads are compiled for and run on: every call
+    /// has a fuel budget besides the memory cap and the deadline.
+    runtime: Arc<PluginRuntime>,
     compiled: Arc<Mutex<HashMap<String, Arc<StrategyPlugin>>>>,
     /// Who may sign a strategy that is shared (`FORECAST_PLUGIN_TRUST`,
     /// `FORECAST_PLUGIN_UNSIGNED`); private uploads may be unsigned.
@@ -129,21 +131,31 @@ pub struct AuthoredService {
 }
 
 impl AuthoredService {
-    /// A service over `store`, compiling with `plugins`' runtime within
-    /// `budget`, sharing only what `trust` allows.
+    /// A service over `store`, compiling and running uploads on a metered
+    /// runtime of its own (`plugins`' limits, plus fuel) within `budget`,
+    /// sharing only what `trust` allows.
     pub fn new(
         store: Arc<dyn StrategyStore>,
         plugins: Arc<Plugins>,
         budget: WorkBudget,
         trust: TrustPolicy,
-    ) -> Self {
-        AuthoredService {
+    ) -> Result<Self, PluginError> {
+        let runtime = Arc::new(PluginRuntime::new(RuntimeConfig {
+            fuel: true,
+            ..plugins.runtime().config()
+        })?);
+        Ok(AuthoredService {
             store,
-            plugins,
             budget,
+            runtime,
             compiled: Arc::new(Mutex::new(HashMap::new())),
             trust,
-        }
+        })
+    }
+
+    /// A call slot of the metered runtime (a run of an upload takes one).
+    pub async fn permit(&self) -> Permit {
+        self.runtime.acquire().await
     }
 
     /// Stores an upload of `owner_id`: 201-worthy (`created`) or the same
@@ -262,7 +274,7 @@ impl AuthoredService {
             .budget
             .admit(owner_id, Work::Compile, compile_bytes(bytes.len()))
             .await?;
-        let runtime = self.plugins.runtime_handle().clone();
+        let runtime = self.runtime.clone();
         let permit = tokio::time::timeout(COMPILE_DEADLINE, runtime.acquire())
             .await
             .map_err(|_| Error::Busy {

@@ -794,6 +794,12 @@ export interface components {
             unusable_assets_count: number;
             /** @description The first 500 of them by ticker, each with the reason. */
             unusable_assets: components["schemas"]["UnusableAsset"][];
+            /**
+             * @description What each plugin of the run used: the strategy's calls (the
+             *     engine's signals are computed once per asset and cached, and are
+             *     not counted here).
+             */
+            plugin_usage?: components["schemas"]["PluginUsage"][];
         };
         /**
          * @description The request body. Every field is optional; unknown fields are refused
@@ -1234,6 +1240,38 @@ export interface components {
             kind: components["schemas"]["PluginKind"];
             /** @description The active version's name. */
             name: string;
+        };
+        /** @description What one plugin used in a run. */
+        PluginUsage: {
+            /**
+             * @description `kind/name@version`.
+             * @example strategy/dip-buyer@0.1.0
+             */
+            plugin: string;
+            /**
+             * Format: int64
+             * @description Calls made (`start` and one per rebalance).
+             */
+            calls: number;
+            /**
+             * Format: int64
+             * @description Fuel (wasmtime's instruction units) used by all calls; null for a
+             *     plugin that is not metered (built-ins). Uploaded strategies are
+             *     metered: each call may use 50,000,000 units plus 1,000,000 per asset
+             *     of its input, else the run stops with 422 naming the plugin and the
+             *     budget; the same request uses the same fuel on every run.
+             */
+            fuel?: number | null;
+            /**
+             * Format: double
+             * @description Time spent in the guest, milliseconds.
+             */
+            guest_ms: number;
+            /**
+             * Format: int64
+             * @description The most linear memory its instance held, bytes.
+             */
+            peak_memory_bytes: number;
         };
         /**
          * @description A plugin version: the query of `POST /api/admin/plugins` and the body of

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 use forecast_api::assets::DataSources;
 use forecast_api::backtest::{
-    BacktestMetadata, BacktestResponse, BenchmarkBody, EquityPoint, MetricsBody, TradeBody,
-    UnusableAsset, ValidRequest, MAX_UNUSABLE_LISTED,
+    BacktestMetadata, BacktestResponse, BenchmarkBody, EquityPoint, MetricsBody, PluginUsage,
+    TradeBody, UnusableAsset, ValidRequest, MAX_UNUSABLE_LISTED,
 };
 use forecast_backtest as bt;
 use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::Asset;
+use forecast_plugins::strategy::RunUsage;
 use forecast_plugins::StrategyPlugin;
 
 use super::validation::unusable_reason;
@@ -62,6 +63,7 @@ impl DataUse {
 }
 
 /// The body of a finished run.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn shape(
     mut report: bt::Report,
     inputs: &[bt::AssetInput<'_>],
@@ -70,6 +72,7 @@ pub(super) fn shape(
     req: &ValidRequest,
     signals_cached: usize,
     data: DataUse,
+    usage: RunUsage,
 ) -> BacktestResponse {
     // The report's columns move into the body; only the dates are
     // converted, once, and shared by the curve and the two benchmarks.
@@ -103,6 +106,7 @@ pub(super) fn shape(
             req,
             signals_cached,
             data,
+            usage,
         ),
     }
 }
@@ -152,6 +156,7 @@ fn metadata(
     req: &ValidRequest,
     signals_cached: usize,
     data: DataUse,
+    usage: RunUsage,
 ) -> BacktestMetadata {
     let cost_bps = report
         .universe
@@ -163,7 +168,11 @@ fn metadata(
         data_points: report.data_points,
         rebalance_dates: report.rebalance_dates,
         calculated_at: chrono::Utc::now(),
-        strategy: strategy.info().name.clone(),
+        // An upload as the request named it, without a pinned version.
+        strategy: match crate::authored::StrategyRef::parse(&req.strategy) {
+            Some(r) => format!("@{}/{}", r.handle, r.name),
+            None => strategy.info().name.clone(),
+        },
         strategy_version: strategy.info().version.clone(),
         engine_version: engine_version.to_string(),
         start_date: dates.first().copied().unwrap_or_default(),
@@ -178,5 +187,12 @@ fn metadata(
         data_sources: data.sources,
         unusable_assets_count: data.unusable_count,
         unusable_assets: data.unusable,
+        plugin_usage: vec![PluginUsage {
+            plugin: strategy.info().label(),
+            calls: usage.calls,
+            fuel: usage.fuel,
+            guest_ms: usage.guest.as_secs_f64() * 1e3,
+            peak_memory_bytes: usage.peak_memory as u64,
+        }],
     }
 }

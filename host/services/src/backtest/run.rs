@@ -12,7 +12,7 @@ use forecast_backtest as bt;
 use forecast_domain::series::{to_days, PriceSeries};
 use forecast_domain::Asset;
 use forecast_plugins::strategy::RunFailure;
-use forecast_plugins::{Permits, SegmentationPlugin, StrategyPlugin};
+use forecast_plugins::{Permit, Permits, PluginError, SegmentationPlugin, StrategyPlugin};
 
 use super::admission::{self, UserSlot, WaitingForSlots};
 use super::response::{shape, DataUse};
@@ -42,6 +42,11 @@ pub(super) async fn run(
     let ticket = admit(svc, &slot, assets.len(), queued).await?;
     let runtime = svc.plugins.runtime();
     let permits = admission::plugin_slots(runtime, svc.limits.queue_wait, queued).await?;
+    // An upload runs on the metered runtime, under one of its permits.
+    let strategy_permit = match strategy.metered() {
+        true => Some(svc.authored.permit().await),
+        false => None,
+    };
     let started = Instant::now();
     let flag = Arc::new(AtomicBool::new(false));
     // Dropped with this future: a client that goes away stops the work.
@@ -67,6 +72,7 @@ pub(super) async fn run(
     let job = Job {
         slot,
         ticket,
+        strategy_permit,
         cancel,
         strategy,
         engine_version: engine.info().version.clone(),
@@ -195,6 +201,8 @@ async fn load(
 struct Job {
     slot: UserSlot,
     ticket: Ticket,
+    /// The metered runtime's permit an uploaded strategy runs under.
+    strategy_permit: Option<Permit>,
     cancel: Cancel,
     strategy: Arc<StrategyPlugin>,
     engine_version: String,
@@ -213,6 +221,7 @@ impl Job {
         let Job {
             slot,
             ticket,
+            strategy_permit,
             cancel,
             strategy,
             engine_version,
@@ -242,7 +251,8 @@ impl Job {
             .collect();
         let inputs = inputs(&kept, &metas, &loaded);
         // The signal workers are done: the run takes the first permit.
-        let mut instance = strategy.instance(&loaded.permits[0], cancel.deadline)?;
+        let permit = strategy_permit.as_ref().unwrap_or(&loaded.permits[0]);
+        let mut instance = strategy.instance(permit, cancel.deadline)?;
         let window = bt::Window {
             start: to_days(start),
             end: to_days(end),
@@ -258,6 +268,7 @@ impl Job {
         .map_err(|e| run_error(e, start, end, &strategy))
         .map_err(stopped)?;
         let run_at = Instant::now();
+        let usage = instance.usage();
         // What the run used and what it could not, by universe index.
         let data = DataUse::of(&loaded.universe, &kept, &report.universe, window);
         let finished = Finished {
@@ -276,6 +287,7 @@ impl Job {
             &req,
             loaded.signals_cached,
             data,
+            usage,
         );
         finished.log(waited, started, loaded.loaded_at, loaded.signals_at, run_at);
         Ok(body)
@@ -326,6 +338,15 @@ fn run_error(
         )),
         bt::RunError::Param(p) => Error::Invalid(p.to_string()),
         bt::RunError::Cancelled | bt::RunError::Strategy(RunFailure::RunTimedOut) => timed_out(),
+        bt::RunError::Strategy(RunFailure::Plugin(PluginError::OutOfFuel { plugin, budget })) => {
+            Error::Refused(format!(
+                "strategy {plugin} used up its fuel budget: one call may use {budget} units \
+                 ({} plus {} per asset of its input); the run stopped there, as it would on \
+                 every rerun",
+                forecast_plugins::strategy::FUEL_PER_CALL,
+                forecast_plugins::strategy::FUEL_PER_ASSET
+            ))
+        }
         bt::RunError::Strategy(RunFailure::Plugin(p)) => Error::Plugin(p),
         bt::RunError::Strategy(RunFailure::Refused { plugin, message }) => {
             Error::PluginContract(format!("strategy {plugin} ended the run: {message}"))
