@@ -184,7 +184,7 @@ pub struct PluginSettings {
     pub plugin_trust: String,
     /// Whether unsigned components are `allow`ed or `refuse`d by `forecast plugin add`, `FORECAST_PLUGIN_DIR` and the sharing of an uploaded strategy (an author's private uploads may always be unsigned).
     #[arg(long, env = "FORECAST_PLUGIN_UNSIGNED", value_name = "allow|refuse", default_value = "allow", value_parser = allow_refuse)]
-    pub plugin_unsigned_allowed: bool,
+    pub plugin_unsigned: bool,
     /// Profiling: write `/tmp/perf-<pid>.map` so that `perf report` names the plugins' functions (on/off).
     #[arg(long, env = "FORECAST_WASM_PERFMAP", value_name = "ON|OFF", default_value = "off", action = ArgAction::Set, value_parser = on_off)]
     pub wasm_perfmap: bool,
@@ -715,7 +715,7 @@ impl Settings {
         }
         if let Err(e) = forecast_bundle::TrustPolicy::parse(
             &plugins.plugin_trust,
-            plugins.plugin_unsigned_allowed,
+            plugins.plugin_unsigned,
         ) {
             return Err(ConfigError::new(
                 "FORECAST_PLUGIN_TRUST",
@@ -764,7 +764,7 @@ impl Settings {
             signal_cache_bytes: (backtests.signal_cache_mb as usize) << 20,
             plugin_dir: plugins.plugin_dir,
             plugin_poll: plugins.plugin_poll_ms,
-            plugin_trust: (plugins.plugin_trust, plugins.plugin_unsigned_allowed),
+            plugin_trust: (plugins.plugin_trust, plugins.plugin_unsigned),
             admin_token: serving.admin_token,
             llm,
             model: matcher.model_dir,

@@ -38,7 +38,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 404, description = "Unknown or inactive ticker", body = ErrorBody),
         (status = 422, description = "Fewer than 300 price rows in the window", body = ErrorBody),
         (status = 500, description = "The segmentation plugin failed; detail names plugin and version", body = ErrorBody),
-        (status = 503, description = "Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry", body = ErrorBody),
+        (status = 503, description = "Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_SLOTS, FORECAST_HEAVY_MEMORY_MB, FORECAST_HEAVY_WAIT_MS); nothing was computed or charged; Retry-After says when to retry", body = ErrorBody),
         (status = 504, description = "The segmentation plugin ran past its time limit", body = ErrorBody),
     )
 )]
@@ -71,7 +71,7 @@ async fn full(
         (status = 404, description = "Unknown or inactive ticker", body = ErrorBody),
         (status = 422, description = "Fewer than 300 price rows in the window", body = ErrorBody),
         (status = 500, description = "A plugin failed; detail names plugin and version", body = ErrorBody),
-        (status = 503, description = "Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry", body = ErrorBody),
+        (status = 503, description = "Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_SLOTS, FORECAST_HEAVY_MEMORY_MB, FORECAST_HEAVY_WAIT_MS); nothing was computed or charged; Retry-After says when to retry", body = ErrorBody),
         (status = 504, description = "A plugin ran past its time limit", body = ErrorBody),
     )
 )]

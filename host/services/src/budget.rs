@@ -102,7 +102,8 @@ const BACKTEST_PER_ASSET: u64 = 256 << 10;
 const COMPILE_BASE: u64 = 64 << 20;
 const COMPILE_PER_BYTE: u64 = 32;
 
-/// The budget's bounds (`FORECAST_HEAVY_*`).
+/// The budget's bounds (`FORECAST_HEAVY_SLOTS`, `FORECAST_HEAVY_MEMORY_MB`,
+/// `FORECAST_HEAVY_QUEUE`, `FORECAST_HEAVY_QUEUE_PER_ACCOUNT`, `FORECAST_HEAVY_WAIT_MS`).
 #[derive(Debug, Clone, Copy)]
 pub struct BudgetLimits {
     /// Heavy jobs running at once.

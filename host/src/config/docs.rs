@@ -21,6 +21,12 @@ pub struct Other {
 /// you to set.
 pub const OTHER: &[Other] = &[
     Other {
+        name: "FORECAST_API_KEY",
+        read_by: "`forecast plugin publish`",
+        meaning: "The Premium API key `forecast plugin publish` sends to the server it publishes \
+                  a strategy to (never a flag, so it stays out of shell history and process lists).",
+    },
+    Other {
         name: "FORECAST_KEY",
         read_by: "you",
         meaning: "Your API key, by convention: the banner of `forecast serve` and the README's \

@@ -133,7 +133,7 @@ fn values_are_parsed_by_their_rules() {
         ("FORECAST_LLM_API_KEY", ""),
         ("FORECAST_WASM_PERFMAP", "1"),
         ("FORECAST_LOGIN_CONCURRENCY", "3"),
-        ("FORECAST_REQUEST_TIMEOUT_MS", "30001"),
+        ("FORECAST_REQUEST_TIMEOUT_MS", "50001"),
         ("FORECAST_BACKTEST_TIMEOUT_MS", "30000"),
         (
             "FORECAST_UPGRADE_URL",
@@ -155,7 +155,7 @@ fn values_are_parsed_by_their_rules() {
     assert_eq!(c.signal_cache_bytes, 0);
     assert_eq!(c.backtest_queue_wait, Duration::ZERO);
     assert_eq!(c.limits.shutdown_grace, Duration::ZERO);
-    assert_eq!(c.limits.request_timeout, Duration::from_millis(30_001));
+    assert_eq!(c.limits.request_timeout, Duration::from_millis(50_001));
     assert_eq!(c.plugin_poll, Duration::from_millis(50));
     assert!(!c.grading && c.runtime.perf_map);
     assert_eq!(c.grade_at.to_string(), "23:30:00");

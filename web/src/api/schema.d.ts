@@ -2361,7 +2361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry */
+            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_SLOTS, FORECAST_HEAVY_MEMORY_MB, FORECAST_HEAVY_WAIT_MS); nothing was computed or charged; Retry-After says when to retry */
             503: {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */
@@ -2536,7 +2536,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry */
+            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_SLOTS, FORECAST_HEAVY_MEMORY_MB, FORECAST_HEAVY_WAIT_MS); nothing was computed or charged; Retry-After says when to retry */
             503: {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */
@@ -4133,7 +4133,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry */
+            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_SLOTS, FORECAST_HEAVY_MEMORY_MB, FORECAST_HEAVY_WAIT_MS); nothing was computed or charged; Retry-After says when to retry */
             503: {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */
@@ -4308,7 +4308,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_*); nothing was computed or charged; Retry-After says when to retry */
+            /** @description The quota store is unavailable (the request is refused), or: Computing it live needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_SLOTS, FORECAST_HEAVY_MEMORY_MB, FORECAST_HEAVY_WAIT_MS); nothing was computed or charged; Retry-After says when to retry */
             503: {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */
