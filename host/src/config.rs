@@ -713,10 +713,9 @@ impl Settings {
                 ),
             ));
         }
-        if let Err(e) = forecast_bundle::TrustPolicy::parse(
-            &plugins.plugin_trust,
-            plugins.plugin_unsigned,
-        ) {
+        if let Err(e) =
+            forecast_bundle::TrustPolicy::parse(&plugins.plugin_trust, plugins.plugin_unsigned)
+        {
             return Err(ConfigError::new(
                 "FORECAST_PLUGIN_TRUST",
                 e.trim_start_matches("FORECAST_PLUGIN_TRUST: "),

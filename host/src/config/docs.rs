@@ -23,7 +23,8 @@ pub const OTHER: &[Other] = &[
     Other {
         name: "FORECAST_API_KEY",
         read_by: "`forecast plugin publish`",
-        meaning: "The Premium API key `forecast plugin publish` sends to the server it publishes \
+        meaning:
+            "The Premium API key `forecast plugin publish` sends to the server it publishes \
                   a strategy to (never a flag, so it stays out of shell history and process lists).",
     },
     Other {
