@@ -172,12 +172,13 @@ async fn a_body_that_never_finishes_gets_408_and_a_slow_request_504() {
     assert!(closed_within(&mut conn, MARGIN).await.is_some());
 
     // A request still unanswered at its deadline gets 504: a body allowed
-    // 20 s but a request deadline of 2 s (above the backtest's 0.5 s wait
-    // for slots plus its 1 s limit).
+    // 20 s but a request deadline of 2 s (above the heavy-work wait of
+    // 0.2 s, the backtest's 0.5 s wait for slots and its 1 s limit).
     let s = Server::start_with(
         common::fresh_db(),
         &[
             ("FORECAST_BODY_TIMEOUT_MS", "20000"),
+            ("FORECAST_HEAVY_WAIT_MS", "200"),
             ("FORECAST_BACKTEST_QUEUE_MS", "500"),
             ("FORECAST_BACKTEST_TIMEOUT_MS", "1000"),
             ("FORECAST_REQUEST_TIMEOUT_MS", "2000"),
