@@ -538,14 +538,12 @@ impl AnalysisService {
             return Ok(());
         }
         let params = engine_params(q, history.periods_per_year());
-        // A sample is never worth a client's turn: only when the budget has
-        // room now, for both runs.
-        let Some(ticket) =
-            self.budget
-                .try_admit("shadow", Work::Analysis, 2 * analysis_bytes(window.len()))
-        else {
-            return Ok(());
-        };
+        // A sample is heavy work like any other: it waits its turn (off the
+        // request path) and is skipped when the budget refuses it.
+        let ticket = self
+            .budget
+            .admit("shadow", Work::Analysis, 2 * analysis_bytes(window.len()))
+            .await?;
         let permits = self.plugins.runtime().acquire_many(2).await;
         let query = *q;
         let (active_label, candidate_label) = (active.info().label(), candidate.info().label());

@@ -403,21 +403,6 @@ impl WorkBudget {
         }
     }
 
-    /// A ticket only if the job fits now and nobody waits (work the server
-    /// may skip, such as a shadow sample).
-    pub fn try_admit(&self, client: &str, _work: Work, bytes: u64) -> Option<Ticket> {
-        let inner = &self.0;
-        let mut state = inner.state.lock().expect("budget poisoned");
-        if !state.waiting.is_empty() || !inner.fits(&state, bytes) {
-            return None;
-        }
-        let client: Arc<str> = Arc::from(client);
-        inner.book(&mut state, &client, bytes);
-        inner.publish(&state);
-        drop(state);
-        Some(self.ticket(client, bytes))
-    }
-
     fn ticket(&self, client: Arc<str>, bytes: u64) -> Ticket {
         Ticket {
             budget: self.0.clone(),
