@@ -189,7 +189,8 @@ async fn an_author_uploads_runs_shares_picks_and_deletes_a_strategy() {
     .await;
     assert_eq!(no_version.status, 400, "{}", no_version.body);
     let nothing = call(&s, &author, reqwest::Method::PATCH, &path, Some(json!({}))).await;
-    assert_eq!(nothing.status, 400, "{}", nothing.body);
+    assert_eq!(nothing.status, 200, "an empty change: {}", nothing.body);
+    assert_eq!(nothing.body["shared"], true, "unchanged");
 
     // Deleted: gone for everyone; its version is never reused for other bytes.
     assert_eq!(

@@ -142,7 +142,12 @@ pub fn metered(doc: &mut OpenApi, cost: u32) {
 /// and operation ids prefixed `web` (they must be unique in the document).
 pub fn web_metered(doc: &mut OpenApi, cost: u32) {
     for item in doc.paths.paths.values_mut() {
-        for (post, op) in [(false, item.get.as_mut()), (true, item.post.as_mut())] {
+        for (post, op) in [
+            (false, item.get.as_mut()),
+            (true, item.post.as_mut()),
+            (true, item.patch.as_mut()),
+            (true, item.delete.as_mut()),
+        ] {
             let Some(op) = op else { continue };
             quota(op, cost, SESSION);
             if let Some(id) = op.operation_id.as_mut() {

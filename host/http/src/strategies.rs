@@ -103,7 +103,7 @@ async fn upload(
     request_body = StrategyChange,
     responses(
         (status = 200, description = "Changed", body = StrategyState),
-        (status = 400, description = "Nothing to change, an unknown field, or a version the strategy does not have", body = ErrorBody),
+        (status = 400, description = "An unknown field, or a version the strategy does not have (an empty change answers the strategy as it is)", body = ErrorBody),
         (status = 422, description = "Sharing refused by the server's trust policy (FORECAST_PLUGIN_TRUST, FORECAST_PLUGIN_UNSIGNED): the detail names the signer or that the version is unsigned", body = ErrorBody),
         (status = 404, description = "You have no such strategy (another account's is answered the same)", body = ErrorBody),
     )

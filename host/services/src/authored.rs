@@ -428,12 +428,16 @@ impl AuthoredService {
         change: &StrategyChange,
     ) -> Result<StrategyState, Error> {
         let label = format!("@{handle}/{name}");
-        if change.shared.is_none() && change.current_version.is_none() {
-            return Err(Error::Invalid(
-                "nothing to change: send shared and/or current_version".into(),
-            ));
-        }
         let held = self.owned(owner_id, handle, name).await?;
+        if change.shared.is_none() && change.current_version.is_none() {
+            // Nothing to change: the strategy as it is.
+            return Ok(StrategyState {
+                strategy: label,
+                current_version: held.current_version.clone(),
+                shared: held.shared,
+                versions: versions_of(&held),
+            });
+        }
         if change.shared == Some(true) {
             // What is shared must be signed as the operator's policy says:
             // the version that will run, and every version one may pin.
