@@ -63,6 +63,8 @@ describe("the strategies page", { timeout: 180_000 }, () => {
 
   test("the navigation links the page next to Backtest; it lists the built-ins", async () => {
     await page.goto("/");
+    // The app renders its navigation after the session is read: wait for it.
+    await page.locator("nav[aria-label=Main] a", { hasText: "Backtest" }).first().waitFor();
     const links = await page.locator("nav[aria-label=Main] a").allTextContents();
     const i = links.findIndex((t) => t.trim() === "Backtest");
     assert.ok(i >= 0, `navigation: ${links.join(" | ")}`);
