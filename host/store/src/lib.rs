@@ -56,7 +56,8 @@ pub use registry::{
 };
 pub use sqlite::SqliteStore;
 pub use strategies::{
-    AuthoredStrategy, StrategyStore, UpdateOutcome, UploadLimits, UploadOutcome, UploadRecord,
+    AuthoredStrategy, PluginRun, StrategyStore, UpdateOutcome, UploadLimits, UploadOutcome,
+    UploadRecord,
 };
 
 /// Every store trait, for call sites: `use forecast_store::prelude::*;`.

@@ -12,8 +12,8 @@ use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::{ApiKeyRecord, Asset, Category, DataSource, PluginKind, User};
 
 use crate::{
-    ActivationRecord, CachedMetadata, GradeRow, GradingRun, PluginRecord, RankedRow, ShadowConfig,
-    ShadowSample, StoreError, StoreResult,
+    ActivationRecord, AuthoredStrategy, CachedMetadata, GradeRow, GradingRun, PluginRecord,
+    PluginRun, RankedRow, ShadowConfig, ShadowSample, StoreError, StoreResult, UploadRecord,
 };
 
 /// Typed column access by name.
@@ -374,4 +374,52 @@ pub(crate) fn job(r: &impl Cols) -> StoreResult<crate::JobRun> {
         done: r.int("done")?,
         failures: r.int("failures")?,
     })
+}
+
+/// Rows of `crate::sql::strategy_select!` (grouped by strategy, each strategy's rows
+/// together) as strategies with their versions.
+pub(crate) fn strategies<R: Cols>(rows: &[R]) -> StoreResult<Vec<AuthoredStrategy>> {
+    let mut out: Vec<AuthoredStrategy> = Vec::new();
+    for r in rows {
+        let owner_id = r.text("owner_id")?;
+        let name = r.text("name")?;
+        let record = UploadRecord {
+            owner_id: owner_id.clone(),
+            name: name.clone(),
+            version: r.text("version")?,
+            sha256: r.text("sha256")?,
+            size: r.int("size")?,
+            signer: r.opt_text("signer")?,
+            manifest: r.opt_text("manifest")?,
+            uploaded_at: r.int("uploaded_at")?,
+        };
+        match out.last_mut() {
+            Some(s) if s.owner_id == owner_id && s.name == name => s.versions.push(record),
+            _ => out.push(AuthoredStrategy {
+                owner_id,
+                handle: r.text("handle")?,
+                name,
+                current_version: r.text("current_version")?,
+                shared: r.flag("shared")?,
+                versions: vec![record],
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// A row of [`crate::sql::PLUGIN_RUNS`].
+pub(crate) fn plugin_run(r: &impl Cols) -> StoreResult<PluginRun> {
+    Ok(PluginRun {
+        sha256: r.text("sha256")?,
+        ran_at: r.int("ran_at")?,
+        calls: to_u64(r.int("calls")?, "calls")?,
+        fuel: r.opt_int("fuel")?.map(|v| to_u64(v, "fuel")).transpose()?,
+        guest_ms: r.real("guest_ms")?,
+        peak_memory_bytes: to_u64(r.int("peak_memory_bytes")?, "peak_memory_bytes")?,
+    })
+}
+
+fn to_u64(v: i64, col: &str) -> StoreResult<u64> {
+    u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("{col} {v}")))
 }

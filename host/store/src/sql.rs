@@ -457,3 +457,91 @@ pub(crate) const SHADOW_SAMPLES: &str =
 // ---- Generations (migration 0008) ------------------------------------------
 
 pub(crate) const GENERATIONS: &str = "SELECT name, value FROM generations";
+
+// ---- Authors' strategies (migrations 0009, 0010) ---------------------------
+
+/// The columns [`crate::rows::strategies`] decodes: a strategy joined with each of
+/// its versions, newest upload first within a strategy.
+macro_rules! strategy_select {
+    () => {
+        "SELECT s.owner_id, s.handle, s.name, s.current_version, s.shared,
+                u.version, u.sha256, u.size, u.signer, u.manifest, u.uploaded_at
+         FROM authored_strategies s
+         JOIN strategy_uploads u ON u.owner_id = s.owner_id AND u.name = s.name
+         WHERE NOT s.deleted AND "
+    };
+}
+
+pub(crate) const AUTHORED: &str = concat!(
+    strategy_select!(),
+    "s.handle = $1 AND s.name = $2
+     ORDER BY s.owner_id COLLATE \"C\", u.seq DESC"
+);
+
+pub(crate) const VISIBLE: &str = concat!(
+    strategy_select!(),
+    "(s.owner_id = $1 OR s.shared)
+     ORDER BY s.handle COLLATE \"C\", s.name COLLATE \"C\", s.owner_id COLLATE \"C\", u.seq DESC"
+);
+
+pub(crate) const UPLOAD_WASM: &str = "SELECT u.wasm FROM strategy_uploads u
+     JOIN authored_strategies s ON s.owner_id = u.owner_id AND s.name = u.name
+     WHERE u.owner_id = $1 AND u.name = $2 AND u.version = $3
+       AND NOT s.deleted AND u.wasm IS NOT NULL";
+
+pub(crate) const STRATEGY_DELETED: &str =
+    "SELECT deleted FROM authored_strategies WHERE owner_id = $1 AND name = $2";
+
+pub(crate) const UPLOAD_SHA256: &str =
+    "SELECT sha256 FROM strategy_uploads WHERE owner_id = $1 AND name = $2 AND version = $3";
+
+pub(crate) const COUNT_LIVE_STRATEGIES: &str =
+    "SELECT COUNT(*) AS n FROM authored_strategies WHERE owner_id = $1 AND NOT deleted";
+
+pub(crate) const COUNT_VERSIONS: &str =
+    "SELECT COUNT(*) AS n FROM strategy_uploads WHERE owner_id = $1 AND name = $2";
+
+pub(crate) const INSERT_UPLOAD: &str = "INSERT INTO strategy_uploads
+        (owner_id, name, version, seq, sha256, size, signer, manifest, wasm, uploaded_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+
+/// Puts back the bytes of a version whose strategy was deleted (its sha256
+/// was checked to match).
+pub(crate) const RESTORE_WASM: &str = "UPDATE strategy_uploads SET wasm = $4
+     WHERE owner_id = $1 AND name = $2 AND version = $3 AND wasm IS NULL";
+
+/// Creates the strategy, or revives a deleted one: `$4` current, private.
+pub(crate) const CREATE_OR_REVIVE: &str = "INSERT INTO authored_strategies
+        (owner_id, handle, name, current_version, shared, deleted, created_at)
+     VALUES ($1, $2, $3, $4, FALSE, FALSE, $5)
+     ON CONFLICT (owner_id, name) DO UPDATE SET
+        handle = excluded.handle, current_version = excluded.current_version,
+        shared = FALSE, deleted = FALSE";
+
+pub(crate) const VERSION_HAS_BYTES: &str = "SELECT 1 AS one FROM strategy_uploads
+     WHERE owner_id = $1 AND name = $2 AND version = $3 AND wasm IS NOT NULL";
+
+pub(crate) const UPDATE_STRATEGY: &str = "UPDATE authored_strategies
+     SET shared = COALESCE($3, shared), current_version = COALESCE($4, current_version)
+     WHERE owner_id = $1 AND name = $2";
+
+pub(crate) const MARK_DELETED: &str = "UPDATE authored_strategies SET deleted = TRUE
+     WHERE owner_id = $1 AND name = $2 AND NOT deleted";
+
+pub(crate) const DROP_WASM: &str =
+    "UPDATE strategy_uploads SET wasm = NULL WHERE owner_id = $1 AND name = $2";
+
+/// Records one backtest's use of a strategy component (migration 0010).
+pub(crate) const RECORD_PLUGIN_RUN: &str = "INSERT INTO plugin_runs
+        (sha256, ran_at, calls, fuel, guest_ms, peak_memory_bytes)
+     VALUES ($1, $2, $3, $4, $5, $6)";
+
+/// Drops a component's runs older than its newest `$2` (none when it has
+/// fewer: the subquery is then NULL).
+pub(crate) const PRUNE_PLUGIN_RUNS: &str = "DELETE FROM plugin_runs WHERE sha256 = $1 AND id <=
+     (SELECT id FROM plugin_runs WHERE sha256 = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)";
+
+/// The kept runs of every component, newest first.
+pub(crate) const PLUGIN_RUNS: &str =
+    "SELECT sha256, ran_at, calls, fuel, guest_ms, peak_memory_bytes
+     FROM plugin_runs ORDER BY id DESC LIMIT $1";

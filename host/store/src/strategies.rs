@@ -91,6 +91,23 @@ pub enum UpdateOutcome {
     NoVersion,
 }
 
+/// What one backtest used of one strategy component.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginRun {
+    /// Hex SHA-256 of the component (built-in or uploaded).
+    pub sha256: String,
+    /// When, Unix seconds.
+    pub ran_at: i64,
+    /// Calls made (`start` and one per rebalance).
+    pub calls: u64,
+    /// Fuel used; `None` for a component that is not metered.
+    pub fuel: Option<u64>,
+    /// Time spent in the guest, milliseconds.
+    pub guest_ms: f64,
+    /// The most linear memory its instance held, bytes.
+    pub peak_memory_bytes: u64,
+}
+
 /// The authors' strategies.
 #[async_trait]
 pub trait StrategyStore: Send + Sync {
@@ -140,4 +157,11 @@ pub trait StrategyStore: Send + Sync {
     /// bytes dropped, its versions' (name, version, sha256) kept so they
     /// are never reused for other bytes. False when there was none.
     async fn delete_strategy(&self, owner_id: &str, name: &str) -> StoreResult<bool>;
+
+    /// Records what a backtest used of a component, keeping only its newest
+    /// `keep` runs.
+    async fn record_plugin_run(&self, run: &PluginRun, keep: u32) -> StoreResult<()>;
+
+    /// The kept runs of every component, newest first, at most `limit`.
+    async fn plugin_runs(&self, limit: u32) -> StoreResult<Vec<PluginRun>>;
 }

@@ -4,117 +4,15 @@
 //! immutability check see no other writer before it commits. The reads
 //! are single statements (one snapshot each).
 
-use sqlx::sqlite::SqliteRow;
 use sqlx::{Sqlite, Transaction};
 
 use super::SqliteStore;
-use crate::rows::Cols;
+use crate::rows::{self, Cols};
+use crate::sql;
 use crate::{
-    AuthoredStrategy, StoreResult, StrategyStore, UpdateOutcome, UploadLimits, UploadOutcome,
-    UploadRecord,
+    AuthoredStrategy, PluginRun, StoreResult, StrategyStore, UpdateOutcome, UploadLimits,
+    UploadOutcome, UploadRecord,
 };
-
-/// The columns [`strategy_rows`] decodes: a strategy joined with each of
-/// its versions, newest upload first within a strategy.
-macro_rules! strategy_select {
-    () => {
-        "SELECT s.owner_id, s.handle, s.name, s.current_version, s.shared,
-                u.version, u.sha256, u.size, u.signer, u.manifest, u.uploaded_at
-         FROM authored_strategies s
-         JOIN strategy_uploads u ON u.owner_id = s.owner_id AND u.name = s.name
-         WHERE NOT s.deleted AND "
-    };
-}
-
-const AUTHORED: &str = concat!(
-    strategy_select!(),
-    "s.handle = $1 AND s.name = $2
-     ORDER BY s.owner_id COLLATE \"C\", u.seq DESC"
-);
-
-const VISIBLE: &str = concat!(
-    strategy_select!(),
-    "(s.owner_id = $1 OR s.shared)
-     ORDER BY s.handle COLLATE \"C\", s.name COLLATE \"C\", s.owner_id COLLATE \"C\", u.seq DESC"
-);
-
-const UPLOAD_WASM: &str = "SELECT u.wasm FROM strategy_uploads u
-     JOIN authored_strategies s ON s.owner_id = u.owner_id AND s.name = u.name
-     WHERE u.owner_id = $1 AND u.name = $2 AND u.version = $3
-       AND NOT s.deleted AND u.wasm IS NOT NULL";
-
-const STRATEGY_DELETED: &str =
-    "SELECT deleted FROM authored_strategies WHERE owner_id = $1 AND name = $2";
-
-const UPLOAD_SHA256: &str =
-    "SELECT sha256 FROM strategy_uploads WHERE owner_id = $1 AND name = $2 AND version = $3";
-
-const COUNT_LIVE_STRATEGIES: &str =
-    "SELECT COUNT(*) AS n FROM authored_strategies WHERE owner_id = $1 AND NOT deleted";
-
-const COUNT_VERSIONS: &str =
-    "SELECT COUNT(*) AS n FROM strategy_uploads WHERE owner_id = $1 AND name = $2";
-
-const INSERT_UPLOAD: &str = "INSERT INTO strategy_uploads
-        (owner_id, name, version, seq, sha256, size, signer, manifest, wasm, uploaded_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
-
-/// Puts back the bytes of a version whose strategy was deleted (its sha256
-/// was checked to match).
-const RESTORE_WASM: &str = "UPDATE strategy_uploads SET wasm = $4
-     WHERE owner_id = $1 AND name = $2 AND version = $3 AND wasm IS NULL";
-
-/// Creates the strategy, or revives a deleted one: `$4` current, private.
-const CREATE_OR_REVIVE: &str = "INSERT INTO authored_strategies
-        (owner_id, handle, name, current_version, shared, deleted, created_at)
-     VALUES ($1, $2, $3, $4, FALSE, FALSE, $5)
-     ON CONFLICT (owner_id, name) DO UPDATE SET
-        handle = excluded.handle, current_version = excluded.current_version,
-        shared = FALSE, deleted = FALSE";
-
-const VERSION_HAS_BYTES: &str = "SELECT 1 AS one FROM strategy_uploads
-     WHERE owner_id = $1 AND name = $2 AND version = $3 AND wasm IS NOT NULL";
-
-const UPDATE_STRATEGY: &str = "UPDATE authored_strategies
-     SET shared = COALESCE($3, shared), current_version = COALESCE($4, current_version)
-     WHERE owner_id = $1 AND name = $2";
-
-const MARK_DELETED: &str = "UPDATE authored_strategies SET deleted = TRUE
-     WHERE owner_id = $1 AND name = $2 AND NOT deleted";
-
-const DROP_WASM: &str = "UPDATE strategy_uploads SET wasm = NULL WHERE owner_id = $1 AND name = $2";
-
-/// Rows of `strategy_select!` (grouped by strategy, each strategy's rows
-/// together) as strategies with their versions.
-fn strategy_rows(rows: &[SqliteRow]) -> StoreResult<Vec<AuthoredStrategy>> {
-    let mut out: Vec<AuthoredStrategy> = Vec::new();
-    for r in rows {
-        let owner_id = r.text("owner_id")?;
-        let name = r.text("name")?;
-        let record = UploadRecord {
-            owner_id: owner_id.clone(),
-            name: name.clone(),
-            version: r.text("version")?,
-            sha256: r.text("sha256")?,
-            size: r.int("size")?,
-            signer: r.opt_text("signer")?,
-            manifest: r.opt_text("manifest")?,
-            uploaded_at: r.int("uploaded_at")?,
-        };
-        match out.last_mut() {
-            Some(s) if s.owner_id == owner_id && s.name == name => s.versions.push(record),
-            _ => out.push(AuthoredStrategy {
-                owner_id,
-                handle: r.text("handle")?,
-                name,
-                current_version: r.text("current_version")?,
-                shared: r.flag("shared")?,
-                versions: vec![record],
-            }),
-        }
-    }
-    Ok(out)
-}
 
 #[async_trait::async_trait]
 impl StrategyStore for SqliteStore {
@@ -128,7 +26,7 @@ impl StrategyStore for SqliteStore {
         let (owner, name, version) = (&record.owner_id, &record.name, &record.version);
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let deleted: Option<bool> = sqlx::query(STRATEGY_DELETED)
+        let deleted: Option<bool> = sqlx::query(sql::STRATEGY_DELETED)
             .bind(owner)
             .bind(name)
             .fetch_optional(&mut *tx)
@@ -137,7 +35,7 @@ impl StrategyStore for SqliteStore {
             .transpose()?;
         // Live: listed, counted against the owner's strategies.
         let live = deleted == Some(false);
-        let existing = sqlx::query(UPLOAD_SHA256)
+        let existing = sqlx::query(sql::UPLOAD_SHA256)
             .bind(owner)
             .bind(name)
             .bind(version)
@@ -160,7 +58,7 @@ impl StrategyStore for SqliteStore {
             _ => {}
         }
         if !live {
-            let n = sqlx::query(COUNT_LIVE_STRATEGIES)
+            let n = sqlx::query(sql::COUNT_LIVE_STRATEGIES)
                 .bind(owner)
                 .fetch_one(&mut *tx)
                 .await?
@@ -175,7 +73,7 @@ impl StrategyStore for SqliteStore {
             // revived with it current, no new version counted.
             restore_wasm(&mut tx, record, wasm).await?;
         } else {
-            let n = sqlx::query(COUNT_VERSIONS)
+            let n = sqlx::query(sql::COUNT_VERSIONS)
                 .bind(owner)
                 .bind(name)
                 .fetch_one(&mut *tx)
@@ -185,7 +83,7 @@ impl StrategyStore for SqliteStore {
                 tx.rollback().await?;
                 return Ok(UploadOutcome::TooManyVersions);
             }
-            sqlx::query(INSERT_UPLOAD)
+            sqlx::query(sql::INSERT_UPLOAD)
                 .bind(owner)
                 .bind(name)
                 .bind(version)
@@ -200,7 +98,7 @@ impl StrategyStore for SqliteStore {
                 .await?;
         }
         if !live {
-            sqlx::query(CREATE_OR_REVIVE)
+            sqlx::query(sql::CREATE_OR_REVIVE)
                 .bind(owner)
                 .bind(handle)
                 .bind(name)
@@ -218,12 +116,12 @@ impl StrategyStore for SqliteStore {
         handle: &str,
         name: &str,
     ) -> StoreResult<Option<AuthoredStrategy>> {
-        let rows = sqlx::query(AUTHORED)
+        let rows = sqlx::query(sql::AUTHORED)
             .bind(handle)
             .bind(name)
             .fetch_all(&self.pool)
             .await?;
-        Ok(strategy_rows(&rows)?.into_iter().next())
+        Ok(rows::strategies(&rows)?.into_iter().next())
     }
 
     async fn upload_wasm(
@@ -232,7 +130,7 @@ impl StrategyStore for SqliteStore {
         name: &str,
         version: &str,
     ) -> StoreResult<Option<Vec<u8>>> {
-        let row = sqlx::query(UPLOAD_WASM)
+        let row = sqlx::query(sql::UPLOAD_WASM)
             .bind(owner_id)
             .bind(name)
             .bind(version)
@@ -242,11 +140,11 @@ impl StrategyStore for SqliteStore {
     }
 
     async fn visible_strategies(&self, viewer_id: &str) -> StoreResult<Vec<AuthoredStrategy>> {
-        let rows = sqlx::query(VISIBLE)
+        let rows = sqlx::query(sql::VISIBLE)
             .bind(viewer_id)
             .fetch_all(&self.pool)
             .await?;
-        strategy_rows(&rows)
+        rows::strategies(&rows)
     }
 
     async fn update_strategy(
@@ -258,7 +156,7 @@ impl StrategyStore for SqliteStore {
     ) -> StoreResult<UpdateOutcome> {
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let deleted = sqlx::query(STRATEGY_DELETED)
+        let deleted = sqlx::query(sql::STRATEGY_DELETED)
             .bind(owner_id)
             .bind(name)
             .fetch_optional(&mut *tx)
@@ -271,7 +169,7 @@ impl StrategyStore for SqliteStore {
         }
         if let Some(version) = current_version {
             // A version whose bytes went with an earlier delete cannot run.
-            let found = sqlx::query(VERSION_HAS_BYTES)
+            let found = sqlx::query(sql::VERSION_HAS_BYTES)
                 .bind(owner_id)
                 .bind(name)
                 .bind(version)
@@ -282,7 +180,7 @@ impl StrategyStore for SqliteStore {
                 return Ok(UpdateOutcome::NoVersion);
             }
         }
-        sqlx::query(UPDATE_STRATEGY)
+        sqlx::query(sql::UPDATE_STRATEGY)
             .bind(owner_id)
             .bind(name)
             .bind(shared)
@@ -296,7 +194,7 @@ impl StrategyStore for SqliteStore {
     async fn delete_strategy(&self, owner_id: &str, name: &str) -> StoreResult<bool> {
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let marked = sqlx::query(MARK_DELETED)
+        let marked = sqlx::query(sql::MARK_DELETED)
             .bind(owner_id)
             .bind(name)
             .execute(&mut *tx)
@@ -305,13 +203,42 @@ impl StrategyStore for SqliteStore {
             tx.rollback().await?;
             return Ok(false);
         }
-        sqlx::query(DROP_WASM)
+        sqlx::query(sql::DROP_WASM)
             .bind(owner_id)
             .bind(name)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    async fn record_plugin_run(&self, run: &PluginRun, keep: u32) -> StoreResult<()> {
+        let _writer = self.writer.lock().await;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query(sql::RECORD_PLUGIN_RUN)
+            .bind(&run.sha256)
+            .bind(run.ran_at)
+            .bind(i64::try_from(run.calls).unwrap_or(i64::MAX))
+            .bind(run.fuel.map(|f| i64::try_from(f).unwrap_or(i64::MAX)))
+            .bind(run.guest_ms)
+            .bind(i64::try_from(run.peak_memory_bytes).unwrap_or(i64::MAX))
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(sql::PRUNE_PLUGIN_RUNS)
+            .bind(&run.sha256)
+            .bind(i64::from(keep))
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn plugin_runs(&self, limit: u32) -> StoreResult<Vec<PluginRun>> {
+        let rows = sqlx::query(sql::PLUGIN_RUNS)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(rows::plugin_run).collect()
     }
 }
 
@@ -321,7 +248,7 @@ async fn restore_wasm(
     record: &UploadRecord,
     wasm: &[u8],
 ) -> StoreResult<()> {
-    sqlx::query(RESTORE_WASM)
+    sqlx::query(sql::RESTORE_WASM)
         .bind(&record.owner_id)
         .bind(&record.name)
         .bind(&record.version)

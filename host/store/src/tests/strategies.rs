@@ -1,7 +1,9 @@
 //! Strategies uploaded by their authors.
 
 use super::*;
-use crate::{AuthoredStrategy, UpdateOutcome, UploadLimits, UploadOutcome, UploadRecord};
+use crate::{
+    AuthoredStrategy, PluginRun, UpdateOutcome, UploadLimits, UploadOutcome, UploadRecord,
+};
 
 const ANN: &str = "u-ann";
 const BOB: &str = "u-bob";
@@ -387,6 +389,45 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
         105,
         "the record is the first upload's"
     );
+
+    plugin_runs_keep_the_newest(db).await;
+}
+
+/// A component's runs beyond its newest `keep` are dropped; other
+/// components' runs are untouched; unmetered runs keep a null fuel.
+async fn plugin_runs_keep_the_newest(db: &dyn Database) {
+    let run = |sha: &str, at: i64, fuel: Option<u64>| PluginRun {
+        sha256: sha.into(),
+        ran_at: at,
+        calls: 10 + at as u64,
+        fuel,
+        guest_ms: at as f64 / 4.0,
+        peak_memory_bytes: 1 << 20,
+    };
+    for at in 0..7 {
+        db.record_plugin_run(&run("aa", at, Some(1_000 * at as u64)), 5)
+            .await
+            .unwrap();
+    }
+    db.record_plugin_run(&run("bb", 100, None), 5)
+        .await
+        .unwrap();
+    let runs = db.plugin_runs(1_000).await.unwrap();
+    let of = |sha: &str| -> Vec<i64> {
+        runs.iter()
+            .filter(|r| r.sha256 == sha)
+            .map(|r| r.ran_at)
+            .collect()
+    };
+    assert_eq!(
+        of("aa"),
+        vec![6, 5, 4, 3, 2],
+        "the newest five, newest first"
+    );
+    assert_eq!(of("bb"), vec![100]);
+    let bb = runs.iter().find(|r| r.sha256 == "bb").unwrap();
+    assert_eq!(*bb, run("bb", 100, None), "every field as recorded");
+    assert_eq!(db.plugin_runs(2).await.unwrap().len(), 2, "the limit holds");
 }
 
 /// Two pools on one database (two replicas) adding at once: the per-owner
