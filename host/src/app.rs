@@ -130,6 +130,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         plugins.clone(),
         budget.clone(),
         config.trust_policy(),
+        config.module_cache.as_deref(),
     )?;
     let state = AppState::new(Shared {
         // Each service gets only the store traits it uses: the handles are

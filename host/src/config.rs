@@ -185,6 +185,9 @@ pub struct PluginSettings {
     /// Whether unsigned components are `allow`ed or `refuse`d by `forecast plugin add`, `FORECAST_PLUGIN_DIR` and the sharing of an uploaded strategy (an author's private uploads may always be unsigned).
     #[arg(long, env = "FORECAST_PLUGIN_UNSIGNED", value_name = "allow|refuse", default_value = "allow", value_parser = allow_refuse)]
     pub plugin_unsigned: bool,
+    /// A folder where authors' uploaded strategies are kept compiled (by SHA-256 and engine configuration, created `0700`), so a restart loads them instead of compiling each again; `off` to compile on every start. Unset: `forecast-engine/modules` under `$XDG_CACHE_HOME`, else under `$HOME/.cache`.
+    #[arg(long, env = "FORECAST_MODULE_CACHE", value_name = "PATH|off", default_value = "", hide_default_value = true, value_parser = module_cache)]
+    pub module_cache: ModuleCacheSetting,
     /// Profiling: write `/tmp/perf-<pid>.map` so that `perf report` names the plugins' functions (on/off).
     #[arg(long, env = "FORECAST_WASM_PERFMAP", value_name = "ON|OFF", default_value = "off", action = ArgAction::Set, value_parser = on_off)]
     pub wasm_perfmap: bool,
@@ -429,6 +432,44 @@ fn model_setting(raw: &str) -> Result<ModelSetting, String> {
     })
 }
 
+/// Where compiled uploads are kept (`FORECAST_MODULE_CACHE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModuleCacheSetting {
+    /// Unset: the user's cache folder, when there is a home to find it in.
+    Default,
+    /// `off`.
+    Off,
+    /// A folder.
+    Dir(PathBuf),
+}
+
+impl ModuleCacheSetting {
+    /// The folder to use, if any.
+    pub fn dir(&self) -> Option<PathBuf> {
+        match self {
+            ModuleCacheSetting::Off => None,
+            ModuleCacheSetting::Dir(d) => Some(d.clone()),
+            ModuleCacheSetting::Default => std::env::var_os("XDG_CACHE_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME")
+                        .filter(|v| !v.is_empty())
+                        .map(|h| PathBuf::from(h).join(".cache"))
+                })
+                .map(|c| c.join("forecast-engine/modules")),
+        }
+    }
+}
+
+fn module_cache(raw: &str) -> Result<ModuleCacheSetting, String> {
+    Ok(match raw {
+        "" => ModuleCacheSetting::Default,
+        "off" => ModuleCacheSetting::Off,
+        dir => ModuleCacheSetting::Dir(PathBuf::from(dir)),
+    })
+}
+
 /// The scheduled price refresh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RefreshConfig {
@@ -484,6 +525,8 @@ pub struct Config {
     /// `FORECAST_PLUGIN_TRUST` (raw; parsed by the bundle crate's trust
     /// policy) and `FORECAST_PLUGIN_UNSIGNED`.
     pub plugin_trust: (String, bool),
+    /// `FORECAST_MODULE_CACHE` (`None`: compile uploads on every start).
+    pub module_cache: Option<PathBuf>,
     /// `FORECAST_ADMIN_TOKEN` (`None`: the admin API is disabled).
     pub admin_token: Option<String>,
     /// `FORECAST_LLM_URL`, `FORECAST_LLM_MODEL`, `FORECAST_LLM_API_KEY`,
@@ -764,6 +807,7 @@ impl Settings {
             plugin_dir: plugins.plugin_dir,
             plugin_poll: plugins.plugin_poll_ms,
             plugin_trust: (plugins.plugin_trust, plugins.plugin_unsigned),
+            module_cache: plugins.module_cache.dir(),
             admin_token: serving.admin_token,
             llm,
             model: matcher.model_dir,

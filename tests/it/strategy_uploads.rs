@@ -341,6 +341,37 @@ async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
         "built-ins are not metered"
     );
 
+    // The listing gives each strategy's min / mean / max over its runs.
+    let list = call(&s, key, reqwest::Method::GET, "/api/strategies", None).await;
+    let item = |n: &str| {
+        list.body["strategies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == n)
+            .unwrap_or_else(|| panic!("{n} listed: {}", list.body))
+            .clone()
+    };
+    let mine = item(&name)["resources"].clone();
+    assert_eq!(mine["runs"], 2, "{mine}");
+    let fuel = u1["fuel"].as_f64().unwrap();
+    assert_eq!(
+        mine["fuel"],
+        json!({"min": fuel, "mean": fuel, "max": fuel})
+    );
+    let calls = u1["calls"].as_f64().unwrap();
+    assert_eq!(mine["calls"]["max"].as_f64(), Some(calls), "{mine}");
+    let (lo, hi) = (
+        mine["guest_ms"]["min"].as_f64().unwrap(),
+        mine["guest_ms"]["max"].as_f64().unwrap(),
+    );
+    let mean = mine["guest_ms"]["mean"].as_f64().unwrap();
+    assert!(lo <= mean && mean <= hi && lo > 0.0, "{mine}");
+    let topn = item("topn")["resources"].clone();
+    assert_eq!(topn["runs"], 1, "{topn}");
+    assert_eq!(topn["fuel"], Value::Null, "built-ins are not metered");
+    assert_eq!(item("zscore")["resources"], Value::Null, "never run");
+
     let misbehave = std::fs::read(component("misbehave_strategy")).unwrap();
     let up = upload(&s, key, "application/wasm", misbehave).await;
     assert_eq!(up.status, 201, "{}", up.body);
@@ -360,4 +391,62 @@ async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
         detail.contains("strategy/misbehave@0.0.1") && detail.contains("fuel budget"),
         "{detail}"
     );
+}
+
+/// Compiled uploads are kept on disk (`FORECAST_MODULE_CACHE`): the
+/// upload writes its compiled code once, and a restarted server runs the
+/// strategy from that file instead of compiling it again.
+#[tokio::test]
+async fn a_restarted_server_runs_uploads_from_its_module_cache() {
+    let db = common::fresh_db();
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("FORECAST_MODULE_CACHE", cache.path().to_str().unwrap())];
+    let key = test_key();
+    let (name, sha256) = {
+        let s = Server::start_with(db.clone(), &env);
+        let up = upload(&s, key, "application/wasm", dip_buyer()).await;
+        assert_eq!(up.status, 201, "{}", up.body);
+        (
+            up.body["strategy"].as_str().unwrap().to_string(),
+            up.body["sha256"].as_str().unwrap().to_string(),
+        )
+    };
+    let files: Vec<String> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(
+        files[0].starts_with(&sha256) && files[0].ends_with(".cwasm"),
+        "{files:?}"
+    );
+
+    let s = Server::start_with(db, &env);
+    let run = backtest(&s, key, &name).await;
+    assert_eq!(run.status, 200, "{}", run.body);
+    let metrics = s
+        .client()
+        .get(s.url("/metrics"))
+        .bearer_auth(common::ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let line = |result: &str| {
+        metrics
+            .lines()
+            .find(|l| {
+                l.starts_with(&format!(
+                    "forecast_module_cache_total{{result=\"{result}\"}}"
+                ))
+            })
+            .map(str::to_string)
+    };
+    assert_eq!(
+        line("hit").as_deref(),
+        Some("forecast_module_cache_total{result=\"hit\"} 1")
+    );
+    assert_eq!(line("miss"), None, "nothing compiled after the restart");
 }

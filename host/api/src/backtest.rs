@@ -568,6 +568,56 @@ pub struct StrategyItem {
     /// Yours: you may share it, pick its version or delete it.
     #[serde(default)]
     pub owned: bool,
+    /// What this version used in its recent backtests (the newest 50 runs
+    /// kept by the server, every replica's); null before its first run.
+    #[serde(default)]
+    pub resources: Option<ResourceFigures>,
+}
+
+/// Min / mean / max of what a strategy used per backtest over its recent
+/// runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ResourceFigures {
+    /// Runs the figures cover.
+    pub runs: u64,
+    /// Calls per run (`start` and one per rebalance).
+    pub calls: Spread,
+    /// Fuel per run; null when the strategy is not metered (built-ins).
+    pub fuel: Option<Spread>,
+    /// Time in the guest per run, milliseconds.
+    pub guest_ms: Spread,
+    /// The most linear memory its instance held in a run, bytes.
+    pub peak_memory_bytes: Spread,
+}
+
+/// The least, the mean and the most of one figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Spread {
+    /// The least.
+    pub min: f64,
+    /// The arithmetic mean.
+    pub mean: f64,
+    /// The most.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `values`; `None` when there are none.
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<Spread> {
+        let (mut n, mut sum) = (0u64, 0.0);
+        let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in values {
+            n += 1;
+            sum += v;
+            min = min.min(v);
+            max = max.max(v);
+        }
+        (n > 0).then(|| Spread {
+            min,
+            mean: sum / n as f64,
+            max,
+        })
+    }
 }
 
 fn builtin() -> String {

@@ -3,10 +3,7 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::header::CONTENT_TYPE;
-use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use forecast_api::backtest::{BacktestRequest, BacktestResponse, StrategyItem, StrategyList};
@@ -69,9 +66,9 @@ async fn list(
     Extension(ApiUser(user)): Extension<ApiUser>,
 ) -> Result<Response, ApiError> {
     let strategies = state.plugins.strategies();
-    let (list, bytes) = {
+    let mut list = {
         let mut listing = state.strategy_listing.lock().expect("listing poisoned");
-        let same = listing.as_ref().is_some_and(|(held, _, _)| {
+        let same = listing.as_ref().is_some_and(|(held, _)| {
             held.len() == strategies.len()
                 && held.iter().zip(&strategies).all(|(a, b)| Arc::ptr_eq(a, b))
         });
@@ -89,26 +86,22 @@ async fn list(
                         signer: None,
                         versions: Vec::new(),
                         owned: false,
+                        resources: None,
                     })
                     .collect(),
             };
-            let bytes = Bytes::from(serde_json::to_vec(&list).expect("the listing serialises"));
-            *listing = Some((strategies, list, bytes));
+            *listing = Some((strategies, list));
         }
-        let (_, list, bytes) = listing.as_ref().expect("just filled");
-        (list.clone(), bytes.clone())
+        listing.as_ref().expect("just filled").1.clone()
     };
-    // The built-ins, serialised once per set of loaded strategies (the same
-    // plugins, by identity); then the authors' uploads this user may run.
-    let authored = state.authored.listed(&user.id).await?;
-    if authored.is_empty() {
-        return Ok((
-            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-            bytes,
-        )
-            .into_response());
+    // The built-ins, built once per set of loaded strategies (the same
+    // plugins, by identity), with their recent figures; then the authors'
+    // uploads this user may run.
+    let figures = state.authored.figures().await?;
+    for s in &mut list.strategies {
+        s.resources = figures.get(&s.sha256).cloned();
     }
-    let mut list = list;
-    list.strategies.extend(authored);
+    list.strategies
+        .extend(state.authored.listed(&user.id).await?);
     Ok(Json(list).into_response())
 }

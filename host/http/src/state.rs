@@ -104,16 +104,15 @@ pub struct Shared {
     pub origin: Arc<str>,
     /// Whether the session cookie is `Secure`.
     pub cookie_secure: bool,
-    /// `GET /api/strategies`' body and the strategies it lists.
+    /// `GET /api/strategies`' built-in part and the strategies it lists.
     pub strategy_listing: StrategyListing,
 }
 
-/// The serialised strategy listing and the loaded strategies it was made
+/// The built-in strategies' listing and the loaded strategies it was made
 /// from (compared by identity).
 pub type StrategyListing = std::sync::Mutex<
     Option<(
         Vec<Arc<forecast_plugins::strategy::StrategyPlugin>>,
         forecast_api::backtest::StrategyList,
-        axum::body::Bytes,
     )>,
 >;

@@ -39,6 +39,7 @@ macro_rules! guest_span {
     };
 }
 
+pub mod cache;
 pub mod llm;
 pub mod matcher;
 pub mod plugin;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use forecast_domain::PluginKind;
-use wasmtime::component::{Component, InstancePre, Linker};
+use wasmtime::component::{InstancePre, Linker};
 use wasmtime::Store;
 
 use crate::runtime::{CallState, Permit, PluginRuntime};
@@ -101,7 +101,8 @@ impl<W: World> Plugin<W> {
             plugin: provisional.to_string(),
             message: format!("{e:#}"),
         };
-        let component = Component::new(runtime.engine(), bytes).map_err(fail)?;
+        let sha256 = sha256_hex(bytes);
+        let component = runtime.compile(bytes, &sha256).map_err(fail)?;
         let imports = component
             .component_type()
             .imports(runtime.engine())
@@ -121,7 +122,7 @@ impl<W: World> Plugin<W> {
                 kind: W::KIND,
                 name: name.into(),
                 version: "unknown".into(),
-                sha256: sha256_hex(bytes),
+                sha256,
             },
             description: String::new(),
             label: provisional.clone(),

@@ -125,6 +125,8 @@ impl Drop for EpochTicker {
 pub struct PluginRuntime {
     engine: Engine,
     config: RuntimeConfig,
+    /// Compiled components on disk by sha256 (none: always compile).
+    modules: Option<crate::cache::ModuleCache>,
     permits: Arc<Semaphore>,
     _ticker: EpochTicker,
 }
@@ -161,7 +163,34 @@ impl PluginRuntime {
             engine,
             permits: Arc::new(Semaphore::new(config.max_concurrency)),
             config,
+            modules: None,
         })
+    }
+
+    /// Keeps the components this runtime compiles in `dir`, by sha256, and
+    /// loads them from there instead of compiling them again
+    /// ([`crate::cache`]). A folder that cannot be created is an error.
+    pub fn set_module_cache(&mut self, dir: &std::path::Path) -> std::io::Result<()> {
+        self.modules = Some(crate::cache::ModuleCache::open(dir, &self.engine)?);
+        Ok(())
+    }
+
+    /// The on-disk cache of compiled components, when there is one.
+    pub fn module_cache(&self) -> Option<&crate::cache::ModuleCache> {
+        self.modules.as_ref()
+    }
+
+    /// Compiles `bytes` (hex SHA-256 `sha256`) for this engine, or loads
+    /// them from the module cache.
+    pub(crate) fn compile(
+        &self,
+        bytes: &[u8],
+        sha256: &str,
+    ) -> wasmtime::Result<wasmtime::component::Component> {
+        match &self.modules {
+            Some(cache) => cache.component(&self.engine, bytes, sha256),
+            None => wasmtime::component::Component::new(&self.engine, bytes),
+        }
     }
 
     /// The limits in force.

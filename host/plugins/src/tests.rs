@@ -276,3 +276,70 @@ fn a_strategy_sees_the_same_assets_by_columns_and_by_records() {
     seen(false);
     seen(true);
 }
+
+/// The on-disk module cache: a second runtime of the same configuration
+/// loads what the first compiled; a runtime configured otherwise (fuel)
+/// compiles its own; a damaged file is compiled and written again; and a
+/// component loaded from the cache behaves as a compiled one.
+#[test]
+fn compiled_components_are_kept_on_disk_per_engine_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let cached = |fuel: bool| {
+        let mut rt = PluginRuntime::new(RuntimeConfig {
+            fuel,
+            ..runtime(10_000).config()
+        })
+        .unwrap();
+        rt.set_module_cache(dir.path()).unwrap();
+        Arc::new(rt)
+    };
+    let counts = |rt: &PluginRuntime| {
+        let c = rt.module_cache().unwrap().counts();
+        (c.hits, c.misses)
+    };
+    let first = cached(false);
+    let a = StrategyPlugin::load(first.clone(), strategy::UNNAMED, builtin::TOPN).unwrap();
+    assert_eq!(counts(&first), (0, 1));
+    let files = || {
+        let mut v: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(files().len(), 1, "one file: {:?}", files());
+    assert!(files()[0].starts_with(&a.info().sha256), "{:?}", files());
+
+    let second = cached(false);
+    let b = StrategyPlugin::load(second.clone(), strategy::UNNAMED, builtin::TOPN).unwrap();
+    assert_eq!(counts(&second), (1, 0), "loaded, not compiled");
+    assert_eq!(a.info(), b.info(), "the same strategy");
+
+    let metered = cached(true);
+    StrategyPlugin::load(metered.clone(), strategy::UNNAMED, builtin::TOPN).unwrap();
+    assert_eq!(counts(&metered), (0, 1), "another engine compiles its own");
+    assert_eq!(files().len(), 2, "{:?}", files());
+
+    // A damaged file: compiled again and replaced.
+    for f in files() {
+        std::fs::write(dir.path().join(f), b"not compiled code").unwrap();
+    }
+    let third = cached(false);
+    StrategyPlugin::load(third.clone(), strategy::UNNAMED, builtin::TOPN).unwrap();
+    assert_eq!(counts(&third), (0, 1));
+    let fourth = cached(false);
+    StrategyPlugin::load(fourth.clone(), strategy::UNNAMED, builtin::TOPN).unwrap();
+    assert_eq!(counts(&fourth), (1, 0), "the file was written again");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let nested = dir.path().join("nested/modules");
+        PluginRuntime::new(RuntimeConfig::default())
+            .unwrap()
+            .set_module_cache(&nested)
+            .unwrap();
+        let mode = std::fs::metadata(&nested).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "the folder is the server's alone");
+    }
+}

@@ -14,14 +14,15 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use forecast_api::authored::{StrategyChange, StrategyState, UploadedStrategy};
-use forecast_api::backtest::StrategyItem;
+use forecast_api::backtest::{PluginUsage, ResourceFigures, Spread, StrategyItem};
 use forecast_plugins::strategy::{valid_name, UNNAMED};
 use forecast_plugins::{Permit, PluginError, PluginRuntime, RuntimeConfig, StrategyPlugin};
 use forecast_store::{
-    AuthoredStrategy, StrategyStore, UpdateOutcome, UploadLimits, UploadOutcome, UploadRecord,
+    AuthoredStrategy, PluginRun, StrategyStore, UpdateOutcome, UploadLimits, UploadOutcome,
+    UploadRecord,
 };
 use sha2::{Digest, Sha256};
 
@@ -48,6 +49,16 @@ pub const COMPILE_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Compiled uploads kept in memory, by sha256.
 const COMPILED_KEPT: usize = 64;
+
+/// Runs kept per strategy component for its resource figures.
+pub const RUNS_KEPT: u32 = 50;
+
+/// How long the figures read from the store are reused before they are
+/// read again (a run on this replica refreshes them at once).
+const FIGURES_TTL: Duration = Duration::from_secs(5);
+
+/// Resource figures by component sha256, and when they were read.
+type Figures = Option<(Instant, Arc<HashMap<String, ResourceFigures>>)>;
 
 /// Imports an upload may have besides none: the `strategy` world's, and the
 /// WASI interfaces a Rust standard library on `wasm32-wasip2` always
@@ -128,29 +139,86 @@ pub struct AuthoredService {
     /// Who may sign a strategy that is shared (`FORECAST_PLUGIN_TRUST`,
     /// `FORECAST_PLUGIN_UNSIGNED`); private uploads may be unsigned.
     trust: TrustPolicy,
+    /// Every strategy's recent resource figures, as last read.
+    figures: Arc<Mutex<Figures>>,
 }
 
 impl AuthoredService {
     /// A service over `store`, compiling and running uploads on a metered
     /// runtime of its own (`plugins`' limits, plus fuel) within `budget`,
-    /// sharing only what `trust` allows.
+    /// sharing only what `trust` allows, keeping compiled uploads in
+    /// `module_cache`.
     pub fn new(
         store: Arc<dyn StrategyStore>,
         plugins: Arc<Plugins>,
         budget: WorkBudget,
         trust: TrustPolicy,
+        module_cache: Option<&std::path::Path>,
     ) -> Result<Self, PluginError> {
-        let runtime = Arc::new(PluginRuntime::new(RuntimeConfig {
+        let mut runtime = PluginRuntime::new(RuntimeConfig {
             fuel: true,
             ..plugins.runtime().config()
-        })?);
+        })?;
+        // Compiled uploads on disk, so a restart does not compile them all
+        // again; without a usable folder, each is compiled when first run.
+        if let Some(dir) = module_cache {
+            if let Err(e) = runtime.set_module_cache(dir) {
+                tracing::warn!(
+                    dir = %dir.display(), error = %e,
+                    "FORECAST_MODULE_CACHE is not usable; uploads are compiled on every start"
+                );
+            }
+        }
+        let runtime = Arc::new(runtime);
         Ok(AuthoredService {
             store,
             budget,
             runtime,
             compiled: Arc::new(Mutex::new(HashMap::new())),
             trust,
+            figures: Arc::new(Mutex::new(None)),
         })
+    }
+
+    /// Records what a backtest used of the strategy component `sha256`
+    /// (built-in or uploaded). A failure is logged, not returned: the
+    /// backtest's answer does not depend on it.
+    pub async fn record_run(&self, sha256: &str, usage: &PluginUsage) {
+        let run = PluginRun {
+            sha256: sha256.to_string(),
+            ran_at: chrono::Utc::now().timestamp(),
+            calls: usage.calls,
+            fuel: usage.fuel,
+            guest_ms: usage.guest_ms,
+            peak_memory_bytes: usage.peak_memory_bytes,
+        };
+        match self.store.record_plugin_run(&run, RUNS_KEPT).await {
+            Ok(()) => *self.figures.lock().expect("figures poisoned") = None,
+            Err(e) => tracing::warn!(error = %e, sha256, "recording a strategy's run failed"),
+        }
+    }
+
+    /// Min / mean / max of each strategy component's recent runs, by
+    /// sha256 (read from the store at most every few seconds).
+    pub async fn figures(&self) -> Result<Arc<HashMap<String, ResourceFigures>>, Error> {
+        if let Some((at, held)) = self.figures.lock().expect("figures poisoned").as_ref() {
+            if at.elapsed() < FIGURES_TTL {
+                return Ok(held.clone());
+            }
+        }
+        // Every component's kept runs: at most RUNS_KEPT each.
+        let runs = self.store.plugin_runs(RUNS_KEPT * 2_000).await?;
+        let mut by_sha: HashMap<&str, Vec<&PluginRun>> = HashMap::new();
+        for r in &runs {
+            by_sha.entry(&r.sha256).or_default().push(r);
+        }
+        let figures: HashMap<String, ResourceFigures> = by_sha
+            .into_iter()
+            .filter_map(|(sha, runs)| Some((sha.to_string(), figures_of(&runs)?)))
+            .collect();
+        let figures = Arc::new(figures);
+        *self.figures.lock().expect("figures poisoned") = Some((Instant::now(), figures.clone()));
+        Ok(figures)
     }
 
     /// A call slot of the metered runtime (a run of an upload takes one).
@@ -390,6 +458,10 @@ impl AuthoredService {
     /// built-ins.
     pub async fn listed(&self, viewer_id: &str) -> Result<Vec<StrategyItem>, Error> {
         let all = self.store.visible_strategies(viewer_id).await?;
+        let figures = match all.is_empty() {
+            true => Default::default(),
+            false => self.figures().await?,
+        };
         Ok(all
             .iter()
             .filter_map(|s| {
@@ -414,6 +486,7 @@ impl AuthoredService {
                     signer: current.signer.clone(),
                     versions: versions_of(s),
                     owned: s.owner_id == viewer_id,
+                    resources: figures.get(&current.sha256).cloned(),
                 })
             })
             .collect())
@@ -513,6 +586,19 @@ impl AuthoredService {
             .filter(|s| s.owner_id == owner_id)
             .ok_or_else(|| not_yours(&label))
     }
+}
+
+/// The figures of one component's runs; `None` without runs. Fuel is
+/// given when every run was metered.
+fn figures_of(runs: &[&PluginRun]) -> Option<ResourceFigures> {
+    let fuel: Option<Vec<f64>> = runs.iter().map(|r| r.fuel.map(|f| f as f64)).collect();
+    Some(ResourceFigures {
+        runs: runs.len() as u64,
+        calls: Spread::of(runs.iter().map(|r| r.calls as f64))?,
+        fuel: fuel.and_then(Spread::of),
+        guest_ms: Spread::of(runs.iter().map(|r| r.guest_ms))?,
+        peak_memory_bytes: Spread::of(runs.iter().map(|r| r.peak_memory_bytes as f64))?,
+    })
 }
 
 fn not_yours(label: &str) -> Error {

@@ -1394,6 +1394,24 @@ export interface components {
          * @enum {string}
          */
         Rebalance: "daily" | "weekly" | "monthly";
+        /**
+         * @description Min / mean / max of what a strategy used per backtest over its recent
+         *     runs.
+         */
+        ResourceFigures: {
+            /**
+             * Format: int64
+             * @description Runs the figures cover.
+             */
+            runs: number;
+            /** @description Calls per run (`start` and one per rebalance). */
+            calls: components["schemas"]["Spread"];
+            fuel?: null | components["schemas"]["Spread"];
+            /** @description Time in the guest per run, milliseconds. */
+            guest_ms: components["schemas"]["Spread"];
+            /** @description The most linear memory its instance held in a run, bytes. */
+            peak_memory_bytes: components["schemas"]["Spread"];
+        };
         /** @description `DELETE /api/keys`. */
         RevokeKeyRequest: {
             /**
@@ -1535,6 +1553,24 @@ export interface components {
          * @enum {string}
          */
         SortOrder: "asc" | "desc";
+        /** @description The least, the mean and the most of one figure. */
+        Spread: {
+            /**
+             * Format: double
+             * @description The least.
+             */
+            min: number;
+            /**
+             * Format: double
+             * @description The arithmetic mean.
+             */
+            mean: number;
+            /**
+             * Format: double
+             * @description The most.
+             */
+            max: number;
+        };
         /** @description `PATCH /api/strategies/{handle}/{name}`: what to change (at least one). */
         StrategyChange: {
             /** @description Share with every Premium user (true) or keep it to yourself (false). */
@@ -1573,6 +1609,7 @@ export interface components {
             versions?: string[];
             /** @description Yours: you may share it, pick its version or delete it. */
             owned?: boolean;
+            resources?: null | components["schemas"]["ResourceFigures"];
         };
         /** @description `{strategies}`. */
         StrategyList: {

@@ -8,7 +8,7 @@ import { useRef, useState } from "preact/hooks";
 import { ApiError, describe, loginUrl, request, WEB, type Schemas } from "../api/client";
 import { api, type StrategyList } from "../api/endpoints";
 import { navigate, withQuery } from "../router";
-import { Card, ErrorNote, int, Loading, useData, useTitle } from "../lib";
+import { Card, compact, ErrorNote, int, Loading, useData, useTitle } from "../lib";
 import { useSession } from "../session";
 
 type Item = Schemas["StrategyItem"];
@@ -116,6 +116,34 @@ function Imports({ imports }: { imports: string[] }) {
   );
 }
 
+type Figures = Schemas["ResourceFigures"];
+type Spread = Schemas["Spread"];
+
+/** "12–40 ms, mean 20": a figure's spread over the recent runs. */
+function spread(s: Spread, unit: (v: number) => string): string {
+  if (s.min === s.max) return unit(s.min);
+  return `${unit(s.min)}–${unit(s.max)}, mean ${unit(s.mean)}`;
+}
+const ms = (v: number) => `${v < 10 ? v.toFixed(1) : int(v)} ms`;
+const mib = (v: number) => `${(v / (1024 * 1024)).toFixed(1)} MiB`;
+
+/** What a strategy used in its recent backtests (min, max and mean per run). */
+function Resources({ r }: { r: Figures | null | undefined }) {
+  if (!r) return <span class="muted">Not run yet</span>;
+  return (
+    <dl class="resources">
+      <dt>Runs</dt>
+      <dd>{int(r.runs)}</dd>
+      <dt>Guest time</dt>
+      <dd>{spread(r.guest_ms, ms)}</dd>
+      <dt>Memory</dt>
+      <dd>{spread(r.peak_memory_bytes, mib)}</dd>
+      <dt>Fuel</dt>
+      <dd>{r.fuel ? spread(r.fuel, compact) : <span class="muted">not metered</span>}</dd>
+    </dl>
+  );
+}
+
 interface RowActions {
   busy: string | null;
   confirming: string | null;
@@ -154,6 +182,7 @@ function StrategyTable({
             <th scope="col" class="col-opt">
               Versions
             </th>
+            <th scope="col">Recent runs</th>
             <th scope="col">
               <span class="sr-only">Actions</span>
             </th>
@@ -229,6 +258,9 @@ function StrategyTable({
                 </td>
                 <td data-label="Versions" class="col-opt">
                   {versions.length > 0 ? versions.join(", ") : <span class="muted">—</span>}
+                </td>
+                <td data-label="Recent runs" class="resources-cell">
+                  <Resources r={it.resources} />
                 </td>
                 <td class="actions-cell">
                   <span class="strategy-actions">

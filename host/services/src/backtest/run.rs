@@ -83,11 +83,17 @@ pub(super) async fn run(
         waited: started.duration_since(queued),
         started,
     };
+    let sha256 = job.strategy.info().sha256.clone();
     // The strategy's calls nest under the run's span on the blocking thread.
     let span = tracing::Span::current();
-    crate::budget::spawn_heavy(move || span.in_scope(|| job.execute()))
+    let body = crate::budget::spawn_heavy(move || span.in_scope(|| job.execute()))
         .await
-        .map_err(|e| Error::Internal(format!("backtest task failed: {e}")))?
+        .map_err(|e| Error::Internal(format!("backtest task failed: {e}")))??;
+    // What the strategy used, for its figures in GET /api/strategies.
+    if let Some(usage) = body.metadata.plugin_usage.first() {
+        svc.authored.record_run(&sha256, usage).await;
+    }
+    Ok(body)
 }
 
 /// The universe's assets by name: an unknown ticker is a 400 before any
