@@ -170,7 +170,13 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         sessions: SessionService::new(db.clone(), db.clone(), config.login_concurrency),
         assets: AssetService::new(db.clone(), Arc::new(CatalogProvider), config.metadata_ttl),
         quota: QuotaService::new(db.clone(), config.quota),
-        registry: RegistryService::new(db.clone(), plugins.clone(), "admin-api", budget),
+        registry: RegistryService::new(
+            db.clone(),
+            plugins.clone(),
+            "admin-api",
+            budget,
+            config.trust_policy(),
+        ),
         health: HealthService::new(db.clone(), config.database_url.clone()),
         config: Arc::new(HttpConfig {
             admin_token: config.admin_token.clone(),

@@ -508,7 +508,9 @@ async fn a_misbehaving_strategy_gets_clean_errors_and_the_server_keeps_serving()
         common::fresh_db(),
         &[
             ("FORECAST_PLUGIN_DIR", dir.path().to_str().unwrap()),
-            ("FORECAST_PLUGIN_TIMEOUT_MS", "300"),
+            // Long enough that the memory bomb reaches its 64 MiB cap
+            // first on a loaded machine (it once took longer than 300 ms).
+            ("FORECAST_PLUGIN_TIMEOUT_MS", "2000"),
             ("FORECAST_PLUGIN_MEMORY_MB", "64"),
         ],
     )

@@ -399,3 +399,66 @@ async fn a_published_bundle_runs_and_is_shared_only_as_the_trust_policy_says() {
     let detail = share.json::<serde_json::Value>().await.unwrap()["detail"].to_string();
     assert!(detail.contains("FORECAST_PLUGIN_UNSIGNED"), "{detail}");
 }
+
+/// `POST /api/admin/plugins` obeys the trust policy as `plugin add` does:
+/// a bare component is refused under FORECAST_PLUGIN_UNSIGNED=refuse, a
+/// bundle signed by an untrusted key is refused naming the key, one whose
+/// manifest names another version is a 400, and a trusted bundle is
+/// registered with its signer recorded.
+#[tokio::test]
+async fn the_admin_route_adds_only_what_the_trust_policy_allows() {
+    let scratch = common::empty_db();
+    let dir = tempfile::tempdir().unwrap();
+    let untrusted = keygen(&scratch, dir.path(), "untrusted.key");
+    let trusted = keygen(&scratch, dir.path(), "trusted.key");
+    sign(&scratch, dir.path(), "untrusted.key", "bad.febundle");
+    sign(&scratch, dir.path(), "trusted.key", "good.febundle");
+    let server = common::Server::start_with(
+        common::fresh_db(),
+        &[
+            ("FORECAST_PLUGIN_TRUST", trusted.as_str()),
+            ("FORECAST_PLUGIN_UNSIGNED", "refuse"),
+        ],
+    );
+    let add = |version: &str, body: Vec<u8>| {
+        server
+            .client()
+            .post(server.url(&format!(
+                "/api/admin/plugins?kind=strategy&name=dip-buyer&version={version}"
+            )))
+            .bearer_auth(common::ADMIN_TOKEN)
+            .header("content-type", "application/wasm")
+            .body(body)
+            .send()
+    };
+    let answer = |r: common::client::Response| async move {
+        let status = r.status().as_u16();
+        (status, r.json::<serde_json::Value>().await.unwrap())
+    };
+    let bare = std::fs::read(common::component("dip_buyer")).unwrap();
+    let a = answer(add("0.1.0", bare).await.unwrap()).await;
+    common::assert_error(&a, 422, &["unsigned components are refused"]);
+    let bad = std::fs::read(dir.path().join("bad.febundle")).unwrap();
+    let a = answer(add("0.1.0", bad).await.unwrap()).await;
+    common::assert_error(&a, 422, &["not a trusted key", &untrusted]);
+    let good = std::fs::read(dir.path().join("good.febundle")).unwrap();
+    let a = answer(add("0.2.0", good.clone()).await.unwrap()).await;
+    common::assert_error(&a, 400, &["dip-buyer@0.1.0", "0.2.0"]);
+    let a = answer(add("0.1.0", good).await.unwrap()).await;
+    assert_eq!(a.0, 200, "{}", a.1);
+    assert_eq!(a.1["name"], "dip-buyer");
+    let listed = server
+        .client()
+        .get(server.url("/api/admin/plugins"))
+        .bearer_auth(common::ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        listed.contains(&format!("admin-api, signed by {trusted}")),
+        "{listed}"
+    );
+}

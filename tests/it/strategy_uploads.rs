@@ -393,9 +393,10 @@ async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
     );
 }
 
-/// Compiled uploads are kept on disk (`FORECAST_MODULE_CACHE`): the
-/// upload writes its compiled code once, and a restarted server runs the
-/// strategy from that file instead of compiling it again.
+/// Compiled uploads are kept on disk (`FORECAST_MODULE_CACHE`): a stored
+/// upload writes its compiled code once, a refused one nothing, and a
+/// restarted server runs the strategy from that file instead of compiling
+/// it again.
 #[tokio::test]
 async fn a_restarted_server_runs_uploads_from_its_module_cache() {
     let db = common::fresh_db();
@@ -406,6 +407,10 @@ async fn a_restarted_server_runs_uploads_from_its_module_cache() {
         let s = Server::start_with(db.clone(), &env);
         let up = upload(&s, key, "application/wasm", dip_buyer()).await;
         assert_eq!(up.status, 201, "{}", up.body);
+        // Refused bytes (compiled, then found to clash with the stored
+        // version) leave nothing on disk.
+        let clash = upload(&s, key, "application/wasm", dip_buyer_other_bytes()).await;
+        assert_eq!(clash.status, 409, "{}", clash.body);
         (
             up.body["strategy"].as_str().unwrap().to_string(),
             up.body["sha256"].as_str().unwrap().to_string(),

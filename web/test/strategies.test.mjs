@@ -106,6 +106,7 @@ describe("the strategies page", { timeout: 180_000 }, () => {
     assert.match(await row.locator(".badge").textContent(), /private/);
     assert.match(await row.textContent(), /unsigned/);
     assert.match(await row.textContent(), /Buys up to top_n assets/, "the description (from the upload answer)");
+    assert.match(await row.locator(".resources-cell").textContent(), /Not run yet/);
     // The imports of the upload just made, the SHA-256 in full in a title.
     await row.locator("details.imports summary").click();
     assert.match(await row.locator("details.imports").textContent(), /forecast:plugins\/types/);
@@ -177,6 +178,23 @@ describe("the strategies page", { timeout: 180_000 }, () => {
     assert.equal(JSON.parse(res.request().postData()).category, "Indices");
     await page.locator("#chart-equity canvas").waitFor({ timeout: 60_000 });
     assert.match(await page.locator("#bt-window").textContent(), /dip-buyer/);
+  });
+
+  test("its recent runs: the two backtests, as the server counts them", async () => {
+    await page.goto("/strategies");
+    const row = page.locator(`#mine-table tr[data-strategy="${name}"]`);
+    await row.waitFor();
+    const list = await page.evaluate(async () => (await fetch("/web/api/strategies")).json());
+    const r = list.strategies.find((s) => s.name === name).resources;
+    assert.equal(r.runs, 2, JSON.stringify(r));
+    assert.ok(r.fuel && r.fuel.max > 0, "an upload is metered");
+    const cell = await row.locator(".resources-cell").textContent();
+    assert.match(cell, /Runs\s*2/);
+    assert.match(cell, /Guest time\s*[\d.,]+/);
+    assert.match(cell, /MiB/);
+    assert.doesNotMatch(cell, /not metered/);
+    // A built-in not run in this session says so.
+    assert.match(await page.locator("#builtin-table tr[data-strategy=longshort] .resources-cell").textContent(), /Not run yet/);
   });
 
   test("delete it, with a confirm step", async () => {

@@ -126,14 +126,15 @@ async fn list(State(state): State<AppState>) -> Result<Json<PluginList>, ApiErro
     path = "/api/admin/plugins",
     operation_id = "adminAddPlugin",
     summary = "Register a component (type-checked against its kind's world; the version it reports must match)",
+    description = "The body is a bare component, or a signed strategy bundle (docs/PLUGIN_BUNDLES.md) whose manifest names the same name and version. The server's trust policy applies as to `forecast plugin add`: a bundle must be signed by a key of FORECAST_PLUGIN_TRUST (when set), and a bare component is refused under FORECAST_PLUGIN_UNSIGNED=refuse; either refusal is a 422 saying why.",
     params(PluginVersion),
-    request_body(content = Vec<u8>, content_type = "application/wasm", description = "The component's bytes (at most 64 MiB)"),
+    request_body(content = Vec<u8>, content_type = "application/wasm", description = "The component's or the bundle's bytes (at most 64 MiB)"),
     responses(
         (status = 200, description = "Stored", body = AddedPlugin),
-        (status = 400, description = "Bad kind, name, version or empty body", body = ErrorBody),
+        (status = 400, description = "Bad kind, name, version or empty body, or a bundle whose manifest names another strategy", body = ErrorBody),
         (status = 409, description = "The version is registered with other bytes", body = ErrorBody),
         (status = 413, description = "Component over 64 MiB", body = ErrorBody),
-        (status = 422, description = "Not a component of that kind, or it reports another version", body = ErrorBody),
+        (status = 422, description = "Not a component of that kind, it reports another version, or the trust policy refuses it", body = ErrorBody),
     )
 )]
 async fn add(

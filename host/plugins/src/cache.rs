@@ -73,7 +73,8 @@ impl ModuleCache {
     }
 
     /// The component of `bytes` (whose hex SHA-256 is `sha256`): read from
-    /// its file when there is one that loads, else compiled and written.
+    /// its file when there is one that loads, else compiled (and not
+    /// written: see [`ModuleCache::keep`]).
     pub fn component(
         &self,
         engine: &Engine,
@@ -84,7 +85,7 @@ impl ModuleCache {
         // Read into memory rather than mapped: a file replaced or cut
         // short later cannot then pull code from under a running plugin.
         if let Ok(code) = std::fs::read(&path) {
-            // SAFETY: the file was written by `serialize` of this cache (the
+            // SAFETY: the file was written by `keep` of this cache (the
             // folder is the server's own, mode 0700) under the digest of
             // the bytes being loaded, and wasmtime refuses code made by an
             // incompatible engine.
@@ -95,15 +96,30 @@ impl ModuleCache {
                         .increment(1);
                     return Ok(c);
                 }
-                Err(e) => tracing::warn!(
-                    path = %path.display(), error = %e,
-                    "a cached compiled component did not load; compiling it again"
-                ),
+                Err(e) => {
+                    tracing::warn!(
+                        path = %path.display(), error = %e,
+                        "a cached compiled component did not load; compiling it again"
+                    );
+                    let _ = std::fs::remove_file(&path);
+                }
             }
         }
         let component = Component::new(engine, bytes)?;
         self.misses.fetch_add(1, Ordering::Relaxed);
         metrics::counter!("forecast_module_cache_total", "result" => "miss").increment(1);
+        Ok(component)
+    }
+
+    /// Writes `component` under `sha256` unless its file is there. Only
+    /// what the caller keeps is written (a stored upload), so refused
+    /// bytes never reach the disk and the folder holds at most one file
+    /// per stored component and engine configuration.
+    pub fn keep(&self, sha256: &str, component: &Component) {
+        let path = self.path(sha256);
+        if path.is_file() {
+            return;
+        }
         if let Err(e) = component
             .serialize()
             .map_err(std::io::Error::other)
@@ -114,7 +130,6 @@ impl ModuleCache {
                 "could not keep a compiled component on disk; it will be compiled again next start"
             );
         }
-        Ok(component)
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use forecast_domain::PluginKind;
-use wasmtime::component::{InstancePre, Linker};
+use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::Store;
 
 use crate::runtime::{CallState, Permit, PluginRuntime};
@@ -72,6 +72,8 @@ pub struct Plugin<W: World> {
     /// provide is linked as a trap).
     imports: Vec<String>,
     pre: W::Pre,
+    /// The compiled component (kept for the runtime's module cache).
+    component: Component,
     runtime: Arc<PluginRuntime>,
     pub(crate) ext: W::Ext,
 }
@@ -116,6 +118,7 @@ impl<W: World> Plugin<W> {
             .define_unknown_imports_as_traps(&component)
             .map_err(fail)?;
         let pre = linker.instantiate_pre(&component).map_err(fail)?;
+        let compiled = component.clone();
         let pre = W::pre(pre).map_err(fail)?;
         let mut plugin = Plugin {
             info: PluginInfo {
@@ -128,6 +131,7 @@ impl<W: World> Plugin<W> {
             label: provisional.clone(),
             imports,
             pre,
+            component: compiled,
             runtime,
             ext: W::Ext::default(),
         };
@@ -145,6 +149,14 @@ impl<W: World> Plugin<W> {
         plugin.description = identity.description;
         plugin.label = Arc::from(plugin.info.label().as_str());
         Ok(plugin)
+    }
+
+    /// Writes the compiled component to the runtime's module cache, if it
+    /// has one and the file is not there yet: for components that are
+    /// kept (a stored upload), never for one that was refused.
+    pub fn keep_compiled(&self) {
+        self.runtime
+            .keep_compiled(&self.info.sha256, &self.component);
     }
 
     /// Who this is.

@@ -181,7 +181,8 @@ impl PluginRuntime {
     }
 
     /// Compiles `bytes` (hex SHA-256 `sha256`) for this engine, or loads
-    /// them from the module cache.
+    /// them from the module cache (which a compilation does not write:
+    /// [`Self::keep_compiled`] does, for what is kept).
     pub(crate) fn compile(
         &self,
         bytes: &[u8],
@@ -190,6 +191,14 @@ impl PluginRuntime {
         match &self.modules {
             Some(cache) => cache.component(&self.engine, bytes, sha256),
             None => wasmtime::component::Component::new(&self.engine, bytes),
+        }
+    }
+
+    /// Writes `component` (of bytes whose hex SHA-256 is `sha256`) to the
+    /// module cache, if there is one.
+    pub(crate) fn keep_compiled(&self, sha256: &str, component: &wasmtime::component::Component) {
+        if let Some(cache) = &self.modules {
+            cache.keep(sha256, component);
         }
     }
 

@@ -277,10 +277,10 @@ fn a_strategy_sees_the_same_assets_by_columns_and_by_records() {
     seen(true);
 }
 
-/// The on-disk module cache: a second runtime of the same configuration
-/// loads what the first compiled; a runtime configured otherwise (fuel)
-/// compiles its own; a damaged file is compiled and written again; and a
-/// component loaded from the cache behaves as a compiled one.
+/// The on-disk module cache: only what is kept is written; a second
+/// runtime of the same configuration loads what the first kept; a runtime
+/// configured otherwise (fuel) compiles its own; a damaged file is
+/// compiled and written again.
 #[test]
 fn compiled_components_are_kept_on_disk_per_engine_configuration() {
     let dir = tempfile::tempdir().unwrap();
@@ -308,6 +308,9 @@ fn compiled_components_are_kept_on_disk_per_engine_configuration() {
         v.sort();
         v
     };
+    assert!(files().is_empty(), "a compilation alone writes nothing");
+    a.keep_compiled();
+    a.keep_compiled();
     assert_eq!(files().len(), 1, "one file: {:?}", files());
     assert!(files()[0].starts_with(&a.info().sha256), "{:?}", files());
 
@@ -317,7 +320,9 @@ fn compiled_components_are_kept_on_disk_per_engine_configuration() {
     assert_eq!(a.info(), b.info(), "the same strategy");
 
     let metered = cached(true);
-    StrategyPlugin::load(metered.clone(), strategy::UNNAMED, builtin::TOPN).unwrap();
+    StrategyPlugin::load(metered.clone(), strategy::UNNAMED, builtin::TOPN)
+        .unwrap()
+        .keep_compiled();
     assert_eq!(counts(&metered), (0, 1), "another engine compiles its own");
     assert_eq!(files().len(), 2, "{:?}", files());
 
@@ -326,7 +331,9 @@ fn compiled_components_are_kept_on_disk_per_engine_configuration() {
         std::fs::write(dir.path().join(f), b"not compiled code").unwrap();
     }
     let third = cached(false);
-    StrategyPlugin::load(third.clone(), strategy::UNNAMED, builtin::TOPN).unwrap();
+    StrategyPlugin::load(third.clone(), strategy::UNNAMED, builtin::TOPN)
+        .unwrap()
+        .keep_compiled();
     assert_eq!(counts(&third), (0, 1));
     let fourth = cached(false);
     StrategyPlugin::load(fourth.clone(), strategy::UNNAMED, builtin::TOPN).unwrap();

@@ -315,7 +315,7 @@ impl AuthoredService {
                 )))
             }
         };
-        self.keep(plugin.clone());
+        self.keep(plugin.clone()).await;
         let held = self
             .store
             .authored_strategy(&handle, &info.name)
@@ -391,15 +391,23 @@ impl AuthoredService {
         }
     }
 
-    fn keep(&self, plugin: Arc<StrategyPlugin>) {
-        let mut compiled = self.compiled.lock().expect("compiled poisoned");
-        if compiled.len() >= COMPILED_KEPT {
-            // Any one: a dropped entry is compiled again when next run.
-            if let Some(k) = compiled.keys().next().cloned() {
-                compiled.remove(&k);
+    /// Keeps a stored upload's compiled plugin: in memory (a bounded
+    /// number) and in the module cache on disk, so a restart loads it.
+    async fn keep(&self, plugin: Arc<StrategyPlugin>) {
+        {
+            let mut compiled = self.compiled.lock().expect("compiled poisoned");
+            if compiled.len() >= COMPILED_KEPT {
+                // Any one: a dropped entry is compiled again when next run.
+                if let Some(k) = compiled.keys().next().cloned() {
+                    compiled.remove(&k);
+                }
             }
+            compiled.insert(plugin.info().sha256.clone(), plugin.clone());
         }
-        compiled.insert(plugin.info().sha256.clone(), plugin);
+        // Serialising and writing is file work: off the async threads.
+        if let Err(e) = tokio::task::spawn_blocking(move || plugin.keep_compiled()).await {
+            tracing::warn!(error = %e, "keeping a compiled upload on disk failed");
+        }
     }
 
     /// The strategy `reference` names for `viewer_id`: its own or a shared
@@ -450,7 +458,7 @@ impl AuthoredService {
             .await?
             .ok_or_else(unknown)?;
         let plugin = self.compile(viewer_id, bytes).await?;
-        self.keep(plugin.clone());
+        self.keep(plugin.clone()).await;
         Ok(plugin)
     }
 

@@ -353,14 +353,31 @@ fn run_error(
                 forecast_plugins::strategy::FUEL_PER_ASSET
             ))
         }
-        bt::RunError::Strategy(RunFailure::Plugin(p)) => Error::Plugin(p),
+        // An author's upload that fails is the author's to fix: 422 with
+        // the reason (its deadline stays a 504). A built-in that fails is
+        // the server's fault: 500.
+        bt::RunError::Strategy(RunFailure::Plugin(p)) => match p {
+            p @ PluginError::Timeout { .. } => Error::Plugin(p),
+            p if strategy.metered() => Error::Refused(format!("the run stopped: {p}")),
+            p => Error::Plugin(p),
+        },
         bt::RunError::Strategy(RunFailure::Refused { plugin, message }) => {
-            Error::PluginContract(format!("strategy {plugin} ended the run: {message}"))
+            let m = format!("strategy {plugin} ended the run: {message}");
+            match strategy.metered() {
+                true => Error::Refused(m),
+                false => Error::PluginContract(m),
+            }
         }
-        bt::RunError::Contract(m) => Error::PluginContract(format!(
-            "strategy {} broke the strategy contract: {m}",
-            strategy.info().label()
-        )),
+        bt::RunError::Contract(m) => {
+            let m = format!(
+                "strategy {} broke the strategy contract: {m}",
+                strategy.info().label()
+            );
+            match strategy.metered() {
+                true => Error::Refused(m),
+                false => Error::PluginContract(m),
+            }
+        }
     }
 }
 

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use forecast_api::admin::{
     ActiveResponse, ActiveVersion, AddedPlugin, Listed, ShadowReport, ShadowRequest, ShadowStarted,
 };
+use forecast_bundle::TrustPolicy;
+use forecast_domain::PluginKind;
 use forecast_store::{ActivationRecord, Database};
 
 use super::{kinds::parse_kind, lifecycle, report};
@@ -23,22 +25,27 @@ pub struct RegistryService {
     /// The server's budget for heavy work: compiling a component takes a
     /// ticket first.
     budget: WorkBudget,
+    /// Which components may be added: signed by whom, and whether unsigned
+    /// (`FORECAST_PLUGIN_TRUST`, `FORECAST_PLUGIN_UNSIGNED`).
+    trust: TrustPolicy,
 }
 
 impl RegistryService {
     /// Acts on `db`'s registry as `actor`, applying changes to `plugins`,
-    /// compiling within `budget`.
+    /// compiling within `budget`, adding only what `trust` allows.
     pub fn new(
         db: Arc<dyn Database>,
         plugins: Arc<Plugins>,
         actor: &'static str,
         budget: WorkBudget,
+        trust: TrustPolicy,
     ) -> Self {
         RegistryService {
             db,
             plugins,
             actor,
             budget,
+            trust,
         }
     }
 
@@ -55,7 +62,9 @@ impl RegistryService {
         lifecycle::list(self.db.as_ref()).await
     }
 
-    /// Registers a component of `kind` (a wire name) as `name@version`.
+    /// Registers a component of `kind` (a wire name) as `name@version`: a
+    /// bare component, or a signed bundle (a strategy) whose manifest names
+    /// the same name and version, as the trust policy allows.
     pub async fn add(
         &self,
         kind: &str,
@@ -68,15 +77,21 @@ impl RegistryService {
                 "the body must be the component's bytes (Content-Type: application/wasm)".into(),
             ));
         }
+        let kind = parse_kind(kind)?;
+        let (bytes, signer) = self.admitted(kind, name, version, bytes)?;
+        let by = match &signer {
+            Some(signer) => format!("{}, signed by {signer}", self.actor),
+            None => self.actor.to_string(),
+        };
         let _ticket = self.compiling(bytes.len()).await?;
         let r = lifecycle::add(
             self.db.as_ref(),
             self.plugins.runtime_handle(),
-            parse_kind(kind)?,
+            kind,
             name,
             version,
             bytes,
-            self.actor,
+            &by,
         )
         .await?;
         Ok(AddedPlugin {
@@ -86,6 +101,38 @@ impl RegistryService {
             sha256: r.sha256,
             size: r.size,
         })
+    }
+
+    /// The component to add and its signer, as the trust policy allows:
+    /// a bundle must verify, be signed by a trusted key and describe the
+    /// strategy the request names; a bare component needs unsigned
+    /// components allowed. Refused with the reason otherwise.
+    fn admitted(
+        &self,
+        kind: PluginKind,
+        name: &str,
+        version: &str,
+        bytes: Vec<u8>,
+    ) -> Result<(Vec<u8>, Option<String>), Error> {
+        if !forecast_bundle::is_bundle(&bytes) {
+            self.trust.check_unsigned().map_err(Error::Refused)?;
+            return Ok((bytes, None));
+        }
+        let refused = |e: String| Error::Refused(format!("the bundle was refused: {e}"));
+        let opened = forecast_bundle::open(&bytes).map_err(|e| refused(e.to_string()))?;
+        self.trust.check_signed(&opened.signer).map_err(refused)?;
+        let m = &opened.manifest;
+        if kind != PluginKind::Strategy || m.name != name || m.version != version {
+            return Err(Error::Invalid(format!(
+                "the bundle holds {} {}@{}, but the request names {kind} {}@{}",
+                m.world,
+                m.name,
+                m.version,
+                forecast_api::quote(name),
+                forecast_api::quote(version)
+            )));
+        }
+        Ok((opened.component, Some(opened.signer)))
     }
 
     /// Activates a registered version after its checks pass.
