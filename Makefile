@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy lint fmt components toolchain clean-data plugin web web-test web-types chromium model config-docs
+.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads lint fmt components toolchain clean-data plugin web web-test web-types chromium model config-docs
 
 all: build
 
@@ -188,6 +188,13 @@ bench: components model
 ## backtests at once (peak RSS), with the default budget and opened wide
 bench-heavy: components model
 	$(CARGO) bench --workspace --bench heavy
+
+## bench-uploads: abusive strategy uploads and runs (issue 26) against a
+## fresh server: each case's answers, /api/health p50/p99/worst asked every
+## 10 ms during it, resident memory before and at its peak (VmRSS sampled
+## every 10 ms); prints the table of docs/SECURITY.md and docs/BENCHMARKS.md
+bench-uploads: components
+	$(CARGO) bench -p forecast-host --bench uploads
 
 ## lint: formatting and clippy, host and components
 lint: components

@@ -61,6 +61,9 @@ pub const SERVER_ENV: &[(&str, &str)] = &[
     // Tests send far more than a browser would; those about the per-client
     // limit set their own.
     ("FORECAST_CLIENT_PER_MINUTE", "1000000"),
+    // Compiled uploads are not kept in the home folder; tests of the
+    // module cache name a folder of their own.
+    ("FORECAST_MODULE_CACHE", "off"),
 ];
 
 struct Template {
@@ -420,6 +423,28 @@ pub fn assert_error(got: &(u16, serde_json::Value), status: u16, needles: &[&str
     for n in needles {
         assert!(detail.contains(n), "detail {detail:?} lacks {n:?}");
     }
+}
+
+/// A field of `/proc/<pid>/status` given in kB (`VmHWM`, `VmRSS`), in bytes.
+fn proc_status_bytes(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{field} in kB in /proc/{pid}/status"));
+    kb * 1024
+}
+
+/// `VmHWM` (peak resident set) of a process, in bytes.
+pub fn peak_rss(pid: u32) -> u64 {
+    proc_status_bytes(pid, "VmHWM")
+}
+
+/// `VmRSS` (resident set now) of a process, in bytes.
+pub fn rss(pid: u32) -> u64 {
+    proc_status_bytes(pid, "VmRSS")
 }
 
 /// Path to a guest component built by `make components`.

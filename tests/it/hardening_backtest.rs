@@ -9,7 +9,9 @@
 
 use crate::common;
 
-use common::{cli_ok, component, create_key, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use common::{
+    cli_ok, component, create_key, peak_rss, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD,
+};
 use serde_json::{json, Value};
 
 /// The memory bound of the issue.
@@ -87,21 +89,6 @@ async fn remaining(s: &Server, key: &str) -> u64 {
     let a = answer(r).await;
     assert_eq!(a.status, 200, "{}", a.body);
     a.header("x-ratelimit-remaining").expect("remaining")
-}
-
-/// `VmHWM` (peak resident set) of a process, in bytes.
-fn peak_rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .expect("VmHWM line");
-    let kb: u64 = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .expect("VmHWM in kB");
-    kb * 1024
 }
 
 fn assert_busy_429(a: &Answer, at_most: &str) {

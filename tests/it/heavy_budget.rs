@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::{cli_ok, create_key, Server};
+use common::{cli_ok, create_key, peak_rss, Server};
 use serde_json::Value;
 
 /// The bound on the server's peak resident memory.
@@ -98,18 +98,6 @@ async fn remaining(s: &Server, key: &str) -> u64 {
         .unwrap()
         .parse()
         .unwrap()
-}
-
-/// `VmHWM` (peak resident set) of a process, in bytes.
-fn peak_rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    let kb: u64 = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .expect("VmHWM in kB");
-    kb * 1024
 }
 
 /// The test: eight accounts, one whole-universe backtest each with

@@ -41,4 +41,5 @@ mod shutdown;
 mod smoke;
 mod strategy_uploads;
 mod telemetry;
+mod upload_abuse;
 mod web;

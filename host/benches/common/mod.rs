@@ -4,6 +4,7 @@
 // Each bench compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
+pub mod abuse;
 pub mod summary;
 
 use std::io::{BufRead, BufReader};

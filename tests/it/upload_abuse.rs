@@ -1,0 +1,390 @@
+//! Abusive strategy uploads and runs (issue 26, item 6), black-box against
+//! the real `forecast serve`: components made by hand that declare a huge
+//! memory or table, or import a filesystem or socket interface; a 50 MB
+//! body, declared or chunked; the `misbehave_strategy` fixture's memory
+//! bomb and out-of-contract weights; eight uploads at once by one account;
+//! a second account probing a private strategy by name. Each is answered
+//! with its status and a `detail` naming the problem, the server's
+//! resident memory (from `/proc/<pid>/status`) stays bounded and
+//! `/api/health` answers 200 afterwards. How fast health answers meanwhile
+//! is measured by `make bench-uploads` (docs/SECURITY.md), not asserted
+//! here. Garbage bytes and a 9 MiB body: `strategy_uploads`.
+
+use crate::common;
+
+use common::{cli_ok, component, create_key, peak_rss, rss, test_key, Server};
+use serde_json::{json, Value};
+
+#[path = "../../host/benches/common/abuse.rs"]
+mod abuse;
+
+/// The bound on the growth of the server's resident memory during one
+/// abusive request: generous (a guest's memory cap is 256 MiB), far below
+/// what an unbounded declaration (4 GiB) would take.
+const MAX_GROWTH_BYTES: u64 = 600 << 20;
+
+struct Answer {
+    status: u16,
+    body: Value,
+}
+
+impl Answer {
+    fn detail(&self) -> &str {
+        self.body["detail"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no detail in {} {}", self.status, self.body))
+    }
+
+    /// The status, and a detail holding every needle.
+    fn assert_refused(&self, status: u16, needles: &[&str]) {
+        assert_eq!(self.status, status, "{}", self.body);
+        let detail = self.detail();
+        for n in needles {
+            assert!(detail.contains(n), "{detail:?} lacks {n:?}");
+        }
+    }
+}
+
+async fn upload(s: &Server, key: &str, bytes: Vec<u8>) -> Answer {
+    let r = s
+        .client()
+        .post(s.url("/api/strategies"))
+        .bearer_auth(key)
+        .header("content-type", "application/wasm")
+        .body(bytes)
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    Answer {
+        status,
+        body: r.json().await.unwrap_or(Value::Null),
+    }
+}
+
+async fn backtest(s: &Server, key: &str, strategy: &str, top_n: u32) -> Answer {
+    let r = s
+        .client()
+        .post(s.url("/api/backtest"))
+        .bearer_auth(key)
+        .json(&json!({ "strategy": strategy, "category": "Indices", "top_n": top_n }))
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    Answer {
+        status,
+        body: r.json().await.unwrap_or(Value::Null),
+    }
+}
+
+/// The uploaded strategies `key` may run.
+async fn uploaded(s: &Server, key: &str) -> Vec<String> {
+    let (status, v) = s.get_as("/api/strategies", Some(key)).await;
+    assert_eq!(status, 200, "{v}");
+    v["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["visibility"] != "builtin")
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The server's resident memory now, to measure a case's growth from.
+fn resident(s: &mut Server) -> u64 {
+    rss(s.process().id())
+}
+
+/// The server's peak resident memory is under `before` + the bound, and
+/// health still answers 200.
+async fn assert_bounded(s: &mut Server, before: u64, case: &str) {
+    let peak = peak_rss(s.process().id());
+    let growth = peak.saturating_sub(before);
+    assert!(
+        growth < MAX_GROWTH_BYTES,
+        "{case}: resident memory grew by {} MiB (from {} MiB to a peak of {} MiB)",
+        growth >> 20,
+        before >> 20,
+        peak >> 20
+    );
+    let (status, v) = s.get_as("/api/health", None).await;
+    assert_eq!(status, 200, "{case}: health afterwards: {v}");
+}
+
+fn second_account(s: &Server) -> String {
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "prober@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    create_key(&s.db, "prober@example.com", "prober")
+}
+
+/// A component whose memories declare 4 GiB and one whose tables declare
+/// ten million elements are refused (422, saying why) without the server
+/// reserving either in resident memory; nothing is stored.
+#[tokio::test]
+async fn huge_memory_and_table_declarations_are_refused_within_bounded_memory() {
+    let mut s = Server::start();
+    let key = test_key();
+    let dip = abuse::dip_buyer();
+    for (case, bytes, needles) in [
+        (
+            "memory of 65,536 pages",
+            abuse::huge_memory(&dip),
+            &["not a loadable strategy", "memory"][..],
+        ),
+        (
+            "table of 10,000,000 elements",
+            abuse::huge_table(&dip),
+            &["not a loadable strategy", "table"][..],
+        ),
+    ] {
+        let before = resident(&mut s);
+        let a = upload(&s, key, bytes).await;
+        a.assert_refused(422, needles);
+        assert_bounded(&mut s, before, case).await;
+    }
+    assert_eq!(
+        uploaded(&s, key).await,
+        Vec::<String>::new(),
+        "nothing stored"
+    );
+}
+
+/// A strategy that also imports a WASI filesystem or socket interface is
+/// refused with 422 naming the import, within bounded memory; nothing is
+/// stored.
+#[tokio::test]
+async fn filesystem_and_socket_imports_are_refused_by_name() {
+    let mut s = Server::start();
+    let key = test_key();
+    let dip = abuse::dip_buyer();
+    for import in ["wasi:filesystem/types@0.2.6", "wasi:sockets/tcp@0.2.6"] {
+        let before = resident(&mut s);
+        let a = upload(&s, key, abuse::importing(&dip, import)).await;
+        a.assert_refused(422, &[format!("imports '{import}'").as_str()]);
+        assert_bounded(&mut s, before, import).await;
+    }
+    assert_eq!(
+        uploaded(&s, key).await,
+        Vec::<String>::new(),
+        "nothing stored"
+    );
+}
+
+/// A 50 MB body, declared by Content-Length or sent chunked with no
+/// length, is answered 413 naming the 8 MiB limit, and the server does not
+/// take it all in: it answers before the client has sent it all, and its
+/// resident memory stays bounded.
+#[tokio::test]
+async fn a_fifty_megabyte_body_is_refused_without_being_taken_in() {
+    let mut s = Server::start();
+    let key = test_key();
+    for chunked in [false, true] {
+        let case = if chunked { "chunked" } else { "declared" };
+        let before = resident(&mut s);
+        let a = abuse::post_large(&s.base, "/api/strategies", key, 50_000_000, chunked).await;
+        assert_eq!(a.status, 413, "{case}: {}", a.body);
+        let v: Value = serde_json::from_str(&a.body).expect("a JSON detail");
+        let detail = v["detail"].as_str().expect("detail");
+        assert!(detail.contains("8 MiB"), "{case}: {detail}");
+        assert!(
+            a.sent < 50_000_000,
+            "{case}: the server read all 50 MB before answering"
+        );
+        assert_bounded(&mut s, before, case).await;
+    }
+    assert_eq!(
+        uploaded(&s, key).await,
+        Vec::<String>::new(),
+        "nothing stored"
+    );
+}
+
+/// The `misbehave_strategy` fixture, uploaded by its author: its memory
+/// bomb (16 MiB more and more, written) is stopped with 422 naming the
+/// plugin and the bound that stopped it (its fuel budget, which the writes
+/// use up before the 256 MiB memory cap, or the cap) within bounded
+/// resident memory; weights outside the contract, a trap and the
+/// strategy's own refusal are 422s naming the plugin and the reason (an
+/// author's failure, not the server's); the server keeps answering.
+#[tokio::test]
+async fn an_uploaded_memory_bomb_and_bad_weights_are_stopped_with_the_reason() {
+    let mut s = Server::start();
+    let key = test_key();
+    let up = upload(
+        &s,
+        key,
+        std::fs::read(component("misbehave_strategy")).unwrap(),
+    )
+    .await;
+    assert_eq!(up.status, 201, "{}", up.body);
+    let name = up.body["strategy"].as_str().unwrap().to_string();
+
+    let before = resident(&mut s);
+    let bomb = backtest(&s, key, &name, 8).await;
+    bomb.assert_refused(422, &["strategy/misbehave@0.0.1"]);
+    let detail = bomb.detail();
+    assert!(
+        detail.contains("fuel budget") || detail.contains("256 MiB"),
+        "{detail}"
+    );
+    assert_bounded(&mut s, before, "memory bomb").await;
+
+    // An upload's failures are its author's: 422, never a 500.
+    let weights = backtest(&s, key, &name, 6).await;
+    weights.assert_refused(
+        422,
+        &[
+            "strategy/misbehave@0.0.1",
+            "broke the strategy contract",
+            "exceeds 1",
+        ],
+    );
+    assert_bounded(&mut s, before, "out-of-contract weights").await;
+    let trap = backtest(&s, key, &name, 9).await;
+    trap.assert_refused(422, &["strategy/misbehave@0.0.1", "the run stopped"]);
+    let refuses = backtest(&s, key, &name, 5).await;
+    refuses.assert_refused(422, &["strategy/misbehave@0.0.1", "misbehave refuses"]);
+}
+
+/// Eight distinct strategies uploaded at once by one account: each is
+/// stored (201) or refused before any work for want of a turn of the
+/// heavy-work budget (503 with Retry-After and a detail); exactly the
+/// stored ones are listed; memory stays bounded.
+#[tokio::test]
+async fn concurrent_uploads_by_one_account_are_stored_or_refused_cleanly() {
+    let mut s = Server::start();
+    let key = test_key().to_string();
+    let dip = abuse::dip_buyer();
+    let before = resident(&mut s);
+    let runs: Vec<_> = (0..8)
+        .map(|i| {
+            let (client, url, key, bytes) = (
+                s.client().clone(),
+                s.url("/api/strategies"),
+                key.clone(),
+                abuse::renamed(&dip, i),
+            );
+            tokio::spawn(async move {
+                let r = client
+                    .post(url)
+                    .bearer_auth(key)
+                    .header("content-type", "application/wasm")
+                    .body(bytes)
+                    .send()
+                    .await
+                    .expect("request");
+                let status = r.status().as_u16();
+                let retry_after = r.headers().get("retry-after").is_some();
+                let body: Value = r.json().await.unwrap_or(Value::Null);
+                (i, status, retry_after, body)
+            })
+        })
+        .collect();
+    let mut stored = Vec::new();
+    for run in runs {
+        let (i, status, retry_after, body) = run.await.unwrap();
+        match status {
+            201 => stored.push(body["strategy"].as_str().unwrap().to_string()),
+            503 => {
+                assert!(retry_after, "a 503 says when to retry: {body}");
+                assert!(body["detail"].is_string(), "{body}");
+            }
+            other => panic!("upload {i}: {other} {body}"),
+        }
+    }
+    assert!(!stored.is_empty(), "at least one upload is stored");
+    let mut listed = uploaded(&s, &key).await;
+    listed.sort();
+    stored.sort();
+    assert_eq!(listed, stored, "exactly the stored ones are listed");
+    assert_bounded(&mut s, before, "8 concurrent uploads").await;
+}
+
+/// A second account probing another's private strategy by name gets, for
+/// every route that takes a name, byte for byte the answer of a name no
+/// one has (the name itself aside), and never sees it listed.
+#[tokio::test]
+async fn a_second_account_cannot_tell_a_private_strategy_from_a_missing_name() {
+    let s = Server::start();
+    let author = test_key();
+    let prober = second_account(&s);
+    let up = upload(&s, author, abuse::dip_buyer()).await;
+    assert_eq!(up.status, 201, "{}", up.body);
+    let name = up.body["strategy"].as_str().unwrap().to_string();
+    let (handle, bare) = name.split_once('/').unwrap();
+    let missing = format!("{handle}/{}", "z".repeat(bare.len()));
+
+    let raw = |method: reqwest::Method, path: String, body: Option<Value>| {
+        let (client, url, key) = (s.client().clone(), s.url(&path), prober.clone());
+        async move {
+            let mut req = client.request(method, url).bearer_auth(key);
+            if let Some(b) = body {
+                req = req.json(&b);
+            }
+            let r = req.send().await.expect("request");
+            let status = r.status().as_u16();
+            let ct = r
+                .headers()
+                .get("content-type")
+                .map(|v| v.to_str().unwrap().to_string());
+            (status, ct, r.text().await.expect("body"))
+        }
+    };
+    let mut probes = Vec::new();
+    for method in [
+        reqwest::Method::GET,
+        reqwest::Method::PATCH,
+        reqwest::Method::DELETE,
+    ] {
+        let body = (method == reqwest::Method::PATCH).then(|| json!({ "shared": true }));
+        probes.push((
+            format!("{method} /api/strategies/{{name}}"),
+            raw(
+                method.clone(),
+                format!("/api/strategies/{name}"),
+                body.clone(),
+            )
+            .await,
+            raw(method, format!("/api/strategies/{missing}"), body).await,
+        ));
+    }
+    for pin in ["", "@0.1.0"] {
+        let body =
+            |n: &str| Some(json!({ "strategy": format!("{n}{pin}"), "category": "Indices" }));
+        probes.push((
+            format!("POST /api/backtest {{name}}{pin}"),
+            raw(reqwest::Method::POST, "/api/backtest".into(), body(&name)).await,
+            raw(
+                reqwest::Method::POST,
+                "/api/backtest".into(),
+                body(&missing),
+            )
+            .await,
+        ));
+    }
+    for (probe, hidden, absent) in probes {
+        assert!(hidden.0 >= 400, "{probe}: {hidden:?}");
+        assert_eq!(
+            (hidden.0, hidden.1, hidden.2.replace(&name, "NAME")),
+            (absent.0, absent.1, absent.2.replace(&missing, "NAME")),
+            "{probe}: a private strategy is answered as a missing name"
+        );
+    }
+    assert!(
+        !uploaded(&s, &prober).await.contains(&name),
+        "not listed to another account"
+    );
+    // Nothing the prober did changed it.
+    assert_eq!(uploaded(&s, author).await, vec![name]);
+}
