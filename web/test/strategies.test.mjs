@@ -193,6 +193,8 @@ describe("the strategies page", { timeout: 180_000 }, () => {
     assert.match(cell, /Guest time\s*[\d.,]+/);
     assert.match(cell, /MiB/);
     assert.doesNotMatch(cell, /not metered/);
+    await row.scrollIntoViewIfNeeded();
+    await shot(page, "strategies-runs");
     // A built-in not run in this session says so.
     assert.match(await page.locator("#builtin-table tr[data-strategy=longshort] .resources-cell").textContent(), /Not run yet/);
   });
