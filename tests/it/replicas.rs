@@ -463,3 +463,110 @@ async fn the_scheduled_refresh_is_split_across_replicas() {
     assert_eq!(source, "ingested");
     pool.close().await;
 }
+
+/// An author's upload on one replica is listed and runnable on the other,
+/// a share made on the other is seen on the first, and each replica's
+/// runs count in the resource figures both list (one database).
+#[tokio::test]
+async fn two_replicas_share_uploads_their_sharing_and_their_run_figures() {
+    let Some(db) = PgDatabase::create().await else {
+        return;
+    };
+    cli_ok_url(&db.url, &["demo", "load"], "");
+    cli_ok_url(
+        &db.url,
+        &[
+            "user",
+            "add",
+            "--email",
+            "author@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    let key = cli_ok_url(
+        &db.url,
+        &[
+            "key",
+            "create",
+            "--email",
+            "author@example.com",
+            "--name",
+            "a",
+        ],
+        "",
+    )
+    .lines()
+    .last()
+    .unwrap()
+    .trim()
+    .to_string();
+    let a = Server::start_url(&db.url, &[]);
+    let b = Server::start_url(&db.url, &[]);
+    let call =
+        |s: &Server, method: reqwest::Method, path: &str, body: Option<serde_json::Value>| {
+            let mut req = s.client().request(method, s.url(path)).bearer_auth(&key);
+            if let Some(b) = body {
+                req = req.json(&b);
+            }
+            async move {
+                let r = req.send().await.unwrap();
+                let status = r.status().as_u16();
+                (
+                    status,
+                    r.json::<serde_json::Value>().await.unwrap_or_default(),
+                )
+            }
+        };
+    let up = a
+        .client()
+        .post(a.url("/api/strategies"))
+        .bearer_auth(&key)
+        .header("content-type", "application/wasm")
+        .body(std::fs::read(common::component("dip_buyer")).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(up.status().as_u16(), 201);
+    let up: serde_json::Value = up.json().await.unwrap();
+    let name = up["strategy"].as_str().unwrap().to_string();
+    let item = |list: &serde_json::Value| {
+        list["strategies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name.as_str())
+            .cloned()
+    };
+
+    // Listed and run on B; shared on B, seen shared on A.
+    let (status, list) = call(&b, reqwest::Method::GET, "/api/strategies", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(item(&list).expect("listed on B")["visibility"], "private");
+    let run = json!({"strategy": name, "category": "Indices"});
+    let (status, body) = call(
+        &b,
+        reqwest::Method::POST,
+        "/api/backtest",
+        Some(run.clone()),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let path = format!("/api/strategies/{name}");
+    let (status, body) = call(
+        &b,
+        reqwest::Method::PATCH,
+        &path,
+        Some(json!({"shared": true})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = call(&a, reqwest::Method::POST, "/api/backtest", Some(run)).await;
+    assert_eq!(status, 200, "{body}");
+    let (_, list) = call(&a, reqwest::Method::GET, "/api/strategies", None).await;
+    let seen = item(&list).expect("listed on A");
+    assert_eq!(seen["visibility"], "shared");
+    // A ran it once and B once: A's figures count both.
+    assert_eq!(seen["resources"]["runs"], 2, "{seen}");
+}
