@@ -37,29 +37,7 @@ const WIDE: &[(&str, &str)] = &[
 /// Premium accounts with unbounded quotas, and a key each.
 fn accounts(db: &str, n: usize) -> Vec<String> {
     (0..n)
-        .map(|i| {
-            let email = format!("heavy{i}@example.com");
-            common::forecast(db, &["user", "add", "--email", &email, "--tier", "premium"]);
-            common::forecast(
-                db,
-                &[
-                    "user",
-                    "set-limits",
-                    "--email",
-                    &email,
-                    "--per-minute",
-                    "100000000",
-                    "--per-day",
-                    "100000000",
-                ],
-            );
-            common::forecast(db, &["key", "create", "--email", &email, "--name", "bench"])
-                .lines()
-                .last()
-                .expect("the key line")
-                .trim()
-                .to_string()
-        })
+        .map(|i| common::unmetered_key_for(db, &format!("heavy{i}@example.com")))
         .collect()
 }
 

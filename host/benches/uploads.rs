@@ -24,30 +24,6 @@ use std::time::{Duration, Instant};
 use common::abuse;
 use serde_json::{json, Value};
 
-/// A Premium account with quotas that never bind, and its key.
-fn account(db: &str, email: &str) -> String {
-    common::forecast(db, &["user", "add", "--email", email, "--tier", "premium"]);
-    common::forecast(
-        db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            email,
-            "--per-minute",
-            "100000000",
-            "--per-day",
-            "100000000",
-        ],
-    );
-    common::forecast(db, &["key", "create", "--email", email, "--name", "bench"])
-        .lines()
-        .last()
-        .expect("the key line")
-        .trim()
-        .to_string()
-}
-
 fn rss(pid: u32) -> u64 {
     abuse::proc_status_bytes(pid, "VmRSS")
 }
@@ -290,8 +266,8 @@ async fn main() {
     let db = format!("sqlite://{}", dir.path().join("bench.db").display());
     eprintln!("loading the demo universe…");
     common::forecast(&db, &["demo", "load"]);
-    let author = account(&db, "author@example.com");
-    let prober = account(&db, "prober@example.com");
+    let author = common::unmetered_key_for(&db, "author@example.com");
+    let prober = common::unmetered_key_for(&db, "prober@example.com");
     // Compiled uploads kept on disk in a folder of this run only, so no
     // earlier run's compilations answer for this one.
     let modules = dir.path().join("modules");

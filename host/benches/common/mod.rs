@@ -24,7 +24,12 @@ pub fn forecast(db: &str, args: &[&str]) -> String {
 
 /// A Premium user with quotas high enough never to bind, and its key.
 pub fn unmetered_key(db: &str) -> String {
-    let email = "bench@example.com";
+    unmetered_key_for(db, "bench@example.com")
+}
+
+/// [`unmetered_key`] for the account `email` (created here).
+#[allow(dead_code)] // not every bench has several accounts
+pub fn unmetered_key_for(db: &str, email: &str) -> String {
     forecast(db, &["user", "add", "--email", email, "--tier", "premium"]);
     forecast(
         db,

@@ -545,3 +545,28 @@ pub(crate) const PRUNE_PLUGIN_RUNS: &str = "DELETE FROM plugin_runs WHERE sha256
 pub(crate) const PLUGIN_RUNS: &str =
     "SELECT sha256, ran_at, calls, fuel, guest_ms, peak_memory_bytes
      FROM plugin_runs ORDER BY id DESC LIMIT $1";
+
+/// Records a run and prunes its component's older runs inside the
+/// transaction `$tx` (either backend's), with [`RECORD_PLUGIN_RUN`] and
+/// [`PRUNE_PLUGIN_RUNS`].
+macro_rules! record_plugin_run {
+    ($tx:expr, $run:expr, $keep:expr) => {{
+        let run: &$crate::PluginRun = $run;
+        let big = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        sqlx::query($crate::sql::RECORD_PLUGIN_RUN)
+            .bind(&run.sha256)
+            .bind(run.ran_at)
+            .bind(big(run.calls))
+            .bind(run.fuel.map(big))
+            .bind(run.guest_ms)
+            .bind(big(run.peak_memory_bytes))
+            .execute(&mut *$tx)
+            .await?;
+        sqlx::query($crate::sql::PRUNE_PLUGIN_RUNS)
+            .bind(&run.sha256)
+            .bind(i64::from($keep))
+            .execute(&mut *$tx)
+            .await?;
+    }};
+}
+pub(crate) use record_plugin_run;

@@ -237,20 +237,7 @@ impl StrategyStore for PgStore {
 
     async fn record_plugin_run(&self, run: &PluginRun, keep: u32) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query(sql::RECORD_PLUGIN_RUN)
-            .bind(&run.sha256)
-            .bind(run.ran_at)
-            .bind(i64::try_from(run.calls).unwrap_or(i64::MAX))
-            .bind(run.fuel.map(|f| i64::try_from(f).unwrap_or(i64::MAX)))
-            .bind(run.guest_ms)
-            .bind(i64::try_from(run.peak_memory_bytes).unwrap_or(i64::MAX))
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query(sql::PRUNE_PLUGIN_RUNS)
-            .bind(&run.sha256)
-            .bind(i64::from(keep))
-            .execute(&mut *tx)
-            .await?;
+        sql::record_plugin_run!(tx, run, keep);
         tx.commit().await?;
         Ok(())
     }
