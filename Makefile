@@ -235,7 +235,7 @@ plugin:
 	echo "  # the plugin: $$dir/target/$(WASM_TARGET)/release/$$crate.wasm"; \
 	echo "  cd ../.. && mkdir -p plugins/dist && cp $$dir/target/$(WASM_TARGET)/release/$$crate.wasm plugins/dist/"; \
 	echo "  FORECAST_PLUGIN_DIR=plugins/dist make run       # then POST /api/backtest with \"strategy\": \"$$name\""; \
-	echo "See sdk/README.md."
+	echo "Or publish it to a server you do not operate (sign, publish, run): see sdk/README.md, Quick start."
 
 ## clean-data: forget the local SQLite database (the demo universe reloads on next run)
 clean-data:

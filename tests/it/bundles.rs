@@ -325,6 +325,10 @@ async fn a_published_bundle_runs_and_is_shared_only_as_the_trust_policy_says() {
     assert!(ok, "publish: {out} {err}");
     let answer: serde_json::Value = serde_json::from_str(out.trim()).expect("the server's JSON");
     let name = answer["strategy"].as_str().unwrap().to_string();
+    assert!(
+        err.contains(&format!("published {name} 0.1.0 (private)")),
+        "the name to call, on a line of its own: {err}"
+    );
     let signer = answer["signer"].as_str().expect("signed").to_string();
     assert!(
         signer.starts_with("ed25519:") && signer != trusted,

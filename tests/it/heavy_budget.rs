@@ -44,11 +44,16 @@ async fn send(r: reqwest::RequestBuilder) -> Answer {
 /// says why and that nothing was charged.
 fn assert_refused_early(a: &Answer) {
     assert_eq!(a.status, 503, "{}", a.body);
-    assert!(a.retry_after.is_some_and(|s| s >= 1), "{}", a.body);
+    let retry = a.retry_after.expect("Retry-After");
+    assert!((1..=120).contains(&retry), "Retry-After {retry}");
     let detail = a.body["detail"].as_str().expect("detail");
     assert!(
         detail.contains("heavy work") && detail.contains("nothing was charged"),
         "{detail}"
+    );
+    assert!(
+        detail.ends_with(&format!("retry in {retry} s")),
+        "the header and the detail agree: {detail}"
     );
 }
 
@@ -250,6 +255,32 @@ async fn one_accounts_flood_of_analyses_starves_neither_another_account_nor_heal
         served >= 2 && refused >= 1,
         "{served} served, {refused} refused"
     );
+    // The operator sees the same on /metrics: every refusal counted by
+    // kind of work, and the budget idle again.
+    let metrics = s
+        .client()
+        .get(s.url("/metrics"))
+        .bearer_auth(common::ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let value = |name: &str| -> Option<f64> {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+    };
+    assert_eq!(
+        value("forecast_heavy_work_refused_total{work=\"analysis\"}"),
+        Some(refused as f64),
+        "{metrics}"
+    );
+    assert_eq!(value("forecast_heavy_work_running"), Some(0.0));
+    assert_eq!(value("forecast_heavy_work_waiting"), Some(0.0));
+    assert_eq!(value("forecast_heavy_work_bytes"), Some(0.0));
     let peak = peak_rss(pid);
     eprintln!(
         "flood of 90 analyses + 10 others: {served} served, {refused} refused, peak RSS {} MiB",

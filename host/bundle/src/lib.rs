@@ -39,7 +39,15 @@
 //! [`TrustPolicy`]: which signers are accepted (an empty list: any valid
 //! signature) and whether unsigned bare components are (`FORECAST_PLUGIN_UNSIGNED`).
 //! See `docs/PLUGIN_BUNDLES.md`.
+//!
+//! # Features
+//!
+//! `publish`: uploads to a server's `POST /api/strategies` (http and https).
+//! `cli`: the bundle tools (`cli`: keygen, sign, verify, publish) and the
+//! `forecast-plugin` binary, which `forecast plugin …` also runs.
 
+#[cfg(feature = "cli")]
+pub mod cli;
 mod error;
 mod format;
 mod key;
