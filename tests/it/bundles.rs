@@ -354,6 +354,26 @@ async fn a_published_bundle_runs_and_is_shared_only_as_the_trust_policy_says() {
         .clone();
     assert_eq!(item["signer"], signer.as_str());
     assert_eq!(item["description"], "Buys the dip.");
+    // The signed manifest, listed as signed.
+    let m = &item["manifest"];
+    assert_eq!(
+        (&m["name"], &m["version"], &m["world"]),
+        (&"dip-buyer".into(), &"0.1.0".into(), &"strategy".into()),
+        "{item}"
+    );
+    assert_eq!(
+        (&m["licence"], &m["author"]),
+        (&"MIT".into(), &"Tests".into())
+    );
+    assert_eq!(m["sha256"], item["sha256"]);
+    assert!(
+        item["imports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i.as_str().unwrap().starts_with("forecast:plugins/types")),
+        "{item}"
+    );
     let ran = client
         .post(server.url("/api/backtest"))
         .bearer_auth(key)

@@ -352,6 +352,16 @@ async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
             .unwrap_or_else(|| panic!("{n} listed: {}", list.body))
             .clone()
     };
+    // A bare component's manifest is what it reports; no licence, no author.
+    let m = item(&name)["manifest"].clone();
+    assert_eq!(m["world"], "strategy", "{m}");
+    assert_eq!((&m["licence"], &m["author"]), (&Value::Null, &Value::Null));
+    assert!(!item(&name)["imports"].as_array().unwrap().is_empty());
+    assert!(
+        !item("topn")["imports"].as_array().unwrap().is_empty(),
+        "built-ins list theirs"
+    );
+    assert_eq!(item("topn")["manifest"], Value::Null);
     let mine = item(&name)["resources"].clone();
     assert_eq!(mine["runs"], 2, "{mine}");
     let fuel = u1["fuel"].as_f64().unwrap();

@@ -75,6 +75,10 @@ describe("the strategies page", { timeout: 180_000 }, () => {
     assert.equal(await page.locator("nav[aria-label=Main] a[aria-current=page]").textContent(), "Strategies");
     for (const s of ["topn", "zscore", "longshort"]) await page.locator(`#builtin-table tr[data-strategy="${s}"]`).waitFor();
     assert.match(await page.locator("#builtin-table tr[data-strategy=topn]").textContent(), /unsigned/);
+    // Every strategy lists what it imports, built-ins too.
+    await page.locator("#builtin-table tr[data-strategy=topn] details.imports summary").click();
+    assert.match(await page.locator("#builtin-table tr[data-strategy=topn] details.imports").textContent(), /forecast:plugins\/types/);
+    await page.locator("#builtin-table tr[data-strategy=topn] details.imports summary").click();
     assert.match(await page.locator("#mine").textContent(), /not uploaded a strategy yet/);
     assert.equal(await page.locator("#builtin-table button", { hasText: "Delete" }).count(), 0, "no delete on built-ins");
   });

@@ -572,6 +572,37 @@ pub struct StrategyItem {
     /// kept by the server, every replica's); null before its first run.
     #[serde(default)]
     pub resources: Option<ResourceFigures>,
+    /// What the component imports, by name (whatever the `strategy` world
+    /// does not provide is linked as a trap).
+    #[serde(default)]
+    pub imports: Vec<String>,
+    /// The manifest of an uploaded version: its signed bundle's, or for a
+    /// bare component what it reports about itself (no licence or author);
+    /// null for built-ins.
+    #[serde(default)]
+    pub manifest: Option<StrategyManifest>,
+}
+
+/// An uploaded strategy version's manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StrategyManifest {
+    /// The strategy's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// The WIT world (`strategy`).
+    pub world: String,
+    /// What it does.
+    #[serde(default)]
+    pub description: String,
+    /// Its licence, as its author gave it (bundles only).
+    #[serde(default)]
+    pub licence: Option<String>,
+    /// Who wrote it, as its author gave it (bundles only).
+    #[serde(default)]
+    pub author: Option<String>,
+    /// Hex SHA-256 of the component.
+    pub sha256: String,
 }
 
 /// Min / mean / max of what a strategy used per backtest over its recent

@@ -88,6 +88,8 @@ async fn list(
                         versions: Vec::new(),
                         owned: false,
                         resources: None,
+                        imports: s.imports().to_vec(),
+                        manifest: None,
                     })
                     .collect(),
             };

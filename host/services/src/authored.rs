@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use forecast_api::authored::{StrategyChange, StrategyState, UploadedStrategy};
-use forecast_api::backtest::{PluginUsage, ResourceFigures, Spread, StrategyItem};
+use forecast_api::backtest::{
+    PluginUsage, ResourceFigures, Spread, StrategyItem, StrategyManifest,
+};
 use forecast_plugins::strategy::{valid_name, UNNAMED};
 use forecast_plugins::{Permit, PluginError, PluginRuntime, RuntimeConfig, StrategyPlugin};
 use forecast_store::{
@@ -284,6 +286,7 @@ impl AuthoredService {
             signer: signer.clone(),
             manifest,
             uploaded_at: chrono::Utc::now().timestamp(),
+            imports: plugin.imports().to_vec(),
         };
         let label = format!("@{handle}/{}", info.name);
         let created = match self
@@ -474,11 +477,19 @@ impl AuthoredService {
             .iter()
             .filter_map(|s| {
                 let current = s.versions.iter().find(|v| v.version == s.current_version)?;
-                let description = current
+                let manifest = current
                     .manifest
                     .as_deref()
-                    .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
-                    .and_then(|m| m["description"].as_str().map(str::to_string))
+                    .and_then(|m| serde_json::from_str::<StrategyManifest>(m).ok())
+                    // An empty licence or author is none.
+                    .map(|mut m| {
+                        m.licence = m.licence.filter(|v| !v.is_empty());
+                        m.author = m.author.filter(|v| !v.is_empty());
+                        m
+                    });
+                let description = manifest
+                    .as_ref()
+                    .map(|m| m.description.clone())
                     .unwrap_or_default();
                 Some(StrategyItem {
                     name: format!("@{}/{}", s.handle, s.name),
@@ -495,6 +506,8 @@ impl AuthoredService {
                     versions: versions_of(s),
                     owned: s.owner_id == viewer_id,
                     resources: figures.get(&current.sha256).cloned(),
+                    imports: current.imports.clone(),
+                    manifest,
                 })
             })
             .collect())

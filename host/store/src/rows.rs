@@ -392,6 +392,11 @@ pub(crate) fn strategies<R: Cols>(rows: &[R]) -> StoreResult<Vec<AuthoredStrateg
             signer: r.opt_text("signer")?,
             manifest: r.opt_text("manifest")?,
             uploaded_at: r.int("uploaded_at")?,
+            imports: match r.opt_text("imports")? {
+                Some(j) => serde_json::from_str(&j)
+                    .map_err(|_| StoreError::Corrupt(format!("imports '{j}'")))?,
+                None => Vec::new(),
+            },
         };
         match out.last_mut() {
             Some(s) if s.owner_id == owner_id && s.name == name => s.versions.push(record),

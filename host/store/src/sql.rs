@@ -465,7 +465,7 @@ pub(crate) const GENERATIONS: &str = "SELECT name, value FROM generations";
 macro_rules! strategy_select {
     () => {
         "SELECT s.owner_id, s.handle, s.name, s.current_version, s.shared,
-                u.version, u.sha256, u.size, u.signer, u.manifest, u.uploaded_at
+                u.version, u.sha256, u.size, u.signer, u.manifest, u.uploaded_at, u.imports
          FROM authored_strategies s
          JOIN strategy_uploads u ON u.owner_id = s.owner_id AND u.name = s.name
          WHERE NOT s.deleted AND "
@@ -502,8 +502,8 @@ pub(crate) const COUNT_VERSIONS: &str =
     "SELECT COUNT(*) AS n FROM strategy_uploads WHERE owner_id = $1 AND name = $2";
 
 pub(crate) const INSERT_UPLOAD: &str = "INSERT INTO strategy_uploads
-        (owner_id, name, version, seq, sha256, size, signer, manifest, wasm, uploaded_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+        (owner_id, name, version, seq, sha256, size, signer, manifest, wasm, uploaded_at, imports)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
 /// Puts back the bytes of a version whose strategy was deleted (its sha256
 /// was checked to match).

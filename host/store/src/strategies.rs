@@ -34,6 +34,8 @@ pub struct UploadRecord {
     pub manifest: Option<String>,
     /// When, Unix seconds.
     pub uploaded_at: i64,
+    /// What the component imports, by name.
+    pub imports: Vec<String>,
 }
 
 /// An author's strategy as its listing shows it.

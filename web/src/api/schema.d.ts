@@ -14,7 +14,10 @@ export interface paths {
         /** Every registered plugin version and whether it is active or shadowed */
         get: operations["adminListPlugins"];
         put?: never;
-        /** Register a component (type-checked against its kind's world; the version it reports must match) */
+        /**
+         * Register a component (type-checked against its kind's world; the version it reports must match)
+         * @description The body is a bare component, or a signed strategy bundle (docs/PLUGIN_BUNDLES.md) whose manifest names the same name and version. The server's trust policy applies as to `forecast plugin add`: a bundle must be signed by a key of FORECAST_PLUGIN_TRUST (when set), and a bare component is refused under FORECAST_PLUGIN_UNSIGNED=refuse; either refusal is a 422 saying why.
+         */
         post: operations["adminAddPlugin"];
         delete?: never;
         options?: never;
@@ -1610,11 +1613,34 @@ export interface components {
             /** @description Yours: you may share it, pick its version or delete it. */
             owned?: boolean;
             resources?: null | components["schemas"]["ResourceFigures"];
+            /**
+             * @description What the component imports, by name (whatever the `strategy` world
+             *     does not provide is linked as a trap).
+             */
+            imports?: string[];
+            manifest?: null | components["schemas"]["StrategyManifest"];
         };
         /** @description `{strategies}`. */
         StrategyList: {
             /** @description By name. */
             strategies: components["schemas"]["StrategyItem"][];
+        };
+        /** @description An uploaded strategy version's manifest. */
+        StrategyManifest: {
+            /** @description The strategy's name. */
+            name: string;
+            /** @description Its version. */
+            version: string;
+            /** @description The WIT world (`strategy`). */
+            world: string;
+            /** @description What it does. */
+            description?: string;
+            /** @description Its licence, as its author gave it (bundles only). */
+            licence?: string | null;
+            /** @description Who wrote it, as its author gave it (bundles only). */
+            author?: string | null;
+            /** @description Hex SHA-256 of the component. */
+            sha256: string;
         };
         /** @description An uploaded strategy after a change. */
         StrategyState: {
@@ -1866,7 +1892,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The component's bytes (at most 64 MiB) */
+        /** @description The component's or the bundle's bytes (at most 64 MiB) */
         requestBody: {
             content: {
                 "application/wasm": number[];
@@ -1882,7 +1908,7 @@ export interface operations {
                     "application/json": components["schemas"]["AddedPlugin"];
                 };
             };
-            /** @description Bad kind, name, version or empty body */
+            /** @description Bad kind, name, version or empty body, or a bundle whose manifest names another strategy */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1927,7 +1953,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not a component of that kind, or it reports another version */
+            /** @description Not a component of that kind, it reports another version, or the trust policy refuses it */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2863,6 +2889,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description An uploaded strategy (@handle/name) failed: its fuel budget (50,000,000 units per call plus 1,000,000 per asset of the call's input), its memory cap, a trap, a contract violation or its own refusal; detail names the plugin, its version and the limit or reason */
+            422: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this account are already running on this server (then nothing is counted) */
             429: {
                 headers: {
@@ -2880,7 +2921,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The strategy plugin failed (trap, memory cap, contract violation); detail names the plugin and version */
+            /** @description A built-in strategy plugin failed (trap, memory cap, contract violation); detail names the plugin and version */
             500: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -4644,6 +4685,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description An uploaded strategy (@handle/name) failed: its fuel budget (50,000,000 units per call plus 1,000,000 per asset of the call's input), its memory cap, a trap, a contract violation or its own refusal; detail names the plugin, its version and the limit or reason */
+            422: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this account are already running on this server (then nothing is counted) */
             429: {
                 headers: {
@@ -4661,7 +4717,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The strategy plugin failed (trap, memory cap, contract violation); detail names the plugin and version */
+            /** @description A built-in strategy plugin failed (trap, memory cap, contract violation); detail names the plugin and version */
             500: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */

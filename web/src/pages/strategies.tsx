@@ -102,6 +102,7 @@ function ShortHash({ sha, name }: { sha: string; name: string }) {
 }
 
 function Imports({ imports }: { imports: string[] }) {
+  if (imports.length === 0) return null;
   return (
     <details class="imports">
       <summary>Imports ({imports.length})</summary>
@@ -215,7 +216,12 @@ function StrategyTable({
                 </td>
                 <td class="card-sub strategy-desc-cell">
                   {description || <span class="muted">No description</span>}
-                  {justUploaded && <Imports imports={justUploaded.imports} />}
+                  {it.manifest && (it.manifest.licence || it.manifest.author) && (
+                    <p class="small muted manifest">
+                      {[it.manifest.licence && `Licence ${it.manifest.licence}`, it.manifest.author && `by ${it.manifest.author}`].filter(Boolean).join(" · ")}
+                    </p>
+                  )}
+                  <Imports imports={it.imports?.length ? it.imports : justUploaded?.imports ?? []} />
                 </td>
                 <td data-label="Version">
                   {manage && versions.length > 0 ? (

@@ -11,3 +11,6 @@ CREATE TABLE plugin_runs (
     peak_memory_bytes  INTEGER NOT NULL   -- most linear memory held
 );
 CREATE INDEX plugin_runs_sha256 ON plugin_runs (sha256, id);
+
+-- What each stored version imports (a JSON array of names), listed with it.
+ALTER TABLE strategy_uploads ADD COLUMN imports TEXT;

@@ -119,6 +119,7 @@ impl StrategyStore for PgStore {
                 .bind(record.manifest.as_deref())
                 .bind(wasm)
                 .bind(record.uploaded_at)
+                .bind(serde_json::to_string(&record.imports).unwrap_or_default())
                 .execute(&mut *tx)
                 .await?;
         }

@@ -94,6 +94,7 @@ impl StrategyStore for SqliteStore {
                 .bind(record.manifest.as_deref())
                 .bind(wasm)
                 .bind(record.uploaded_at)
+                .bind(serde_json::to_string(&record.imports).unwrap_or_default())
                 .execute(&mut *tx)
                 .await?;
         }

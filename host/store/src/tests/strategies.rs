@@ -24,6 +24,7 @@ fn upload(owner: &str, name: &str, version: &str, sha256: &str, at: i64) -> Uplo
         signer: None,
         manifest: None,
         uploaded_at: at,
+        imports: vec![format!("forecast:plugins/types@{version}")],
     }
 }
 
@@ -389,6 +390,10 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
         105,
         "the record is the first upload's"
     );
+
+    let held = db.authored_strategy("ann", "alpha").await.unwrap().unwrap();
+    let v = held.versions.iter().find(|v| v.version == "1.1.0").unwrap();
+    assert_eq!(v.imports, ["forecast:plugins/types@1.1.0"], "imports kept");
 
     plugin_runs_keep_the_newest(db).await;
 }
