@@ -362,6 +362,16 @@ async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
         "built-ins list theirs"
     );
     assert_eq!(item("topn")["manifest"], Value::Null);
+    // The WIT package each was built against, read off its imports.
+    for n in [name.as_str(), "topn"] {
+        let v = item(n)["wit_version"].as_str().map(str::to_string);
+        let imported = item(n)["imports"].to_string();
+        assert!(
+            v.as_ref()
+                .is_some_and(|v| imported.contains(&format!("forecast:plugins/types@{v}"))),
+            "{n}: {v:?} in {imported}"
+        );
+    }
     let mine = item(&name)["resources"].clone();
     assert_eq!(mine["runs"], 2, "{mine}");
     let fuel = u1["fuel"].as_f64().unwrap();

@@ -75,6 +75,7 @@ describe("the strategies page", { timeout: 180_000 }, () => {
     assert.equal(await page.locator("nav[aria-label=Main] a[aria-current=page]").textContent(), "Strategies");
     for (const s of ["topn", "zscore", "longshort"]) await page.locator(`#builtin-table tr[data-strategy="${s}"]`).waitFor();
     assert.match(await page.locator("#builtin-table tr[data-strategy=topn]").textContent(), /unsigned/);
+    assert.match(await page.locator("#builtin-table tr[data-strategy=topn] .wit-version").textContent(), /WIT \d+\.\d+\.\d+/);
     // Every strategy lists what it imports, built-ins too.
     await page.locator("#builtin-table tr[data-strategy=topn] details.imports summary").click();
     assert.match(await page.locator("#builtin-table tr[data-strategy=topn] details.imports").textContent(), /forecast:plugins\/types/);

@@ -576,6 +576,11 @@ pub struct StrategyItem {
     /// does not provide is linked as a trap).
     #[serde(default)]
     pub imports: Vec<String>,
+    /// The version of the `forecast:plugins` WIT package the component was
+    /// built against (from its imports); null when it imports none of it.
+    #[serde(default)]
+    #[schema(example = "1.6.0")]
+    pub wit_version: Option<String>,
     /// The manifest of an uploaded version: its signed bundle's, or for a
     /// bare component what it reports about itself (no licence or author);
     /// null for built-ins.
@@ -660,4 +665,13 @@ fn builtin() -> String {
 pub struct StrategyList {
     /// By name.
     pub strategies: Vec<StrategyItem>,
+}
+
+/// The `forecast:plugins` WIT package version among a component's imports
+/// (`forecast:plugins/types@1.6.0` → `1.6.0`).
+pub fn wit_version(imports: &[String]) -> Option<String> {
+    imports
+        .iter()
+        .filter_map(|i| i.strip_prefix("forecast:plugins/"))
+        .find_map(|i| i.split_once('@').map(|(_, v)| v.to_string()))
 }

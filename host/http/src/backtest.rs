@@ -89,6 +89,7 @@ async fn list(
                         owned: false,
                         resources: None,
                         imports: s.imports().to_vec(),
+                        wit_version: forecast_api::backtest::wit_version(s.imports()),
                         manifest: None,
                     })
                     .collect(),

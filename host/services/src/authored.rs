@@ -507,6 +507,7 @@ impl AuthoredService {
                     owned: s.owner_id == viewer_id,
                     resources: figures.get(&current.sha256).cloned(),
                     imports: current.imports.clone(),
+                    wit_version: forecast_api::backtest::wit_version(&current.imports),
                     manifest,
                 })
             })

@@ -1618,6 +1618,12 @@ export interface components {
              *     does not provide is linked as a trap).
              */
             imports?: string[];
+            /**
+             * @description The version of the `forecast:plugins` WIT package the component was
+             *     built against (from its imports); null when it imports none of it.
+             * @example 1.6.0
+             */
+            wit_version?: string | null;
             manifest?: null | components["schemas"]["StrategyManifest"];
         };
         /** @description `{strategies}`. */

@@ -249,6 +249,12 @@ function StrategyTable({
                   ) : (
                     it.version
                   )}
+                  {it.wit_version && (
+                    <span class="small muted wit-version" title="The forecast:plugins WIT package it was built against">
+                      <br />
+                      WIT {it.wit_version}
+                    </span>
+                  )}
                 </td>
                 <td data-label="SHA-256">
                   <ShortHash sha={it.sha256} name={it.name} />
