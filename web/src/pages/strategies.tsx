@@ -122,8 +122,9 @@ type Spread = Schemas["Spread"];
 
 /** "12–40 ms, mean 20": a figure's spread over the recent runs. */
 function spread(s: Spread, unit: (v: number) => string): string {
-  if (s.min === s.max) return unit(s.min);
-  return `${unit(s.min)}–${unit(s.max)}, mean ${unit(s.mean)}`;
+  const [lo, hi] = [unit(s.min), unit(s.max)];
+  if (lo === hi) return lo;
+  return `${lo}–${hi}, mean ${unit(s.mean)}`;
 }
 const ms = (v: number) => `${v < 10 ? v.toFixed(1) : int(v)} ms`;
 const mib = (v: number) => `${(v / (1024 * 1024)).toFixed(1)} MiB`;
