@@ -71,6 +71,8 @@ export FORECAST_MATCH_PER_MINUTE=1000000
 # Fuzzing sends thousands of anonymous and session requests from one
 # address: lift the per-client limit too.
 export FORECAST_CLIENT_PER_MINUTE=1000000000
+# Compiled uploads are not kept in the user's cache folder.
+export FORECAST_MODULE_CACHE=off
 export RUST_LOG="${RUST_LOG:-warn}"
 unset FORECAST_ORIGIN FORECAST_LLM_URL FORECAST_ADDR
 # The admin API and /metrics (behind the same token, plain text) stay out

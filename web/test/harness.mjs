@@ -45,6 +45,8 @@ export async function start() {
     RUST_LOG: process.env.RUST_LOG ?? "warn",
     FORECAST_GRADING: "off",
     FORECAST_MATCH_PER_MINUTE: "100000",
+    // Compiled uploads in the run's own folder, not the user's cache.
+    FORECAST_MODULE_CACHE: join(work, "modules"),
   };
   delete env.FORECAST_ORIGIN;
   delete env.FORECAST_ADMIN_TOKEN;
