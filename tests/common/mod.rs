@@ -328,6 +328,20 @@ impl Server {
         (status, r.json().await.expect("JSON health"))
     }
 
+    /// The body of `GET path` with the admin token (`/metrics`, the
+    /// admin API), asserting 200.
+    pub async fn admin_text(&self, path: &str) -> String {
+        let r = self
+            .client
+            .get(self.url(path))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(r.status(), 200, "GET {path} with the admin token");
+        r.text().await.expect("text body")
+    }
+
     pub fn client(&self) -> &client::Client {
         &self.client
     }
@@ -468,4 +482,14 @@ pub async fn within_one_window(period: u64, seconds: u64) {
     if left < seconds as f64 {
         tokio::time::sleep(std::time::Duration::from_secs_f64(left + 0.5)).await;
     }
+}
+
+/// The value of the series `name` (with its labels, e.g.
+/// `forecast_module_cache_total{result="hit"}`) in a Prometheus text
+/// exposition; `None` when it is not there.
+pub fn metric(exposition: &str, name: &str) -> Option<f64> {
+    exposition
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
 }

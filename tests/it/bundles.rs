@@ -471,16 +471,7 @@ async fn the_admin_route_adds_only_what_the_trust_policy_allows() {
     let a = answer(add("0.1.0", good).await.unwrap()).await;
     assert_eq!(a.0, 200, "{}", a.1);
     assert_eq!(a.1["name"], "dip-buyer");
-    let listed = server
-        .client()
-        .get(server.url("/api/admin/plugins"))
-        .bearer_auth(common::ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let listed = server.admin_text("/api/admin/plugins").await;
     assert!(
         listed.contains(&format!("admin-api, signed by {trusted}")),
         "{listed}"

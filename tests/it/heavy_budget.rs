@@ -257,22 +257,8 @@ async fn one_accounts_flood_of_analyses_starves_neither_another_account_nor_heal
     );
     // The operator sees the same on /metrics: every refusal counted by
     // kind of work, and the budget idle again.
-    let metrics = s
-        .client()
-        .get(s.url("/metrics"))
-        .bearer_auth(common::ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let value = |name: &str| -> Option<f64> {
-        metrics
-            .lines()
-            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
-            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-    };
+    let metrics = s.admin_text("/metrics").await;
+    let value = |name: &str| common::metric(&metrics, name);
     assert_eq!(
         value("forecast_heavy_work_refused_total{work=\"analysis\"}"),
         Some(refused as f64),

@@ -449,29 +449,13 @@ async fn a_restarted_server_runs_uploads_from_its_module_cache() {
     let s = Server::start_with(db, &env);
     let run = backtest(&s, key, &name).await;
     assert_eq!(run.status, 200, "{}", run.body);
-    let metrics = s
-        .client()
-        .get(s.url("/metrics"))
-        .bearer_auth(common::ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let line = |result: &str| {
-        metrics
-            .lines()
-            .find(|l| {
-                l.starts_with(&format!(
-                    "forecast_module_cache_total{{result=\"{result}\"}}"
-                ))
-            })
-            .map(str::to_string)
+    let metrics = s.admin_text("/metrics").await;
+    let count = |result: &str| {
+        common::metric(
+            &metrics,
+            &format!("forecast_module_cache_total{{result=\"{result}\"}}"),
+        )
     };
-    assert_eq!(
-        line("hit").as_deref(),
-        Some("forecast_module_cache_total{result=\"hit\"} 1")
-    );
-    assert_eq!(line("miss"), None, "nothing compiled after the restart");
+    assert_eq!(count("hit"), Some(1.0));
+    assert_eq!(count("miss"), None, "nothing compiled after the restart");
 }
