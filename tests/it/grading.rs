@@ -736,7 +736,7 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
         (Some(n as u64), Some(0))
     );
     assert_ne!(done["debug"]["grading"]["active_run"], first_run);
-    assert_eq!(last["engine"], "segmentation/alt@1.0.0");
+    assert_eq!(last["engine"], "segmentation/alt@1.1.0");
     // This server runs the default engine: the alt engine's snapshot is not
     // served as its answer.
     assert_eq!(
@@ -882,7 +882,7 @@ async fn activating_an_engine_regrades() {
             }
         }
     };
-    wait_for("segmentation/default@1.0.0").await;
+    wait_for("segmentation/default@1.1.0").await;
     let altered = common::component("segmentation_altered");
     common::cli_ok(
         &s.db,
@@ -895,7 +895,7 @@ async fn activating_an_engine_regrades() {
             "--name",
             "default",
             "--version",
-            "1.0.0-altered",
+            "1.1.0-altered",
         ],
         "",
     );
@@ -906,14 +906,14 @@ async fn activating_an_engine_regrades() {
             "activate",
             "segmentation",
             "default",
-            "1.0.0-altered",
+            "1.1.0-altered",
         ],
         "",
     );
-    let h = wait_for("segmentation/default@1.0.0-altered").await;
+    let h = wait_for("segmentation/default@1.1.0-altered").await;
     assert_eq!(h["debug"]["grading"]["last_run"]["assets_graded"], n);
     let (_, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
-    assert_eq!(v["metadata"]["engine_version"], "1.0.0-altered");
+    assert_eq!(v["metadata"]["engine_version"], "1.1.0-altered");
     assert_eq!(
         v["metadata"]["from_cache"], true,
         "served from the new snapshot"
@@ -960,7 +960,7 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
             let g = &h["debug"]["grading"];
             g["active_run"].is_string()
                 && g["active_run"] == g["last_run"]["id"]
-                && g["last_run"]["engine"] == "segmentation/default@1.0.0"
+                && g["last_run"]["engine"] == "segmentation/default@1.1.0"
         }),
     )
     .await;
@@ -976,7 +976,7 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
         "--name",
         "default",
         "--version",
-        "1.0.0-altered",
+        "1.1.0-altered",
     ]);
     let verdict_engine = || async {
         let (_, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
@@ -996,18 +996,18 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
         "activate",
         "segmentation",
         "default",
-        "1.0.0-altered",
+        "1.1.0-altered",
     ]);
     wait(
         "the candidate's snapshot",
         Box::new(|h| {
             let g = &h["debug"]["grading"];
             g["active_run"] == g["last_run"]["id"]
-                && g["last_run"]["engine"] == "segmentation/default@1.0.0-altered"
+                && g["last_run"]["engine"] == "segmentation/default@1.1.0-altered"
         }),
     )
     .await;
-    assert_eq!(verdict_engine().await, ("1.0.0-altered".into(), true));
+    assert_eq!(verdict_engine().await, ("1.1.0-altered".into(), true));
     cli(&["plugin", "rollback", "segmentation", "default"]);
     let orig = original.clone();
     wait(
@@ -1015,7 +1015,7 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
         Box::new(move |h| h["debug"]["grading"]["active_run"] == orig.as_str()),
     )
     .await;
-    assert_eq!(verdict_engine().await, ("1.0.0".into(), true));
+    assert_eq!(verdict_engine().await, ("1.1.0".into(), true));
 
     // 2. Activate and roll back at once, while the candidate grades: the
     //    original run stays (or is at once again) the served one, and the
@@ -1025,7 +1025,7 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
         "activate",
         "segmentation",
         "default",
-        "1.0.0-altered",
+        "1.1.0-altered",
     ]);
     cli(&["plugin", "rollback", "segmentation", "default"]);
     let orig = original.clone();
@@ -1042,7 +1042,7 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
             "the rolled-back engine's run is never served: {h}"
         );
         let (engine, cached) = verdict_engine().await;
-        assert_eq!((engine.as_str(), cached), ("1.0.0", true));
+        assert_eq!((engine.as_str(), cached), ("1.1.0", true));
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }

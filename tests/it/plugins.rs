@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use common::{cli, cli_ok, component, Server};
 use serde_json::{json, Value};
 
-const ALTERED: &str = "1.0.0-altered";
+const ALTERED: &str = "1.1.0-altered";
 const TOKEN: &str = "admin-token-for-tests-0123456789";
 
 fn fast_poll() -> [(&'static str, &'static str); 2] {
@@ -65,7 +65,7 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
     let s = Arc::new(Server::start_with(common::fresh_db(), &fast_poll()));
     assert_eq!(
         active_engine(&s),
-        "default@1.0.0",
+        "default@1.1.0",
         "built-ins are registered and active"
     );
 
@@ -73,7 +73,7 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
     let (_, first) = s.get("/api/analysis/%5EGSPC").await;
     let (_, cached) = s.get("/api/analysis/%5EGSPC").await;
     assert_eq!(cached["metadata"]["from_cache"], true);
-    assert_eq!(first["metadata"]["engine_version"], "1.0.0");
+    assert_eq!(first["metadata"]["engine_version"], "1.1.0");
 
     // Continuous load: live analyses (non-default segments are never cached).
     let stop = Arc::new(AtomicBool::new(false));
@@ -112,7 +112,7 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
         "",
     );
     assert!(
-        add.contains("registered segmentation/default@1.0.0-altered"),
+        add.contains("registered segmentation/default@1.1.0-altered"),
         "{add}"
     );
     cli_ok(
@@ -137,10 +137,10 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
         "",
     );
     assert!(
-        out.contains("segmentation/default@1.0.0 is active again"),
+        out.contains("segmentation/default@1.1.0 is active again"),
         "{out}"
     );
-    wait_for_engine(&s, "1.0.0", Duration::from_secs(5)).await;
+    wait_for_engine(&s, "1.1.0", Duration::from_secs(5)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     stop.store(true, Ordering::Relaxed);
     for t in load {
@@ -159,7 +159,7 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
         .iter()
         .position(|v| *v == ALTERED)
         .expect("new answers");
-    assert!(versions[..first_altered].iter().all(|v| *v == "1.0.0"));
+    assert!(versions[..first_altered].iter().all(|v| *v == "1.1.0"));
     assert_eq!(*versions.last().unwrap(), "1.0.0", "rolled back");
     // A rolled-back activation is never active again: rolling back further
     // returns nothing to roll back to.
@@ -201,9 +201,9 @@ async fn failing_candidates_are_refused_and_change_nothing() {
     );
     assert!(!ok);
     assert!(err.contains("self-test failed"), "{err}");
-    assert_eq!(active_engine(&s), "default@1.0.0");
+    assert_eq!(active_engine(&s), "default@1.1.0");
     let (_, body) = s.get("/api/analysis/%5EGSPC?num_segments=21").await;
-    assert_eq!(body["metadata"]["engine_version"], "1.0.0");
+    assert_eq!(body["metadata"]["engine_version"], "1.1.0");
 
     // Not a component of the kind, or not the version it claims: refused.
     let scorer = component("scorer");
@@ -382,7 +382,7 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
             .await;
         assert_eq!(status, 200);
         assert_eq!(
-            body["metadata"]["engine_version"], "1.0.0",
+            body["metadata"]["engine_version"], "1.1.0",
             "the candidate's answer is never returned"
         );
     }
@@ -449,7 +449,7 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     )
     .await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["active"]["version"], "1.0.0");
+    assert_eq!(body["active"]["version"], "1.1.0");
     let report_status = || {
         admin(
             &s,

@@ -283,14 +283,14 @@ async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
                 .to_string()
         }
     };
-    assert_eq!(engine_of(&a).await, "1.0.0");
-    assert_eq!(engine_of(&b).await, "1.0.0");
+    assert_eq!(engine_of(&a).await, "1.1.0");
+    assert_eq!(engine_of(&b).await, "1.1.0");
 
     // Register and activate through replica A's admin API.
     let altered = common::component("segmentation_altered");
     let client = reqwest::Client::new();
     let r = client
-        .post(a.url("/api/admin/plugins?kind=segmentation&name=default&version=1.0.0-altered"))
+        .post(a.url("/api/admin/plugins?kind=segmentation&name=default&version=1.1.0-altered"))
         .bearer_auth(token)
         .body(std::fs::read(altered).unwrap())
         .send()
@@ -300,12 +300,12 @@ async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
     let r = client
         .post(a.url("/api/admin/plugins/activate"))
         .bearer_auth(token)
-        .json(&json!({"kind": "segmentation", "name": "default", "version": "1.0.0-altered"}))
+        .json(&json!({"kind": "segmentation", "name": "default", "version": "1.1.0-altered"}))
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    for (replica, want) in [(&b, "1.0.0-altered"), (&a, "1.0.0-altered")] {
+    for (replica, want) in [(&b, "1.1.0-altered"), (&a, "1.1.0-altered")] {
         let started = std::time::Instant::now();
         while engine_of(replica).await != want {
             assert!(
@@ -323,7 +323,7 @@ async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
     );
     for replica in [&a, &b] {
         let started = std::time::Instant::now();
-        while engine_of(replica).await != "1.0.0" {
+        while engine_of(replica).await != "1.1.0" {
             assert!(
                 started.elapsed() < std::time::Duration::from_secs(5),
                 "a replica did not follow the rollback within 5 s"

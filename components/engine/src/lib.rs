@@ -11,10 +11,15 @@
 //! drawdown grid used at `t` is the grid known at `t`.
 
 mod calendar;
+mod evidence;
 mod rolling;
 mod stats;
 
 pub use calendar::{civil_from_days, is_weekend};
+pub use evidence::{
+    evidence, Evidence, EvidenceRequest, SegmentEvidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED,
+    CI_LEVEL,
+};
 use rolling::RollingMedian;
 use stats::{max_num, mean, median_select, median_sorted, min_num, order_key, percentiles_select};
 
@@ -515,6 +520,50 @@ struct Walk {
     /// Segment of each row on the grid of that row (point-in-time); kept
     /// with [`Keep::Signals`] and [`Keep::Full`].
     segments: Vec<u8>,
+    /// The states of the prefixes asked for, in order.
+    snapshots: Vec<StateSummary>,
+}
+
+/// What a state is summarised from: a walk's products so far.
+struct WalkParts<'a> {
+    periods_per_year: u32,
+    series: &'a TimeSeries,
+    outcomes: &'a [Outcome],
+    per_segment: &'a [Estimators],
+    grid: &'a Grid,
+}
+
+impl WalkParts<'_> {
+    /// The state at the last of `drawdowns` and `closes` (the rows walked
+    /// so far) and the per-segment statistics.
+    fn summarise(
+        &self,
+        drawdowns: &[f64],
+        closes: &[f64],
+        typical_max_drawdown: Option<f64>,
+    ) -> StateSummary {
+        let last = closes.len() - 1;
+        let current_segment = self.grid.segment(drawdowns[last]);
+        StateSummary {
+            periods_per_year: self.periods_per_year,
+            current: current_state(
+                self.series,
+                self.outcomes,
+                drawdowns,
+                self.grid,
+                closes[last],
+                current_segment,
+            ),
+            segments: segment_stats(
+                closes,
+                drawdowns,
+                self.outcomes,
+                self.per_segment,
+                self.grid,
+            ),
+            typical_max_drawdown,
+        }
+    }
 }
 
 /// The point-in-time signals of every row ([`walk_forward`]): what a
@@ -620,7 +669,7 @@ pub fn analyse_states(
                     exits_by_horizon.len() - 1
                 }
             };
-            let w = walk_prepared(&prepared, p, &exits_by_horizon[at].1, Keep::State);
+            let w = walk_prepared(&prepared, p, &exits_by_horizon[at].1, Keep::State, &[]);
             Ok(summarise(&w, &prepared.drawdowns, closes, typical))
         })
         .collect()
@@ -655,20 +704,100 @@ fn summarise(
     closes: &[f64],
     typical_max_drawdown: Option<f64>,
 ) -> StateSummary {
-    let last = closes.len() - 1;
-    let current_segment = w.grid.segment(drawdowns[last]);
-    StateSummary {
+    WalkParts {
         periods_per_year: w.periods_per_year,
-        current: current_state(
-            &w.series,
-            &w.outcomes,
-            drawdowns,
-            &w.grid,
-            closes[last],
-            current_segment,
-        ),
-        segments: segment_stats(closes, drawdowns, &w.outcomes, &w.per_segment, &w.grid),
-        typical_max_drawdown,
+        series: &w.series,
+        outcomes: &w.outcomes,
+        per_segment: &w.per_segment,
+        grid: &w.grid,
+    }
+    .summarise(drawdowns, closes, typical_max_drawdown)
+}
+
+/// [`analyse_state`] of each prefix `rows 0..=end` for `end` in `ends`
+/// (strictly ascending, each prefix at least [`MIN_ROWS`] long), in one
+/// walk over the series: entry `i` equals `analyse_state` of the series cut
+/// after row `ends[i]`, value for value. Without `periods_per_year` each
+/// prefix infers its own, as `analyse_state` of the cut series would.
+pub fn analyse_states_at(
+    dates: &[i32],
+    closes: &[f64],
+    params: &Params,
+    ends: &[u32],
+) -> Result<Vec<StateSummary>, EngineError> {
+    validate_params(params)?;
+    let prepared = Prepared::new(dates, closes, reads_prefix(params.metric))?;
+    let n = closes.len();
+    if let Some(w) = ends.windows(2).find(|w| w[1] <= w[0]) {
+        return Err(EngineError::InvalidInput(format!(
+            "ends not strictly ascending at {}",
+            w[1]
+        )));
+    }
+    if let Some(&e) = ends.iter().find(|&&e| e as usize >= n || (e as usize) + 1 < MIN_ROWS) {
+        return Err(EngineError::InvalidInput(format!(
+            "end row {e} outside {}..{n}",
+            MIN_ROWS - 1
+        )));
+    }
+    let ends: Vec<usize> = ends.iter().map(|&e| e as usize).collect();
+    let exits = exits(dates, params.return_period as i32);
+    if params.periods_per_year.is_some() {
+        return Ok(walk_prepared(&prepared, params, &exits, Keep::State, &ends).snapshots);
+    }
+    // A prefix infers 365 periods a year once it holds a weekend: the ends
+    // before the first weekend are walked with 252, the rest with 365.
+    let first_weekend = dates.iter().position(|&d| is_weekend(d)).unwrap_or(n);
+    let split = ends.partition_point(|&e| e < first_weekend);
+    let mut out = Vec::with_capacity(ends.len());
+    for (part, a) in [(&ends[..split], 252), (&ends[split..], 365)] {
+        if !part.is_empty() {
+            let p = Params {
+                periods_per_year: Some(a),
+                ..*params
+            };
+            out.extend(walk_prepared(&prepared, &p, &exits, Keep::State, part).snapshots);
+        }
+    }
+    Ok(out)
+}
+
+/// [`typical_max_drawdown`] of the rows pushed so far, kept up to date one
+/// row at a time.
+#[derive(Default)]
+struct TypicalMaxDrawdown {
+    /// Worst drawdown of each finished year with enough rows.
+    finished: Vec<f64>,
+    year: Option<i32>,
+    peak: f64,
+    worst: f64,
+    rows: usize,
+}
+
+impl TypicalMaxDrawdown {
+    fn push(&mut self, date: i32, close: f64) {
+        let year = civil_from_days(date).0;
+        if self.year != Some(year) {
+            if self.rows >= MIN_ROWS_PER_YEAR {
+                self.finished.push(self.worst);
+            }
+            (self.year, self.peak, self.worst, self.rows) = (Some(year), f64::MIN, 0.0, 0);
+        }
+        self.peak = max_num(self.peak, close);
+        self.worst = min_num(self.worst, close / self.peak - 1.0);
+        self.rows += 1;
+    }
+
+    fn value(&self) -> Option<f64> {
+        let mut years = self.finished.clone();
+        if self.rows >= MIN_ROWS_PER_YEAR {
+            years.push(self.worst);
+        }
+        if years.is_empty() {
+            return None;
+        }
+        years.sort_unstable_by(f64::total_cmp);
+        Some(median_sorted(&years))
     }
 }
 
@@ -676,18 +805,21 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params, keep: Keep) -> Result<Wa
     validate_params(params)?;
     let prepared = Prepared::new(dates, closes, reads_prefix(params.metric))?;
     let exits = exits(dates, params.return_period as i32);
-    let mut w = walk_prepared(&prepared, params, &exits, keep);
+    let mut w = walk_prepared(&prepared, params, &exits, keep, &[]);
     w.drawdowns = prepared.drawdowns;
     Ok(w)
 }
 
 /// The walk-forward of DESIGN.md §4 over a checked series for one checked
-/// `params`, whose horizon's exits are `exits`; keeps what `keep` says.
+/// `params`, whose horizon's exits are `exits`; keeps what `keep` says, and
+/// the state of the rows up to each of `snapshots` (ascending row indices)
+/// as [`analyse_state`] would answer it for that prefix.
 fn walk_prepared(
     prepared: &Prepared,
     params: &Params,
     exits: &[Option<usize>],
     keep: Keep,
+    snapshots: &[usize],
 ) -> Walk {
     let Prepared {
         dates,
@@ -729,6 +861,8 @@ fn walk_prepared(
     let mut segments = Vec::with_capacity(rows(signals));
     let mut next_start = 0usize;
     let (mut ema_err_sum, mut med_err_sum, mut err_n) = (0.0f64, 0.0f64, 0u32);
+    let mut taken = Vec::with_capacity(snapshots.len());
+    let mut typical = TypicalMaxDrawdown::default();
 
     for t in 0..n {
         let steps = floor_steps[t];
@@ -794,6 +928,23 @@ fn walk_prepared(
                 _ => None,
             });
         }
+        if !snapshots.is_empty() {
+            typical.push(dates[t], closes[t]);
+            if snapshots.get(taken.len()) == Some(&t) {
+                let parts = WalkParts {
+                    periods_per_year: a,
+                    series: &series,
+                    outcomes: &outcomes,
+                    per_segment: &per_segment,
+                    grid: &grid,
+                };
+                taken.push(parts.summarise(
+                    &drawdowns[..=t],
+                    &closes[..=t],
+                    typical.value(),
+                ));
+            }
+        }
     }
 
     Walk {
@@ -804,6 +955,7 @@ fn walk_prepared(
         per_segment,
         grid,
         segments,
+        snapshots: taken,
     }
 }
 

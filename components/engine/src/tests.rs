@@ -683,3 +683,182 @@ fn a_window_caught_up_on_demand_equals_the_rolling_window() {
         );
     }
 }
+
+/// The state of every month-end prefix from one walk equals `analyse_state`
+/// of the series cut after that row, for every metric, a fixed and an
+/// inferred `periods_per_year` (a series whose weekends begin halfway), so
+/// a grade's history never sees a row after its date.
+#[test]
+fn states_at_each_end_equal_the_state_of_the_cut_series() {
+    let mut rng = Rng(7);
+    let n = 1_100;
+    let closes = random_walk(&mut rng, n, 0.02);
+    let mut mixed = weekdays(n / 2);
+    let from = *mixed.last().unwrap() + 1;
+    mixed.extend(every_day(from, n - n / 2));
+    for (dates, fixed) in [(weekdays(n), true), (every_day(3_000, n), true), (mixed, false)] {
+        for metric in [Metric::Return, Metric::Sharpe, Metric::Sortino] {
+            let p = Params {
+                periods_per_year: fixed.then(|| infer_periods_per_year(&dates)),
+                ..params(30, metric)
+            };
+            let ends: Vec<u32> = (MIN_ROWS as u32 - 1..n as u32).step_by(97).collect();
+            let got = analyse_states_at(&dates, &closes, &p, &ends).unwrap();
+            assert_eq!(got.len(), ends.len());
+            for (&e, state) in ends.iter().zip(&got) {
+                let m = e as usize + 1;
+                let cut = analyse_state(&dates[..m], &closes[..m], &p).unwrap();
+                assert_eq!(state, &cut, "{metric:?} fixed {fixed} end {e}");
+            }
+        }
+    }
+    let p = Params::default();
+    let dates = weekdays(n);
+    assert!(analyse_states_at(&dates, &closes, &p, &[400, 400]).is_err());
+    assert!(analyse_states_at(&dates, &closes, &p, &[10]).is_err());
+    assert!(analyse_states_at(&dates, &closes, &p, &[n as u32]).is_err());
+    assert_eq!(analyse_states_at(&dates, &closes, &p, &[]).unwrap(), vec![]);
+}
+
+/// A hand-built history: three separate dips into the same bucket, each
+/// recovering, and one visit in progress. Episodes, the share that fell
+/// further, recovery days and the quantiles follow from the definitions.
+#[test]
+fn evidence_counts_visits_not_days() {
+    // 1,000 calendar days. The price rises 0.1 % a day, except during
+    // three 30-day dips of −12 % (with a deeper −30 % in the second) and
+    // a dip at the end that is still open.
+    let n = 1_000;
+    let dates = every_day(0, n);
+    let mut closes = Vec::with_capacity(n);
+    let mut base = 100.0;
+    for t in 0..n {
+        base *= 1.001;
+        let dip = match t {
+            300..=329 => 0.88,
+            500..=509 => 0.88,
+            510..=519 => 0.70,
+            520..=529 => 0.88,
+            700..=729 => 0.88,
+            980.. => 0.88,
+            _ => 1.0,
+        };
+        closes.push(base * dip);
+    }
+    let p = Params {
+        return_period: 60,
+        num_segments: 10,
+        ..Params::default()
+    };
+    let ev = evidence(
+        &dates,
+        &closes,
+        &[EvidenceRequest {
+            params: p,
+            segments: vec![],
+        }],
+    )
+    .remove(0)
+    .unwrap();
+    assert_eq!(ev.segments.len(), 10);
+    // The deepest drawdown is −30 %: a floor of 30 %, buckets 3 % wide.
+    // The −12 % dips sit in bucket 4 (−12 % … −15 %, just below −12 %
+    // because of the day's drift), the −30 % one in the last bucket.
+    let deep = ev
+        .segments
+        .iter()
+        .find(|s| s.episodes == 3)
+        .expect("the three finished −12 % dips are one bucket's three episodes");
+    // The open dip at the end has no outcome yet: it is not an episode.
+    assert_eq!(deep.recovered, 3);
+    assert_eq!(deep.unrecovered, 0);
+    // Each dip lasts 30 days and ends with a new high the next day.
+    assert_eq!(deep.recovery_days_median, Some(30.0));
+    // Only the second dip went deeper before its horizon.
+    assert!((deep.fell_further.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    let q = deep.quantiles.unwrap();
+    assert!(q.windows(2).all(|w| w[0] <= w[1]));
+    let (lo, hi) = deep.median_return_ci.unwrap();
+    assert!(lo <= q[2] + 1e-12 && q[2] <= hi + 1e-12, "{lo} {} {hi}", q[2]);
+    // Bucket 0 holds the rising days. The dips away from it last 30 days,
+    // less than the 60-day horizon, so its 900-odd days are one visit.
+    assert!(ev.segments[0].episodes == 1 && ev.segments[0].median_return_ci.is_none());
+    assert!(ev.unconditional_median.is_some());
+    // Empty buckets report no figures.
+    let empty = ev.segments.iter().find(|s| s.quantiles.is_none()).unwrap();
+    assert_eq!(
+        (empty.episodes, empty.median_return_ci, empty.fell_further),
+        (0, None, None)
+    );
+}
+
+/// The interval is reproducible (fixed seed), brackets the bucket's median,
+/// narrows as episodes accumulate, and is asked for per bucket.
+#[test]
+fn evidence_is_reproducible_and_per_bucket() {
+    let mut rng = Rng(31);
+    let n = 3_000;
+    let closes = random_walk(&mut rng, n, 0.02);
+    let dates = weekdays(n);
+    let p = params(30, Metric::Return);
+    let all = || {
+        evidence(
+            &dates,
+            &closes,
+            &[EvidenceRequest {
+                params: p,
+                segments: vec![],
+            }],
+        )
+        .remove(0)
+        .unwrap()
+    };
+    let (a, b) = (all(), all());
+    assert_eq!(a, b);
+    let state = analyse_state(&dates, &closes, &p).unwrap();
+    for (e, s) in a.segments.iter().zip(&state.segments) {
+        assert_eq!(e.segment_idx, s.segment_idx);
+        assert_eq!(
+            e.quantiles.map(|q| q[2]),
+            s.static_median_return,
+            "p50 is the bucket's static median"
+        );
+        if let Some((lo, hi)) = e.median_return_ci {
+            let m = s.static_median_return.unwrap();
+            assert!(lo <= hi && lo <= m + 1e-12 && m <= hi + 1e-12);
+            assert!(e.episodes >= 2);
+        }
+        assert_eq!(e.recovered + e.unrecovered, e.episodes);
+        assert!(e.episodes <= s.count);
+    }
+    let one = evidence(
+        &dates,
+        &closes,
+        &[
+            EvidenceRequest {
+                params: p,
+                segments: vec![state.current.segment, 0],
+            },
+            EvidenceRequest {
+                params: p,
+                segments: vec![99],
+            },
+        ],
+    );
+    let first = one[0].as_ref().unwrap();
+    assert_eq!(first.segments[0], a.segments[state.current.segment as usize]);
+    assert_eq!(first.segments[1], a.segments[0]);
+    assert!(matches!(one[1], Err(EngineError::InvalidInput(_))));
+}
+
+/// Episodes split where the bucket was left for at least the horizon, and
+/// only there.
+#[test]
+fn episodes_split_on_gaps_of_the_horizon() {
+    let dates: Vec<i32> = (0..100).collect();
+    let rows = [1, 2, 3, 12, 13, 40, 49, 59];
+    let got = evidence::episodes(&rows, &dates, 10);
+    // 3 → 12 is 9 days (same episode), 13 → 40 is 27 (new), 40 → 49 is 9,
+    // 49 → 59 is exactly 10 (new).
+    assert_eq!(got, vec![(0, 5), (5, 7), (7, 8)]);
+}

@@ -8,9 +8,19 @@
 //! * anything else — answers "insufficient data" with the row count, so a
 //!   test can tell a healthy call reached this component.
 
+// An engine that exports `engine` only, as one built before WIT 1.7.0
+// added `evidence` does: the host must load it and report no evidence.
 wit_bindgen::generate!({
+    inline: "
+        package fixture:misbehave;
+        world engine-only {
+            import forecast:plugins/host-log@1.7.0;
+            export forecast:plugins/engine@1.7.0;
+        }
+    ",
     path: "../../wit",
-    world: "segmentation",
+    world: "fixture:misbehave/engine-only",
+    generate_all,
 });
 
 use exports::forecast::plugins::engine::{

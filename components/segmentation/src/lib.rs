@@ -10,10 +10,62 @@ use exports::forecast::plugins::engine::{
     Analysis, AnalysisParams, CurrentState, Distribution, EngineError, Guest, Method, ScatterPoint,
     SegmentPaths, SegmentStats, StateSummary, TimeSeries, WalkForwardSeries,
 };
+use exports::forecast::plugins::evidence::{
+    EvidenceReport, EvidenceRequest, Guest as EvidenceGuest, SegmentEvidence,
+};
 use forecast::plugins::types::{Metric, PriceSeries};
 use forecast_engine as core;
 
 struct Component;
+
+impl EvidenceGuest for Component {
+    fn analyse_evidence(
+        series: PriceSeries,
+        requests: Vec<EvidenceRequest>,
+    ) -> Vec<Result<EvidenceReport, EngineError>> {
+        let requests: Vec<core::EvidenceRequest> = requests
+            .into_iter()
+            .map(|r| core::EvidenceRequest {
+                params: to_core(&r.params),
+                segments: r.segments,
+            })
+            .collect();
+        core::evidence(&series.dates, &series.closes, &requests)
+            .into_iter()
+            .map(|r| r.map(evidence_to_wit).map_err(error_to_wit))
+            .collect()
+    }
+
+    fn states_at(
+        series: PriceSeries,
+        params: AnalysisParams,
+        ends: Vec<u32>,
+    ) -> Result<Vec<StateSummary>, EngineError> {
+        core::analyse_states_at(&series.dates, &series.closes, &to_core(&params), &ends)
+            .map(|states| states.into_iter().map(state_to_wit).collect())
+            .map_err(error_to_wit)
+    }
+}
+
+fn evidence_to_wit(e: core::Evidence) -> EvidenceReport {
+    EvidenceReport {
+        segments: e
+            .segments
+            .into_iter()
+            .map(|s| SegmentEvidence {
+                segment_idx: s.segment_idx,
+                episodes: s.episodes,
+                quantiles: s.quantiles.map(Vec::from).unwrap_or_default(),
+                median_return_ci: s.median_return_ci,
+                fell_further: s.fell_further,
+                recovery_days_median: s.recovery_days_median,
+                recovered: s.recovered,
+                unrecovered: s.unrecovered,
+            })
+            .collect(),
+        unconditional_median: e.unconditional_median,
+    }
+}
 
 impl Guest for Component {
     fn engine_version() -> String {

@@ -140,6 +140,16 @@ fn parse_date(name: &str, raw: Option<&str>) -> Result<Option<NaiveDate>, String
 }
 
 impl RawAnalysisQuery {
+    /// The query with only a return period and a metric given (as
+    /// received), every other parameter at its default.
+    pub fn with(return_period: Option<String>, metric: Option<String>) -> Self {
+        RawAnalysisQuery {
+            return_period,
+            metric,
+            ..RawAnalysisQuery::default()
+        }
+    }
+
     /// Checks every bound of the spec; the error names the parameter.
     pub fn validate(&self) -> Result<AnalysisQuery, Invalid> {
         let return_period = parse_int(
@@ -219,6 +229,57 @@ pub struct CurrentStateBody {
     pub best_error: f64,
     pub insufficient_data: bool,
     pub confirmed_count: u32,
+    /// Whether the evidence behind the current bucket is thin, and why
+    /// (docs/METHODOLOGY.md). Null when the engine reports no evidence
+    /// (one built before WIT 1.7.0).
+    #[serde(default)]
+    #[schema(required = true)]
+    pub evidence: Option<StateEvidenceBody>,
+}
+
+/// `current_state.evidence`: how much stands behind the current bucket's
+/// figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StateEvidenceBody {
+    /// True when the current bucket has fewer than 10 episodes or the 90 %
+    /// interval of its median outcome contains the asset's unconditional
+    /// median outcome: the bucket's figures are then hard to tell from
+    /// chance. `insufficient_data` keeps the spec's meaning beside it.
+    pub thin: bool,
+    /// Each reason `thin` is true, in words; empty when it is false.
+    pub reasons: Vec<String>,
+    /// Independent episodes of the current bucket (as its
+    /// `segments[].evidence.episodes`).
+    pub episodes: u32,
+    /// Median of every confirmed outcome of the window, whatever its
+    /// bucket: what the bucket's median is compared with.
+    pub unconditional_median_return: Option<f64>,
+}
+
+/// `segments[].evidence`: the independent evidence behind one bucket
+/// (docs/METHODOLOGY.md defines each field).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SegmentEvidenceBody {
+    /// Independent visits to the bucket whose first day's horizon has
+    /// passed: maximal runs of the bucket's days in which consecutive days
+    /// lie less than `return_period` calendar days apart.
+    pub episodes: u32,
+    /// 90 % interval `[low, high]` of the bucket's median outcome
+    /// (`static_median_return`), by a bootstrap that draws whole episodes
+    /// with replacement (1,000 resamples, fixed seed: the same input gives
+    /// the same interval). Null with fewer than two episodes.
+    #[schema(value_type = Option<Vec<f64>>, min_items = 2, max_items = 2)]
+    pub median_return_ci: Option<[f64; 2]>,
+    /// Share of episodes whose drawdown went below the bucket's lower
+    /// bound before the horizon. Null without episodes.
+    pub fell_further: Option<f64>,
+    /// Median calendar days from an episode's first day to the first close
+    /// at or above the peak before it, over the episodes that recovered.
+    pub recovery_days_median: Option<f64>,
+    /// Episodes that regained their prior peak by the window's last day.
+    pub recovered: u32,
+    /// Episodes that had not regained it by the window's last day.
+    pub unrecovered: u32,
 }
 
 /// `signals`: the six signal fields of the current state.
@@ -279,12 +340,17 @@ pub struct SegmentBody {
     /// Quantiles of every confirmed outcome of the bucket (the outcomes
     /// whose start row's drawdown falls in it), computed from the whole
     /// series: what a box plot of the bucket draws; `p50` equals
-    /// `static_median_return`. Null when the bucket has no outcome, and
-    /// always in a verdict's `active_segment` (a verdict carries no
-    /// outcomes).
+    /// `static_median_return`. Null when the bucket has no outcome (and in
+    /// a verdict's `active_segment` when the engine reports no evidence).
     #[serde(default)]
     #[schema(required = true)]
     pub outcome_quantiles: Option<Quantiles>,
+    /// How many independent visits stand behind the bucket's figures and
+    /// how they went. Null when the engine reports no evidence (one built
+    /// before WIT 1.7.0).
+    #[serde(default)]
+    #[schema(required = true)]
+    pub evidence: Option<SegmentEvidenceBody>,
 }
 
 /// `return_distribution`.

@@ -83,6 +83,13 @@ impl PriceSeries {
         self
     }
 
+    /// The oldest `n` rows (all of them when there are fewer).
+    pub fn first_rows(mut self, n: usize) -> PriceSeries {
+        self.dates.truncate(n);
+        self.closes.truncate(n);
+        self
+    }
+
     /// Upserts `rows` by date: a row with an existing date replaces its
     /// close, others are inserted in order. `rows` need not be sorted.
     pub fn merge(&mut self, rows: &[(i32, f64)]) {

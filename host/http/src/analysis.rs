@@ -1,4 +1,5 @@
-//! `GET /api/analysis/{ticker}` and `GET /api/analysis/{ticker}/verdict`.
+//! `GET /api/analysis/{ticker}`, `GET /api/analysis/{ticker}/verdict` and
+//! `GET /api/track-record/{ticker}`.
 
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
@@ -15,6 +16,7 @@ use crate::AppState;
 use forecast_api::analysis::{
     AnalysisResponse, RawAnalysisQuery, RawDrawingQuery, VerdictResponse,
 };
+use forecast_api::track_record::{RawTrackRecordQuery, TrackRecordResponse};
 use forecast_api::ErrorBody;
 use forecast_services::verdict::VerdictBody;
 
@@ -22,6 +24,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(full))
         .routes(routes!(verdict))
+        .routes(routes!(track_record))
 }
 
 /// Full drawdown-segmented analysis.
@@ -99,4 +102,32 @@ async fn verdict(
             VerdictBody::Live(v) => Json::<VerdictResponse>(*v).into_response(),
         },
     )
+}
+
+/// An asset's grade history and what followed each grade.
+#[utoipa::path(
+    get,
+    path = "/api/track-record/{ticker}",
+    operation_id = "track_record_asset",
+    summary = "Grade history: the grade at each past month-end and the return realised after it",
+    description = "For each month-end of the asset's history with at least 300 rows up to it, the grade and score the active engine and scorer give from the rows up to that date only (equal to the verdict with end_date set to that date and the same return_period and metric), the median prediction, and the simple return realised over the next return_period calendar days (null until that day has come). by_grade sums the realised returns per letter. Consecutive month-ends' windows overlap when return_period is over a month, so the rows are not independent. For a synthetic history the grades carry no information (the prices are random by construction). Computed once per asset, price data, engine, scorer, return_period and metric, then served from memory; at most the first 60,000 rows of a longer history are graded (where the verdict's window agrees).",
+    params(("ticker" = String, Path, description = "An active ticker, URL-encoded", example = "^GSPC"), RawTrackRecordQuery),
+    responses(
+        (status = 200, description = "OK", body = TrackRecordResponse),
+        (status = 400, description = "A parameter is out of bounds; detail names it", body = ErrorBody),
+        (status = 404, description = "Unknown or inactive ticker", body = ErrorBody),
+        (status = 500, description = "A plugin failed; detail names plugin and version", body = ErrorBody),
+        (status = 503, description = "The heavy-work budget had no turn in time (Retry-After says when to retry), or the active engine was built before WIT 1.7.0 and cannot compute past states; nothing was charged for the former", body = ErrorBody),
+        (status = 504, description = "A plugin ran past its time limit", body = ErrorBody),
+    )
+)]
+async fn track_record(
+    State(state): State<AppState>,
+    Extension(ApiUser(user)): Extension<ApiUser>,
+    Path(ticker): Path<String>,
+    Query(raw): Query<RawTrackRecordQuery>,
+) -> Result<Json<TrackRecordResponse>, ApiError> {
+    let q = raw.validate()?;
+    let answer = state.verdicts.track_record(&ticker, &q, &user.id).await?;
+    Ok(Json((*answer).clone()))
 }

@@ -108,7 +108,7 @@ fn describe() {
     );
     describe_counter!(
         "forecast_cache_lookups_total",
-        "Lookups of the result caches by cache (analysis, verdict) and result (hit, miss)"
+        "Lookups of the result caches by cache (analysis, verdict, track_record) and result (hit, miss)"
     );
     describe_gauge!(
         "forecast_signal_cache_bytes",

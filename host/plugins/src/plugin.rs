@@ -86,6 +86,11 @@ pub(crate) struct Instance<W: World> {
 }
 
 impl<W: World> Plugin<W> {
+    /// The pre-linked component.
+    pub(crate) fn pre(&self) -> &W::Pre {
+        &self.pre
+    }
+
     /// Compiles `bytes` against `W`'s world and asks a first instance for
     /// its identity (which doubles as a smoke test). `name` is the
     /// registry's name; a world whose components name themselves uses it

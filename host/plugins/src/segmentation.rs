@@ -22,6 +22,8 @@ pub use exports::forecast::plugins::engine::{
     Analysis, AnalysisParams, CurrentState, EngineError, Method, SegmentStats, StateSummary,
     WalkForwardSeries,
 };
+pub use exports::forecast::plugins::evidence::{EvidenceReport, EvidenceRequest, SegmentEvidence};
+use exports::forecast::plugins::{engine, evidence};
 
 impl self::forecast::plugins::host_log::Host for CallState {
     fn log(&mut self, level: self::forecast::plugins::host_log::Level, message: String) {
@@ -41,10 +43,39 @@ impl self::forecast::plugins::types::Host for CallState {}
 /// The `segmentation` world (the engine).
 pub struct SegmentationWorld;
 
+/// A pre-linked engine: `engine` always, `evidence` when the component
+/// exports it (built against WIT 1.7.0 or later). Not the bindgen'd world
+/// type, which would refuse engines of earlier minors.
+pub struct LinkedSegmentation {
+    pre: InstancePre<CallState>,
+    engine: engine::GuestIndices,
+    evidence: Option<evidence::GuestIndices>,
+}
+
+/// The exports of one engine instance.
+pub struct SegmentationExports {
+    engine: engine::Guest,
+    evidence: Option<evidence::Guest>,
+}
+
+impl SegmentationExports {
+    fn forecast_plugins_engine(&self) -> &engine::Guest {
+        &self.engine
+    }
+
+    /// The `evidence` interface: an error naming the engine's age when it
+    /// has none (callers ask [`SegmentationPlugin::has_evidence`] first).
+    fn evidence(&self) -> wasmtime::Result<&evidence::Guest> {
+        self.evidence.as_ref().ok_or_else(|| {
+            wasmtime::format_err!("the engine exports no `evidence` interface (WIT before 1.7.0)")
+        })
+    }
+}
+
 impl World for SegmentationWorld {
     const KIND: PluginKind = PluginKind::Segmentation;
-    type Bindings = Segmentation;
-    type Pre = SegmentationPre<CallState>;
+    type Bindings = SegmentationExports;
+    type Pre = LinkedSegmentation;
     type Ext = ();
 
     fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
@@ -52,20 +83,31 @@ impl World for SegmentationWorld {
     }
 
     fn pre(pre: InstancePre<CallState>) -> wasmtime::Result<Self::Pre> {
-        SegmentationPre::new(pre)
+        Ok(LinkedSegmentation {
+            engine: engine::GuestIndices::new(&pre)?,
+            evidence: evidence::GuestIndices::new(&pre).ok(),
+            pre,
+        })
     }
 
     fn instantiate(
         pre: &Self::Pre,
         store: &mut Store<CallState>,
-    ) -> wasmtime::Result<Segmentation> {
-        pre.instantiate(store)
+    ) -> wasmtime::Result<SegmentationExports> {
+        let instance = pre.pre.instantiate(&mut *store)?;
+        Ok(SegmentationExports {
+            engine: pre.engine.load(&mut *store, &instance)?,
+            evidence: match &pre.evidence {
+                Some(evidence) => Some(evidence.load(&mut *store, &instance)?),
+                None => None,
+            },
+        })
     }
 
     /// The engine names no one; its version is `engine-version`'s.
     fn identify(
         store: &mut Store<CallState>,
-        bindings: &Segmentation,
+        bindings: &SegmentationExports,
     ) -> wasmtime::Result<Result<Identity, String>> {
         let version = bindings
             .forecast_plugins_engine()
@@ -152,6 +194,48 @@ impl Plugin<SegmentationWorld> {
         })
     }
 
+    /// Whether the engine exports `evidence` (WIT 1.7.0 or later).
+    pub fn has_evidence(&self) -> bool {
+        self.pre().evidence.is_some()
+    }
+
+    /// `evidence.analyse-evidence` in a fresh instance: the evidence of the
+    /// buckets each request names. Blocking, like
+    /// [`SegmentationPlugin::analyse`]; a [`PluginError`] when the engine
+    /// has no `evidence` (see [`SegmentationPlugin::has_evidence`]).
+    pub fn analyse_evidence(
+        &self,
+        permit: &Permit,
+        series: &Series,
+        requests: &[EvidenceRequest],
+    ) -> Result<Vec<Result<EvidenceReport, EngineError>>, PluginError> {
+        let input = wit_series(series);
+        let _call = guest_span!("analyse-evidence", self.label()).entered();
+        self.call(permit, |store, bindings| {
+            bindings
+                .evidence()?
+                .call_analyse_evidence(store, &input, requests)
+        })
+    }
+
+    /// `evidence.states-at` in a fresh instance: the state of each prefix
+    /// ending at `ends`. Blocking, like [`SegmentationPlugin::analyse`].
+    pub fn states_at(
+        &self,
+        permit: &Permit,
+        series: &Series,
+        params: AnalysisParams,
+        ends: &[u32],
+    ) -> Result<Result<Vec<StateSummary>, EngineError>, PluginError> {
+        let input = wit_series(series);
+        let _call = guest_span!("states-at", self.label()).entered();
+        self.call(permit, |store, bindings| {
+            bindings
+                .evidence()?
+                .call_states_at(store, &input, params, ends)
+        })
+    }
+
     /// A reusable instance for many calls in a row (the grading job): one
     /// instantiation, a fresh deadline per call, and a fresh instance after
     /// any failure. Each call still takes a [`Permit`].
@@ -209,6 +293,22 @@ impl SegmentationSession {
         })
     }
 
+    /// [`SegmentationPlugin::analyse_evidence`] on the session's instance.
+    pub fn analyse_evidence(
+        &mut self,
+        permit: &Permit,
+        series: &Series,
+        requests: &[EvidenceRequest],
+    ) -> Result<Vec<Result<EvidenceReport, EngineError>>, PluginError> {
+        let input = wit_series(series);
+        let _call = guest_span!("analyse-evidence", self.plugin.label()).entered();
+        self.call(permit, None, |store, bindings| {
+            bindings
+                .evidence()?
+                .call_analyse_evidence(store, &input, requests)
+        })
+    }
+
     /// `engine.walk-forward` on the session's instance, within `budget`
     /// (at most the runtime's call timeout): the point-in-time signals of
     /// every row, for backtests.
@@ -232,7 +332,7 @@ impl SegmentationSession {
         &mut self,
         permit: &Permit,
         budget: Option<Duration>,
-        f: impl FnOnce(&mut Store<CallState>, &Segmentation) -> wasmtime::Result<R>,
+        f: impl FnOnce(&mut Store<CallState>, &SegmentationExports) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
         let live = match &mut self.live {
             Some(live) => live,

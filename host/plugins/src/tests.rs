@@ -55,7 +55,7 @@ fn default_engine_loads_and_analyses() {
     let permit = rt.try_acquire().unwrap();
     let plugin = SegmentationPlugin::load(rt, "default", builtin::SEGMENTATION).unwrap();
     assert_eq!(plugin.info().kind.as_str(), "segmentation");
-    assert_eq!(plugin.info().version, "1.0.0");
+    assert_eq!(plugin.info().version, "1.1.0");
     assert_eq!(plugin.info().sha256.len(), 64);
     let a = plugin
         .analyse(&permit, &series(800), params(30))

@@ -67,6 +67,8 @@ pub(crate) fn current_state_body(c: &seg::CurrentState) -> CurrentStateBody {
             best_error: c.best_error,
             insufficient_data: c.insufficient_data,
             confirmed_count: c.confirmed_count,
+            // Filled from the engine's `evidence` when it has one.
+            evidence: None,
         }
     }
 }
@@ -99,8 +101,10 @@ pub(crate) fn segment_body(g: &seg::SegmentStats) -> SegmentBody {
             static_median_return: g.static_median_return,
             max_loss: g.max_loss,
             win_rate: g.win_rate,
-            // Filled from the whole series by `shape` (a verdict has none).
+            // Filled from the whole series by `shape`, and for a verdict
+            // from the engine's `evidence`.
             outcome_quantiles: None,
+            evidence: None,
         }
     }
 }
@@ -111,17 +115,26 @@ fn shape(
     window: &PriceSeries,
     q: &AnalysisQuery,
     a: seg::Analysis,
+    evidence: Option<&seg::EvidenceReport>,
     engine_version: &str,
 ) -> AnalysisResponse {
     let s = a.series;
     let mut segments: Vec<SegmentBody> = a.segments.iter().map(segment_body).collect();
     fill_outcome_quantiles(&mut segments, &s.drawdowns, &s.actual_returns);
+    let mut current_state = current_state_body(&a.current);
+    if let Some(report) = evidence {
+        crate::evidence::fill_segments(&mut segments, report);
+        let median = segments
+            .get(a.current.segment as usize)
+            .and_then(|g| g.static_median_return);
+        crate::evidence::fill_state(&mut current_state, report, median);
+    }
     AnalysisResponse {
         ticker: asset.ticker.clone(),
         name: asset.name.clone(),
         category: asset.category,
         signals: signals_body(&a.current),
-        current_state: current_state_body(&a.current),
+        current_state,
         time_series: TimeSeriesBody {
             dates: window.dates.iter().map(|&d| from_days(d)).collect(),
             prices: window.closes.clone(),
@@ -186,6 +199,30 @@ fn shape(
             max_points: None,
         },
         typical_max_drawdown: a.typical_max_drawdown,
+    }
+}
+
+/// The evidence of every bucket of an analysis, when the engine has an
+/// `evidence` interface (`None` otherwise: an engine built before WIT
+/// 1.7.0 is served without it).
+pub(crate) fn every_bucket_evidence(
+    plugin: &forecast_plugins::SegmentationPlugin,
+    permit: &forecast_plugins::Permit,
+    window: &PriceSeries,
+    params: seg::AnalysisParams,
+) -> Result<Option<seg::EvidenceReport>, Error> {
+    if !plugin.has_evidence() {
+        return Ok(None);
+    }
+    let request = seg::EvidenceRequest {
+        params,
+        segments: Vec::new(),
+    };
+    let mut answers = plugin.analyse_evidence(permit, window, &[request])?;
+    match answers.pop() {
+        Some(Ok(report)) => Ok(Some(report)),
+        Some(Err(e)) => Err(Error::Internal(format!("engine evidence failed: {e:?}"))),
+        None => Err(Error::Internal("the engine answered no evidence".into())),
     }
 }
 
@@ -349,10 +386,11 @@ pub(crate) fn last_price_date(asset: &Asset, window: &PriceSeries) -> NaiveDate 
 /// Cache key: the body's format, asset, its data version, the engine that
 /// answers, parameters. The format is bumped whenever the stored body
 /// gains a field computed with it (v2: `segments[].outcome_quantiles` and
-/// `metadata.time_series_rows`), so an older entry is never served.
+/// `metadata.time_series_rows`; v3: `segments[].evidence` and
+/// `current_state.evidence`), so an older entry is never served.
 pub fn cache_key(asset: &Asset, engine: &str, q: &AnalysisQuery) -> String {
     format!(
-        "analysis/v2/{}/{}/{}/{}/{}/{}/{}",
+        "analysis/v3/{}/{}/{}/{}/{}/{}/{}",
         asset.id,
         asset.data_version,
         engine,
@@ -477,7 +515,15 @@ impl AnalysisService {
             )),
                 EngineError::InvalidInput(m) => Error::Invalid(m),
             })?;
-            let response = shape(&asset, &window, &query, analysis, &plugin.info().version);
+            let evidence = every_bucket_evidence(&plugin, &permit, &window, params)?;
+            let response = shape(
+                &asset,
+                &window,
+                &query,
+                analysis,
+                evidence.as_ref(),
+                &plugin.info().version,
+            );
             let body = match query.is_cacheable() {
                 true => Some(
                     serde_json::to_string(&response)
@@ -564,7 +610,7 @@ impl AnalysisService {
                     match r {
                         Ok(Ok(analysis)) => {
                             let mut v =
-                                serde_json::to_value(shape(&asset, &window, &query, analysis, ""))
+                                serde_json::to_value(shape(&asset, &window, &query, analysis, None, ""))
                                     .map_err(|e| e.to_string())?;
                             // Who answered and when differ by design.
                             v.as_object_mut().map(|o| o.remove("metadata"));
@@ -667,6 +713,7 @@ mod tests {
             max_loss: None,
             win_rate: None,
             outcome_quantiles: None,
+            evidence: None,
         }
     }
 

@@ -28,6 +28,7 @@ use forecast_domain::schedule::{seconds_until, worker_prefix};
 use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::Asset;
 use forecast_domain::Metric;
+use forecast_plugins::segmentation::{EvidenceReport, EvidenceRequest};
 use forecast_store::{Database, GradeRow, GradingRun, GradingStore, StoreError};
 
 /// Metrics graded every day.
@@ -148,10 +149,38 @@ fn grade_asset(
         .collect::<Result<Vec<_>, String>>()?;
     let inputs: Vec<_> = parts.iter().map(|(_, s)| verdict::score_input(s)).collect();
     let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
+    // The evidence of each state's current bucket, in one call.
+    let evidence: Vec<Option<EvidenceReport>> = match engine.has_evidence() {
+        true => {
+            let requests: Vec<EvidenceRequest> = params
+                .iter()
+                .zip(&parts)
+                .map(|(p, (_, state))| EvidenceRequest {
+                    params: *p,
+                    segments: vec![state.current.segment],
+                })
+                .collect();
+            session
+                .analyse_evidence(permit, series, &requests)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|r| r.map(Some).map_err(|e| format!("evidence: {e:?}")))
+                .collect::<Result<_, _>>()?
+        }
+        false => vec![None; parts.len()],
+    };
+    if evidence.len() != parts.len() {
+        return Err(format!(
+            "the engine answered {} evidence reports for {} parameter sets",
+            evidence.len(),
+            parts.len()
+        ));
+    }
     Ok(parts
         .iter()
         .zip(&grades)
-        .map(|((query, state), grade)| {
+        .zip(&evidence)
+        .map(|(((query, state), grade), evidence)| {
             let v = verdict::build(VerdictParts {
                 asset,
                 query,
@@ -159,6 +188,7 @@ fn grade_asset(
                 last_price_date: from_days(*series.dates.last().expect("graded series has rows")),
                 state,
                 grade,
+                evidence: evidence.as_ref(),
                 engine_version: &engine.info().version,
                 scorer_version: &scorer.info().version,
             });

@@ -15,6 +15,7 @@ pub mod backtest;
 pub mod budget;
 pub mod embeddings;
 pub mod error;
+pub mod evidence;
 pub mod freshness;
 pub mod grading;
 pub mod health;
@@ -24,6 +25,7 @@ pub mod quota;
 pub mod ranking;
 pub mod registry;
 pub mod sessions;
+pub mod track_record;
 pub mod verdict;
 pub mod watchlist;
 

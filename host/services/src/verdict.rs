@@ -6,6 +6,7 @@ use chrono::Utc;
 
 use crate::analysis::{AnalysisQuery, Error, MIN_ROWS};
 pub use forecast_api::analysis::{GradeBody, VerdictMetadata, VerdictResponse};
+use forecast_api::track_record::{TrackRecordResponse, TrackRecordRow};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -16,7 +17,7 @@ use crate::budget::{analysis_bytes, Work, WorkBudget};
 use crate::freshness::Freshness;
 use forecast_domain::{Asset, Metric};
 use forecast_plugins::scorer::{Grade, ScoreInput};
-use forecast_plugins::segmentation::{EngineError, StateSummary};
+use forecast_plugins::segmentation::{EngineError, EvidenceReport, EvidenceRequest, StateSummary};
 use forecast_store::{AssetStore, Generations, GradeRow, GradingRun, GradingStore};
 
 /// What the scorer sees of a state.
@@ -29,6 +30,29 @@ pub fn score_input(s: &StateSummary) -> ScoreInput {
         win_rate: s.segments.get(c.segment as usize).and_then(|g| g.win_rate),
         insufficient_data: c.insufficient_data,
         drawdown: c.drawdown,
+    }
+}
+
+/// The evidence of `state`'s current bucket, when the engine has an
+/// `evidence` interface.
+pub(crate) fn active_bucket_evidence(
+    engine: &forecast_plugins::SegmentationPlugin,
+    permit: &forecast_plugins::Permit,
+    window: &forecast_domain::series::PriceSeries,
+    params: forecast_plugins::segmentation::AnalysisParams,
+    state: &StateSummary,
+) -> Result<Option<EvidenceReport>, Error> {
+    if !engine.has_evidence() {
+        return Ok(None);
+    }
+    let request = EvidenceRequest {
+        params,
+        segments: vec![state.current.segment],
+    };
+    match engine.analyse_evidence(permit, window, &[request])?.pop() {
+        Some(Ok(report)) => Ok(Some(report)),
+        Some(Err(e)) => Err(Error::Internal(format!("engine evidence failed: {e:?}"))),
+        None => Err(Error::Internal("the engine answered no evidence".into())),
     }
 }
 
@@ -46,6 +70,9 @@ pub struct VerdictParts<'a> {
     pub state: &'a StateSummary,
     /// The scorer's grade.
     pub grade: &'a Grade,
+    /// The engine's evidence of the current bucket (`None` from an engine
+    /// without the `evidence` interface).
+    pub evidence: Option<&'a EvidenceReport>,
     /// Engine version.
     pub engine_version: &'a str,
     /// Scorer version.
@@ -55,11 +82,23 @@ pub struct VerdictParts<'a> {
 /// Shapes a verdict.
 pub fn build(p: VerdictParts<'_>) -> VerdictResponse {
     let c = &p.state.current;
+    let mut current_state = crate::analysis::current_state_body(c);
+    let mut active_segment = crate::analysis::segment_body(&p.state.segments[c.segment as usize]);
+    if let Some(report) = p.evidence {
+        if let Some(e) = report.segments.iter().find(|e| e.segment_idx == c.segment) {
+            crate::evidence::fill_segment(&mut active_segment, e);
+        }
+        crate::evidence::fill_state(
+            &mut current_state,
+            report,
+            active_segment.static_median_return,
+        );
+    }
     VerdictResponse {
         ticker: p.asset.ticker.clone(),
         signals: crate::analysis::signals_body(c),
-        current_state: crate::analysis::current_state_body(c),
-        active_segment: crate::analysis::segment_body(&p.state.segments[c.segment as usize]),
+        current_state,
+        active_segment,
         grade: GradeBody {
             letter: p.grade.letter.clone(),
             score: p.grade.score,
@@ -148,7 +187,15 @@ pub struct VerdictService {
     /// The server's budget for heavy work: every live verdict takes a
     /// ticket first.
     budget: WorkBudget,
+    /// Grade histories by (asset, data version, engine, scorer, period,
+    /// metric): a new price, engine or scorer is a new key.
+    records: moka::sync::Cache<RecordKey, Arc<TrackRecordResponse>>,
 }
+
+type RecordKey = (i64, i64, String, String, u32, Metric);
+
+/// Grade histories kept in memory at most.
+const RECORD_ENTRIES: u64 = 512;
 
 impl VerdictService {
     /// A service over the assets and series of `assets` and the grading
@@ -169,7 +216,118 @@ impl VerdictService {
             freshness,
             memory: Arc::new(Mutex::new(Memory::default())),
             budget,
+            records: moka::sync::Cache::new(RECORD_ENTRIES),
         }
+    }
+
+    /// The grade the active engine and scorer would have given `ticker` at
+    /// each month-end of its history with `q`'s return period and metric,
+    /// from the rows up to that date only, and the return realised after
+    /// it (`GET /api/track-record/{ticker}`). Every row equals the verdict
+    /// with `end_date` at its date: the same window rule (at most the last
+    /// `MAX_HISTORY_ROWS` rows; only month-ends within the first that many
+    /// are graded, where the two agree), the same parameters and
+    /// annualisation, the same scorer. Runs within the heavy-work budget.
+    #[tracing::instrument(name = "track_record", skip_all, fields(ticker = %ticker))]
+    pub async fn track_record(
+        &self,
+        ticker: &str,
+        q: &AnalysisQuery,
+        client: &str,
+    ) -> Result<Arc<TrackRecordResponse>, Error> {
+        let asset = match self.assets.asset_by_ticker(ticker).await? {
+            Some(a) if a.is_active => a,
+            _ => return Err(unknown(ticker)),
+        };
+        let engine = self.plugins.segmentation();
+        let scorer = self.plugins.scorer();
+        if !engine.has_evidence() {
+            return Err(Error::Unavailable(format!(
+                "the active engine {} cannot compute past states (it was built before WIT 1.7.0)",
+                engine.info().label()
+            )));
+        }
+        let key: RecordKey = (
+            asset.id,
+            asset.data_version,
+            engine.info().label(),
+            scorer.info().label(),
+            q.return_period,
+            q.metric,
+        );
+        if let Some(hit) = self.records.get(&key) {
+            crate::cache_lookup("track_record", true);
+            return Ok(hit);
+        }
+        crate::cache_lookup("track_record", false);
+        let prices = self.assets.load_series(asset.id).await?.unwrap_or_default();
+        let periods = prices.periods_per_year();
+        let graded = prices
+            .clone()
+            .first_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
+        let ends = crate::track_record::month_ends(&graded);
+        let ticket = self
+            .budget
+            .admit(client, Work::Verdict, analysis_bytes(graded.len()))
+            .await?;
+        let permit = self.plugins.runtime().acquire().await;
+        let query = *q;
+        let span = tracing::Span::current();
+        let response = crate::budget::spawn_heavy(move || {
+            let _in = span.enter();
+            let _ticket = ticket;
+            let params = crate::analysis::engine_params(&query, periods);
+            let states = match ends.is_empty() {
+                true => Vec::new(),
+                false => engine
+                    .states_at(&permit, &graded, params, &ends)?
+                    .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?,
+            };
+            let inputs: Vec<_> = states.iter().map(score_input).collect();
+            let grades = match inputs.is_empty() {
+                true => Vec::new(),
+                false => scorer.score(&permit, &inputs)?,
+            };
+            if states.len() != ends.len() || grades.len() != ends.len() {
+                return Err(Error::Internal(format!(
+                    "{} month-ends, {} states, {} grades",
+                    ends.len(),
+                    states.len(),
+                    grades.len()
+                )));
+            }
+            let history: Vec<TrackRecordRow> = ends
+                .iter()
+                .zip(&states)
+                .zip(&grades)
+                .map(|((&t, state), grade)| TrackRecordRow {
+                    date: forecast_domain::series::from_days(graded.dates[t as usize]),
+                    grade: grade.letter.clone(),
+                    score: grade.score,
+                    predicted_median_return: state.current.median_return,
+                    realised_return: crate::track_record::realised_return(
+                        &prices,
+                        t as usize,
+                        query.return_period,
+                    ),
+                })
+                .collect();
+            Ok(TrackRecordResponse {
+                ticker: asset.ticker.clone(),
+                return_period: query.return_period,
+                metric: query.metric,
+                data_source: asset.data_source,
+                engine_version: engine.info().version.clone(),
+                scorer_version: scorer.info().version.clone(),
+                by_grade: crate::track_record::by_grade(&history, &["A", "B", "C", "D", "F"]),
+                history,
+            })
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("track record worker failed: {e}")))??;
+        let response = Arc::new(response);
+        self.records.insert(key, response.clone());
+        Ok(response)
     }
 
     fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
@@ -281,6 +439,8 @@ impl VerdictService {
                     EngineError::InvalidInput(m) => Error::Invalid(m),
                 })?;
             let grades = scorer.score(&permit, &[score_input(&summary)])?;
+            let params = crate::analysis::engine_params(&query, periods);
+            let evidence = active_bucket_evidence(&engine, &permit, &window, params, &summary)?;
             Ok(build(VerdictParts {
                 asset: &asset,
                 query: &query,
@@ -288,6 +448,7 @@ impl VerdictService {
                 last_price_date,
                 state: &summary,
                 grade: &grades[0],
+                evidence: evidence.as_ref(),
                 engine_version: &engine.info().version,
                 scorer_version: &scorer.info().version,
             }))
