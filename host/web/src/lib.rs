@@ -68,10 +68,11 @@ pub fn root_file(path: &str) -> Option<WebFile> {
 }
 
 /// The application's pages (each answers `index.html`): `/`, `/login`,
-/// `/onboarding`, `/keys`, `/explore`, `/ranking`, `/backtest` and
-/// `/assets/{ticker}`.
+/// `/onboarding`, `/keys`, `/explore`, `/ranking`, `/backtest`,
+/// `/strategies`, `/plans`, `/glossary`, `/track-record`, `/methodology`
+/// and `/assets/{ticker}`.
 pub fn is_page(path: &str) -> bool {
-    const PAGES: [&str; 10] = [
+    const PAGES: [&str; 12] = [
         "/",
         "/login",
         "/onboarding",
@@ -82,6 +83,8 @@ pub fn is_page(path: &str) -> bool {
         "/strategies",
         "/plans",
         "/glossary",
+        "/track-record",
+        "/methodology",
     ];
     let trimmed = path.trim_end_matches('/');
     PAGES.contains(&if trimmed.is_empty() { "/" } else { trimmed })
@@ -107,6 +110,8 @@ mod tests {
             "/strategies",
             "/plans",
             "/glossary",
+            "/track-record",
+            "/methodology",
         ] {
             assert!(is_page(page), "{page}");
         }
