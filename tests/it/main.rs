@@ -22,6 +22,7 @@ mod auth;
 mod backtest;
 mod bundles;
 mod cli;
+mod evidence_oracle;
 mod fetch;
 mod grading;
 mod hardening_backtest;

@@ -30,6 +30,8 @@ import { BacktestPage } from "./pages/backtest";
 import { StrategiesPage } from "./pages/strategies";
 import { PlansPage } from "./pages/plans";
 import { GlossaryPage } from "./pages/glossary";
+import { MethodologyPage } from "./pages/methodology";
+import { TrackRecordPage } from "./pages/track-record";
 
 export { useSession };
 
@@ -43,6 +45,7 @@ const NAV: NavItem[] = [
   { href: "/", label: "Watchlist" },
   { href: "/explore", label: "Explore", premium: true },
   { href: "/ranking", label: "Ranking", premium: true },
+  { href: "/track-record", label: "Track record", premium: true },
   { href: "/backtest", label: "Backtest", premium: true },
   { href: "/strategies", label: "Strategies", premium: true },
   { href: "/keys", label: "API keys", premium: true },
@@ -137,6 +140,12 @@ function locked(p: string): { title: string; shows: string } | null {
       shows:
         "every graded asset ranked by its grade for a horizon (7 to 365 days) and a metric, with its score, its price and that price's date, sortable and filterable over the whole ranking.",
     };
+  if (p === "/track-record")
+    return {
+      title: "Track record",
+      shows:
+        "how past grades turned out: at every month-end each asset graded from its data up to then, and the return that followed — outcomes per grade with their 90 % intervals, the rank correlation of score with outcome over time, the spread between the top and bottom fifth, and calibration.",
+    };
   if (p === "/backtest")
     return {
       title: "Backtest a strategy",
@@ -172,6 +181,7 @@ function route(loc: Location, user: Me) {
   if (p === "/onboarding") return <OnboardingPage />;
   if (p === "/plans") return <PlansPage />;
   if (p === "/glossary") return <GlossaryPage />;
+  if (p === "/methodology") return <MethodologyPage />;
   if (!isPremium(user)) {
     const l = locked(p);
     if (l) return <LockedPage title={l.title} shows={l.shows} />;
@@ -179,6 +189,7 @@ function route(loc: Location, user: Me) {
   if (p === "/keys") return <KeysPage />;
   if (p === "/explore") return <ExplorePage loc={loc} />;
   if (p === "/ranking") return <RankingPage loc={loc} />;
+  if (p === "/track-record") return <TrackRecordPage loc={loc} />;
   if (p === "/backtest") return <BacktestPage loc={loc} />;
   if (p === "/strategies") return <StrategiesPage />;
   if (p.startsWith("/assets/") && p.length > "/assets/".length) {
@@ -319,7 +330,7 @@ export function App() {
         </p>
         {shownUser && (
           <p class="footer-links">
-            <a href="/glossary">Glossary</a> · <a href="/glossary#data-sources">Data sources</a> · <a href="/plans">Plans</a>
+            <a href="/glossary">Glossary</a> · <a href="/methodology">Methodology</a> · <a href="/glossary#data-sources">Data sources</a> · <a href="/plans">Plans</a>
           </p>
         )}
       </footer>

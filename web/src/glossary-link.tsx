@@ -15,6 +15,8 @@ export type TermId =
   | "median-error"
   | "win-rate"
   | "max-loss"
+  | "episodes"
+  | "track-record"
   | "horizon"
   | "metric"
   | "data-sources"

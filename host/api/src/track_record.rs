@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::analysis::{AnalysisQuery, RawAnalysisQuery};
+use crate::assets::DataSources;
 use crate::Invalid;
-use forecast_domain::{DataSource, Metric};
+use forecast_domain::defaults;
+use forecast_domain::{Category, DataSource, Metric};
 
 /// The query parameters of the track-record routes.
 #[derive(Debug, Default, Deserialize, IntoParams)]
@@ -88,4 +90,210 @@ pub struct TrackRecordResponse {
     /// with one; each month-end's windows overlap the next ones when
     /// `return_period` is over a month, so these are not independent.
     pub by_grade: Vec<GradeOutcome>,
+}
+
+/// Which price histories a universe track record covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceFilter {
+    /// Market prices: the shipped real histories and ingested ones.
+    Real,
+    /// Generated histories (random by construction: no grade can find
+    /// anything in them).
+    Synthetic,
+    /// Both.
+    All,
+}
+
+impl SourceFilter {
+    /// The name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceFilter::Real => "real",
+            SourceFilter::Synthetic => "synthetic",
+            SourceFilter::All => "all",
+        }
+    }
+
+    /// Whether an asset with prices from `source` is covered.
+    pub fn covers(self, source: DataSource) -> bool {
+        match self {
+            SourceFilter::All => true,
+            SourceFilter::Synthetic => source == DataSource::Synthetic,
+            SourceFilter::Real => source != DataSource::Synthetic,
+        }
+    }
+}
+
+/// The query parameters of `GET /api/track-record`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RawUniverseTrackRecordQuery {
+    /// A graded horizon in calendar days: 7, 30, 90, 180 or 365.
+    #[param(value_type = Option<i64>, default = 90)]
+    return_period: Option<String>,
+    /// The graded metric.
+    #[param(value_type = Option<Metric>, default = "return")]
+    metric: Option<String>,
+    /// Only assets of this category.
+    #[param(value_type = Option<Category>)]
+    category: Option<String>,
+    /// `real` (market prices, shipped or ingested), `synthetic` or `all`.
+    #[param(value_type = Option<SourceFilter>, default = "real")]
+    source: Option<String>,
+}
+
+/// A checked [`RawUniverseTrackRecordQuery`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct UniverseTrackRecordQuery {
+    /// Graded horizon.
+    pub return_period: u32,
+    /// Graded metric.
+    pub metric: Metric,
+    /// Category filter.
+    pub category: Option<Category>,
+    /// Source filter.
+    pub source: SourceFilter,
+}
+
+impl RawUniverseTrackRecordQuery {
+    /// Checks every parameter; the error names the one refused.
+    pub fn validate(&self) -> Result<UniverseTrackRecordQuery, Invalid> {
+        let q = RawAnalysisQuery::with(self.return_period.clone(), self.metric.clone()).validate()?;
+        if !defaults::GRADED_RETURN_PERIODS.contains(&q.return_period) {
+            return Err(Invalid(format!(
+                "return_period must be one of the graded horizons {:?} (got {})",
+                defaults::GRADED_RETURN_PERIODS,
+                q.return_period
+            )));
+        }
+        let category = self
+            .category
+            .as_deref()
+            .map(crate::assets::parse_category)
+            .transpose()?;
+        let source = match self.source.as_deref().map(str::trim) {
+            None | Some("real") => SourceFilter::Real,
+            Some("synthetic") => SourceFilter::Synthetic,
+            Some("all") => SourceFilter::All,
+            Some(other) => {
+                return Err(Invalid(format!(
+                    "source must be real, synthetic or all (got '{}')",
+                    crate::quote(other)
+                )))
+            }
+        };
+        Ok(UniverseTrackRecordQuery {
+            return_period: q.return_period,
+            metric: q.metric,
+            category,
+            source,
+        })
+    }
+}
+
+/// The realised outcomes of one grade letter across the universe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct UniverseGradeOutcome {
+    /// The letter.
+    pub grade: String,
+    /// (asset, month-end) pairs with that grade and a realised return.
+    pub count: u32,
+    /// Mean realised return of those pairs.
+    pub mean_realised_return: Option<f64>,
+    /// 90 % interval of that mean by a moving-block bootstrap over
+    /// month-ends (blocks as long as the horizon's overlap), fixed seed.
+    #[schema(value_type = Option<Vec<f64>>, min_items = 2, max_items = 2)]
+    pub mean_ci: Option<[f64; 2]>,
+    /// Median realised return of those pairs.
+    pub median_realised_return: Option<f64>,
+    /// Share of them with a realised return above 0.
+    pub hit_rate: Option<f64>,
+    /// Mean of (realised return − the equal-weight mean realised return of
+    /// every covered asset at the same month-end).
+    pub mean_excess_return: Option<f64>,
+}
+
+/// The rank correlation of score and realised return at one month-end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct IcPoint {
+    /// The month-end.
+    pub date: NaiveDate,
+    /// Spearman correlation of the scores with the realised returns.
+    pub ic: f64,
+    /// Assets graded that month-end with a realised return.
+    pub assets: u32,
+}
+
+/// A mean over month-ends with an interval that accounts for overlap.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MeanWithInterval {
+    /// Mean over the month-ends.
+    pub mean: Option<f64>,
+    /// 90 % interval by a moving-block bootstrap over month-ends.
+    #[schema(value_type = Option<Vec<f64>>, min_items = 2, max_items = 2)]
+    pub ci: Option<[f64; 2]>,
+    /// Month-ends averaged.
+    pub dates: u32,
+}
+
+/// One bin of predicted median return.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CalibrationBin {
+    /// Mean predicted median return of the bin's pairs.
+    pub mean_predicted: f64,
+    /// Mean realised return of the same pairs.
+    pub mean_realised: f64,
+    /// Pairs in the bin.
+    pub count: u32,
+}
+
+/// `GET /api/track-record`: how the grades of the active engine and scorer
+/// did across the universe, month-end by month-end, from data up to each
+/// month-end only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct UniverseTrackRecordResponse {
+    /// Graded horizon.
+    pub return_period: u32,
+    /// Graded metric.
+    pub metric: Metric,
+    /// The category filter, if any.
+    pub category: Option<Category>,
+    /// The source filter.
+    pub source: SourceFilter,
+    /// The grading run that computed the record.
+    pub run_id: String,
+    /// Its UTC day.
+    pub run_day: String,
+    /// Engine version.
+    pub engine_version: String,
+    /// Scorer version.
+    pub scorer_version: String,
+    /// Assets covered.
+    pub assets: u32,
+    /// (asset, month-end) pairs with a realised return.
+    pub observations: u32,
+    /// First and last month-end with a realised return.
+    pub first_date: Option<NaiveDate>,
+    /// See `first_date`.
+    pub last_date: Option<NaiveDate>,
+    /// Provenance of the covered assets' prices.
+    pub data_sources: DataSources,
+    /// Per grade letter, A first.
+    pub by_grade: Vec<UniverseGradeOutcome>,
+    /// Mean information coefficient (Spearman rank correlation of score
+    /// with realised return, per month-end with at least 5 assets).
+    pub ic: MeanWithInterval,
+    /// The IC month by month.
+    pub ic_series: Vec<IcPoint>,
+    /// Mean realised return of the top score quintile minus the bottom
+    /// one, per month-end with at least 5 assets.
+    pub quintile_spread: MeanWithInterval,
+    /// Pairs binned by predicted median return (deciles): predicted
+    /// against realised.
+    pub calibration: Vec<CalibrationBin>,
+    /// Bootstrap block length in month-ends (the horizon's overlap + 1).
+    pub block_months: u32,
+    /// What the figures can and cannot say, in words.
+    pub notes: Vec<String>,
 }

@@ -16,7 +16,10 @@ use crate::AppState;
 use forecast_api::analysis::{
     AnalysisResponse, RawAnalysisQuery, RawDrawingQuery, VerdictResponse,
 };
-use forecast_api::track_record::{RawTrackRecordQuery, TrackRecordResponse};
+use forecast_api::track_record::{
+    RawTrackRecordQuery, RawUniverseTrackRecordQuery, TrackRecordResponse,
+    UniverseTrackRecordResponse,
+};
 use forecast_api::ErrorBody;
 use forecast_services::verdict::VerdictBody;
 
@@ -25,6 +28,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(full))
         .routes(routes!(verdict))
         .routes(routes!(track_record))
+        .routes(routes!(universe_track_record))
 }
 
 /// Full drawdown-segmented analysis.
@@ -129,5 +133,28 @@ async fn track_record(
 ) -> Result<Json<TrackRecordResponse>, ApiError> {
     let q = raw.validate()?;
     let answer = state.verdicts.track_record(&ticker, &q, &user.id).await?;
+    Ok(Json((*answer).clone()))
+}
+
+/// How the grades did across the universe.
+#[utoipa::path(
+    get,
+    path = "/api/track-record",
+    operation_id = "track_record",
+    summary = "The grades' own track record across the universe",
+    description = "Every graded asset's grade at each past month-end (from its rows up to that date only, as GET /api/track-record/{ticker} computes it), next to the return realised over the next return_period days, aggregated over the covered assets: per grade letter the count, mean and median realised return with a 90 % interval of the mean, hit rate and mean excess over the same month-ends' equal-weight average; the information coefficient (Spearman rank correlation of score with realised return) per month-end with at least 5 assets, its mean and interval; the top-minus-bottom score quintile spread; predicted median against realised in ten equal-count bins. Intervals resample blocks of block_months consecutive month-ends (a moving-block bootstrap, 1,000 resamples, fixed seed), because month-ends closer than the horizon share part of it. source=real (default) covers market prices (shipped and ingested); synthetic histories are random by construction, so their figures show what chance gives. The daily grading run computes and stores the histories; the aggregate is computed once per run and query and then served from memory.",
+    params(RawUniverseTrackRecordQuery),
+    responses(
+        (status = 200, description = "OK", body = UniverseTrackRecordResponse),
+        (status = 400, description = "A parameter is out of bounds; detail names it", body = ErrorBody),
+        (status = 503, description = "No completed grading run has stored grade histories yet; detail says so", body = ErrorBody),
+    )
+)]
+async fn universe_track_record(
+    State(state): State<AppState>,
+    Query(raw): Query<RawUniverseTrackRecordQuery>,
+) -> Result<Json<UniverseTrackRecordResponse>, ApiError> {
+    let q = raw.validate()?;
+    let answer = state.verdicts.universe_track_record(&q).await?;
     Ok(Json((*answer).clone()))
 }

@@ -309,6 +309,23 @@ impl SegmentationSession {
         })
     }
 
+    /// [`SegmentationPlugin::states_at`] on the session's instance.
+    pub fn states_at(
+        &mut self,
+        permit: &Permit,
+        series: &Series,
+        params: AnalysisParams,
+        ends: &[u32],
+    ) -> Result<Result<Vec<StateSummary>, EngineError>, PluginError> {
+        let input = wit_series(series);
+        let _call = guest_span!("states-at", self.plugin.label()).entered();
+        self.call(permit, None, |store, bindings| {
+            bindings
+                .evidence()?
+                .call_states_at(store, &input, params, ends)
+        })
+    }
+
     /// `engine.walk-forward` on the session's instance, within `budget`
     /// (at most the runtime's call timeout): the point-in-time signals of
     /// every row, for backtests.

@@ -29,7 +29,7 @@ use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::Asset;
 use forecast_domain::Metric;
 use forecast_plugins::segmentation::{EvidenceReport, EvidenceRequest};
-use forecast_store::{Database, GradeRow, GradingRun, GradingStore, StoreError};
+use forecast_store::{Database, GradeRow, GradingRun, GradingStore, StoreError, TrackPoints};
 
 /// Metrics graded every day.
 pub const METRICS: [Metric; 3] = [Metric::Return, Metric::Sharpe, Metric::Sortino];
@@ -101,9 +101,10 @@ fn grade_asset(
     scorer: &forecast_plugins::ScorerPlugin,
     asset: &Asset,
     series: &PriceSeries,
-) -> Result<Vec<GradeRow>, String> {
+) -> Result<(Vec<GradeRow>, Vec<TrackPoints>), String> {
     let engine = session.plugin().clone();
     let periods = series.periods_per_year();
+    let full = series;
     // As a live verdict: the engine gets at most the last MAX_HISTORY_ROWS
     // rows, so a longer stored history is graded, not failed (issue 25).
     let capped;
@@ -143,7 +144,8 @@ fn grade_asset(
         ));
     }
     let parts = queries
-        .into_iter()
+        .iter()
+        .copied()
         .zip(states)
         .map(|(query, state)| state.map(|s| (query, s)).map_err(|e| format!("{e:?}")))
         .collect::<Result<Vec<_>, String>>()?;
@@ -176,7 +178,11 @@ fn grade_asset(
             parts.len()
         ));
     }
-    Ok(parts
+    let track = match engine.has_evidence() {
+        true => track_points(permit, session, scorer, asset, full, &queries, &params)?,
+        false => Vec::new(),
+    };
+    let rows = parts
         .iter()
         .zip(&grades)
         .zip(&evidence)
@@ -193,6 +199,62 @@ fn grade_asset(
                 scorer_version: &scorer.info().version,
             });
             verdict::grade_row(&v, asset.data_version)
+        })
+        .collect();
+    Ok((rows, track))
+}
+
+/// The grade history of one asset for every graded (period, metric): the
+/// state at each month-end from one walk per set, all graded in one scorer
+/// call, as the per-asset track record computes it (at most the first
+/// `MAX_HISTORY_ROWS` rows, where it equals the verdict's window).
+fn track_points(
+    permit: &forecast_plugins::Permit,
+    session: &mut forecast_plugins::SegmentationSession,
+    scorer: &forecast_plugins::ScorerPlugin,
+    asset: &Asset,
+    full: &PriceSeries,
+    queries: &[AnalysisQuery],
+    params: &[forecast_plugins::segmentation::AnalysisParams],
+) -> Result<Vec<TrackPoints>, String> {
+    let graded = full
+        .clone()
+        .first_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
+    let ends = crate::track_record::month_ends(&graded);
+    if ends.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut states = Vec::with_capacity(queries.len());
+    for p in params {
+        let s = session
+            .states_at(permit, &graded, *p, &ends)
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("states: {e:?}"))?;
+        if s.len() != ends.len() {
+            return Err(format!("{} states for {} month-ends", s.len(), ends.len()));
+        }
+        states.push(s);
+    }
+    let inputs: Vec<_> = states.iter().flatten().map(verdict::score_input).collect();
+    let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
+    if grades.len() != inputs.len() {
+        return Err(format!("{} grades for {} states", grades.len(), inputs.len()));
+    }
+    Ok(queries
+        .iter()
+        .zip(&states)
+        .zip(grades.chunks(ends.len()))
+        .map(|((q, states), grades)| TrackPoints {
+            asset_id: asset.id,
+            return_period: q.return_period,
+            metric: q.metric,
+            body: crate::track_record::encode(&crate::track_record::rows(
+                full,
+                &ends,
+                states,
+                grades,
+                q.return_period,
+            )),
         })
         .collect())
 }
@@ -282,15 +344,17 @@ pub async fn run(
                 // with itself or with a backtest's `acquire_many`.
                 let permit = plugins.runtime().acquire().await;
                 let in_batch = batch_span.clone();
-                let (s, rows, ok, bad) = tokio::task::spawn_blocking(move || {
+                let (s, rows, track, ok, bad) = tokio::task::spawn_blocking(move || {
                     let _in = in_batch.enter();
                     let (mut rows, mut ok, mut bad) = (Vec::new(), Vec::new(), Vec::new());
+                    let mut track = Vec::new();
                     for (id, asset, series) in batch {
                         match (asset, series) {
                             (Some(asset), Some(series)) if series.len() >= MIN_ROWS => {
                                 match grade_asset(&permit, &mut s, &scorer, &asset, &series) {
-                                    Ok(r) => {
+                                    Ok((r, t)) => {
                                         rows.extend(r);
+                                        track.extend(t);
                                         ok.push(id);
                                     }
                                     Err(e) => {
@@ -303,11 +367,16 @@ pub async fn run(
                             _ => bad.push(id),
                         }
                     }
-                    (s, rows, ok, bad)
+                    (s, rows, track, ok, bad)
                 })
                 .await
                 .map_err(|e| Error::Internal(format!("grading worker failed: {e}")))?;
                 session = Some(s);
+                // Before the grades: a task closes only with its history
+                // stored (a worker that dies between grades the asset again).
+                db.record_track_points(&run_id, &track)
+                    .instrument(batch_span.clone())
+                    .await?;
                 db.record_grades(&run_id, &worker, &rows, &ok, &bad)
                     .instrument(batch_span)
                     .await?;

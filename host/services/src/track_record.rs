@@ -4,11 +4,22 @@
 //! state equal to a verdict's with `end_date` at that month-end); this
 //! module holds only the calendar and the arithmetic around them.
 
-use chrono::Datelike;
-use forecast_api::track_record::{GradeOutcome, TrackRecordRow};
-use forecast_domain::series::{from_days, PriceSeries};
+use std::collections::BTreeMap;
+
+use chrono::{Datelike, NaiveDate};
+use forecast_api::assets::DataSources;
+use forecast_api::track_record::{
+    CalibrationBin, GradeOutcome, IcPoint, MeanWithInterval, SourceFilter, TrackRecordRow,
+    UniverseGradeOutcome, UniverseTrackRecordQuery, UniverseTrackRecordResponse,
+};
+use forecast_domain::series::{from_days, to_days, PriceSeries};
+use forecast_store::{GradingRun, TrackedAsset};
 
 use crate::analysis::MIN_ROWS;
+
+/// The grade letters of the default scorer, best first: the order of
+/// `by_grade` (other letters follow in order of appearance).
+pub const LETTERS: [&str; 5] = ["A", "B", "C", "D", "F"];
 
 /// The row indices of the month-ends of `series` that have at least
 /// [`MIN_ROWS`] rows up to them: each row whose next row lies in a later
@@ -33,6 +44,28 @@ pub fn realised_return(series: &PriceSeries, t: usize, horizon: u32) -> Option<f
     let target = series.dates[t] + horizon as i32;
     let j = t + series.dates[t..].partition_point(|&d| d < target);
     (j < series.len()).then(|| series.closes[j] / series.closes[t] - 1.0)
+}
+
+/// The rows of a grade history: month-end `ends[i]` of `prices` graded
+/// `grades[i]` from `states[i]`, with the return realised over `horizon`.
+pub fn rows(
+    prices: &PriceSeries,
+    ends: &[u32],
+    states: &[forecast_plugins::segmentation::StateSummary],
+    grades: &[forecast_plugins::scorer::Grade],
+    horizon: u32,
+) -> Vec<TrackRecordRow> {
+    ends.iter()
+        .zip(states)
+        .zip(grades)
+        .map(|((&t, state), grade)| TrackRecordRow {
+            date: from_days(prices.dates[t as usize]),
+            grade: grade.letter.clone(),
+            score: grade.score,
+            predicted_median_return: state.current.median_return,
+            realised_return: realised_return(prices, t as usize, horizon),
+        })
+        .collect()
 }
 
 /// Per grade letter (in the order of `letters`, then any other in order of
@@ -71,10 +104,371 @@ pub fn by_grade(rows: &[TrackRecordRow], letters: &[&str]) -> Vec<GradeOutcome> 
         .collect()
 }
 
+/// Format tag of [`encode`]'s bytes.
+const FORMAT: u8 = 1;
+
+/// A stored grade history: a format byte, then per row the date (days,
+/// i32), score, predicted median and realised return (f32; NaN: none yet)
+/// and the letter (a length byte and its UTF-8 bytes), little-endian.
+pub fn encode(rows: &[TrackRecordRow]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1 + rows.len() * 18);
+    out.push(FORMAT);
+    for r in rows {
+        out.extend(to_days(r.date).to_le_bytes());
+        out.extend((r.score as f32).to_le_bytes());
+        out.extend((r.predicted_median_return as f32).to_le_bytes());
+        out.extend((r.realised_return.unwrap_or(f64::NAN) as f32).to_le_bytes());
+        let letter = &r.grade.as_bytes()[..r.grade.len().min(255)];
+        out.push(letter.len() as u8);
+        out.extend(letter);
+    }
+    out
+}
+
+/// The rows of [`encode`]d bytes, or why they are not such bytes.
+pub fn decode(bytes: &[u8]) -> Result<Vec<TrackRecordRow>, String> {
+    let Some((&FORMAT, mut rest)) = bytes.split_first() else {
+        return Err("not a grade history (unknown format)".into());
+    };
+    let mut rows = Vec::new();
+    let take = |rest: &mut &[u8], n: usize| -> Result<Vec<u8>, String> {
+        if rest.len() < n {
+            return Err("grade history truncated".into());
+        }
+        let (head, tail) = rest.split_at(n);
+        *rest = tail;
+        Ok(head.to_vec())
+    };
+    let f32_at = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    while !rest.is_empty() {
+        let fixed = take(&mut rest, 17)?;
+        let date = i32::from_le_bytes([fixed[0], fixed[1], fixed[2], fixed[3]]);
+        let letter = take(&mut rest, usize::from(fixed[16]))?;
+        let realised = f32_at(&fixed[12..16]);
+        rows.push(TrackRecordRow {
+            date: from_days(date),
+            grade: String::from_utf8(letter).map_err(|_| "grade letter not UTF-8")?,
+            score: f64::from(f32_at(&fixed[4..8])),
+            predicted_median_return: f64::from(f32_at(&fixed[8..12])),
+            realised_return: (!realised.is_nan()).then_some(f64::from(realised)),
+        });
+    }
+    Ok(rows)
+}
+
+/// Resamples of every interval of the universe track record.
+const RESAMPLES: usize = 1_000;
+/// Fixed seed of those resamples.
+const SEED: u64 = 0x7EAC_4EC0_4D00_0027;
+/// Fewest assets at a month-end for its IC and quintile spread.
+const MIN_CROSS_SECTION: usize = 5;
+/// Bins of the calibration.
+const CALIBRATION_BINS: usize = 10;
+
+/// One (asset, month-end) with a realised return.
+struct Point {
+    score: f64,
+    predicted: f64,
+    realised: f64,
+    letter: usize,
+}
+
+/// The universe track record of `q` from the stored grade histories of
+/// `run`: the assets `q` covers, their month-ends with a realised return,
+/// per grade, per month-end (IC and quintile spread) and in calibration
+/// bins. Intervals by a moving-block bootstrap over month-ends whose
+/// blocks span the horizon's overlap.
+pub fn aggregate(
+    run: &GradingRun,
+    engine_version: &str,
+    scorer_version: &str,
+    q: &UniverseTrackRecordQuery,
+    assets: &[TrackedAsset],
+) -> Result<UniverseTrackRecordResponse, String> {
+    let covered: Vec<&TrackedAsset> = assets
+        .iter()
+        .filter(|a| q.source.covers(a.data_source))
+        .filter(|a| q.category.is_none_or(|c| a.category == c))
+        .collect();
+    let mut letters: Vec<String> = LETTERS.iter().map(|l| l.to_string()).collect();
+    let mut by_date: BTreeMap<NaiveDate, Vec<Point>> = BTreeMap::new();
+    for a in &covered {
+        for r in decode(&a.body)? {
+            let Some(realised) = r.realised_return else {
+                continue;
+            };
+            let letter = match letters.iter().position(|l| *l == r.grade) {
+                Some(i) => i,
+                None => {
+                    letters.push(r.grade.clone());
+                    letters.len() - 1
+                }
+            };
+            by_date.entry(r.date).or_default().push(Point {
+                score: r.score,
+                predicted: r.predicted_median_return,
+                realised,
+                letter,
+            });
+        }
+    }
+    let dates: Vec<NaiveDate> = by_date.keys().copied().collect();
+    let block = block_months(q.return_period);
+    let observations = by_date.values().map(Vec::len).sum::<usize>();
+
+    // Per month-end: its equal-weight mean, IC and quintile spread.
+    let mut ic_series = Vec::new();
+    let mut spreads = Vec::new();
+    // Per letter and month-end: (sum of realised, sum of excess, count).
+    let mut per_letter: Vec<Vec<(f64, f64, u32)>> = vec![vec![(0.0, 0.0, 0); dates.len()]; letters.len()];
+    let mut all_by_letter: Vec<Vec<f64>> = vec![Vec::new(); letters.len()];
+    for (d, (date, points)) in by_date.iter().enumerate() {
+        let mean = points.iter().map(|p| p.realised).sum::<f64>() / points.len() as f64;
+        for p in points {
+            let cell = &mut per_letter[p.letter][d];
+            cell.0 += p.realised;
+            cell.1 += p.realised - mean;
+            cell.2 += 1;
+            all_by_letter[p.letter].push(p.realised);
+        }
+        if points.len() >= MIN_CROSS_SECTION {
+            let scores: Vec<f64> = points.iter().map(|p| p.score).collect();
+            let realised: Vec<f64> = points.iter().map(|p| p.realised).collect();
+            if let Some(ic) = spearman(&scores, &realised) {
+                ic_series.push(IcPoint {
+                    date: *date,
+                    ic,
+                    assets: points.len() as u32,
+                });
+            }
+            spreads.push(quintile_spread(points));
+        }
+    }
+    let by_grade = letters
+        .iter()
+        .enumerate()
+        .map(|(i, letter)| {
+            let ys = &mut all_by_letter[i];
+            ys.sort_unstable_by(f64::total_cmp);
+            let n = ys.len();
+            let cells = &per_letter[i];
+            let sums = cells.iter().fold((0.0, 0.0), |a, c| (a.0 + c.0, a.1 + c.1));
+            UniverseGradeOutcome {
+                grade: letter.clone(),
+                count: n as u32,
+                mean_realised_return: (n > 0).then(|| sums.0 / n as f64),
+                mean_ci: ratio_interval(cells, block, i as u64),
+                median_realised_return: (n > 0).then(|| median_sorted(ys)),
+                hit_rate: (n > 0).then(|| ys.iter().filter(|&&y| y > 0.0).count() as f64 / n as f64),
+                mean_excess_return: (n > 0).then(|| sums.1 / n as f64),
+            }
+        })
+        .collect();
+    let ics: Vec<f64> = ic_series.iter().map(|p| p.ic).collect();
+    let mut all: Vec<&Point> = by_date.values().flatten().collect();
+    all.sort_unstable_by(|a, b| a.predicted.total_cmp(&b.predicted));
+    let calibration = calibration(&all);
+    let mut notes = vec![
+        "Each grade uses the prices up to its month-end only; the realised return is the simple return over the following return_period calendar days.".to_string(),
+        format!(
+            "Month-ends {block} apart or closer share part of their horizon, so consecutive figures are not independent: every interval resamples blocks of {block} month-ends."
+        ),
+        "Past grades and returns do not promise future ones; the catalog holds today's assets, so assets that disappeared are missing.".to_string(),
+    ];
+    if q.source != SourceFilter::Real {
+        notes.push("Synthetic histories are random by construction: no grade can find anything in them, so their figures show what chance alone gives.".to_string());
+    }
+    Ok(UniverseTrackRecordResponse {
+        return_period: q.return_period,
+        metric: q.metric,
+        category: q.category,
+        source: q.source,
+        run_id: run.id.clone(),
+        run_day: run.day.clone(),
+        engine_version: engine_version.to_string(),
+        scorer_version: scorer_version.to_string(),
+        assets: covered.len() as u32,
+        observations: observations as u32,
+        first_date: dates.first().copied(),
+        last_date: dates.last().copied(),
+        data_sources: DataSources::count(covered.iter().map(|a| a.data_source)),
+        by_grade,
+        ic: mean_with_interval(&ics, block, 101),
+        ic_series,
+        quintile_spread: mean_with_interval(&spreads, block, 102),
+        calibration,
+        block_months: block as u32,
+        notes,
+    })
+}
+
+/// Month-ends a horizon's window spans (its overlap with the next
+/// month-ends) plus one: the bootstrap's block length.
+pub fn block_months(return_period: u32) -> usize {
+    (return_period as usize).div_ceil(30) + 1
+}
+
+fn median_sorted(v: &[f64]) -> f64 {
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Ranks from 1, ties given their mean rank.
+fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    let mut out = vec![0.0; v.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && v[order[j + 1]] == v[order[i]] {
+            j += 1;
+        }
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            out[k] = rank;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// Spearman's rank correlation (Pearson's of the tie-averaged ranks);
+/// `None` when either side is constant.
+pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
+    let (rx, ry) = (ranks(x), ranks(y));
+    let n = rx.len() as f64;
+    let (mx, my) = (rx.iter().sum::<f64>() / n, ry.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in rx.iter().zip(&ry) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
+/// Mean realised return of the top score quintile minus the bottom one
+/// (each `max(1, n / 5)` points; ties in order of arrival).
+fn quintile_spread(points: &[Point]) -> f64 {
+    let mut order: Vec<&Point> = points.iter().collect();
+    order.sort_by(|a, b| a.score.total_cmp(&b.score));
+    let k = (order.len() / 5).max(1);
+    let mean = |ps: &[&Point]| ps.iter().map(|p| p.realised).sum::<f64>() / ps.len() as f64;
+    mean(&order[order.len() - k..]) - mean(&order[..k])
+}
+
+/// Equal-count bins of `points` (ascending by prediction).
+fn calibration(points: &[&Point]) -> Vec<CalibrationBin> {
+    let n = points.len();
+    let bins = CALIBRATION_BINS.min(n);
+    (0..bins)
+        .map(|b| {
+            let part = &points[b * n / bins..(b + 1) * n / bins];
+            let m = part.len() as f64;
+            CalibrationBin {
+                mean_predicted: part.iter().map(|p| p.predicted).sum::<f64>() / m,
+                mean_realised: part.iter().map(|p| p.realised).sum::<f64>() / m,
+                count: part.len() as u32,
+            }
+        })
+        .collect()
+}
+
+/// SplitMix64 with a fixed seed: the same record, the same intervals.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next()) * n as u128) >> 64) as usize
+    }
+}
+
+/// The month-end indices of one moving-block resample of `m` month-ends
+/// in blocks of `block`.
+fn resample(rng: &mut Rng, m: usize, block: usize) -> impl Iterator<Item = usize> + '_ {
+    let block = block.clamp(1, m);
+    let starts = m - block + 1;
+    (0..m.div_ceil(block))
+        .flat_map(move |_| {
+            let s = rng.below(starts);
+            s..s + block
+        })
+        .take(m)
+}
+
+/// The 5th and 95th percentiles of `stats` (sorted here).
+fn percentile_interval(mut stats: Vec<f64>) -> Option<[f64; 2]> {
+    if stats.is_empty() {
+        return None;
+    }
+    stats.sort_unstable_by(f64::total_cmp);
+    let at = |q: f64| {
+        let pos = q * (stats.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        stats[lo] + (stats[hi] - stats[lo]) * (pos - lo as f64)
+    };
+    Some([at(0.05), at(0.95)])
+}
+
+/// The mean of `xs` (one per month-end) with its moving-block bootstrap
+/// 90 % interval.
+fn mean_with_interval(xs: &[f64], block: usize, salt: u64) -> MeanWithInterval {
+    let m = xs.len();
+    let mean = (m > 0).then(|| xs.iter().sum::<f64>() / m as f64);
+    let ci = (m >= 2)
+        .then(|| {
+            let mut rng = Rng(SEED ^ salt);
+            let stats = (0..RESAMPLES)
+                .map(|_| resample(&mut rng, m, block).map(|i| xs[i]).sum::<f64>() / m as f64)
+                .collect();
+            percentile_interval(stats)
+        })
+        .flatten();
+    MeanWithInterval {
+        mean,
+        ci,
+        dates: m as u32,
+    }
+}
+
+/// The interval of a pooled mean (Σ realised / Σ count over month-ends)
+/// when month-ends are resampled in blocks.
+fn ratio_interval(cells: &[(f64, f64, u32)], block: usize, salt: u64) -> Option<[f64; 2]> {
+    let m = cells.len();
+    let months_with = cells.iter().filter(|c| c.2 > 0).count();
+    if months_with < 2 {
+        return None;
+    }
+    let mut rng = Rng(SEED ^ (salt + 1).wrapping_mul(0x9E37_79B9));
+    let stats = (0..RESAMPLES)
+        .filter_map(|_| {
+            let (mut sum, mut n) = (0.0, 0u64);
+            for i in resample(&mut rng, m, block) {
+                sum += cells[i].0;
+                n += u64::from(cells[i].2);
+            }
+            (n > 0).then(|| sum / n as f64)
+        })
+        .collect();
+    percentile_interval(stats)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use forecast_domain::series::to_days;
 
     fn series(dates: &[&str], closes: &[f64]) -> PriceSeries {
         PriceSeries {

@@ -6,7 +6,9 @@ use chrono::Utc;
 
 use crate::analysis::{AnalysisQuery, Error, MIN_ROWS};
 pub use forecast_api::analysis::{GradeBody, VerdictMetadata, VerdictResponse};
-use forecast_api::track_record::{TrackRecordResponse, TrackRecordRow};
+use forecast_api::track_record::{
+    TrackRecordResponse, UniverseTrackRecordQuery, UniverseTrackRecordResponse,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -190,6 +192,8 @@ pub struct VerdictService {
     /// Grade histories by (asset, data version, engine, scorer, period,
     /// metric): a new price, engine or scorer is a new key.
     records: moka::sync::Cache<RecordKey, Arc<TrackRecordResponse>>,
+    /// Universe track records by (grading run, query).
+    universe: moka::sync::Cache<(String, UniverseTrackRecordQuery), Arc<UniverseTrackRecordResponse>>,
 }
 
 type RecordKey = (i64, i64, String, String, u32, Metric);
@@ -217,7 +221,51 @@ impl VerdictService {
             memory: Arc::new(Mutex::new(Memory::default())),
             budget,
             records: moka::sync::Cache::new(RECORD_ENTRIES),
+            universe: moka::sync::Cache::new(RECORD_ENTRIES),
         }
+    }
+
+    /// How the active grading run's grades did across the universe
+    /// (`GET /api/track-record`): aggregated from the grade histories the
+    /// run stored, once per run and query, then served from memory.
+    #[tracing::instrument(name = "universe_track_record", skip_all)]
+    pub async fn universe_track_record(
+        &self,
+        q: &UniverseTrackRecordQuery,
+    ) -> Result<Arc<UniverseTrackRecordResponse>, Error> {
+        let Some(run) = self.grading.active_grading_run().await? else {
+            return Err(Error::Unavailable(
+                "no grading run has completed yet: the track record is computed by the daily grading run".into(),
+            ));
+        };
+        let key = (run.id.clone(), *q);
+        if let Some(hit) = self.universe.get(&key) {
+            crate::cache_lookup("track_record", true);
+            return Ok(hit);
+        }
+        crate::cache_lookup("track_record", false);
+        let assets = self
+            .grading
+            .track_points(&run.id, q.return_period, q.metric)
+            .await?;
+        if assets.is_empty() {
+            return Err(Error::Unavailable(format!(
+                "the active grading run ({}, {}) stored no grade histories; the next run will",
+                run.day, run.engine
+            )));
+        }
+        let query = *q;
+        let version = |label: &str| label.rsplit('@').next().unwrap_or(label).to_string();
+        let (engine, scorer) = (version(&run.engine), version(&run.scorer));
+        let response = tokio::task::spawn_blocking(move || {
+            crate::track_record::aggregate(&run, &engine, &scorer, &query, &assets)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("track record worker failed: {e}")))?
+        .map_err(|e| Error::Internal(format!("stored track record unreadable: {e}")))?;
+        let response = Arc::new(response);
+        self.universe.insert(key, response.clone());
+        Ok(response)
     }
 
     /// The grade the active engine and scorer would have given `ticker` at
@@ -296,22 +344,8 @@ impl VerdictService {
                     grades.len()
                 )));
             }
-            let history: Vec<TrackRecordRow> = ends
-                .iter()
-                .zip(&states)
-                .zip(&grades)
-                .map(|((&t, state), grade)| TrackRecordRow {
-                    date: forecast_domain::series::from_days(graded.dates[t as usize]),
-                    grade: grade.letter.clone(),
-                    score: grade.score,
-                    predicted_median_return: state.current.median_return,
-                    realised_return: crate::track_record::realised_return(
-                        &prices,
-                        t as usize,
-                        query.return_period,
-                    ),
-                })
-                .collect();
+            let history =
+                crate::track_record::rows(&prices, &ends, &states, &grades, query.return_period);
             Ok(TrackRecordResponse {
                 ticker: asset.ticker.clone(),
                 return_period: query.return_period,
@@ -319,7 +353,7 @@ impl VerdictService {
                 data_source: asset.data_source,
                 engine_version: engine.info().version.clone(),
                 scorer_version: scorer.info().version.clone(),
-                by_grade: crate::track_record::by_grade(&history, &["A", "B", "C", "D", "F"]),
+                by_grade: crate::track_record::by_grade(&history, &crate::track_record::LETTERS),
                 history,
             })
         })

@@ -66,6 +66,33 @@ pub struct GradeRow {
     pub body: String,
 }
 
+/// One asset's grade history for one (period, metric) of a run, as the
+/// services encode it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackPoints {
+    /// Asset.
+    pub asset_id: i64,
+    /// Horizon in days.
+    pub return_period: u32,
+    /// The metric graded.
+    pub metric: Metric,
+    /// The encoded history.
+    pub body: Vec<u8>,
+}
+
+/// A stored grade history with the asset fields its filters read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackedAsset {
+    /// Asset.
+    pub asset_id: i64,
+    /// Category.
+    pub category: Category,
+    /// Provenance of the prices.
+    pub data_source: DataSource,
+    /// The encoded history.
+    pub body: Vec<u8>,
+}
+
 /// A grade with the asset fields a ranking shows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankedRow {
@@ -163,6 +190,19 @@ pub trait GradingStore: Send + Sync {
         return_period: u32,
         metric: Metric,
     ) -> StoreResult<Vec<RankedRow>>;
+
+    /// Stores grade histories of a run (replacing any of the same asset,
+    /// period and metric); they go with the run's grades.
+    async fn record_track_points(&self, run_id: &str, points: &[TrackPoints]) -> StoreResult<()>;
+
+    /// A run's grade histories for (period, metric), of active assets, by
+    /// asset id.
+    async fn track_points(
+        &self,
+        run_id: &str,
+        return_period: u32,
+        metric: Metric,
+    ) -> StoreResult<Vec<TrackedAsset>>;
 }
 
 /// A new run's record, as both backends return it after inserting it.
@@ -266,6 +306,21 @@ macro_rules! impl_grading_store {
                     .fetch_all(&self.pool)
                     .await?;
                 rows.iter().map($crate::rows::ranked).collect()
+            }
+
+            async fn track_points(
+                &self,
+                run_id: &str,
+                return_period: u32,
+                metric: ::forecast_domain::Metric,
+            ) -> $crate::StoreResult<Vec<$crate::TrackedAsset>> {
+                let rows = sqlx::query($crate::sql::TRACK_POINTS)
+                    .bind(run_id)
+                    .bind(i64::from(return_period))
+                    .bind(metric.as_str())
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.iter().map($crate::rows::tracked).collect()
             }
 
             async fn claim_grading_tasks(

@@ -13,7 +13,8 @@ use forecast_domain::{ApiKeyRecord, Asset, Category, DataSource, PluginKind, Use
 
 use crate::{
     ActivationRecord, AuthoredStrategy, CachedMetadata, GradeRow, GradingRun, PluginRecord,
-    PluginRun, RankedRow, ShadowConfig, ShadowSample, StoreError, StoreResult, UploadRecord,
+    PluginRun, RankedRow, ShadowConfig, ShadowSample, StoreError, StoreResult, TrackedAsset,
+    UploadRecord,
 };
 
 /// Typed column access by name.
@@ -229,6 +230,16 @@ pub(crate) fn ranked(r: &impl Cols) -> StoreResult<RankedRow> {
         data_source: data_source(r)?,
         last_price_date: parse_date("last_price_date", &r.text("last_price_date")?)?,
         currency: r.text("currency")?,
+    })
+}
+
+/// A row of `sql::TRACK_POINTS`.
+pub(crate) fn tracked(r: &impl Cols) -> StoreResult<TrackedAsset> {
+    Ok(TrackedAsset {
+        asset_id: r.int("asset_id")?,
+        category: category(r)?,
+        data_source: data_source(r)?,
+        body: r.bytes("body")?,
     })
 }
 

@@ -327,6 +327,22 @@ pub(crate) const SET_ACTIVE_RUN: &str =
 pub(crate) const DELETE_OTHER_GRADES: &str = "DELETE FROM grades WHERE run_id IN
      (SELECT id FROM grading_runs WHERE day < (SELECT day FROM grading_runs WHERE id = $1))";
 
+/// Grade histories go with their run's grades.
+pub(crate) const DELETE_OTHER_TRACK_POINTS: &str = "DELETE FROM track_points WHERE run_id IN
+     (SELECT id FROM grading_runs WHERE day < (SELECT day FROM grading_runs WHERE id = $1))";
+
+pub(crate) const UPSERT_TRACK_POINTS: &str =
+    "INSERT INTO track_points (run_id, asset_id, return_period, metric, body)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (run_id, return_period, metric, asset_id) DO UPDATE SET body = excluded.body";
+
+/// A run's grade histories of one (period, metric), of active assets.
+pub(crate) const TRACK_POINTS: &str =
+    "SELECT t.asset_id, t.body, a.category, a.data_source
+     FROM track_points t JOIN assets a ON a.id = t.asset_id
+     WHERE t.run_id = $1 AND t.return_period = $2 AND t.metric = $3 AND a.is_active
+     ORDER BY t.asset_id";
+
 pub(crate) const DELETE_OTHER_TASKS: &str = "DELETE FROM grading_tasks WHERE run_id IN
      (SELECT id FROM grading_runs WHERE day < (SELECT day FROM grading_runs WHERE id = $1))";
 

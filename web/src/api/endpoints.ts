@@ -27,6 +27,55 @@ export type AnalysisMetadata = Schemas["AnalysisMetadata"] & {
 export type Analysis = Omit<Schemas["AnalysisResponse"], "segments" | "metadata"> & { segments: Segment[]; metadata: AnalysisMetadata };
 export type Verdict = Omit<Schemas["VerdictResponse"], "metadata"> & { metadata: Schemas["VerdictMetadata"] & { currency?: string | null } };
 export type Ranking = Schemas["RankingResponse"];
+/** A bucket's independent evidence (`segments[].evidence`; null from an engine without it). */
+export type SegmentEvidence = Schemas["SegmentEvidenceBody"];
+/** How much stands behind the current bucket (`current_state.evidence`). */
+export type StateEvidence = Schemas["StateEvidenceBody"];
+/** `GET /web/api/track-record/{ticker}`: the grade the engine would have given at each past month-end. */
+export type TrackRecord = Schemas["TrackRecordResponse"];
+export type TrackRecordRow = Schemas["TrackRecordRow"];
+export type GradeOutcome = Schemas["GradeOutcome"];
+
+/** An estimate with its 90 % interval (null with too little data). */
+export interface Estimate {
+  mean: number | null;
+  ci: [number, number] | number[] | null;
+  dates: number;
+}
+/**
+ * `GET /web/api/track-record`: how the grades of the whole universe turned
+ * out, computed by the daily grading run (503 with a `detail` until one has).
+ */
+export interface UniverseTrackRecord {
+  return_period: number;
+  metric: string;
+  category: string | null;
+  source: string;
+  run_id: string | number | null;
+  run_day: string | null;
+  engine_version: string;
+  scorer_version: string;
+  assets: number;
+  observations: number;
+  first_date: string | null;
+  last_date: string | null;
+  data_sources: { real: number; ingested: number; synthetic: number };
+  by_grade: {
+    grade: string;
+    count: number;
+    mean_realised_return: number | null;
+    mean_ci: [number, number] | number[] | null;
+    median_realised_return: number | null;
+    hit_rate: number | null;
+    mean_excess_return: number | null;
+  }[];
+  ic: Estimate;
+  ic_series: { date: string; ic: number | null; assets: number }[];
+  quintile_spread: Estimate;
+  calibration: { mean_predicted: number; mean_realised: number; count: number }[];
+  block_months: number;
+  notes: string[];
+}
 export type RankedAsset = Schemas["RankedAsset"];
 export type BacktestRequest = Schemas["BacktestRequest"];
 export type BacktestResponse = Schemas["BacktestResponse"];
@@ -65,6 +114,11 @@ export const api = {
   verdict: (ticker: string, q: AnalysisParams = {}) =>
     request<Verdict>("GET", `${WEB}/api/analysis/${t(ticker)}/verdict`, { query: { ...q } }),
   ranking: (q: Record<string, string | undefined>) => request<Ranking>("GET", `${WEB}/api/ranking`, { query: q }),
+  /** One asset's grade at every past month-end and what followed (1 quota unit). */
+  trackRecord: (ticker: string, q: { return_period?: string; metric?: string }) =>
+    request<TrackRecord>("GET", `${WEB}/api/track-record/${t(ticker)}`, { query: { ...q } }),
+  /** The whole universe's track record, from the latest grading run. */
+  universeTrackRecord: (q: Record<string, string | undefined>) => request<UniverseTrackRecord>("GET", `${WEB}/api/track-record`, { query: q }),
   strategies: () => request<StrategyList>("GET", `${WEB}/api/strategies`),
   backtest: (body: BacktestRequest) => request<BacktestResponse>("POST", `${WEB}/api/backtest`, { body }),
 

@@ -320,6 +320,26 @@ export interface paths {
         patch: operations["changeStrategy"];
         trace?: never;
     };
+    "/api/track-record/{ticker}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Grade history: the grade at each past month-end and the return realised after it
+         * @description For each month-end of the asset's history with at least 300 rows up to it, the grade and score the active engine and scorer give from the rows up to that date only (equal to the verdict with end_date set to that date and the same return_period and metric), the median prediction, and the simple return realised over the next return_period calendar days (null until that day has come). by_grade sums the realised returns per letter. Consecutive month-ends' windows overlap when return_period is over a month, so the rows are not independent. For a synthetic history the grades carry no information (the prices are random by construction). Computed once per asset, price data, engine, scorer, return_period and metric, then served from memory; at most the first 60,000 rows of a longer history are graded (where the verdict's window agrees).
+         */
+        get: operations["track_record_asset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/login": {
         parameters: {
             query?: never;
@@ -545,6 +565,26 @@ export interface paths {
         head?: never;
         /** Share one of your uploaded strategies with every Premium user (or stop), or pick the version that runs */
         patch: operations["webChangeStrategy"];
+        trace?: never;
+    };
+    "/web/api/track-record/{ticker}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Grade history: the grade at each past month-end and the return realised after it
+         * @description For each month-end of the asset's history with at least 300 rows up to it, the grade and score the active engine and scorer give from the rows up to that date only (equal to the verdict with end_date set to that date and the same return_period and metric), the median prediction, and the simple return realised over the next return_period calendar days (null until that day has come). by_grade sums the realised returns per letter. Consecutive month-ends' windows overlap when return_period is over a month, so the rows are not independent. For a synthetic history the grades carry no information (the prices are random by construction). Computed once per asset, price data, engine, scorer, return_period and metric, then served from memory; at most the first 60,000 rows of a longer history are graded (where the verdict's window agrees).
+         */
+        get: operations["webTrack_record_asset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/web/watchlist": {
@@ -968,6 +1008,7 @@ export interface components {
             insufficient_data: boolean;
             /** Format: int32 */
             confirmed_count: number;
+            evidence: null | components["schemas"]["StateEvidenceBody"];
         };
         /**
          * @description Where an asset's price history came from. Served wherever prices are,
@@ -1034,6 +1075,31 @@ export interface components {
              * @description 0 to 100.
              */
             score: number;
+        };
+        /** @description The realised outcomes of one grade letter over an asset's history. */
+        GradeOutcome: {
+            /** @description The letter. */
+            grade: string;
+            /**
+             * Format: int32
+             * @description Month-ends with that grade and a realised return.
+             */
+            count: number;
+            /**
+             * Format: double
+             * @description Mean realised return of those month-ends.
+             */
+            mean_realised_return?: number | null;
+            /**
+             * Format: double
+             * @description Median realised return of those month-ends.
+             */
+            median_realised_return?: number | null;
+            /**
+             * Format: double
+             * @description Share of them whose realised return was above 0.
+             */
+            hit_rate?: number | null;
         };
         /** @description The health body. */
         HealthResponse: {
@@ -1455,6 +1521,49 @@ export interface components {
             /** Format: double */
             win_rate?: number | null;
             outcome_quantiles: null | components["schemas"]["Quantiles"];
+            evidence: null | components["schemas"]["SegmentEvidenceBody"];
+        };
+        /**
+         * @description `segments[].evidence`: the independent evidence behind one bucket
+         *     (docs/METHODOLOGY.md defines each field).
+         */
+        SegmentEvidenceBody: {
+            /**
+             * Format: int32
+             * @description Independent visits to the bucket whose first day's horizon has
+             *     passed: maximal runs of the bucket's days in which consecutive days
+             *     lie less than `return_period` calendar days apart.
+             */
+            episodes: number;
+            /**
+             * @description 90 % interval `[low, high]` of the bucket's median outcome
+             *     (`static_median_return`), by a bootstrap that draws whole episodes
+             *     with replacement (1,000 resamples, fixed seed: the same input gives
+             *     the same interval). Null with fewer than two episodes.
+             */
+            median_return_ci?: number[] | null;
+            /**
+             * Format: double
+             * @description Share of episodes whose drawdown went below the bucket's lower
+             *     bound before the horizon. Null without episodes.
+             */
+            fell_further?: number | null;
+            /**
+             * Format: double
+             * @description Median calendar days from an episode's first day to the first close
+             *     at or above the peak before it, over the episodes that recovered.
+             */
+            recovery_days_median?: number | null;
+            /**
+             * Format: int32
+             * @description Episodes that regained their prior peak by the window's last day.
+             */
+            recovered: number;
+            /**
+             * Format: int32
+             * @description Episodes that had not regained it by the window's last day.
+             */
+            unrecovered: number;
         };
         /** @description One value of `segment_paths`. */
         SegmentPathsBody: {
@@ -1574,6 +1683,33 @@ export interface components {
              */
             max: number;
         };
+        /**
+         * @description `current_state.evidence`: how much stands behind the current bucket's
+         *     figures.
+         */
+        StateEvidenceBody: {
+            /**
+             * @description True when the current bucket has fewer than 10 episodes or the 90 %
+             *     interval of its median outcome contains the asset's unconditional
+             *     median outcome: the bucket's figures are then hard to tell from
+             *     chance. `insufficient_data` keeps the spec's meaning beside it.
+             */
+            thin: boolean;
+            /** @description Each reason `thin` is true, in words; empty when it is false. */
+            reasons: string[];
+            /**
+             * Format: int32
+             * @description Independent episodes of the current bucket (as its
+             *     `segments[].evidence.episodes`).
+             */
+            episodes: number;
+            /**
+             * Format: double
+             * @description Median of every confirmed outcome of the window, whatever its
+             *     bucket: what the bucket's median is compared with.
+             */
+            unconditional_median_return?: number | null;
+        };
         /** @description `PATCH /api/strategies/{handle}/{name}`: what to change (at least one). */
         StrategyChange: {
             /** @description Share with every Premium user (true) or keep it to yourself (false). */
@@ -1691,6 +1827,68 @@ export interface components {
             median_errors: (number | null)[];
             median_error_cumavg: (number | null)[];
             projected_prices: (number | null)[];
+        };
+        /** @description `GET /api/track-record/{ticker}`. */
+        TrackRecordResponse: {
+            /** @description The asset. */
+            ticker: string;
+            /**
+             * Format: int32
+             * @description The horizon graded and realised.
+             */
+            return_period: number;
+            /** @description The metric graded. */
+            metric: components["schemas"]["Metric"];
+            /**
+             * @description Real or synthetic prices: a synthetic history carries no
+             *     information a grade could find.
+             */
+            data_source: components["schemas"]["DataSource"];
+            /** @description Engine that computed the states. */
+            engine_version: string;
+            /** @description Scorer that graded them. */
+            scorer_version: string;
+            /**
+             * @description One row per month-end with at least 300 rows up to it, oldest
+             *     first. Months with fewer rows before them are not graded.
+             */
+            history: components["schemas"]["TrackRecordRow"][];
+            /**
+             * @description Per grade letter (A first), the realised outcomes of the rows
+             *     with one; each month-end's windows overlap the next ones when
+             *     `return_period` is over a month, so these are not independent.
+             */
+            by_grade: components["schemas"]["GradeOutcome"][];
+        };
+        /** @description One month-end of an asset's grade history. */
+        TrackRecordRow: {
+            /**
+             * Format: date
+             * @description The month's last trading day: the grade uses rows up to it only.
+             */
+            date: string;
+            /**
+             * @description The grade `GET /api/analysis/{ticker}/verdict` gives with
+             *     `end_date` = `date` and the same `return_period` and `metric`.
+             */
+            grade: string;
+            /**
+             * Format: double
+             * @description Its score in [0, 100].
+             */
+            score: number;
+            /**
+             * Format: double
+             * @description The median prediction of that verdict (`current_state.median_return`).
+             */
+            predicted_median_return: number;
+            /**
+             * Format: double
+             * @description Close of the first day at least `return_period` calendar days after
+             *     `date` over the close of `date`, minus 1; null while that day has
+             *     not come.
+             */
+            realised_return?: number | null;
         };
         /** @description One fill. */
         TradeBody: {
@@ -3875,6 +4073,161 @@ export interface operations {
             };
         };
     };
+    track_record_asset: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Forecast horizon in calendar days: the grade's and the realised
+                 *     return's.
+                 */
+                return_period?: number;
+                /**
+                 * @description The forward metric the grade is computed for (the realised outcome
+                 *     is always the simple return).
+                 */
+                metric?: components["schemas"]["Metric"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description An active ticker, URL-encoded
+                 * @example ^GSPC
+                 */
+                ticker: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackRecordResponse"];
+                };
+            };
+            /** @description A parameter is out of bounds; detail names it */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unknown or inactive ticker */
+            404: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A plugin failed; detail names plugin and version */
+            500: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable (the request is refused), or: The heavy-work budget had no turn in time (Retry-After says when to retry), or the active engine was built before WIT 1.7.0 and cannot compute past states; nothing was charged for the former */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A plugin ran past its time limit */
+            504: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     login: {
         parameters: {
             query?: never;
@@ -5406,6 +5759,161 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */
                     "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webTrack_record_asset: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Forecast horizon in calendar days: the grade's and the realised
+                 *     return's.
+                 */
+                return_period?: number;
+                /**
+                 * @description The forward metric the grade is computed for (the realised outcome
+                 *     is always the simple return).
+                 */
+                metric?: components["schemas"]["Metric"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description An active ticker, URL-encoded
+                 * @example ^GSPC
+                 */
+                ticker: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackRecordResponse"];
+                };
+            };
+            /** @description A parameter is out of bounds; detail names it */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid session, or a Bearer key was sent */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unknown or inactive ticker */
+            404: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A plugin failed; detail names plugin and version */
+            500: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable (the request is refused), or: The heavy-work budget had no turn in time (Retry-After says when to retry), or the active engine was built before WIT 1.7.0 and cannot compute past states; nothing was charged for the former */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A plugin ran past its time limit */
+            504: {
+                headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
                     "X-RateLimit-Limit"?: number;
                     /** @description Units left in that window. */

@@ -9,11 +9,13 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { ApiError, describe, fieldOf } from "../api/client";
-import { api, type Analysis, type AnalysisParams, type AssetInfo, type Verdict } from "../api/endpoints";
+import { api, type Analysis, type AnalysisParams, type AssetInfo, type Segment, type SegmentEvidence, type Verdict } from "../api/endpoints";
 import { navigate, withQuery, type Location } from "../router";
 import { axis, Chart, dateSeries, dayTs, pctAxis, timeAxis, utcTime, type Opts, type Theme } from "../chart";
 import { compact, Card, ErrorNote, GradeBadge, Loading, SourceBadge, int, pct, price, signClass, useData, useTitle, when } from "../lib";
 import { DatedPrice } from "../facts";
+import { ciText, episodesText, recoveryText, ThinNote } from "../evidence";
+import { GradeHistory } from "./grade-history";
 import { Help } from "../glossary-link";
 import { NotFound } from "../notfound";
 
@@ -141,6 +143,8 @@ interface Box {
   p50: number;
   p75: number;
   p90: number;
+  /** Independent episodes behind the box (null from an engine without evidence). */
+  episodes: number | null;
 }
 
 /**
@@ -154,7 +158,13 @@ function boxesOf(a: Analysis): Box[] {
   for (const s of a.segments) {
     const q = s.outcome_quantiles;
     if (!q) continue;
-    rows.push({ idx: s.segment_idx, x: (s.lower_bound + s.upper_bound) / 2, w: Math.abs(s.upper_bound - s.lower_bound), ...q });
+    rows.push({
+      idx: s.segment_idx,
+      x: (s.lower_bound + s.upper_bound) / 2,
+      w: Math.abs(s.upper_bound - s.lower_bound),
+      ...q,
+      episodes: s.evidence?.episodes ?? null,
+    });
   }
   return rows.sort((p, q) => p.x - q.x);
 }
@@ -169,6 +179,7 @@ function SegmentBoxChart({ a }: { a: Analysis }) {
       boxes.map((r) => r.p50),
       boxes.map((r) => r.p25),
       boxes.map((r) => r.p10),
+      boxes.map((r) => r.episodes),
     ] as uPlot.AlignedData;
     // The very medians drawn, by bucket: what the browser suite compares with the table.
     const medians = JSON.stringify(boxes.map((b) => ({ segment: b.idx, median: b.p50 })));
@@ -178,7 +189,7 @@ function SegmentBoxChart({ a }: { a: Analysis }) {
     () => (t: Theme) => {
       const hidden = { paths: () => null, points: { show: false } };
       return {
-        scales: { x: { time: false } },
+        scales: { x: { time: false }, episodes: { auto: true } },
         axes: [axis(t, { values: pctAxis, label: "Drawdown bucket (midpoint)" }), axis(t, { size: 60, values: pctAxis })],
         series: [
           { label: "Bucket", value: (_u: uPlot, v: number | null) => pct(v, 1) },
@@ -187,6 +198,8 @@ function SegmentBoxChart({ a }: { a: Analysis }) {
           { label: "Median (all outcomes)", stroke: t.fg, ...hidden, value: (_u: uPlot, v: number | null) => pct(v) },
           { label: "p25", stroke: t.accent, ...hidden, value: (_u: uPlot, v: number | null) => pct(v) },
           { label: "p10", stroke: t.muted, ...hidden, value: (_u: uPlot, v: number | null) => pct(v) },
+          // The box's independent episodes, in the legend only (a scale of its own, no axis).
+          { label: "Episodes", scale: "episodes", stroke: t.muted, ...hidden, value: (_u: uPlot, v: number | null) => int(v) },
         ],
         hooks: {
           draw: [
@@ -241,11 +254,11 @@ function SegmentBoxChart({ a }: { a: Analysis }) {
         options={options}
         height={260}
         dataset={{ medians }}
-        label="Forward return per drawdown bucket, over all of each bucket's confirmed outcomes: boxes span the 25th to 75th percentile, whiskers the 10th to 90th, the bar is the median (the table's “Median, all outcomes”); the current bucket is highlighted"
+        label="Forward return per drawdown bucket, over all of each bucket's confirmed outcomes: boxes span the 25th to 75th percentile, whiskers the 10th to 90th, the bar is the median (the table's “Median, all outcomes”); the current bucket is highlighted; the legend gives each bucket's independent episodes"
       />
       <p class="muted small chart-note">
         Each box: all the bucket's confirmed outcomes — 25th to 75th percentile, whiskers 10th to 90th; the bar is their median, the table's
-        “Median, all outcomes”.{missing > 0 && ` ${missing} bucket${missing === 1 ? " has" : "s have"} no confirmed outcome (no box).`}
+        “Median, all outcomes”. Point at a box for its independent episodes (the table has them too).{missing > 0 && ` ${missing} bucket${missing === 1 ? " has" : "s have"} no confirmed outcome (no box).`}
       </p>
     </>
   );
@@ -391,7 +404,8 @@ function FanChart({ a }: { a: Analysis }) {
           })}
         </select>
         <span class="muted small">
-          {int(sp.num_paths_total)} paths{seg ? `, ${int(seg.count)} days in bucket` : ""}; {Math.min(samples, sp.paths.length)} drawn
+          {int(sp.num_paths_total)} paths{seg ? `, ${int(seg.count)} days in bucket` : ""}
+          {seg?.evidence ? ` (${episodesText(seg.evidence.episodes)})` : ""}; {Math.min(samples, sp.paths.length)} drawn
         </span>
       </div>
       <Chart
@@ -512,6 +526,8 @@ function ParamsForm({ params, error, onSubmit }: { params: AnalysisParams; error
  */
 function VerdictCard({ v, currency, priceDate, asOf }: { v: Verdict; currency: string | null; priceDate: string | null; asOf: string | null }) {
   const s = v.current_state;
+  // The current bucket's independent evidence (null from an engine without it).
+  const ev = v.active_segment.evidence ?? null;
   return (
     <div class="verdict" id="verdict">
       <div class="verdict-top">
@@ -552,19 +568,28 @@ function VerdictCard({ v, currency, priceDate, asOf }: { v: Verdict; currency: s
           <dt>
             Median return ({v.metadata.return_period} d) <Help term="median-return" label="the median return" />
           </dt>
-          <dd class={signClass(s.median_return)}>{pct(s.median_return)}</dd>
+          <dd class={signClass(s.median_return)}>
+            {pct(s.median_return)}
+            {ev && <span class="dd-sub">{episodesText(ev.episodes)}</span>}
+          </dd>
         </div>
         <div>
           <dt>
             Expected return (EMA) <Help term="expected-return" label="the expected return" />
           </dt>
-          <dd class={signClass(s.expected_return)}>{pct(s.expected_return)}</dd>
+          <dd class={signClass(s.expected_return)}>
+            {pct(s.expected_return)}
+            {ev && <span class="dd-sub">{episodesText(ev.episodes)}</span>}
+          </dd>
         </div>
         <div>
           <dt>
             Win rate in bucket <Help term="win-rate" label="the win rate" />
           </dt>
-          <dd>{pct(v.active_segment.win_rate, 0)}</dd>
+          <dd>
+            {pct(v.active_segment.win_rate, 0)}
+            {ev && <span class="dd-sub">{episodesText(ev.episodes)}</span>}
+          </dd>
         </div>
         <div>
           <dt>
@@ -581,8 +606,49 @@ function VerdictCard({ v, currency, priceDate, asOf }: { v: Verdict; currency: s
           </dd>
         </div>
       </dl>
+      {ev && <BucketEvidence ev={ev} seg={v.active_segment} />}
       {s.insufficient_data && <p class="note note-warn">Few confirmed outcomes in this bucket ({s.confirmed_count}); treat the numbers with care.</p>}
+      <ThinNote ev={s.evidence} />
     </div>
+  );
+}
+
+/** The current bucket's evidence, beside its figures: episodes, the median's interval, falls, recoveries. */
+function BucketEvidence({ ev, seg }: { ev: SegmentEvidence; seg: Segment }) {
+  return (
+    <dl class="stats evidence" id="verdict-evidence" aria-label="Evidence behind the current bucket">
+      <div>
+        <dt>
+          Evidence <Help term="episodes" label="an episode" />
+        </dt>
+        <dd id="verdict-episodes" data-episodes={ev.episodes} data-days={seg.count}>
+          {episodesText(ev.episodes, seg.count)}
+        </dd>
+      </div>
+      <div>
+        <dt>Median, all outcomes (90 % interval)</dt>
+        <dd id="verdict-ci">
+          <span class={signClass(seg.static_median_return)}>{pct(seg.static_median_return)}</span>{" "}
+          <span class="dd-sub">{ev.median_return_ci ? `interval ${ciText(ev.median_return_ci)}` : "no interval (fewer than 2 episodes)"}</span>
+        </dd>
+      </div>
+      <div>
+        <dt>Fell further before the horizon</dt>
+        <dd id="verdict-fell">
+          {pct(ev.fell_further, 0)}
+          <span class="dd-sub">of the {int(ev.episodes)} episodes</span>
+        </dd>
+      </div>
+      <div>
+        <dt>Recovery to the prior peak</dt>
+        <dd id="verdict-recovery">
+          {ev.recovery_days_median === null || ev.recovery_days_median === undefined ? "—" : `${int(ev.recovery_days_median)} days`}
+          <span class="dd-sub">
+            median over the {int(ev.recovered)} that recovered; {int(ev.unrecovered)} not yet
+          </span>
+        </dd>
+      </div>
+    </dl>
   );
 }
 
@@ -662,6 +728,12 @@ function SegmentTable({ a }: { a: Analysis }) {
             <th scope="col" class="num" title="Median of the bucket's last 252 confirmed outcomes (what the verdict uses)">
               Median, last 252
             </th>
+            <th scope="col" class="num col-opt" title="Independent visits to the bucket (its days overlap, its episodes do not)">
+              Episodes <Help term="episodes" label="an episode" />
+            </th>
+            <th scope="col" class="num col-opt" title="90 % bootstrap interval of “Median, all outcomes”, resampling whole episodes">
+              90 % interval
+            </th>
             <th scope="col" class="num col-opt">
               Average
             </th>
@@ -670,6 +742,12 @@ function SegmentTable({ a }: { a: Analysis }) {
             </th>
             <th scope="col" class="num col-opt">
               Max loss <Help term="max-loss" label="the max loss" />
+            </th>
+            <th scope="col" class="num col-opt" title="Share of episodes that fell into a deeper bucket before the horizon">
+              Fell further
+            </th>
+            <th scope="col" class="num col-opt" title="Median calendar days to regain the prior peak; recovered / not yet">
+              Recovery
             </th>
           </tr>
         </thead>
@@ -680,19 +758,39 @@ function SegmentTable({ a }: { a: Analysis }) {
                 <span class="nowrap">{pct(s.upper_bound, 1)}</span> to <span class="nowrap">{pct(s.lower_bound, 1)}</span>
                 {s.segment_idx === a.current_state.segment && <span class="tag">current</span>}
               </td>
-              <td class="num">{int(s.count)}</td>
+              <td class="num">
+                {int(s.count)}
+                {/* Phones: the episodes column is hidden, so they go under the days. */}
+                {s.evidence && <span class="seg-ep-phone">{int(s.evidence.episodes)} ep.</span>}
+              </td>
               <td class={`num med-all ${signClass(s.static_median_return)}`}>{pct(s.static_median_return)}</td>
               <td class={`num med-rolling ${signClass(s.median_return)}`}>{pct(s.median_return)}</td>
+              <td class="num col-opt episodes">{s.evidence ? int(s.evidence.episodes) : "—"}</td>
+              <td class="num col-opt ci">{s.evidence ? ciText(s.evidence.median_return_ci, 1) : "—"}</td>
               <td class={`num col-opt ${signClass(s.avg_return)}`}>{pct(s.avg_return)}</td>
               <td class="num col-opt">{pct(s.win_rate, 0)}</td>
               <td class="num col-opt neg">{pct(s.max_loss)}</td>
+              <td class="num col-opt">{s.evidence ? pct(s.evidence.fell_further, 0) : "—"}</td>
+              <td class="num col-opt" title={s.evidence ? recoveryText(s.evidence) : undefined}>
+                {s.evidence && s.evidence.recovery_days_median != null ? `${int(s.evidence.recovery_days_median)} d` : "—"}
+                {s.evidence && s.evidence.recovered + s.evidence.unrecovered > 0 && (
+                  <span class="muted small nowrap">
+                    {" "}
+                    ({int(s.evidence.recovered)}/{int(s.evidence.unrecovered)})
+                  </span>
+                )}
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
       <p class="muted small">
-        “Median, all outcomes”: every confirmed outcome of the bucket (the box chart draws these). “Median, last 252”: its last 252 confirmed
-        outcomes, the rolling median the verdict uses.<span class="seg-phone-note"> Average, win rate and max loss are shown on wider screens.</span>
+        “Days” overlap (each day's horizon runs into the next days'); “Episodes” are the independent visits to the bucket, the figure to judge
+        the evidence by. “Median, all outcomes”: every confirmed outcome of the bucket (the box chart draws these), with its 90 % interval
+        (bootstrap over whole episodes). “Median, last 252”: its last 252 confirmed outcomes, the rolling median the verdict uses. Recovery:
+        median calendar days from entering the bucket to regaining the prior peak (recovered / not yet).{" "}
+        <a href="/methodology#evidence">How these are computed</a>.
+        <span class="seg-phone-note"> “ep.”: the bucket's independent episodes. The interval, average, win rate, max loss, falls and recoveries are shown on wider screens.</span>
       </p>
     </div>
   );
@@ -777,6 +875,7 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
           {analysis.loading && <Loading label="Running the analysis…" />}
           {!formError && <ErrorNote error={analysis.error} what="The analysis" />}
           {a && <AnalysisView a={a} />}
+          {!formError && <GradeHistory ticker={ticker} returnPeriod={params.return_period} metric={params.metric} />}
         </>
       )}
     </main>

@@ -342,14 +342,51 @@ export const GLOSSARY: Record<TermId, Entry> = {
       </>
     ),
   },
+  // Added with the evidence and the track record; the full account is on /methodology.
+  episodes: {
+    term: "Episodes and evidence",
+    body: (
+      <>
+        <p>
+          An <strong>episode</strong> is one independent visit to a drawdown <a href="#segment">bucket</a>: a run of the
+          bucket's days in which consecutive days lie less than the <a href="#horizon">horizon</a> apart. A bucket's days
+          overlap (the 90-day outcomes of two neighbouring days share 89 days), its episodes do not, so the number of
+          episodes — not of days — says how much evidence stands behind the bucket's figures.
+        </p>
+        <p>
+          Beside it the asset page shows a 90 % interval of the bucket's median outcome (a bootstrap that resamples whole
+          episodes), the share of episodes that <strong>fell further</strong> into a deeper bucket before the horizon, and the
+          median calendar days to <strong>recover</strong> the prior peak. The evidence is <strong>thin</strong> when there are
+          fewer than 10 episodes, or when the interval contains the asset's median outcome from any drawdown (the bucket's
+          median cannot then be told apart from the asset's usual outcome). See the <a href="/methodology">methodology</a>.
+        </p>
+      </>
+    ),
+  },
+  "track-record": {
+    term: "Track record",
+    body: (
+      <>
+        <p>
+          How past grades turned out. At every month-end with at least 300 rows of history before it, the engine and the scorer
+          grade the asset from the data up to that date only, and the return realised over the following horizon is set beside
+          the grade. The asset page shows one asset's grade history; the <a href="/track-record">track record</a> page
+          aggregates the whole catalog: outcomes per grade, the rank correlation of score with outcome (IC), the spread between
+          the top and bottom fifth, and calibration. See the <a href="/methodology#track-record">methodology</a> for what it
+          can and cannot tell you.
+        </p>
+      </>
+    ),
+  },
 };
 
+
 const GROUPS: { id: string; title: string; terms: TermId[] }[] = [
-  { id: "grades", title: "Grades", terms: ["grade", "score"] },
+  { id: "grades", title: "Grades", terms: ["grade", "score", "track-record"] },
   {
     id: "analysis",
     title: "The analysis of an asset",
-    terms: ["drawdown", "segment", "horizon", "metric", "median-return", "expected-return", "prediction-error", "median-error", "win-rate", "max-loss"],
+    terms: ["drawdown", "segment", "horizon", "metric", "median-return", "expected-return", "prediction-error", "median-error", "win-rate", "max-loss", "episodes"],
   },
   { id: "prices", title: "Prices and where they come from", terms: ["data-sources", "synthetic", "stale"] },
   {
@@ -372,7 +409,8 @@ export function GlossaryPage() {
       <h1>Glossary</h1>
       <p class="lead">
         What each grade, figure and data source in the app means, and how it is computed. The "?" next to a figure leads
-        here.
+        here. How the evidence and the track record are computed, and what they cannot tell you, is in the{" "}
+        <a href="/methodology" id="glossary-methodology">methodology</a>.
       </p>
       <nav aria-label="Glossary contents" class="card toc">
         <ul>

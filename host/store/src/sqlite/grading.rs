@@ -112,6 +112,26 @@ crate::grading::impl_grading_store!(SqliteStore {
         tx.commit().await?;
         Ok(())
     }
+    async fn record_track_points(
+        &self,
+        run_id: &str,
+        points: &[crate::TrackPoints],
+    ) -> StoreResult<()> {
+        let _writer = self.writer.lock().await;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for p in points {
+            sqlx::query(sql::UPSERT_TRACK_POINTS)
+                .bind(run_id)
+                .bind(p.asset_id)
+                .bind(i64::from(p.return_period))
+                .bind(p.metric.as_str())
+                .bind(&p.body)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
     #[tracing::instrument(name = "finish_grading_run", skip_all, fields(run_id = %run_id))]
     async fn finish_run_if_complete(&self, run_id: &str, now: i64) -> StoreResult<bool> {
         let _writer = self.writer.lock().await;
@@ -133,6 +153,7 @@ crate::grading::impl_grading_store!(SqliteStore {
         for statement in [
             sql::SET_ACTIVE_RUN,
             sql::DELETE_OTHER_GRADES,
+            sql::DELETE_OTHER_TRACK_POINTS,
             sql::DELETE_OTHER_TASKS,
         ] {
             sqlx::query(statement)
