@@ -7,7 +7,7 @@
 //! the drawdown grid of `T` (the grid `segments` report), like the
 //! segment statistics. No figure changes the walk-forward predictions.
 
-use crate::stats::{median_sorted, percentile_sorted};
+use crate::stats::{median_select, median_sorted, percentile_sorted};
 use crate::{exits, outcome, EngineError, Grid, Params, Prepared};
 
 /// Resamples of the bootstrap interval of a bucket's median.
@@ -72,7 +72,9 @@ pub fn evidence(
     closes: &[f64],
     requests: &[EvidenceRequest],
 ) -> Vec<Result<Evidence, EngineError>> {
-    let with_prefix = requests.iter().any(|r| crate::reads_prefix(r.params.metric));
+    let with_prefix = requests
+        .iter()
+        .any(|r| crate::reads_prefix(r.params.metric));
     let prepared = match Prepared::new(dates, closes, with_prefix) {
         Ok(p) => p,
         Err(e) => return requests.iter().map(|_| Err(e.clone())).collect(),
@@ -120,13 +122,10 @@ fn one(
     let exits = exits(dates, h);
     let grid = Grid::new(prepared.floor_steps[n - 1], k);
     let ys: Vec<Option<f64>> = (0..n)
-        .map(|s| {
-            exits[s].and_then(|j| outcome(params.metric, closes, &prepared.prefix, s, j, a))
-        })
+        .map(|s| exits[s].and_then(|j| outcome(params.metric, closes, &prepared.prefix, s, j, a)))
         .collect();
     let mut all: Vec<f64> = ys.iter().flatten().copied().collect();
-    all.sort_unstable_by(f64::total_cmp);
-    let unconditional_median = (!all.is_empty()).then(|| median_sorted(&all));
+    let unconditional_median = (!all.is_empty()).then(|| median_select(&mut all));
     let wanted: Vec<u32> = if request.segments.is_empty() {
         (0..k).collect()
     } else {
@@ -262,11 +261,79 @@ impl SplitMix {
     }
 }
 
+/// Positions between checkpoints of [`Checkpoints`].
+const STRIDE: usize = 64;
+
+/// How many values of each episode lie before every `STRIDE`-th position of
+/// the pooled, ascending outcomes: the weight of a resample below such a
+/// position is one sum over the episodes, so a value of given rank is found
+/// by a binary search over checkpoints and a scan of at most `STRIDE`
+/// values, not a scan of them all.
+struct Checkpoints {
+    /// `before[k * episodes + e]`: values of episode `e` among the first
+    /// `k * STRIDE` pooled values.
+    before: Vec<u32>,
+    episodes: usize,
+}
+
+impl Checkpoints {
+    fn new(pooled: &[(f64, u32)], episodes: usize) -> Self {
+        let marks = pooled.len() / STRIDE + 1;
+        let mut before = vec![0u32; marks * episodes];
+        let mut running = vec![0u32; episodes];
+        for (i, &(_, e)) in pooled.iter().enumerate() {
+            if i % STRIDE == 0 {
+                let k = i / STRIDE;
+                before[k * episodes..(k + 1) * episodes].copy_from_slice(&running);
+            }
+            running[e as usize] += 1;
+        }
+        Checkpoints { before, episodes }
+    }
+
+    /// Weight (sum of `weight[e]` per value) of the first `k * STRIDE` values.
+    fn weight_before(&self, k: usize, weight: &[u64]) -> u64 {
+        self.before[k * self.episodes..(k + 1) * self.episodes]
+            .iter()
+            .zip(weight)
+            .map(|(&c, &w)| u64::from(c) * w)
+            .sum()
+    }
+
+    /// The value of 0-based `rank` in the resample that draws episode `e`
+    /// `weight[e]` times (`rank` below the resample's size).
+    fn value_at_rank(&self, pooled: &[(f64, u32)], weight: &[u64], rank: u64) -> f64 {
+        // The last checkpoint whose weight before it is at most `rank`.
+        let marks = pooled.len().div_ceil(STRIDE);
+        let (mut lo, mut hi) = (0usize, marks);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if self.weight_before(mid, weight) <= rank {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut cum = self.weight_before(lo, weight);
+        for &(y, e) in &pooled[lo * STRIDE..] {
+            cum += weight[e as usize];
+            if cum > rank {
+                return y;
+            }
+        }
+        unreachable!("rank {rank} below the resample's size")
+    }
+}
+
 /// The 90 % percentile interval of the median of the pooled outcomes when
 /// whole episodes are drawn with replacement (a block bootstrap whose
 /// blocks are the episodes, so overlapping windows stay together).
 /// `pooled` is ascending by value, each tagged with its episode.
-pub(crate) fn bootstrap_ci(pooled: &[(f64, u32)], episodes: usize, salt: u64) -> Option<(f64, f64)> {
+pub(crate) fn bootstrap_ci(
+    pooled: &[(f64, u32)],
+    episodes: usize,
+    salt: u64,
+) -> Option<(f64, f64)> {
     if episodes < 2 || pooled.is_empty() {
         return None;
     }
@@ -275,6 +342,7 @@ pub(crate) fn bootstrap_ci(pooled: &[(f64, u32)], episodes: usize, salt: u64) ->
         size[e as usize] += 1;
     }
     let mut rng = SplitMix(BOOTSTRAP_SEED ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let counts = Checkpoints::new(pooled, episodes);
     let mut weight = vec![0u64; episodes];
     let mut medians = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
     for _ in 0..BOOTSTRAP_RESAMPLES {
@@ -290,17 +358,9 @@ pub(crate) fn bootstrap_ci(pooled: &[(f64, u32)], episodes: usize, salt: u64) ->
         }
         // Ranks (0-based) of the two middle values of the pooled sample.
         let (lo_rank, hi_rank) = ((total - 1) / 2, total / 2);
-        let (mut lo, mut cum) = (None, 0u64);
-        for &(y, e) in pooled {
-            cum += weight[e as usize];
-            if lo.is_none() && cum > lo_rank {
-                lo = Some(y);
-            }
-            if cum > hi_rank {
-                medians.push((lo.expect("lo_rank <= hi_rank") + y) / 2.0);
-                break;
-            }
-        }
+        let lo = counts.value_at_rank(pooled, &weight, lo_rank);
+        let hi = counts.value_at_rank(pooled, &weight, hi_rank);
+        medians.push((lo + hi) / 2.0);
     }
     if medians.is_empty() {
         return None;
@@ -311,4 +371,39 @@ pub(crate) fn bootstrap_ci(pooled: &[(f64, u32)], episodes: usize, salt: u64) ->
         percentile_sorted(&medians, tail),
         percentile_sorted(&medians, 1.0 - tail),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checkpointed search finds the value a scan of every pooled value
+    /// finds, for every rank of random resamples.
+    #[test]
+    fn ranks_by_checkpoints_equal_a_full_scan() {
+        let mut rng = SplitMix(9);
+        for (n, episodes) in [(1usize, 1usize), (63, 2), (64, 3), (65, 5), (700, 40), (3000, 9)] {
+            let mut pooled: Vec<(f64, u32)> = (0..n)
+                .map(|_| ((rng.below(500) as f64) / 7.0, rng.below(episodes) as u32))
+                .collect();
+            pooled.sort_unstable_by(|p, q| p.0.total_cmp(&q.0));
+            let counts = Checkpoints::new(&pooled, episodes);
+            for _ in 0..5 {
+                let weight: Vec<u64> = (0..episodes).map(|_| rng.below(4) as u64).collect();
+                let total: u64 = pooled.iter().map(|&(_, e)| weight[e as usize]).sum();
+                for rank in 0..total {
+                    let mut cum = 0;
+                    let scanned = pooled
+                        .iter()
+                        .find(|&&(_, e)| {
+                            cum += weight[e as usize];
+                            cum > rank
+                        })
+                        .unwrap()
+                        .0;
+                    assert_eq!(counts.value_at_rank(&pooled, &weight, rank), scanned);
+                }
+            }
+        }
+    }
 }

@@ -13,6 +13,7 @@
 mod calendar;
 mod evidence;
 mod rolling;
+mod snapshot;
 mod stats;
 
 pub use calendar::{civil_from_days, is_weekend};
@@ -21,6 +22,7 @@ pub use evidence::{
     CI_LEVEL,
 };
 use rolling::RollingMedian;
+pub use snapshot::StateAt;
 use stats::{max_num, mean, median_select, median_sorted, min_num, order_key, percentiles_select};
 
 /// Fewest rows an analysis accepts (the spec's 422 bound).
@@ -521,49 +523,7 @@ struct Walk {
     /// with [`Keep::Signals`] and [`Keep::Full`].
     segments: Vec<u8>,
     /// The states of the prefixes asked for, in order.
-    snapshots: Vec<StateSummary>,
-}
-
-/// What a state is summarised from: a walk's products so far.
-struct WalkParts<'a> {
-    periods_per_year: u32,
-    series: &'a TimeSeries,
-    outcomes: &'a [Outcome],
-    per_segment: &'a [Estimators],
-    grid: &'a Grid,
-}
-
-impl WalkParts<'_> {
-    /// The state at the last of `drawdowns` and `closes` (the rows walked
-    /// so far) and the per-segment statistics.
-    fn summarise(
-        &self,
-        drawdowns: &[f64],
-        closes: &[f64],
-        typical_max_drawdown: Option<f64>,
-    ) -> StateSummary {
-        let last = closes.len() - 1;
-        let current_segment = self.grid.segment(drawdowns[last]);
-        StateSummary {
-            periods_per_year: self.periods_per_year,
-            current: current_state(
-                self.series,
-                self.outcomes,
-                drawdowns,
-                self.grid,
-                closes[last],
-                current_segment,
-            ),
-            segments: segment_stats(
-                closes,
-                drawdowns,
-                self.outcomes,
-                self.per_segment,
-                self.grid,
-            ),
-            typical_max_drawdown,
-        }
-    }
+    snapshots: Vec<StateAt>,
 }
 
 /// The point-in-time signals of every row ([`walk_forward`]): what a
@@ -704,27 +664,36 @@ fn summarise(
     closes: &[f64],
     typical_max_drawdown: Option<f64>,
 ) -> StateSummary {
-    WalkParts {
+    let last = closes.len() - 1;
+    let current_segment = w.grid.segment(drawdowns[last]);
+    StateSummary {
         periods_per_year: w.periods_per_year,
-        series: &w.series,
-        outcomes: &w.outcomes,
-        per_segment: &w.per_segment,
-        grid: &w.grid,
+        current: current_state(
+            &w.series,
+            &w.outcomes,
+            drawdowns,
+            &w.grid,
+            closes[last],
+            current_segment,
+        ),
+        segments: segment_stats(closes, drawdowns, &w.outcomes, &w.per_segment, &w.grid),
+        typical_max_drawdown,
     }
-    .summarise(drawdowns, closes, typical_max_drawdown)
 }
 
-/// [`analyse_state`] of each prefix `rows 0..=end` for `end` in `ends`
-/// (strictly ascending, each prefix at least [`MIN_ROWS`] long), in one
-/// walk over the series: entry `i` equals `analyse_state` of the series cut
-/// after row `ends[i]`, value for value. Without `periods_per_year` each
-/// prefix infers its own, as `analyse_state` of the cut series would.
+/// The state of each prefix `rows 0..=end` for `end` in `ends` (strictly
+/// ascending, each prefix at least [`MIN_ROWS`] long), in one walk over
+/// the series: entry `i` equals, value for value, the `current`, the
+/// `segments[current.segment]` and the `typical_max_drawdown` of
+/// [`analyse_state`] of the series cut after row `ends[i]`. Without
+/// `periods_per_year` each prefix infers its own, as `analyse_state` of the
+/// cut series would.
 pub fn analyse_states_at(
     dates: &[i32],
     closes: &[f64],
     params: &Params,
     ends: &[u32],
-) -> Result<Vec<StateSummary>, EngineError> {
+) -> Result<Vec<StateAt>, EngineError> {
     validate_params(params)?;
     let prepared = Prepared::new(dates, closes, reads_prefix(params.metric))?;
     let n = closes.len();
@@ -734,7 +703,10 @@ pub fn analyse_states_at(
             w[1]
         )));
     }
-    if let Some(&e) = ends.iter().find(|&&e| e as usize >= n || (e as usize) + 1 < MIN_ROWS) {
+    if let Some(&e) = ends
+        .iter()
+        .find(|&&e| e as usize >= n || (e as usize) + 1 < MIN_ROWS)
+    {
         return Err(EngineError::InvalidInput(format!(
             "end row {e} outside {}..{n}",
             MIN_ROWS - 1
@@ -863,6 +835,7 @@ fn walk_prepared(
     let (mut ema_err_sum, mut med_err_sum, mut err_n) = (0.0f64, 0.0f64, 0u32);
     let mut taken = Vec::with_capacity(snapshots.len());
     let mut typical = TypicalMaxDrawdown::default();
+    let mut tracker = (!snapshots.is_empty()).then(|| snapshot::Tracker::new(k as usize));
 
     for t in 0..n {
         let steps = floor_steps[t];
@@ -873,6 +846,9 @@ fn walk_prepared(
             regroup.group(&outcomes, drawdowns, &grid);
             for (i, est) in per_segment.iter_mut().enumerate() {
                 est.refill(regroup.ys(i), lambda);
+            }
+            if let Some(tracker) = &mut tracker {
+                tracker.regroup(&grid, drawdowns, t, &outcomes);
             }
         }
         // Confirm every outcome whose exit is t.
@@ -892,15 +868,20 @@ fn walk_prepared(
             ema_err_sum += ema_err;
             med_err_sum += med_err;
             err_n += 1;
-            per_segment[grid.segment(drawdowns[s])].push(y, lambda);
+            let bucket = grid.segment(drawdowns[s]);
+            per_segment[bucket].push(y, lambda);
             all.push(y, lambda);
-            outcomes.push(Outcome {
+            let o = Outcome {
                 start: s,
                 exit: t,
                 y,
                 ema_err,
                 med_err,
-            });
+            };
+            if let Some(tracker) = &mut tracker {
+                tracker.outcome(&o, bucket, closes);
+            }
+            outcomes.push(o);
         }
         // Starts whose exit lies past the window never confirm; skip them.
         while next_start < t && exits[next_start].is_none() {
@@ -928,21 +909,22 @@ fn walk_prepared(
                 _ => None,
             });
         }
-        if !snapshots.is_empty() {
+        if let Some(tracker) = &mut tracker {
             typical.push(dates[t], closes[t]);
+            tracker.row(segment);
             if snapshots.get(taken.len()) == Some(&t) {
-                let parts = WalkParts {
+                taken.push(tracker.take(snapshot::Snapshot {
                     periods_per_year: a,
-                    series: &series,
-                    outcomes: &outcomes,
-                    per_segment: &per_segment,
                     grid: &grid,
-                };
-                taken.push(parts.summarise(
-                    &drawdowns[..=t],
-                    &closes[..=t],
-                    typical.value(),
-                ));
+                    estimators: &per_segment,
+                    segment,
+                    price: closes[t],
+                    drawdown: drawdowns[t],
+                    expected_return: ema,
+                    median_return: med,
+                    all_errors: (ema_err_sum, med_err_sum, err_n),
+                    typical_max_drawdown: typical.value(),
+                }));
             }
         }
     }

@@ -11,7 +11,7 @@ use exports::forecast::plugins::engine::{
     SegmentPaths, SegmentStats, StateSummary, TimeSeries, WalkForwardSeries,
 };
 use exports::forecast::plugins::evidence::{
-    EvidenceReport, EvidenceRequest, Guest as EvidenceGuest, SegmentEvidence,
+    EvidenceReport, EvidenceRequest, Guest as EvidenceGuest, SegmentEvidence, StateAt,
 };
 use forecast::plugins::types::{Metric, PriceSeries};
 use forecast_engine as core;
@@ -40,9 +40,19 @@ impl EvidenceGuest for Component {
         series: PriceSeries,
         params: AnalysisParams,
         ends: Vec<u32>,
-    ) -> Result<Vec<StateSummary>, EngineError> {
+    ) -> Result<Vec<StateAt>, EngineError> {
         core::analyse_states_at(&series.dates, &series.closes, &to_core(&params), &ends)
-            .map(|states| states.into_iter().map(state_to_wit).collect())
+            .map(|states| {
+                states
+                    .into_iter()
+                    .map(|s| StateAt {
+                        periods_per_year: s.periods_per_year,
+                        current: current_to_wit(s.current),
+                        active_segment: segment_to_wit(s.active_segment),
+                        typical_max_drawdown: s.typical_max_drawdown,
+                    })
+                    .collect()
+            })
             .map_err(error_to_wit)
     }
 }

@@ -159,7 +159,8 @@ pub struct UniverseTrackRecordQuery {
 impl RawUniverseTrackRecordQuery {
     /// Checks every parameter; the error names the one refused.
     pub fn validate(&self) -> Result<UniverseTrackRecordQuery, Invalid> {
-        let q = RawAnalysisQuery::with(self.return_period.clone(), self.metric.clone()).validate()?;
+        let q =
+            RawAnalysisQuery::with(self.return_period.clone(), self.metric.clone()).validate()?;
         if !defaults::GRADED_RETURN_PERIODS.contains(&q.return_period) {
             return Err(Invalid(format!(
                 "return_period must be one of the graded horizons {:?} (got {})",

@@ -22,7 +22,9 @@ pub use exports::forecast::plugins::engine::{
     Analysis, AnalysisParams, CurrentState, EngineError, Method, SegmentStats, StateSummary,
     WalkForwardSeries,
 };
-pub use exports::forecast::plugins::evidence::{EvidenceReport, EvidenceRequest, SegmentEvidence};
+pub use exports::forecast::plugins::evidence::{
+    EvidenceReport, EvidenceRequest, SegmentEvidence, StateAt,
+};
 use exports::forecast::plugins::{engine, evidence};
 
 impl self::forecast::plugins::host_log::Host for CallState {
@@ -226,7 +228,7 @@ impl Plugin<SegmentationWorld> {
         series: &Series,
         params: AnalysisParams,
         ends: &[u32],
-    ) -> Result<Result<Vec<StateSummary>, EngineError>, PluginError> {
+    ) -> Result<Result<Vec<StateAt>, EngineError>, PluginError> {
         let input = wit_series(series);
         let _call = guest_span!("states-at", self.label()).entered();
         self.call(permit, |store, bindings| {
@@ -316,7 +318,7 @@ impl SegmentationSession {
         series: &Series,
         params: AnalysisParams,
         ends: &[u32],
-    ) -> Result<Result<Vec<StateSummary>, EngineError>, PluginError> {
+    ) -> Result<Result<Vec<StateAt>, EngineError>, PluginError> {
         let input = wit_series(series);
         let _call = guest_span!("states-at", self.plugin.label()).entered();
         self.call(permit, None, |store, bindings| {

@@ -609,9 +609,10 @@ impl AnalysisService {
                 |r: Result<Result<seg::Analysis, EngineError>, forecast_plugins::PluginError>| {
                     match r {
                         Ok(Ok(analysis)) => {
-                            let mut v =
-                                serde_json::to_value(shape(&asset, &window, &query, analysis, None, ""))
-                                    .map_err(|e| e.to_string())?;
+                            let mut v = serde_json::to_value(shape(
+                                &asset, &window, &query, analysis, None, "",
+                            ))
+                            .map_err(|e| e.to_string())?;
                             // Who answered and when differ by design.
                             v.as_object_mut().map(|o| o.remove("metadata"));
                             Ok(v)

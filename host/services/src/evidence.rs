@@ -94,7 +94,9 @@ pub fn state_evidence(
                  median outcome from any drawdown ({})",
                 pct(lo),
                 pct(hi),
-                median.map(|m| format!(", median {}", pct(m))).unwrap_or_default(),
+                median
+                    .map(|m| format!(", median {}", pct(m)))
+                    .unwrap_or_default(),
                 pct(u)
             ));
         }
@@ -139,7 +141,11 @@ mod tests {
         assert!(few.reasons[0].contains("only 9 independent episodes"));
         let wide = state_evidence(&evidence(40, Some((-0.02, 0.08))), Some(0.01), Some(0.05));
         assert!(wide.thin);
-        assert!(wide.reasons[0].contains("-2.0 % to +8.0 %"), "{:?}", wide.reasons);
+        assert!(
+            wide.reasons[0].contains("-2.0 % to +8.0 %"),
+            "{:?}",
+            wide.reasons
+        );
         let both = state_evidence(&evidence(1, None), Some(0.01), None);
         assert_eq!(both.reasons.len(), 1, "no interval: the count says it");
         assert!(both.reasons[0].contains("only 1 independent episode in"));

@@ -235,10 +235,18 @@ fn track_points(
         }
         states.push(s);
     }
-    let inputs: Vec<_> = states.iter().flatten().map(verdict::score_input).collect();
+    let inputs: Vec<_> = states
+        .iter()
+        .flatten()
+        .map(verdict::score_input_at)
+        .collect();
     let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
     if grades.len() != inputs.len() {
-        return Err(format!("{} grades for {} states", grades.len(), inputs.len()));
+        return Err(format!(
+            "{} grades for {} states",
+            grades.len(),
+            inputs.len()
+        ));
     }
     Ok(queries
         .iter()

@@ -51,7 +51,7 @@ pub fn realised_return(series: &PriceSeries, t: usize, horizon: u32) -> Option<f
 pub fn rows(
     prices: &PriceSeries,
     ends: &[u32],
-    states: &[forecast_plugins::segmentation::StateSummary],
+    states: &[forecast_plugins::segmentation::StateAt],
     grades: &[forecast_plugins::scorer::Grade],
     horizon: u32,
 ) -> Vec<TrackRecordRow> {
@@ -220,7 +220,8 @@ pub fn aggregate(
     let mut ic_series = Vec::new();
     let mut spreads = Vec::new();
     // Per letter and month-end: (sum of realised, sum of excess, count).
-    let mut per_letter: Vec<Vec<(f64, f64, u32)>> = vec![vec![(0.0, 0.0, 0); dates.len()]; letters.len()];
+    let mut per_letter: Vec<Vec<(f64, f64, u32)>> =
+        vec![vec![(0.0, 0.0, 0); dates.len()]; letters.len()];
     let mut all_by_letter: Vec<Vec<f64>> = vec![Vec::new(); letters.len()];
     for (d, (date, points)) in by_date.iter().enumerate() {
         let mean = points.iter().map(|p| p.realised).sum::<f64>() / points.len() as f64;
@@ -259,7 +260,8 @@ pub fn aggregate(
                 mean_realised_return: (n > 0).then(|| sums.0 / n as f64),
                 mean_ci: ratio_interval(cells, block, i as u64),
                 median_realised_return: (n > 0).then(|| median_sorted(ys)),
-                hit_rate: (n > 0).then(|| ys.iter().filter(|&&y| y > 0.0).count() as f64 / n as f64),
+                hit_rate: (n > 0)
+                    .then(|| ys.iter().filter(|&&y| y > 0.0).count() as f64 / n as f64),
                 mean_excess_return: (n > 0).then(|| sums.1 / n as f64),
             }
         })
@@ -472,10 +474,7 @@ mod tests {
 
     fn series(dates: &[&str], closes: &[f64]) -> PriceSeries {
         PriceSeries {
-            dates: dates
-                .iter()
-                .map(|d| to_days(d.parse().unwrap()))
-                .collect(),
+            dates: dates.iter().map(|d| to_days(d.parse().unwrap())).collect(),
             closes: closes.to_vec(),
         }
     }

@@ -58,6 +58,20 @@ pub(crate) fn active_bucket_evidence(
     }
 }
 
+/// What the scorer sees of a month-end's state (as [`score_input`] of the
+/// whole state at that date).
+pub fn score_input_at(s: &forecast_plugins::segmentation::StateAt) -> ScoreInput {
+    let c = &s.current;
+    ScoreInput {
+        median_return: c.median_return,
+        expected_return: c.expected_return,
+        best_error: c.best_error,
+        win_rate: s.active_segment.win_rate,
+        insufficient_data: c.insufficient_data,
+        drawdown: c.drawdown,
+    }
+}
+
 /// Everything a verdict is built from.
 pub struct VerdictParts<'a> {
     /// The asset.
@@ -193,7 +207,8 @@ pub struct VerdictService {
     /// metric): a new price, engine or scorer is a new key.
     records: moka::sync::Cache<RecordKey, Arc<TrackRecordResponse>>,
     /// Universe track records by (grading run, query).
-    universe: moka::sync::Cache<(String, UniverseTrackRecordQuery), Arc<UniverseTrackRecordResponse>>,
+    universe:
+        moka::sync::Cache<(String, UniverseTrackRecordQuery), Arc<UniverseTrackRecordResponse>>,
 }
 
 type RecordKey = (i64, i64, String, String, u32, Metric);
@@ -331,7 +346,7 @@ impl VerdictService {
                     .states_at(&permit, &graded, params, &ends)?
                     .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?,
             };
-            let inputs: Vec<_> = states.iter().map(score_input).collect();
+            let inputs: Vec<_> = states.iter().map(score_input_at).collect();
             let grades = match inputs.is_empty() {
                 true => Vec::new(),
                 false => scorer.score(&permit, &inputs)?,

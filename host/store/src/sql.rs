@@ -337,8 +337,7 @@ pub(crate) const UPSERT_TRACK_POINTS: &str =
      ON CONFLICT (run_id, return_period, metric, asset_id) DO UPDATE SET body = excluded.body";
 
 /// A run's grade histories of one (period, metric), of active assets.
-pub(crate) const TRACK_POINTS: &str =
-    "SELECT t.asset_id, t.body, a.category, a.data_source
+pub(crate) const TRACK_POINTS: &str = "SELECT t.asset_id, t.body, a.category, a.data_source
      FROM track_points t JOIN assets a ON a.id = t.asset_id
      WHERE t.run_id = $1 AND t.return_period = $2 AND t.metric = $3 AND a.is_active
      ORDER BY t.asset_id";

@@ -109,9 +109,9 @@ function ByGradeTable({ tr }: { tr: TrackRecord }) {
                 <GradeBadge letter={g.grade} />
               </th>
               <td class="num gh-count">{int(g.count)}</td>
-              <td class={`num ${signClass(g.mean_realised_return)}`}>{pct(g.mean_realised_return)}</td>
-              <td class={`num ${signClass(g.median_realised_return)}`}>{pct(g.median_realised_return)}</td>
-              <td class="num">{pct(g.hit_rate, 0)}</td>
+              <td class={`num nowrap ${signClass(g.mean_realised_return)}`}>{pct(g.mean_realised_return)}</td>
+              <td class={`num nowrap ${signClass(g.median_realised_return)}`}>{pct(g.median_realised_return)}</td>
+              <td class="num nowrap">{pct(g.hit_rate, 0)}</td>
             </tr>
           ))}
         </tbody>

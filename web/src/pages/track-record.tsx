@@ -297,10 +297,10 @@ function Unavailable({ error }: { error: ApiError }) {
 export function TrackRecordPage({ loc }: { loc: Location }) {
   useTitle("Track record");
   const p = {
-    return_period: loc.query.get("return_period") ?? "90",
-    metric: loc.query.get("metric") ?? "return",
+    return_period: loc.query.get("return_period") || "90",
+    metric: loc.query.get("metric") || "return",
     category: loc.query.get("category") ?? "",
-    source: loc.query.get("source") ?? "real",
+    source: loc.query.get("source") || "real",
   };
   const query = { return_period: p.return_period, metric: p.metric, category: p.category || undefined, source: p.source };
   const r = useData(() => api.universeTrackRecord(query), [JSON.stringify(query)]);
@@ -367,7 +367,14 @@ export function TrackRecordPage({ loc }: { loc: Location }) {
       </Card>
       {r.loading && <Loading label="Loading the track record…" />}
       {unavailable ? <Unavailable error={unavailable} /> : <ErrorNote error={r.error} what="The track record" id="tr-error" />}
-      {tr && (
+      {tr && tr.observations === 0 && (
+        <p class="note note-info" role="status" id="tr-empty">
+          No graded month-end with a realised return matches these filters
+          {tr.category ? ` (${tr.category}, ${SOURCES.find(([v]) => v === tr.source)?.[1].toLowerCase() ?? tr.source} prices)` : ""}: try
+          another category or “All prices”.
+        </p>
+      )}
+      {tr && tr.observations > 0 && (
         <>
           <Card title="What it covers" id="tr-summary">
             <p class="muted small" id="tr-meta">
@@ -390,10 +397,19 @@ export function TrackRecordPage({ loc }: { loc: Location }) {
             )}
             {ds && ds.synthetic > 0 && (
               <p class="note note-warn" role="note" id="tr-synthetic">
-                <strong>
-                  {int(ds.synthetic)} of these {int(dsTotal)} assets have synthetic prices.
-                </strong>{" "}
-                Their histories are random: grades on them cannot carry information, and they dilute whatever the others show.
+                {ds.synthetic === dsTotal ? (
+                  <>
+                    <strong>All {int(dsTotal)} assets here have synthetic prices.</strong> Their histories are random: grades on them
+                    cannot carry information, so these figures show what chance alone gives.
+                  </>
+                ) : (
+                  <>
+                    <strong>
+                      {int(ds.synthetic)} of these {int(dsTotal)} assets have synthetic prices.
+                    </strong>{" "}
+                    Their histories are random: grades on them cannot carry information, and they dilute whatever the others show.
+                  </>
+                )}
               </p>
             )}
             {tr.notes.length > 0 && (
