@@ -320,6 +320,26 @@ export interface paths {
         patch: operations["changeStrategy"];
         trace?: never;
     };
+    "/api/track-record": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The grades' own track record across the universe
+         * @description Every graded asset's grade at each past month-end (from its rows up to that date only, as GET /api/track-record/{ticker} computes it), next to the return realised over the next return_period days, aggregated over the covered assets: per grade letter the count, mean and median realised return with a 90 % interval of the mean, hit rate and mean excess over the same month-ends' equal-weight average; the information coefficient (Spearman rank correlation of score with realised return) per month-end with at least 5 assets, its mean and interval; the top-minus-bottom score quintile spread; predicted median against realised in ten equal-count bins. Intervals resample blocks of block_months consecutive month-ends (a moving-block bootstrap, 1,000 resamples, fixed seed), because month-ends closer than the horizon share part of it. source=real (default) covers market prices (shipped and ingested); synthetic histories are random by construction, so their figures show what chance gives. The daily grading run computes and stores the histories; the aggregate is computed once per run and query and then served from memory.
+         */
+        get: operations["track_record"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/track-record/{ticker}": {
         parameters: {
             query?: never;
@@ -565,6 +585,26 @@ export interface paths {
         head?: never;
         /** Share one of your uploaded strategies with every Premium user (or stop), or pick the version that runs */
         patch: operations["webChangeStrategy"];
+        trace?: never;
+    };
+    "/web/api/track-record": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The grades' own track record across the universe
+         * @description Every graded asset's grade at each past month-end (from its rows up to that date only, as GET /api/track-record/{ticker} computes it), next to the return realised over the next return_period days, aggregated over the covered assets: per grade letter the count, mean and median realised return with a 90 % interval of the mean, hit rate and mean excess over the same month-ends' equal-weight average; the information coefficient (Spearman rank correlation of score with realised return) per month-end with at least 5 assets, its mean and interval; the top-minus-bottom score quintile spread; predicted median against realised in ten equal-count bins. Intervals resample blocks of block_months consecutive month-ends (a moving-block bootstrap, 1,000 resamples, fixed seed), because month-ends closer than the horizon share part of it. source=real (default) covers market prices (shipped and ingested); synthetic histories are random by construction, so their figures show what chance gives. The daily grading run computes and stores the histories; the aggregate is computed once per run and query and then served from memory.
+         */
+        get: operations["webTrack_record"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/web/api/track-record/{ticker}": {
@@ -953,6 +993,24 @@ export interface components {
             /** @description Its equity. */
             equity: number[];
         };
+        /** @description One bin of predicted median return. */
+        CalibrationBin: {
+            /**
+             * Format: double
+             * @description Mean predicted median return of the bin's pairs.
+             */
+            mean_predicted: number;
+            /**
+             * Format: double
+             * @description Mean realised return of the same pairs.
+             */
+            mean_realised: number;
+            /**
+             * Format: int32
+             * @description Pairs in the bin.
+             */
+            count: number;
+        };
         /**
          * @description The 17 asset categories of the API (spec: Category enum).
          * @enum {string}
@@ -1120,6 +1178,24 @@ export interface components {
              */
             debug?: Record<string, never> | null;
         };
+        /** @description The rank correlation of score and realised return at one month-end. */
+        IcPoint: {
+            /**
+             * Format: date
+             * @description The month-end.
+             */
+            date: string;
+            /**
+             * Format: double
+             * @description Spearman correlation of the scores with the realised returns.
+             */
+            ic: number;
+            /**
+             * Format: int32
+             * @description Assets graded that month-end with a realised return.
+             */
+            assets: number;
+        };
         /** @description One API key as listed (never the key itself). */
         KeyRecord: {
             /**
@@ -1229,6 +1305,21 @@ export interface components {
              *     by the operator (`FORECAST_UPGRADE_URL`), or null when none is.
              */
             upgrade_url: string | null;
+        };
+        /** @description A mean over month-ends with an interval that accounts for overlap. */
+        MeanWithInterval: {
+            /**
+             * Format: double
+             * @description Mean over the month-ends.
+             */
+            mean?: number | null;
+            /** @description 90 % interval by a moving-block bootstrap over month-ends. */
+            ci?: number[] | null;
+            /**
+             * Format: int32
+             * @description Month-ends averaged.
+             */
+            dates: number;
         };
         /**
          * @description The forward metric an analysis, a grade or a ranking is about.
@@ -1665,6 +1756,11 @@ export interface components {
          * @enum {string}
          */
         SortOrder: "asc" | "desc";
+        /**
+         * @description Which price histories a universe track record covers.
+         * @enum {string}
+         */
+        SourceFilter: "real" | "synthetic" | "all";
         /** @description The least, the mean and the most of one figure. */
         Spread: {
             /**
@@ -1911,6 +2007,115 @@ export interface components {
              * @description Reference close of the fill.
              */
             price: number;
+        };
+        /** @description The realised outcomes of one grade letter across the universe. */
+        UniverseGradeOutcome: {
+            /** @description The letter. */
+            grade: string;
+            /**
+             * Format: int32
+             * @description (asset, month-end) pairs with that grade and a realised return.
+             */
+            count: number;
+            /**
+             * Format: double
+             * @description Mean realised return of those pairs.
+             */
+            mean_realised_return?: number | null;
+            /**
+             * @description 90 % interval of that mean by a moving-block bootstrap over
+             *     month-ends (blocks as long as the horizon's overlap), fixed seed.
+             */
+            mean_ci?: number[] | null;
+            /**
+             * Format: double
+             * @description Median realised return of those pairs.
+             */
+            median_realised_return?: number | null;
+            /**
+             * Format: double
+             * @description Share of them with a realised return above 0.
+             */
+            hit_rate?: number | null;
+            /**
+             * Format: double
+             * @description Mean of (realised return − the equal-weight mean realised return of
+             *     every covered asset at the same month-end).
+             */
+            mean_excess_return?: number | null;
+        };
+        /**
+         * @description `GET /api/track-record`: how the grades of the active engine and scorer
+         *     did across the universe, month-end by month-end, from data up to each
+         *     month-end only.
+         */
+        UniverseTrackRecordResponse: {
+            /**
+             * Format: int32
+             * @description Graded horizon.
+             */
+            return_period: number;
+            /** @description Graded metric. */
+            metric: components["schemas"]["Metric"];
+            category?: null | components["schemas"]["Category"];
+            /** @description The source filter. */
+            source: components["schemas"]["SourceFilter"];
+            /** @description The grading run that computed the record. */
+            run_id: string;
+            /** @description Its UTC day. */
+            run_day: string;
+            /** @description Engine version. */
+            engine_version: string;
+            /** @description Scorer version. */
+            scorer_version: string;
+            /**
+             * Format: int32
+             * @description Assets covered.
+             */
+            assets: number;
+            /**
+             * Format: int32
+             * @description (asset, month-end) pairs with a realised return.
+             */
+            observations: number;
+            /**
+             * Format: date
+             * @description First and last month-end with a realised return.
+             */
+            first_date?: string | null;
+            /**
+             * Format: date
+             * @description See `first_date`.
+             */
+            last_date?: string | null;
+            /** @description Provenance of the covered assets' prices. */
+            data_sources: components["schemas"]["DataSources"];
+            /** @description Per grade letter, A first. */
+            by_grade: components["schemas"]["UniverseGradeOutcome"][];
+            /**
+             * @description Mean information coefficient (Spearman rank correlation of score
+             *     with realised return, per month-end with at least 5 assets).
+             */
+            ic: components["schemas"]["MeanWithInterval"];
+            /** @description The IC month by month. */
+            ic_series: components["schemas"]["IcPoint"][];
+            /**
+             * @description Mean realised return of the top score quintile minus the bottom
+             *     one, per month-end with at least 5 assets.
+             */
+            quintile_spread: components["schemas"]["MeanWithInterval"];
+            /**
+             * @description Pairs binned by predicted median return (deciles): predicted
+             *     against realised.
+             */
+            calibration: components["schemas"]["CalibrationBin"][];
+            /**
+             * Format: int32
+             * @description Bootstrap block length in month-ends (the horizon's overlap + 1).
+             */
+            block_months: number;
+            /** @description What the figures can and cannot say, in words. */
+            notes: string[];
         };
         /** @description An asset of the universe a backtest could not use. */
         UnusableAsset: {
@@ -4073,6 +4278,108 @@ export interface operations {
             };
         };
     };
+    track_record: {
+        parameters: {
+            query?: {
+                /** @description A graded horizon in calendar days: 7, 30, 90, 180 or 365. */
+                return_period?: number;
+                /** @description The graded metric. */
+                metric?: components["schemas"]["Metric"];
+                /** @description Only assets of this category. */
+                category?: components["schemas"]["Category"];
+                /** @description `real` (market prices, shipped or ingested), `synthetic` or `all`. */
+                source?: components["schemas"]["SourceFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UniverseTrackRecordResponse"];
+                };
+            };
+            /** @description A parameter is out of bounds; detail names it */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable (the request is refused), or: No completed grading run has stored grade histories yet; detail says so */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     track_record_asset: {
         parameters: {
             query?: {
@@ -5755,6 +6062,108 @@ export interface operations {
                 };
             };
             /** @description The quota store is unavailable: the request is refused */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webTrack_record: {
+        parameters: {
+            query?: {
+                /** @description A graded horizon in calendar days: 7, 30, 90, 180 or 365. */
+                return_period?: number;
+                /** @description The graded metric. */
+                metric?: components["schemas"]["Metric"];
+                /** @description Only assets of this category. */
+                category?: components["schemas"]["Category"];
+                /** @description `real` (market prices, shipped or ingested), `synthetic` or `all`. */
+                source?: components["schemas"]["SourceFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UniverseTrackRecordResponse"];
+                };
+            };
+            /** @description A parameter is out of bounds; detail names it */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid session, or a Bearer key was sent */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable (the request is refused), or: No completed grading run has stored grade histories yet; detail says so */
             503: {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */
