@@ -42,5 +42,6 @@ mod shutdown;
 mod smoke;
 mod strategy_uploads;
 mod telemetry;
+mod track_record;
 mod upload_abuse;
 mod web;

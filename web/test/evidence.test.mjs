@@ -206,10 +206,10 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
       const notes = await p.locator("#grade-history .gh-notes").innerText();
       assert.match(notes, /up to its month-end only/);
       assert.match(notes, /consecutive month-ends overlap/);
-      assert.match(notes, /synthetic data the grades cannot carry information/);
+      assert.match(notes, /synthetic data the grades describe the generator, not a market/);
       assert.equal(await p.locator("#grade-history-synthetic").count(), tr.data_source === "synthetic" ? 1 : 0);
     }
-    // A synthetic history says its grades carry no information.
+    // A synthetic history says its grades describe the generator.
     const [res] = await Promise.all([p.waitForResponse(isHistory, { timeout: 120_000 }), p.goto("/assets/BTC-USD")]);
     const btc = await res.json();
     assert.equal(btc.data_source, "synthetic");

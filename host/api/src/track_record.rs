@@ -76,8 +76,8 @@ pub struct TrackRecordResponse {
     pub return_period: u32,
     /// The metric graded.
     pub metric: Metric,
-    /// Real or synthetic prices: a synthetic history carries no
-    /// information a grade could find.
+    /// Real or synthetic prices: what a grade finds in a synthetic history
+    /// is a property of its generator, not of any market.
     pub data_source: DataSource,
     /// Engine that computed the states.
     pub engine_version: String,
@@ -98,8 +98,8 @@ pub struct TrackRecordResponse {
 pub enum SourceFilter {
     /// Market prices: the shipped real histories and ingested ones.
     Real,
-    /// Generated histories (random by construction: no grade can find
-    /// anything in them).
+    /// Generated histories (the demo's generator: what the grades find
+    /// there is a property of the generator, not of any market).
     Synthetic,
     /// Both.
     All,

@@ -278,7 +278,7 @@ pub fn aggregate(
         "Past grades and returns do not promise future ones; the catalog holds today's assets, so assets that disappeared are missing.".to_string(),
     ];
     if q.source != SourceFilter::Real {
-        notes.push("Synthetic histories are random by construction: no grade can find anything in them, so their figures show what chance alone gives.".to_string());
+        notes.push("Synthetic histories are generated, not observed: whatever the grades find in them is a property of the generator, not of any market, and says nothing about real assets.".to_string());
     }
     Ok(UniverseTrackRecordResponse {
         return_period: q.return_period,

@@ -36,46 +36,13 @@ export type TrackRecord = Schemas["TrackRecordResponse"];
 export type TrackRecordRow = Schemas["TrackRecordRow"];
 export type GradeOutcome = Schemas["GradeOutcome"];
 
-/** An estimate with its 90 % interval (null with too little data). */
-export interface Estimate {
-  mean: number | null;
-  ci: [number, number] | number[] | null;
-  dates: number;
-}
+/** A mean over month-ends with its 90 % interval (moving-block bootstrap; null with too little data). */
+export type Estimate = Schemas["MeanWithInterval"];
 /**
  * `GET /web/api/track-record`: how the grades of the whole universe turned
  * out, computed by the daily grading run (503 with a `detail` until one has).
  */
-export interface UniverseTrackRecord {
-  return_period: number;
-  metric: string;
-  category: string | null;
-  source: string;
-  run_id: string | number | null;
-  run_day: string | null;
-  engine_version: string;
-  scorer_version: string;
-  assets: number;
-  observations: number;
-  first_date: string | null;
-  last_date: string | null;
-  data_sources: { real: number; ingested: number; synthetic: number };
-  by_grade: {
-    grade: string;
-    count: number;
-    mean_realised_return: number | null;
-    mean_ci: [number, number] | number[] | null;
-    median_realised_return: number | null;
-    hit_rate: number | null;
-    mean_excess_return: number | null;
-  }[];
-  ic: Estimate;
-  ic_series: { date: string; ic: number | null; assets: number }[];
-  quintile_spread: Estimate;
-  calibration: { mean_predicted: number; mean_realised: number; count: number }[];
-  block_months: number;
-  notes: string[];
-}
+export type UniverseTrackRecord = Schemas["UniverseTrackRecordResponse"];
 export type RankedAsset = Schemas["RankedAsset"];
 export type BacktestRequest = Schemas["BacktestRequest"];
 export type BacktestResponse = Schemas["BacktestResponse"];

@@ -142,8 +142,8 @@ export function GradeHistory({ ticker, returnPeriod, metric }: { ticker: string;
           </p>
           {tr.data_source === "synthetic" && (
             <p class="note note-warn" role="note" id="grade-history-synthetic">
-              <strong>Synthetic prices.</strong> This history is generated at random, so its grades cannot carry information about
-              what followed: any pattern below is chance. <Help term="synthetic" label="a synthetic price" />
+              <strong>Synthetic prices.</strong> This history is generated, not observed: any pattern below is a property of
+              the generator, not of any market. <Help term="synthetic" label="a synthetic price" />
             </p>
           )}
           <HistoryChart tr={tr} />
@@ -154,7 +154,7 @@ export function GradeHistory({ ticker, returnPeriod, metric }: { ticker: string;
             is the close at least {tr.return_period} calendar days later over the month-end's close, minus 1. When the horizon is longer
             than a month, consecutive month-ends overlap: neighbouring rows share most of their outcome, so the months counted above are
             not independent{tr.return_period > 31 ? ` (here each ${tr.return_period}-day window spans about ${Math.round(tr.return_period / 30.4)} month-ends)` : ""}.
-            For synthetic data the grades cannot carry information{tr.data_source === "synthetic" ? " — and these prices are synthetic" : ""}.
+            On synthetic data the grades describe the generator, not a market{tr.data_source === "synthetic" ? " — and these prices are synthetic" : ""}.
             Past outcomes do not promise future ones. <a href="/methodology#track-record">How the track record is computed</a>.
           </p>
         </>

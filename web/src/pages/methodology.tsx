@@ -202,13 +202,14 @@ export function MethodologyPage() {
             in it, so the track record over the catalog flatters deep drawdowns.
           </li>
           <li>
-            <strong>Synthetic histories are random.</strong> Most demo prices are generated; their ups and downs follow no
-            pattern a grade could find. Grades and track records on synthetic data mean nothing, and the pages say so where it
+            <strong>Synthetic histories are not markets.</strong> Most demo prices are generated (with regimes of decline and
+            recovery, bursts of volatility and jumps). Whatever a grade finds in them is a property of the generator, not of any
+            market, so grades and track records on synthetic data say nothing about real assets; the pages say so where it
             applies.
           </li>
           <li>
             <strong>Which prices.</strong> The track-record page covers real prices (shipped and ingested) by default; synthetic
-            ones can be chosen to see what chance alone looks like.
+            ones can be chosen to see how the grades behave on the generator's prices.
           </li>
           <li>
             <strong>Overlapping windows.</strong> With a horizon over a month, consecutive month-ends share most of their outcome.

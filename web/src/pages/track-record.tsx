@@ -399,15 +399,15 @@ export function TrackRecordPage({ loc }: { loc: Location }) {
               <p class="note note-warn" role="note" id="tr-synthetic">
                 {ds.synthetic === dsTotal ? (
                   <>
-                    <strong>All {int(dsTotal)} assets here have synthetic prices.</strong> Their histories are random: grades on them
-                    cannot carry information, so these figures show what chance alone gives.
+                    <strong>All {int(dsTotal)} assets here have synthetic prices.</strong> Their histories are generated, not observed:
+                    whatever the grades find here is a property of the generator, not of any market.
                   </>
                 ) : (
                   <>
                     <strong>
                       {int(ds.synthetic)} of these {int(dsTotal)} assets have synthetic prices.
                     </strong>{" "}
-                    Their histories are random: grades on them cannot carry information, and they dilute whatever the others show.
+                    Their histories are generated, not observed: what the grades find in them says nothing about any market, and it mixes with what the others show.
                   </>
                 )}
               </p>
