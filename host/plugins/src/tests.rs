@@ -67,6 +67,41 @@ fn default_engine_loads_and_analyses() {
     assert!(matches!(short, Err(EngineError::InsufficientData(120))));
 }
 
+/// The built-in engine exports `evidence` (WIT 1.7.0) and answers it; an
+/// engine that exports `engine` only, as one built before 1.7.0 does,
+/// still loads and analyses, and says it has no evidence instead of
+/// trapping.
+#[test]
+fn evidence_is_optional_for_an_engine() {
+    use crate::segmentation::EvidenceRequest;
+    let rt = runtime(10_000);
+    let permit = rt.try_acquire().unwrap();
+    let builtin = SegmentationPlugin::load(rt.clone(), "default", builtin::SEGMENTATION).unwrap();
+    assert!(builtin.has_evidence());
+    let request = EvidenceRequest {
+        params: params(30),
+        segments: vec![0],
+    };
+    let answer = builtin
+        .analyse_evidence(&permit, &series(800), std::slice::from_ref(&request))
+        .unwrap();
+    let report = answer[0].as_ref().unwrap();
+    assert_eq!(report.segments.len(), 1);
+    assert_eq!(report.segments[0].segment_idx, 0);
+    let states = builtin
+        .states_at(&permit, &series(800), params(30), &[299, 500, 799])
+        .unwrap()
+        .unwrap();
+    assert_eq!(states.len(), 3);
+
+    let old = SegmentationPlugin::load(rt, "misbehave", &misbehave_bytes()).unwrap();
+    assert!(!old.has_evidence());
+    let err = old
+        .analyse_evidence(&permit, &series(800), &[request])
+        .unwrap_err();
+    assert!(err.to_string().contains("no `evidence`"), "{err}");
+}
+
 #[test]
 fn misbehaving_plugin_is_contained_and_the_runtime_keeps_serving() {
     let rt = runtime(300);

@@ -151,6 +151,37 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
         .unwrap()
         .is_none());
 
+    // Grade histories: stored per (asset, period, metric), replaced by a
+    // second write, read per (period, metric) with the asset's filters.
+    let points = |asset_id, body: &[u8]| TrackPoints {
+        asset_id,
+        return_period: 90,
+        metric: Metric::Return,
+        body: body.to_vec(),
+    };
+    db.record_track_points(&run.id, &[points(1, b"old"), points(2, b"two")])
+        .await
+        .unwrap();
+    db.record_track_points(&run.id, &[points(1, b"new")])
+        .await
+        .unwrap();
+    let stored = db.track_points(&run.id, 90, Metric::Return).await.unwrap();
+    assert_eq!(
+        stored
+            .iter()
+            .map(|t| (t.asset_id, t.body.as_slice(), t.category, t.data_source))
+            .collect::<Vec<_>>(),
+        vec![
+            (1, &b"new"[..], Category::UsStocks, DataSource::Synthetic),
+            (2, &b"two"[..], Category::UsStocks, DataSource::Synthetic)
+        ]
+    );
+    assert!(db
+        .track_points(&run.id, 30, Metric::Return)
+        .await
+        .unwrap()
+        .is_empty());
+
     // A new day's run: the old snapshot stays active until the new one completes.
     let next = db
         .start_or_join_run("2026-11-23", "e@1", "s@1", &[1, 2], 400)
@@ -181,6 +212,13 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
             .unwrap()
             .is_none(),
         "old grades dropped"
+    );
+    assert!(
+        db.track_points(&run.id, 90, Metric::Return)
+            .await
+            .unwrap()
+            .is_empty(),
+        "old grade histories dropped with them"
     );
     assert_eq!(
         db.ranking_rows(&next.id, 90, Metric::Return)

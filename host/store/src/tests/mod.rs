@@ -22,7 +22,7 @@ pub(crate) use forecast_domain::{Category, DataSource, Metric, PluginKind, Tier}
 pub(crate) use crate::prelude::*;
 pub(crate) use crate::{
     connect, redact, ActivationRecord, AddOutcome, CatalogEntry, GradeRow, PluginRecord,
-    ShadowConfig, ShadowSample, StoreError, Window,
+    ShadowConfig, ShadowSample, StoreError, TrackPoints, Window,
 };
 
 pub(crate) fn entry(id: i64, ticker: &str, category: Category, active: bool) -> CatalogEntry {
