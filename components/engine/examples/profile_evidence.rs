@@ -1,7 +1,8 @@
 //! Times what grading asks of the engine per asset on the S&P 500 history:
 //! the 15 graded states in one call, the evidence of each state's current
 //! bucket in one call, and the states at every month-end for each of the
-//! 15 combinations (the track record):
+//! 15 combinations (the track record), one call each and all in one call
+//! with the last row (what grading asks since the track record):
 //! `cargo run --release --example profile_evidence`.
 use forecast_engine as engine;
 
@@ -60,9 +61,24 @@ fn main() {
     time("15 current buckets' evidence", 10, &mut || {
         std::hint::black_box(engine::evidence(&dates, &closes, &requests));
     });
-    time("15 month-end histories (states_at)", 3, &mut || {
-        for p in &params {
-            std::hint::black_box(engine::analyse_states_at(&dates, &closes, p, &ends).unwrap());
-        }
-    });
+    time(
+        "15 month-end histories (states_at, one call each)",
+        3,
+        &mut || {
+            for p in &params {
+                std::hint::black_box(engine::analyse_states_at(&dates, &closes, p, &ends).unwrap());
+            }
+        },
+    );
+    let mut with_last = ends.clone();
+    with_last.push(closes.len() as u32 - 1);
+    time(
+        "15 histories and today's states (analyse_states_at_many)",
+        3,
+        &mut || {
+            std::hint::black_box(engine::analyse_states_at_many(
+                &dates, &closes, &params, &with_last,
+            ));
+        },
+    );
 }

@@ -382,7 +382,14 @@ mod tests {
     #[test]
     fn ranks_by_checkpoints_equal_a_full_scan() {
         let mut rng = SplitMix(9);
-        for (n, episodes) in [(1usize, 1usize), (63, 2), (64, 3), (65, 5), (700, 40), (3000, 9)] {
+        for (n, episodes) in [
+            (1usize, 1usize),
+            (63, 2),
+            (64, 3),
+            (65, 5),
+            (700, 40),
+            (3000, 9),
+        ] {
             let mut pooled: Vec<(f64, u32)> = (0..n)
                 .map(|_| ((rng.below(500) as f64) / 7.0, rng.below(episodes) as u32))
                 .collect();

@@ -694,9 +694,52 @@ pub fn analyse_states_at(
     params: &Params,
     ends: &[u32],
 ) -> Result<Vec<StateAt>, EngineError> {
-    validate_params(params)?;
-    let prepared = Prepared::new(dates, closes, reads_prefix(params.metric))?;
-    let n = closes.len();
+    analyse_states_at_many(dates, closes, std::slice::from_ref(params), ends)
+        .pop()
+        .expect("one answer per parameter set")
+}
+
+/// [`analyse_states_at`] for each of `params` over one series, in order,
+/// sharing the checks of the series, the drawdowns, the return prefix sums
+/// and each horizon's exits. An error in the series or in `ends` is every
+/// entry's; a bad parameter set is its own.
+pub fn analyse_states_at_many(
+    dates: &[i32],
+    closes: &[f64],
+    params: &[Params],
+    ends: &[u32],
+) -> Vec<Result<Vec<StateAt>, EngineError>> {
+    let with_prefix = params.iter().any(|p| reads_prefix(p.metric));
+    let checked = Prepared::new(dates, closes, with_prefix).and_then(|prepared| {
+        check_ends(ends, closes.len())?;
+        Ok(prepared)
+    });
+    let prepared = match checked {
+        Ok(p) => p,
+        Err(e) => return params.iter().map(|_| Err(e.clone())).collect(),
+    };
+    let ends: Vec<usize> = ends.iter().map(|&e| e as usize).collect();
+    let mut exits_by_horizon: Vec<(i32, Vec<Option<usize>>)> = Vec::new();
+    params
+        .iter()
+        .map(|p| {
+            validate_params(p)?;
+            let horizon = p.return_period as i32;
+            let at = match exits_by_horizon.iter().position(|(h, _)| *h == horizon) {
+                Some(i) => i,
+                None => {
+                    exits_by_horizon.push((horizon, exits(dates, horizon)));
+                    exits_by_horizon.len() - 1
+                }
+            };
+            Ok(states_at(&prepared, p, &exits_by_horizon[at].1, &ends))
+        })
+        .collect()
+}
+
+/// Refuses `ends` that are not strictly ascending rows of an `n`-row
+/// series with at least [`MIN_ROWS`] rows up to each.
+fn check_ends(ends: &[u32], n: usize) -> Result<(), EngineError> {
     if let Some(w) = ends.windows(2).find(|w| w[1] <= w[0]) {
         return Err(EngineError::InvalidInput(format!(
             "ends not strictly ascending at {}",
@@ -712,14 +755,26 @@ pub fn analyse_states_at(
             MIN_ROWS - 1
         )));
     }
-    let ends: Vec<usize> = ends.iter().map(|&e| e as usize).collect();
-    let exits = exits(dates, params.return_period as i32);
+    Ok(())
+}
+
+/// The states at `ends` for one checked parameter set.
+fn states_at(
+    prepared: &Prepared,
+    params: &Params,
+    exits: &[Option<usize>],
+    ends: &[usize],
+) -> Vec<StateAt> {
     if params.periods_per_year.is_some() {
-        return Ok(walk_prepared(&prepared, params, &exits, Keep::State, &ends).snapshots);
+        return walk_prepared(prepared, params, exits, Keep::State, ends).snapshots;
     }
     // A prefix infers 365 periods a year once it holds a weekend: the ends
     // before the first weekend are walked with 252, the rest with 365.
-    let first_weekend = dates.iter().position(|&d| is_weekend(d)).unwrap_or(n);
+    let dates = prepared.dates;
+    let first_weekend = dates
+        .iter()
+        .position(|&d| is_weekend(d))
+        .unwrap_or(dates.len());
     let split = ends.partition_point(|&e| e < first_weekend);
     let mut out = Vec::with_capacity(ends.len());
     for (part, a) in [(&ends[..split], 252), (&ends[split..], 365)] {
@@ -728,10 +783,10 @@ pub fn analyse_states_at(
                 periods_per_year: Some(a),
                 ..*params
             };
-            out.extend(walk_prepared(&prepared, &p, &exits, Keep::State, part).snapshots);
+            out.extend(walk_prepared(prepared, &p, exits, Keep::State, part).snapshots);
         }
     }
-    Ok(out)
+    out
 }
 
 /// [`typical_max_drawdown`] of the rows pushed so far, kept up to date one

@@ -723,8 +723,26 @@ fn states_at_each_end_equal_the_state_of_the_cut_series() {
             }
         }
     }
-    let p = Params::default();
+    // Many parameter sets in one call: each as its own call, a bad set
+    // refused alone, bad ends refused for every set.
     let dates = weekdays(n);
+    let ends: Vec<u32> = (MIN_ROWS as u32 - 1..n as u32).step_by(50).collect();
+    let sets = [
+        params(30, Metric::Return),
+        params(400, Metric::Return),
+        params(90, Metric::Sortino),
+        params(30, Metric::Sharpe),
+    ];
+    let many = analyse_states_at_many(&dates, &closes, &sets, &ends);
+    assert_eq!(many.len(), sets.len());
+    for (p, got) in sets.iter().zip(&many) {
+        assert_eq!(got, &analyse_states_at(&dates, &closes, p, &ends), "{p:?}");
+    }
+    assert!(matches!(many[1], Err(EngineError::InvalidInput(_))));
+    assert!(analyse_states_at_many(&dates, &closes, &sets, &[5])
+        .iter()
+        .all(|r| r.is_err()));
+    let p = Params::default();
     assert!(analyse_states_at(&dates, &closes, &p, &[400, 400]).is_err());
     assert!(analyse_states_at(&dates, &closes, &p, &[10]).is_err());
     assert!(analyse_states_at(&dates, &closes, &p, &[n as u32]).is_err());

@@ -38,22 +38,26 @@ impl EvidenceGuest for Component {
 
     fn states_at(
         series: PriceSeries,
-        params: AnalysisParams,
+        params: Vec<AnalysisParams>,
         ends: Vec<u32>,
-    ) -> Result<Vec<StateAt>, EngineError> {
-        core::analyse_states_at(&series.dates, &series.closes, &to_core(&params), &ends)
-            .map(|states| {
-                states
-                    .into_iter()
-                    .map(|s| StateAt {
-                        periods_per_year: s.periods_per_year,
-                        current: current_to_wit(s.current),
-                        active_segment: segment_to_wit(s.active_segment),
-                        typical_max_drawdown: s.typical_max_drawdown,
-                    })
-                    .collect()
+    ) -> Vec<Result<Vec<StateAt>, EngineError>> {
+        let params: Vec<core::Params> = params.iter().map(to_core).collect();
+        core::analyse_states_at_many(&series.dates, &series.closes, &params, &ends)
+            .into_iter()
+            .map(|r| {
+                r.map(|states| states.into_iter().map(state_at_to_wit).collect())
+                    .map_err(error_to_wit)
             })
-            .map_err(error_to_wit)
+            .collect()
+    }
+}
+
+fn state_at_to_wit(s: core::StateAt) -> StateAt {
+    StateAt {
+        periods_per_year: s.periods_per_year,
+        current: current_to_wit(s.current),
+        active_segment: segment_to_wit(s.active_segment),
+        typical_max_drawdown: s.typical_max_drawdown,
     }
 }
 

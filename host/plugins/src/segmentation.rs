@@ -220,15 +220,16 @@ impl Plugin<SegmentationWorld> {
         })
     }
 
-    /// `evidence.states-at` in a fresh instance: the state of each prefix
-    /// ending at `ends`. Blocking, like [`SegmentationPlugin::analyse`].
+    /// `evidence.states-at` in a fresh instance: for each of `params`, the
+    /// state of each prefix ending at `ends`. Blocking, like
+    /// [`SegmentationPlugin::analyse`].
     pub fn states_at(
         &self,
         permit: &Permit,
         series: &Series,
-        params: AnalysisParams,
+        params: &[AnalysisParams],
         ends: &[u32],
-    ) -> Result<Result<Vec<StateAt>, EngineError>, PluginError> {
+    ) -> Result<Vec<Result<Vec<StateAt>, EngineError>>, PluginError> {
         let input = wit_series(series);
         let _call = guest_span!("states-at", self.label()).entered();
         self.call(permit, |store, bindings| {
@@ -316,9 +317,9 @@ impl SegmentationSession {
         &mut self,
         permit: &Permit,
         series: &Series,
-        params: AnalysisParams,
+        params: &[AnalysisParams],
         ends: &[u32],
-    ) -> Result<Result<Vec<StateAt>, EngineError>, PluginError> {
+    ) -> Result<Vec<Result<Vec<StateAt>, EngineError>>, PluginError> {
         let input = wit_series(series);
         let _call = guest_span!("states-at", self.plugin.label()).entered();
         self.call(permit, None, |store, bindings| {

@@ -89,10 +89,15 @@ fn evidence_is_optional_for_an_engine() {
     assert_eq!(report.segments.len(), 1);
     assert_eq!(report.segments[0].segment_idx, 0);
     let states = builtin
-        .states_at(&permit, &series(800), params(30), &[299, 500, 799])
-        .unwrap()
+        .states_at(
+            &permit,
+            &series(800),
+            &[params(30), params(90)],
+            &[299, 500, 799],
+        )
         .unwrap();
-    assert_eq!(states.len(), 3);
+    assert_eq!(states.len(), 2);
+    assert_eq!(states[1].as_ref().unwrap().len(), 3);
 
     let old = SegmentationPlugin::load(rt, "misbehave", &misbehave_bytes()).unwrap();
     assert!(!old.has_evidence());

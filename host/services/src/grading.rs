@@ -93,7 +93,9 @@ pub struct Summary {
 }
 
 /// Grades every (period, metric) of one asset with a reused engine
-/// instance, under the worker's `permit`; `None` when the engine or scorer
+/// instance, under the worker's `permit`, with the evidence of each
+/// current bucket and the asset's grade history (the state at every
+/// month-end, [`crate::track_record`]); an error when the engine or scorer
 /// failed for it.
 fn grade_asset(
     permit: &forecast_plugins::Permit,
@@ -104,19 +106,6 @@ fn grade_asset(
 ) -> Result<(Vec<GradeRow>, Vec<TrackPoints>), String> {
     let engine = session.plugin().clone();
     let periods = series.periods_per_year();
-    let full = series;
-    // As a live verdict: the engine gets at most the last MAX_HISTORY_ROWS
-    // rows, so a longer stored history is graded, not failed (issue 25).
-    let capped;
-    let series = match series.len() > forecast_domain::defaults::MAX_HISTORY_ROWS {
-        true => {
-            capped = series
-                .clone()
-                .last_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
-            &capped
-        }
-        false => series,
-    };
     let queries: Vec<AnalysisQuery> = CACHED_RETURN_PERIODS
         .into_iter()
         .flat_map(|period| {
@@ -131,67 +120,129 @@ fn grade_asset(
         .iter()
         .map(|q| crate::analysis::engine_params(q, periods))
         .collect();
-    // Every combination in one call: the series crosses the boundary once
-    // and the engine shares what the combinations have in common.
-    let states = session
-        .analyse_states(permit, series, &params)
-        .map_err(|e| e.to_string())?;
-    if states.len() != queries.len() {
+    let max = forecast_domain::defaults::MAX_HISTORY_ROWS;
+    let (today, grades, track) = if engine.has_evidence() && series.len() <= max {
+        // One walk per set gives both today's state (the last row) and the
+        // state at every month-end; one scorer call grades them all.
+        let mut ends = crate::track_record::month_ends(series);
+        let months = ends.len();
+        ends.push(series.len() as u32 - 1);
+        let walks = session
+            .states_at(permit, series, &params, &ends)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|r| r.map_err(|e| format!("{e:?}")))
+            .collect::<Result<Vec<_>, String>>()?;
+        if walks.len() != params.len() || walks.iter().any(|w| w.len() != ends.len()) {
+            return Err(format!(
+                "the engine answered {} state lists for {} parameter sets",
+                walks.len(),
+                params.len()
+            ));
+        }
+        let inputs: Vec<_> = walks.iter().flatten().map(verdict::score_input).collect();
+        let mut all = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
+        if all.len() != inputs.len() {
+            return Err(format!("{} grades for {} states", all.len(), inputs.len()));
+        }
+        let mut today = Vec::with_capacity(params.len());
+        let mut grades = Vec::with_capacity(params.len());
+        let mut track = Vec::with_capacity(params.len());
+        for (query, mut walk) in queries.iter().zip(walks).rev() {
+            let mut graded = all.split_off(all.len() - ends.len());
+            today.push(walk.pop().expect("the last row's state"));
+            grades.push(graded.pop().expect("the last row's grade"));
+            track.push(TrackPoints {
+                asset_id: asset.id,
+                return_period: query.return_period,
+                metric: query.metric,
+                body: crate::track_record::encode(&crate::track_record::rows(
+                    series,
+                    &ends[..months],
+                    &walk,
+                    &graded,
+                    query.return_period,
+                )),
+            });
+        }
+        today.reverse();
+        grades.reverse();
+        (today, grades, track)
+    } else {
+        // An engine before WIT 1.7.0, or a history longer than the engine
+        // is given: today's states from the last MAX_HISTORY_ROWS rows (as
+        // a live verdict), the history (if the engine can) from the first.
+        let window = series.clone().last_rows(max);
+        let states = session
+            .analyse_states(permit, &window, &params)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|r| {
+                r.map(|s| verdict::state_at(&s))
+                    .map_err(|e| format!("{e:?}"))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        if states.len() != params.len() {
+            return Err(format!(
+                "the engine answered {} states for {} parameter sets",
+                states.len(),
+                params.len()
+            ));
+        }
+        let inputs: Vec<_> = states.iter().map(verdict::score_input).collect();
+        let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
+        let track = match engine.has_evidence() {
+            true => track_points(permit, session, scorer, asset, series, &queries, &params)?,
+            false => Vec::new(),
+        };
+        (states, grades, track)
+    };
+    if grades.len() != today.len() {
         return Err(format!(
-            "the engine answered {} states for {} parameter sets",
-            states.len(),
-            queries.len()
+            "{} grades for {} states",
+            grades.len(),
+            today.len()
         ));
     }
-    let parts = queries
-        .iter()
-        .copied()
-        .zip(states)
-        .map(|(query, state)| state.map(|s| (query, s)).map_err(|e| format!("{e:?}")))
-        .collect::<Result<Vec<_>, String>>()?;
-    let inputs: Vec<_> = parts.iter().map(|(_, s)| verdict::score_input(s)).collect();
-    let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
+    let window = series.clone().last_rows(max);
     // The evidence of each state's current bucket, in one call.
     let evidence: Vec<Option<EvidenceReport>> = match engine.has_evidence() {
         true => {
             let requests: Vec<EvidenceRequest> = params
                 .iter()
-                .zip(&parts)
-                .map(|(p, (_, state))| EvidenceRequest {
+                .zip(&today)
+                .map(|(p, state)| EvidenceRequest {
                     params: *p,
                     segments: vec![state.current.segment],
                 })
                 .collect();
             session
-                .analyse_evidence(permit, series, &requests)
+                .analyse_evidence(permit, &window, &requests)
                 .map_err(|e| e.to_string())?
                 .into_iter()
                 .map(|r| r.map(Some).map_err(|e| format!("evidence: {e:?}")))
                 .collect::<Result<_, _>>()?
         }
-        false => vec![None; parts.len()],
+        false => vec![None; today.len()],
     };
-    if evidence.len() != parts.len() {
+    if evidence.len() != today.len() {
         return Err(format!(
             "the engine answered {} evidence reports for {} parameter sets",
             evidence.len(),
-            parts.len()
+            today.len()
         ));
     }
-    let track = match engine.has_evidence() {
-        true => track_points(permit, session, scorer, asset, full, &queries, &params)?,
-        false => Vec::new(),
-    };
-    let rows = parts
+    let rows = queries
         .iter()
+        .zip(&today)
         .zip(&grades)
         .zip(&evidence)
         .map(|(((query, state), grade), evidence)| {
             let v = verdict::build(VerdictParts {
                 asset,
                 query,
-                rows: series.len(),
-                last_price_date: from_days(*series.dates.last().expect("graded series has rows")),
+                rows: window.len(),
+                last_price_date: from_days(*window.dates.last().expect("graded series has rows")),
                 state,
                 grade,
                 evidence: evidence.as_ref(),
@@ -204,10 +255,10 @@ fn grade_asset(
     Ok((rows, track))
 }
 
-/// The grade history of one asset for every graded (period, metric): the
-/// state at each month-end from one walk per set, all graded in one scorer
-/// call, as the per-asset track record computes it (at most the first
-/// `MAX_HISTORY_ROWS` rows, where it equals the verdict's window).
+/// The grade history of one asset for every graded (period, metric) over
+/// the first `MAX_HISTORY_ROWS` rows (where it equals the verdict's window),
+/// as the per-asset track record computes it: for a history longer than
+/// the engine is given today.
 fn track_points(
     permit: &forecast_plugins::Permit,
     session: &mut forecast_plugins::SegmentationSession,
@@ -224,22 +275,21 @@ fn track_points(
     if ends.is_empty() {
         return Ok(Vec::new());
     }
-    let mut states = Vec::with_capacity(queries.len());
-    for p in params {
-        let s = session
-            .states_at(permit, &graded, *p, &ends)
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("states: {e:?}"))?;
-        if s.len() != ends.len() {
-            return Err(format!("{} states for {} month-ends", s.len(), ends.len()));
-        }
-        states.push(s);
+    let states = session
+        .states_at(permit, &graded, params, &ends)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|r| r.map_err(|e| format!("states: {e:?}")))
+        .collect::<Result<Vec<_>, String>>()?;
+    if states.len() != params.len() || states.iter().any(|s| s.len() != ends.len()) {
+        return Err(format!(
+            "{} state lists for {} sets of {} month-ends",
+            states.len(),
+            params.len(),
+            ends.len()
+        ));
     }
-    let inputs: Vec<_> = states
-        .iter()
-        .flatten()
-        .map(verdict::score_input_at)
-        .collect();
+    let inputs: Vec<_> = states.iter().flatten().map(verdict::score_input).collect();
     let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
     if grades.len() != inputs.len() {
         return Err(format!(

@@ -273,7 +273,7 @@ pub fn aggregate(
     let mut notes = vec![
         "Each grade uses the prices up to its month-end only; the realised return is the simple return over the following return_period calendar days.".to_string(),
         format!(
-            "Month-ends {block} apart or closer share part of their horizon, so consecutive figures are not independent: every interval resamples blocks of {block} month-ends."
+            "Month-ends fewer than {block} apart share part of their horizon, so consecutive figures are not independent: every interval resamples blocks of {block} consecutive month-ends."
         ),
         "Past grades and returns do not promise future ones; the catalog holds today's assets, so assets that disappeared are missing.".to_string(),
     ];

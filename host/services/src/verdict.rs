@@ -19,17 +19,31 @@ use crate::budget::{analysis_bytes, Work, WorkBudget};
 use crate::freshness::Freshness;
 use forecast_domain::{Asset, Metric};
 use forecast_plugins::scorer::{Grade, ScoreInput};
-use forecast_plugins::segmentation::{EngineError, EvidenceReport, EvidenceRequest, StateSummary};
+use forecast_plugins::segmentation::{
+    EngineError, EvidenceReport, EvidenceRequest, StateAt, StateSummary,
+};
 use forecast_store::{AssetStore, Generations, GradeRow, GradingRun, GradingStore};
 
+/// The parts of a whole state a verdict and the scorer read: the current
+/// state, its segment and the typical drawdown (what `evidence.states-at`
+/// answers for a month-end).
+pub fn state_at(s: &StateSummary) -> StateAt {
+    StateAt {
+        periods_per_year: s.periods_per_year,
+        current: s.current.clone(),
+        active_segment: s.segments[s.current.segment as usize].clone(),
+        typical_max_drawdown: s.typical_max_drawdown,
+    }
+}
+
 /// What the scorer sees of a state.
-pub fn score_input(s: &StateSummary) -> ScoreInput {
+pub fn score_input(s: &StateAt) -> ScoreInput {
     let c = &s.current;
     ScoreInput {
         median_return: c.median_return,
         expected_return: c.expected_return,
         best_error: c.best_error,
-        win_rate: s.segments.get(c.segment as usize).and_then(|g| g.win_rate),
+        win_rate: s.active_segment.win_rate,
         insufficient_data: c.insufficient_data,
         drawdown: c.drawdown,
     }
@@ -42,7 +56,7 @@ pub(crate) fn active_bucket_evidence(
     permit: &forecast_plugins::Permit,
     window: &forecast_domain::series::PriceSeries,
     params: forecast_plugins::segmentation::AnalysisParams,
-    state: &StateSummary,
+    state: &StateAt,
 ) -> Result<Option<EvidenceReport>, Error> {
     if !engine.has_evidence() {
         return Ok(None);
@@ -58,20 +72,6 @@ pub(crate) fn active_bucket_evidence(
     }
 }
 
-/// What the scorer sees of a month-end's state (as [`score_input`] of the
-/// whole state at that date).
-pub fn score_input_at(s: &forecast_plugins::segmentation::StateAt) -> ScoreInput {
-    let c = &s.current;
-    ScoreInput {
-        median_return: c.median_return,
-        expected_return: c.expected_return,
-        best_error: c.best_error,
-        win_rate: s.active_segment.win_rate,
-        insufficient_data: c.insufficient_data,
-        drawdown: c.drawdown,
-    }
-}
-
 /// Everything a verdict is built from.
 pub struct VerdictParts<'a> {
     /// The asset.
@@ -82,8 +82,8 @@ pub struct VerdictParts<'a> {
     pub rows: usize,
     /// The date of the asset's last stored price.
     pub last_price_date: chrono::NaiveDate,
-    /// The engine's state.
-    pub state: &'a StateSummary,
+    /// The engine's state (as much of it as a verdict shows).
+    pub state: &'a StateAt,
     /// The scorer's grade.
     pub grade: &'a Grade,
     /// The engine's evidence of the current bucket (`None` from an engine
@@ -99,7 +99,7 @@ pub struct VerdictParts<'a> {
 pub fn build(p: VerdictParts<'_>) -> VerdictResponse {
     let c = &p.state.current;
     let mut current_state = crate::analysis::current_state_body(c);
-    let mut active_segment = crate::analysis::segment_body(&p.state.segments[c.segment as usize]);
+    let mut active_segment = crate::analysis::segment_body(&p.state.active_segment);
     if let Some(report) = p.evidence {
         if let Some(e) = report.segments.iter().find(|e| e.segment_idx == c.segment) {
             crate::evidence::fill_segment(&mut active_segment, e);
@@ -343,10 +343,12 @@ impl VerdictService {
             let states = match ends.is_empty() {
                 true => Vec::new(),
                 false => engine
-                    .states_at(&permit, &graded, params, &ends)?
+                    .states_at(&permit, &graded, &[params], &ends)?
+                    .pop()
+                    .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
                     .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?,
             };
-            let inputs: Vec<_> = states.iter().map(score_input_at).collect();
+            let inputs: Vec<_> = states.iter().map(score_input).collect();
             let grades = match inputs.is_empty() {
                 true => Vec::new(),
                 false => scorer.score(&permit, &inputs)?,
@@ -487,6 +489,7 @@ impl VerdictService {
             )),
                     EngineError::InvalidInput(m) => Error::Invalid(m),
                 })?;
+            let summary = state_at(&summary);
             let grades = scorer.score(&permit, &[score_input(&summary)])?;
             let params = crate::analysis::engine_params(&query, periods);
             let evidence = active_bucket_evidence(&engine, &permit, &window, params, &summary)?;
