@@ -16,7 +16,7 @@ pub const BOOTSTRAP_RESAMPLES: usize = 1_000;
 /// resampled medians.
 pub const CI_LEVEL: f64 = 0.90;
 /// Fixed seed of the bootstrap: the same input gives the same interval.
-pub const BOOTSTRAP_SEED: u64 = 0x5EED_0F_E71D_E11C;
+pub const BOOTSTRAP_SEED: u64 = 0x005E_ED0F_E71D_E11C;
 
 /// The evidence of one bucket.
 #[derive(Debug, Clone, PartialEq)]

@@ -30,8 +30,8 @@ use forecast_store::{AssetStore, Generations, GradeRow, GradingRun, GradingStore
 pub fn state_at(s: &StateSummary) -> StateAt {
     StateAt {
         periods_per_year: s.periods_per_year,
-        current: s.current.clone(),
-        active_segment: s.segments[s.current.segment as usize].clone(),
+        current: s.current,
+        active_segment: s.segments[s.current.segment as usize],
         typical_max_drawdown: s.typical_max_drawdown,
     }
 }
