@@ -44,7 +44,7 @@ async fn health_and_diagnostics() {
     assert_eq!(d["database"]["counts"]["assets"], 3232);
     let plugins = d["plugins"].as_array().unwrap();
     assert!(plugins.iter().any(|p| p["kind"] == "segmentation"
-        && p["version"] == "1.0.0"
+        && p["version"] == "1.1.0"
         && p["sha256"].as_str().unwrap().len() == 64));
 
     assert_error(&s.get("/api/health?debug=2").await, 400, &["debug"]);
@@ -421,15 +421,15 @@ async fn bucket_quantiles_are_all_outcomes_and_max_points_thins_only_the_series(
         );
     }
 
-    // An entry cached in the format before the quantiles is not served.
+    // An entry cached in the format before the evidence (v2) is not served.
     let (_, fresh) = s.get("/api/analysis/%5EGSPC").await;
     assert_eq!(fresh["metadata"]["from_cache"], true);
     let url = common::sqlite_url(&s.db);
     let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
     let moved = sqlx::query(
-        "UPDATE analysis_cache SET cache_key = replace(cache_key, 'analysis/v2/', 'analysis/v1/'),
-             body = json_remove(body, '$.metadata.time_series_rows')
-         WHERE cache_key LIKE 'analysis/v2/%'",
+        "UPDATE analysis_cache SET cache_key = replace(cache_key, 'analysis/v3/', 'analysis/v2/'),
+             body = json_remove(body, '$.current_state.evidence')
+         WHERE cache_key LIKE 'analysis/v3/%'",
     )
     .execute(&pool)
     .await
@@ -440,6 +440,7 @@ async fn bucket_quantiles_are_all_outcomes_and_max_points_thins_only_the_series(
     let (_, again) = s.get("/api/analysis/%5EGSPC").await;
     assert_eq!(again["metadata"]["from_cache"], false, "recomputed");
     assert!(again["segments"][0]["outcome_quantiles"].is_object());
+    assert!(again["current_state"]["evidence"].is_object());
 
     // max_points: the same answer but the series, thinned to real rows.
     let (_, full) = s.get("/api/analysis/%5EGSPC").await;

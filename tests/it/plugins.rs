@@ -160,7 +160,7 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
         .position(|v| *v == ALTERED)
         .expect("new answers");
     assert!(versions[..first_altered].iter().all(|v| *v == "1.1.0"));
-    assert_eq!(*versions.last().unwrap(), "1.0.0", "rolled back");
+    assert_eq!(*versions.last().unwrap(), "1.1.0", "rolled back");
     // A rolled-back activation is never active again: rolling back further
     // returns nothing to roll back to.
     let (ok, _, err) = cli(&s.db, &["plugin", "rollback", "segmentation", "default"]);

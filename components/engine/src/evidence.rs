@@ -8,7 +8,7 @@
 //! segment statistics. No figure changes the walk-forward predictions.
 
 use crate::stats::{median_select, median_sorted, percentile_sorted};
-use crate::{exits, outcome, EngineError, Grid, Params, Prepared};
+use crate::{outcome, EngineError, ExitsByHorizon, Grid, Params, Prepared};
 
 /// Resamples of the bootstrap interval of a bucket's median.
 pub const BOOTSTRAP_RESAMPLES: usize = 1_000;
@@ -80,9 +80,10 @@ pub fn evidence(
         Err(e) => return requests.iter().map(|_| Err(e.clone())).collect(),
     };
     let next_peak = next_peak(&prepared.drawdowns);
+    let mut exits = ExitsByHorizon::default();
     requests
         .iter()
-        .map(|r| one(&prepared, &next_peak, r))
+        .map(|r| one(&prepared, &next_peak, &mut exits, r))
         .collect()
 }
 
@@ -103,6 +104,7 @@ fn next_peak(drawdowns: &[f64]) -> Vec<Option<usize>> {
 fn one(
     prepared: &Prepared,
     next_peak: &[Option<usize>],
+    exits: &mut ExitsByHorizon,
     request: &EvidenceRequest,
 ) -> Result<Evidence, EngineError> {
     let params = &request.params;
@@ -119,7 +121,7 @@ fn one(
     let a = params
         .periods_per_year
         .unwrap_or_else(|| crate::infer_periods_per_year(dates));
-    let exits = exits(dates, h);
+    let exits = exits.of(dates, params);
     let grid = Grid::new(prepared.floor_steps[n - 1], k);
     let ys: Vec<Option<f64>> = (0..n)
         .map(|s| exits[s].and_then(|j| outcome(params.metric, closes, &prepared.prefix, s, j, a)))
@@ -145,7 +147,7 @@ fn one(
                 &Inputs {
                     dates,
                     drawdowns,
-                    exits: &exits,
+                    exits,
                     ys: &ys,
                     next_peak,
                     lower_bound: -f64::from(b + 1) * grid.width,

@@ -616,20 +616,12 @@ pub fn analyse_states(
         Err(e) => return params.iter().map(|_| Err(e.clone())).collect(),
     };
     let typical = typical_max_drawdown(dates, closes);
-    let mut exits_by_horizon: Vec<(i32, Vec<Option<usize>>)> = Vec::new();
+    let mut exits = ExitsByHorizon::default();
     params
         .iter()
         .map(|p| {
             validate_params(p)?;
-            let horizon = p.return_period as i32;
-            let at = match exits_by_horizon.iter().position(|(h, _)| *h == horizon) {
-                Some(i) => i,
-                None => {
-                    exits_by_horizon.push((horizon, exits(dates, horizon)));
-                    exits_by_horizon.len() - 1
-                }
-            };
-            let w = walk_prepared(&prepared, p, &exits_by_horizon[at].1, Keep::State, &[]);
+            let w = walk_prepared(&prepared, p, exits.of(dates, p), Keep::State, &[]);
             Ok(summarise(&w, &prepared.drawdowns, closes, typical))
         })
         .collect()
@@ -719,22 +711,33 @@ pub fn analyse_states_at_many(
         Err(e) => return params.iter().map(|_| Err(e.clone())).collect(),
     };
     let ends: Vec<usize> = ends.iter().map(|&e| e as usize).collect();
-    let mut exits_by_horizon: Vec<(i32, Vec<Option<usize>>)> = Vec::new();
+    let mut exits = ExitsByHorizon::default();
     params
         .iter()
         .map(|p| {
             validate_params(p)?;
-            let horizon = p.return_period as i32;
-            let at = match exits_by_horizon.iter().position(|(h, _)| *h == horizon) {
-                Some(i) => i,
-                None => {
-                    exits_by_horizon.push((horizon, exits(dates, horizon)));
-                    exits_by_horizon.len() - 1
-                }
-            };
-            Ok(states_at(&prepared, p, &exits_by_horizon[at].1, &ends))
+            Ok(states_at(&prepared, p, exits.of(dates, p), &ends))
         })
         .collect()
+}
+
+/// Each horizon's exits, computed once for the parameter sets of one call
+/// that share it.
+#[derive(Default)]
+struct ExitsByHorizon(Vec<(i32, Vec<Option<usize>>)>);
+
+impl ExitsByHorizon {
+    fn of(&mut self, dates: &[i32], params: &Params) -> &[Option<usize>] {
+        let horizon = params.return_period as i32;
+        let at = match self.0.iter().position(|(h, _)| *h == horizon) {
+            Some(i) => i,
+            None => {
+                self.0.push((horizon, exits(dates, horizon)));
+                self.0.len() - 1
+            }
+        };
+        &self.0[at].1
+    }
 }
 
 /// Refuses `ends` that are not strictly ascending rows of an `n`-row
