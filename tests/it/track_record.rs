@@ -239,3 +239,82 @@ async fn the_universe_record_is_stored_by_the_grading_run() {
         &["metric"],
     );
 }
+
+/// Abuse: a flood of cold track-record queries (every graded horizon,
+/// metric and source of the universe record, and twenty horizons of an
+/// asset's history) against a budget of one heavy job with a short wait.
+/// Each answer is a 200 or an early 503 with `Retry-After` and nothing
+/// charged; the health check keeps answering; the server's resident memory
+/// stays bounded.
+#[tokio::test]
+async fn a_flood_of_cold_track_records_waits_its_turn_in_the_heavy_budget() {
+    let db = graded_db(true).await;
+    let mut s = Server::start_with(
+        db,
+        &[
+            ("FORECAST_HEAVY_SLOTS", "1"),
+            ("FORECAST_HEAVY_WAIT_MS", "20"),
+        ],
+    );
+    let pid = s.process().id();
+    let key = common::test_key().to_string();
+    let mut paths = Vec::new();
+    for period in [7, 30, 90, 180, 365] {
+        for metric in ["return", "sharpe", "sortino"] {
+            for source in ["real", "synthetic", "all"] {
+                paths.push(format!(
+                    "/api/track-record?return_period={period}&metric={metric}&source={source}"
+                ));
+            }
+        }
+    }
+    for period in (0..20).map(|i| 20 + 7 * i) {
+        paths.push(format!("/api/track-record/%5EGSPC?return_period={period}"));
+    }
+    let flood: Vec<_> = paths
+        .iter()
+        .map(|p| {
+            let (url, key) = (s.url(p), key.clone());
+            tokio::spawn(async move {
+                let r = reqwest::Client::new()
+                    .get(url)
+                    .bearer_auth(key)
+                    .send()
+                    .await
+                    .expect("request");
+                let status = r.status().as_u16();
+                let retry = r.headers().get("retry-after").is_some();
+                let body: Value = r.json().await.expect("JSON");
+                (status, retry, body)
+            })
+        })
+        .collect();
+    let (health, _) = s.get_as("/api/health", None).await;
+    assert_eq!(health, 200, "health during the flood");
+    let (mut served, mut refused) = (0, 0);
+    for run in flood {
+        let (status, retry, body) = run.await.unwrap();
+        match status {
+            200 => served += 1,
+            503 => {
+                assert!(retry, "Retry-After on a refusal: {body}");
+                let detail = body["detail"].as_str().unwrap();
+                assert!(
+                    detail.contains("heavy work") && detail.contains("nothing was charged"),
+                    "{detail}"
+                );
+                refused += 1;
+            }
+            other => panic!("{other}: {body}"),
+        }
+    }
+    assert!(
+        served >= 1 && refused >= 1,
+        "{served} served, {refused} refused"
+    );
+    let peak = common::peak_rss(pid);
+    assert!(peak < 1_500_000_000, "peak resident memory {peak} bytes");
+    // The budget is idle again: the same queries are answered.
+    let (status, _) = s.get("/api/track-record?return_period=90&source=all").await;
+    assert_eq!(status, 200);
+}

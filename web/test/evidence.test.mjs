@@ -224,7 +224,7 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
     await p.waitForURL((u) => u.pathname === "/methodology");
     await p.locator("main h1", { hasText: "Methodology" }).waitFor();
     const text = await p.locator("main").innerText();
-    for (const s of ["Drawdown buckets", "Days and episodes", "1,000", "Thin evidence", "moving-block bootstrap", "Spearman", "Survivorship", "Synthetic histories are random"]) {
+    for (const s of ["Drawdown buckets", "Days and episodes", "1,000", "Thin evidence", "moving-block bootstrap", "Spearman", "Survivorship", "Synthetic histories are not markets"]) {
       assert.ok(text.includes(s), `the methodology explains ${s}`);
     }
     // Every in-page link leads to a section.

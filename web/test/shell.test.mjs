@@ -185,7 +185,8 @@ describe("the app's shell", { timeout: 240_000 }, () => {
     if (process.env.WEB_DIST_PROXY !== "1") assert.equal(r.status(), 404, "the server still answers 404 for the document");
     await page.getByRole("heading", { level: 1, name: "Page not found" }).waitFor();
     assert.match(await page.locator("main p").first().innerText(), /^There is nothing at this address\..*\.$/);
-    assert.equal(await page.title(), "Page not found · Forecast Engine");
+    // The title is set by an effect after the page has rendered.
+    await page.waitForFunction(() => document.title === "Page not found · Forecast Engine", null, { timeout: 5_000 });
     const box = page.locator("#nf-search");
     await box.fill("apple");
     await page.locator("#nf-search-list [role=option]", { hasText: "AAPL" }).waitFor();

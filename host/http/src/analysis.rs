@@ -147,14 +147,15 @@ async fn track_record(
     responses(
         (status = 200, description = "OK", body = UniverseTrackRecordResponse),
         (status = 400, description = "A parameter is out of bounds; detail names it", body = ErrorBody),
-        (status = 503, description = "No completed grading run has stored grade histories yet; detail says so", body = ErrorBody),
+        (status = 503, description = "No completed grading run has stored grade histories yet (detail says so), or aggregating them needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_SLOTS, FORECAST_HEAVY_MEMORY_MB, FORECAST_HEAVY_WAIT_MS; nothing was computed or charged; Retry-After says when to retry)", body = ErrorBody),
     )
 )]
 async fn universe_track_record(
     State(state): State<AppState>,
+    Extension(ApiUser(user)): Extension<ApiUser>,
     Query(raw): Query<RawUniverseTrackRecordQuery>,
 ) -> Result<Json<UniverseTrackRecordResponse>, ApiError> {
     let q = raw.validate()?;
-    let answer = state.verdicts.universe_track_record(&q).await?;
+    let answer = state.verdicts.universe_track_record(&q, &user.id).await?;
     Ok(Json((*answer).clone()))
 }

@@ -130,7 +130,7 @@ fn describe() {
     );
     describe_counter!(
         "forecast_heavy_work_refused_total",
-        "Heavy jobs refused with 503 before any work, by work (analysis, verdict, backtest, compile)"
+        "Heavy jobs refused with 503 before any work, by work (analysis, verdict, backtest, compile, track_record)"
     );
     describe_gauge!("forecast_open_connections", "Open HTTP connections");
     describe_counter!(

@@ -390,3 +390,110 @@ fn compiled_components_are_kept_on_disk_per_engine_configuration() {
         assert_eq!(mode, 0o700, "the folder is the server's alone");
     }
 }
+
+/// The evidence and the month-end states cross the boundary unchanged: on
+/// the same input the component answers what the native engine computes,
+/// bit for bit.
+#[test]
+fn component_evidence_agrees_with_the_native_engine() {
+    use crate::segmentation::EvidenceRequest;
+    let rt = runtime(10_000);
+    let permit = rt.try_acquire().unwrap();
+    let plugin = SegmentationPlugin::load(rt, "default", builtin::SEGMENTATION).unwrap();
+    let s = series(1_500);
+    let bits = |x: Option<f64>| x.map(f64::to_bits);
+    let ends: Vec<u32> = (299..1_500).step_by(61).collect();
+    for (metric, native_metric) in [
+        (Metric::TotalReturn, forecast_engine::Metric::Return),
+        (Metric::Sharpe, forecast_engine::Metric::Sharpe),
+        (Metric::Sortino, forecast_engine::Metric::Sortino),
+    ] {
+        let wasm_params = AnalysisParams {
+            metric,
+            ..params(60)
+        };
+        let native_params = forecast_engine::Params {
+            return_period: 60,
+            metric: native_metric,
+            ..forecast_engine::Params::default()
+        };
+        let wasm = plugin
+            .analyse_evidence(
+                &permit,
+                &s,
+                &[EvidenceRequest {
+                    params: wasm_params,
+                    segments: vec![],
+                }],
+            )
+            .unwrap()
+            .remove(0)
+            .unwrap();
+        let native = forecast_engine::evidence(
+            &s.dates,
+            &s.closes,
+            &[forecast_engine::EvidenceRequest {
+                params: native_params,
+                segments: vec![],
+            }],
+        )
+        .remove(0)
+        .unwrap();
+        assert_eq!(
+            bits(wasm.unconditional_median),
+            bits(native.unconditional_median)
+        );
+        assert_eq!(wasm.segments.len(), native.segments.len());
+        for (w, n) in wasm.segments.iter().zip(&native.segments) {
+            assert_eq!(
+                (w.segment_idx, w.episodes, w.recovered, w.unrecovered),
+                (n.segment_idx, n.episodes, n.recovered, n.unrecovered)
+            );
+            let q: Vec<u64> = n.quantiles.iter().flatten().map(|x| x.to_bits()).collect();
+            assert_eq!(
+                w.quantiles.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                q
+            );
+            assert_eq!(
+                w.median_return_ci.map(|(a, b)| (a.to_bits(), b.to_bits())),
+                n.median_return_ci.map(|(a, b)| (a.to_bits(), b.to_bits()))
+            );
+            assert_eq!(bits(w.fell_further), bits(n.fell_further));
+            assert_eq!(bits(w.recovery_days_median), bits(n.recovery_days_median));
+        }
+        let wasm_states = plugin
+            .states_at(&permit, &s, &[wasm_params], &ends)
+            .unwrap()
+            .remove(0)
+            .unwrap();
+        let native_states =
+            forecast_engine::analyse_states_at(&s.dates, &s.closes, &native_params, &ends).unwrap();
+        assert_eq!(wasm_states.len(), native_states.len());
+        for (w, n) in wasm_states.iter().zip(&native_states) {
+            assert_eq!(w.current.segment, n.current.segment);
+            assert_eq!(
+                w.current.median_return.to_bits(),
+                n.current.median_return.to_bits()
+            );
+            assert_eq!(
+                w.current.best_error.to_bits(),
+                n.current.best_error.to_bits()
+            );
+            assert_eq!(w.current.confirmed_count, n.current.confirmed_count);
+            assert_eq!(
+                bits(w.active_segment.static_median_return),
+                bits(n.active_segment.static_median_return)
+            );
+            assert_eq!(
+                bits(w.active_segment.win_rate),
+                bits(n.active_segment.win_rate)
+            );
+            assert_eq!(
+                bits(w.active_segment.max_loss),
+                bits(n.active_segment.max_loss)
+            );
+            assert_eq!(w.active_segment.count, n.active_segment.count);
+            assert_eq!(bits(w.typical_max_drawdown), bits(n.typical_max_drawdown));
+        }
+    }
+}

@@ -81,6 +81,13 @@ pub fn analysis_bytes(rows: usize) -> u64 {
     ANALYSIS_BASE + rows as u64 * ANALYSIS_PER_ROW
 }
 
+/// What aggregating the stored grade histories of `assets` assets is
+/// estimated to hold: each history's bytes (about 3 KB in the demo
+/// universe), its decoded rows and their points, with room to spare.
+pub fn track_record_bytes(assets: usize) -> u64 {
+    (16 << 20) + assets as u64 * (32 << 10)
+}
+
 /// What a backtest over `assets` assets is estimated to hold: the
 /// histories and signals it reads (cached ones included, as they are held
 /// twice while the cache may evict them), two engine instances and the
@@ -129,6 +136,8 @@ pub enum Work {
     Backtest,
     /// A plugin component compiled and self-tested.
     Compile,
+    /// A grade history computed live, or the universe record aggregated.
+    TrackRecord,
 }
 
 impl Work {
@@ -138,6 +147,7 @@ impl Work {
             Work::Verdict => "verdict",
             Work::Backtest => "backtest",
             Work::Compile => "compile",
+            Work::TrackRecord => "track_record",
         }
     }
 }

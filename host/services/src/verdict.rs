@@ -247,6 +247,7 @@ impl VerdictService {
     pub async fn universe_track_record(
         &self,
         q: &UniverseTrackRecordQuery,
+        client: &str,
     ) -> Result<Arc<UniverseTrackRecordResponse>, Error> {
         let Some(run) = self.grading.active_grading_run().await? else {
             return Err(Error::Unavailable(
@@ -259,6 +260,16 @@ impl VerdictService {
             return Ok(hit);
         }
         crate::cache_lookup("track_record", false);
+        // Reading and aggregating every asset's history is heavy work: it
+        // waits its turn, or is refused before anything is read.
+        let ticket = self
+            .budget
+            .admit(
+                client,
+                Work::TrackRecord,
+                crate::budget::track_record_bytes(usize::try_from(run.total).unwrap_or(0)),
+            )
+            .await?;
         let assets = self
             .grading
             .track_points(&run.id, q.return_period, q.metric)
@@ -273,6 +284,7 @@ impl VerdictService {
         let version = |label: &str| label.rsplit('@').next().unwrap_or(label).to_string();
         let (engine, scorer) = (version(&run.engine), version(&run.scorer));
         let response = tokio::task::spawn_blocking(move || {
+            let _ticket = ticket;
             crate::track_record::aggregate(&run, &engine, &scorer, &query, &assets)
         })
         .await
@@ -331,7 +343,7 @@ impl VerdictService {
         let ends = crate::track_record::month_ends(&graded);
         let ticket = self
             .budget
-            .admit(client, Work::Verdict, analysis_bytes(graded.len()))
+            .admit(client, Work::TrackRecord, analysis_bytes(graded.len()))
             .await?;
         let permit = self.plugins.runtime().acquire().await;
         let query = *q;

@@ -4361,7 +4361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable (the request is refused), or: No completed grading run has stored grade histories yet; detail says so */
+            /** @description The quota store is unavailable (the request is refused), or: No completed grading run has stored grade histories yet (detail says so), or aggregating them needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_SLOTS, FORECAST_HEAVY_MEMORY_MB, FORECAST_HEAVY_WAIT_MS; nothing was computed or charged; Retry-After says when to retry) */
             503: {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */
@@ -6163,7 +6163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The quota store is unavailable (the request is refused), or: No completed grading run has stored grade histories yet; detail says so */
+            /** @description The quota store is unavailable (the request is refused), or: No completed grading run has stored grade histories yet (detail says so), or aggregating them needs a turn of the server's heavy-work budget and none came in time (FORECAST_HEAVY_SLOTS, FORECAST_HEAVY_MEMORY_MB, FORECAST_HEAVY_WAIT_MS; nothing was computed or charged; Retry-After says when to retry) */
             503: {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */
