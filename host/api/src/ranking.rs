@@ -137,7 +137,7 @@ pub struct RawRankingQuery {
 pub const MAX_AGE_DAYS: u32 = 36_500;
 
 /// A graded horizon in calendar days: 7, 30, 90, 180 or 365 (default 90).
-fn graded_period() -> utoipa::openapi::Object {
+pub(crate) fn graded_period() -> utoipa::openapi::Object {
     crate::integer_enum(&defaults::GRADED_RETURN_PERIODS.map(i64::from), 90)
 }
 

@@ -130,7 +130,7 @@ impl SourceFilter {
 #[into_params(parameter_in = Query)]
 pub struct RawUniverseTrackRecordQuery {
     /// A graded horizon in calendar days: 7, 30, 90, 180 or 365.
-    #[param(value_type = Option<i64>, default = 90)]
+    #[param(schema_with = crate::ranking::graded_period)]
     return_period: Option<String>,
     /// The graded metric.
     #[param(value_type = Option<Metric>, default = "return")]

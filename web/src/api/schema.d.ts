@@ -4281,8 +4281,7 @@ export interface operations {
     track_record: {
         parameters: {
             query?: {
-                /** @description A graded horizon in calendar days: 7, 30, 90, 180 or 365. */
-                return_period?: number;
+                return_period?: 7 | 30 | 90 | 180 | 365;
                 /** @description The graded metric. */
                 metric?: components["schemas"]["Metric"];
                 /** @description Only assets of this category. */
@@ -6083,8 +6082,7 @@ export interface operations {
     webTrack_record: {
         parameters: {
             query?: {
-                /** @description A graded horizon in calendar days: 7, 30, 90, 180 or 365. */
-                return_period?: number;
+                return_period?: 7 | 30 | 90 | 180 | 365;
                 /** @description The graded metric. */
                 metric?: components["schemas"]["Metric"];
                 /** @description Only assets of this category. */
