@@ -202,30 +202,6 @@ fn shape(
     }
 }
 
-/// The evidence of every bucket of an analysis, when the engine has an
-/// `evidence` interface (`None` otherwise: an engine built before WIT
-/// 1.7.0 is served without it).
-pub(crate) fn every_bucket_evidence(
-    plugin: &forecast_plugins::SegmentationPlugin,
-    permit: &forecast_plugins::Permit,
-    window: &PriceSeries,
-    params: seg::AnalysisParams,
-) -> Result<Option<seg::EvidenceReport>, Error> {
-    if !plugin.has_evidence() {
-        return Ok(None);
-    }
-    let request = seg::EvidenceRequest {
-        params,
-        segments: Vec::new(),
-    };
-    let mut answers = plugin.analyse_evidence(permit, window, &[request])?;
-    match answers.pop() {
-        Some(Ok(report)) => Ok(Some(report)),
-        Some(Err(e)) => Err(Error::Internal(format!("engine evidence failed: {e:?}"))),
-        None => Err(Error::Internal("the engine answered no evidence".into())),
-    }
-}
-
 /// The bucket of drawdown `d` on the grid of `segments` (the final grid
 /// of the analysis): bucket `i` covers (−(i+1)·w, −i·w], deeper than the
 /// last goes to the last. Mirrors `Grid::segment` of the engine
@@ -515,7 +491,9 @@ impl AnalysisService {
             )),
                 EngineError::InvalidInput(m) => Error::Invalid(m),
             })?;
-            let evidence = every_bucket_evidence(&plugin, &permit, &window, params)?;
+            // Empty: every bucket.
+            let evidence =
+                crate::evidence::bucket_evidence(&plugin, &permit, &window, params, Vec::new())?;
             let response = shape(
                 &asset,
                 &window,

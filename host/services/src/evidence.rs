@@ -6,7 +6,33 @@
 use forecast_api::analysis::{
     CurrentStateBody, Quantiles, SegmentBody, SegmentEvidenceBody, StateEvidenceBody,
 };
-use forecast_plugins::segmentation::{EvidenceReport, SegmentEvidence};
+use forecast_domain::series::PriceSeries;
+use forecast_plugins::segmentation::{
+    AnalysisParams, EvidenceReport, EvidenceRequest, SegmentEvidence,
+};
+
+use crate::error::Error;
+
+/// The engine's evidence of `segments` (empty: every bucket) of one
+/// analysis, when it has an `evidence` interface (`None` otherwise: an
+/// engine built before WIT 1.7.0 is served without it). Blocking.
+pub(crate) fn bucket_evidence(
+    plugin: &forecast_plugins::SegmentationPlugin,
+    permit: &forecast_plugins::Permit,
+    window: &PriceSeries,
+    params: AnalysisParams,
+    segments: Vec<u32>,
+) -> Result<Option<EvidenceReport>, Error> {
+    if !plugin.has_evidence() {
+        return Ok(None);
+    }
+    let request = EvidenceRequest { params, segments };
+    match plugin.analyse_evidence(permit, window, &[request])?.pop() {
+        Some(Ok(report)) => Ok(Some(report)),
+        Some(Err(e)) => Err(Error::Internal(format!("engine evidence failed: {e:?}"))),
+        None => Err(Error::Internal("the engine answered no evidence".into())),
+    }
+}
 
 /// Fewer independent episodes than this in the current bucket is thin
 /// evidence.

@@ -19,9 +19,7 @@ use crate::budget::{analysis_bytes, Work, WorkBudget};
 use crate::freshness::Freshness;
 use forecast_domain::{Asset, Metric};
 use forecast_plugins::scorer::{Grade, ScoreInput};
-use forecast_plugins::segmentation::{
-    EngineError, EvidenceReport, EvidenceRequest, StateAt, StateSummary,
-};
+use forecast_plugins::segmentation::{EngineError, EvidenceReport, StateAt, StateSummary};
 use forecast_store::{AssetStore, Generations, GradeRow, GradingRun, GradingStore};
 
 /// The parts of a whole state a verdict and the scorer read: the current
@@ -46,29 +44,6 @@ pub fn score_input(s: &StateAt) -> ScoreInput {
         win_rate: s.active_segment.win_rate,
         insufficient_data: c.insufficient_data,
         drawdown: c.drawdown,
-    }
-}
-
-/// The evidence of `state`'s current bucket, when the engine has an
-/// `evidence` interface.
-pub(crate) fn active_bucket_evidence(
-    engine: &forecast_plugins::SegmentationPlugin,
-    permit: &forecast_plugins::Permit,
-    window: &forecast_domain::series::PriceSeries,
-    params: forecast_plugins::segmentation::AnalysisParams,
-    state: &StateAt,
-) -> Result<Option<EvidenceReport>, Error> {
-    if !engine.has_evidence() {
-        return Ok(None);
-    }
-    let request = EvidenceRequest {
-        params,
-        segments: vec![state.current.segment],
-    };
-    match engine.analyse_evidence(permit, window, &[request])?.pop() {
-        Some(Ok(report)) => Ok(Some(report)),
-        Some(Err(e)) => Err(Error::Internal(format!("engine evidence failed: {e:?}"))),
-        None => Err(Error::Internal("the engine answered no evidence".into())),
     }
 }
 
@@ -504,7 +479,13 @@ impl VerdictService {
             let summary = state_at(&summary);
             let grades = scorer.score(&permit, &[score_input(&summary)])?;
             let params = crate::analysis::engine_params(&query, periods);
-            let evidence = active_bucket_evidence(&engine, &permit, &window, params, &summary)?;
+            let evidence = crate::evidence::bucket_evidence(
+                &engine,
+                &permit,
+                &window,
+                params,
+                vec![summary.current.segment],
+            )?;
             Ok(build(VerdictParts {
                 asset: &asset,
                 query: &query,
