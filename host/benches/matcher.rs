@@ -60,6 +60,7 @@ async fn main() {
     let catalog = Catalog {
         version: 1,
         entries,
+        priors: Vec::new(),
         semantic: None,
     };
     let started = Instant::now();

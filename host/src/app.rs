@@ -23,6 +23,7 @@ use forecast_services::auth::KeyCache;
 use forecast_services::authored::AuthoredService;
 use forecast_services::backtest::{BacktestLimits, BacktestService};
 use forecast_services::budget::WorkBudget;
+use forecast_embed::prominence::IndexMembership;
 use forecast_services::embeddings::CatalogEmbeddings;
 use forecast_services::freshness::Freshness;
 use forecast_services::health::HealthService;
@@ -118,6 +119,9 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
     );
     if let Some(embedder) = load_model(&config.model).await? {
         matcher = matcher.with_embeddings(Arc::new(CatalogEmbeddings::new(embedder, db.clone())));
+    }
+    if let Some(membership) = load_membership(&config.reference)? {
+        matcher = matcher.with_membership(membership);
     }
     let origin = config.resolved_origin(bound);
     let cookie_secure = config.resolved_cookie_secure(&origin);
@@ -229,6 +233,36 @@ pub async fn load_model(setting: &ModelSetting) -> anyhow::Result<Option<Arc<Emb
             tracing::warn!(
                 error = %format!("{e:#}"),
                 "no sentence-embedding model: the matcher answers lexically only (names, tickers, misspellings; no descriptions)"
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// The matcher's index membership table as `setting` says (see
+/// [`ModelSetting`]): `None` when off, or absent from the default folder
+/// (logged: every asset counts as equally well-known); an error when a
+/// folder named by `FORECAST_REFERENCE_DIR` does not hold a readable one.
+pub fn load_membership(setting: &ModelSetting) -> anyhow::Result<Option<Arc<IndexMembership>>> {
+    let (dir, required) = match setting {
+        ModelSetting::Off => return Ok(None),
+        ModelSetting::Default(dir) => (dir, false),
+        ModelSetting::Required(dir) => (dir, true),
+    };
+    match IndexMembership::load(dir) {
+        Ok(m) => {
+            tracing::info!(
+                memberships = m.len(),
+                dir = %dir.display(),
+                "index membership loaded: the matcher prefers well-known assets"
+            );
+            Ok(Some(Arc::new(m)))
+        }
+        Err(e) if required => Err(e.context("FORECAST_REFERENCE_DIR")),
+        Err(e) => {
+            tracing::warn!(
+                error = %format!("{e:#}"),
+                "no index membership table: the matcher treats every asset as equally well-known"
             );
             Ok(None)
         }

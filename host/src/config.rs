@@ -273,6 +273,9 @@ pub struct Matcher {
     /// The matcher's sentence-embedding model: a folder (a missing or broken model stops the server with the reason), or `off` for lexical matching only. Unset: `data/models/all-minilm-l6-v2` under the working directory if it is there (`make model` puts it there), else lexical matching only.
     #[arg(long, env = "FORECAST_MODEL_DIR", value_name = "PATH|off", default_value = "", hide_default_value = true, value_parser = model_setting)]
     pub model_dir: ModelSetting,
+    /// The matcher's reference data (major index membership, which tells it how well-known each asset is): a folder holding `index-membership.csv` (a missing or unreadable table stops the server with the reason), or `off`. Unset: `data/reference` under the working directory if the table is there (`make reference` puts it there), else every asset counts as equally well-known.
+    #[arg(long, env = "FORECAST_REFERENCE_DIR", value_name = "PATH|off", default_value = "", hide_default_value = true, value_parser = reference_setting)]
+    pub reference_dir: ModelSetting,
     /// Matcher requests per account per minute.
     #[arg(long, env = "FORECAST_MATCH_PER_MINUTE", value_name = "N", default_value = "30", value_parser = count::<1>)]
     pub match_per_minute: u32,
@@ -432,6 +435,16 @@ fn model_setting(raw: &str) -> Result<ModelSetting, String> {
     })
 }
 
+fn reference_setting(raw: &str) -> Result<ModelSetting, String> {
+    Ok(match raw {
+        "" => ModelSetting::Default(PathBuf::from(
+            forecast_embed::prominence::DEFAULT_REFERENCE_DIR,
+        )),
+        "off" => ModelSetting::Off,
+        dir => ModelSetting::Required(PathBuf::from(dir)),
+    })
+}
+
 /// Where compiled uploads are kept (`FORECAST_MODULE_CACHE`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModuleCacheSetting {
@@ -534,6 +547,8 @@ pub struct Config {
     pub llm: Option<forecast_plugins::llm::LlmConfig>,
     /// `FORECAST_MODEL_DIR`.
     pub model: ModelSetting,
+    /// `FORECAST_REFERENCE_DIR` (the same three cases as the model).
+    pub reference: ModelSetting,
     /// `FORECAST_MATCH_PER_MINUTE`.
     pub match_per_minute: u32,
     /// `serve --demo` (no variable): create the demo Premium account on a
@@ -811,6 +826,7 @@ impl Settings {
             admin_token: serving.admin_token,
             llm,
             model: matcher.model_dir,
+            reference: matcher.reference_dir,
             match_per_minute: matcher.match_per_minute,
             demo_account: false,
             client_per_minute: http.client_per_minute,
@@ -843,8 +859,9 @@ impl Settings {
     }
 }
 
-/// Where the matcher's sentence-embedding model is read from
-/// (`FORECAST_MODEL_DIR`).
+/// Where an optional data folder of the matcher is read from: the
+/// sentence-embedding model (`FORECAST_MODEL_DIR`) or the reference data
+/// (`FORECAST_REFERENCE_DIR`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelSetting {
     /// `off`: lexical matching only, nothing loaded.

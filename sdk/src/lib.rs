@@ -98,7 +98,7 @@ pub use select::{equal_weights, rank_by, top_by, weighted};
 
 /// Version of the WIT package (`forecast:plugins`) this SDK's plugins are
 /// built against; the host loads plugins of the same major version.
-pub const WIT_PACKAGE_VERSION: &str = "1.7.0";
+pub const WIT_PACKAGE_VERSION: &str = "1.8.0";
 
 /// A backtest strategy: what an author implements.
 ///

@@ -174,29 +174,35 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await signIn(page, PREMIUM);
     await page.waitForURL("**/onboarding");
     await page.getByText("Nothing selected yet.").waitFor();
-    // A whole sentence fills the chips, one asset per mention (issue 15).
+    // A whole sentence fills the chips, one asset per mention the server is
+    // sure of (issue 15).
     const sentence = "I own apple, tesla and some bitcoin";
     await page.fill("#match-text", sentence);
     await page.click("form.search-form button[type=submit]");
-    await page.getByRole("heading", { name: `Suggestions for “${sentence}”` }).waitFor();
+    const sentenceHeading = page.getByRole("heading", { name: `Suggestions for “${sentence}”` });
+    await sentenceHeading.waitFor();
+    await page.locator(".suggestions", { has: sentenceHeading }).locator(".match-status", { hasText: "Added 3" }).waitFor();
     const filled = await page.locator("#selection .chip-selected strong").allTextContents();
     assert.deepEqual(filled.sort(), ["AAPL", "BTC-USD", "TSLA"]);
     for (const t of filled) await page.getByRole("button", { name: `Remove ${t}` }).click();
     await page.getByText("Nothing selected yet.").waitFor();
+    // A single sure search goes into the selection at once, too.
     for (const [q, ticker] of [
       ["apple", "AAPL"],
       ["bitcoin", "BTC-USD"],
     ]) {
       await page.fill("#match-text", q);
       await page.click("form.search-form button[type=submit]");
-      const heading = page.getByRole("heading", { name: `Suggestions for “${q}”` });
-      await heading.waitFor();
-      // The sentence's suggestions stay listed below; add from this search's.
-      await page
-        .locator(".suggestions", { has: heading })
-        .getByRole("button", { name: new RegExp(`^Add ${ticker.replace(/[-^]/g, "\\$&")} `) })
-        .click();
+      await page.getByRole("heading", { name: `Suggestions for “${q}”` }).waitFor();
+      await page.locator("#selection .chip-selected strong", { hasText: new RegExp(`^${ticker.replace(/[-^]/g, "\\$&")}$`) }).waitFor();
     }
+    // Gibberish matches nothing and leaves the selection alone.
+    const junk = "zxcvbnm";
+    await page.fill("#match-text", junk);
+    await page.click("form.search-form button[type=submit]");
+    const junkHeading = page.getByRole("heading", { name: `Suggestions for “${junk}”` });
+    await junkHeading.waitFor();
+    await page.locator(".suggestions", { has: junkHeading }).locator(".match-status", { hasText: "Nothing matched" }).waitFor();
     const chosen = await page.locator("#selection .chip-selected strong").allTextContents();
     assert.deepEqual(chosen, ["AAPL", "BTC-USD"]);
     await shot(page, "onboarding");

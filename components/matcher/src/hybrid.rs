@@ -20,8 +20,9 @@
 //! - Gibberish stays empty: a neighbour alone needs a cosine of at least
 //!   [`SEMANTIC_FLOOR`] and a lead over the rest of the catalog.
 
+use crate::classes::{vehicle_word, Vehicle, VEHICLE_DAMPING, VEHICLE_LIFT};
 use crate::index::{Index, MIN_CONFIDENCE};
-use crate::text::fold;
+use crate::text::{fold, tokens};
 
 /// Lexical confidence at which the model is not asked (exact tickers,
 /// names, domains).
@@ -44,8 +45,28 @@ pub const SEMANTIC_MAX: f64 = 0.88;
 pub const LEAD_BONUS: f64 = 2.0;
 /// Cap of the lead bonus.
 pub const LEAD_BONUS_MAX: f64 = 0.2;
-/// Most mentions read in one text (the host asks for at most 3 answers).
-pub const MAX_MENTIONS: usize = 6;
+/// Most mentions read in one text (the WIT's `find-mentions` promises at
+/// most 12).
+pub const MAX_MENTIONS: usize = 12;
+/// Texts sent to the semantic search in one call (the host reads at most
+/// 8).
+pub const SEMANTIC_BATCH: usize = 8;
+/// Lexical confidence every group of a list written without separators
+/// ("bitcoin ethereum solana", "AAPL MSFT NVDA") must reach: a ticker,
+/// exact name, alias or class, not a guess.
+pub const SEGMENT_SURE: f64 = 0.90;
+/// Lexical confidence from which the whole text, naming an asset none of
+/// the groups names, is read as that one asset instead.
+pub const SEGMENT_WHOLE: f64 = 0.6;
+/// Words a group of such a list may have ("coca cola", "bank of america").
+pub const SEGMENT_WORDS: usize = 3;
+/// Words of a text tried as such a list at most.
+pub const SEGMENT_MAX_WORDS: usize = 24;
+/// How much a candidate's prominence (major index membership, in [0, 1])
+/// raises its confidence towards 1: among near-equal candidates the
+/// better-known comes first ("electric utility" → NextEra before a
+/// regional one). Tuned on `eval/classes.csv`, never on `unseen`.
+pub const PROMINENCE_WEIGHT: f64 = 0.25;
 /// Lexical confidence every part of a list must reach for the text to be
 /// read as several assets: a name, alias, ticker or product (a misspelt
 /// name reaches it too). "ketchup and mac and cheese" or "theme parks and
@@ -128,7 +149,6 @@ const FILLER: &[&str] = &[
     "as",
     "well",
     "with",
-    "etf",
     "position",
     "positions",
     "currently",
@@ -195,37 +215,93 @@ fn split_list(text: &str) -> Vec<String> {
 }
 
 /// The mentions of assets in `text`, in order: its list parts, or its
-/// words when it is a plain list of tickers. One element (the whole text,
-/// filler trimmed) when it does not read as a list.
+/// groups of words when it is a list written without separators. One
+/// element (the whole text, filler trimmed) when it does not read as a
+/// list.
 pub fn mentions(index: &Index, text: &str) -> Vec<String> {
     let parts = split_list(text);
     if parts.len() >= 2 {
         return parts.into_iter().take(MAX_MENTIONS).collect();
     }
     let one = parts.into_iter().next().unwrap_or_default();
-    let words: Vec<&str> = one.split_whitespace().collect();
-    // "msft nvda amzn": every word a ticker, and the whole names nothing
-    // else ("cash app" is one asset's alias, not CASH and APP).
-    if words.len() >= 2 && words.len() <= MAX_MENTIONS {
-        let tickers: Option<Vec<u32>> = words
-            .iter()
-            .map(|w| {
-                let best = index.find(w, 1).first().copied()?;
-                (w.chars().count() >= 2 && best.1 >= 0.97).then_some(best.0)
-            })
-            .collect();
-        if let Some(tickers) = tickers {
-            let whole = index.find(&one, 1).first().copied();
-            if whole.is_none_or(|c| tickers.contains(&c.0) || c.1 < 0.6) {
-                return words.iter().map(|w| w.to_string()).collect();
-            }
-        }
+    if let Some(groups) = segment(index, &one) {
+        return groups;
     }
     if one.is_empty() {
         vec![text.trim().to_string()]
     } else {
         vec![one]
     }
+}
+
+/// `text` as a list written with spaces only ("bitcoin ethereum solana",
+/// "AAPL MSFT NVDA", "coca cola pepsi"): the fewest groups of at most
+/// [`SEGMENT_WORDS`] words each naming a different asset at
+/// [`SEGMENT_SURE`] or more. `None` when there is no such split, or the
+/// whole text names one asset surely and the split does not contain it
+/// ("bank of america", "tesla model 3").
+fn segment(index: &Index, text: &str) -> Option<Vec<String>> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let n = words.len();
+    if !(2..=SEGMENT_MAX_WORDS).contains(&n) {
+        return None;
+    }
+    // The best entry each group of words names surely.
+    let sure = |from: usize, to: usize| -> Option<u32> {
+        let group = &words[from..to];
+        // A vehicle or filler word alone is not an asset ("… ETF").
+        if group.iter().all(|w| {
+            is_filler(w) || tokens(w).iter().all(|t| vehicle_word(t).is_some())
+        }) {
+            return None;
+        }
+        let best = index.find(&group.join(" "), 1).first().copied()?;
+        (best.1 >= SEGMENT_SURE).then_some(best.0)
+    };
+    // best[i]: the fewest groups covering words[..i], with their ends and
+    // entries.
+    let mut best: Vec<Option<Vec<(usize, u32)>>> = vec![None; n + 1];
+    best[0] = Some(Vec::new());
+    for end in 1..=n {
+        for start in end.saturating_sub(SEGMENT_WORDS)..end {
+            let Some(before) = best[start].clone() else {
+                continue;
+            };
+            if best[end]
+                .as_ref()
+                .is_some_and(|b| b.len() <= before.len() + 1)
+            {
+                continue;
+            }
+            let Some(entry) = sure(start, end) else {
+                continue;
+            };
+            if before.iter().any(|&(_, e)| e == entry) {
+                continue;
+            }
+            let mut path = before;
+            path.push((end, entry));
+            best[end] = Some(path);
+        }
+    }
+    let path = best[n].take()?;
+    if path.len() < 2 || path.len() > MAX_MENTIONS {
+        return None;
+    }
+    // The whole text naming something else well ("cash app" is an alias,
+    // "euro pound" a currency pair) is one asset, not a list.
+    if let Some(whole) = index.find(text, 1).first() {
+        if whole.1 >= SEGMENT_WHOLE && !path.iter().any(|&(_, e)| e == whole.0) {
+            return None;
+        }
+    }
+    let mut groups = Vec::with_capacity(path.len());
+    let mut start = 0;
+    for (end, _) in path {
+        groups.push(words[start..end].join(" "));
+        start = end;
+    }
+    Some(groups)
 }
 
 /// Whether `text` reads as words a model can mean something by: every
@@ -250,6 +326,52 @@ pub fn wordlike(text: &str) -> bool {
             let tripled = chars.windows(3).any(|w| w[0] == w[1] && w[1] == w[2]);
             chars.iter().any(|&c| vowel(c)) && longest < 5 && !tripled
         })
+}
+
+/// The kind of instrument `text` asks for ("S&P 500 ETF", "nikkei
+/// index"), if any: a fund word wins over the others ("index fund").
+pub fn vehicle_of(text: &str) -> Option<Vehicle> {
+    let found: Vec<Vehicle> = tokens(text)
+        .iter()
+        .filter_map(|t| vehicle_word(t))
+        .collect();
+    if found.contains(&Vehicle::Fund) {
+        return Some(Vehicle::Fund);
+    }
+    found.first().copied()
+}
+
+/// `text` without its vehicle words ("S&P 500 ETF" → "S&P 500"); empty
+/// when nothing else is left.
+fn without_vehicle(text: &str) -> String {
+    text.split_whitespace()
+        .filter(|w| {
+            let t = tokens(w);
+            t.is_empty() || !t.iter().all(|t| vehicle_word(t).is_some())
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The last step of every answer: candidates of the category `query`'s
+/// vehicle word asks for lifted and the others damped
+/// ([`VEHICLE_LIFT`], [`VEHICLE_DAMPING`]); every candidate raised by its
+/// prominence ([`PROMINENCE_WEIGHT`]); then sorted, best first (ties in
+/// catalog order).
+pub fn adjust(index: &Index, query: &str, list: &mut [(u32, f64)]) {
+    let vehicle = vehicle_of(query);
+    for c in list.iter_mut() {
+        if let Some(v) = vehicle {
+            if index.entries()[c.0 as usize].category == v.category() {
+                c.1 += VEHICLE_LIFT * (1.0 - c.1);
+            } else {
+                c.1 *= VEHICLE_DAMPING;
+            }
+        }
+        c.1 += PROMINENCE_WEIGHT * index.prominence(c.0) * (1.0 - c.1);
+        c.1 = c.1.clamp(0.0, 1.0);
+    }
+    list.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
 }
 
 /// One query: lexical and semantic candidates combined, best first, at
@@ -289,9 +411,142 @@ pub fn rank(
     out
 }
 
-/// The answer for `text`: per mention when it names several assets (then
-/// `true`), else the hybrid ranking of the whole, best first, at most
-/// `limit` (the lexical pool is `pool` deep).
+/// One asset a text names: the words that name it and its candidates,
+/// best first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mention {
+    /// The part of the text, filler trimmed.
+    pub text: String,
+    /// (entry, confidence), best first.
+    pub candidates: Vec<(u32, f64)>,
+}
+
+/// The semantic neighbours of each of `texts`, asked in batches of
+/// [`SEMANTIC_BATCH`]; one (possibly empty) list per text.
+fn nearest_all(near: &mut impl Near, texts: &[String]) -> Vec<Vec<(u32, f32)>> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(SEMANTIC_BATCH) {
+        let mut answers = near(chunk, NEIGHBOURS);
+        answers.resize(chunk.len(), Vec::new());
+        out.extend(answers);
+    }
+    out
+}
+
+/// The mentions of `text` with their candidates (at most `limit` each;
+/// the lexical pool is `pool` deep): one per list part when every part
+/// names an asset by itself and at least two different assets are named,
+/// else one for the whole text.
+pub fn find_mentions(
+    index: &Index,
+    text: &str,
+    limit: usize,
+    pool: usize,
+    near: &mut impl Near,
+) -> Vec<Mention> {
+    if limit == 0 {
+        return Vec::new();
+    }
+    let parts = mentions(index, text);
+    if parts.len() >= 2 {
+        let lexical: Vec<Vec<(u32, f64)>> = parts
+            .iter()
+            .map(|m| lexical_of(index, m, m, pool))
+            .collect();
+        let names_each = lexical
+            .iter()
+            .all(|l| l.first().is_some_and(|c| c.1 >= LIST_PART_LEXICAL));
+        if names_each {
+            let unsure = |m: &String, l: &Vec<(u32, f64)>| {
+                l.first().is_none_or(|c| c.1 < LEXICAL_SURE) && wordlike(m)
+            };
+            let ask: Vec<String> = parts
+                .iter()
+                .zip(&lexical)
+                .filter(|(m, l)| unsure(m, l))
+                .map(|(m, _)| m.clone())
+                .collect();
+            let mut answers = nearest_all(near, &ask).into_iter();
+            let mut out = Vec::with_capacity(parts.len());
+            for (m, lex) in parts.iter().zip(lexical) {
+                let neighbours = if unsure(m, &lex) {
+                    answers.next().unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                let mut ranked = rank(index, lex, &neighbours, pool);
+                adjust(index, m, &mut ranked);
+                ranked.truncate(limit);
+                out.push(Mention {
+                    text: m.clone(),
+                    candidates: ranked,
+                });
+            }
+            let mut firsts: Vec<u32> = out
+                .iter()
+                .filter_map(|m| m.candidates.first().map(|c| c.0))
+                .collect();
+            firsts.sort_unstable();
+            firsts.dedup();
+            if firsts.len() >= 2 {
+                return out;
+            }
+        }
+    }
+    // One query (the whole text, filler trimmed when that leaves words).
+    let query = if parts.len() == 1 {
+        parts[0].clone()
+    } else {
+        text.trim().to_string()
+    };
+    let mut lexical = lexical_of(index, text, &query, pool);
+    let candidates = if lexical.first().is_some_and(|c| c.1 >= LEXICAL_SURE) || !wordlike(&query)
+    {
+        lexical.retain(|c| c.1 >= MIN_CONFIDENCE);
+        adjust(index, &query, &mut lexical);
+        lexical.truncate(limit);
+        lexical
+    } else {
+        let neighbours = nearest_all(near, std::slice::from_ref(&query))
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let mut ranked = rank(index, lexical, &neighbours, pool);
+        adjust(index, &query, &mut ranked);
+        ranked.truncate(limit);
+        ranked
+    };
+    vec![Mention {
+        text: query,
+        candidates,
+    }]
+}
+
+/// The lexical candidates of `text` (as typed) and of `query` (filler
+/// trimmed) and of `query` without its vehicle words, each entry at its
+/// best, best first.
+fn lexical_of(index: &Index, text: &str, query: &str, pool: usize) -> Vec<(u32, f64)> {
+    let mut lexical = index.find(text, pool);
+    let bare = without_vehicle(query);
+    for other in [query, bare.as_str()] {
+        if other.is_empty() || other == text.trim() {
+            continue;
+        }
+        for (id, c) in index.find(other, pool) {
+            match lexical.iter_mut().find(|l| l.0 == id) {
+                Some(l) => l.1 = l.1.max(c),
+                None => lexical.push((id, c)),
+            }
+        }
+    }
+    lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    lexical
+}
+
+/// The answer for `text`: one asset per mention when it names several
+/// (then `true`; each mention's best not already chosen, best first), else
+/// the hybrid ranking of the whole, best first, at most `limit` (the
+/// lexical pool is `pool` deep).
 pub fn find(
     index: &Index,
     text: &str,
@@ -302,78 +557,23 @@ pub fn find(
     if limit == 0 {
         return (Vec::new(), false);
     }
-    let parts = mentions(index, text);
-    let lexical: Vec<Vec<(u32, f64)>> = if parts.len() >= 2 {
-        parts.iter().map(|m| index.find(m, pool)).collect()
-    } else {
-        Vec::new()
-    };
-    let names_each = lexical
-        .iter()
-        .all(|l| l.first().is_some_and(|c| c.1 >= LIST_PART_LEXICAL));
-    if parts.len() >= 2 && names_each {
-        let ask: Vec<String> = parts
-            .iter()
-            .zip(&lexical)
-            .filter(|(m, l)| l.first().is_none_or(|c| c.1 < LEXICAL_SURE) && wordlike(m))
-            .map(|(m, _)| m.clone())
-            .collect();
-        let mut answers = if ask.is_empty() {
-            Vec::new()
-        } else {
-            near(&ask, NEIGHBOURS)
-        };
-        answers.resize(ask.len(), Vec::new());
-        let mut asked = ask.iter().zip(answers);
+    let found = find_mentions(index, text, limit.max(3), pool, near);
+    if found.len() >= 2 {
         let mut picked: Vec<(u32, f64)> = Vec::new();
-        for (m, lex) in parts.iter().zip(lexical) {
-            let neighbours = if lex.first().is_none_or(|c| c.1 < LEXICAL_SURE) && wordlike(m) {
-                asked
-                    .next()
-                    .filter(|(q, _)| *q == m)
-                    .map(|(_, n)| n)
-                    .unwrap_or_default()
-            } else {
-                Vec::new()
-            };
-            let ranked = rank(index, lex, &neighbours, 3);
-            if let Some(best) = ranked
-                .into_iter()
+        for m in &found {
+            if let Some(best) = m
+                .candidates
+                .iter()
                 .find(|c| !picked.iter().any(|p| p.0 == c.0))
             {
-                picked.push(best);
+                picked.push(*best);
             }
         }
-        if picked.len() >= 2 {
-            picked.sort_by(|a, b| b.1.total_cmp(&a.1));
-            picked.truncate(limit);
-            return (picked, true);
-        }
+        picked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        picked.truncate(limit);
+        return (picked, true);
     }
-    // One query (the whole text, filler trimmed when that leaves words).
-    let query = if parts.len() == 1 {
-        parts[0].clone()
-    } else {
-        text.trim().to_string()
-    };
-    let mut lexical = index.find(text, pool);
-    if query != text.trim() {
-        for (id, c) in index.find(&query, pool) {
-            match lexical.iter_mut().find(|l| l.0 == id) {
-                Some(l) => l.1 = l.1.max(c),
-                None => lexical.push((id, c)),
-            }
-        }
-        lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    }
-    if lexical.first().is_some_and(|c| c.1 >= LEXICAL_SURE) || !wordlike(&query) {
-        lexical.retain(|c| c.1 >= MIN_CONFIDENCE);
-        lexical.truncate(limit);
-        return (lexical, false);
-    }
-    let neighbours = near(std::slice::from_ref(&query), NEIGHBOURS)
-        .into_iter()
-        .next()
-        .unwrap_or_default();
-    (rank(index, lexical, &neighbours, limit), false)
+    let mut one = found.into_iter().next().map(|m| m.candidates).unwrap_or_default();
+    one.truncate(limit);
+    (one, false)
 }

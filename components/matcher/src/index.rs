@@ -28,6 +28,7 @@
 //! its signals; results under [`MIN_CONFIDENCE`] are dropped.
 
 use crate::aliases::ALIASES;
+use crate::classes::{CLASSES, CLASS_TIERS, NAMESAKE_DAMPING};
 
 /// What the host marks an entry's other names with at the end of its
 /// summary (`forecast_embed::ALSO_KNOWN_AS`): "… Also known as: TSMC."
@@ -58,6 +59,21 @@ pub struct Entry {
     /// Free text, often with a list of products after `Products:`.
     pub summary: String,
 }
+
+/// What the host knows about one entry beyond its text (mirrors the WIT
+/// `catalog-priors.prior`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prior {
+    /// Position of the entry in the catalog.
+    pub entry: u32,
+    /// How well-known the asset is, in [0, 1] (major index membership).
+    pub prominence: f32,
+    /// Other identifiers people paste for it (ISIN).
+    pub identifiers: Vec<String>,
+}
+
+/// An identifier typed whole (an ISIN).
+const IDENTIFIER_EXACT: f64 = 0.99;
 
 /// Results under this confidence are never returned: below it a match is
 /// more likely noise (a stray common word, a two-letter edit) than what the
@@ -207,6 +223,13 @@ pub struct Index {
     domains: Map<String, Vec<u32>>,
     /// IDF of a token no entry has.
     max_idf: f64,
+    /// Class phrase (tokens joined) → its targets in this catalog, in
+    /// order ([`crate::classes`]).
+    classes: Map<String, Vec<u32>>,
+    /// Prominence of each entry, in [0, 1] ([`Index::set_priors`]).
+    prominence: Vec<f32>,
+    /// Compact identifier (ISIN) → entries.
+    identifiers: Map<String, Vec<u32>>,
 }
 
 /// Generic domain labels that say nothing about the company.
@@ -603,6 +626,19 @@ impl Index {
             }
         }
 
+        // Classes, for the targets this catalog has.
+        for (phrase, targets) in CLASSES {
+            let ids: Vec<u32> = targets
+                .iter()
+                .filter_map(|t| ix.tickers_exact.get(&fold(t)))
+                .flat_map(|ids| ids.iter().copied())
+                .collect();
+            if !ids.is_empty() {
+                ix.classes.insert(compact(phrase), ids);
+            }
+        }
+        ix.prominence = vec![0.0; n];
+
         // Vocabulary and posting lists, one posting per (entry, field, mask).
         for (token, p) in postings {
             let next = ix.words.len() as u32;
@@ -671,6 +707,52 @@ impl Index {
     /// The entries, in catalog order.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    /// Replaces the priors: each named entry's prominence (clamped to
+    /// [0, 1]) and identifiers; entries not named get 0 and none. Priors
+    /// naming entries outside the catalog are ignored.
+    pub fn set_priors(&mut self, priors: &[Prior]) {
+        let n = self.entries.len();
+        self.prominence = vec![0.0; n];
+        self.identifiers = map();
+        for p in priors {
+            let Some(slot) = self.prominence.get_mut(p.entry as usize) else {
+                continue;
+            };
+            *slot = if p.prominence.is_finite() {
+                p.prominence.clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            for id in &p.identifiers {
+                let key = compact(id);
+                if key.len() >= 6 {
+                    let list = self.identifiers.entry(key).or_default();
+                    if !list.contains(&p.entry) {
+                        list.push(p.entry);
+                    }
+                }
+            }
+        }
+    }
+
+    /// How well-known entry `id` is, in [0, 1] (0 without priors).
+    pub fn prominence(&self, id: u32) -> f64 {
+        self.prominence.get(id as usize).map_or(0.0, |&p| f64::from(p))
+    }
+
+    /// The class phrase `text` is (filler aside), if any, as its targets
+    /// in this catalog.
+    pub fn class_of(&self, text: &str) -> Option<&[u32]> {
+        // Stop words aside, every word counts, unstemmed: "s-oil" is not
+        // "oil", nor "sols" "sol".
+        let key: String = text
+            .split_whitespace()
+            .map(compact)
+            .filter(|w| !crate::text::is_stop(w))
+            .collect();
+        self.classes.get(&key).map(Vec::as_slice)
     }
 
     /// Completions of `token` (it is a prefix of them).
@@ -801,6 +883,19 @@ impl Index {
         for (id, conf) in self.word_scores(text, &words) {
             raise(&mut scores, id, conf);
         }
+        // A class phrase ("oil", "natural gas"): its instrument and
+        // vehicles first, namesakes damped (S-Oil is not what "oil" means).
+        if let Some(targets) = self.class_of(text) {
+            for (id, conf) in scores.iter_mut() {
+                if !targets.contains(id) {
+                    *conf *= NAMESAKE_DAMPING;
+                }
+            }
+            for (k, &id) in targets.iter().enumerate() {
+                let tier = CLASS_TIERS[k.min(CLASS_TIERS.len() - 1)];
+                raise(&mut scores, id, tier);
+            }
+        }
         self.finish(scores, limit)
     }
 
@@ -839,6 +934,14 @@ impl Index {
                         raise(scores, id, TICKER_TRANSPOSED);
                     }
                 }
+            }
+        }
+
+        // An identifier (ISIN) typed whole.
+        let key = compact(text);
+        if key.len() >= 6 {
+            for &id in self.identifiers.get(&key).into_iter().flatten() {
+                raise(scores, id, IDENTIFIER_EXACT);
             }
         }
 

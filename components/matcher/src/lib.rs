@@ -33,6 +33,8 @@
 //! returned. A language model's first choice gets at least 0.90.
 
 pub mod aliases;
+pub mod calibration;
+pub mod classes;
 pub mod eval;
 mod hash;
 pub mod hybrid;
@@ -40,7 +42,8 @@ pub mod index;
 pub mod rerank;
 pub mod text;
 
-pub use index::{Entry, Index, MIN_CONFIDENCE};
+pub use hybrid::Mention;
+pub use index::{Entry, Index, Prior, MIN_CONFIDENCE};
 
 #[cfg(test)]
 mod tests;
@@ -62,6 +65,18 @@ pub fn find_with_model(
     text: &str,
     limit: u32,
     ask: impl FnOnce(&str) -> Option<String>,
+    near: impl hybrid::Near,
+) -> Vec<(u32, f64)> {
+    calibrated(find_raw(index, text, limit, ask, near))
+}
+
+/// [`find_with_model`] with the raw scores, before calibration (for
+/// fitting [`calibration::TABLE`]).
+pub fn find_raw(
+    index: &Index,
+    text: &str,
+    limit: u32,
+    ask: impl FnOnce(&str) -> Option<String>,
     mut near: impl hybrid::Near,
 ) -> Vec<(u32, f64)> {
     let limit = limit.min(MAX_LIMIT) as usize;
@@ -79,6 +94,62 @@ pub fn find_with_model(
     out
 }
 
+/// What the component's `find-mentions` does: [`hybrid::find_mentions`],
+/// a single mention reordered by `ask` when unsure (as in
+/// [`find_with_model`]), each mention's candidates cut to `limit` (at most
+/// [`MAX_LIMIT`]), confidences calibrated.
+pub fn find_mentions_with_model(
+    index: &Index,
+    text: &str,
+    limit: u32,
+    ask: impl FnOnce(&str) -> Option<String>,
+    near: impl hybrid::Near,
+) -> Vec<Mention> {
+    let mut found = find_mentions_raw(index, text, limit, ask, near);
+    for m in &mut found {
+        m.candidates = calibrated(std::mem::take(&mut m.candidates));
+    }
+    found
+}
+
+/// [`find_mentions_with_model`] with the raw scores.
+pub fn find_mentions_raw(
+    index: &Index,
+    text: &str,
+    limit: u32,
+    ask: impl FnOnce(&str) -> Option<String>,
+    mut near: impl hybrid::Near,
+) -> Vec<Mention> {
+    let limit = limit.min(MAX_LIMIT) as usize;
+    if limit == 0 {
+        return Vec::new();
+    }
+    let pool = limit.max(RERANK_POOL);
+    let mut found = hybrid::find_mentions(index, text, pool, pool, &mut near);
+    if let [one] = found.as_mut_slice() {
+        one.candidates = index.rerank(text, std::mem::take(&mut one.candidates), ask);
+    }
+    for m in &mut found {
+        m.candidates.truncate(limit);
+    }
+    found
+}
+
+/// `found` (best first) with each confidence calibrated
+/// ([`calibration::calibrate`], by rank); the order is kept.
+pub fn calibrated(found: Vec<(u32, f64)>) -> Vec<(u32, f64)> {
+    let mut out: Vec<(u32, f64)> = Vec::with_capacity(found.len());
+    for (rank, (id, raw)) in found.into_iter().enumerate() {
+        let mut c = calibration::calibrate(raw, rank);
+        // Never above the one before: the list stays sorted.
+        if let Some(&(_, before)) = out.last() {
+            c = c.min(before);
+        }
+        out.push((id, c));
+    }
+    out
+}
+
 #[cfg(target_arch = "wasm32")]
 mod component {
     wit_bindgen::generate!({
@@ -88,7 +159,9 @@ mod component {
 
     use std::cell::RefCell;
 
+    use exports::forecast::plugins::catalog_priors::{Guest as PriorsGuest, Prior};
     use exports::forecast::plugins::matching::{Candidate, CatalogEntry, Guest};
+    use exports::forecast::plugins::mentions::{Guest as MentionsGuest, Mention};
     use forecast::plugins::{llm, semantic};
 
     thread_local! {
@@ -97,6 +170,54 @@ mod component {
     }
 
     struct Component;
+
+    /// The host's semantic search as the algorithm asks it.
+    fn near(texts: &[String], k: u32) -> Vec<Vec<(u32, f32)>> {
+        semantic::nearest(texts, k)
+            .into_iter()
+            .map(|list| list.into_iter().map(|n| (n.entry, n.similarity)).collect())
+            .collect()
+    }
+
+    impl PriorsGuest for Component {
+        fn load_priors(priors: Vec<Prior>) {
+            let priors: Vec<super::Prior> = priors
+                .into_iter()
+                .map(|p| super::Prior {
+                    entry: p.entry,
+                    prominence: p.prominence,
+                    identifiers: p.identifiers,
+                })
+                .collect();
+            INDEX.with(|slot| {
+                if let Some(index) = slot.borrow_mut().as_mut() {
+                    index.set_priors(&priors);
+                }
+            });
+        }
+    }
+
+    impl MentionsGuest for Component {
+        fn find_mentions(text: String, limit: u32) -> Vec<Mention> {
+            INDEX.with(|slot| {
+                let slot = slot.borrow();
+                let Some(index) = slot.as_ref() else {
+                    return Vec::new();
+                };
+                super::find_mentions_with_model(index, &text, limit, llm::complete, near)
+                    .into_iter()
+                    .map(|m| Mention {
+                        text: m.text,
+                        candidates: m
+                            .candidates
+                            .into_iter()
+                            .map(|(entry, confidence)| Candidate { entry, confidence })
+                            .collect(),
+                    })
+                    .collect()
+            })
+        }
+    }
 
     impl Guest for Component {
         fn matcher_version() -> String {
@@ -127,12 +248,6 @@ mod component {
                 let slot = slot.borrow();
                 let Some(index) = slot.as_ref() else {
                     return Vec::new();
-                };
-                let near = |texts: &[String], k: u32| -> Vec<Vec<(u32, f32)>> {
-                    semantic::nearest(texts, k)
-                        .into_iter()
-                        .map(|list| list.into_iter().map(|n| (n.entry, n.similarity)).collect())
-                        .collect()
                 };
                 super::find_with_model(index, &text, limit, llm::complete, near)
                     .into_iter()

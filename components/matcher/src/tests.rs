@@ -490,3 +490,133 @@ fn names_a_summary_says_the_entry_is_also_known_as() {
     // Without the marker the word names nothing.
     assert!(tickers(&index(), "tsmc").is_empty());
 }
+
+/// The catalog of [`catalog`] plus a namesake of a class ("S-Oil"), the
+/// ETFs tracking the S&P 500 and a few utilities, for the class, vehicle
+/// and prominence rules.
+fn class_catalog() -> Vec<Entry> {
+    let mut v = catalog();
+    v.push(entry("010950.KS", "S-Oil", "Korean Stocks"));
+    v.push(entry("SOL-USD", "Solana", "Crypto"));
+    v.push(entry("SPY", "SPDR S&P 500", "ETFs"));
+    v.push(entry("IVV", "ishares S&P 500", "ETFs"));
+    v.push(entry("GLD", "SPDR Gold Shares", "ETFs"));
+    v.push(entry("USO", "United States Oil", "ETFs"));
+    for (t, n) in [
+        ("RWE.DE", "RWE Electric Utility"),
+        ("NEE", "NextEra Electric Utility"),
+        ("AEE", "Ameren Electric Utility"),
+    ] {
+        v.push(entry(t, n, "US Stocks"));
+    }
+    v
+}
+
+fn position(ix: &Index, ticker: &str) -> u32 {
+    ix.entries().iter().position(|e| e.ticker == ticker).unwrap() as u32
+}
+
+fn hybrid_tickers(ix: &Index, q: &str) -> Vec<String> {
+    let (found, _) = crate::hybrid::find(ix, q, 3, 10, &mut no_model);
+    found
+        .iter()
+        .map(|&(i, _)| ix.entries()[i as usize].ticker.clone())
+        .collect()
+}
+
+/// "oil" is crude oil, not a company called S-Oil; "gold" the future and
+/// then its ETF; an asked-for vehicle comes first.
+#[test]
+fn classes_answer_their_instrument_and_vehicles_before_namesakes() {
+    let ix = Index::new(class_catalog());
+    assert_eq!(tickers(&ix, "oil"), ["CL=F", "BZ=F", "USO"]);
+    let soil = ix.find("oil", 10);
+    let namesake = soil.iter().find(|c| ix.entries()[c.0 as usize].ticker == "010950.KS");
+    assert!(namesake.is_none_or(|c| c.1 < 0.9), "{soil:?}");
+    assert_eq!(tickers(&ix, "gold")[..2], ["GC=F", "GLD"]);
+    // The company is still found by its own name.
+    assert_eq!(first(&ix, "s-oil").0, "010950.KS");
+    // Vehicles: an ETF asked for comes before the index it tracks.
+    let etf = hybrid_tickers(&ix, "S&P 500 ETF");
+    assert!(etf[..2].contains(&"SPY".to_string()) && etf[..2].contains(&"IVV".to_string()), "{etf:?}");
+    assert_eq!(hybrid_tickers(&ix, "S&P 500")[0], "^GSPC");
+    assert_eq!(hybrid_tickers(&ix, "gold etf")[0], "GLD");
+    // In a sentence the ETF is kept, not dropped as filler.
+    let (found, several) =
+        crate::hybrid::find(&ix, "some tesla and an S&P 500 ETF", 3, 10, &mut no_model);
+    assert!(several);
+    let got: Vec<&str> = found
+        .iter()
+        .map(|&(i, _)| ix.entries()[i as usize].ticker.as_str())
+        .collect();
+    assert!(got.contains(&"TSLA") && (got.contains(&"SPY") || got.contains(&"IVV")), "{got:?}");
+}
+
+/// Space-separated names are a list when every group names a different
+/// asset surely; a name of several words stays one asset.
+#[test]
+fn lists_without_separators_are_read_when_every_part_names_an_asset() {
+    let ix = Index::new(class_catalog());
+    let m = crate::hybrid::mentions(&ix, "bitcoin ethereum solana");
+    assert_eq!(m, ["bitcoin", "ethereum", "solana"]);
+    assert_eq!(crate::hybrid::mentions(&ix, "AAPL MSFT TSLA"), ["AAPL", "MSFT", "TSLA"]);
+    assert_eq!(
+        crate::hybrid::mentions(&ix, "bank of america tesla"),
+        ["bank of america", "tesla"]
+    );
+    // A pasted column.
+    assert_eq!(crate::hybrid::mentions(&ix, "AAPL\nMSFT\nBTC-USD\n"), ["AAPL", "MSFT", "BTC-USD"]);
+    // One asset of several words, or a part that names nothing: one query.
+    assert_eq!(crate::hybrid::mentions(&ix, "bank of america"), ["bank of america"]);
+    assert_eq!(crate::hybrid::mentions(&ix, "apple zxcvq"), ["apple zxcvq"]);
+    assert_eq!(crate::hybrid::mentions(&ix, "tesla tesla"), ["tesla tesla"]);
+    let mentions = crate::hybrid::find_mentions(&ix, "bitcoin ethereum solana", 3, 10, &mut no_model);
+    let firsts: Vec<&str> = mentions
+        .iter()
+        .map(|m| ix.entries()[m.candidates[0].0 as usize].ticker.as_str())
+        .collect();
+    assert_eq!(firsts, ["BTC-USD", "ETH-USD", "SOL-USD"]);
+}
+
+/// Priors: an ISIN names its entry; among near-equal candidates the
+/// better-known comes first; priors outside the catalog are ignored.
+#[test]
+fn priors_add_identifiers_and_prefer_the_better_known() {
+    let mut ix = Index::new(class_catalog());
+    let before = hybrid_tickers(&ix, "electric utility");
+    assert_eq!(before.len(), 3, "{before:?}");
+    let nee = position(&ix, "NEE");
+    let aapl = position(&ix, "AAPL");
+    ix.set_priors(&[
+        crate::Prior {
+            entry: nee,
+            prominence: 0.9,
+            identifiers: vec![],
+        },
+        crate::Prior {
+            entry: aapl,
+            prominence: 1.0,
+            identifiers: vec!["US0378331005".into()],
+        },
+        crate::Prior {
+            entry: 10_000,
+            prominence: 1.0,
+            identifiers: vec!["XX0000000000".into()],
+        },
+    ]);
+    assert_eq!(hybrid_tickers(&ix, "electric utility")[0], "NEE");
+    assert_eq!(first(&ix, "US0378331005"), ("AAPL".into(), 0.99));
+    assert_eq!(first(&ix, "us0378331005").0, "AAPL");
+    assert!(ix.find("XX0000000000", 3).is_empty());
+    // An exact ticker is not overtaken by a better-known entry.
+    assert_eq!(hybrid_tickers(&ix, "AEE")[0], "AEE");
+}
+
+/// Calibration keeps each list sorted and within [0, 1].
+#[test]
+fn calibrated_lists_stay_sorted() {
+    let out = crate::calibrated(vec![(1, 0.99), (2, 0.97), (3, 0.5), (4, 0.49)]);
+    assert_eq!(out.iter().map(|c| c.0).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert!(out.windows(2).all(|w| w[0].1 >= w[1].1), "{out:?}");
+    assert!(out.iter().all(|c| (0.0..=1.0).contains(&c.1)), "{out:?}");
+}

@@ -12,6 +12,8 @@
 //! entries of a query vector by brute force (3,232 × 384 floats is 5 MB and
 //! one pass over it takes well under a millisecond).
 
+pub mod prominence;
+
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;

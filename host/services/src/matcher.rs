@@ -13,9 +13,13 @@ use sha2::{Digest, Sha256};
 use crate::active::Plugins;
 use crate::embeddings::{CatalogEmbeddings, SemanticSearch};
 use crate::error::Error;
-pub use forecast_api::matcher::{MatchResponse, TickerMatch, MAX_MATCHES, MAX_TEXT_CHARS};
+pub use forecast_api::matcher::{
+    MatchResponse, MentionMatches, TickerMatch, MAX_MATCHES, MAX_MENTIONS, MAX_TEXT_CHARS,
+    SURE_CONFIDENCE,
+};
 use forecast_domain::{Asset, User};
-use forecast_plugins::matcher::{Catalog, CatalogEntry};
+use forecast_embed::prominence::IndexMembership;
+use forecast_plugins::matcher::{Catalog, CatalogEntry, Prior};
 use forecast_store::StoreError;
 use forecast_store::{AssetStore, QuotaStore, Window};
 
@@ -43,6 +47,7 @@ impl CatalogCache {
         &self,
         db: &dyn AssetStore,
         embeddings: Option<&CatalogEmbeddings>,
+        membership: Option<&IndexMembership>,
     ) -> Result<(Arc<Catalog>, Arc<Vec<Asset>>), StoreError> {
         let previous = self.inner.lock().expect("poisoned").clone();
         if let Some((at, catalog, assets)) = previous.as_ref() {
@@ -67,7 +72,35 @@ impl CatalogCache {
                 summary: forecast_embed::matcher_summary(&a.ticker, &a.summary),
             })
             .collect();
+        // What the catalog's text does not say: how well-known each asset
+        // is (index membership) and its ISIN.
+        let priors: Vec<Prior> = assets
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                let prominence = membership.map_or(0.0, |m| m.prominence(&a.ticker));
+                let isin = a.isin.trim();
+                let identifiers: Vec<String> = if isin.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![isin.to_string()]
+                };
+                (prominence > 0.0 || !identifiers.is_empty()).then(|| Prior {
+                    entry: i as u32,
+                    prominence,
+                    identifiers,
+                })
+            })
+            .collect();
         let mut hash = Sha256::new();
+        for p in &priors {
+            hash.update(p.entry.to_le_bytes());
+            hash.update(p.prominence.to_le_bytes());
+            for id in &p.identifiers {
+                hash.update(id.as_bytes());
+                hash.update([0]);
+            }
+        }
         for e in &entries {
             for field in [
                 &e.ticker,
@@ -96,6 +129,7 @@ impl CatalogCache {
         let catalog = Arc::new(Catalog {
             version,
             entries,
+            priors,
             semantic,
         });
         let assets = Arc::new(assets);
@@ -156,6 +190,8 @@ pub struct MatcherService {
     per_minute: u32,
     /// The catalog's sentence embeddings, when the model is loaded.
     embeddings: Option<Arc<CatalogEmbeddings>>,
+    /// Major index membership, for the catalog's priors.
+    membership: Option<Arc<IndexMembership>>,
 }
 
 impl MatcherService {
@@ -174,7 +210,15 @@ impl MatcherService {
             quotas,
             per_minute,
             embeddings: None,
+            membership: None,
         }
+    }
+
+    /// Tells the matcher how well-known each asset is, from `membership`
+    /// (major index membership; `forecast_embed::prominence`).
+    pub fn with_membership(mut self, membership: Arc<IndexMembership>) -> Self {
+        self.membership = Some(membership);
+        self
     }
 
     /// Answers with the help of the sentence-embedding model: each catalog
@@ -250,28 +294,67 @@ impl MatcherService {
             .ok_or_else(|| Error::Internal("no matcher plugin is loaded".into()))?;
         let (catalog, assets) = self
             .catalog
-            .get(self.assets.as_ref(), self.embeddings.as_deref())
+            .get(
+                self.assets.as_ref(),
+                self.embeddings.as_deref(),
+                self.membership.as_deref(),
+            )
             .await?;
         let permit = self.plugins.runtime().acquire().await;
         let span = tracing::Span::current();
         let found = tokio::task::spawn_blocking(move || {
-            span.in_scope(|| matcher.find(&permit, &catalog, &text, MAX_MATCHES))
+            span.in_scope(|| matcher.find_mentions(&permit, &catalog, &text, MAX_MATCHES))
         })
         .await
         .map_err(|e| Error::Internal(format!("matcher task failed: {e}")))??;
+        let shape = |c: &forecast_plugins::matcher::Candidate| {
+            let a = &assets[c.entry as usize];
+            TickerMatch {
+                ticker: a.ticker.clone(),
+                name: a.name.clone(),
+                category: a.category,
+                confidence: c.confidence,
+            }
+        };
+        let mentions: Vec<MentionMatches> = found
+            .iter()
+            .take(MAX_MENTIONS)
+            .map(|m| {
+                let matches: Vec<TickerMatch> = m.candidates.iter().map(shape).collect();
+                MentionMatches {
+                    text: m.text.clone(),
+                    sure: matches
+                        .first()
+                        .is_some_and(|t| t.confidence >= SURE_CONFIDENCE),
+                    matches,
+                }
+            })
+            .collect();
         Ok(MatchResponse {
-            matches: found
-                .into_iter()
-                .map(|c| {
-                    let a = &assets[c.entry as usize];
-                    TickerMatch {
-                        ticker: a.ticker.clone(),
-                        name: a.name.clone(),
-                        category: a.category,
-                        confidence: c.confidence,
-                    }
-                })
-                .collect(),
+            matches: top_matches(&mentions),
+            mentions,
         })
     }
+}
+
+/// The spec's `matches`: a single mention's matches; for several, each
+/// mention's best match not already taken, most confident first, at most
+/// [`MAX_MATCHES`].
+fn top_matches(mentions: &[MentionMatches]) -> Vec<TickerMatch> {
+    if let [one] = mentions {
+        return one.matches.clone();
+    }
+    let mut picked: Vec<TickerMatch> = Vec::new();
+    for m in mentions {
+        if let Some(best) = m
+            .matches
+            .iter()
+            .find(|t| !picked.iter().any(|p| p.ticker == t.ticker))
+        {
+            picked.push(best.clone());
+        }
+    }
+    picked.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    picked.truncate(MAX_MATCHES as usize);
+    picked
 }

@@ -1,6 +1,6 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { describe } from "../api/client";
-import { api, type TickerMatch, type WatchItem } from "../api/endpoints";
+import { api, type MentionMatches, type TickerMatch, type WatchItem } from "../api/endpoints";
 
 type Chosen = Pick<WatchItem, "ticker" | "name" | "category">;
 import { navigate } from "../router";
@@ -8,18 +8,34 @@ import { Card, ErrorNote, Loading, useTitle } from "../lib";
 
 interface Found {
   query: string;
-  matches: TickerMatch[];
+  /** One entry per asset the text names, in order (the server's `mentions`). */
+  mentions: MentionMatches[];
+  /** What the search did, e.g. "Added 2: AAPL, TSLA. Choose for “appel”." */
+  status: string;
 }
 
-/** Whether `q` reads as a list of holdings ("I own apple, tesla and some
- * bitcoin"): the matcher then answers one asset per mention. */
-function readsAsList(q: string): boolean {
-  return /[,;:+&]|\band\b|\bplus\b/i.test(q);
+const NOTHING = "Nothing matched. Try another wording or the ticker.";
+
+const quoted = (xs: string[]) => xs.map((x) => `“${x}”`).join(", ");
+
+/** The status line of one search: what went into the selection at once and
+ * which mentions wait for a choice. */
+function statusText(added: string[], already: string[], choose: string[], unmatched: string[]): string {
+  if (added.length + already.length + choose.length === 0) return NOTHING;
+  const parts: string[] = [];
+  if (added.length) parts.push(`Added ${added.length}: ${added.join(", ")}.`);
+  if (already.length) parts.push(`Already selected: ${already.join(", ")}.`);
+  if (choose.length) parts.push(`Choose for ${quoted(choose)}.`);
+  if (unmatched.length) parts.push(`Nothing matched ${quoted(unmatched)}.`);
+  return parts.join(" ");
 }
 
-/** Confidence from which an asset of a sentence goes straight into the
- * selection. */
-const SURE = 0.8;
+/** The calibrated confidence in words: of past answers this confident, about
+ * this share were right. */
+function Likely({ confidence }: { confidence: number }) {
+  const p = Math.round(confidence * 100);
+  return <span title={`Of past answers this confident, about ${p} % were right.`}>{p} % likely</span>;
+}
 
 export function OnboardingPage() {
   useTitle("What do you follow?");
@@ -46,6 +62,10 @@ export function OnboardingPage() {
     );
   }, []);
 
+  // The selection as it is when a search answers (the closure's may be older).
+  const selectedNow = useRef(selected);
+  selectedNow.current = selected;
+
   const isSelected = (t: string) => selected.some((s) => s.ticker === t);
 
   const search = async (e: Event) => {
@@ -59,18 +79,29 @@ export function OnboardingPage() {
     setSearchError(null);
     try {
       const r = await api.matchTickers(q);
-      setFound((f) => [{ query: q, matches: r.matches }, ...f.filter((x) => x.query !== q)]);
-      // A whole sentence naming several assets fills the chips at once
-      // (each can still be removed below).
-      const sure = r.matches.filter((m) => m.confidence >= SURE);
-      if (readsAsList(q) && sure.length >= 2) {
-        setSelected((s) => [
-          ...s,
-          ...sure
-            .filter((m) => !s.some((x) => x.ticker === m.ticker))
-            .map((m) => ({ ticker: m.ticker, name: m.name, category: m.category })),
-        ]);
+      // Each asset the text names; a server without `mentions` counts as one, unsure.
+      const mentions: MentionMatches[] = r.mentions ?? (r.matches.length ? [{ text: q, matches: r.matches, sure: false }] : []);
+      // A mention the server is sure of goes straight into the selection (it
+      // can still be removed below); the others wait for a choice.
+      const have = new Set(selectedNow.current.map((s) => s.ticker));
+      const toAdd: Chosen[] = [];
+      const already: string[] = [];
+      const choose: string[] = [];
+      const unmatched: string[] = [];
+      for (const m of mentions) {
+        const best = m.matches[0];
+        if (!best) unmatched.push(m.text);
+        else if (!m.sure) choose.push(m.text);
+        else if (have.has(best.ticker)) {
+          if (!already.includes(best.ticker) && !toAdd.some((c) => c.ticker === best.ticker)) already.push(best.ticker);
+        } else {
+          have.add(best.ticker);
+          toAdd.push({ ticker: best.ticker, name: best.name, category: best.category });
+        }
       }
+      const status = statusText(toAdd.map((c) => c.ticker), already, choose, unmatched);
+      setFound((f) => [{ query: q, mentions, status }, ...f.filter((x) => x.query !== q)]);
+      if (toAdd.length) setSelected((s) => [...s, ...toAdd.filter((c) => !s.some((x) => x.ticker === c.ticker))]);
       setText("");
     } catch (err) {
       setSearchError(err);
@@ -83,8 +114,14 @@ export function OnboardingPage() {
     if (!isSelected(m.ticker)) setSelected((s) => [...s, { ticker: m.ticker, name: m.name, category: m.category }]);
   };
   const remove = (t: string) => setSelected((s) => s.filter((x) => x.ticker !== t));
-  const dismiss = (q: string, t: string) =>
-    setFound((f) => f.map((x) => (x.query === q ? { ...x, matches: x.matches.filter((m) => m.ticker !== t) } : x)));
+  const dismiss = (q: string, mention: number, t: string) =>
+    setFound((f) =>
+      f.map((x) =>
+        x.query === q
+          ? { ...x, mentions: x.mentions.map((m, i) => (i === mention ? { ...m, matches: m.matches.filter((y) => y.ticker !== t) } : m)) }
+          : x,
+      ),
+    );
 
   const save = async () => {
     setSaving(true);
@@ -109,9 +146,10 @@ export function OnboardingPage() {
     <main class="page narrow">
       <h1>What do you hold or follow?</h1>
       <p class="lead">
-        Describe it in your own words — a company, a brand, a coin, an index, or a whole sentence such as “I own apple, tesla
-        and some bitcoin”. We suggest up to three matching assets for each search; confirm the ones you mean (a sentence naming
-        several fills the selection at once). Search as often as you like.
+        Describe it in your own words — a company, a brand, a coin, an index, a whole sentence such as “I own apple, tesla
+        and some bitcoin”, or a list such as “bitcoin ethereum solana”. Each asset we are sure of goes into your selection at
+        once; for the others we suggest up to three matches to confirm or dismiss. Remove anything you don’t want below, and
+        search as often as you like.
       </p>
       <Card>
         <form class="search-form" onSubmit={search}>
@@ -143,29 +181,44 @@ export function OnboardingPage() {
               <h2 class="h3">
                 Suggestions for “{f.query}”
               </h2>
-              {f.matches.length === 0 && <p class="muted">Nothing matched. Try another wording or the ticker.</p>}
-              <ul class="chips">
-                {f.matches.map((m) => (
-                  <li key={m.ticker} class={`chip chip-suggest${isSelected(m.ticker) ? " chip-done" : ""}`}>
-                    <span class="chip-text">
-                      <strong>{m.ticker}</strong> {m.name}
-                      <span class="muted small"> · {m.category} · {Math.round(m.confidence * 100)} % match</span>
-                    </span>
-                    {isSelected(m.ticker) ? (
-                      <span class="chip-state">Added</span>
-                    ) : (
-                      <>
-                        <button type="button" class="btn btn-small btn-primary" onClick={() => add(m)} aria-label={`Add ${m.ticker} (${m.name})`}>
-                          Add
-                        </button>
-                        <button type="button" class="btn btn-small btn-ghost" onClick={() => dismiss(f.query, m.ticker)} aria-label={`Dismiss ${m.ticker}`}>
-                          Dismiss
-                        </button>
-                      </>
-                    )}
-                  </li>
-                ))}
-              </ul>
+              <p class={`match-status${f.status === NOTHING ? " muted" : ""}`}>{f.status}</p>
+              {f.mentions.map((mt, i) =>
+                mt.matches.length === 0 ? null : (
+                  <div class="mention" key={i}>
+                    {f.mentions.length > 1 && <h3 class="mention-text">“{mt.text}”</h3>}
+                    <ul class="chips">
+                      {mt.matches.map((m) => (
+                        <li key={m.ticker} class={`chip chip-suggest${isSelected(m.ticker) ? " chip-done" : ""}`}>
+                          <span class="chip-text">
+                            <strong>{m.ticker}</strong> {m.name}
+                            <span class="muted small">
+                              {" "}
+                              · {m.category} · <Likely confidence={m.confidence} />
+                            </span>
+                          </span>
+                          {isSelected(m.ticker) ? (
+                            <span class="chip-state">Added</span>
+                          ) : (
+                            <>
+                              <button type="button" class="btn btn-small btn-primary" onClick={() => add(m)} aria-label={`Add ${m.ticker} (${m.name})`}>
+                                Add
+                              </button>
+                              <button
+                                type="button"
+                                class="btn btn-small btn-ghost"
+                                onClick={() => dismiss(f.query, i, m.ticker)}
+                                aria-label={`Dismiss ${m.ticker}`}
+                              >
+                                Dismiss
+                              </button>
+                            </>
+                          )}
+                        </li>
+                      ))}
+                    </ul>
+                  </div>
+                ),
+              )}
             </div>
           ))}
         </div>

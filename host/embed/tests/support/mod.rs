@@ -106,3 +106,49 @@ pub fn active_entries() -> Vec<Entry> {
         INACTIVE_TICKERS,
     )
 }
+
+/// The priors the host sends with the catalog (`MatcherService`): each
+/// entry's prominence from the index membership table `make reference`
+/// writes, and its ISIN from `data/catalog.csv`. `None` (with a
+/// `SKIPPED:` line from the caller) when the table is absent.
+pub fn priors(entries: &[Entry]) -> Option<Vec<matcher::Prior>> {
+    let membership = match forecast_embed::prominence::IndexMembership::load(
+        &root().join(forecast_embed::prominence::DEFAULT_REFERENCE_DIR),
+    ) {
+        Ok(m) => m,
+        Err(e) => {
+            println!("SKIPPED: {e:#}");
+            return None;
+        }
+    };
+    let isins = catalog_column("isin");
+    Some(
+        entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| matcher::Prior {
+                entry: i as u32,
+                prominence: membership.prominence(&e.ticker),
+                identifiers: isins
+                    .get(&e.ticker)
+                    .filter(|s| !s.is_empty())
+                    .cloned()
+                    .into_iter()
+                    .collect(),
+            })
+            .collect(),
+    )
+}
+
+/// One column of `data/catalog.csv` by ticker.
+pub fn catalog_column(name: &str) -> std::collections::HashMap<String, String> {
+    let records = matcher::eval::parse_csv(&read("data/catalog.csv"));
+    let header = &records[0];
+    let at = |n: &str| header.iter().position(|h| h.trim() == n).expect(n);
+    let (t, c) = (at("ticker"), at(name));
+    records[1..]
+        .iter()
+        .filter(|r| r.len() == header.len())
+        .map(|r| (r[t].trim().to_string(), r[c].trim().to_string()))
+        .collect()
+}

@@ -323,6 +323,7 @@ fn matcher(p: &MatcherPlugin, permit: &Permit) -> Result<(), String> {
             entry("7203.T", "Toyota", "Japanese Stocks", ""),
             entry("GC=F", "Gold Futures", "Commodities", ""),
         ],
+        priors: Vec::new(),
         semantic: None,
     };
     let find = |text: &str| {

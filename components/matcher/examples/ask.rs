@@ -1,0 +1,20 @@
+//! Asks the lexical index about each argument over `data/catalog.csv`:
+//! `cargo run --release -p matcher --example ask -- "cash app" "oil"`.
+use matcher::eval::load_catalog_csv;
+use matcher::Index;
+
+fn main() {
+    let text = std::fs::read_to_string("../data/catalog.csv")
+        .or_else(|_| std::fs::read_to_string("data/catalog.csv"))
+        .expect("run from the repository or components/");
+    let index = Index::new(load_catalog_csv(&text).expect("catalog"));
+    for q in std::env::args().skip(1) {
+        let got: Vec<String> = index
+            .find(&q, 5)
+            .iter()
+            .map(|&(i, c)| format!("{} {c:.3}", index.entries()[i as usize].ticker))
+            .collect();
+        let mentions = matcher::hybrid::mentions(&index, &q);
+        println!("{q:?}: {got:?} mentions {mentions:?}");
+    }
+}
