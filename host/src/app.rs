@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 
 use crate::config::{Config, ModelSetting};
 use forecast_domain::Tier;
+use forecast_embed::prominence::IndexMembership;
 use forecast_embed::Embedder;
 use forecast_http::{AppState, HttpConfig, Shared};
 use forecast_ingest::demo;
@@ -23,7 +24,6 @@ use forecast_services::auth::KeyCache;
 use forecast_services::authored::AuthoredService;
 use forecast_services::backtest::{BacktestLimits, BacktestService};
 use forecast_services::budget::WorkBudget;
-use forecast_embed::prominence::IndexMembership;
 use forecast_services::embeddings::CatalogEmbeddings;
 use forecast_services::freshness::Freshness;
 use forecast_services::health::HealthService;

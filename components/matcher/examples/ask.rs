@@ -14,7 +14,19 @@ fn main() {
             .iter()
             .map(|&(i, c)| format!("{} {c:.3}", index.entries()[i as usize].ticker))
             .collect();
-        let mentions = matcher::hybrid::mentions(&index, &q);
-        println!("{q:?}: {got:?} mentions {mentions:?}");
+        let no_model = |texts: &[String], _k: u32| vec![Vec::new(); texts.len()];
+        let mentions: Vec<String> =
+            matcher::find_mentions_with_model(&index, &q, 3, |_| None, no_model)
+                .into_iter()
+                .map(|m| {
+                    let c: Vec<String> = m
+                        .candidates
+                        .iter()
+                        .map(|&(i, c)| format!("{} {c:.2}", index.entries()[i as usize].ticker))
+                        .collect();
+                    format!("{:?} → {}", m.text, c.join(", "))
+                })
+                .collect();
+        println!("{q:?}: index {got:?}\n  mentions: {}", mentions.join(" | "));
     }
 }

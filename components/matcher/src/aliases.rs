@@ -45,6 +45,10 @@ pub const ALIASES: &[(&str, &[&str])] = &[
     ("spx", &["^GSPC"]),
     ("footsie", &["^FTSE"]),
     ("bovespa", &["^BVSP"]),
+    ("hang seng", &["^HSI"]),
+    // Index trackers whose names do not say what they track.
+    ("nasdaq 100", &["QQQ", "QQQM"]),
+    ("nasdaq100", &["QQQ", "QQQM"]),
     // Commodity nicknames.
     ("oil", &["CL=F"]),
     ("crude", &["CL=F"]),
@@ -67,6 +71,7 @@ pub const ALIASES: &[(&str, &[&str])] = &[
     ("bing", &["MSFT"]),
     ("github", &["MSFT"]),
     ("aws", &["AMZN"]),
+    ("amex", &["AXP"]),
     ("alexa", &["AMZN"]),
     ("whole foods", &["AMZN"]),
     ("playstation", &["6758.T"]),

@@ -1,6 +1,6 @@
 //! Asset classes and vehicles: words that name a market rather than a
 //! company ("gold", "oil", "natural gas", "bitcoin"), and words that name
-//! the kind of instrument wanted ("ETF", "index", "futures", "coin").
+//! the kind of instrument wanted ("ETF", "index", "futures", "crypto").
 //!
 //! A class phrase typed on its own answers the class's instrument and its
 //! best-known vehicles, in the order listed, ahead of any namesake (S-Oil
@@ -57,7 +57,7 @@ pub enum Vehicle {
     Index,
     /// "futures", "future", "contract": `Commodities`.
     Future,
-    /// "coin", "crypto", "token": `Crypto`.
+    /// "crypto", "token": `Crypto`.
     Coin,
 }
 
@@ -79,7 +79,8 @@ pub fn vehicle_word(word: &str) -> Option<Vehicle> {
         "etf" | "etfs" | "fund" | "funds" | "tracker" | "trackers" => Vehicle::Fund,
         "index" | "indices" | "indexes" => Vehicle::Index,
         "futures" | "future" | "contract" | "contracts" => Vehicle::Future,
-        "coin" | "coins" | "crypto" | "token" | "tokens" | "cryptocurrency" => Vehicle::Coin,
+        // Not "coin": gold coins are gold.
+        "crypto" | "token" | "tokens" | "cryptocurrency" | "cryptocurrencies" => Vehicle::Coin,
         _ => return None,
     })
 }

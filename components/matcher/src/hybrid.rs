@@ -22,7 +22,7 @@
 
 use crate::classes::{vehicle_word, Vehicle, VEHICLE_DAMPING, VEHICLE_LIFT};
 use crate::index::{Index, MIN_CONFIDENCE};
-use crate::text::{fold, tokens};
+use crate::text::{compact, fold, tokens};
 
 /// Lexical confidence at which the model is not asked (exact tickers,
 /// names, domains).
@@ -55,6 +55,10 @@ pub const SEMANTIC_BATCH: usize = 8;
 /// ("bitcoin ethereum solana", "AAPL MSFT NVDA") must reach: a ticker,
 /// exact name, alias or class, not a guess.
 pub const SEGMENT_SURE: f64 = 0.90;
+/// Lexical confidence one group of a list of three or more written
+/// without separators may have instead of [`SEGMENT_SURE`] (a partial
+/// name: "exxon", "chipotle").
+pub const SEGMENT_LIKELY: f64 = 0.75;
 /// Lexical confidence from which the whole text, naming an asset none of
 /// the groups names, is read as that one asset instead.
 pub const SEGMENT_WHOLE: f64 = 0.6;
@@ -73,6 +77,15 @@ pub const PROMINENCE_WEIGHT: f64 = 0.25;
 /// animated films" name no asset part by part, so they are one
 /// description for the model.
 pub const LIST_PART_LEXICAL: f64 = 0.70;
+/// Lexical confidence from which a text with list separators that names
+/// an asset as a whole, one none of its parts names, is that one asset
+/// ("Church & Dwight Co", "Procter & Gamble").
+pub const LIST_WHOLE: f64 = 0.8;
+/// Lexical confidence a part of a list may have instead when most parts
+/// reach [`LIST_PART_LEXICAL`]: a misspelt or partial name among names
+/// ("mircosoft and amazon", "teslla, nio, byd") is still one of the list,
+/// answered with the model's help.
+pub const LIST_PART_WEAK: f64 = 0.45;
 
 /// The semantic search: for each text, (entry, cosine) closest first.
 pub trait Near: FnMut(&[String], u32) -> Vec<Vec<(u32, f32)>> {}
@@ -106,6 +119,22 @@ const FILLER: &[&str] = &[
     "i",
     "im",
     "i'm",
+    "i've",
+    "ive",
+    "got",
+    "that's",
+    "thats",
+    "that",
+    "it",
+    "just",
+    "only",
+    "for",
+    "now",
+    "etc",
+    "bag",
+    "bags",
+    "stack",
+    "bunch",
     "we",
     "own",
     "owns",
@@ -163,6 +192,12 @@ const FILLER: &[&str] = &[
 ];
 
 fn is_filler(word: &str) -> bool {
+    // A word in capitals is a ticker, never filler ("IT", "ALL").
+    if word.chars().filter(|c| c.is_alphabetic()).count() >= 2
+        && word.chars().all(|c| !c.is_alphabetic() || c.is_uppercase())
+    {
+        return false;
+    }
     let w: String = fold(word)
         .chars()
         .filter(|c| c.is_alphanumeric() || *c == '\'')
@@ -221,7 +256,17 @@ fn split_list(text: &str) -> Vec<String> {
 pub fn mentions(index: &Index, text: &str) -> Vec<String> {
     let parts = split_list(text);
     if parts.len() >= 2 {
-        return parts.into_iter().take(MAX_MENTIONS).collect();
+        // Each part may itself be a list without separators ("nvidia amd
+        // broadcom and micron").
+        let mut out = Vec::new();
+        for part in parts {
+            match segment(index, &part) {
+                Some(groups) => out.extend(groups),
+                None => out.push(part),
+            }
+        }
+        out.truncate(MAX_MENTIONS);
+        return out;
     }
     let one = parts.into_iter().next().unwrap_or_default();
     if let Some(groups) = segment(index, &one) {
@@ -246,21 +291,62 @@ fn segment(index: &Index, text: &str) -> Option<Vec<String>> {
     if !(2..=SEGMENT_MAX_WORDS).contains(&n) {
         return None;
     }
-    // The best entry each group of words names surely.
-    let sure = |from: usize, to: usize| -> Option<u32> {
+    // Every group sure; or, in a list of three or more, one group merely
+    // likely ("corn wheat soybeans coffee sugar", "exxon" among others).
+    let path = groups(index, &words, SEGMENT_SURE)
+        .filter(|p| p.len() >= 2)
+        .or_else(|| {
+            groups(index, &words, SEGMENT_LIKELY)
+                .filter(|p| p.len() >= 3 && p.iter().filter(|g| g.2 < SEGMENT_SURE).count() <= 1)
+        })?;
+    if path.len() > MAX_MENTIONS {
+        return None;
+    }
+    // The whole text naming something else well ("cash app" is an alias,
+    // "euro pound" a currency pair), or one of the groups about as well
+    // as the groups name theirs ("J M Smucker"), is one asset, not a list.
+    if let Some(whole) = index.find(text, 1).first() {
+        let named = path.iter().any(|g| g.1 == whole.0);
+        if whole.1 >= SEGMENT_WHOLE && (!named || whole.1 >= SEGMENT_SURE) {
+            return None;
+        }
+    }
+    let mut out = Vec::with_capacity(path.len());
+    let mut start = 0;
+    for (end, _, _) in path {
+        out.push(words[start..end].join(" "));
+        start = end;
+    }
+    Some(out)
+}
+
+/// The fewest groups of at most [`SEGMENT_WORDS`] words covering `words`,
+/// each naming a different asset at `at` or more lexically, as (end,
+/// entry, confidence); `None` when there are none.
+fn groups(index: &Index, words: &[&str], at: f64) -> Option<Vec<(usize, u32, f64)>> {
+    let n = words.len();
+    let names = |from: usize, to: usize| -> Option<(u32, f64)> {
         let group = &words[from..to];
-        // A vehicle or filler word alone is not an asset ("… ETF").
-        if group.iter().all(|w| {
-            is_filler(w) || tokens(w).iter().all(|t| vehicle_word(t).is_some())
-        }) {
+        // A vehicle or filler word alone is not an asset ("… ETF"), nor
+        // a lone letter ("J M Smucker").
+        if group
+            .iter()
+            .map(|w| compact(w).chars().count())
+            .sum::<usize>()
+            < 2
+        {
+            return None;
+        }
+        if group
+            .iter()
+            .all(|w| is_filler(w) || tokens(w).iter().all(|t| vehicle_word(t).is_some()))
+        {
             return None;
         }
         let best = index.find(&group.join(" "), 1).first().copied()?;
-        (best.1 >= SEGMENT_SURE).then_some(best.0)
+        (best.1 >= at).then_some(best)
     };
-    // best[i]: the fewest groups covering words[..i], with their ends and
-    // entries.
-    let mut best: Vec<Option<Vec<(usize, u32)>>> = vec![None; n + 1];
+    let mut best: Vec<Option<Vec<(usize, u32, f64)>>> = vec![None; n + 1];
     best[0] = Some(Vec::new());
     for end in 1..=n {
         for start in end.saturating_sub(SEGMENT_WORDS)..end {
@@ -273,35 +359,18 @@ fn segment(index: &Index, text: &str) -> Option<Vec<String>> {
             {
                 continue;
             }
-            let Some(entry) = sure(start, end) else {
+            let Some((entry, conf)) = names(start, end) else {
                 continue;
             };
-            if before.iter().any(|&(_, e)| e == entry) {
+            if before.iter().any(|g| g.1 == entry) {
                 continue;
             }
             let mut path = before;
-            path.push((end, entry));
+            path.push((end, entry, conf));
             best[end] = Some(path);
         }
     }
-    let path = best[n].take()?;
-    if path.len() < 2 || path.len() > MAX_MENTIONS {
-        return None;
-    }
-    // The whole text naming something else well ("cash app" is an alias,
-    // "euro pound" a currency pair) is one asset, not a list.
-    if let Some(whole) = index.find(text, 1).first() {
-        if whole.1 >= SEGMENT_WHOLE && !path.iter().any(|&(_, e)| e == whole.0) {
-            return None;
-        }
-    }
-    let mut groups = Vec::with_capacity(path.len());
-    let mut start = 0;
-    for (end, _) in path {
-        groups.push(words[start..end].join(" "));
-        start = end;
-    }
-    Some(groups)
+    best[n].take()
 }
 
 /// Whether `text` reads as words a model can mean something by: every
@@ -453,10 +522,25 @@ pub fn find_mentions(
             .iter()
             .map(|m| lexical_of(index, m, m, pool))
             .collect();
-        let names_each = lexical
+        // Every part names an asset lexically, at most half of them
+        // weakly (a misspelling, a partial name).
+        let best: Vec<f64> = lexical
             .iter()
-            .all(|l| l.first().is_some_and(|c| c.1 >= LIST_PART_LEXICAL));
-        if names_each {
+            .map(|l| l.first().map_or(0.0, |c| c.1))
+            .collect();
+        let strong = best.iter().filter(|&&b| b >= LIST_PART_LEXICAL).count();
+        let names_each = best.iter().all(|&b| b >= LIST_PART_WEAK) && 2 * strong >= best.len();
+        // A name with a separator in it ("Church & Dwight Co") names
+        // one asset better as a whole than its parts do.
+        let whole = lexical_of(index, text, text.trim(), pool);
+        let firsts: Vec<u32> = lexical
+            .iter()
+            .filter_map(|l| l.first().map(|c| c.0))
+            .collect();
+        let one_name = whole
+            .first()
+            .is_some_and(|w| w.1 >= LIST_WHOLE && !firsts.contains(&w.0));
+        if names_each && !one_name {
             let unsure = |m: &String, l: &Vec<(u32, f64)>| {
                 l.first().is_none_or(|c| c.1 < LEXICAL_SURE) && wordlike(m)
             };
@@ -500,8 +584,7 @@ pub fn find_mentions(
         text.trim().to_string()
     };
     let mut lexical = lexical_of(index, text, &query, pool);
-    let candidates = if lexical.first().is_some_and(|c| c.1 >= LEXICAL_SURE) || !wordlike(&query)
-    {
+    let candidates = if lexical.first().is_some_and(|c| c.1 >= LEXICAL_SURE) || !wordlike(&query) {
         lexical.retain(|c| c.1 >= MIN_CONFIDENCE);
         adjust(index, &query, &mut lexical);
         lexical.truncate(limit);
@@ -573,7 +656,11 @@ pub fn find(
         picked.truncate(limit);
         return (picked, true);
     }
-    let mut one = found.into_iter().next().map(|m| m.candidates).unwrap_or_default();
+    let mut one = found
+        .into_iter()
+        .next()
+        .map(|m| m.candidates)
+        .unwrap_or_default();
     one.truncate(limit);
     (one, false)
 }

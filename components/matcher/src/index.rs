@@ -739,7 +739,9 @@ impl Index {
 
     /// How well-known entry `id` is, in [0, 1] (0 without priors).
     pub fn prominence(&self, id: u32) -> f64 {
-        self.prominence.get(id as usize).map_or(0.0, |&p| f64::from(p))
+        self.prominence
+            .get(id as usize)
+            .map_or(0.0, |&p| f64::from(p))
     }
 
     /// The class phrase `text` is (filler aside), if any, as its targets

@@ -67,7 +67,16 @@ pub fn find_with_model(
     ask: impl FnOnce(&str) -> Option<String>,
     near: impl hybrid::Near,
 ) -> Vec<(u32, f64)> {
-    calibrated(find_raw(index, text, limit, ask, near))
+    let (found, several) = find_inner(index, text, limit, ask, near);
+    if several {
+        // Each is its mention's first candidate.
+        found
+            .into_iter()
+            .map(|(id, raw)| (id, calibration::calibrate(raw, 0)))
+            .collect()
+    } else {
+        calibrated(found)
+    }
 }
 
 /// [`find_with_model`] with the raw scores, before calibration (for
@@ -77,11 +86,23 @@ pub fn find_raw(
     text: &str,
     limit: u32,
     ask: impl FnOnce(&str) -> Option<String>,
-    mut near: impl hybrid::Near,
+    near: impl hybrid::Near,
 ) -> Vec<(u32, f64)> {
+    find_inner(index, text, limit, ask, near).0
+}
+
+/// [`find_raw`], and whether the text named several assets (one answer
+/// per mention).
+fn find_inner(
+    index: &Index,
+    text: &str,
+    limit: u32,
+    ask: impl FnOnce(&str) -> Option<String>,
+    mut near: impl hybrid::Near,
+) -> (Vec<(u32, f64)>, bool) {
     let limit = limit.min(MAX_LIMIT) as usize;
     if limit == 0 {
-        return Vec::new();
+        return (Vec::new(), false);
     }
     let pool = limit.max(RERANK_POOL);
     let (found, several) = hybrid::find(index, text, pool, pool, &mut near);
@@ -91,7 +112,7 @@ pub fn find_raw(
         index.rerank(text, found, ask)
     };
     out.truncate(limit);
-    out
+    (out, several)
 }
 
 /// What the component's `find-mentions` does: [`hybrid::find_mentions`],

@@ -513,7 +513,10 @@ fn class_catalog() -> Vec<Entry> {
 }
 
 fn position(ix: &Index, ticker: &str) -> u32 {
-    ix.entries().iter().position(|e| e.ticker == ticker).unwrap() as u32
+    ix.entries()
+        .iter()
+        .position(|e| e.ticker == ticker)
+        .unwrap() as u32
 }
 
 fn hybrid_tickers(ix: &Index, q: &str) -> Vec<String> {
@@ -531,14 +534,19 @@ fn classes_answer_their_instrument_and_vehicles_before_namesakes() {
     let ix = Index::new(class_catalog());
     assert_eq!(tickers(&ix, "oil"), ["CL=F", "BZ=F", "USO"]);
     let soil = ix.find("oil", 10);
-    let namesake = soil.iter().find(|c| ix.entries()[c.0 as usize].ticker == "010950.KS");
+    let namesake = soil
+        .iter()
+        .find(|c| ix.entries()[c.0 as usize].ticker == "010950.KS");
     assert!(namesake.is_none_or(|c| c.1 < 0.9), "{soil:?}");
     assert_eq!(tickers(&ix, "gold")[..2], ["GC=F", "GLD"]);
     // The company is still found by its own name.
     assert_eq!(first(&ix, "s-oil").0, "010950.KS");
     // Vehicles: an ETF asked for comes before the index it tracks.
     let etf = hybrid_tickers(&ix, "S&P 500 ETF");
-    assert!(etf[..2].contains(&"SPY".to_string()) && etf[..2].contains(&"IVV".to_string()), "{etf:?}");
+    assert!(
+        etf[..2].contains(&"SPY".to_string()) && etf[..2].contains(&"IVV".to_string()),
+        "{etf:?}"
+    );
     assert_eq!(hybrid_tickers(&ix, "S&P 500")[0], "^GSPC");
     assert_eq!(hybrid_tickers(&ix, "gold etf")[0], "GLD");
     // In a sentence the ETF is kept, not dropped as filler.
@@ -549,7 +557,10 @@ fn classes_answer_their_instrument_and_vehicles_before_namesakes() {
         .iter()
         .map(|&(i, _)| ix.entries()[i as usize].ticker.as_str())
         .collect();
-    assert!(got.contains(&"TSLA") && (got.contains(&"SPY") || got.contains(&"IVV")), "{got:?}");
+    assert!(
+        got.contains(&"TSLA") && (got.contains(&"SPY") || got.contains(&"IVV")),
+        "{got:?}"
+    );
 }
 
 /// Space-separated names are a list when every group names a different
@@ -559,18 +570,28 @@ fn lists_without_separators_are_read_when_every_part_names_an_asset() {
     let ix = Index::new(class_catalog());
     let m = crate::hybrid::mentions(&ix, "bitcoin ethereum solana");
     assert_eq!(m, ["bitcoin", "ethereum", "solana"]);
-    assert_eq!(crate::hybrid::mentions(&ix, "AAPL MSFT TSLA"), ["AAPL", "MSFT", "TSLA"]);
+    assert_eq!(
+        crate::hybrid::mentions(&ix, "AAPL MSFT TSLA"),
+        ["AAPL", "MSFT", "TSLA"]
+    );
     assert_eq!(
         crate::hybrid::mentions(&ix, "bank of america tesla"),
         ["bank of america", "tesla"]
     );
     // A pasted column.
-    assert_eq!(crate::hybrid::mentions(&ix, "AAPL\nMSFT\nBTC-USD\n"), ["AAPL", "MSFT", "BTC-USD"]);
+    assert_eq!(
+        crate::hybrid::mentions(&ix, "AAPL\nMSFT\nBTC-USD\n"),
+        ["AAPL", "MSFT", "BTC-USD"]
+    );
     // One asset of several words, or a part that names nothing: one query.
-    assert_eq!(crate::hybrid::mentions(&ix, "bank of america"), ["bank of america"]);
+    assert_eq!(
+        crate::hybrid::mentions(&ix, "bank of america"),
+        ["bank of america"]
+    );
     assert_eq!(crate::hybrid::mentions(&ix, "apple zxcvq"), ["apple zxcvq"]);
     assert_eq!(crate::hybrid::mentions(&ix, "tesla tesla"), ["tesla tesla"]);
-    let mentions = crate::hybrid::find_mentions(&ix, "bitcoin ethereum solana", 3, 10, &mut no_model);
+    let mentions =
+        crate::hybrid::find_mentions(&ix, "bitcoin ethereum solana", 3, 10, &mut no_model);
     let firsts: Vec<&str> = mentions
         .iter()
         .map(|m| ix.entries()[m.candidates[0].0 as usize].ticker.as_str())

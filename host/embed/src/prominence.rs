@@ -52,6 +52,8 @@ pub const INDEX_WEIGHTS: &[(&str, f32)] = &[
 pub struct IndexMembership {
     /// Symbol → the indices listing it (deduplicated).
     by_symbol: HashMap<String, Vec<String>>,
+    /// Symbol → the ISINs of its company (every listing of it).
+    isins: HashMap<String, Vec<String>>,
     /// Rows read.
     rows: usize,
 }
@@ -76,11 +78,18 @@ impl IndexMembership {
                 .position(|h| h == name)
                 .with_context(|| format!("no `{name}` column"))
         };
-        let (index_col, symbols_col) = (col("index")?, col("symbols")?);
+        let (index_col, symbols_col, isins_col) = (col("index")?, col("symbols")?, col("isins")?);
         let mut out = IndexMembership::default();
         for (line, record) in reader.records().enumerate() {
             let record = record.with_context(|| format!("record {}", line + 2))?;
             let index = record.get(index_col).unwrap_or("").to_string();
+            let isins: Vec<&str> = record
+                .get(isins_col)
+                .unwrap_or("")
+                .split('|')
+                .map(str::trim)
+                .filter(|i| i.len() == 12 && i.chars().all(|c| c.is_ascii_alphanumeric()))
+                .collect();
             for symbol in record.get(symbols_col).unwrap_or("").split('|') {
                 let symbol = symbol.trim();
                 if symbol.is_empty() {
@@ -89,6 +98,12 @@ impl IndexMembership {
                 let list = out.by_symbol.entry(symbol.to_string()).or_default();
                 if !list.contains(&index) {
                     list.push(index.clone());
+                }
+                let known = out.isins.entry(symbol.to_string()).or_default();
+                for isin in &isins {
+                    if !known.iter().any(|k| k == isin) {
+                        known.push(isin.to_string());
+                    }
                 }
             }
             out.rows += 1;
@@ -109,6 +124,12 @@ impl IndexMembership {
     /// The indices listing `ticker`.
     pub fn indices(&self, ticker: &str) -> &[String] {
         self.by_symbol.get(ticker).map_or(&[], Vec::as_slice)
+    }
+
+    /// The ISINs the table gives `ticker`'s company (its other share
+    /// classes' and depositary receipts' included: all name the company).
+    pub fn isins(&self, ticker: &str) -> &[String] {
+        self.isins.get(ticker).map_or(&[], Vec::as_slice)
     }
 
     /// The prominence of `ticker`, in [0, 1] (see the module docs).
@@ -149,6 +170,8 @@ mod tests {
         assert_eq!(m.prominence("TINY"), 0.0);
         assert_eq!(m.prominence("SPY"), 0.0);
         assert!(m.prominence("NEE") > m.prominence("RPWR"));
+        assert_eq!(m.isins("APC.F"), ["US0378331005"]);
+        assert!(m.isins("NEE").is_empty());
     }
 
     #[test]

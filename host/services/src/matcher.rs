@@ -73,18 +73,24 @@ impl CatalogCache {
             })
             .collect();
         // What the catalog's text does not say: how well-known each asset
-        // is (index membership) and its ISIN.
+        // is (index membership) and its ISINs.
         let priors: Vec<Prior> = assets
             .iter()
             .enumerate()
             .filter_map(|(i, a)| {
                 let prominence = membership.map_or(0.0, |m| m.prominence(&a.ticker));
+                // The catalog's ISIN and those the index table gives the
+                // company (the catalog's are sometimes superseded ones).
+                let mut identifiers: Vec<String> = Vec::new();
                 let isin = a.isin.trim();
-                let identifiers: Vec<String> = if isin.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![isin.to_string()]
-                };
+                if !isin.is_empty() {
+                    identifiers.push(isin.to_string());
+                }
+                for other in membership.map_or(&[][..], |m| m.isins(&a.ticker)) {
+                    if !identifiers.contains(other) {
+                        identifiers.push(other.clone());
+                    }
+                }
                 (prominence > 0.0 || !identifiers.is_empty()).then(|| Prior {
                     entry: i as u32,
                     prominence,

@@ -109,9 +109,10 @@ pub fn active_entries() -> Vec<Entry> {
 
 /// The priors the host sends with the catalog (`MatcherService`): each
 /// entry's prominence from the index membership table `make reference`
-/// writes, and its ISIN from `data/catalog.csv`. `None` (with a
+/// writes, its ISIN from `data/catalog.csv` and (with `table_isins`, as
+/// the host does) the ISINs that table gives its company. `None` (with a
 /// `SKIPPED:` line from the caller) when the table is absent.
-pub fn priors(entries: &[Entry]) -> Option<Vec<matcher::Prior>> {
+pub fn priors(entries: &[Entry], table_isins: bool) -> Option<Vec<matcher::Prior>> {
     let membership = match forecast_embed::prominence::IndexMembership::load(
         &root().join(forecast_embed::prominence::DEFAULT_REFERENCE_DIR),
     ) {
@@ -134,6 +135,13 @@ pub fn priors(entries: &[Entry]) -> Option<Vec<matcher::Prior>> {
                     .filter(|s| !s.is_empty())
                     .cloned()
                     .into_iter()
+                    .chain(
+                        membership
+                            .isins(&e.ticker)
+                            .iter()
+                            .filter(|_| table_isins)
+                            .cloned(),
+                    )
                     .collect(),
             })
             .collect(),
