@@ -91,6 +91,15 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
         ("FORECAST_SIGNAL_CACHE_MB", "512"),
         ("FORECAST_LOGIN_CONCURRENCY", "2"),
     ]);
+    // The matcher's reference data when `make reference` has put it in the
+    // repository (the tests run from `host/`, where the default misses it).
+    let reference = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/reference");
+    if std::path::Path::new(reference)
+        .join("index-membership.csv")
+        .exists()
+    {
+        pairs.push(("FORECAST_REFERENCE_DIR", reference));
+    }
     pairs.extend_from_slice(env);
     Config::from_pairs(&pairs).unwrap_or_else(|e| panic!("the in-process configuration: {e}"))
 }

@@ -103,8 +103,10 @@ async fn names_only_the_descriptions_give_are_found() {
             Some(want),
             "{text}: {body}"
         );
+        // An alias scores 0.90 raw; calibrated, about 0.84 (of first
+        // answers that sure, about that share were right).
         assert!(
-            body["matches"][0]["confidence"].as_f64().unwrap() >= 0.85,
+            body["matches"][0]["confidence"].as_f64().unwrap() >= 0.8,
             "{text}: {body}"
         );
     }
@@ -239,6 +241,114 @@ async fn only_a_session_may_match_and_text_is_bounded_and_limited() {
     assert!(r.headers().contains_key("retry-after"));
 }
 
+/// The first match of each mention.
+fn firsts(body: &Value) -> Vec<String> {
+    body["mentions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["matches"][0]["ticker"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Onboarding's sentences (issue 28): every asset a text names is a
+/// mention with its own matches and a `sure` flag, also past the three
+/// `matches`; a list without commas, a pasted column, a class ("gold",
+/// "oil") and an ETF asked for by name read as a person means them; an
+/// ISIN names its asset. No model needed.
+#[tokio::test]
+async fn every_asset_a_text_names_is_a_mention() {
+    let s = Server::app().await;
+    let cookie = login(&s).await;
+    let cases: [(&str, &[&[&str]]); 5] = [
+        (
+            "I have some Nvidia and Microsoft shares and an S&P 500 ETF",
+            &[&["NVDA"], &["MSFT"], &["SPY", "IVV", "VOO", "SPLG"]],
+        ),
+        ("gold and oil", &[&["GC=F"], &["CL=F"]]),
+        (
+            "bitcoin ethereum solana",
+            &[&["BTC-USD"], &["ETH-USD"], &["SOL-USD"]],
+        ),
+        (
+            "AAPL\nMSFT\nNVDA\nAMZN\nGOOGL\n",
+            &[&["AAPL"], &["MSFT"], &["NVDA"], &["AMZN"], &["GOOGL"]],
+        ),
+        ("US0378331005", &[&["AAPL"]]),
+    ];
+    for (text, want) in cases {
+        let (status, body) = find(&s, &cookie, text).await;
+        assert_eq!(status, 200, "{text}: {body}");
+        let got = firsts(&body);
+        assert_eq!(got.len(), want.len(), "{text}: {body}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                w.contains(&g.as_str()),
+                "{text}: {g} is not one of {w:?}: {body}"
+            );
+        }
+        for m in body["mentions"].as_array().unwrap() {
+            let matches = m["matches"].as_array().unwrap();
+            assert!(matches.len() <= 3, "{body}");
+            let sure = matches[0]["confidence"].as_f64().unwrap() >= 0.9;
+            assert_eq!(m["sure"].as_bool(), Some(sure), "{body}");
+        }
+        // The spec's `matches`: at most three, each a mention's first.
+        let matches = tickers(&body);
+        assert!(matches.len() <= 3 && !matches.is_empty(), "{body}");
+        assert!(matches.iter().all(|t| got.contains(t)), "{body}");
+    }
+    // Sure answers: exact coins and tickers; a namesake of "oil" is not
+    // offered at all.
+    let (_, body) = find(&s, &cookie, "bitcoin ethereum solana").await;
+    assert!(
+        body["mentions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["sure"] == true),
+        "{body}"
+    );
+    let (_, body) = find(&s, &cookie, "oil").await;
+    assert!(!tickers(&body).contains(&"010950.KS".to_string()), "{body}");
+    // Gibberish: one mention, nothing matched, not sure.
+    let (_, body) = find(&s, &cookie, "zxcvbnm").await;
+    assert_eq!(body["matches"], json!([]), "{body}");
+    assert!(body["mentions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["matches"] == json!([]) && m["sure"] == false));
+}
+
+/// The longest text, made of 120 tickers, is answered with at most 12
+/// mentions of at most 3 matches each.
+#[tokio::test]
+async fn a_long_list_is_answered_with_at_most_twelve_mentions() {
+    let s = Server::app().await;
+    let cookie = login(&s).await;
+    let text = ["AAPL", "MSFT", "NVDA", "AMZN", "KO", "PEP"]
+        .iter()
+        .cycle()
+        .take(120)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(",");
+    let text: String = text.chars().take(500).collect();
+    let (status, body) = find(&s, &cookie, &text).await;
+    assert_eq!(status, 200, "{body}");
+    let mentions = body["mentions"].as_array().unwrap();
+    assert!(
+        !mentions.is_empty() && mentions.len() <= 12,
+        "{}",
+        mentions.len()
+    );
+    assert!(mentions
+        .iter()
+        .all(|m| m["matches"].as_array().unwrap().len() <= 3));
+    assert!(tickers(&body).len() <= 3);
+}
+
 /// A local stand-in for an OpenAI-compatible API.
 #[derive(Clone, Copy)]
 enum Fake {
@@ -321,7 +431,8 @@ async fn the_language_model_chooses_among_candidates_and_failures_keep_the_lexic
                 lexical.get(1),
                 "the model's choice comes first: {body}"
             );
-            assert!(body["matches"][0]["confidence"].as_f64().unwrap() >= 0.9);
+            // Raw 0.90, calibrated as any first answer of that score.
+            assert!(body["matches"][0]["confidence"].as_f64().unwrap() >= 0.8);
         } else {
             assert_eq!(found, lexical, "the lexical answer stands");
         }

@@ -497,3 +497,88 @@ fn component_evidence_agrees_with_the_native_engine() {
         }
     }
 }
+
+/// A small catalog for the matcher tests.
+fn matcher_catalog() -> crate::matcher::Catalog {
+    use crate::matcher::{CatalogEntry, Prior};
+    let entry = |ticker: &str, name: &str, category: &str| CatalogEntry {
+        ticker: ticker.into(),
+        name: name.into(),
+        category: category.into(),
+        exchange: String::new(),
+        country: String::new(),
+        sector: String::new(),
+        industry: String::new(),
+        website: String::new(),
+        summary: String::new(),
+    };
+    crate::matcher::Catalog {
+        version: 7,
+        entries: vec![
+            entry("AAPL", "Apple Inc.", "US Stocks"),
+            entry("BTC-USD", "Bitcoin", "Crypto"),
+            entry("ETH-USD", "Ethereum", "Crypto"),
+            entry("SOL-USD", "Solana", "Crypto"),
+            entry("GC=F", "Gold Futures", "Commodities"),
+        ],
+        priors: vec![Prior {
+            entry: 0,
+            prominence: 1.0,
+            identifiers: vec!["US0378331005".into()],
+        }],
+        semantic: None,
+    }
+}
+
+/// The built-in matcher exports `catalog-priors` and `mentions` (WIT
+/// 1.8.0): a list without commas is three mentions, and an ISIN the host
+/// sent as a prior names its asset.
+#[test]
+fn the_builtin_matcher_answers_per_mention_and_knows_the_priors() {
+    let rt = runtime(5_000);
+    let permit = rt.try_acquire().unwrap();
+    let plugin =
+        crate::matcher::MatcherPlugin::load(rt.clone(), "default", crate::builtin::MATCHER)
+            .unwrap();
+    assert!(plugin.has_mentions() && plugin.has_priors());
+    let catalog = matcher_catalog();
+    let found = plugin
+        .find_mentions(&permit, &catalog, "bitcoin ethereum solana", 3)
+        .unwrap();
+    let texts: Vec<&str> = found.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, ["bitcoin", "ethereum", "solana"]);
+    let firsts: Vec<u32> = found.iter().map(|m| m.candidates[0].entry).collect();
+    assert_eq!(firsts, [1, 2, 3]);
+    assert!(
+        found.iter().all(|m| m.candidates[0].confidence >= 0.9),
+        "{found:?}"
+    );
+    let isin = plugin.find(&permit, &catalog, "US0378331005", 3).unwrap();
+    assert_eq!(isin.first().map(|c| c.entry), Some(0), "{isin:?}");
+}
+
+/// A matcher built before WIT 1.8.0 (`matching` alone) still loads; asked
+/// for mentions, the host answers its `find` as one mention, and it never
+/// sees the priors.
+#[test]
+fn a_matcher_without_mentions_or_priors_still_loads_and_answers() {
+    let rt = runtime(5_000);
+    let permit = rt.try_acquire().unwrap();
+    let bytes = crate::builtin::MATCHER_MATCHING_ONLY;
+    assert!(!bytes.is_empty(), "run `make components`");
+    let plugin = crate::matcher::MatcherPlugin::load(rt.clone(), "old", bytes).unwrap();
+    assert!(!plugin.has_mentions() && !plugin.has_priors());
+    assert!(plugin.info().version.ends_with("-matching-only"));
+    let catalog = matcher_catalog();
+    let found = plugin
+        .find_mentions(&permit, &catalog, "  gold  ", 3)
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].text, "gold");
+    assert_eq!(found[0].candidates.first().map(|c| c.entry), Some(4));
+    // No priors reached it: the ISIN names nothing.
+    assert!(plugin
+        .find(&permit, &catalog, "US0378331005", 3)
+        .unwrap()
+        .is_empty());
+}
