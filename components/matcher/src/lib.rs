@@ -90,7 +90,7 @@ pub fn find_with_model(
 }
 
 /// [`find_with_model`] with the raw scores, before calibration (for
-/// fitting [`calibration::TABLE`]).
+/// fitting [`calibration::FIRST`] and [`calibration::OTHERS`]).
 pub fn find_raw(
     index: &Index,
     text: &str,

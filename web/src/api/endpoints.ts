@@ -51,15 +51,7 @@ export type KeyRecord = Schemas["KeyRecord"];
 export type CreatedKey = Schemas["CreatedKey"];
 export type TickerMatch = Schemas["TickerMatch"];
 export type MatchResponse = Schemas["MatchResponse"];
-// Hand-written until `npm run gen:types`; then `export type MentionMatches = Schemas["MentionMatches"];`.
-/** One asset the text names, with its matches; `sure` when the first match's calibrated confidence is >= 0.9. */
-export interface MentionMatches {
-  text: string;
-  matches: TickerMatch[];
-  sure: boolean;
-}
-/** `POST /api/match-tickers`: `matches` (best three overall) plus `mentions` (at most 12, in text order). */
-export type MatchAnswer = MatchResponse & { mentions: MentionMatches[] };
+export type MentionMatches = Schemas["MentionMatches"];
 
 export type WatchItem = Schemas["WatchlistItem"];
 export type Watchlist = Schemas["Watchlist"];
@@ -105,7 +97,7 @@ export const api = {
   createKey: (name: string) => request<CreatedKey>("POST", "/api/keys", { body: { name } }),
   revokeKey: (id: string) => request<{ ok: boolean }>("DELETE", "/api/keys", { body: { id } }),
 
-  matchTickers: (text: string) => request<MatchAnswer>("POST", "/api/match-tickers", { body: { text } }),
+  matchTickers: (text: string) => request<MatchResponse>("POST", "/api/match-tickers", { body: { text } }),
 };
 
 export const CATEGORIES = [

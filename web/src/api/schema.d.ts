@@ -235,7 +235,7 @@ export interface paths {
         put?: never;
         /**
          * Free text (a ticker, a name, a misspelling, a brand or product) to at most 3 active assets
-         * @description The matcher component searches the active catalog (tickers with and without exchange suffixes, names, fuzzy spelling, websites, products in summaries); when a language model is configured (FORECAST_LLM_URL) it may ask it to choose among its top candidates, and keeps its own answer when the model is unavailable. Gibberish gives an empty list. At most FORECAST_MATCH_PER_MINUTE (30) requests per user per minute.
+         * @description The matcher component searches the active catalog (tickers with and without exchange suffixes, ISINs, names, fuzzy spelling, websites, products in summaries, asset classes such as gold or oil, and with the sentence-embedding model descriptions); among near-equal candidates the better-known asset (major index membership) comes first, and a vehicle word (ETF, index, futures, coin) prefers that kind of asset. A text naming several assets ("I own apple, tesla and some bitcoin", "bitcoin ethereum solana", a pasted column of tickers) is answered per asset in `mentions`; `matches` keeps at most 3. Confidences are calibrated on held-out data: of answers reported at 0.9 or more, at least 90 % were right, and such a first match is `sure`. When a language model is configured (FORECAST_LLM_URL) it may ask it to choose among its top candidates, and keeps its own answer when the model is unavailable. Gibberish gives an empty list. At most FORECAST_MATCH_PER_MINUTE (30) requests per user per minute.
          */
         post: operations["matchTickers"];
         delete?: never;
@@ -1289,10 +1289,21 @@ export interface components {
              */
             text: string;
         };
-        /** @description `{matches}`. */
+        /** @description `{matches, mentions}`. */
         MatchResponse: {
-            /** @description At most three, best first. */
+            /**
+             * @description At most three, best first: for a text naming one asset its best
+             *     matches; for a text naming several, the best match of each of the
+             *     first ones, most confident first.
+             */
             matches: components["schemas"]["TickerMatch"][];
+            /**
+             * @description Every asset the text names, in the order named (at most 12), each
+             *     with its own matches: a sentence naming six assets has six
+             *     mentions. A text naming one asset has one mention, whose matches
+             *     are `matches`.
+             */
+            mentions: components["schemas"]["MentionMatches"][];
         };
         /** @description The signed-in user. */
         Me: {
@@ -1320,6 +1331,29 @@ export interface components {
              * @description Month-ends averaged.
              */
             dates: number;
+        };
+        /**
+         * @description One asset the text names ("I own apple, tesla and some bitcoin" names
+         *     three; "bitcoin ethereum solana" too).
+         */
+        MentionMatches: {
+            /**
+             * @description The words of the text that name it, as typed (filler such as "I
+             *     own" or "some" left out).
+             * @example tesla
+             */
+            text: string;
+            /**
+             * @description Its best matches, at most three, best first; empty when the words
+             *     name nothing in the catalog.
+             */
+            matches: components["schemas"]["TickerMatch"][];
+            /**
+             * @description Whether the first match is sure: its confidence is at least 0.9
+             *     (of the answers reported that confident, at least 90 % were right
+             *     on held-out data).
+             */
+            sure: boolean;
         };
         /**
          * @description The forward metric an analysis, a grade or a ranking is about.

@@ -79,8 +79,8 @@ export function OnboardingPage() {
     setSearchError(null);
     try {
       const r = await api.matchTickers(q);
-      // Each asset the text names; a server without `mentions` counts as one, unsure.
-      const mentions: MentionMatches[] = r.mentions ?? (r.matches.length ? [{ text: q, matches: r.matches, sure: false }] : []);
+      // Each asset the text names, with its own matches.
+      const mentions: MentionMatches[] = r.mentions;
       // A mention the server is sure of goes straight into the selection (it
       // can still be removed below); the others wait for a choice.
       const have = new Set(selectedNow.current.map((s) => s.ticker));
