@@ -282,7 +282,8 @@ fn evaluation_with_the_model() {
     }
     let mut failed = Vec::new();
     // Calibration samples: (raw score, right) by rank, tuned groups only.
-    let (mut first, mut others): (Vec<(f64, bool)>, Vec<(f64, bool)>) = (Vec::new(), Vec::new());
+    let mut first: Vec<(f64, bool)> = Vec::new();
+    let mut others: Vec<(f64, bool)> = Vec::new();
     let mut sample = |q: &Query, got: &[(u32, f64)]| {
         let want = expected(q);
         for (rank, &(id, c)) in got.iter().enumerate() {

@@ -91,7 +91,7 @@ impl CatalogCache {
                         identifiers.push(other.clone());
                     }
                 }
-                (prominence > 0.0 || !identifiers.is_empty()).then(|| Prior {
+                (prominence > 0.0 || !identifiers.is_empty()).then_some(Prior {
                     entry: i as u32,
                     prominence,
                     identifiers,
