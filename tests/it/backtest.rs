@@ -333,6 +333,91 @@ async fn metrics_equal_an_independent_computation_from_the_curve() {
             assert!(close(g, w), "{name}: {g} vs {w}");
         }
         assert_eq!(f(&m["final_equity"]), *curve.last().unwrap());
+        risk_equals_an_independent_computation(&b, &curve, p);
+    }
+}
+
+/// Daily simple returns.
+fn daily(curve: &[f64]) -> Vec<f64> {
+    curve.windows(2).map(|w| w[1] / w[0] - 1.0).collect()
+}
+
+fn mean_sd(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    (m, (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt())
+}
+
+/// The risk and benchmark-relative metrics (issue 29) from the response's
+/// own curves, written from their definitions (docs/METHODOLOGY.md).
+fn risk_equals_an_independent_computation(b: &Value, curve: &[f64], p: f64) {
+    let m = &b["metrics"];
+    let r = daily(curve);
+    let (mr, sr) = mean_sd(&r);
+    let var = mr + sr * -1.644_853_626_951_472_2;
+    assert!(close(f(&m["var_95"]), var));
+    let tail: Vec<f64> = r.iter().copied().filter(|&x| x < var).collect();
+    let cvar = if tail.is_empty() { var } else { tail.iter().sum::<f64>() / tail.len() as f64 };
+    assert!(close(f(&m["cvar_95"]), cvar));
+    assert!(close(
+        f(&m["calmar_ratio"]),
+        f(&m["cagr"]) / f(&m["max_drawdown"]).abs()
+    ));
+    let mut peak = curve[0];
+    let mut squares = 0.0;
+    for &e in &curve[1..] {
+        peak = peak.max(e);
+        squares += (e / peak - 1.0).powi(2);
+    }
+    assert!(close(f(&m["ulcer_index"]), (squares / (r.len() - 1) as f64).sqrt()));
+    // Calendar months, compounded, from the curve's dates.
+    let dates: Vec<String> = b["equity_curve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["date"].as_str().unwrap()[..7].to_string())
+        .collect();
+    let mut months: Vec<(String, f64)> = Vec::new();
+    for (i, x) in r.iter().enumerate() {
+        let key = &dates[i + 1];
+        match months.last_mut() {
+            Some((k, g)) if k == key => *g *= 1.0 + x,
+            _ => months.push((key.clone(), 1.0 + x)),
+        }
+    }
+    let rets: Vec<f64> = months.iter().map(|(_, g)| g - 1.0).collect();
+    let best = rets.iter().copied().fold(f64::MIN, f64::max);
+    let worst = rets.iter().copied().fold(f64::MAX, f64::min);
+    assert!(close(f(&m["best_month"]), best));
+    assert!(close(f(&m["worst_month"]), worst));
+    let active = rets.iter().filter(|&&x| x != 0.0).count() as f64;
+    let won = rets.iter().filter(|&&x| x > 0.0).count() as f64;
+    assert!(close(f(&m["winning_months"]), won / active));
+    let exposure = f(&m["exposure"]);
+    assert!((0.0..=1.0).contains(&exposure) && exposure > 0.5, "{exposure}");
+    assert!(f(&m["turnover"]) > 0.0);
+    assert!(m["longest_drawdown_days"].as_i64().unwrap() > 0);
+    // Against each benchmark.
+    for name in ["equal_weight_buy_hold", "equal_weight_rebalanced"] {
+        let bench: Vec<f64> = b["benchmarks"][name]["equity"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(f)
+            .collect();
+        let x = daily(&bench);
+        let (mb, _) = mean_sd(&x);
+        let n1 = (r.len() - 1) as f64;
+        let cov = r.iter().zip(&x).map(|(a, c)| (a - mr) * (c - mb)).sum::<f64>() / n1;
+        let var_b = x.iter().map(|c| (c - mb).powi(2)).sum::<f64>() / n1;
+        let beta = cov / var_b;
+        let rel = &m["relative"][name];
+        assert!(close(f(&rel["beta"]), beta), "{name} beta");
+        assert!(close(f(&rel["alpha"]), (mr - beta * mb) * p), "{name} alpha");
+        let active: Vec<f64> = r.iter().zip(&x).map(|(a, c)| a - c).collect();
+        let (ma, sa) = mean_sd(&active);
+        assert!(close(f(&rel["tracking_error"]), sa * p.sqrt()), "{name} te");
+        assert!(close(f(&rel["information_ratio"]), ma / sa * p.sqrt()), "{name} ir");
     }
 }
 

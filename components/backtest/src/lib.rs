@@ -16,6 +16,7 @@
 //! `t` only; the decision is filled at row `t + 1`.
 
 mod metrics;
+pub mod risk;
 mod types;
 
 pub use metrics::{metrics, Metrics};
@@ -124,6 +125,10 @@ pub struct Report {
     pub benchmarks: Vec<(&'static str, Vec<f64>)>,
     /// Metrics of `equity`.
     pub metrics: Metrics,
+    /// Its risk figures ([`risk`]).
+    pub risk: risk::Risk,
+    /// Its figures against each benchmark, in `benchmarks` order.
+    pub relative: Vec<(&'static str, risk::Relative)>,
     /// 365 when the calendar has weekend dates, else 252.
     pub periods_per_year: u32,
     /// Decisions taken (strategy calls).
@@ -152,11 +157,23 @@ struct TradeLog {
     kept: Vec<Trade>,
     max: usize,
     total: u64,
+    /// Value of every fill, `qty * price`, kept or not.
+    traded: f64,
 }
 
 impl TradeLog {
+    fn new(max: usize) -> TradeLog {
+        TradeLog {
+            kept: Vec::new(),
+            max,
+            total: 0,
+            traded: 0.0,
+        }
+    }
+
     fn record(&mut self, trade: Trade) {
         self.total += 1;
+        self.traded += trade.qty * trade.price;
         if self.kept.len() < self.max {
             self.kept.push(trade);
         }
@@ -397,6 +414,12 @@ pub fn run_capped<S: Strategy>(
             &mut |used| spare.set(Some(used)),
         )
     };
+    Ok(report(universe, dates, outcome?, data_points))
+}
+
+/// The report of a finished simulation: its curves, metrics, risk figures
+/// and figures against the two benchmarks.
+fn report(universe: Vec<usize>, dates: Vec<i32>, sim: Simulated, data_points: u64) -> Report {
     let Simulated {
         equity,
         cash,
@@ -405,27 +428,42 @@ pub fn run_capped<S: Strategy>(
         trades,
         total_costs,
         decisions,
-    } = outcome?;
-
+    } = sim;
     let periods_per_year = if dates.iter().any(|&d| is_weekend(d)) {
         365
     } else {
         252
     };
     let metrics = metrics(&equity, periods_per_year, total_costs, trades.total);
-    Ok(Report {
+    let risk = risk::risk(
+        &dates,
+        &equity,
+        &cash,
+        trades.traded,
+        periods_per_year,
+        metrics.cagr,
+        metrics.max_drawdown,
+    );
+    let benchmarks = vec![(BUY_HOLD, hold_curve), (REBALANCED, rebal_curve)];
+    let relative = benchmarks
+        .iter()
+        .map(|(name, curve)| (*name, risk::relative(&equity, curve, periods_per_year)))
+        .collect();
+    Report {
         universe,
         dates,
         equity,
         cash,
         trades: trades.kept,
         trades_total: trades.total,
-        benchmarks: vec![(BUY_HOLD, hold_curve), (REBALANCED, rebal_curve)],
+        benchmarks,
         metrics,
+        risk,
+        relative,
         periods_per_year,
         rebalance_dates: decisions,
         data_points,
-    })
+    }
 }
 
 /// The calendar, each asset's rows inside the window and the decision
@@ -488,11 +526,7 @@ fn simulate<S: Strategy>(
         cash: Vec::with_capacity(rows),
         hold_curve: Vec::with_capacity(rows),
         rebal_curve: Vec::with_capacity(rows),
-        trades: TradeLog {
-            kept: Vec::new(),
-            max: max_trades,
-            total: 0,
-        },
+        trades: TradeLog::new(max_trades),
         total_costs: 0.0,
         decisions: 0,
     };

@@ -90,11 +90,7 @@ pub fn reference_run_capped<S: Strategy>(
     let mut cash = Vec::with_capacity(rows);
     let mut hold_curve = Vec::with_capacity(rows);
     let mut rebal_curve = Vec::with_capacity(rows);
-    let mut trades = TradeLog {
-        kept: Vec::new(),
-        max: max_trades,
-        total: 0,
-    };
+    let mut trades = TradeLog::new(max_trades);
     let mut total_costs = 0.0;
     let mut decisions = 0u32;
 
@@ -181,23 +177,18 @@ pub fn reference_run_capped<S: Strategy>(
         }
     }
 
-    let periods_per_year = if dates.iter().any(|&d| is_weekend(d)) {
-        365
-    } else {
-        252
-    };
-    let metrics = metrics(&equity, periods_per_year, total_costs, trades.total);
-    Ok(Report {
+    Ok(super::report(
         universe,
         dates,
-        equity,
-        cash,
-        trades: trades.kept,
-        trades_total: trades.total,
-        benchmarks: vec![(BUY_HOLD, hold_curve), (REBALANCED, rebal_curve)],
-        metrics,
-        periods_per_year,
-        rebalance_dates: decisions,
+        super::Simulated {
+            equity,
+            cash,
+            hold_curve,
+            rebal_curve,
+            trades,
+            total_costs,
+            decisions,
+        },
         data_points,
-    })
+    ))
 }

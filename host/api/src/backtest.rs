@@ -322,6 +322,52 @@ pub struct MetricsBody {
     pub cost_drag_pct: f64,
     /// Fills.
     pub total_trades: u64,
+    /// `cagr / abs(max_drawdown)`; null without a drawdown.
+    pub calmar_ratio: Option<f64>,
+    /// Root mean square of the daily drawdowns, `sqrt(sum(dd^2) / (N - 1))`.
+    pub ulcer_index: Option<f64>,
+    /// Calendar days of the longest drawdown, from the first close under a
+    /// peak to the last, inclusive (0 without one).
+    pub longest_drawdown_days: i64,
+    /// Calendar days from that drawdown's lowest close to the close back at
+    /// its peak; null while it has not recovered.
+    pub longest_drawdown_recovery_days: Option<i64>,
+    /// 95 % value at risk of a daily return, normal: `mean + sd * z(0.05)`
+    /// (negative: a loss).
+    pub var_95: Option<f64>,
+    /// 95 % conditional value at risk: the mean of the daily returns worse
+    /// than `var_95` (`var_95` when none is).
+    pub cvar_95: Option<f64>,
+    /// Share of days that began with money invested, 0 to 1.
+    pub exposure: Option<f64>,
+    /// Share of the portfolio traded per year, one-sided: the value of all
+    /// fills / 2 / mean equity / years.
+    pub turnover: Option<f64>,
+    /// Best calendar month's compounded return.
+    pub best_month: Option<f64>,
+    /// Worst calendar month's compounded return.
+    pub worst_month: Option<f64>,
+    /// Share of calendar months with a positive return among those with a
+    /// non-zero one.
+    pub winning_months: Option<f64>,
+    /// Against each benchmark of `benchmarks`, by name.
+    pub relative: BTreeMap<String, RelativeMetrics>,
+}
+
+/// The equity curve against one benchmark, from daily simple returns `r`
+/// (the curve's) and `b` (the benchmark's) on the same dates, `P` returns
+/// per year.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RelativeMetrics {
+    /// `cov(r, b) / var(b)`; null when the benchmark never moved.
+    pub beta: Option<f64>,
+    /// `(mean(r) - beta * mean(b)) * P`.
+    pub alpha: Option<f64>,
+    /// `sd(r - b) * sqrt(P)`.
+    pub tracking_error: Option<f64>,
+    /// `mean(r - b) / sd(r - b) * sqrt(P)`; null when the two never
+    /// differ.
+    pub information_ratio: Option<f64>,
 }
 
 /// A benchmark's curve.

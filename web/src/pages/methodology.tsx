@@ -15,6 +15,7 @@ const SECTIONS: { id: string; title: string }[] = [
   { id: "thin", title: "Thin evidence" },
   { id: "grade", title: "What a grade is" },
   { id: "track-record", title: "The track record" },
+  { id: "backtest-metrics", title: "A backtest's metrics" },
   { id: "limits", title: "What this cannot tell you" },
 ];
 
@@ -188,6 +189,24 @@ export function MethodologyPage() {
           intervals too narrow. A block is as long as the horizon's overlap plus one month-end (shown with the results); the
           random draws use a fixed seed.
         </p>
+      </section>
+
+      <section class="card" aria-labelledby="backtest-metrics">
+        {h2("backtest-metrics")}
+        <p>
+          Every figure of a backtest comes from the daily simple returns of its equity curve (the day's close over the previous
+          one, minus 1), with 252 returns a year, or 365 when the calendar has weekends (coins), and the sample standard deviation.
+        </p>
+        <ul>
+          <li><strong>Calmar ratio</strong>: the CAGR over the size of the maximum drawdown.</li>
+          <li><strong>Ulcer index</strong>: the root mean square of the daily drawdowns from the running peak; deep and long falls weigh most.</li>
+          <li><strong>Longest drawdown</strong>: calendar days from the first close under a peak to the last; its recovery, from its lowest close to the close back at the peak.</li>
+          <li><strong>95 % VaR</strong>: the daily return a normal distribution with the curve's mean and deviation falls below one day in twenty; <strong>CVaR</strong>: the mean of the days that actually fell below it.</li>
+          <li><strong>Exposure</strong>: the share of days that began with money invested. <strong>Turnover</strong>: the value of all fills, halved, over the mean equity, per year (replacing the whole portfolio once a year is 1).</li>
+          <li><strong>Best and worst month, winning months</strong>: calendar months' compounded returns; winning months count those above 0 among those not flat.</li>
+          <li><strong>Beta</strong> against a benchmark: the covariance of the two daily returns over the benchmark's variance. <strong>Alpha</strong>: the mean daily return beta does not explain, times the returns in a year. <strong>Tracking error</strong>: the deviation of the daily difference, annualised; the <strong>information ratio</strong> is the mean difference over it, annualised.</li>
+        </ul>
+        <p>Where quantstats has the same figure, the formula is its formula; the information ratio is annualised here, not there.</p>
       </section>
 
       <section class="card" aria-labelledby="limits">

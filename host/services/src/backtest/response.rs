@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use forecast_api::assets::DataSources;
 use forecast_api::backtest::{
     BacktestMetadata, BacktestResponse, BenchmarkBody, EquityPoint, MetricsBody, PluginUsage,
-    TradeBody, UnusableAsset, ValidRequest, MAX_UNUSABLE_LISTED,
+    RelativeMetrics, TradeBody, UnusableAsset, ValidRequest, MAX_UNUSABLE_LISTED,
 };
 use forecast_backtest as bt;
 use forecast_domain::series::{from_days, PriceSeries};
@@ -84,7 +84,7 @@ pub(super) fn shape(
             .map(|(&date, &equity)| EquityPoint { date, equity })
             .collect(),
         trades: trades(&report, inputs),
-        metrics: metrics(&report.metrics),
+        metrics: metrics(&report),
         benchmarks: std::mem::take(&mut report.benchmarks)
             .into_iter()
             .map(|(name, curve)| {
@@ -131,7 +131,8 @@ fn trades(report: &bt::Report, inputs: &[bt::AssetInput<'_>]) -> Vec<TradeBody> 
         .collect()
 }
 
-fn metrics(m: &bt::Metrics) -> MetricsBody {
+fn metrics(report: &bt::Report) -> MetricsBody {
+    let (m, r) = (&report.metrics, &report.risk);
     MetricsBody {
         total_return: m.total_return,
         cagr: m.cagr,
@@ -143,6 +144,32 @@ fn metrics(m: &bt::Metrics) -> MetricsBody {
         total_costs: m.total_costs,
         cost_drag_pct: m.cost_drag_pct,
         total_trades: m.total_trades,
+        calmar_ratio: r.calmar_ratio,
+        ulcer_index: r.ulcer_index,
+        longest_drawdown_days: r.longest_drawdown_days,
+        longest_drawdown_recovery_days: r.longest_drawdown_recovery_days,
+        var_95: r.var_95,
+        cvar_95: r.cvar_95,
+        exposure: r.exposure,
+        turnover: r.turnover,
+        best_month: r.best_month,
+        worst_month: r.worst_month,
+        winning_months: r.winning_months,
+        relative: report
+            .relative
+            .iter()
+            .map(|(name, rel)| {
+                (
+                    name.to_string(),
+                    RelativeMetrics {
+                        beta: rel.beta,
+                        alpha: rel.alpha,
+                        tracking_error: rel.tracking_error,
+                        information_ratio: rel.information_ratio,
+                    },
+                )
+            })
+            .collect(),
     }
 }
 
