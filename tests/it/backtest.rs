@@ -345,7 +345,10 @@ fn daily(curve: &[f64]) -> Vec<f64> {
 fn mean_sd(x: &[f64]) -> (f64, f64) {
     let n = x.len() as f64;
     let m = x.iter().sum::<f64>() / n;
-    (m, (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt())
+    (
+        m,
+        (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt(),
+    )
 }
 
 /// The risk and benchmark-relative metrics (issue 29) from the response's
@@ -357,7 +360,11 @@ fn risk_equals_an_independent_computation(b: &Value, curve: &[f64], p: f64) {
     let var = mr + sr * -1.644_853_626_951_472_2;
     assert!(close(f(&m["var_95"]), var));
     let tail: Vec<f64> = r.iter().copied().filter(|&x| x < var).collect();
-    let cvar = if tail.is_empty() { var } else { tail.iter().sum::<f64>() / tail.len() as f64 };
+    let cvar = if tail.is_empty() {
+        var
+    } else {
+        tail.iter().sum::<f64>() / tail.len() as f64
+    };
     assert!(close(f(&m["cvar_95"]), cvar));
     assert!(close(
         f(&m["calmar_ratio"]),
@@ -369,7 +376,10 @@ fn risk_equals_an_independent_computation(b: &Value, curve: &[f64], p: f64) {
         peak = peak.max(e);
         squares += (e / peak - 1.0).powi(2);
     }
-    assert!(close(f(&m["ulcer_index"]), (squares / (r.len() - 1) as f64).sqrt()));
+    assert!(close(
+        f(&m["ulcer_index"]),
+        (squares / (r.len() - 1) as f64).sqrt()
+    ));
     // Calendar months, compounded, from the curve's dates.
     let dates: Vec<String> = b["equity_curve"]
         .as_array()
@@ -394,7 +404,10 @@ fn risk_equals_an_independent_computation(b: &Value, curve: &[f64], p: f64) {
     let won = rets.iter().filter(|&&x| x > 0.0).count() as f64;
     assert!(close(f(&m["winning_months"]), won / active));
     let exposure = f(&m["exposure"]);
-    assert!((0.0..=1.0).contains(&exposure) && exposure > 0.5, "{exposure}");
+    assert!(
+        (0.0..=1.0).contains(&exposure) && exposure > 0.5,
+        "{exposure}"
+    );
     assert!(f(&m["turnover"]) > 0.0);
     assert!(m["longest_drawdown_days"].as_i64().unwrap() > 0);
     // Against each benchmark.
@@ -408,16 +421,27 @@ fn risk_equals_an_independent_computation(b: &Value, curve: &[f64], p: f64) {
         let x = daily(&bench);
         let (mb, _) = mean_sd(&x);
         let n1 = (r.len() - 1) as f64;
-        let cov = r.iter().zip(&x).map(|(a, c)| (a - mr) * (c - mb)).sum::<f64>() / n1;
+        let cov = r
+            .iter()
+            .zip(&x)
+            .map(|(a, c)| (a - mr) * (c - mb))
+            .sum::<f64>()
+            / n1;
         let var_b = x.iter().map(|c| (c - mb).powi(2)).sum::<f64>() / n1;
         let beta = cov / var_b;
         let rel = &m["relative"][name];
         assert!(close(f(&rel["beta"]), beta), "{name} beta");
-        assert!(close(f(&rel["alpha"]), (mr - beta * mb) * p), "{name} alpha");
+        assert!(
+            close(f(&rel["alpha"]), (mr - beta * mb) * p),
+            "{name} alpha"
+        );
         let active: Vec<f64> = r.iter().zip(&x).map(|(a, c)| a - c).collect();
         let (ma, sa) = mean_sd(&active);
         assert!(close(f(&rel["tracking_error"]), sa * p.sqrt()), "{name} te");
-        assert!(close(f(&rel["information_ratio"]), ma / sa * p.sqrt()), "{name} ir");
+        assert!(
+            close(f(&rel["information_ratio"]), ma / sa * p.sqrt()),
+            "{name} ir"
+        );
     }
 }
 

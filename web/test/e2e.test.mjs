@@ -390,6 +390,13 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     assert.ok((await ink(page, "chart-bt-drawdown")) > 50, "drawdown drawn");
     assert.match(await page.locator("#metrics").textContent(), /Total return/);
     assert.match(await page.locator("#bt-sources").textContent(), /\d+ real · \d+ ingested · \d+ synthetic/);
+    // Risk figures and one row per benchmark (issue 29).
+    const risk = await page.locator("#bt-risk").textContent();
+    assert.match(risk, /Calmar ratio-?\d/);
+    assert.match(risk, /Longest drawdown\d+ days/);
+    assert.match(risk, /Winning months\d+\.\d+ %/);
+    const rows = await page.locator("#bt-relative tbody tr th").allTextContents();
+    assert.deepEqual(rows, ["equal weight buy hold", "equal weight rebalanced"]);
     const url = new URL(page.url());
     assert.equal(url.searchParams.get("top_n"), "3");
     await page.waitForTimeout(150);

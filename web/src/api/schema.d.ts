@@ -1412,6 +1412,71 @@ export interface components {
              * @description Fills.
              */
             total_trades: number;
+            /**
+             * Format: double
+             * @description `cagr / abs(max_drawdown)`; null without a drawdown.
+             */
+            calmar_ratio?: number | null;
+            /**
+             * Format: double
+             * @description Root mean square of the daily drawdowns, `sqrt(sum(dd^2) / (N - 1))`.
+             */
+            ulcer_index?: number | null;
+            /**
+             * Format: int64
+             * @description Calendar days of the longest drawdown, from the first close under a
+             *     peak to the last, inclusive (0 without one).
+             */
+            longest_drawdown_days: number;
+            /**
+             * Format: int64
+             * @description Calendar days from that drawdown's lowest close to the close back at
+             *     its peak; null while it has not recovered.
+             */
+            longest_drawdown_recovery_days?: number | null;
+            /**
+             * Format: double
+             * @description 95 % value at risk of a daily return, normal: `mean + sd * z(0.05)`
+             *     (negative: a loss).
+             */
+            var_95?: number | null;
+            /**
+             * Format: double
+             * @description 95 % conditional value at risk: the mean of the daily returns worse
+             *     than `var_95` (`var_95` when none is).
+             */
+            cvar_95?: number | null;
+            /**
+             * Format: double
+             * @description Share of days that began with money invested, 0 to 1.
+             */
+            exposure?: number | null;
+            /**
+             * Format: double
+             * @description Share of the portfolio traded per year, one-sided: the value of all
+             *     fills / 2 / mean equity / years.
+             */
+            turnover?: number | null;
+            /**
+             * Format: double
+             * @description Best calendar month's compounded return.
+             */
+            best_month?: number | null;
+            /**
+             * Format: double
+             * @description Worst calendar month's compounded return.
+             */
+            worst_month?: number | null;
+            /**
+             * Format: double
+             * @description Share of calendar months with a positive return among those with a
+             *     non-zero one.
+             */
+            winning_months?: number | null;
+            /** @description Against each benchmark of `benchmarks`, by name. */
+            relative: {
+                [key: string]: components["schemas"]["RelativeMetrics"];
+            };
         };
         /** @description `{ok: true}`. */
         OkResponse: {
@@ -1588,6 +1653,34 @@ export interface components {
          * @enum {string}
          */
         Rebalance: "daily" | "weekly" | "monthly";
+        /**
+         * @description The equity curve against one benchmark, from daily simple returns `r`
+         *     (the curve's) and `b` (the benchmark's) on the same dates, `P` returns
+         *     per year.
+         */
+        RelativeMetrics: {
+            /**
+             * Format: double
+             * @description `cov(r, b) / var(b)`; null when the benchmark never moved.
+             */
+            beta?: number | null;
+            /**
+             * Format: double
+             * @description `(mean(r) - beta * mean(b)) * P`.
+             */
+            alpha?: number | null;
+            /**
+             * Format: double
+             * @description `sd(r - b) * sqrt(P)`.
+             */
+            tracking_error?: number | null;
+            /**
+             * Format: double
+             * @description `mean(r - b) / sd(r - b) * sqrt(P)`; null when the two never
+             *     differ.
+             */
+            information_ratio?: number | null;
+        };
         /**
          * @description Min / mean / max of what a strategy used per backtest over its recent
          *     runs.

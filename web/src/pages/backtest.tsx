@@ -193,47 +193,6 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
       <Card title="Equity curve against the benchmarks (log scale)" id="equity">
         <Chart id="chart-equity" data={data} options={eqOptions} height={300} label="Equity of the strategy and of the two equal-weight benchmarks over time" />
       </Card>
-      <Card title="Risk and the benchmarks" id="bt-risk">
-        <dl class="stats stats-2">
-          <div><dt>Calmar ratio</dt><dd>{num(m.calmar_ratio)}</dd></div>
-          <div><dt>Ulcer index</dt><dd>{num(m.ulcer_index)}</dd></div>
-          <div>
-            <dt>Longest drawdown</dt>
-            <dd>
-              {int(m.longest_drawdown_days)} days
-              {m.longest_drawdown_days > 0 &&
-                (m.longest_drawdown_recovery_days == null
-                  ? " · not recovered"
-                  : ` · recovered ${int(m.longest_drawdown_recovery_days)} days after its low`)}
-            </dd>
-          </div>
-          <div><dt>Daily 95 % VaR · CVaR</dt><dd class="neg">{pct(m.var_95)} · {pct(m.cvar_95)}</dd></div>
-          <div><dt>Exposure</dt><dd>{pct(m.exposure)} of days invested</dd></div>
-          <div><dt>Turnover</dt><dd>{num(m.turnover)}× a year</dd></div>
-          <div><dt>Best · worst month</dt><dd>{pct(m.best_month)} · {pct(m.worst_month)}</dd></div>
-          <div><dt>Winning months</dt><dd>{pct(m.winning_months)}</dd></div>
-        </dl>
-        <table class="table small" id="bt-relative">
-          <caption class="muted">Against each benchmark (daily returns, annualised)</caption>
-          <thead>
-            <tr><th scope="col">Benchmark</th><th scope="col">Beta</th><th scope="col">Alpha</th><th scope="col">Tracking error</th><th scope="col">Information ratio</th></tr>
-          </thead>
-          <tbody>
-            {Object.entries(m.relative).map(([name, rel]) => (
-              <tr key={name}>
-                <th scope="row">{name.replace(/_/g, " ")}</th>
-                <td>{num(rel.beta)}</td>
-                <td class={signClass(rel.alpha)}>{pct(rel.alpha)}</td>
-                <td>{pct(rel.tracking_error)}</td>
-                <td>{num(rel.information_ratio)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        <p class="muted small">
-          How each figure is computed: <a href="/methodology#backtest-metrics">Methodology</a>.
-        </p>
-      </Card>
       <div class="grid2">
         <Card title="Drawdown" id="bt-drawdown">
           <Chart id="chart-bt-drawdown" data={dd} options={ddOptions} height={200} label="Drawdown of the strategy's equity from its running peak" />
@@ -277,6 +236,47 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
           )}
         </Card>
       </div>
+      <Card title="Risk and the benchmarks" id="bt-risk">
+        <dl class="stats stats-2">
+          <div><dt>Calmar ratio</dt><dd>{num(m.calmar_ratio)}</dd></div>
+          <div><dt>Ulcer index</dt><dd>{num(m.ulcer_index)}</dd></div>
+          <div>
+            <dt>Longest drawdown</dt>
+            <dd>
+              {int(m.longest_drawdown_days)} days
+              {m.longest_drawdown_days > 0 &&
+                (m.longest_drawdown_recovery_days == null
+                  ? " · not recovered"
+                  : ` · recovered ${int(m.longest_drawdown_recovery_days)} days after its low`)}
+            </dd>
+          </div>
+          <div><dt>Daily 95 % VaR · CVaR</dt><dd class="neg">{pct(m.var_95)} · {pct(m.cvar_95)}</dd></div>
+          <div><dt>Exposure</dt><dd>{pct(m.exposure)} of days invested</dd></div>
+          <div><dt>Turnover</dt><dd>{num(m.turnover)}× a year</dd></div>
+          <div><dt>Best · worst month</dt><dd>{pct(m.best_month)} · {pct(m.worst_month)}</dd></div>
+          <div><dt>Winning months</dt><dd>{pct(m.winning_months)}</dd></div>
+        </dl>
+        <table class="table small" id="bt-relative">
+          <caption class="muted">Against each benchmark (daily returns, annualised)</caption>
+          <thead>
+            <tr><th scope="col">Benchmark</th><th scope="col">Beta</th><th scope="col">Alpha</th><th scope="col">Tracking error</th><th scope="col">Information ratio</th></tr>
+          </thead>
+          <tbody>
+            {Object.entries(m.relative).map(([name, rel]) => (
+              <tr key={name}>
+                <th scope="row">{name.replace(/_/g, " ")}</th>
+                <td>{num(rel.beta)}</td>
+                <td class={signClass(rel.alpha)}>{pct(rel.alpha)}</td>
+                <td>{pct(rel.tracking_error)}</td>
+                <td>{num(rel.information_ratio)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <p class="muted small">
+          How each figure is computed: <a href="/methodology#backtest-metrics">Methodology</a>.
+        </p>
+      </Card>
       <Card title={`Trades (${int(r.trades.length)})`} id="trades">
         {r.trades.length === 0 ? (
           <p class="muted">The strategy made no trades in this window.</p>
