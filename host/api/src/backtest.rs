@@ -335,8 +335,9 @@ pub struct MetricsBody {
     /// 95 % value at risk of a daily return, normal: `mean + sd * z(0.05)`
     /// (negative: a loss).
     pub var_95: Option<f64>,
-    /// 95 % conditional value at risk: the mean of the daily returns worse
-    /// than `var_95` (`var_95` when none is).
+    /// 95 % conditional value at risk (expected shortfall), normal:
+    /// `mean - sd * φ(z(0.05)) / 0.05`, the mean of the returns beyond
+    /// `var_95` under the same normal distribution.
     pub cvar_95: Option<f64>,
     /// Share of days that began with money invested, 0 to 1.
     pub exposure: Option<f64>,

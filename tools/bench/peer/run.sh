@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make bench-peer`: our backtest accounting against vectorbt on the same
-# orders and real histories (tools/bench/peer/compare.py says what is
+# orders and real histories, and our metrics against quantstats (tools/bench/peer/compare.py says what is
 # compared and how the conventions map). Needs python3 (3.11: the pinned
 # wheels are CPython 3.11 manylinux x86_64) and network access to PyPI the
 # first time; the venv is target/bench-peer/venv.
@@ -30,3 +30,7 @@ fi
 
 # 3. vectorbt replays the fills; exit status 1 when a curve differs.
 "$venv/bin/python" tools/bench/peer/compare.py "$out/orders.json" data/prices
+
+# 4. quantstats computes the metrics it shares with ours on the same three
+#    curves and benchmarks; exit status 1 when a figure differs.
+"$venv/bin/python" tools/bench/peer/metrics.py "$out/orders.json"

@@ -201,7 +201,7 @@ export function MethodologyPage() {
           <li><strong>Calmar ratio</strong>: the CAGR over the size of the maximum drawdown.</li>
           <li><strong>Ulcer index</strong>: the root mean square of the daily drawdowns from the running peak; deep and long falls weigh most.</li>
           <li><strong>Longest drawdown</strong>: calendar days from the first close under a peak to the last; its recovery, from its lowest close to the close back at the peak.</li>
-          <li><strong>95 % VaR</strong>: the daily return a normal distribution with the curve's mean and deviation falls below one day in twenty; <strong>CVaR</strong>: the mean of the days that actually fell below it.</li>
+          <li><strong>95 % VaR</strong>: the daily return a normal distribution with the curve's mean and deviation falls below one day in twenty; <strong>CVaR</strong>: the mean of that same normal distribution below it (the two come from one estimate).</li>
           <li><strong>Exposure</strong>: the share of days that began with money invested. <strong>Turnover</strong>: the value of all fills, halved, over the mean equity, per year (replacing the whole portfolio once a year is 1).</li>
           <li><strong>Best and worst month, winning months</strong>: calendar months' compounded returns; winning months count those above 0 among those not flat.</li>
           <li><strong>Beta</strong> against a benchmark: the covariance of the two daily returns over the benchmark's variance. <strong>Alpha</strong>: the mean daily return beta does not explain, times the returns in a year. <strong>Tracking error</strong>: the deviation of the daily difference, annualised; the <strong>information ratio</strong> is the mean difference over it, annualised.</li>

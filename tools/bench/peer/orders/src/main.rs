@@ -1,9 +1,11 @@
 //! `peer-orders OUT.json`: `topn` (top 3, costs on) over ten real assets of
 //! data/prices/ plus one with another calendar (EUR/USD), 2012-12-28 to
-//! 2022-12-28, monthly and daily; for each run, the calendar, our equity
-//! and cash curves, every fill (date, asset, signed quantity, price, cost),
-//! each asset's cost rate, and how long our side took. No dependency
-//! beyond the SDK: the JSON is written by hand.
+//! 2022-12-28, monthly, weekly and daily; for each run, the calendar, our
+//! equity and cash curves, every fill (date, asset, signed quantity, price,
+//! cost), each asset's cost rate, how long our side took, and our metrics
+//! with the benchmarks' curves (checked against quantstats by
+//! `metrics.py`). No dependency beyond the SDK: the JSON is written by
+//! hand.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -42,6 +44,11 @@ fn num(x: f64) -> String {
     format!("{x:?}")
 }
 
+/// A number or `null`.
+fn opt(x: Option<f64>) -> String {
+    x.map_or_else(|| "null".to_string(), num)
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let out_path = args
@@ -61,7 +68,7 @@ fn main() {
         .unwrap();
 
     let mut json = String::from("{\"runs\":[");
-    for (n, rebalance) in [Rebalance::Monthly, Rebalance::Daily]
+    for (n, rebalance) in [Rebalance::Monthly, Rebalance::Weekly, Rebalance::Daily]
         .into_iter()
         .enumerate()
     {
@@ -133,6 +140,46 @@ fn main() {
                 )
             }),
         );
+        // Our metrics and what they are measured against.
+        let (m, r) = (&report.metrics, &report.risk);
+        let _ = write!(
+            json,
+            ",\"periods_per_year\":{},\"metrics\":{{\"cagr\":{},\"max_drawdown\":{},\
+             \"calmar_ratio\":{},\"ulcer_index\":{},\"longest_drawdown_days\":{},\
+             \"var_95\":{},\"cvar_95\":{},\"exposure\":{},\"best_month\":{},\
+             \"worst_month\":{},\"winning_months\":{}}}",
+            report.periods_per_year,
+            opt(m.cagr),
+            opt(m.max_drawdown),
+            opt(r.calmar_ratio),
+            opt(r.ulcer_index),
+            r.longest_drawdown_days,
+            opt(r.var_95),
+            opt(r.cvar_95),
+            opt(r.exposure),
+            opt(r.best_month),
+            opt(r.worst_month),
+            opt(r.winning_months),
+        );
+        json.push_str(",\"benchmarks\":{");
+        for (k, ((name, curve), (_, rel))) in
+            report.benchmarks.iter().zip(&report.relative).enumerate()
+        {
+            if k > 0 {
+                json.push(',');
+            }
+            let _ = write!(json, "\"{name}\":{{\"equity\":");
+            list(&mut json, curve.iter().map(|&x| num(x)));
+            let _ = write!(
+                json,
+                ",\"beta\":{},\"alpha\":{},\"tracking_error\":{},\"information_ratio\":{}}}",
+                opt(rel.beta),
+                opt(rel.alpha),
+                opt(rel.tracking_error),
+                opt(rel.information_ratio)
+            );
+        }
+        json.push('}');
         json.push('}');
         eprintln!(
             "ours {}: {} rows, {} fills, {:.3} s (engine signals + strategy + accounting)",
