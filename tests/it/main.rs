@@ -34,6 +34,7 @@ mod hardening_quota;
 mod hardening_small;
 mod heavy_budget;
 mod matcher;
+mod monte_carlo;
 mod plausible_prices;
 mod plugins;
 mod replicas;

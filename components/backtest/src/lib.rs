@@ -16,6 +16,7 @@
 //! `t` only; the decision is filled at row `t + 1`.
 
 mod metrics;
+pub mod montecarlo;
 pub mod risk;
 mod types;
 

@@ -244,11 +244,13 @@ fn bucket(b: u32, rows: &[usize], x: &Inputs) -> SegmentEvidence {
     }
 }
 
-/// SplitMix64: a small, well-mixed generator with a fixed seed.
-struct SplitMix(u64);
+/// SplitMix64: a small, well-mixed generator; the same seed gives the same
+/// sequence (the evidence's bootstrap, a backtest's Monte Carlo).
+pub struct SplitMix(pub u64);
 
 impl SplitMix {
-    fn next(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -257,8 +259,8 @@ impl SplitMix {
     }
 
     /// Uniform in `0..n` (multiply-shift; the bias is below 2^-32 for the
-    /// episode counts here).
-    fn below(&mut self, n: usize) -> usize {
+    /// counts used here).
+    pub fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next()) * n as u128) >> 64) as usize
     }
 }

@@ -18,8 +18,8 @@ mod stats;
 
 pub use calendar::{civil_from_days, is_weekend};
 pub use evidence::{
-    evidence, Evidence, EvidenceRequest, SegmentEvidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED,
-    CI_LEVEL,
+    evidence, Evidence, EvidenceRequest, SegmentEvidence, SplitMix, BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED, CI_LEVEL,
 };
 use rolling::RollingMedian;
 pub use snapshot::StateAt;

@@ -487,6 +487,172 @@ pub struct BacktestResponse {
     pub metadata: BacktestMetadata,
 }
 
+/// Most paths a Monte Carlo draws.
+pub const MONTE_CARLO_MAX_RUNS: u32 = 5_000;
+/// Paths drawn when `runs` is absent.
+pub const MONTE_CARLO_DEFAULT_RUNS: u32 = 1_000;
+/// Longest mean block of the bootstrap, in days.
+pub const MONTE_CARLO_MAX_BLOCK_DAYS: u32 = 250;
+/// Mean block length when `block_days` is absent (about a trading month).
+pub const MONTE_CARLO_DEFAULT_BLOCK_DAYS: u32 = 20;
+/// Seed when `seed` is absent.
+pub const MONTE_CARLO_DEFAULT_SEED: u64 = 1;
+
+/// `POST /api/backtest/monte-carlo`: a backtest request (every field of
+/// `BacktestRequest`, the same bounds) plus the simulation's own. Read as
+/// an object whose three own fields are taken out first; the rest must be
+/// a `BacktestRequest` (unknown fields refused, naming them).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(try_from = "serde_json::Map<String, serde_json::Value>")]
+pub struct MonteCarloRequest {
+    /// The backtest whose daily returns are resampled.
+    #[serde(flatten)]
+    pub backtest: BacktestRequest,
+    /// Paths to draw, 1 to 5,000 (default 1,000).
+    #[schema(minimum = 1, maximum = 5000, example = 1000)]
+    pub runs: Option<i64>,
+    /// Mean length of the resampled blocks in days, 1 to 250 (default 20;
+    /// 1 draws single days).
+    #[schema(minimum = 1, maximum = 250, example = 20)]
+    pub block_days: Option<i64>,
+    /// Seed of the draws, 0 to 2^53 (default 1): the same request and
+    /// seed give the same figures.
+    #[schema(minimum = 0, maximum = 9007199254740992_i64, example = 1)]
+    pub seed: Option<i64>,
+}
+
+impl TryFrom<serde_json::Map<String, serde_json::Value>> for MonteCarloRequest {
+    type Error = String;
+
+    fn try_from(mut map: serde_json::Map<String, serde_json::Value>) -> Result<Self, String> {
+        let mut int = |name: &str| -> Result<Option<i64>, String> {
+            match map.remove(name) {
+                None => Ok(None),
+                Some(v) => crate::optional_integer(v).map_err(|e| format!("{name}: {e}")),
+            }
+        };
+        let runs = int("runs")?;
+        let block_days = int("block_days")?;
+        let seed = int("seed")?;
+        let backtest: BacktestRequest =
+            serde_json::from_value(serde_json::Value::Object(map)).map_err(|e| e.to_string())?;
+        Ok(MonteCarloRequest {
+            backtest,
+            runs,
+            block_days,
+            seed,
+        })
+    }
+}
+
+/// The simulation's parameters, defaults filled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MonteCarloParams {
+    /// Paths.
+    pub runs: u32,
+    /// Mean block length.
+    pub block_days: u32,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl MonteCarloRequest {
+    /// The backtest and the simulation's parameters, or the first bad
+    /// field named.
+    pub fn validate(&self) -> Result<(ValidRequest, MonteCarloParams), Invalid> {
+        let backtest = self.backtest.validate()?;
+        let bounded = |name: &str, v: Option<i64>, default: u32, max: u32| match v {
+            None => Ok(default),
+            Some(v) if (1..=i64::from(max)).contains(&v) => Ok(v as u32),
+            Some(v) => Err(Invalid(format!("{name} must be 1 to {max} (got {v})"))),
+        };
+        let runs = bounded(
+            "runs",
+            self.runs,
+            MONTE_CARLO_DEFAULT_RUNS,
+            MONTE_CARLO_MAX_RUNS,
+        )?;
+        let block_days = bounded(
+            "block_days",
+            self.block_days,
+            MONTE_CARLO_DEFAULT_BLOCK_DAYS,
+            MONTE_CARLO_MAX_BLOCK_DAYS,
+        )?;
+        let seed = match self.seed {
+            None => MONTE_CARLO_DEFAULT_SEED,
+            Some(v) if (0..=1_i64 << 53).contains(&v) => v as u64,
+            Some(v) => return Err(Invalid(format!("seed must be 0 to 2^53 (got {v})"))),
+        };
+        Ok((
+            backtest,
+            MonteCarloParams {
+                runs,
+                block_days,
+                seed,
+            },
+        ))
+    }
+}
+
+/// 5th, 50th and 95th percentiles over the paths.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PathSpread {
+    /// 5th percentile.
+    pub p5: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+}
+
+/// One date of the fan chart: percentiles of the paths' equity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct FanPoint {
+    /// The run's date at this day of the paths.
+    pub date: NaiveDate,
+    /// 5th percentile of equity.
+    pub p5: f64,
+    /// 25th percentile.
+    pub p25: f64,
+    /// Median.
+    pub p50: f64,
+    /// 75th percentile.
+    pub p75: f64,
+    /// 95th percentile.
+    pub p95: f64,
+}
+
+/// The Monte Carlo of a backtest: its daily returns reordered by a seeded
+/// stationary block bootstrap, `runs` paths as long as the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MonteCarloResponse {
+    /// Paths drawn.
+    pub runs: u32,
+    /// Mean block length used.
+    pub block_days: u32,
+    /// Seed used.
+    pub seed: u64,
+    /// Daily returns of the run (and days of each path).
+    pub days: usize,
+    /// Compound annual growth rate of the paths.
+    pub cagr: PathSpread,
+    /// Maximum drawdown of the paths (<= 0).
+    pub max_drawdown: PathSpread,
+    /// Final equity of the paths.
+    pub final_equity: PathSpread,
+    /// Share of paths ending below the initial capital.
+    pub probability_of_loss: f64,
+    /// Share of paths whose drawdown went beyond -50 %.
+    pub probability_of_drawdown_beyond_50: f64,
+    /// Percentiles of equity along the paths, at most 500 dates (every
+    /// k-th day of a longer run, the last always).
+    pub fan: Vec<FanPoint>,
+    /// The metrics of the run itself.
+    pub metrics: MetricsBody,
+    /// About the run.
+    pub metadata: BacktestMetadata,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use forecast_api::backtest::{BacktestRequest, BacktestResponse, StrategyItem, StrategyList};
+use forecast_api::backtest::{
+    BacktestRequest, BacktestResponse, MonteCarloRequest, MonteCarloResponse, StrategyItem,
+    StrategyList,
+};
 use forecast_api::ErrorBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -19,6 +22,40 @@ use crate::AppState;
 /// The backtest route (metered at cost 5 by the caller's route layer).
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(run))
+}
+
+/// The Monte Carlo of a backtest (cost 10: a backtest's 5 and 5 for the
+/// simulation).
+pub fn monte_carlo_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(monte_carlo))
+}
+
+/// The Monte Carlo of a backtest.
+#[utoipa::path(
+    post,
+    path = "/api/backtest/monte-carlo",
+    operation_id = "backtestMonteCarlo",
+    summary = "A backtest's daily returns reordered many times: how its CAGR, drawdown and final equity spread over other orderings of the same returns",
+    description = "Runs the backtest exactly as POST /api/backtest (every field of its request, the same bounds, time limit, budget, per-account cap and errors), then draws `runs` paths (1 to 5,000, default 1,000) as long as the run by a seeded stationary block bootstrap of its daily returns: each path starts at a random day and walks forward, jumping to a new random day before each next one with probability 1/`block_days` (1 to 250, default 20), so blocks keep the returns' short-range dependence. Answers the 5th, 50th and 95th percentiles of CAGR, maximum drawdown and final equity, the probability of a loss and of a drawdown beyond -50 %, the fan chart of equity percentiles (at most 500 dates) and the run's own metrics. The same request and `seed` (default 1) give the same figures. Costs 10 quota units.",
+    request_body = MonteCarloRequest,
+    responses(
+        (status = 200, description = "OK", body = MonteCarloResponse),
+        (status = 400, description = "A field is invalid (any of POST /api/backtest's, or runs, block_days, seed out of bounds, or an unknown field); detail names it", body = ErrorBody),
+        (status = 422, description = "An uploaded strategy (@handle/name) failed, as for POST /api/backtest", body = ErrorBody),
+        (status = 500, description = "A built-in strategy plugin failed; detail names the plugin and version", body = ErrorBody),
+        (status = 504, description = "The backtest passed its time limit; reduce its scope", body = ErrorBody),
+    )
+)]
+async fn monte_carlo(
+    State(state): State<AppState>,
+    Extension(slot): Extension<BacktestSlot>,
+    JsonBody(body): JsonBody<MonteCarloRequest>,
+) -> Result<Json<MonteCarloResponse>, ApiError> {
+    let (req, mc) = body.validate()?;
+    let slot = slot
+        .take()
+        .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
+    Ok(Json(state.backtests.monte_carlo(req, mc, slot).await?))
 }
 
 /// The strategy listing (cost 1).

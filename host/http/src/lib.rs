@@ -57,10 +57,10 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 const REQUEST_ID: &str = "x-request-id";
 
 /// The data routes, by what they cost against the quota: everything 1,
-/// the backtest 5 (and under one of the user's concurrent-backtest
-/// slots). The API serves them behind a Bearer key ([`bearer_routes`]),
+/// the backtest 5 and its Monte Carlo 10 (both under one of the user's
+/// concurrent-backtest slots). The API serves them behind a Bearer key ([`bearer_routes`]),
 /// the web application behind its session ([`web_data_routes`]).
-fn data_groups() -> [(OpenApiRouter<AppState>, u32, guard::Concurrency); 2] {
+fn data_groups() -> [(OpenApiRouter<AppState>, u32, guard::Concurrency); 3] {
     [
         (
             OpenApiRouter::new()
@@ -73,6 +73,11 @@ fn data_groups() -> [(OpenApiRouter<AppState>, u32, guard::Concurrency); 2] {
             guard::Concurrency::Unbounded,
         ),
         (backtest::router(), 5, guard::Concurrency::Backtest),
+        (
+            backtest::monte_carlo_router(),
+            10,
+            guard::Concurrency::Backtest,
+        ),
     ]
 }
 

@@ -188,6 +188,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/backtest/monte-carlo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A backtest's daily returns reordered many times: how its CAGR, drawdown and final equity spread over other orderings of the same returns
+         * @description Runs the backtest exactly as POST /api/backtest (every field of its request, the same bounds, time limit, budget, per-account cap and errors), then draws `runs` paths (1 to 5,000, default 1,000) as long as the run by a seeded stationary block bootstrap of its daily returns: each path starts at a random day and walks forward, jumping to a new random day before each next one with probability 1/`block_days` (1 to 250, default 20), so blocks keep the returns' short-range dependence. Answers the 5th, 50th and 95th percentiles of CAGR, maximum drawdown and final equity, the probability of a loss and of a drawdown beyond -50 %, the fan chart of equity percentiles (at most 500 dates) and the run's own metrics. The same request and `seed` (default 1) give the same figures. Costs 10 quota units.
+         */
+        post: operations["backtestMonteCarlo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -522,6 +542,26 @@ export interface paths {
          * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots. Before any work it waits for a turn of the server's heavy-work budget (FORECAST_HEAVY_SLOTS jobs and FORECAST_HEAVY_MEMORY_MB at once, all accounts together) at most FORECAST_HEAVY_WAIT_MS, then for its plugin slots at most FORECAST_BACKTEST_QUEUE_MS (default 10 s each); past either, or with the budget's queue full, the answer is 503 with Retry-After and nothing is charged. An account runs at most FORECAST_BACKTESTS_PER_USER (default 1) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
          */
         post: operations["webBacktest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/web/api/backtest/monte-carlo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A backtest's daily returns reordered many times: how its CAGR, drawdown and final equity spread over other orderings of the same returns
+         * @description Runs the backtest exactly as POST /api/backtest (every field of its request, the same bounds, time limit, budget, per-account cap and errors), then draws `runs` paths (1 to 5,000, default 1,000) as long as the run by a seeded stationary block bootstrap of its daily returns: each path starts at a random day and walks forward, jumping to a new random day before each next one with probability 1/`block_days` (1 to 250, default 20), so blocks keep the returns' short-range dependence. Answers the 5th, 50th and 95th percentiles of CAGR, maximum drawdown and final equity, the probability of a loss and of a drawdown beyond -50 %, the fan chart of equity percentiles (at most 500 dates) and the run's own metrics. The same request and `seed` (default 1) give the same figures. Costs 10 quota units.
+         */
+        post: operations["webBacktestMonteCarlo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1124,6 +1164,39 @@ export interface components {
             /** @description What went wrong, naming the parameter or resource concerned. */
             detail: string;
         };
+        /** @description One date of the fan chart: percentiles of the paths' equity. */
+        FanPoint: {
+            /**
+             * Format: date
+             * @description The run's date at this day of the paths.
+             */
+            date: string;
+            /**
+             * Format: double
+             * @description 5th percentile of equity.
+             */
+            p5: number;
+            /**
+             * Format: double
+             * @description 25th percentile.
+             */
+            p25: number;
+            /**
+             * Format: double
+             * @description Median.
+             */
+            p50: number;
+            /**
+             * Format: double
+             * @description 75th percentile.
+             */
+            p75: number;
+            /**
+             * Format: double
+             * @description 95th percentile.
+             */
+            p95: number;
+        };
         /** @description `grade` of a verdict. */
         GradeBody: {
             /** @description A to F for the default scorer. */
@@ -1442,8 +1515,9 @@ export interface components {
             var_95?: number | null;
             /**
              * Format: double
-             * @description 95 % conditional value at risk: the mean of the daily returns worse
-             *     than `var_95` (`var_95` when none is).
+             * @description 95 % conditional value at risk (expected shortfall), normal:
+             *     `mean - sd * φ(z(0.05)) / 0.05`, the mean of the returns beyond
+             *     `var_95` under the same normal distribution.
              */
             cvar_95?: number | null;
             /**
@@ -1478,10 +1552,104 @@ export interface components {
                 [key: string]: components["schemas"]["RelativeMetrics"];
             };
         };
+        /**
+         * @description `POST /api/backtest/monte-carlo`: a backtest request (every field of
+         *     `BacktestRequest`, the same bounds) plus the simulation's own. Read as
+         *     an object whose three own fields are taken out first; the rest must be
+         *     a `BacktestRequest` (unknown fields refused, naming them).
+         */
+        MonteCarloRequest: components["schemas"]["BacktestRequest"] & {
+            /**
+             * Format: int64
+             * @description Paths to draw, 1 to 5,000 (default 1,000).
+             * @example 1000
+             */
+            runs?: number | null;
+            /**
+             * Format: int64
+             * @description Mean length of the resampled blocks in days, 1 to 250 (default 20;
+             *     1 draws single days).
+             * @example 20
+             */
+            block_days?: number | null;
+            /**
+             * Format: int64
+             * @description Seed of the draws, 0 to 2^53 (default 1): the same request and
+             *     seed give the same figures.
+             * @example 1
+             */
+            seed?: number | null;
+        };
+        /**
+         * @description The Monte Carlo of a backtest: its daily returns reordered by a seeded
+         *     stationary block bootstrap, `runs` paths as long as the run.
+         */
+        MonteCarloResponse: {
+            /**
+             * Format: int32
+             * @description Paths drawn.
+             */
+            runs: number;
+            /**
+             * Format: int32
+             * @description Mean block length used.
+             */
+            block_days: number;
+            /**
+             * Format: int64
+             * @description Seed used.
+             */
+            seed: number;
+            /** @description Daily returns of the run (and days of each path). */
+            days: number;
+            /** @description Compound annual growth rate of the paths. */
+            cagr: components["schemas"]["PathSpread"];
+            /** @description Maximum drawdown of the paths (<= 0). */
+            max_drawdown: components["schemas"]["PathSpread"];
+            /** @description Final equity of the paths. */
+            final_equity: components["schemas"]["PathSpread"];
+            /**
+             * Format: double
+             * @description Share of paths ending below the initial capital.
+             */
+            probability_of_loss: number;
+            /**
+             * Format: double
+             * @description Share of paths whose drawdown went beyond -50 %.
+             */
+            probability_of_drawdown_beyond_50: number;
+            /**
+             * @description Percentiles of equity along the paths, at most 500 dates (every
+             *     k-th day of a longer run, the last always).
+             */
+            fan: components["schemas"]["FanPoint"][];
+            /** @description The metrics of the run itself. */
+            metrics: components["schemas"]["MetricsBody"];
+            /** @description About the run. */
+            metadata: components["schemas"]["BacktestMetadata"];
+        };
         /** @description `{ok: true}`. */
         OkResponse: {
             /** @description Always true. */
             ok: boolean;
+        };
+        /** @description 5th, 50th and 95th percentiles over the paths. */
+        PathSpread: {
+            /**
+             * Format: double
+             * @description 5th percentile.
+             */
+            p5: number;
+            /**
+             * Format: double
+             * @description Median.
+             */
+            p50: number;
+            /**
+             * Format: double
+             * @description 95th percentile.
+             */
+            p95: number;
         };
         /**
          * @description The kinds of plugin: one WIT world each.
@@ -3458,6 +3626,148 @@ export interface operations {
                 };
             };
             /** @description A built-in strategy plugin failed (trap, memory cap, contract violation); detail names the plugin and version */
+            500: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable, or the server's heavy-work budget had no turn for the run within FORECAST_HEAVY_WAIT_MS, or its plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed or charged) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The backtest passed its time limit; reduce its scope */
+            504: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    backtestMonteCarlo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MonteCarloRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonteCarloResponse"];
+                };
+            };
+            /** @description A field is invalid (any of POST /api/backtest's, or runs, block_days, seed out of bounds, or an unknown field); detail names it */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An uploaded strategy (@handle/name) failed, as for POST /api/backtest */
+            422: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this account are already running on this server (then nothing is counted) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A built-in strategy plugin failed; detail names the plugin and version */
             500: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -5510,6 +5820,157 @@ export interface operations {
                 };
             };
             /** @description A built-in strategy plugin failed (trap, memory cap, contract violation); detail names the plugin and version */
+            500: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable, or the server's heavy-work budget had no turn for the run within FORECAST_HEAVY_WAIT_MS, or its plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed or charged) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The backtest passed its time limit; reduce its scope */
+            504: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webBacktestMonteCarlo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MonteCarloRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonteCarloResponse"];
+                };
+            };
+            /** @description A field is invalid (any of POST /api/backtest's, or runs, block_days, seed out of bounds, or an unknown field); detail names it */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid session, or a Bearer key was sent */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Origin missing or not the configured web origin (CSRF) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An uploaded strategy (@handle/name) failed, as for POST /api/backtest */
+            422: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this account are already running on this server (then nothing is counted) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A built-in strategy plugin failed; detail names the plugin and version */
             500: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */

@@ -33,9 +33,10 @@ use crate::authored::AuthoredService;
 use crate::budget::WorkBudget;
 use crate::error::Error;
 pub use forecast_api::backtest::{
-    BacktestMetadata, BacktestRequest, BacktestResponse, BenchmarkBody, EquityPoint, MetricsBody,
-    TradeBody, UniverseSpec, UnusableAsset, ValidRequest, DEFAULT_STRATEGY, DEFAULT_YEARS,
-    MAX_TICKERS, MAX_TRADES, MAX_UNUSABLE_LISTED,
+    BacktestMetadata, BacktestRequest, BacktestResponse, BenchmarkBody, EquityPoint, FanPoint,
+    MetricsBody, MonteCarloParams, MonteCarloRequest, MonteCarloResponse, PathSpread, TradeBody,
+    UniverseSpec, UnusableAsset, ValidRequest, DEFAULT_STRATEGY, DEFAULT_YEARS, MAX_TICKERS,
+    MAX_TRADES, MAX_UNUSABLE_LISTED,
 };
 use forecast_store::AssetStore;
 
@@ -120,9 +121,71 @@ impl BacktestService {
         run::run(self, req, slot).await
     }
 
+    /// Runs `req` as [`BacktestService::run`] does, then reorders its
+    /// daily returns `mc.runs` times by a seeded stationary block bootstrap
+    /// (`forecast_backtest::montecarlo`; at most 5,000 paths, so at most
+    /// 5,000 × the run's days steps and 20 MB of fan-chart columns).
+    #[tracing::instrument(name = "monte_carlo", skip_all, fields(runs = mc.runs))]
+    pub async fn monte_carlo(
+        &self,
+        req: ValidRequest,
+        mc: MonteCarloParams,
+        slot: UserSlot,
+    ) -> Result<MonteCarloResponse, Error> {
+        let run = run::run(self, req, slot).await?;
+        tokio::task::spawn_blocking(move || monte_carlo_of(run, mc))
+            .await
+            .map_err(|e| Error::Internal(format!("monte carlo task failed: {e}")))
+    }
+
     /// Bytes held by the history and signal cache.
     pub fn signal_cache_bytes(&self) -> usize {
         self.signals.bytes()
+    }
+}
+
+/// The simulation of a finished run's equity curve.
+fn monte_carlo_of(run: BacktestResponse, mc: MonteCarloParams) -> MonteCarloResponse {
+    let equity: Vec<f64> = run.equity_curve.iter().map(|p| p.equity).collect();
+    let returns = forecast_backtest::risk::returns(&equity);
+    let initial = equity.first().copied().unwrap_or(0.0);
+    let sim = forecast_backtest::montecarlo::monte_carlo(
+        &returns,
+        initial,
+        run.metadata.periods_per_year,
+        mc.runs,
+        mc.block_days,
+        mc.seed,
+    );
+    let spread = |s: forecast_backtest::montecarlo::Spread| PathSpread {
+        p5: s.p5,
+        p50: s.p50,
+        p95: s.p95,
+    };
+    MonteCarloResponse {
+        runs: sim.runs,
+        block_days: mc.block_days,
+        seed: mc.seed,
+        days: sim.days,
+        cagr: spread(sim.cagr),
+        max_drawdown: spread(sim.max_drawdown),
+        final_equity: spread(sim.final_equity),
+        probability_of_loss: sim.probability_of_loss,
+        probability_of_drawdown_beyond_50: sim.probability_of_drawdown_beyond_50,
+        fan: sim
+            .fan
+            .iter()
+            .map(|f| FanPoint {
+                date: run.equity_curve[f.day].date,
+                p5: f.equity[0],
+                p25: f.equity[1],
+                p50: f.equity[2],
+                p75: f.equity[3],
+                p95: f.equity[4],
+            })
+            .collect(),
+        metrics: run.metrics,
+        metadata: run.metadata,
     }
 }
 
