@@ -118,7 +118,7 @@ pub fn monte_carlo(
         let mut next_fan = 0;
         for step in 1..=n {
             if step > 1 {
-                let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
                 day = if u < jump {
                     rng.below(n)
                 } else {

@@ -250,7 +250,7 @@ pub struct SplitMix(pub u64);
 
 impl SplitMix {
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -261,7 +261,7 @@ impl SplitMix {
     /// Uniform in `0..n` (multiply-shift; the bias is below 2^-32 for the
     /// counts used here).
     pub fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next()) * n as u128) >> 64) as usize
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 }
 
