@@ -256,23 +256,25 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
           <div><dt>Best · worst month</dt><dd>{pct(m.best_month)} · {pct(m.worst_month)}</dd></div>
           <div><dt>Winning months</dt><dd>{pct(m.winning_months)}</dd></div>
         </dl>
-        <table class="table small" id="bt-relative">
-          <caption class="muted">Against each benchmark (daily returns, annualised)</caption>
-          <thead>
-            <tr><th scope="col">Benchmark</th><th scope="col">Beta</th><th scope="col">Alpha</th><th scope="col">Tracking error</th><th scope="col">Information ratio</th></tr>
-          </thead>
-          <tbody>
-            {Object.entries(m.relative).map(([name, rel]) => (
-              <tr key={name}>
-                <th scope="row">{name.replace(/_/g, " ")}</th>
-                <td>{num(rel.beta)}</td>
-                <td class={signClass(rel.alpha)}>{pct(rel.alpha)}</td>
-                <td>{pct(rel.tracking_error)}</td>
-                <td>{num(rel.information_ratio)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Figures against each benchmark">
+          <table class="table small" id="bt-relative">
+            <caption class="muted">Against each benchmark (daily returns, annualised)</caption>
+            <thead>
+              <tr><th scope="col">Benchmark</th><th scope="col">Beta</th><th scope="col">Alpha</th><th scope="col">Tracking error</th><th scope="col">Information ratio</th></tr>
+            </thead>
+            <tbody>
+              {Object.entries(m.relative).map(([name, rel]) => (
+                <tr key={name}>
+                  <th scope="row">{name.replace(/_/g, " ")}</th>
+                  <td>{num(rel.beta)}</td>
+                  <td class={signClass(rel.alpha)}>{pct(rel.alpha)}</td>
+                  <td>{pct(rel.tracking_error)}</td>
+                  <td>{num(rel.information_ratio)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
         <p class="muted small">
           How each figure is computed: <a href="/methodology#backtest-metrics">Methodology</a>.
         </p>
