@@ -14,7 +14,7 @@ once, with the same Bearer key the run uses:
 * analysis and verdict: an asset with at least 300 price rows, and 300 of
   them inside the window (else 422);
 * watchlist: `tickers` known active assets;
-* backtest: `tickers` known active assets; `strategy` one of
+* backtest and its Monte Carlo: `tickers` known active assets; `strategy` one of
   `GET /api/strategies`; the window must contain a tradeable asset (300
   rows of history by `end_date` and a price inside the window) and
   `top_n` be at most the number of such assets (half of it for
@@ -161,7 +161,7 @@ def _order_dates(container: dict) -> None:
 # The web application's twins of the data routes (`/web/api/…`, same
 # handlers behind the session cookie) follow the same rules.
 ANALYSIS = r"^(/web)?/api/analysis/\{ticker\}"
-BACKTEST = r"^(/web)?/api/backtest$"
+BACKTEST = r"^(/web)?/api/backtest(/monte-carlo)?$"
 
 
 @schemathesis.hook("filter_case").apply_to(path_regex=ANALYSIS)
