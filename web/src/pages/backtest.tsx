@@ -3,15 +3,35 @@
 // runs it (the backtest is deterministic). The number of positions fits the
 // chosen universe unless the user sets it, and a result built mostly from
 // synthetic prices says so in a banner.
+//
+// Tabs (issue 29): Result (that backtest), Sweep, Walk-forward and Monte
+// Carlo share the form; `?tab=` names the tab (Result without it) and each
+// tab's own fields travel in the URL next to the backtest's, so a copied
+// URL reproduces the view. The research views are in backtest-research.tsx.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { ApiError, describe, fieldOf } from "../api/client";
 import { api, CATEGORIES, type AssetList, type BacktestRequest, type BacktestResponse } from "../api/endpoints";
-import { assetUrl, navigate, withQuery, type Location } from "../router";
+import {
+  MONTE_CARLO_COST,
+  research,
+  researchCost,
+  SWEEPABLE,
+  type MonteCarloRequest,
+  type MonteCarloResponse,
+  type SweepParam,
+  type SweepRequest,
+  type SweepResponse,
+  type SweepRow,
+  type WalkForwardRequest,
+  type WalkForwardResponse,
+} from "../api/research";
+import { assetUrl, withQuery, type Location } from "../router";
 import { axis, Chart, pctAxis, type Opts, type Theme } from "../chart";
 import { DatedPrice, utcStamp } from "../facts";
 import { Help } from "../glossary-link";
 import { compact, Card, ErrorNote, Loading, int, num, pct, price, signClass, useData, useTitle } from "../lib";
+import { combinations, MonteCarloView, RankBySelect, SweepEditor, sweepValues, SweepView, WalkForwardView, type SweepField } from "./backtest-research";
 
 /** The server's default number of positions (BacktestRequest.top_n). */
 const TOP_N = 10;
@@ -345,14 +365,115 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
   );
 }
 
+/** The page's tabs: today's backtest and three ways of questioning it (issue 29). */
+export type Tab = "result" | "sweep" | "walk-forward" | "monte-carlo";
+const TABS: { id: Tab; label: string }[] = [
+  { id: "result", label: "Result" },
+  { id: "sweep", label: "Sweep" },
+  { id: "walk-forward", label: "Walk-forward" },
+  { id: "monte-carlo", label: "Monte Carlo" },
+];
+const tabOf = (q: URLSearchParams): Tab => TABS.find((t) => t.id === q.get("tab"))?.id ?? "result";
+const sweeps = (t: Tab) => t === "sweep" || t === "walk-forward";
+
+/** The research tabs' own fields, as strings, with the server's defaults. */
+const EXTRA = { runs: "1000", block_days: "20", seed: "1", rank_by: "sharpe_ratio", train_years: "3", test_years: "1", mode: "rolling" };
+type Extra = typeof EXTRA;
+type XKey = keyof Extra;
+const OWN: Record<Tab, XKey[]> = {
+  result: [],
+  "monte-carlo": ["runs", "block_days", "seed"],
+  sweep: ["rank_by"],
+  "walk-forward": ["rank_by", "train_years", "test_years", "mode"],
+};
+/** What the Sweep and Walk-forward tabs start with: 2 × 2 combinations. */
+const SWEEP_DEFAULT: SweepField[] = [
+  { param: "top_n", values: "3, 5" },
+  { param: "rebalance", values: "weekly, monthly" },
+];
+const SWEEP_PREFIX = "sweep_";
+const MAX_COMBINATIONS = 48;
+
+function extraFromQuery(q: URLSearchParams): Extra {
+  const x = { ...EXTRA };
+  for (const k of Object.keys(EXTRA) as XKey[]) {
+    const v = q.get(k);
+    if (v !== null) x[k] = v;
+  }
+  return x;
+}
+
+/** `sweep_top_n=3,5&sweep_rebalance=weekly,monthly`: the parameters in the URL's order (the axes' order). */
+function sweepFromQuery(q: URLSearchParams): SweepField[] {
+  const out: SweepField[] = [];
+  for (const [k, v] of q) {
+    const p = k.startsWith(SWEEP_PREFIX) ? (k.slice(SWEEP_PREFIX.length) as SweepParam) : null;
+    if (p && SWEEPABLE.includes(p) && !out.some((f) => f.param === p) && out.length < 3) out.push({ param: p, values: v });
+  }
+  return out.length ? out : SWEEP_DEFAULT;
+}
+
+/** The sweep view's own state: the third axis's value shown and the table's order. */
+const viewFromQuery = (q: URLSearchParams) => ({ slice: q.get("slice"), sortBy: q.get("sort_by"), sort: q.get("sort") });
+
+/** Whether a URL asks the tab it names for a run (it carries that tab's parameters). */
+function wantsRun(t: Tab, q: URLSearchParams): boolean {
+  if (t === "result") return hasParams(q);
+  return OWN[t].some((k) => q.has(k)) || (sweeps(t) && [...q.keys()].some((k) => k.startsWith(SWEEP_PREFIX)));
+}
+
+/** The tab's own parameters in its URL (the base fields go first). */
+function ownParams(t: Tab, x: Extra, sw: SweepField[]): Record<string, string> {
+  const u: Record<string, string> = {};
+  for (const k of OWN[t]) u[k] = x[k];
+  if (sweeps(t)) for (const f of sw) u[SWEEP_PREFIX + f.param] = sweepValues(f).join(",");
+  return u;
+}
+
+/** Rewrites the address bar without a navigation (no scroll, no history entry, the page keeps its state). */
+function replaceUrl(url: string) {
+  if (url !== location.pathname + location.search) history.replaceState(null, "", url);
+}
+
+type Answer = BacktestResponse | MonteCarloResponse | SweepResponse | WalkForwardResponse;
+/** A tab's last run: its URL, the base fields it ran with, and the answer or the error. */
+interface Outcome {
+  url: string;
+  base: Record<string, string>;
+  data: Answer | null;
+  error: unknown;
+  note: string | null;
+}
+
+const LEADS: Record<Tab, string> = {
+  result: "",
+  sweep: "Runs the backtest once for each combination of the values you list and maps the figure you rank by over them.",
+  "walk-forward":
+    "Cuts the window into train and test years: on each train split the sweep picks its best combination, which then runs unchanged on the test years that follow. Chained, the test splits show what choosing by backtest was worth.",
+  "monte-carlo":
+    "Reorders the run's own daily returns in blocks of about the block length, many times over: how much of the result was the order the returns came in. The same seed gives the same numbers.",
+};
+const RUN_LABEL: Record<Tab, string> = { result: "Run backtest", sweep: "Run sweep", "walk-forward": "Run walk-forward", "monte-carlo": "Run Monte Carlo" };
+const LOADING: Record<Tab, string> = {
+  result: "Running the backtest… this can take a few seconds.",
+  sweep: "Running every combination… this can take a while.",
+  "walk-forward": "Running the sweep on every split… this can take a while.",
+  "monte-carlo": "Running the backtest and reordering its returns…",
+};
+
 export function BacktestPage({ loc }: { loc: Location }) {
   useTitle("Backtest");
+  const [tab, setTab] = useState<Tab>(() => tabOf(loc.query));
+  const tabNow = useRef(tab);
   const [f, setF] = useState<Form>(() => fromQuery(loc.query));
+  const [x, setX] = useState<Extra>(() => extraFromQuery(loc.query));
+  const [sweep, setSweep] = useState<SweepField[]>(() => sweepFromQuery(loc.query));
+  const [view, setView] = useState(() => viewFromQuery(loc.query));
   const strategies = useData(() => api.strategies(), []);
-  const [running, setRunning] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [result, setResult] = useState<BacktestResponse | null>(null);
-  const [note, setNote] = useState<string | null>(null);
+  const [running, setRunning] = useState<Tab | null>(null);
+  const [outcomes, setOutcomes] = useState<Partial<Record<Tab, Outcome>>>({});
+  const outcomesNow = useRef(outcomes);
+  outcomesNow.current = outcomes;
   // The catalog: how many assets a category holds (the default positions)
   // and each traded asset's data source. A Free account gets a 402: then
   // the defaults follow the tickers typed, or the server's 10.
@@ -364,63 +485,175 @@ export function BacktestPage({ loc }: { loc: Location }) {
     const el = e.target as HTMLInputElement;
     setF({ ...f, [k]: el.type === "checkbox" ? String(el.checked) : el.value });
   };
-  const bad = fieldOf(error, SERVER_FIELDS);
+  const setExtra = (k: XKey) => (e: Event) => setX({ ...x, [k]: (e.target as HTMLInputElement).value });
+  const outcome = outcomes[tab];
+  const error = outcome?.error ?? null;
+  const fields = [...SERVER_FIELDS, ...OWN[tab], ...(sweeps(tab) ? ["sweep"] : [])];
+  const bad = fieldOf(error, fields);
   const msg = error ? describe(error, "Backtests") : null;
   const autoTop = fittedTopN(universeSize(f, catalog), f.strategy);
+  // A swept parameter replaces its base field (the server refuses both).
+  const swept = new Set<string>(sweeps(tab) ? sweep.map((s) => s.param) : []);
+  const combos = combinations(sweep);
 
-  const execute = async (form: Form) => {
-    setRunning(true);
-    setError(null);
-    setNote(null);
-    const auto = form.top_n.trim() === "";
-    const req = toRequest(form);
+  const execute = async (t: Tab, form: Form, ex: Extra, sw: SweepField[]) => {
+    setRunning(t);
+    const names = new Set<string>(sweeps(t) ? sw.map((s) => s.param) : []);
+    const auto = form.top_n.trim() === "" && !names.has("top_n");
+    const req = toRequest(form) as Record<string, unknown>;
+    for (const p of names) delete req[p];
     let top = auto ? fittedTopN(universeSize(form, await loadCatalog()), form.strategy) : null;
     if (top !== null) req.top_n = top;
+    // The tab's own fields; a number box with a typo goes as typed, for the server to name it.
+    const n = (v: string) => {
+      const s = v.trim();
+      if (s === "") return undefined;
+      const y = Number(s);
+      return Number.isFinite(y) ? y : s;
+    };
+    const own: Record<string, unknown> = {};
+    if (t === "monte-carlo") Object.assign(own, { runs: n(ex.runs), block_days: n(ex.block_days), seed: n(ex.seed) });
+    if (sweeps(t)) Object.assign(own, { sweep: Object.fromEntries(sw.map((s) => [s.param, sweepValues(s)])), rank_by: ex.rank_by });
+    if (t === "walk-forward") Object.assign(own, { train_years: n(ex.train_years), test_years: n(ex.test_years), mode: ex.mode });
+    for (const k of Object.keys(own)) if (own[k] === undefined) delete own[k];
+    const call = (body: Record<string, unknown>): Promise<Answer> => {
+      const b = { ...body, ...own };
+      if (t === "monte-carlo") return research.monteCarlo(b as MonteCarloRequest);
+      if (t === "sweep") return research.sweep(b as SweepRequest);
+      if (t === "walk-forward") return research.walkForward(b as WalkForwardRequest);
+      return api.backtest(b as BacktestRequest);
+    };
+    const tabParam = t === "result" ? {} : { tab: t };
     try {
-      let res: BacktestResponse;
+      let res: Answer;
+      let note: string | null = null;
       try {
-        res = await api.backtest(req);
+        res = await call(req);
       } catch (e) {
         // A default the server refuses (fewer assets have enough history
         // than the catalog lists) is fitted to the count it names, once.
-        const n = auto && top !== null ? tradeableIn(e) : null;
-        const refit = n !== null ? fittedTopN(n, form.strategy) : null;
-        if (n === null || refit === null || refit >= top! || refit * (form.strategy === "longshort" ? 2 : 1) > n) throw e;
+        const c = auto && top !== null ? tradeableIn(e) : null;
+        const refit = c !== null ? fittedTopN(c, form.strategy) : null;
+        if (c === null || refit === null || refit >= top! || refit * (form.strategy === "longshort" ? 2 : 1) > c) throw e;
         top = refit;
-        res = await api.backtest({ ...req, top_n: refit });
-        setNote(`Positions set to ${refit}: only ${n} assets of this universe have enough history (300 price rows) by the end date.`);
+        res = await call({ ...req, top_n: refit });
+        note = `Positions set to ${refit}: only ${c} assets of this universe have enough history (300 price rows) by the end date.`;
       }
-      setResult(res);
       // The URL carries every parameter of this run, with the positions
       // used and the window run, so that opening it reproduces the result.
-      const url: Record<string, string> = { ...form };
-      if (top !== null) url.top_n = String(top);
-      if (!form.start_date) url.start_date = res.metadata.start_date;
-      if (!form.end_date) url.end_date = res.metadata.end_date;
-      if (form.universe !== "tickers") delete url.tickers;
-      if (form.universe !== "category") delete url.category;
-      navigate(withQuery("/backtest", url), { replace: true });
+      const base: Record<string, string> = { ...form };
+      if (top !== null) base.top_n = String(top);
+      if (!form.start_date) base.start_date = res.metadata.start_date;
+      if (!form.end_date) base.end_date = res.metadata.end_date;
+      if (form.universe !== "tickers") delete base.tickers;
+      if (form.universe !== "category") delete base.category;
+      for (const p of names) delete base[p];
+      const url = withQuery("/backtest", { ...tabParam, ...base, ...ownParams(t, ex, sw) });
+      setOutcomes((o) => ({ ...o, [t]: { url, base, data: res, error: null, note } }));
+      if (tabNow.current === t) replaceUrl(url);
     } catch (err) {
-      setError(err);
-      setResult(null);
       const changed: Record<string, string> = {};
-      for (const k of FIELDS) if (form[k] !== DEFAULTS[k]) changed[k] = form[k];
-      navigate(withQuery("/backtest", changed), { replace: true });
+      for (const k of FIELDS) if (form[k] !== DEFAULTS[k] && !names.has(k)) changed[k] = form[k];
+      const url = withQuery("/backtest", { ...tabParam, ...changed, ...ownParams(t, ex, sw) });
+      setOutcomes((o) => ({ ...o, [t]: { url, base: changed, data: null, error: err, note: null } }));
+      if (tabNow.current === t) replaceUrl(url);
     } finally {
-      setRunning(false);
+      setRunning(null);
     }
   };
 
   const run = (e: Event) => {
     e.preventDefault();
-    void execute(f);
+    void execute(tab, f, x, sweep);
   };
 
-  // The catalog once; a shared link (a URL with parameters) runs at once.
+  // The catalog once; a shared link (a URL with the tab's parameters) runs at once.
   useEffect(() => {
     loadCatalog().then(setCatalog);
-    if (hasParams(loc.query)) void execute(f);
+    const t = tabOf(loc.query);
+    if (wantsRun(t, loc.query)) void execute(t, f, x, sweep);
   }, []);
+
+  // A navigation to another /backtest URL (a sweep cell's link, Back, the
+  // header's link) shows what that URL says: its tab, its fields, its run.
+  const mounted = useRef(false);
+  useEffect(() => {
+    if (!mounted.current) {
+      mounted.current = true;
+      return;
+    }
+    const q = loc.query;
+    const t = tabOf(q);
+    const form = fromQuery(q);
+    const ex = extraFromQuery(q);
+    const sw = sweepFromQuery(q);
+    tabNow.current = t;
+    setTab(t);
+    setF(form);
+    setX(ex);
+    setSweep(sw);
+    setView(viewFromQuery(q));
+    if (outcomesNow.current[t]?.url === loc.href) return; // already shown
+    if (wantsRun(t, q)) void execute(t, form, ex, sw);
+    else
+      setOutcomes((o) => {
+        const rest = { ...o };
+        delete rest[t];
+        return rest;
+      });
+  }, [loc]);
+
+  /** Shows tab `t`: its last run's URL, else the base fields of the address bar (no run). */
+  const selectTab = (t: Tab, focus = false) => {
+    if (focus) document.getElementById(`tab-${t}`)?.focus();
+    if (t === tabNow.current) return;
+    tabNow.current = t;
+    setTab(t);
+    const o = outcomes[t];
+    if (o) {
+      replaceUrl(o.url);
+      return;
+    }
+    const q = new URLSearchParams(location.search);
+    const keep: Record<string, string> = t === "result" ? {} : { tab: t };
+    for (const k of FIELDS) {
+      const v = q.get(k);
+      if (v !== null) keep[k] = v;
+    }
+    replaceUrl(withQuery("/backtest", keep));
+  };
+  const onTabKey = (e: KeyboardEvent) => {
+    const i = TABS.findIndex((t) => t.id === tab);
+    const last = TABS.length - 1;
+    const j = e.key === "ArrowRight" ? (i === last ? 0 : i + 1) : e.key === "ArrowLeft" ? (i === 0 ? last : i - 1) : e.key === "Home" ? 0 : e.key === "End" ? last : -1;
+    if (j < 0) return;
+    e.preventDefault();
+    selectTab(TABS[j].id, true);
+  };
+  /** The sweep view's state in the URL (the run's URL follows, so that switching tabs keeps it). */
+  const onView = (patch: { slice?: string | null; sortBy?: string | null; sort?: string | null }) => {
+    const v = { ...view, ...patch };
+    setView(v);
+    const q = new URLSearchParams(location.search);
+    for (const [k, val] of [
+      ["slice", v.slice],
+      ["sort_by", v.sortBy],
+      ["sort", v.sort],
+    ] as const) {
+      if (val) q.set(k, val);
+      else q.delete(k);
+    }
+    const url = `/backtest?${q}`;
+    replaceUrl(url);
+    setOutcomes((o) => (o.sweep ? { ...o, sweep: { ...o.sweep, url } } : o));
+  };
+  /** A sweep combination's own backtest: the sweep's base fields with its values, in the Result tab. */
+  const comboHref = (row: SweepRow) => {
+    const base = outcomes.sweep?.base ?? {};
+    const vals: Record<string, string> = {};
+    for (const [k, v] of Object.entries(row.params)) vals[k] = String(v);
+    return withQuery("/backtest", { tab: "result", ...base, ...vals });
+  };
 
   const err = (k: string) =>
     bad === k ? (
@@ -429,14 +662,39 @@ export function BacktestPage({ loc }: { loc: Location }) {
       </span>
     ) : null;
   const aria = (k: string) => (bad === k ? { "aria-invalid": true, "aria-describedby": `b-${k}-err` } : {});
+  const sweptHint = (k: string) => (
+    <span class="hint" id={`b-${k}-hint`}>
+      Swept below
+    </span>
+  );
   const numField = (k: Key, label: string, attrs: Record<string, unknown> = {}) => (
     <div class={`field${bad === k ? " has-error" : ""}`}>
       <label for={`b-${k}`}>{label}</label>
-      <input id={`b-${k}`} type="number" value={f[k]} onInput={set(k)} {...aria(k)} {...attrs} />
-      {err(k)}
+      <input id={`b-${k}`} type="number" value={swept.has(k) ? "" : f[k]} onInput={set(k)} disabled={swept.has(k)} {...aria(k)} {...(swept.has(k) ? { "aria-describedby": `b-${k}-hint` } : {})} {...attrs} />
+      {err(k) ?? (swept.has(k) ? sweptHint(k) : null)}
+    </div>
+  );
+  const extraField = (k: XKey, label: string, attrs: Record<string, unknown> = {}, hint?: string) => (
+    <div class={`field${bad === k ? " has-error" : ""}`}>
+      <label for={`b-${k}`}>{label}</label>
+      <input id={`b-${k}`} type="number" value={x[k]} onInput={setExtra(k)} {...aria(k)} {...(bad !== k && hint ? { "aria-describedby": `b-${k}-hint` } : {})} {...attrs} />
+      {err(k) ??
+        (hint ? (
+          <span class="hint" id={`b-${k}-hint`}>
+            {hint}
+          </span>
+        ) : null)}
     </div>
   );
   const strat = strategies.data?.strategies.find((s) => s.name === f.strategy);
+  const sweepErrorParam = bad === "sweep" && error instanceof ApiError ? (/sweep\.(\w+)/.exec(error.detail)?.[1] ?? /sweep names '(\w+)'/.exec(error.detail)?.[1] ?? null) : null;
+  const cost =
+    tab === "result"
+      ? "This costs 5 quota units (a normal request costs 1)."
+      : tab === "monte-carlo"
+        ? `This costs ${MONTE_CARLO_COST} quota units (a normal request costs 1).`
+        : `${int(combos)} combination${combos === 1 ? "" : "s"} · ${int(researchCost(combos))} quota units (1 a combination, at least 5)${combos > MAX_COMBINATIONS ? ` — at most ${MAX_COMBINATIONS} combinations` : ""}`;
+  const data = running === tab ? null : (outcome?.data ?? null);
 
   return (
     <main class="page backtest-page">
@@ -445,143 +703,208 @@ export function BacktestPage({ loc }: { loc: Location }) {
         Replays a strategy over history using only what the engine knew on each day, with trading costs, against two
         equal-weight benchmarks.
       </p>
-      <Card>
-        <form class="params bt-form" noValidate onSubmit={run}>
-          <fieldset>
-            <legend>Strategy</legend>
-            <div class={`field${bad === "strategy" ? " has-error" : ""}`}>
-              <label for="b-strategy">Strategy</label>
-              <select id="b-strategy" value={f.strategy} onChange={set("strategy")} {...aria("strategy")}>
-                {(strategies.data?.strategies ?? [{ name: f.strategy, version: "", description: "", sha256: "" }]).map((s) => (
-                  <option key={s.name} value={s.name}>
-                    {s.name}
-                    {s.version ? ` ${s.version}` : ""}
-                  </option>
-                ))}
-              </select>
-              {err("strategy")}
-            </div>
-            <p class="hint strategy-desc">{strategies.loading ? "Loading strategies…" : strat?.description}</p>
-            {!strategies.loading && strategies.error && !(strategies.error instanceof ApiError && strategies.error.status === 402) ? (
-              <ErrorNote error={strategies.error} what="Strategies" />
-            ) : null}
-            <div class={`field${bad === "top_n" ? " has-error" : ""}`}>
-              <label for="b-top_n">Positions (top N)</label>
-              <input
-                id="b-top_n"
-                type="number"
-                min={1}
-                max={500}
-                value={f.top_n}
-                placeholder={`${autoTop} (fits the universe)`}
-                onInput={set("top_n")}
-                {...aria("top_n")}
-                {...(bad === "top_n" ? {} : { "aria-describedby": "b-top_n-hint" })}
-              />
-              {err("top_n") ?? (
-                <span class="hint" id="b-top_n-hint">
-                  {f.strategy === "longshort"
-                    ? `Empty: ${autoTop}, the default ${TOP_N} capped at half the universe (top N long and top N short).`
-                    : `Empty: ${autoTop}, the default ${TOP_N} capped at the size of the universe.`}
-                </span>
-              )}
-            </div>
-            <div class="field">
-              <label for="b-rebalance">Rebalance</label>
-              <select id="b-rebalance" value={f.rebalance} onChange={set("rebalance")}>
-                <option value="daily">Daily</option>
-                <option value="weekly">Weekly</option>
-                <option value="monthly">Monthly</option>
-              </select>
-              {err("rebalance")}
-            </div>
-          </fieldset>
-          <fieldset>
-            <legend>Universe and window</legend>
-            <div class="field">
-              <label for="b-universe">Trade</label>
-              <select id="b-universe" value={f.universe} onChange={set("universe")}>
-                <option value="category">One category</option>
-                <option value="tickers">These tickers</option>
-                <option value="all">Every active asset</option>
-              </select>
-            </div>
-            {f.universe === "category" && (
-              <div class={`field${bad === "category" ? " has-error" : ""}`}>
-                <label for="b-category">Category</label>
-                <select id="b-category" value={f.category} onChange={set("category")} {...aria("category")}>
-                  {CATEGORIES.map((c) => (
-                    <option key={c}>{c}</option>
+      <div class="tabs" role="tablist" aria-label="Backtest views" onKeyDown={onTabKey}>
+        {TABS.map((t) => (
+          <button
+            key={t.id}
+            type="button"
+            role="tab"
+            class="tab"
+            id={`tab-${t.id}`}
+            aria-selected={t.id === tab}
+            aria-controls="bt-panel"
+            tabIndex={t.id === tab ? 0 : -1}
+            onClick={() => selectTab(t.id)}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id="bt-panel" class="tab-panel" aria-labelledby={`tab-${tab}`} data-tab={tab}>
+        {LEADS[tab] && (
+          <p class="tab-lead" id="tab-lead">
+            {tab === "monte-carlo" ? LEADS[tab].replace("about the block length", `about ${x.block_days.trim() || EXTRA.block_days} days`) : LEADS[tab]}
+          </p>
+        )}
+        <Card>
+          <form class="params bt-form" noValidate onSubmit={run}>
+            <fieldset>
+              <legend>Strategy</legend>
+              <div class={`field${bad === "strategy" ? " has-error" : ""}`}>
+                <label for="b-strategy">Strategy</label>
+                <select id="b-strategy" value={f.strategy} onChange={set("strategy")} {...aria("strategy")}>
+                  {(strategies.data?.strategies ?? [{ name: f.strategy, version: "", description: "", sha256: "" }]).map((s) => (
+                    <option key={s.name} value={s.name}>
+                      {s.name}
+                      {s.version ? ` ${s.version}` : ""}
+                    </option>
                   ))}
                 </select>
-                {err("category")}
+                {err("strategy")}
               </div>
-            )}
-            {f.universe === "tickers" && (
-              <div class={`field grow${bad === "tickers" ? " has-error" : ""}`}>
-                <label for="b-tickers">Tickers (comma-separated)</label>
-                <input id="b-tickers" type="text" value={f.tickers} placeholder="AAPL, MSFT, BTC-USD" onInput={set("tickers")} {...aria("tickers")} />
-                {err("tickers")}
+              <p class="hint strategy-desc">{strategies.loading ? "Loading strategies…" : strat?.description}</p>
+              {!strategies.loading && strategies.error && !(strategies.error instanceof ApiError && strategies.error.status === 402) ? (
+                <ErrorNote error={strategies.error} what="Strategies" />
+              ) : null}
+              <div class={`field${bad === "top_n" ? " has-error" : ""}`}>
+                <label for="b-top_n">Positions (top N)</label>
+                <input
+                  id="b-top_n"
+                  type="number"
+                  min={1}
+                  max={500}
+                  value={swept.has("top_n") ? "" : f.top_n}
+                  disabled={swept.has("top_n")}
+                  placeholder={swept.has("top_n") ? "swept" : `${autoTop} (fits the universe)`}
+                  onInput={set("top_n")}
+                  {...aria("top_n")}
+                  {...(bad === "top_n" ? {} : { "aria-describedby": "b-top_n-hint" })}
+                />
+                {err("top_n") ??
+                  (swept.has("top_n") ? (
+                    sweptHint("top_n")
+                  ) : (
+                    <span class="hint" id="b-top_n-hint">
+                      {f.strategy === "longshort"
+                        ? `Empty: ${autoTop}, the default ${TOP_N} capped at half the universe (top N long and top N short).`
+                        : `Empty: ${autoTop}, the default ${TOP_N} capped at the size of the universe.`}
+                    </span>
+                  ))}
               </div>
-            )}
-            <div class={`field${bad === "start_date" ? " has-error" : ""}`}>
-              <label for="b-start_date">From</label>
-              <input id="b-start_date" type="date" value={f.start_date} onInput={set("start_date")} {...aria("start_date")} />
-              {err("start_date") ?? <span class="hint">default: 10 years before the end</span>}
-            </div>
-            <div class={`field${bad === "end_date" ? " has-error" : ""}`}>
-              <label for="b-end_date">To</label>
-              <input id="b-end_date" type="date" value={f.end_date} onInput={set("end_date")} {...aria("end_date")} />
-              {err("end_date") ?? <span class="hint">default: latest data</span>}
-            </div>
-            {numField("initial_capital", "Initial capital", { min: 1, step: 1000 })}
-            <div class="field check">
-              <input id="b-include_costs" type="checkbox" checked={f.include_costs === "true"} onChange={set("include_costs")} />
-              <label for="b-include_costs">Charge trading costs</label>
-            </div>
-          </fieldset>
-          <details class="advanced" open={ADVANCED.includes(bad ?? "") || undefined}>
-            <summary>Engine and z-score parameters</summary>
-            <div class="params">
               <div class="field">
-                <label for="b-metric">Metric</label>
-                <select id="b-metric" value={f.metric} onChange={set("metric")}>
-                  <option value="return">Return</option>
-                  <option value="sharpe">Sharpe</option>
-                  <option value="sortino">Sortino</option>
+                <label for="b-rebalance">Rebalance</label>
+                <select id="b-rebalance" value={f.rebalance} onChange={set("rebalance")} disabled={swept.has("rebalance")} {...(swept.has("rebalance") ? { "aria-describedby": "b-rebalance-hint" } : {})}>
+                  <option value="daily">Daily</option>
+                  <option value="weekly">Weekly</option>
+                  <option value="monthly">Monthly</option>
                 </select>
-                {err("metric")}
+                {err("rebalance") ?? (swept.has("rebalance") ? sweptHint("rebalance") : null)}
               </div>
-              {numField("return_period", "Horizon (days, 7–365)", { min: 7, max: 365 })}
-              {numField("num_segments", "Segments (10–50)", { min: 10, max: 50 })}
-              {numField("decay_factor", "Decay factor (0.80–0.99)", { min: 0.8, max: 0.99, step: 0.01 })}
-              {numField("zscore_lookback", "Z-score window (rows, 20–1260)", { min: 20, max: 1260 })}
-              {numField("zscore_entry", "Z-score entry (> 0)", { step: 0.1 })}
-              {numField("zscore_exit", "Z-score exit", { step: 0.1 })}
+            </fieldset>
+            <fieldset>
+              <legend>Universe and window</legend>
+              <div class="field">
+                <label for="b-universe">Trade</label>
+                <select id="b-universe" value={f.universe} onChange={set("universe")}>
+                  <option value="category">One category</option>
+                  <option value="tickers">These tickers</option>
+                  <option value="all">Every active asset</option>
+                </select>
+              </div>
+              {f.universe === "category" && (
+                <div class={`field${bad === "category" ? " has-error" : ""}`}>
+                  <label for="b-category">Category</label>
+                  <select id="b-category" value={f.category} onChange={set("category")} {...aria("category")}>
+                    {CATEGORIES.map((c) => (
+                      <option key={c}>{c}</option>
+                    ))}
+                  </select>
+                  {err("category")}
+                </div>
+              )}
+              {f.universe === "tickers" && (
+                <div class={`field grow${bad === "tickers" ? " has-error" : ""}`}>
+                  <label for="b-tickers">Tickers (comma-separated)</label>
+                  <input id="b-tickers" type="text" value={f.tickers} placeholder="AAPL, MSFT, BTC-USD" onInput={set("tickers")} {...aria("tickers")} />
+                  {err("tickers")}
+                </div>
+              )}
+              <div class={`field${bad === "start_date" ? " has-error" : ""}`}>
+                <label for="b-start_date">From</label>
+                <input id="b-start_date" type="date" value={f.start_date} onInput={set("start_date")} {...aria("start_date")} />
+                {err("start_date") ?? <span class="hint">default: 10 years before the end</span>}
+              </div>
+              <div class={`field${bad === "end_date" ? " has-error" : ""}`}>
+                <label for="b-end_date">To</label>
+                <input id="b-end_date" type="date" value={f.end_date} onInput={set("end_date")} {...aria("end_date")} />
+                {err("end_date") ?? <span class="hint">default: latest data</span>}
+              </div>
+              {numField("initial_capital", "Initial capital", { min: 1, step: 1000 })}
+              <div class="field check">
+                <input id="b-include_costs" type="checkbox" checked={f.include_costs === "true"} onChange={set("include_costs")} />
+                <label for="b-include_costs">Charge trading costs</label>
+              </div>
+            </fieldset>
+            <details class="advanced" open={ADVANCED.includes(bad ?? "") || ADVANCED.some((k) => swept.has(k)) || undefined}>
+              <summary>Engine and z-score parameters</summary>
+              <div class="params">
+                <div class="field">
+                  <label for="b-metric">Metric</label>
+                  <select id="b-metric" value={f.metric} onChange={set("metric")} disabled={swept.has("metric")} {...(swept.has("metric") ? { "aria-describedby": "b-metric-hint" } : {})}>
+                    <option value="return">Return</option>
+                    <option value="sharpe">Sharpe</option>
+                    <option value="sortino">Sortino</option>
+                  </select>
+                  {err("metric") ?? (swept.has("metric") ? sweptHint("metric") : null)}
+                </div>
+                {numField("return_period", "Horizon (days, 7–365)", { min: 7, max: 365 })}
+                {numField("num_segments", "Segments (10–50)", { min: 10, max: 50 })}
+                {numField("decay_factor", "Decay factor (0.80–0.99)", { min: 0.8, max: 0.99, step: 0.01 })}
+                {numField("zscore_lookback", "Z-score window (rows, 20–1260)", { min: 20, max: 1260 })}
+                {numField("zscore_entry", "Z-score entry (> 0)", { step: 0.1 })}
+                {numField("zscore_exit", "Z-score exit", { step: 0.1 })}
+              </div>
+            </details>
+            {tab === "monte-carlo" && (
+              <fieldset id="mc-fields">
+                <legend>Monte Carlo</legend>
+                {extraField("runs", "Reorderings (1–5,000)", { min: 1, max: 5000 }, "default 1,000")}
+                {extraField("block_days", "Block length (days, 1–250)", { min: 1, max: 250 }, "about this many days stay together")}
+                {extraField("seed", "Seed", { min: 0 }, "same seed, same numbers")}
+              </fieldset>
+            )}
+            {tab === "walk-forward" && (
+              <fieldset id="wf-fields">
+                <legend>Splits</legend>
+                {extraField("train_years", "Train years (1–20)", { min: 1, max: 20 })}
+                {extraField("test_years", "Test years (1–10)", { min: 1, max: 10 }, "the splits move on by this much")}
+                <div class={`field${bad === "mode" ? " has-error" : ""}`}>
+                  <label for="b-mode">Train splits</label>
+                  <select id="b-mode" value={x.mode} onChange={setExtra("mode")} {...aria("mode")} {...(bad === "mode" ? {} : { "aria-describedby": "b-mode-hint" })}>
+                    <option value="rolling">Rolling</option>
+                    <option value="expanding">Expanding</option>
+                  </select>
+                  {err("mode") ?? (
+                    <span class="hint" id="b-mode-hint">
+                      {x.mode === "expanding" ? "each from the window's start" : "the train years just before each test"}
+                    </span>
+                  )}
+                </div>
+              </fieldset>
+            )}
+            {sweeps(tab) && (
+                <SweepEditor fields={sweep} onChange={setSweep} error={bad === "sweep" ? msg : null} errorParam={sweepErrorParam}>
+                  <div class="sweep-rank">
+                    <RankBySelect value={x.rank_by} onChange={(v) => setX({ ...x, rank_by: v })} error={bad === "rank_by" ? msg : null} />
+                  </div>
+                </SweepEditor>
+            )}
+            <div class="run-row">
+              <button type="submit" class="btn btn-primary" disabled={running !== null}>
+                {running === tab ? "Running…" : RUN_LABEL[tab]}
+              </button>
+              <span class="cost" id="bt-cost">
+                {cost}
+              </span>
             </div>
-          </details>
-          <div class="run-row">
-            <button type="submit" class="btn btn-primary" disabled={running}>
-              {running ? "Running…" : "Run backtest"}
-            </button>
-            <span class="cost" id="bt-cost">
-              This costs 5 quota units (a normal request costs 1).
-            </span>
-          </div>
-          {note && (
-            <p class="note note-info" id="bt-note" role="status">
-              {note}
-            </p>
-          )}
-          {error && !bad ? (
-            <p class={error instanceof ApiError && error.status === 402 ? "note note-premium" : "note note-error"} role="alert" id="bt-error">
-              {msg}
-            </p>
-          ) : null}
-        </form>
-      </Card>
-      {running && <Loading label="Running the backtest… this can take a few seconds." />}
-      {result && !running && <Results r={result} sources={sources} />}
+            {outcome?.note && (
+              <p class="note note-info" id="bt-note" role="status">
+                {outcome.note}
+              </p>
+            )}
+            {error && !bad ? (
+              <p class={error instanceof ApiError && error.status === 402 ? "note note-premium" : "note note-error"} role="alert" id="bt-error">
+                {msg}
+              </p>
+            ) : null}
+          </form>
+        </Card>
+        {running === tab && <Loading label={LOADING[tab]} />}
+        {data && tab === "result" && <Results r={data as BacktestResponse} sources={sources} />}
+        {data && tab === "monte-carlo" && <MonteCarloView r={data as MonteCarloResponse} />}
+        {data && tab === "sweep" && <SweepView r={data as SweepResponse} hrefOf={comboHref} view={view} onView={onView} />}
+        {data && tab === "walk-forward" && <WalkForwardView r={data as WalkForwardResponse} />}
+      </div>
     </main>
   );
 }
