@@ -1,0 +1,433 @@
+// The backtest page's tabs (issue 29): Result, Sweep, Walk-forward and
+// Monte Carlo share the backtest form; each keeps its parameters in the URL
+// (a copied URL reproduces the view), the tabs work from the keyboard, a
+// refused field shows the server's sentence by its input, and no tab
+// scrolls sideways on a phone. Real server, real Chromium: see
+// test/harness.mjs. Small universes and few runs keep it quick.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { start, webDir, repoRoot, PREMIUM, signIn, seriousA11y } from "./harness.mjs";
+
+let env;
+let ctx; // the Premium user's desktop context
+let page;
+const consoleErrors = [];
+const a11y = [];
+/** Browser noise that is not an app error: the status line Chromium logs for an expected 4xx. */
+const EXPECTED = /Failed to load resource: the server responded with a status of 4\d\d/;
+
+function watch(p, label) {
+  p.on("console", (m) => {
+    if (m.type() === "error" && !EXPECTED.test(m.text())) consoleErrors.push(`${label} ${p.url()}: ${m.text()}`);
+  });
+  p.on("pageerror", (e) => consoleErrors.push(`${label} ${p.url()}: ${e.message}`));
+}
+
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+/** Three assets with real prices (AAPL's end in 2013). */
+const REAL_TRIO = ["AAPL", "MSFT", "^GSPC"];
+const RUN_TIMEOUT = 120_000;
+
+async function newContext(opts = {}) {
+  const c = await env.browser.newContext({ viewport: DESKTOP, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...opts });
+  c.setDefaultTimeout(20_000);
+  return c;
+}
+
+async function axe(p, name) {
+  a11y.push(...(await seriousA11y(p, name)));
+}
+
+/** Screenshots go to docs/screenshots only when the binary itself serves this build. */
+let servesThisBuild = false;
+const tmpShots = "/tmp/research-shots";
+async function shot(p, name, full = false) {
+  const dir = servesThisBuild ? join(repoRoot, "docs/screenshots") : tmpShots;
+  mkdirSync(dir, { recursive: true });
+  await p.screenshot({ path: join(dir, `${name}.png`), fullPage: full });
+}
+
+/** Pixels in a chart's plotting area drawn in a series colour (not grid, not background). */
+async function ink(p, chartId) {
+  return p.evaluate((id) => {
+    const root = document.getElementById(id);
+    const canvas = root?.querySelector("canvas");
+    const over = root?.querySelector(".u-over");
+    if (!canvas || !over) return -1;
+    const cs = getComputedStyle(document.documentElement);
+    const colours = ["--accent", "--accent-2", "--neg", "--pos"].map((v) => {
+      const probe = document.createElement("span");
+      probe.style.color = cs.getPropertyValue(v);
+      document.body.appendChild(probe);
+      const m = getComputedStyle(probe).color.match(/\d+/g).map(Number);
+      probe.remove();
+      return m;
+    });
+    const cr = canvas.getBoundingClientRect();
+    const or = over.getBoundingClientRect();
+    const sx = canvas.width / cr.width;
+    const sy = canvas.height / cr.height;
+    const data = canvas.getContext("2d").getImageData(Math.round((or.left - cr.left) * sx), Math.round((or.top - cr.top) * sy), Math.round(or.width * sx), Math.round(or.height * sy)).data;
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (data[i + 3] < 100) continue;
+      for (const c of colours) {
+        if (Math.abs(data[i] - c[0]) + Math.abs(data[i + 1] - c[1]) + Math.abs(data[i + 2] - c[2]) < 90) {
+          n++;
+          break;
+        }
+      }
+    }
+    return n;
+  }, chartId);
+}
+
+/** Whether the page scrolls sideways, and which of `selectors`' first matches lie outside the viewport. */
+async function phoneLayout(p, selectors) {
+  return p.evaluate((sels) => {
+    const vw = document.documentElement.clientWidth;
+    const out = [];
+    for (const s of sels) {
+      const el = document.querySelector(s);
+      if (!el) {
+        out.push(`${s}: missing`);
+        continue;
+      }
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) out.push(`${s}: not visible`);
+      else if (r.left < 0 || r.right > vw + 0.5) out.push(`${s}: ${Math.round(r.left)}–${Math.round(r.right)} outside 0–${vw}`);
+    }
+    return { scrollWidth: document.documentElement.scrollWidth, vw, out };
+  }, selectors);
+}
+
+/** The selected tab's id and the tab parameter of the URL. */
+async function selected(p) {
+  const ids = await p.$$eval("[role=tab][aria-selected=true]", (els) => els.map((e) => e.id));
+  assert.equal(ids.length, 1, `one selected tab: ${ids}`);
+  return { id: ids[0], tab: new URL(p.url()).searchParams.get("tab"), focused: await p.evaluate(() => document.activeElement?.id) };
+}
+
+/** The backtest form filled with the three real tickers. */
+async function trio(p) {
+  await p.locator("#b-strategy option[value=topn]").waitFor({ state: "attached" });
+  await p.selectOption("#b-universe", "tickers");
+  await p.fill("#b-tickers", REAL_TRIO.join(", "));
+}
+
+/** Counts the calls to a research route made by `p` while `fn` runs. */
+async function counting(p, route, fn) {
+  let n = 0;
+  const on = (r) => new URL(r.url()).pathname === route && r.method() === "POST" && n++;
+  p.on("request", on);
+  try {
+    await fn();
+  } finally {
+    p.off("request", on);
+  }
+  return n;
+}
+
+// Run URLs found by one test and opened by the phone test.
+const urls = {};
+
+describe("the backtest page's tabs", { timeout: 600_000 }, () => {
+  before(async () => {
+    env = await start();
+    console.log(`# server ${env.base} (setup ${env.setupMs} ms)`);
+    const served = await (await fetch(`${env.base}/`)).text();
+    servesThisBuild = process.env.WEB_DIST_PROXY !== "1" && served === readFileSync(join(webDir, "dist/index.html"), "utf8");
+    ctx = await newContext();
+    page = await ctx.newPage();
+    watch(page, "premium");
+    await signIn(page, PREMIUM);
+  });
+
+  after(async () => {
+    await env?.stop();
+  });
+
+  test("tabs: a tablist whose arrows, Home and End move the selection, kept in the URL", async () => {
+    await page.goto("/backtest");
+    await page.locator("#b-strategy option[value=topn]").waitFor({ state: "attached" });
+    const tabs = await page.$$eval("[role=tablist] [role=tab]", (els) => els.map((e) => [e.id, e.textContent, e.getAttribute("aria-controls"), e.tabIndex]));
+    assert.deepEqual(
+      tabs.map((t) => t[1]),
+      ["Result", "Sweep", "Walk-forward", "Monte Carlo"],
+    );
+    assert.deepEqual(
+      tabs.map((t) => t[3]),
+      [0, -1, -1, -1],
+      "one tab stop: the selected tab",
+    );
+    assert.equal(await page.getAttribute("[role=tabpanel]", "aria-labelledby"), "tab-result");
+    assert.equal(await page.getAttribute("[role=tabpanel]", "id"), tabs[0][2]);
+    const s0 = await selected(page);
+    assert.deepEqual([s0.id, s0.tab], ["tab-result", null]);
+    await page.focus("#tab-result");
+    const steps = [
+      ["ArrowRight", "sweep"],
+      ["ArrowRight", "walk-forward"],
+      ["ArrowRight", "monte-carlo"],
+      ["ArrowRight", null], // wraps to Result, which the URL leaves out
+      ["ArrowLeft", "monte-carlo"],
+      ["Home", null],
+      ["End", "monte-carlo"],
+      ["ArrowLeft", "walk-forward"],
+    ];
+    for (const [key, tab] of steps) {
+      await page.keyboard.press(key);
+      const s = await selected(page);
+      const id = `tab-${tab ?? "result"}`;
+      assert.deepEqual(s, { id, tab, focused: id }, `after ${key}`);
+      assert.equal(await page.getAttribute("[role=tabpanel]", "aria-labelledby"), id);
+    }
+    // Each tab shows its own fields under the shared form.
+    await page.locator("#b-train_years").waitFor();
+    assert.equal(await page.locator("#sweep-fields").count(), 1);
+    await page.click("#tab-monte-carlo");
+    assert.equal((await selected(page)).tab, "monte-carlo");
+    assert.equal(await page.inputValue("#b-runs"), "1000");
+    assert.equal(await page.locator("#sweep-fields").count(), 0);
+    assert.match(await page.locator("#bt-cost").innerText(), /10 quota units/);
+    await page.click("#tab-sweep");
+    assert.match(await page.locator("#bt-cost").innerText(), /^4 combinations · 5 quota units/);
+    // The URL opens the tab it names, without running anything.
+    const calls = await counting(page, "/web/api/backtest/monte-carlo", async () => {
+      await page.goto("/backtest?tab=monte-carlo&universe=category&category=Indices");
+      await page.locator("#b-runs").waitFor();
+      await page.waitForTimeout(300);
+    });
+    assert.equal(calls, 0, "a tab without its parameters does not run");
+    assert.equal((await selected(page)).id, "tab-monte-carlo");
+    assert.equal(await page.inputValue("#b-category"), "Indices");
+    await axe(page, "backtest tabs");
+  });
+
+  test("Monte Carlo: runs, draws the fan and the spreads; the same URL gives the same numbers", async () => {
+    await page.goto("/backtest?tab=monte-carlo");
+    await trio(page);
+    await page.fill("#b-runs", "200");
+    await page.fill("#b-block_days", "10");
+    await page.click("form.bt-form button[type=submit]");
+    await page.locator("#chart-mc-fan canvas").waitFor({ timeout: RUN_TIMEOUT });
+    assert.ok((await ink(page, "chart-mc-fan")) > 150, "the fan is drawn");
+    assert.deepEqual(await page.$$eval("#mc-spread-table tbody tr th", (ths) => ths.map((t) => t.textContent)), ["CAGR", "Max drawdown", "Final equity"]);
+    const spreads = await page.locator("#mc-spread-table tbody").innerText();
+    assert.match(spreads, /%/);
+    const loss = await page.locator("#mc-loss").innerText();
+    assert.match(loss, /(In \d+(\.\d)? % of 200 reorderings the run lost money|None of the 200 reorderings lost money|All 200 reorderings lost money)\./);
+    assert.match(await page.locator("#mc-deep").innerText(), /200 reorderings/);
+    assert.match(await page.locator("#mc-explain").innerText(), /reordered 200 times in blocks of about 10 days \(seed 1: the same seed gives the same numbers\)/);
+    const url = new URL(page.url());
+    for (const [k, v] of [
+      ["tab", "monte-carlo"],
+      ["runs", "200"],
+      ["block_days", "10"],
+      ["seed", "1"],
+      ["tickers", REAL_TRIO.join(", ")],
+      ["top_n", "3"],
+    ])
+      assert.equal(url.searchParams.get(k), v, `the URL carries ${k}`);
+    for (const k of ["start_date", "end_date", "rebalance", "strategy"]) assert.ok(url.searchParams.get(k), `the URL carries ${k}`);
+    urls["monte-carlo"] = url.pathname + url.search;
+    await page.waitForTimeout(150);
+    await shot(page, "backtest-monte-carlo", true);
+    await axe(page, "Monte Carlo");
+    // The copied URL, opened elsewhere, runs the same simulation.
+    const other = await ctx.newPage();
+    watch(other, "shared");
+    await other.goto(urls["monte-carlo"]);
+    await other.locator("#mc-spread-table").waitFor({ timeout: RUN_TIMEOUT });
+    assert.equal((await selected(other)).id, "tab-monte-carlo");
+    assert.equal(await other.inputValue("#b-runs"), "200");
+    assert.equal(await other.inputValue("#b-tickers"), REAL_TRIO.join(", "));
+    assert.equal(await other.locator("#mc-spread-table tbody").innerText(), spreads, "same seed, same numbers");
+    assert.equal(await other.locator("#mc-loss").innerText(), loss);
+    await other.close();
+  });
+
+  test("Monte Carlo: a bad runs shows the server's sentence by its field", async () => {
+    await page.goto("/backtest?tab=monte-carlo");
+    await trio(page);
+    for (const bad of ["0", "99999"]) {
+      await page.fill("#b-runs", bad);
+      await page.click("form.bt-form button[type=submit]");
+      const err = page.locator("#b-runs-err");
+      await err.waitFor({ timeout: RUN_TIMEOUT });
+      assert.match(await err.innerText(), /runs/);
+      assert.equal(await page.getAttribute("#b-runs", "aria-invalid"), "true");
+      assert.equal(await page.getAttribute("#b-runs", "aria-describedby"), "b-runs-err");
+      assert.equal(await page.locator("#bt-error").count(), 0, "no general error: the sentence sits by the field");
+      assert.equal(new URL(page.url()).searchParams.get("runs"), bad, "the URL keeps what was asked");
+    }
+    await shot(page, "backtest-monte-carlo-error");
+    await axe(page, "Monte Carlo (error)");
+    await page.fill("#b-runs", "50");
+    await page.click("form.bt-form button[type=submit]");
+    await page.locator("#mc-spread-table").waitFor({ timeout: RUN_TIMEOUT });
+    assert.equal(await page.locator("#b-runs-err").count(), 0);
+  });
+
+  test("Sweep: a 2×2 sweep of top_n × rebalance maps 4 cells; a cell opens that backtest in the Result tab", async () => {
+    await page.goto("/backtest?tab=sweep");
+    await trio(page);
+    assert.equal(await page.inputValue("#sw-param-0"), "top_n");
+    assert.equal(await page.inputValue("#sw-param-1"), "rebalance");
+    await page.fill("#sw-values-0", "1, 2");
+    await page.fill("#sw-values-1", "weekly, monthly");
+    assert.equal(await page.isDisabled("#b-top_n"), true, "a swept field is off in the base form");
+    assert.equal(await page.isDisabled("#b-rebalance"), true);
+    assert.match(await page.locator("#bt-cost").innerText(), /^4 combinations · 5 quota units/);
+    await page.click("form.bt-form button[type=submit]");
+    await page.locator("#sweep-heatmap").waitFor({ timeout: RUN_TIMEOUT });
+    const cells = page.locator("#sweep-heatmap td.hm-cell a");
+    assert.equal(await cells.count(), 4);
+    assert.deepEqual(await page.$$eval("#sweep-heatmap thead th", (ths) => ths.slice(1).map((t) => t.textContent)), ["weekly", "monthly"]);
+    assert.deepEqual(await page.$$eval("#sweep-heatmap tbody th", (ths) => ths.map((t) => t.textContent)), ["1", "2"]);
+    assert.equal(await page.locator("#sweep-heatmap td.hm-best").count(), 1, "the best cell is marked");
+    assert.equal(await page.locator("#sweep-table tbody tr").count(), 4);
+    const url = new URL(page.url());
+    assert.equal(url.searchParams.get("tab"), "sweep");
+    assert.equal(url.searchParams.get("sweep_top_n"), "1,2");
+    assert.equal(url.searchParams.get("sweep_rebalance"), "weekly,monthly");
+    assert.equal(url.searchParams.get("rank_by"), "sharpe_ratio");
+    assert.equal(url.searchParams.get("top_n"), null, "a swept field is not a base field");
+    urls.sweep = url.pathname + url.search;
+    // The table sorts by a clicked column, in the URL too.
+    await page.click("#sweep-table button.sort-btn[data-col=cagr]");
+    await page.waitForFunction(() => document.querySelector("#sweep-table th[aria-sort=descending] .sort-btn")?.dataset.col === "cagr");
+    assert.equal(new URL(page.url()).searchParams.get("sort_by"), "cagr");
+    const cagrs = await page.$$eval("#sweep-table tbody tr", (trs) => trs.map((tr) => tr.children[3].textContent));
+    const asNum = (s) => (s === "—" ? -Infinity : Number(s.replace(/[ %,]/g, "")));
+    assert.deepEqual(cagrs.map(asNum), [...cagrs.map(asNum)].sort((a, b) => b - a), "descending by CAGR");
+    await page.waitForTimeout(150);
+    await shot(page, "backtest-sweep", true);
+    await axe(page, "Sweep");
+    // The first cell: top_n 1, weekly. Its total return is the table's.
+    const first = page.locator("#sweep-heatmap tbody tr:first-child td:first-of-type a");
+    assert.match(await first.textContent(), /Positions \(top N\) 1, Rebalance weekly/);
+    const expected = await page.$$eval("#sweep-table tbody tr", (trs) => {
+      const row = trs.find((tr) => tr.children[0].textContent === "1" && tr.children[1].textContent === "weekly");
+      return row.children[2].textContent;
+    });
+    await first.click();
+    await page.waitForURL((u) => u.searchParams.get("top_n") === "1" && u.searchParams.get("rebalance") === "weekly" && !u.searchParams.has("sweep_top_n"));
+    await page.locator("#bt-total-return").waitFor({ timeout: RUN_TIMEOUT });
+    assert.equal((await selected(page)).id, "tab-result");
+    assert.ok([null, "result"].includes(new URL(page.url()).searchParams.get("tab")));
+    assert.equal(await page.inputValue("#b-top_n"), "1");
+    assert.equal(await page.inputValue("#b-rebalance"), "weekly");
+    assert.equal(await page.inputValue("#b-tickers"), REAL_TRIO.join(", "));
+    assert.equal(await page.locator("#bt-total-return").innerText(), expected, "the combination's own backtest gives the sweep's figure");
+    urls.result = new URL(page.url()).pathname + new URL(page.url()).search;
+    // Back: the sweep again, from memory (no second sweep).
+    const calls = await counting(page, "/web/api/backtest/sweep", async () => {
+      await page.goBack();
+      await page.locator("#sweep-heatmap").waitFor();
+      await page.waitForTimeout(300);
+    });
+    assert.equal(calls, 0);
+    assert.equal((await selected(page)).id, "tab-sweep");
+    assert.equal(await page.isDisabled("#b-top_n"), true);
+  });
+
+  test("Sweep: the server's refusal of a sweep is a sentence by the parameter it names", async () => {
+    await page.goto("/backtest?tab=sweep");
+    await trio(page);
+    await page.fill("#sw-values-0", "1, 1");
+    await page.click("form.bt-form button[type=submit]");
+    const err = page.locator("#sweep-err");
+    await err.waitFor({ timeout: RUN_TIMEOUT });
+    assert.match(await err.innerText(), /top_n/);
+    assert.equal(await page.getAttribute("#sw-values-0", "aria-invalid"), "true");
+    assert.equal(await page.locator("#bt-error").count(), 0);
+  });
+
+  test("Walk-forward: a short window shows the splits, the stitched curve and the efficiency", async () => {
+    await page.goto("/backtest?tab=walk-forward");
+    await trio(page);
+    await page.fill("#b-start_date", "2008-01-01");
+    await page.fill("#b-end_date", "2012-12-31");
+    await page.fill("#b-train_years", "2");
+    await page.fill("#b-test_years", "1");
+    await page.fill("#sw-values-0", "1, 2");
+    await page.getByRole("button", { name: "Remove rebalance" }).click();
+    assert.match(await page.locator("#bt-cost").innerText(), /^2 combinations · 5 quota units/);
+    await page.click("form.bt-form button[type=submit]");
+    await page.locator("#wf-splits-table").waitFor({ timeout: RUN_TIMEOUT });
+    const splits = await page.locator("#wf-splits-table tbody tr").count();
+    assert.ok(splits >= 1, `${splits} splits`);
+    const first = await page.locator("#wf-splits-table tbody tr").first().innerText();
+    assert.match(first, /\d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}/);
+    assert.match(first, /Positions \(top N\) [12]/);
+    await page.locator("#chart-wf-equity canvas").waitFor();
+    assert.ok((await ink(page, "chart-wf-equity")) > 100, "the stitched curve is drawn");
+    assert.match(await page.locator("#wf-meaning").innerText(), /(Near 1|Below 1|Far below 1|not defined)/);
+    assert.match(await page.locator("#wf-headline").innerText(), /Out of sample/i);
+    const url = new URL(page.url());
+    for (const [k, v] of [
+      ["tab", "walk-forward"],
+      ["train_years", "2"],
+      ["test_years", "1"],
+      ["mode", "rolling"],
+      ["sweep_top_n", "1,2"],
+      ["start_date", "2008-01-01"],
+    ])
+      assert.equal(url.searchParams.get(k), v, `the URL carries ${k}`);
+    assert.equal(url.searchParams.get("sweep_rebalance"), null);
+    urls["walk-forward"] = url.pathname + url.search;
+    await page.waitForTimeout(150);
+    await shot(page, "backtest-walk-forward", true);
+    await axe(page, "Walk-forward");
+  });
+
+  test("phone (390×844): no tab scrolls sideways", async () => {
+    const c = await newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const p = await c.newPage();
+    watch(p, "phone");
+    await signIn(p, PREMIUM);
+    const views = [
+      ["result", urls.result, "#bt-total-return", ["#chart-equity canvas"]],
+      ["monte-carlo", urls["monte-carlo"], "#mc-spread-table", ["#chart-mc-fan canvas", "#mc-loss"]],
+      ["sweep", urls.sweep, "#sweep-heatmap", ["#sweep-heatmap tbody td a"]],
+      ["walk-forward", urls["walk-forward"], "#wf-splits-table", ["#chart-wf-equity canvas", "#wf-efficiency"]],
+    ];
+    const missing = [];
+    for (const [tab, url, ready, sels] of views) {
+      if (!url) {
+        missing.push(tab);
+        continue;
+      }
+      await p.goto(url);
+      await p.locator(ready).waitFor({ timeout: RUN_TIMEOUT });
+      const l = await phoneLayout(p, ["#tab-result", "#tab-monte-carlo", "form.bt-form button[type=submit]", ...sels]);
+      assert.ok(l.scrollWidth <= l.vw, `${tab} scrolls sideways: ${l.scrollWidth} > ${l.vw}`);
+      assert.deepEqual(l.out, [], tab);
+      await p.evaluate((s) => document.querySelector(s).scrollIntoView(), ready);
+      await shot(p, `backtest-${tab}-phone`);
+      await axe(p, `${tab} (phone)`);
+    }
+    // Each tab without a run, too (the forms).
+    for (const tab of ["sweep", "walk-forward", "monte-carlo"]) {
+      await p.goto(`/backtest?tab=${tab}`);
+      await p.locator("#b-strategy option[value=topn]").waitFor({ state: "attached" });
+      const l = await phoneLayout(p, ["#tab-walk-forward", "#tab-monte-carlo", "form.bt-form button[type=submit]"]);
+      assert.ok(l.scrollWidth <= l.vw, `${tab} form scrolls sideways: ${l.scrollWidth} > ${l.vw}`);
+      assert.deepEqual(l.out, [], tab);
+    }
+    await c.close();
+    assert.deepEqual(missing, [], "every tab's run was found by the tests before");
+  });
+
+  test("no page has a serious or critical accessibility violation", () => {
+    assert.deepEqual(a11y, []);
+  });
+
+  test("no page logged a console error", () => {
+    assert.deepEqual(consoleErrors, []);
+  });
+});
