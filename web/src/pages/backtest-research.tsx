@@ -382,7 +382,7 @@ function Heatmap({ r, hrefOf, slice, onSlice }: { r: SweepResponse; hrefOf: (row
   return (
     <>
       <p class="muted small" id="sweep-map-help">
-        Darker is better{rank === "max_drawdown" ? " (the shallowest drawdown)" : ""}; ★ marks the best. Open a cell to see that
+        The stronger the blue, the better{rank === "max_drawdown" ? " (the shallowest drawdown)" : ""}; ★ marks the best. Open a cell to see that
         combination's backtest in the Result tab.
         {best ? ` Best: ${comboText(best.params, r.axes)}, ${RANK_LABEL[rank]} ${fmtMetric(rank, best.score)}.` : " No combination has a defined score."}
       </p>
@@ -407,14 +407,14 @@ function Heatmap({ r, hrefOf, slice, onSlice }: { r: SweepResponse; hrefOf: (row
           </caption>
           <thead>
             <tr>
-              <th scope="col" class="hm-corner">
-                {rowAxis ? (
-                  <>
-                    <span class="hm-axis">{paramLabel(rowAxis.name)}</span> ↓ <span class="hm-axis">{paramLabel(colAxis.name)}</span> →
-                  </>
-                ) : (
-                  <span class="hm-axis">{paramLabel(colAxis.name)} →</span>
-                )}
+              <td />
+              <th scope="colgroup" colSpan={colAxis.values.length} class="hm-axis">
+                {paramLabel(colAxis.name)}
+              </th>
+            </tr>
+            <tr>
+              <th scope="col" class="hm-axis hm-corner">
+                {rowAxis ? paramLabel(rowAxis.name) : <span class="sr-only">Figure</span>}
               </th>
               {colAxis.values.map((v) => (
                 <th scope="col" key={fmtValue(v)}>

@@ -468,7 +468,12 @@ export function BacktestPage({ loc }: { loc: Location }) {
   const [f, setF] = useState<Form>(() => fromQuery(loc.query));
   const [x, setX] = useState<Extra>(() => extraFromQuery(loc.query));
   const [sweep, setSweep] = useState<SweepField[]>(() => sweepFromQuery(loc.query));
-  const [view, setView] = useState(() => viewFromQuery(loc.query));
+  const [view, setViewState] = useState(() => viewFromQuery(loc.query));
+  const viewNow = useRef(view);
+  const setView = (v: typeof view) => {
+    viewNow.current = v;
+    setViewState(v);
+  };
   const strategies = useData(() => api.strategies(), []);
   const [running, setRunning] = useState<Tab | null>(null);
   const [outcomes, setOutcomes] = useState<Partial<Record<Tab, Outcome>>>({});
@@ -548,7 +553,10 @@ export function BacktestPage({ loc }: { loc: Location }) {
       if (form.universe !== "tickers") delete base.tickers;
       if (form.universe !== "category") delete base.category;
       for (const p of names) delete base[p];
-      const url = withQuery("/backtest", { ...tabParam, ...base, ...ownParams(t, ex, sw) });
+      // A new sweep keeps the view's slice and order.
+      const v = viewNow.current;
+      const kept = t === "sweep" ? { slice: v.slice, sort_by: v.sortBy, sort: v.sort } : {};
+      const url = withQuery("/backtest", { ...tabParam, ...base, ...ownParams(t, ex, sw), ...kept });
       setOutcomes((o) => ({ ...o, [t]: { url, base, data: res, error: null, note } }));
       if (tabNow.current === t) replaceUrl(url);
     } catch (err) {
