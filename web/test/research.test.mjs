@@ -286,7 +286,7 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     await page.locator("#sweep-heatmap").waitFor({ timeout: RUN_TIMEOUT });
     const cells = page.locator("#sweep-heatmap td.hm-cell a");
     assert.equal(await cells.count(), 4);
-    assert.deepEqual(await page.$$eval("#sweep-heatmap thead th", (ths) => ths.slice(1).map((t) => t.textContent)), ["weekly", "monthly"]);
+    assert.deepEqual(await page.$$eval("#sweep-heatmap thead th", (ths) => ths.map((t) => t.textContent)), ["Rebalance", "Positions (top N)", "weekly", "monthly"]);
     assert.deepEqual(await page.$$eval("#sweep-heatmap tbody th", (ths) => ths.map((t) => t.textContent)), ["1", "2"]);
     assert.equal(await page.locator("#sweep-heatmap td.hm-best").count(), 1, "the best cell is marked");
     assert.equal(await page.locator("#sweep-table tbody tr").count(), 4);
@@ -347,6 +347,53 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     assert.equal(await page.locator("#bt-error").count(), 0);
   });
 
+  test("Sweep: one parameter is a single row; a third one gets a selector of its value, kept in the URL", async () => {
+    await page.goto("/backtest?tab=sweep");
+    await trio(page);
+    await page.fill("#sw-values-0", "1, 2, 3");
+    await page.getByRole("button", { name: "Remove rebalance" }).click();
+    assert.match(await page.locator("#bt-cost").innerText(), /^3 combinations · 5 quota units/);
+    await page.click("form.bt-form button[type=submit]");
+    await page.locator("#sweep-heatmap").waitFor({ timeout: RUN_TIMEOUT });
+    assert.equal(await page.locator("#sweep-heatmap tbody tr").count(), 1, "one axis: one row");
+    assert.equal(await page.locator("#sweep-heatmap td.hm-cell a").count(), 3);
+    assert.equal(await page.locator("#sweep-slice").count(), 0);
+    // Three axes: top_n × return_period, one rebalance at a time.
+    await page.fill("#sw-values-0", "1, 2");
+    await page.click("#sweep-add");
+    assert.equal(await page.inputValue("#sw-param-1"), "return_period");
+    await page.fill("#sw-values-1", "30, 90");
+    await page.click("#sweep-add");
+    await page.selectOption("#sw-param-2", "rebalance");
+    await page.fill("#sw-values-2", "weekly, monthly");
+    assert.equal(await page.isDisabled("#sweep-add"), true, "at most three parameters");
+    assert.match(await page.locator("#bt-cost").innerText(), /^8 combinations · 8 quota units/);
+    await page.click("form.bt-form button[type=submit]");
+    await page.locator("#sweep-slice").waitFor({ timeout: RUN_TIMEOUT });
+    assert.equal(await page.locator("#sweep-table tbody tr").count(), 8);
+    assert.deepEqual(await page.$$eval("#sweep-slice option", (os) => os.map((o) => o.value)), ["weekly", "monthly"]);
+    const scores = async () => page.$$eval("#sweep-heatmap td.hm-cell", (tds) => tds.map((td) => td.dataset.score));
+    const weekly = await scores();
+    const bestWeekly = await page.locator("#sweep-heatmap td.hm-best").count();
+    assert.equal(weekly.length, 4);
+    await page.selectOption("#sweep-slice", "monthly");
+    await page.waitForURL((u) => u.searchParams.get("slice") === "monthly");
+    const monthly = await scores();
+    assert.notDeepEqual(monthly, weekly, "the map shows the chosen rebalance");
+    assert.equal(bestWeekly + (await page.locator("#sweep-heatmap td.hm-best").count()), 1, "one best cell over both slices");
+    const url = new URL(page.url());
+    assert.deepEqual(
+      [...url.searchParams.keys()].filter((k) => k.startsWith("sweep_")),
+      ["sweep_top_n", "sweep_return_period", "sweep_rebalance"],
+      "the axes' order is in the URL",
+    );
+    // The URL reopens the same slice.
+    await page.goto(url.pathname + url.search);
+    await page.locator("#sweep-slice").waitFor({ timeout: RUN_TIMEOUT });
+    assert.equal(await page.inputValue("#sweep-slice"), "monthly");
+    assert.deepEqual(await scores(), monthly);
+  });
+
   test("Walk-forward: a short window shows the splits, the stitched curve and the efficiency", async () => {
     await page.goto("/backtest?tab=walk-forward");
     await trio(page);
@@ -383,6 +430,20 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     await page.waitForTimeout(150);
     await shot(page, "backtest-walk-forward", true);
     await axe(page, "Walk-forward");
+  });
+
+  test("dark theme: the sweep's map keeps its contrast", async () => {
+    assert.ok(urls.sweep, "the sweep test found a run");
+    const c = await newContext({ colorScheme: "dark" });
+    const p = await c.newPage();
+    watch(p, "dark");
+    await signIn(p, PREMIUM);
+    await p.goto(urls.sweep);
+    await p.locator("#sweep-heatmap").waitFor({ timeout: RUN_TIMEOUT });
+    await p.evaluate(() => document.querySelector("#sweep-map").scrollIntoView());
+    await shot(p, "backtest-sweep-dark");
+    await axe(p, "Sweep (dark)");
+    await c.close();
   });
 
   test("phone (390×844): no tab scrolls sideways", async () => {
