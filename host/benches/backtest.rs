@@ -5,6 +5,11 @@
 //! again: histories and signals from memory) — through the real server on
 //! loopback, with the server's default limits and cache size.
 //!
+//! Then two 24-combination sweeps of `topn`, monthly (issue 29): six
+//! `top_n` × four new return periods (four cold engine passes), and 24
+//! `top_n` values on one new return period (one pass), each against the
+//! cold monthly run (target: within 10×).
+//!
 //! Builds a demo database with `forecast demo load`, creates a key with
 //! unbounded quotas and starts `forecast serve`. Prints one markdown table,
 //! each time beside its target (issue 17, on a 2-core machine). Speed is
@@ -40,7 +45,13 @@ async fn main() {
     let db = format!("sqlite://{}", dir.path().join("bench.db").display());
     common::forecast(&db, &["demo", "load"]);
     let key = common::unmetered_key(&db);
-    let (mut server, base) = common::serve(&db, &[("FORECAST_BACKTEST_TIMEOUT_MS", "600000")]);
+    let (mut server, base) = common::serve(
+        &db,
+        &[
+            ("FORECAST_BACKTEST_TIMEOUT_MS", "600000"),
+            ("FORECAST_RESEARCH_TIMEOUT_MS", "600000"),
+        ],
+    );
     let client = reqwest::Client::new();
 
     let mut table = Vec::new();
@@ -86,6 +97,7 @@ async fn main() {
             trades: last["metrics"]["total_trades"].clone(),
         });
     }
+    let sweeps = sweeps(&client, &base, &key).await;
     let _ = server.kill();
     let _ = server.wait();
 
@@ -127,5 +139,76 @@ async fn main() {
                 row.rebalance, row.trades
             );
         }
+    }
+    print_sweeps(&sweeps, table[0].cold);
+}
+
+/// Seconds of a 24-combination sweep and its signal passes.
+struct SweepRun {
+    label: &'static str,
+    seconds: f64,
+    passes: serde_json::Value,
+}
+
+/// The two sweeps, each cold (engine parameters not used before).
+async fn sweeps(client: &reqwest::Client, base: &str, key: &str) -> Vec<SweepRun> {
+    let top_n: Vec<u32> = (1..=24).map(|k| k * 4).collect();
+    let cases = [
+        (
+            "6 `top_n` × 4 return periods (4 cold engine passes)",
+            serde_json::json!({"top_n": [5, 10, 20, 30, 50, 100], "return_period": [30, 60, 120, 180]}),
+        ),
+        (
+            "24 `top_n` values (1 cold engine pass)",
+            serde_json::json!({"top_n": top_n, "return_period": [45]}),
+        ),
+    ];
+    let mut out = Vec::new();
+    for (label, sweep) in cases {
+        let body = serde_json::json!({"strategy": "topn", "rebalance": "monthly", "sweep": sweep});
+        let started = Instant::now();
+        let r = client
+            .post(format!("{base}/api/backtest/sweep"))
+            .bearer_auth(key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+        let answer: serde_json::Value = r.json().await.unwrap();
+        let seconds = started.elapsed().as_secs_f64();
+        assert_eq!(answer["rows"].as_array().unwrap().len(), 24);
+        eprintln!("sweep {label}: {seconds:.2} s");
+        out.push(SweepRun {
+            label,
+            seconds,
+            passes: answer["metadata"]["signal_passes"].clone(),
+        });
+    }
+    out
+}
+
+/// The sweeps beside 10 × the cold monthly run.
+fn print_sweeps(sweeps: &[SweepRun], cold_monthly: f64) {
+    println!();
+    println!("24-combination sweeps of `topn`, monthly, whole universe, cold (target: ≤ 10 × one cold monthly run, {:.2} s)", 10.0 * cold_monthly);
+    println!();
+    println!("| sweep | passes | measured | × cold run | met |");
+    println!("|---|---|---|---|---|");
+    for s in sweeps {
+        let ratio = s.seconds / cold_monthly;
+        println!(
+            "| {} | {} | {:.2} s | {ratio:.1}× | {} |",
+            s.label,
+            s.passes,
+            s.seconds,
+            if ratio <= 10.0 { "yes" } else { "**no**" }
+        );
+        row_summary(
+            &format!("sweep of `topn`, {}", s.label),
+            &format!("{:.2} s ({ratio:.1}× a cold run)", s.seconds),
+            "≤ 10× a cold run",
+            Verdict::of(ratio <= 10.0),
+        );
     }
 }

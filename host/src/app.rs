@@ -162,6 +162,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
                 signal_cache_bytes: config.signal_cache_bytes,
                 per_user: config.backtests_per_user,
                 queue_wait: config.backtest_queue_wait,
+                research_timeout: config.research_timeout,
             },
             budget.clone(),
             authored.clone(),

@@ -116,7 +116,7 @@ pub struct HttpLimits {
     /// A request's whole body must arrive within this many milliseconds of its head (408 otherwise).
     #[arg(long, env = "FORECAST_BODY_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis::<1>)]
     pub body_timeout_ms: Duration,
-    /// A request still unanswered after this many milliseconds gets 504. It must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS. Unset: the larger of 60000 and that sum plus 5000.
+    /// A request still unanswered after this many milliseconds gets 504. It must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + the larger of FORECAST_BACKTEST_TIMEOUT_MS and FORECAST_RESEARCH_TIMEOUT_MS. Unset: the larger of 60000 and that sum plus 5000.
     #[arg(long, env = "FORECAST_REQUEST_TIMEOUT_MS", value_name = "MS", value_parser = millis::<1>)]
     pub request_timeout_ms: Option<Duration>,
     /// Open connections at most (lowered below the open-file limit if needed).
@@ -200,6 +200,9 @@ pub struct Backtests {
     /// Time limit of one backtest (loading, signals and the run), in milliseconds, counted from when its plugin slots are held; past it: 504.
     #[arg(long, env = "FORECAST_BACKTEST_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis::<1>)]
     pub backtest_timeout_ms: Duration,
+    /// Time limit of one parameter sweep or walk-forward (every combination's run), in milliseconds, counted from when its plugin slots are held; past it: 504.
+    #[arg(long, env = "FORECAST_RESEARCH_TIMEOUT_MS", value_name = "MS", default_value = "120000", value_parser = millis::<1>)]
+    pub research_timeout_ms: Duration,
     /// How long, in milliseconds, a backtest waits for its plugin slots (0: only if free now); past it: 503 with Retry-After.
     #[arg(long, env = "FORECAST_BACKTEST_QUEUE_MS", value_name = "MS", default_value = "10000", value_parser = millis::<0>)]
     pub backtest_queue_ms: Duration,
@@ -529,6 +532,8 @@ pub struct Config {
     pub stooq_url: String,
     /// `FORECAST_BACKTEST_TIMEOUT_MS`.
     pub backtest_timeout: Duration,
+    /// `FORECAST_RESEARCH_TIMEOUT_MS`.
+    pub research_timeout: Duration,
     /// `FORECAST_SIGNAL_CACHE_MB`, in bytes.
     pub signal_cache_bytes: usize,
     /// `FORECAST_PLUGIN_DIR`.
@@ -753,8 +758,11 @@ impl Settings {
             prices,
             matcher,
         } = self;
-        let backtest_longest =
-            heavy.heavy_wait_ms + backtests.backtest_timeout_ms + backtests.backtest_queue_ms;
+        let backtest_longest = heavy.heavy_wait_ms
+            + backtests
+                .backtest_timeout_ms
+                .max(backtests.research_timeout_ms)
+            + backtests.backtest_queue_ms;
         let request_timeout = http.request_timeout_ms.unwrap_or_else(|| {
             crate::server::Limits::default()
                 .request_timeout
@@ -764,8 +772,9 @@ impl Settings {
             return Err(ConfigError::new(
                 "FORECAST_REQUEST_TIMEOUT_MS",
                 format!(
-                    "must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + \
-                     FORECAST_BACKTEST_TIMEOUT_MS ({} ms), got {} ms",
+                    "must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + the \
+                     larger of FORECAST_BACKTEST_TIMEOUT_MS and FORECAST_RESEARCH_TIMEOUT_MS \
+                     ({} ms), got {} ms",
                     backtest_longest.as_millis(),
                     request_timeout.as_millis()
                 ),
@@ -818,6 +827,7 @@ impl Settings {
             yahoo_url: prices.yahoo_url,
             stooq_url: prices.stooq_url,
             backtest_timeout: backtests.backtest_timeout_ms,
+            research_timeout: backtests.research_timeout_ms,
             signal_cache_bytes: (backtests.signal_cache_mb as usize) << 20,
             plugin_dir: plugins.plugin_dir,
             plugin_poll: plugins.plugin_poll_ms,

@@ -181,6 +181,7 @@ async fn a_body_that_never_finishes_gets_408_and_a_slow_request_504() {
             ("FORECAST_HEAVY_WAIT_MS", "200"),
             ("FORECAST_BACKTEST_QUEUE_MS", "500"),
             ("FORECAST_BACKTEST_TIMEOUT_MS", "1000"),
+            ("FORECAST_RESEARCH_TIMEOUT_MS", "1000"),
             ("FORECAST_REQUEST_TIMEOUT_MS", "2000"),
         ],
     );

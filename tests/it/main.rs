@@ -39,6 +39,7 @@ mod plausible_prices;
 mod plugins;
 mod replicas;
 mod request_path;
+mod research;
 mod shutdown;
 mod smoke;
 mod strategy_uploads;

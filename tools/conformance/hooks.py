@@ -162,6 +162,10 @@ def _order_dates(container: dict) -> None:
 # handlers behind the session cookie) follow the same rules.
 ANALYSIS = r"^(/web)?/api/analysis/\{ticker\}"
 BACKTEST = r"^(/web)?/api/backtest(/monte-carlo)?$"
+RESEARCH = r"^(/web)?/api/backtest/(sweep|walk-forward)$"
+# Combinations a generated sweep keeps: enough to exercise the grid, few
+# enough that a few hundred cases stay within the run's minutes.
+RESEARCH_COMBINATIONS = 4
 
 
 @schemathesis.hook("filter_case").apply_to(path_regex=ANALYSIS)
@@ -252,6 +256,63 @@ def backtest_runtime_rules(ctx, case):
     return case
 
 
+@schemathesis.hook("map_case").apply_to(path_regex=RESEARCH, method="POST")
+def research_runtime_rules(ctx, case):
+    """A sweep or walk-forward is a backtest per combination: the backtest's
+    rules, a swept parameter left out of the base, at most
+    RESEARCH_COMBINATIONS combinations, every swept `top_n` within the
+    tradeable assets (distinct after mapping), and for a walk-forward a
+    window with room for a split (the default window, short splits)."""
+    body = case.body
+    if not _positive(case) or not isinstance(body, dict):
+        return case
+    sweep = body.get("sweep")
+    if not isinstance(sweep, dict):
+        return case
+    walk_forward = case.operation.path.endswith("/walk-forward")
+    for name in sweep:
+        body.pop(name, None)
+    room = RESEARCH_COMBINATIONS
+    for name in list(sweep):
+        values = sweep[name]
+        keep = max(1, min(len(values), room))
+        sweep[name] = values[:keep]
+        room = max(1, room // keep)
+    if walk_forward:
+        body.pop("start_date", None)
+        body.pop("end_date", None)
+        body["train_years"] = 1 + (int(body.get("train_years") or 3) - 1) % 3
+        body["test_years"] = 1 + (int(body.get("test_years") or 1) - 1) % 2
+    backtest_runtime_rules(ctx, case)
+    for name in sweep:
+        # The backtest's rule may have set a default it fits (top_n).
+        body.pop(name, None)
+    u = UNIVERSE.load()
+    members = u.members(body)
+    win = u.window(members, _date(body.get("start_date")), _date(body.get("end_date")))
+    if walk_forward and win is not None:
+        firsts = [d for t in members for d in u.dates.get(t, [])[:1]]
+        first = max(win[0], min(firsts)) if firsts else win[0]
+        if win[1] - first < 366 * (body["train_years"] + 1):
+            # Too little data in the window for a split: the whole universe.
+            for k in ("tickers", "category", "start_date", "end_date"):
+                body.pop(k, None)
+            members = u.members(body)
+            win = u.window(members, None, None)
+    if "top_n" in sweep and win is not None:
+        n = u.tradeable(members, *win)
+        if body.get("strategy") == "longshort":
+            n //= 2
+        if n:
+            mapped = []
+            for v in sweep["top_n"]:
+                v = 1 + (int(v) - 1) % n
+                if v not in mapped:
+                    mapped.append(v)
+            sweep["top_n"] = mapped
+    return case
+
+
 @schemathesis.hook("map_case").apply_to(path="/web/watchlist", method="PUT")
 def watchlist_of_active_assets(ctx, case):
     """A watchlist names active assets only (else 400, refused whole): each
@@ -295,6 +356,8 @@ def before_add_examples(ctx, examples):
     for case in examples:
         if op.method.upper() == "POST" and re.match(BACKTEST, op.path):
             case = backtest_runtime_rules(ctx, case)
+        elif op.method.upper() == "POST" and re.match(RESEARCH, op.path):
+            case = research_runtime_rules(ctx, case)
         elif op.method.upper() == "PUT" and op.path == "/web/watchlist":
             case = watchlist_of_active_assets(ctx, case)
         elif re.match(ANALYSIS, op.path):

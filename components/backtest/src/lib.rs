@@ -19,6 +19,7 @@ mod metrics;
 pub mod montecarlo;
 pub mod risk;
 mod types;
+pub mod walkforward;
 
 pub use metrics::{metrics, Metrics};
 pub use types::{

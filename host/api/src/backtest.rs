@@ -37,7 +37,7 @@ pub fn quantise_decay(decay: f64) -> f64 {
 
 /// The request body. Every field is optional; unknown fields are refused
 /// so that a misspelt parameter never silently takes its default.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BacktestRequest {
     /// Strategy plugin name (`GET /api/strategies` lists them).

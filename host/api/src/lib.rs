@@ -20,6 +20,7 @@ pub mod backtest;
 pub mod health;
 pub mod matcher;
 pub mod ranking;
+pub mod research;
 pub mod track_record;
 
 use serde::Serialize;

@@ -136,6 +136,19 @@ pub fn metered(doc: &mut OpenApi, cost: u32) {
     }
 }
 
+/// Documents a metered group whose body prices each call: `rule` says how
+/// (`x-quota-cost` stays the least a call costs).
+pub fn priced(doc: &mut OpenApi, rule: &str) {
+    for op in operations(doc) {
+        let ext = op.extensions.get_or_insert_with(Default::default);
+        ext.merge(
+            ExtensionsBuilder::new()
+                .add("x-quota-cost-rule", rule)
+                .build(),
+        );
+    }
+}
+
 /// Documents the web application's twin of a metered group (the same
 /// routes under `/web`, see `crate::web_data_routes`): the session cookie
 /// instead of a key, the same quota, the Origin check of state changes,

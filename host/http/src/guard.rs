@@ -38,6 +38,17 @@ use forecast_services::quota::{Generations, WindowUsage};
 #[derive(Debug, Clone, Copy)]
 pub struct Cost(pub u32);
 
+/// A request's own price, set by a layer before the guard (a sweep's
+/// combinations: `crate::research::price`); it replaces the route's
+/// [`Cost`].
+#[derive(Debug, Clone, Copy)]
+pub struct Priced(pub u32);
+
+/// The cost of `req`: its own price when a layer set one, else the route's.
+fn cost_of(extensions: &axum::http::Extensions, route: Cost) -> Cost {
+    extensions.get::<Priced>().map_or(route, |p| Cost(p.0))
+}
+
 /// The authenticated user, for handlers that need it.
 #[derive(Debug, Clone)]
 pub struct ApiUser(pub User);
@@ -102,6 +113,7 @@ pub async fn bearer(
     req: Request,
     next: Next,
 ) -> Response {
+    let cost = cost_of(req.extensions(), cost);
     // Owned, so the future holds no borrow of the (non-Sync) request.
     let authorization = req
         .headers()
@@ -261,6 +273,7 @@ pub async fn session(
     next: Next,
 ) -> Response {
     let (mut parts, body) = req.into_parts();
+    let cost = cost_of(&parts.extensions, cost);
     let user = match SessionUser::from_request_parts(&mut parts, &state).await {
         Ok(SessionUser(user)) => user,
         Err(e) => return e.into_response(),

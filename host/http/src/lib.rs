@@ -27,6 +27,7 @@ pub mod limits;
 mod matcher;
 pub mod metrics;
 mod ranking;
+mod research;
 pub mod session;
 mod state;
 mod strategies;
@@ -57,44 +58,93 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 const REQUEST_ID: &str = "x-request-id";
 
 /// The data routes, by what they cost against the quota: everything 1,
-/// the backtest 5 and its Monte Carlo 10 (both under one of the user's
-/// concurrent-backtest slots). The API serves them behind a Bearer key ([`bearer_routes`]),
-/// the web application behind its session ([`web_data_routes`]).
-fn data_groups() -> [(OpenApiRouter<AppState>, u32, guard::Concurrency); 3] {
+/// the backtest 5, its Monte Carlo 10, the sweep and walk-forward 1 per
+/// combination and at least 5 (priced by their body before the guard:
+/// [`research::price`]); the last three under one of the user's
+/// concurrent-backtest slots. The API serves them behind a Bearer key
+/// ([`bearer_routes`]), the web application behind its session
+/// ([`web_data_routes`]).
+fn data_groups() -> [DataGroup; 4] {
     [
-        (
-            OpenApiRouter::new()
+        DataGroup {
+            routes: OpenApiRouter::new()
                 .merge(assets::router())
                 .merge(analysis::router())
                 .merge(ranking::router())
                 .merge(backtest::listing_router())
                 .merge(strategies::manage_router()),
-            1,
-            guard::Concurrency::Unbounded,
-        ),
-        (backtest::router(), 5, guard::Concurrency::Backtest),
-        (
-            backtest::monte_carlo_router(),
-            10,
-            guard::Concurrency::Backtest,
-        ),
+            cost: 1,
+            concurrency: guard::Concurrency::Unbounded,
+            priced: false,
+        },
+        DataGroup {
+            routes: backtest::router(),
+            cost: 5,
+            concurrency: guard::Concurrency::Backtest,
+            priced: false,
+        },
+        DataGroup {
+            routes: backtest::monte_carlo_router(),
+            cost: 10,
+            concurrency: guard::Concurrency::Backtest,
+            priced: false,
+        },
+        DataGroup {
+            routes: research::router(),
+            cost: forecast_api::research::MIN_COST,
+            concurrency: guard::Concurrency::Backtest,
+            priced: true,
+        },
     ]
+}
+
+/// Routes that share a cost and a concurrency rule.
+struct DataGroup {
+    routes: OpenApiRouter<AppState>,
+    /// Quota units per call (the least, when `priced`).
+    cost: u32,
+    concurrency: guard::Concurrency,
+    /// Whether the body prices each call ([`research::price`]).
+    priced: bool,
+}
+
+impl DataGroup {
+    /// The group behind its guard (the session's for the web app, else the
+    /// Bearer key's), priced by its body first when it is, all documented.
+    fn guarded(self, state: &AppState, web: bool) -> OpenApiRouter<AppState> {
+        let guard_state = (state.clone(), guard::Cost(self.cost), self.concurrency);
+        let mut routes = match web {
+            false => self
+                .routes
+                .route_layer(middleware::from_fn_with_state(guard_state, guard::bearer)),
+            true => self
+                .routes
+                .route_layer(middleware::from_fn_with_state(guard_state, guard::session)),
+        };
+        if self.priced {
+            routes = routes.route_layer(middleware::from_fn(research::price));
+        }
+        let doc = routes.get_openapi_mut();
+        match web {
+            false => docs::metered(doc, self.cost),
+            true => docs::web_metered(doc, self.cost),
+        }
+        if self.priced {
+            docs::priced(doc, research::COST_RULE);
+        }
+        if self.concurrency == guard::Concurrency::Backtest {
+            docs::backtest_bounds(doc);
+        }
+        routes
+    }
 }
 
 /// The routes that require a Premium Bearer key. The guard and its
 /// documentation are applied together.
 fn bearer_routes(state: &AppState) -> OpenApiRouter<AppState> {
     let mut all = OpenApiRouter::new();
-    for (routes, cost, concurrency) in data_groups() {
-        let mut routes = routes.route_layer(middleware::from_fn_with_state(
-            (state.clone(), guard::Cost(cost), concurrency),
-            guard::bearer,
-        ));
-        docs::metered(routes.get_openapi_mut(), cost);
-        if concurrency == guard::Concurrency::Backtest {
-            docs::backtest_bounds(routes.get_openapi_mut());
-        }
-        all = all.merge(routes);
+    for group in data_groups() {
+        all = all.merge(group.guarded(state, false));
     }
     all
 }
@@ -106,16 +156,8 @@ fn bearer_routes(state: &AppState) -> OpenApiRouter<AppState> {
 /// spec's contract: Bearer keys only.
 fn web_data_routes(state: &AppState) -> OpenApiRouter<AppState> {
     let mut all = OpenApiRouter::new();
-    for (routes, cost, concurrency) in data_groups() {
-        let mut routes = routes.route_layer(middleware::from_fn_with_state(
-            (state.clone(), guard::Cost(cost), concurrency),
-            guard::session,
-        ));
-        docs::web_metered(routes.get_openapi_mut(), cost);
-        if concurrency == guard::Concurrency::Backtest {
-            docs::backtest_bounds(routes.get_openapi_mut());
-        }
-        all = all.merge(routes);
+    for group in data_groups() {
+        all = all.merge(group.guarded(state, true));
     }
     OpenApiRouter::new().nest("/web", all)
 }

@@ -71,7 +71,7 @@ pub(super) fn admit(
     let mut running = table.running.lock().expect("slot table poisoned");
     let list = running.entry(user.to_string()).or_default();
     if list.len() >= limits.per_user {
-        let longest = limits.queue_wait + limits.timeout;
+        let longest = limits.queue_wait + limits.timeout.max(limits.research_timeout);
         let oldest = list.iter().min().copied().unwrap_or(now);
         let left = (oldest + longest).saturating_duration_since(now);
         return Err(too_many(limits.per_user, left));

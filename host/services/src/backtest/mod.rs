@@ -38,10 +38,13 @@ pub use forecast_api::backtest::{
     UniverseSpec, UnusableAsset, ValidRequest, DEFAULT_STRATEGY, DEFAULT_YEARS, MAX_TICKERS,
     MAX_TRADES, MAX_UNUSABLE_LISTED,
 };
+use forecast_api::research::{SplitParams, SweepResponse, ValidSweep, WalkForwardResponse};
 use forecast_store::AssetStore;
 
 mod admission;
+mod batch;
 mod cache;
+mod research;
 mod response;
 mod run;
 mod signals;
@@ -62,6 +65,9 @@ pub struct BacktestLimits {
     pub per_user: usize,
     /// How long a backtest waits for plugin slots (then 503).
     pub queue_wait: Duration,
+    /// Time limit of a sweep or walk-forward (every combination) once it
+    /// holds its plugin slots (then 504).
+    pub research_timeout: Duration,
 }
 
 /// The backtest service: the universe's series from the store, signals of
@@ -136,6 +142,25 @@ impl BacktestService {
         tokio::task::spawn_blocking(move || monte_carlo_of(run, mc))
             .await
             .map_err(|e| Error::Internal(format!("monte carlo task failed: {e}")))
+    }
+
+    /// Runs every combination of a validated sweep under `slot` (one
+    /// engine pass per distinct set of engine parameters) and ranks them.
+    #[tracing::instrument(name = "sweep", skip_all, fields(combinations = sweep.combinations.len()))]
+    pub async fn sweep(&self, sweep: ValidSweep, slot: UserSlot) -> Result<SweepResponse, Error> {
+        research::sweep(self, sweep, slot).await
+    }
+
+    /// Runs every combination of `sweep` over the window, then chooses the
+    /// best on each train split and applies it to the next test split.
+    #[tracing::instrument(name = "walk_forward", skip_all, fields(combinations = sweep.combinations.len()))]
+    pub async fn walk_forward(
+        &self,
+        sweep: ValidSweep,
+        split: SplitParams,
+        slot: UserSlot,
+    ) -> Result<WalkForwardResponse, Error> {
+        research::walk_forward(self, sweep, split, slot).await
     }
 
     /// Bytes held by the history and signal cache.

@@ -131,7 +131,7 @@ fn trades(report: &bt::Report, inputs: &[bt::AssetInput<'_>]) -> Vec<TradeBody> 
         .collect()
 }
 
-fn metrics(report: &bt::Report) -> MetricsBody {
+pub(super) fn metrics(report: &bt::Report) -> MetricsBody {
     let (m, r) = (&report.metrics, &report.risk);
     MetricsBody {
         total_return: m.total_return,

@@ -98,7 +98,7 @@ pub(super) async fn run(
 
 /// The universe's assets by name: an unknown ticker is a 400 before any
 /// wait or load. A drop meanwhile is logged from `queued`.
-async fn resolve(
+pub(super) async fn resolve(
     svc: &BacktestService,
     req: &ValidRequest,
     queued: Instant,
@@ -115,7 +115,7 @@ async fn resolve(
 
 /// The run's ticket of the heavy-work budget, by the size of its
 /// universe; a drop while waiting is logged from `queued`.
-async fn admit(
+pub(super) async fn admit(
     svc: &BacktestService,
     slot: &UserSlot,
     assets: usize,
@@ -136,12 +136,12 @@ async fn admit(
 
 /// The histories and their signals, with the permits back from the
 /// signal workers and when each phase ended.
-struct Loaded {
-    universe: Vec<(Asset, Arc<PriceSeries>)>,
+pub(super) struct Loaded {
+    pub(super) universe: Vec<(Asset, Arc<PriceSeries>)>,
     histories_cached: usize,
-    signals: Vec<Option<Arc<bt::Signals>>>,
-    signals_cached: usize,
-    permits: Permits,
+    pub(super) signals: Vec<Option<Arc<bt::Signals>>>,
+    pub(super) signals_cached: usize,
+    pub(super) permits: Permits,
     loaded_at: Instant,
     signals_at: Instant,
 }
@@ -149,7 +149,7 @@ struct Loaded {
 /// Loads the histories of `assets` while the signal workers, which hold
 /// `permits`, compute their signals; both stop on `cancel`. Past this
 /// phase a dropped request is no longer logged by `stop_on_drop`.
-async fn load(
+pub(super) async fn load(
     svc: &BacktestService,
     engine: &Arc<SegmentationPlugin>,
     req: &ValidRequest,
@@ -301,7 +301,7 @@ impl Job {
 }
 
 /// The accounting's view of each asset of the universe.
-fn metas(universe: &[(Asset, Arc<PriceSeries>)]) -> Vec<bt::AssetMeta> {
+pub(super) fn metas(universe: &[(Asset, Arc<PriceSeries>)]) -> Vec<bt::AssetMeta> {
     universe
         .iter()
         .map(|(a, _)| bt::AssetMeta {
@@ -313,7 +313,7 @@ fn metas(universe: &[(Asset, Arc<PriceSeries>)]) -> Vec<bt::AssetMeta> {
 }
 
 /// The run's inputs: the `kept` assets of the universe, with their signals.
-fn inputs<'a>(
+pub(super) fn inputs<'a>(
     kept: &[usize],
     metas: &'a [bt::AssetMeta],
     loaded: &'a Loaded,
@@ -330,7 +330,7 @@ fn inputs<'a>(
 }
 
 /// The answer to a run that failed.
-fn run_error(
+pub(super) fn run_error(
     e: bt::RunError<RunFailure>,
     start: NaiveDate,
     end: NaiveDate,
