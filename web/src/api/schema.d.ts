@@ -208,6 +208,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/backtest/sweep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One backtest per combination of up to three parameters' values: a row of metrics each, ranked, with its place on the grid for a heatmap
+         * @description Takes every field of POST /api/backtest as the base run, plus `sweep`, an object of 1 to 3 parameters (top_n, rebalance, return_period, metric, decay_factor, num_segments, zscore_lookback, zscore_entry, zscore_exit, include_costs) to lists of distinct values, at most 48 combinations (the product of the lists' lengths), and `rank_by` (total_return, cagr, sharpe_ratio (default), sortino_ratio, calmar_ratio or max_drawdown; higher is better for each). A swept parameter may not also be a base field. Each combination is validated as a backtest (a bad value answers the backtest's message, prefixed with the combination). Combinations with the same engine parameters (return_period, num_segments, decay_factor, metric) share one pass of the engine over the universe; the runs use every plugin slot the request holds. Rows come in row-major order of the axes, the order `sweep` was written in (the last varies fastest); `cell` is each value's index on its axis, `rank` 1 the best `score`. Costs 1 quota unit per combination, at least 5. Bounded as a backtest (the same budget, per-account cap and waits), with its own time limit FORECAST_RESEARCH_TIMEOUT_MS (default 120 s) for all combinations together.
+         */
+        post: operations["backtestSweep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backtest/walk-forward": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Walk-forward: on each train split the sweep's best combination by rank_by, applied to the next test split; the stitched out-of-sample curve and in-sample against out-of-sample figures
+         * @description Takes everything POST /api/backtest/sweep takes, plus `train_years` (1 to 20, default 3), `test_years` (1 to 10, default 1) and `mode` (`rolling`, default: each train split is the train_years before its test split; `expanding`: every train split starts at the window's start). Test splits follow each other from train_years after the window's start to its end (the last may be shorter, but at least 21 rows; the window needs room for one). Every combination runs once over the whole window; a split's figures are those of the rows inside it (the move into its first row included), so a test split's first day holds the positions the chosen combination held then, decided from earlier data only. The answer's `equity_curve` chains the chosen combinations' daily returns over the test splits from the initial capital; `in_sample` is the mean over splits of the chosen combinations' train figures, `out_of_sample` the figures of the stitched curve, and `efficiency` their ratio for rank_by (out / in; for max_drawdown in / out), null when the in-sample figure is not positive. Costs 1 quota unit per combination, at least 5. Bounded as the sweep.
+         */
+        post: operations["backtestWalkForward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -568,6 +608,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/web/api/backtest/sweep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One backtest per combination of up to three parameters' values: a row of metrics each, ranked, with its place on the grid for a heatmap
+         * @description Takes every field of POST /api/backtest as the base run, plus `sweep`, an object of 1 to 3 parameters (top_n, rebalance, return_period, metric, decay_factor, num_segments, zscore_lookback, zscore_entry, zscore_exit, include_costs) to lists of distinct values, at most 48 combinations (the product of the lists' lengths), and `rank_by` (total_return, cagr, sharpe_ratio (default), sortino_ratio, calmar_ratio or max_drawdown; higher is better for each). A swept parameter may not also be a base field. Each combination is validated as a backtest (a bad value answers the backtest's message, prefixed with the combination). Combinations with the same engine parameters (return_period, num_segments, decay_factor, metric) share one pass of the engine over the universe; the runs use every plugin slot the request holds. Rows come in row-major order of the axes, the order `sweep` was written in (the last varies fastest); `cell` is each value's index on its axis, `rank` 1 the best `score`. Costs 1 quota unit per combination, at least 5. Bounded as a backtest (the same budget, per-account cap and waits), with its own time limit FORECAST_RESEARCH_TIMEOUT_MS (default 120 s) for all combinations together.
+         */
+        post: operations["webBacktestSweep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/web/api/backtest/walk-forward": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Walk-forward: on each train split the sweep's best combination by rank_by, applied to the next test split; the stitched out-of-sample curve and in-sample against out-of-sample figures
+         * @description Takes everything POST /api/backtest/sweep takes, plus `train_years` (1 to 20, default 3), `test_years` (1 to 10, default 1) and `mode` (`rolling`, default: each train split is the train_years before its test split; `expanding`: every train split starts at the window's start). Test splits follow each other from train_years after the window's start to its end (the last may be shorter, but at least 21 rows; the window needs room for one). Every combination runs once over the whole window; a split's figures are those of the rows inside it (the move into its first row included), so a test split's first day holds the positions the chosen combination held then, decided from earlier data only. The answer's `equity_curve` chains the chosen combinations' daily returns over the test splits from the initial capital; `in_sample` is the mean over splits of the chosen combinations' train figures, `out_of_sample` the figures of the stitched curve, and `efficiency` their ratio for rank_by (out / in; for max_drawdown in / out), null when the in-sample figure is not positive. Costs 1 quota unit per combination, at least 5. Bounded as the sweep.
+         */
+        post: operations["webBacktestWalkForward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/web/api/ranking": {
         parameters: {
             query?: never;
@@ -839,6 +919,13 @@ export interface components {
             assets: components["schemas"]["AssetItem"][];
             /** @description `assets.len()`. */
             total: number;
+        };
+        /** @description One swept parameter and its values, in the request's order. */
+        Axis: {
+            /** @description The parameter (a backtest field). */
+            name: string;
+            /** @description Its values, as sent. */
+            values: unknown[];
         };
         /**
          * @description `metadata` of a backtest: the spec's four fields and what a client needs
@@ -1734,6 +1821,12 @@ export interface components {
             /** Format: double */
             p90: number;
         };
+        /**
+         * @description The figure a sweep ranks its combinations by (higher is better for
+         *     each; `max_drawdown` is at most 0, so the shallowest wins).
+         * @enum {string}
+         */
+        RankBy: "total_return" | "cagr" | "sharpe_ratio" | "sortino_ratio" | "calmar_ratio" | "max_drawdown";
         /** @description One ranked asset. */
         RankedAsset: {
             /**
@@ -1848,6 +1941,49 @@ export interface components {
              *     differ.
              */
             information_ratio?: number | null;
+        };
+        /** @description About a sweep or walk-forward. */
+        ResearchMetadata: {
+            /** @description Strategy name. */
+            strategy: string;
+            /** @description Its version. */
+            strategy_version: string;
+            /** @description The segmentation engine's version. */
+            engine_version: string;
+            /**
+             * Format: date
+             * @description First date of the runs.
+             */
+            start_date: string;
+            /**
+             * Format: date
+             * @description Last date.
+             */
+            end_date: string;
+            /** @description Assets in the runs' universe (the most any combination used). */
+            assets_count: number;
+            /** @description Combinations run. */
+            combinations: number;
+            /**
+             * @description Passes of the engine over the universe: one per distinct set of
+             *     engine parameters (`return_period`, `num_segments`, `decay_factor`,
+             *     `metric`); combinations that share one share its signals.
+             */
+            signal_passes: number;
+            /** @description Assets whose signals came from the cache, over all passes. */
+            signals_cached: number;
+            /**
+             * Format: int32
+             * @description Returns per year of the runs' calendar.
+             */
+            periods_per_year: number;
+            /** @description Whether trading costs were charged (the base request's). */
+            include_costs: boolean;
+            /**
+             * Format: date-time
+             * @description When it was computed.
+             */
+            calculated_at: string;
         };
         /**
          * @description Min / mean / max of what a strategy used per backtest over its recent
@@ -2056,6 +2192,73 @@ export interface components {
          * @enum {string}
          */
         SourceFilter: "real" | "synthetic" | "all";
+        /** @description One split of a walk-forward. */
+        Split: {
+            /**
+             * Format: date
+             * @description First date of the train split.
+             */
+            train_start: string;
+            /**
+             * Format: date
+             * @description Last date of the train split.
+             */
+            train_end: string;
+            /**
+             * Format: date
+             * @description First date of the test split.
+             */
+            test_start: string;
+            /**
+             * Format: date
+             * @description Last date of the test split.
+             */
+            test_end: string;
+            /** @description The combination with the best `rank_by` on the train split. */
+            chosen: Record<string, never>;
+            /** @description Its figures on the train split. */
+            in_sample: components["schemas"]["SplitMetrics"];
+            /** @description Its figures on the test split. */
+            out_of_sample: components["schemas"]["SplitMetrics"];
+        };
+        /** @description The figures a walk-forward compares in and out of sample. */
+        SplitMetrics: {
+            /**
+             * Format: double
+             * @description Compounded return over the span.
+             */
+            total_return?: number | null;
+            /**
+             * Format: double
+             * @description Compound annual growth rate.
+             */
+            cagr?: number | null;
+            /**
+             * Format: double
+             * @description Annualised Sharpe ratio.
+             */
+            sharpe_ratio?: number | null;
+            /**
+             * Format: double
+             * @description Annualised Sortino ratio.
+             */
+            sortino_ratio?: number | null;
+            /**
+             * Format: double
+             * @description Worst peak-to-trough fall (<= 0).
+             */
+            max_drawdown?: number | null;
+            /**
+             * Format: double
+             * @description `cagr / abs(max_drawdown)`.
+             */
+            calmar_ratio?: number | null;
+        };
+        /**
+         * @description How the walk-forward's train splits move.
+         * @enum {string}
+         */
+        SplitMode: "rolling" | "expanding";
         /** @description The least, the mean and the most of one figure. */
         Spread: {
             /**
@@ -2185,6 +2388,71 @@ export interface components {
             shared: boolean;
             /** @description Every stored version, newest first. */
             versions: string[];
+        };
+        /** @description `POST /api/backtest/sweep`: a backtest request plus the values to try. */
+        SweepRequest: components["schemas"]["BacktestRequest"] & {
+            /**
+             * @description 1 to 3 parameters, each with 1 to 48 distinct values of its backtest field's type and bounds; at most 48 combinations (the product of the lists' lengths)
+             * @example {
+             *       "return_period": [
+             *         30,
+             *         90
+             *       ],
+             *       "top_n": [
+             *         5,
+             *         10,
+             *         20
+             *       ]
+             *     }
+             */
+            sweep?: {
+                top_n?: number[];
+                rebalance?: ("daily" | "weekly" | "monthly")[];
+                return_period?: number[];
+                metric?: ("return" | "sharpe" | "sortino")[];
+                decay_factor?: number[];
+                num_segments?: number[];
+                zscore_lookback?: number[];
+                zscore_entry?: number[];
+                zscore_exit?: number[];
+                include_costs?: boolean[];
+            };
+            rank_by?: null | components["schemas"]["RankBy"];
+        };
+        /** @description A parameter sweep: one row per combination and the grid. */
+        SweepResponse: {
+            /** @description The ranking figure. */
+            rank_by: components["schemas"]["RankBy"];
+            /** @description The swept parameters and their values, in the request's order. */
+            axes: components["schemas"]["Axis"][];
+            /**
+             * @description One per combination, row-major over `axes` (the last varies
+             *     fastest).
+             */
+            rows: components["schemas"]["SweepRow"][];
+            /** @description Index into `rows` of the best score; null when no score is defined. */
+            best?: number | null;
+            /** @description About the runs. */
+            metadata: components["schemas"]["ResearchMetadata"];
+        };
+        /** @description One combination's result. */
+        SweepRow: {
+            /** @description Each swept parameter's value, by name. */
+            params: Record<string, never>;
+            /** @description Index of each value on its axis (`axes` order). */
+            cell: number[];
+            /**
+             * Format: double
+             * @description The `rank_by` figure; null where undefined.
+             */
+            score?: number | null;
+            /**
+             * Format: int32
+             * @description 1 for the best score; null where `score` is.
+             */
+            rank?: number | null;
+            /** @description The run's metrics, as `POST /api/backtest` answers them. */
+            metrics: components["schemas"]["MetricsBody"];
         };
         /** @description One match, as the spec names it. */
         TickerMatch: {
@@ -2507,6 +2775,65 @@ export interface components {
              */
             typical_max_drawdown?: number | null;
             metadata: components["schemas"]["VerdictMetadata"];
+        };
+        /**
+         * @description `POST /api/backtest/walk-forward`: a sweep, chosen on each train split
+         *     and applied to the next test split.
+         */
+        WalkForwardRequest: components["schemas"]["SweepRequest"] & {
+            /**
+             * Format: int64
+             * @description Years of each train split, 1 to 20 (default 3).
+             * @default 3
+             */
+            train_years: number | null;
+            /**
+             * Format: int64
+             * @description Years of each test split, 1 to 10 (default 1); the splits move on by
+             *     this much.
+             * @default 1
+             */
+            test_years: number | null;
+            mode?: null | components["schemas"]["SplitMode"];
+        };
+        /**
+         * @description A walk-forward: each split's choice, and the stitched out-of-sample
+         *     curve.
+         */
+        WalkForwardResponse: {
+            /** @description Rolling or expanding. */
+            mode: components["schemas"]["SplitMode"];
+            /**
+             * Format: int32
+             * @description Years of each train split.
+             */
+            train_years: number;
+            /**
+             * Format: int32
+             * @description Years of each test split.
+             */
+            test_years: number;
+            /** @description The ranking figure. */
+            rank_by: components["schemas"]["RankBy"];
+            /** @description The swept parameters and their values. */
+            axes: components["schemas"]["Axis"][];
+            /** @description The splits in date order. */
+            splits: components["schemas"]["Split"][];
+            /** @description The test splits' daily returns chained from the initial capital. */
+            equity_curve: components["schemas"]["EquityPoint"][];
+            /** @description The mean over the splits of the chosen combination's train figures. */
+            in_sample: components["schemas"]["SplitMetrics"];
+            /** @description The figures of `equity_curve`. */
+            out_of_sample: components["schemas"]["SplitMetrics"];
+            /**
+             * Format: double
+             * @description `out_of_sample[rank_by] / in_sample[rank_by]` when both are defined
+             *     and the in-sample figure is positive: near 1 the choice held up out
+             *     of sample, far below 1 the sweep's winners were partly luck.
+             */
+            efficiency?: number | null;
+            /** @description About the runs. */
+            metadata: components["schemas"]["ResearchMetadata"];
         };
         /** @description `GET /web/watchlist`: the signed-in user's watchlist, in the order chosen. */
         Watchlist: {
@@ -3800,6 +4127,290 @@ export interface operations {
                 };
             };
             /** @description The backtest passed its time limit; reduce its scope */
+            504: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    backtestSweep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SweepRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepResponse"];
+                };
+            };
+            /** @description A field is invalid: any of POST /api/backtest's, or sweep (missing, more than 3 parameters, an unsweepable or repeated parameter, an empty or repeating list, more than 48 combinations, a value out of its field's bounds), rank_by, or an unknown field; detail names it */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An uploaded strategy (@handle/name) failed, as for POST /api/backtest */
+            422: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this account are already running on this server (then nothing is counted) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A built-in strategy plugin failed; detail names the plugin and version */
+            500: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable, or the server's heavy-work budget had no turn for the run within FORECAST_HEAVY_WAIT_MS, or its plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed or charged) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The combinations passed FORECAST_RESEARCH_TIMEOUT_MS; reduce the scope */
+            504: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    backtestWalkForward: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalkForwardRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalkForwardResponse"];
+                };
+            };
+            /** @description A field is invalid: any of POST /api/backtest/sweep's, or train_years, test_years, mode, or a window too short for one split; detail names it */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An uploaded strategy (@handle/name) failed, as for POST /api/backtest */
+            422: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this account are already running on this server (then nothing is counted) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A built-in strategy plugin failed; detail names the plugin and version */
+            500: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable, or the server's heavy-work budget had no turn for the run within FORECAST_HEAVY_WAIT_MS, or its plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed or charged) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The combinations passed FORECAST_RESEARCH_TIMEOUT_MS; reduce the scope */
             504: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -6003,6 +6614,308 @@ export interface operations {
                 };
             };
             /** @description The backtest passed its time limit; reduce its scope */
+            504: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webBacktestSweep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SweepRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepResponse"];
+                };
+            };
+            /** @description A field is invalid: any of POST /api/backtest's, or sweep (missing, more than 3 parameters, an unsweepable or repeated parameter, an empty or repeating list, more than 48 combinations, a value out of its field's bounds), rank_by, or an unknown field; detail names it */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid session, or a Bearer key was sent */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Origin missing or not the configured web origin (CSRF) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An uploaded strategy (@handle/name) failed, as for POST /api/backtest */
+            422: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this account are already running on this server (then nothing is counted) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A built-in strategy plugin failed; detail names the plugin and version */
+            500: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable, or the server's heavy-work budget had no turn for the run within FORECAST_HEAVY_WAIT_MS, or its plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed or charged) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The combinations passed FORECAST_RESEARCH_TIMEOUT_MS; reduce the scope */
+            504: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webBacktestWalkForward: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalkForwardRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalkForwardResponse"];
+                };
+            };
+            /** @description A field is invalid: any of POST /api/backtest/sweep's, or train_years, test_years, mode, or a window too short for one split; detail names it */
+            400: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid session, or a Bearer key was sent */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Origin missing or not the configured web origin (CSRF) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description An uploaded strategy (@handle/name) failed, as for POST /api/backtest */
+            422: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted, or FORECAST_BACKTESTS_PER_USER (default 1) backtests of this account are already running on this server (then nothing is counted) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A built-in strategy plugin failed; detail names the plugin and version */
+            500: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable, or the server's heavy-work budget had no turn for the run within FORECAST_HEAVY_WAIT_MS, or its plugin slots stayed busy for FORECAST_BACKTEST_QUEUE_MS (then Retry-After is set; nothing was computed or charged) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The combinations passed FORECAST_RESEARCH_TIMEOUT_MS; reduce the scope */
             504: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
