@@ -1,8 +1,7 @@
-// The backtest's research routes: Monte Carlo (documented in schema.d.ts),
-// the parameter sweep and the walk-forward. The sweep's and walk-forward's
-// shapes are written by hand from the server's contract until
-// schema.d.ts documents them (`make web-types`); they then can become
-// `Schemas["SweepResponse"]` etc. without changing the pages.
+// The backtest's research routes: Monte Carlo, the parameter sweep and the
+// walk-forward, with the generated shapes (schema.d.ts, `make web-types`);
+// the values a sweep echoes (its axes, a row's params, a split's choice)
+// are typed as the page sent them.
 import { request, WEB, type Schemas } from "./client";
 import type { BacktestRequest } from "./endpoints";
 
@@ -38,52 +37,15 @@ export type SweepRequest = BacktestRequest & {
   rank_by?: RankBy;
 };
 
-export interface Axis {
-  name: string;
-  values: SweepValue[];
-}
-
-export interface SweepRow {
-  /** Each swept parameter's value, by name. */
-  params: Record<string, SweepValue>;
-  /** Index of the row's value on each axis. */
-  cell: number[];
-  /** The rank_by figure; null where undefined. */
-  score: number | null;
-  /** 1 for the best score; null where the score is. */
-  rank: number | null;
-  metrics: Metrics;
-}
-
-export interface ResearchMetadata {
-  strategy: string;
-  strategy_version: string;
-  engine_version: string;
-  start_date: string;
-  end_date: string;
-  assets_count: number;
-  combinations: number;
-  signal_passes: number;
-  periods_per_year: number;
-  include_costs: boolean;
-  calculated_at: string;
-}
-
-export interface SweepResponse {
-  rank_by: RankBy;
-  axes: Axis[];
-  /** Row-major over the axes (the last varies fastest). */
-  rows: SweepRow[];
-  /** Index into rows of the best score. */
-  best: number | null;
-  metadata: ResearchMetadata;
-}
-
-/** The figures a walk-forward compares in and out of sample. */
-export type SplitMetrics = Record<"total_return" | "cagr" | "sharpe_ratio" | "sortino_ratio" | "max_drawdown" | "calmar_ratio", number | null>;
-
-export type SplitMode = "rolling" | "expanding";
-
+/** The generated shapes, with the values the server echoes typed as sent. */
+type Echoed<T> = Omit<T, "params" | "chosen" | "values">;
+export type Axis = Echoed<Schemas["Axis"]> & { values: SweepValue[] };
+export type SweepRow = Echoed<Schemas["SweepRow"]> & { params: Record<string, SweepValue> };
+export type ResearchMetadata = Schemas["ResearchMetadata"];
+export type SweepResponse = Omit<Schemas["SweepResponse"], "axes" | "rows"> & { axes: Axis[]; rows: SweepRow[] };
+export type SplitMetrics = Schemas["SplitMetrics"];
+export type SplitMode = Schemas["SplitMode"];
+export type Split = Echoed<Schemas["Split"]> & { chosen: Record<string, SweepValue> };
 export type WalkForwardRequest = SweepRequest & {
   /** 1 to 20 (default 3). */
   train_years?: number;
@@ -91,35 +53,7 @@ export type WalkForwardRequest = SweepRequest & {
   test_years?: number;
   mode?: SplitMode;
 };
-
-export interface Split {
-  train_start: string;
-  train_end: string;
-  test_start: string;
-  test_end: string;
-  /** The combination with the best rank_by on the train split. */
-  chosen: Record<string, SweepValue>;
-  in_sample: SplitMetrics;
-  out_of_sample: SplitMetrics;
-}
-
-export interface WalkForwardResponse {
-  mode: SplitMode;
-  train_years: number;
-  test_years: number;
-  rank_by: RankBy;
-  axes: Axis[];
-  splits: Split[];
-  /** The test splits' returns chained from the initial capital. */
-  equity_curve: { date: string; equity: number }[];
-  /** Mean over the splits of the chosen combination's train figures. */
-  in_sample: SplitMetrics;
-  /** The figures of the stitched curve. */
-  out_of_sample: SplitMetrics;
-  /** out_of_sample[rank_by] / in_sample[rank_by]. */
-  efficiency: number | null;
-  metadata: ResearchMetadata;
-}
+export type WalkForwardResponse = Omit<Schemas["WalkForwardResponse"], "axes" | "splits"> & { axes: Axis[]; splits: Split[] };
 
 /** Quota units of a sweep or walk-forward: 1 a combination, at least 5. */
 export const researchCost = (combinations: number) => Math.max(5, combinations);

@@ -477,7 +477,7 @@ function SweepTable({ r, hrefOf, sortBy, sort, onSort }: { r: SweepResponse; hre
   const col = sortBy && cols.includes(sortBy) ? sortBy : "rank";
   const dir = sort === "desc" || sort === "asc" ? sort : col === "rank" || r.axes.some((a) => a.name === col) ? "asc" : "desc";
   const valueOf = (row: SweepRow, c: string): number | string | null => {
-    if (c === "rank") return row.rank;
+    if (c === "rank") return row.rank ?? null;
     if (r.axes.some((a) => a.name === c)) return row.params[c] ?? null;
     const v = (row.metrics as Record<string, unknown>)[c];
     return typeof v === "number" ? v : null;
@@ -626,7 +626,7 @@ export function WalkForwardView({ r }: { r: WalkForwardResponse }) {
           </div>
         </dl>
         <p id="wf-meaning">
-          <strong>{efficiencySentence(r.efficiency, rank)}</strong>
+          <strong>{efficiencySentence(r.efficiency ?? null, rank)}</strong>
         </p>
         <p class="muted small">
           Efficiency is the out-of-sample {RANK_LABEL[rank]} (the test splits chained) divided by the mean in-sample one (each
