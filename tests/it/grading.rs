@@ -45,8 +45,9 @@ async fn small_universe(url: &str) -> usize {
     .await as usize
 }
 
-/// Runs `forecast grade` against `url`; (success, stdout, stderr).
-fn grade(url: &str, env: &[(&str, &str)]) -> (bool, String, String) {
+/// Runs `forecast grade` against `url`; (success, stdout, stderr). Also
+/// the exports test's way to a ranking.
+pub(crate) fn grade(url: &str, env: &[(&str, &str)]) -> (bool, String, String) {
     let mut cmd = Command::new(BIN);
     cmd.arg("grade")
         .env("DATABASE_URL", url)
@@ -70,7 +71,7 @@ fn sorted_by(items: &[Value], key: &str, descending: bool) -> bool {
     })
 }
 
-async fn sqlite_small() -> (PathBuf, usize) {
+pub(crate) async fn sqlite_small() -> (PathBuf, usize) {
     let db = fresh_db();
     let n = small_universe(&sqlite_url(&db)).await;
     (db, n)

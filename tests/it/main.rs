@@ -23,6 +23,7 @@ mod backtest;
 mod bundles;
 mod cli;
 mod evidence_oracle;
+mod exports;
 mod fetch;
 mod grading;
 mod hardening_backtest;

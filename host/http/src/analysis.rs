@@ -3,13 +3,14 @@
 
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
-use axum::http::HeaderValue;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::ApiError;
+use super::export::{ExportQuery, Want};
 use super::extract::{Path, Query};
 use super::guard::{ApiUser, Fresh};
 use crate::AppState;
@@ -55,13 +56,16 @@ async fn full(
     Path(ticker): Path<String>,
     Query(raw): Query<RawAnalysisQuery>,
     Query(drawing): Query<RawDrawingQuery>,
-) -> Result<Json<AnalysisResponse>, ApiError> {
+    headers: HeaderMap,
+    Query(export): Query<ExportQuery>,
+) -> Result<Response, ApiError> {
+    let want = Want::of::<AnalysisResponse>(&headers, &export)?;
     let q = raw.validate()?;
     let max_points = drawing.validate()?;
     let mut answer = state.analysis.analyse(&ticker, &q, &user.id).await?;
     state.analysis.maybe_shadow(&ticker, &q);
     forecast_services::analysis::thin_for_drawing(&mut answer, max_points);
-    Ok(Json(answer))
+    want.respond(answer)
 }
 
 /// Verdict-only projection.

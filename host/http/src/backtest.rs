@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use forecast_api::backtest::{
@@ -15,7 +16,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::ApiError;
-use super::extract::Json as JsonBody;
+use super::export::{ExportQuery, Want};
+use super::extract::{Json as JsonBody, Query};
 use super::guard::{ApiUser, BacktestSlot};
 use crate::AppState;
 
@@ -49,13 +51,16 @@ pub fn monte_carlo_router() -> OpenApiRouter<AppState> {
 async fn monte_carlo(
     State(state): State<AppState>,
     Extension(slot): Extension<BacktestSlot>,
+    headers: HeaderMap,
+    Query(export): Query<ExportQuery>,
     JsonBody(body): JsonBody<MonteCarloRequest>,
-) -> Result<Json<MonteCarloResponse>, ApiError> {
+) -> Result<Response, ApiError> {
+    let want = Want::of::<MonteCarloResponse>(&headers, &export)?;
     let (req, mc) = body.validate()?;
     let slot = slot
         .take()
         .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
-    Ok(Json(state.backtests.monte_carlo(req, mc, slot).await?))
+    want.respond(state.backtests.monte_carlo(req, mc, slot).await?)
 }
 
 /// The strategy listing (cost 1).
@@ -82,13 +87,16 @@ pub fn listing_router() -> OpenApiRouter<AppState> {
 async fn run(
     State(state): State<AppState>,
     Extension(slot): Extension<BacktestSlot>,
+    headers: HeaderMap,
+    Query(export): Query<ExportQuery>,
     JsonBody(body): JsonBody<BacktestRequest>,
-) -> Result<Json<BacktestResponse>, ApiError> {
+) -> Result<Response, ApiError> {
+    let want = Want::of::<BacktestResponse>(&headers, &export)?;
     let req = body.validate()?;
     let slot = slot
         .take()
         .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
-    Ok(Json(state.backtests.run(req, slot).await?))
+    want.respond(state.backtests.run(req, slot).await?)
 }
 
 /// The loaded strategies.

@@ -122,6 +122,73 @@ fn respond(op: &mut Operation, status: &str, response: Response) {
         .insert(status.to_string(), RefOr::T(response));
 }
 
+/// Documents the CSV exports (`crate::export`): on each exportable route
+/// and its `/web` twin, the `format` and `table` parameters (the route's
+/// tables as an enum) and a `text/csv` body beside the JSON of its 200.
+pub fn exports(doc: &mut OpenApi, exports: &[(&str, &[&str])]) {
+    use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let bare = path.strip_prefix("/web").unwrap_or(path);
+        let Some((_, tables)) = exports.iter().find(|(p, _)| *p == bare) else {
+            continue;
+        };
+        for op in [item.get.as_mut(), item.post.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            let params = op.parameters.get_or_insert_with(Vec::new);
+            params.push(
+                ParameterBuilder::new()
+                    .name("format")
+                    .parameter_in(ParameterIn::Query)
+                    .description(Some(
+                        "`json` (default) or `csv` (as `Accept: text/csv`): the table named \
+                         by `table` as CSV with a header row",
+                    ))
+                    .schema(Some(
+                        ObjectBuilder::new()
+                            .schema_type(Type::String)
+                            .enum_values(Some(["json", "csv"])),
+                    ))
+                    .build(),
+            );
+            params.push(
+                ParameterBuilder::new()
+                    .name("table")
+                    .parameter_in(ParameterIn::Query)
+                    .description(Some(format!(
+                        "With CSV, which table (default `{}`)",
+                        tables[0]
+                    )))
+                    .schema(Some(
+                        ObjectBuilder::new()
+                            .schema_type(Type::String)
+                            .enum_values(Some(tables.iter().copied())),
+                    ))
+                    .build(),
+            );
+            if let Some(RefOr::T(ok)) = op.responses.responses.get_mut("200") {
+                ok.content.insert(
+                    "text/csv".into(),
+                    Content::new(Some(ObjectBuilder::new().schema_type(Type::String))),
+                );
+            }
+            respond_if_missing(
+                op,
+                "400",
+                error("A parameter is invalid (including format or table); detail names it"),
+            );
+        }
+    }
+}
+
+fn respond_if_missing(op: &mut Operation, status: &str, response: Response) {
+    op.responses
+        .responses
+        .entry(status.to_string())
+        .or_insert(RefOr::T(response));
+}
+
 /// Documents the Bearer guard at `cost` units on every operation of `doc`:
 /// the security requirement, `x-quota-cost`, the rate headers on every
 /// response, and the guard's 401, 402, 429 and 503.

@@ -19,6 +19,7 @@ mod backtest;
 pub mod clients;
 pub mod docs;
 pub mod error;
+mod export;
 pub mod extract;
 pub mod guard;
 mod health;
@@ -223,7 +224,8 @@ pub fn api(state: &AppState) -> OpenApiRouter<AppState> {
 
 /// The whole service.
 pub fn router(state: AppState) -> Router {
-    let (routes, doc) = api(&state).split_for_parts();
+    let (routes, mut doc) = api(&state).split_for_parts();
+    docs::exports(&mut doc, &export::EXPORTS);
     let doc = docs::Document(axum::body::Bytes::from(
         doc.to_json().expect("the OpenAPI document serialises"),
     ));

@@ -2,13 +2,15 @@
 //! cut, per spec and DESIGN §5 (the policy is the ranking service's).
 
 use axum::extract::State;
-use axum::Json;
+use axum::http::HeaderMap;
+use axum::response::Response;
 use forecast_api::ranking::{RankingResponse, RawRankingQuery};
 use forecast_api::ErrorBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::ApiError;
+use super::export::{ExportQuery, Want};
 use super::extract::Query;
 use crate::AppState;
 
@@ -32,8 +34,11 @@ pub fn router() -> OpenApiRouter<AppState> {
 )]
 async fn ranking(
     State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(export): Query<ExportQuery>,
     Query(raw): Query<RawRankingQuery>,
-) -> Result<Json<RankingResponse>, ApiError> {
+) -> Result<Response, ApiError> {
+    let want = Want::of::<RankingResponse>(&headers, &export)?;
     let q = raw.validate()?;
-    Ok(Json(state.ranking.rank(&q).await?))
+    want.respond(state.ranking.rank(&q).await?)
 }

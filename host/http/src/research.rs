@@ -4,10 +4,11 @@
 
 use axum::body::Body;
 use axum::extract::{Request, State};
+use axum::http::HeaderMap;
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::{Extension, Json};
+use axum::Extension;
 use forecast_api::research::{
     self, SweepRequest, SweepResponse, WalkForwardRequest, WalkForwardResponse, MAX_COMBINATIONS,
 };
@@ -16,7 +17,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::ApiError;
-use super::extract::Json as JsonBody;
+use super::export::{ExportQuery, Want};
+use super::extract::{Json as JsonBody, Query};
 use super::guard::{BacktestSlot, Priced};
 use crate::AppState;
 
@@ -95,13 +97,16 @@ pub async fn price(req: Request, next: Next) -> Response {
 async fn sweep(
     State(state): State<AppState>,
     Extension(slot): Extension<BacktestSlot>,
+    headers: HeaderMap,
+    Query(export): Query<ExportQuery>,
     JsonBody(body): JsonBody<SweepRequest>,
-) -> Result<Json<SweepResponse>, ApiError> {
+) -> Result<Response, ApiError> {
+    let want = Want::of::<SweepResponse>(&headers, &export)?;
     let sweep = body.validate()?;
     let slot = slot
         .take()
         .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
-    Ok(Json(state.backtests.sweep(sweep, slot).await?))
+    want.respond(state.backtests.sweep(sweep, slot).await?)
 }
 
 /// A walk-forward.
@@ -123,13 +128,14 @@ async fn sweep(
 async fn walk_forward(
     State(state): State<AppState>,
     Extension(slot): Extension<BacktestSlot>,
+    headers: HeaderMap,
+    Query(export): Query<ExportQuery>,
     JsonBody(body): JsonBody<WalkForwardRequest>,
-) -> Result<Json<WalkForwardResponse>, ApiError> {
+) -> Result<Response, ApiError> {
+    let want = Want::of::<WalkForwardResponse>(&headers, &export)?;
     let (sweep, split) = body.validate()?;
     let slot = slot
         .take()
         .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
-    Ok(Json(
-        state.backtests.walk_forward(sweep, split, slot).await?,
-    ))
+    want.respond(state.backtests.walk_forward(sweep, split, slot).await?)
 }

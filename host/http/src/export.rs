@@ -1,0 +1,424 @@
+//! CSV exports (issue 29): every table a data route answers, as CSV when
+//! the client sends `Accept: text/csv` or `?format=csv`, one table per
+//! response chosen by `?table=` (each route's first table by default).
+//! The JSON stays the contract; a CSV is the same numbers, unrounded,
+//! with a header row, as an attachment named after the route and table.
+
+use axum::http::header::{ACCEPT, CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use forecast_api::analysis::AnalysisResponse;
+use forecast_api::backtest::{BacktestResponse, MetricsBody, MonteCarloResponse};
+use forecast_api::ranking::RankingResponse;
+use forecast_api::research::{SplitMetrics, SweepResponse, WalkForwardResponse};
+use serde::{Deserialize, Serialize};
+use utoipa::IntoParams;
+
+use super::error::ApiError;
+
+/// `format` and `table` of an exportable route's query.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ExportQuery {
+    /// `json` (default) or `csv` (as `Accept: text/csv`).
+    #[param(value_type = Option<String>, pattern = "^(json|csv)$")]
+    pub format: Option<String>,
+    /// With CSV, which of the response's tables (the route lists them; its
+    /// first by default).
+    #[param(value_type = Option<String>, max_length = 32)]
+    pub table: Option<String>,
+}
+
+/// The exportable routes (their `/web` twins too) and their tables, the
+/// default first: what the OpenAPI document lists.
+pub const EXPORTS: [(&str, &[&str]); 6] = [
+    ("/api/backtest", BacktestResponse::TABLES),
+    ("/api/backtest/monte-carlo", MonteCarloResponse::TABLES),
+    ("/api/backtest/sweep", SweepResponse::TABLES),
+    ("/api/backtest/walk-forward", WalkForwardResponse::TABLES),
+    ("/api/ranking", RankingResponse::TABLES),
+    ("/api/analysis/{ticker}", AnalysisResponse::TABLES),
+];
+
+/// A response with CSV tables.
+pub trait Tables: Serialize {
+    /// The route's name in file names.
+    const NAME: &'static str;
+    /// The table names, the default first.
+    const TABLES: &'static [&'static str];
+    /// Writes `table` (one of [`Tables::TABLES`]).
+    fn write(&self, table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()>;
+}
+
+/// What the request asks for: JSON, or one table of `T` as CSV. Checked
+/// before any work, so a bad `format` or `table` costs nothing to compute.
+#[derive(Debug, Clone, Copy)]
+pub struct Want {
+    csv: bool,
+    table: &'static str,
+}
+
+impl Want {
+    /// The request's choice among `T`'s tables, or a 400 naming the bad
+    /// parameter.
+    pub fn of<T: Tables>(headers: &HeaderMap, q: &ExportQuery) -> Result<Want, ApiError> {
+        let csv = match q.format.as_deref() {
+            Some("csv") => true,
+            Some("json") => false,
+            Some(other) => {
+                return Err(ApiError::BadRequest(format!(
+                    "format must be json or csv (got '{}')",
+                    forecast_api::quote(other)
+                )))
+            }
+            None => headers
+                .get_all(ACCEPT)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .any(|v| v.split(',').any(|m| m.trim().starts_with("text/csv"))),
+        };
+        let table = match q.table.as_deref() {
+            None => T::TABLES[0],
+            Some(t) => T::TABLES
+                .iter()
+                .copied()
+                .find(|&known| known == t)
+                .ok_or_else(|| {
+                    ApiError::BadRequest(format!(
+                        "table must be one of {} (got '{}')",
+                        T::TABLES.join(", "),
+                        forecast_api::quote(t)
+                    ))
+                })?,
+        };
+        Ok(Want { csv, table })
+    }
+
+    /// `value` as JSON, or its table as a CSV attachment.
+    pub fn respond<T: Tables>(self, value: T) -> Result<Response, ApiError> {
+        if !self.csv {
+            return Ok(Json(value).into_response());
+        }
+        let failed =
+            |e: &dyn std::fmt::Display| ApiError::Internal(format!("writing the CSV failed: {e}"));
+        let mut w = csv::Writer::from_writer(Vec::new());
+        value.write(self.table, &mut w).map_err(|e| failed(&e))?;
+        let body = w.into_inner().map_err(|e| failed(&e))?;
+        let mut response = body.into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/csv; charset=utf-8"),
+        );
+        let file = format!("attachment; filename=\"{}-{}.csv\"", T::NAME, self.table);
+        if let Ok(v) = HeaderValue::from_str(&file) {
+            headers.insert(CONTENT_DISPOSITION, v);
+        }
+        Ok(response)
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+/// Every scalar metric by name, then each benchmark's relative figures as
+/// `relative.<benchmark>.<figure>`.
+fn metric_rows(m: &MetricsBody) -> Vec<(String, String)> {
+    let mut rows: Vec<(String, String)> = Vec::new();
+    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(m) {
+        for (k, v) in map {
+            match v {
+                serde_json::Value::Object(benchmarks) => {
+                    for (b, figures) in benchmarks {
+                        if let serde_json::Value::Object(figures) = figures {
+                            for (f, x) in figures {
+                                rows.push((format!("{k}.{b}.{f}"), scalar(&x)));
+                            }
+                        }
+                    }
+                }
+                v => rows.push((k, scalar(&v))),
+            }
+        }
+    }
+    rows
+}
+
+fn scalar(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn write_metrics(m: &MetricsBody, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
+    w.write_record(["metric", "value"])?;
+    for (k, v) in metric_rows(m) {
+        w.write_record([k, v])?;
+    }
+    Ok(())
+}
+
+impl Tables for BacktestResponse {
+    const NAME: &'static str = "backtest";
+    const TABLES: &'static [&'static str] = &["equity", "trades", "metrics"];
+    fn write(&self, table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
+        match table {
+            "equity" => {
+                let names: Vec<&String> = self.benchmarks.keys().collect();
+                let mut header = vec!["date".to_string(), "equity".to_string()];
+                header.extend(names.iter().map(|n| n.to_string()));
+                w.write_record(&header)?;
+                for (i, p) in self.equity_curve.iter().enumerate() {
+                    let mut row = vec![p.date.to_string(), p.equity.to_string()];
+                    for n in &names {
+                        row.push(num(self.benchmarks[*n].equity.get(i).copied()));
+                    }
+                    w.write_record(&row)?;
+                }
+                Ok(())
+            }
+            "trades" => {
+                w.write_record(["date", "ticker", "side", "qty", "price"])?;
+                for t in &self.trades {
+                    w.write_record([
+                        t.date.to_string(),
+                        t.ticker.clone(),
+                        t.side.clone(),
+                        t.qty.to_string(),
+                        t.price.to_string(),
+                    ])?;
+                }
+                Ok(())
+            }
+            _ => write_metrics(&self.metrics, w),
+        }
+    }
+}
+
+impl Tables for MonteCarloResponse {
+    const NAME: &'static str = "monte-carlo";
+    const TABLES: &'static [&'static str] = &["fan", "metrics"];
+    fn write(&self, table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
+        match table {
+            "fan" => {
+                w.write_record(["date", "p5", "p25", "p50", "p75", "p95"])?;
+                for p in &self.fan {
+                    w.write_record([
+                        p.date.to_string(),
+                        p.p5.to_string(),
+                        p.p25.to_string(),
+                        p.p50.to_string(),
+                        p.p75.to_string(),
+                        p.p95.to_string(),
+                    ])?;
+                }
+                Ok(())
+            }
+            _ => write_metrics(&self.metrics, w),
+        }
+    }
+}
+
+const SPLIT_FIGURES: [&str; 6] = [
+    "total_return",
+    "cagr",
+    "sharpe_ratio",
+    "sortino_ratio",
+    "max_drawdown",
+    "calmar_ratio",
+];
+
+fn figures(m: &SplitMetrics) -> [Option<f64>; 6] {
+    [
+        m.total_return,
+        m.cagr,
+        m.sharpe_ratio,
+        m.sortino_ratio,
+        m.max_drawdown,
+        m.calmar_ratio,
+    ]
+}
+
+impl Tables for SweepResponse {
+    const NAME: &'static str = "sweep";
+    const TABLES: &'static [&'static str] = &["rows"];
+    fn write(&self, _table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
+        let metric_names: Vec<String> = self
+            .rows
+            .first()
+            .map(|r| {
+                metric_rows(&r.metrics)
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut header: Vec<String> = self.axes.iter().map(|a| a.name.clone()).collect();
+        header.extend(["score".to_string(), "rank".to_string()]);
+        header.extend(metric_names.iter().cloned());
+        w.write_record(&header)?;
+        for r in &self.rows {
+            let mut row: Vec<String> = self
+                .axes
+                .iter()
+                .map(|a| r.params.get(&a.name).map(scalar).unwrap_or_default())
+                .collect();
+            row.push(num(r.score));
+            row.push(r.rank.map(|x| x.to_string()).unwrap_or_default());
+            row.extend(metric_rows(&r.metrics).into_iter().map(|(_, v)| v));
+            w.write_record(&row)?;
+        }
+        Ok(())
+    }
+}
+
+impl Tables for WalkForwardResponse {
+    const NAME: &'static str = "walk-forward";
+    const TABLES: &'static [&'static str] = &["splits", "equity"];
+    fn write(&self, table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
+        match table {
+            "equity" => {
+                w.write_record(["date", "equity"])?;
+                for p in &self.equity_curve {
+                    w.write_record([p.date.to_string(), p.equity.to_string()])?;
+                }
+                Ok(())
+            }
+            _ => {
+                let mut header: Vec<String> =
+                    ["train_start", "train_end", "test_start", "test_end"]
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect();
+                header.extend(self.axes.iter().map(|a| format!("chosen.{}", a.name)));
+                header.extend(SPLIT_FIGURES.iter().map(|f| format!("in_sample.{f}")));
+                header.extend(SPLIT_FIGURES.iter().map(|f| format!("out_of_sample.{f}")));
+                w.write_record(&header)?;
+                for s in &self.splits {
+                    let mut row = vec![
+                        s.train_start.to_string(),
+                        s.train_end.to_string(),
+                        s.test_start.to_string(),
+                        s.test_end.to_string(),
+                    ];
+                    row.extend(
+                        self.axes
+                            .iter()
+                            .map(|a| s.chosen.get(&a.name).map(scalar).unwrap_or_default()),
+                    );
+                    row.extend(figures(&s.in_sample).map(num));
+                    row.extend(figures(&s.out_of_sample).map(num));
+                    w.write_record(&row)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Tables for RankingResponse {
+    const NAME: &'static str = "ranking";
+    const TABLES: &'static [&'static str] = &["assets"];
+    fn write(&self, _table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
+        for a in &self.ranked_assets {
+            w.serialize(a)?;
+        }
+        if self.ranked_assets.is_empty() {
+            w.write_record([
+                "rank",
+                "ticker",
+                "name",
+                "category",
+                "expected_return",
+                "prediction_error",
+                "current_drawdown",
+                "current_price",
+                "win_rate",
+                "median_return",
+                "median_error",
+                "score",
+                "grade",
+                "data_source",
+                "last_price_date",
+                "currency",
+            ])?;
+        }
+        Ok(())
+    }
+}
+
+impl Tables for AnalysisResponse {
+    const NAME: &'static str = "analysis";
+    const TABLES: &'static [&'static str] = &["time_series", "segments"];
+    fn write(&self, table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
+        match table {
+            "segments" => {
+                w.write_record([
+                    "segment_idx",
+                    "lower_bound",
+                    "upper_bound",
+                    "count",
+                    "expected_return",
+                    "avg_return",
+                    "median_return",
+                    "static_median_return",
+                    "max_loss",
+                    "win_rate",
+                ])?;
+                for s in &self.segments {
+                    w.write_record([
+                        s.segment_idx.to_string(),
+                        s.lower_bound.to_string(),
+                        s.upper_bound.to_string(),
+                        s.count.to_string(),
+                        num(s.expected_return),
+                        num(s.avg_return),
+                        num(s.median_return),
+                        num(s.static_median_return),
+                        num(s.max_loss),
+                        num(s.win_rate),
+                    ])?;
+                }
+                Ok(())
+            }
+            _ => {
+                let t = &self.time_series;
+                w.write_record([
+                    "date",
+                    "price",
+                    "drawdown",
+                    "expected_return",
+                    "prediction_error",
+                    "prediction_error_cumavg",
+                    "actual_return",
+                    "median_return",
+                    "median_error",
+                    "median_error_cumavg",
+                    "projected_price",
+                ])?;
+                let at = |v: &[Option<f64>], i: usize| num(v.get(i).copied().flatten());
+                let at_f = |v: &[f64], i: usize| num(v.get(i).copied());
+                for (i, d) in t.dates.iter().enumerate() {
+                    w.write_record([
+                        d.to_string(),
+                        at_f(&t.prices, i),
+                        at_f(&t.drawdowns, i),
+                        at_f(&t.expected_returns, i),
+                        at(&t.prediction_errors, i),
+                        at(&t.prediction_error_cumavg, i),
+                        at(&t.actual_returns, i),
+                        at_f(&t.median_returns, i),
+                        at(&t.median_errors, i),
+                        at(&t.median_error_cumavg, i),
+                        at(&t.projected_prices, i),
+                    ])?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
