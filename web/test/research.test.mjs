@@ -272,6 +272,39 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     assert.equal(await page.locator("#b-runs-err").count(), 0);
   });
 
+  test("Result: the run's tables download as the server's CSV and its tear sheet as one HTML file that opens offline", async () => {
+    await page.goto("/backtest");
+    await trio(page);
+    await page.click("form.bt-form button[type=submit]");
+    await page.locator("#downloads-title").waitFor({ timeout: RUN_TIMEOUT });
+    const get = async (label) => {
+      const [dl] = await Promise.all([
+        page.waitForEvent("download", { timeout: RUN_TIMEOUT }),
+        page.getByRole("button", { name: label }).click(),
+      ]);
+      return { name: dl.suggestedFilename(), text: readFileSync(await dl.path(), "utf8") };
+    };
+    const equity = await get("Equity (CSV)");
+    assert.equal(equity.name, "backtest-equity.csv");
+    assert.match(equity.text.split("\n")[0], /^date,equity,equal_weight_buy_hold,equal_weight_rebalanced/);
+    assert.ok(equity.text.split("\n").length > 500, "a row per date");
+    const trades = await get("Trades (CSV)");
+    assert.equal(trades.text.split("\n")[0], "date,ticker,side,qty,price");
+    const sheet = await get("Tear sheet (HTML)");
+    assert.equal(sheet.name, "backtest-tear-sheet.html");
+    assert.doesNotMatch(sheet.text, /<script|https?:\/\//);
+    assert.match(await page.locator("#download-status").innerText(), /Downloaded backtest-tear-sheet\.html/);
+    // Offline, it still draws every chart.
+    const offline = await env.browser.newContext({ viewport: DESKTOP, offline: true });
+    const p = await offline.newPage();
+    await p.setContent(sheet.text);
+    assert.ok((await p.locator("svg").count()) >= 4, "equity, drawdown, volatility and beta charts");
+    assert.ok((await p.locator("table").count()) >= 2, "monthly returns and metrics");
+    await axe(p, "tear sheet");
+    await shot(p, "backtest-tear-sheet", true);
+    await offline.close();
+  });
+
   test("Sweep: a 2×2 sweep of top_n × rebalance maps 4 cells; a cell opens that backtest in the Result tab", async () => {
     await page.goto("/backtest?tab=sweep");
     await trio(page);

@@ -16,7 +16,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::ApiError;
-use super::export::{ExportQuery, Want};
+use super::export::{self, ExportQuery, Want};
 use super::extract::{Json as JsonBody, Query};
 use super::guard::{ApiUser, BacktestSlot};
 use crate::AppState;
@@ -91,12 +91,20 @@ async fn run(
     Query(export): Query<ExportQuery>,
     JsonBody(body): JsonBody<BacktestRequest>,
 ) -> Result<Response, ApiError> {
-    let want = Want::of::<BacktestResponse>(&headers, &export)?;
+    let html = export::wants_html(&export);
+    let want = match html {
+        true => None,
+        false => Some(Want::of::<BacktestResponse>(&headers, &export)?),
+    };
     let req = body.validate()?;
     let slot = slot
         .take()
         .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
-    want.respond(state.backtests.run(req, slot).await?)
+    let answer = state.backtests.run(req, slot).await?;
+    match want {
+        Some(want) => want.respond(answer),
+        None => Ok(export::tear_sheet(&answer)),
+    }
 }
 
 /// The loaded strategies.

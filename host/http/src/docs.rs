@@ -125,12 +125,16 @@ fn respond(op: &mut Operation, status: &str, response: Response) {
 /// Documents the CSV exports (`crate::export`): on each exportable route
 /// and its `/web` twin, the `format` and `table` parameters (the route's
 /// tables as an enum) and a `text/csv` body beside the JSON of its 200.
-pub fn exports(doc: &mut OpenApi, exports: &[(&str, &[&str])]) {
+pub fn exports(doc: &mut OpenApi, exports: &[(&str, &[&str], bool)]) {
     use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
     for (path, item) in doc.paths.paths.iter_mut() {
         let bare = path.strip_prefix("/web").unwrap_or(path);
-        let Some((_, tables)) = exports.iter().find(|(p, _)| *p == bare) else {
+        let Some((_, tables, html)) = exports.iter().find(|(p, _, _)| *p == bare) else {
             continue;
+        };
+        let formats: &[&str] = match html {
+            true => &["json", "csv", "html"],
+            false => &["json", "csv"],
         };
         for op in [item.get.as_mut(), item.post.as_mut()]
             .into_iter()
@@ -141,14 +145,23 @@ pub fn exports(doc: &mut OpenApi, exports: &[(&str, &[&str])]) {
                 ParameterBuilder::new()
                     .name("format")
                     .parameter_in(ParameterIn::Query)
-                    .description(Some(
-                        "`json` (default) or `csv` (as `Accept: text/csv`): the table named \
-                         by `table` as CSV with a header row",
-                    ))
+                    .description(Some(match html {
+                        true => {
+                            "`json` (default); `csv` (as `Accept: text/csv`): the table named \
+                             by `table` as CSV with a header row; `html`: the run's tear sheet, \
+                             one self-contained HTML file (equity against the benchmarks on a \
+                             log scale, drawdown, monthly returns, rolling volatility and beta, \
+                             metrics) that opens offline"
+                        }
+                        false => {
+                            "`json` (default) or `csv` (as `Accept: text/csv`): the table named \
+                             by `table` as CSV with a header row"
+                        }
+                    }))
                     .schema(Some(
                         ObjectBuilder::new()
                             .schema_type(Type::String)
-                            .enum_values(Some(["json", "csv"])),
+                            .enum_values(Some(formats.iter().copied())),
                     ))
                     .build(),
             );
@@ -172,6 +185,12 @@ pub fn exports(doc: &mut OpenApi, exports: &[(&str, &[&str])]) {
                     "text/csv".into(),
                     Content::new(Some(ObjectBuilder::new().schema_type(Type::String))),
                 );
+                if *html {
+                    ok.content.insert(
+                        "text/html".into(),
+                        Content::new(Some(ObjectBuilder::new().schema_type(Type::String))),
+                    );
+                }
             }
             respond_if_missing(
                 op,

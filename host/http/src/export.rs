@@ -21,8 +21,9 @@ use super::error::ApiError;
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ExportQuery {
-    /// `json` (default) or `csv` (as `Accept: text/csv`).
-    #[param(value_type = Option<String>, pattern = "^(json|csv)$")]
+    /// `json` (default) or `csv` (as `Accept: text/csv`); `html` for a
+    /// backtest's tear sheet.
+    #[param(value_type = Option<String>, pattern = "^(json|csv|html)$")]
     pub format: Option<String>,
     /// With CSV, which of the response's tables (the route lists them; its
     /// first by default).
@@ -30,16 +31,47 @@ pub struct ExportQuery {
     pub table: Option<String>,
 }
 
-/// The exportable routes (their `/web` twins too) and their tables, the
-/// default first: what the OpenAPI document lists.
-pub const EXPORTS: [(&str, &[&str]); 6] = [
-    ("/api/backtest", BacktestResponse::TABLES),
-    ("/api/backtest/monte-carlo", MonteCarloResponse::TABLES),
-    ("/api/backtest/sweep", SweepResponse::TABLES),
-    ("/api/backtest/walk-forward", WalkForwardResponse::TABLES),
-    ("/api/ranking", RankingResponse::TABLES),
-    ("/api/analysis/{ticker}", AnalysisResponse::TABLES),
+/// The exportable routes (their `/web` twins too), their tables (the
+/// default first) and whether `format=html` answers a tear sheet: what the
+/// OpenAPI document lists.
+pub const EXPORTS: [(&str, &[&str], bool); 6] = [
+    ("/api/backtest", BacktestResponse::TABLES, true),
+    (
+        "/api/backtest/monte-carlo",
+        MonteCarloResponse::TABLES,
+        false,
+    ),
+    ("/api/backtest/sweep", SweepResponse::TABLES, false),
+    (
+        "/api/backtest/walk-forward",
+        WalkForwardResponse::TABLES,
+        false,
+    ),
+    ("/api/ranking", RankingResponse::TABLES, false),
+    ("/api/analysis/{ticker}", AnalysisResponse::TABLES, false),
 ];
+
+/// Whether the request asks for the HTML tear sheet (`format=html`, on
+/// the routes that have one).
+pub fn wants_html(q: &ExportQuery) -> bool {
+    q.format.as_deref() == Some("html")
+}
+
+/// A backtest's tear sheet as an HTML attachment.
+pub fn tear_sheet(r: &BacktestResponse) -> Response {
+    let html = forecast_services::backtest::tearsheet::tear_sheet(r);
+    let mut response = html.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(
+        CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"backtest-tear-sheet.html\""),
+    );
+    response
+}
 
 /// A response with CSV tables.
 pub trait Tables: Serialize {

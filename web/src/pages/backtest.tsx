@@ -31,6 +31,7 @@ import { axis, Chart, pctAxis, type Opts, type Theme } from "../chart";
 import { DatedPrice, utcStamp } from "../facts";
 import { Help } from "../glossary-link";
 import { compact, Card, ErrorNote, Loading, int, num, pct, price, signClass, useData, useTitle } from "../lib";
+import { Downloads } from "./backtest-downloads";
 import { combinations, MonteCarloView, RankBySelect, SweepEditor, sweepValues, SweepView, WalkForwardView, type SweepField } from "./backtest-research";
 
 /** The server's default number of positions (BacktestRequest.top_n). */
@@ -437,9 +438,19 @@ function replaceUrl(url: string) {
 
 type Answer = BacktestResponse | MonteCarloResponse | SweepResponse | WalkForwardResponse;
 /** A tab's last run: its URL, the base fields it ran with, and the answer or the error. */
+/** Quota units of the run `body` on tab `t` (what a download of it costs again). */
+function runCost(t: Tab, body: Record<string, unknown>): number {
+  if (t === "result") return 5;
+  if (t === "monte-carlo") return MONTE_CARLO_COST;
+  const sweep = (body.sweep ?? {}) as Record<string, unknown[]>;
+  return researchCost(Object.values(sweep).reduce((n, v) => n * Math.max(1, v.length), 1));
+}
+
 interface Outcome {
   url: string;
   base: Record<string, string>;
+  /** The body of the run answered, for its downloads. */
+  body?: Record<string, unknown>;
   data: Answer | null;
   error: unknown;
   note: string | null;
@@ -521,8 +532,10 @@ export function BacktestPage({ loc }: { loc: Location }) {
     if (sweeps(t)) Object.assign(own, { sweep: Object.fromEntries(sw.map((s) => [s.param, sweepValues(s)])), rank_by: ex.rank_by });
     if (t === "walk-forward") Object.assign(own, { train_years: n(ex.train_years), test_years: n(ex.test_years), mode: ex.mode });
     for (const k of Object.keys(own)) if (own[k] === undefined) delete own[k];
+    let sent: Record<string, unknown> = {};
     const call = (body: Record<string, unknown>): Promise<Answer> => {
       const b = { ...body, ...own };
+      sent = b;
       if (t === "monte-carlo") return research.monteCarlo(b as MonteCarloRequest);
       if (t === "sweep") return research.sweep(b as SweepRequest);
       if (t === "walk-forward") return research.walkForward(b as WalkForwardRequest);
@@ -557,7 +570,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
       const v = viewNow.current;
       const kept = t === "sweep" ? { slice: v.slice, sort_by: v.sortBy, sort: v.sort } : {};
       const url = withQuery("/backtest", { ...tabParam, ...base, ...ownParams(t, ex, sw), ...kept });
-      setOutcomes((o) => ({ ...o, [t]: { url, base, data: res, error: null, note } }));
+      setOutcomes((o) => ({ ...o, [t]: { url, base, body: sent, data: res, error: null, note } }));
       if (tabNow.current === t) replaceUrl(url);
     } catch (err) {
       const changed: Record<string, string> = {};
@@ -912,6 +925,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
         {data && tab === "monte-carlo" && <MonteCarloView r={data as MonteCarloResponse} />}
         {data && tab === "sweep" && <SweepView r={data as SweepResponse} hrefOf={comboHref} view={view} onView={onView} />}
         {data && tab === "walk-forward" && <WalkForwardView r={data as WalkForwardResponse} />}
+        {data && outcome?.body && <Downloads tab={tab} body={outcome.body} cost={runCost(tab, outcome.body)} />}
       </div>
     </main>
   );

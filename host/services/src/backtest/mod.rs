@@ -48,6 +48,7 @@ mod research;
 mod response;
 mod run;
 mod signals;
+pub mod tearsheet;
 mod universe;
 mod validation;
 

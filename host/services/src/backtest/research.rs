@@ -200,10 +200,7 @@ fn split_rows(dates: &[i32], split: SplitParams) -> Vec<SplitRows> {
     let years = |d: NaiveDate, y: u32| d.checked_add_months(Months::new(12 * y));
     let mut out = Vec::new();
     let mut k = 0;
-    loop {
-        let Some(test_start) = years(start, split.train_years + k * split.test_years) else {
-            break;
-        };
+    while let Some(test_start) = years(start, split.train_years + k * split.test_years) {
         let a = row_at(test_start);
         if a == 0 || a >= dates.len() {
             break;
