@@ -3332,6 +3332,10 @@ export interface operations {
                  *     thinning. Unset: every row.
                  */
                 max_points?: number;
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `time_series`) */
+                table?: "time_series" | "segments";
             };
             header?: never;
             path: {
@@ -3358,6 +3362,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnalysisResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A parameter is out of bounds; detail names it */
@@ -3861,7 +3866,12 @@ export interface operations {
     };
     backtest: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (default); `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row; `html`: the run's tear sheet, one self-contained HTML file (equity against the benchmarks on a log scale, drawdown, monthly returns, rolling volatility and beta, metrics) that opens offline */
+                format?: "json" | "csv" | "html";
+                /** @description With CSV, which table (default `equity`) */
+                table?: "equity" | "trades" | "metrics";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3885,6 +3895,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BacktestResponse"];
+                    "text/csv": string;
+                    "text/html": string;
                 };
             };
             /** @description A field is invalid (unknown strategy or ticker, bad dates, non-positive capital, top_n beyond the universe, unknown rebalance, out-of-bounds engine or z-score parameters); detail names it */
@@ -4003,7 +4015,12 @@ export interface operations {
     };
     backtestMonteCarlo: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `fan`) */
+                table?: "fan" | "metrics";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4027,6 +4044,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MonteCarloResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A field is invalid (any of POST /api/backtest's, or runs, block_days, seed out of bounds, or an unknown field); detail names it */
@@ -4145,7 +4163,12 @@ export interface operations {
     };
     backtestSweep: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `rows`) */
+                table?: "rows";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4169,6 +4192,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SweepResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A field is invalid: any of POST /api/backtest's, or sweep (missing, more than 3 parameters, an unsweepable or repeated parameter, an empty or repeating list, more than 48 combinations, a value out of its field's bounds), rank_by, or an unknown field; detail names it */
@@ -4287,7 +4311,12 @@ export interface operations {
     };
     backtestWalkForward: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `splits`) */
+                table?: "splits" | "equity";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4311,6 +4340,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WalkForwardResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A field is invalid: any of POST /api/backtest/sweep's, or train_years, test_years, mode, or a window too short for one split; detail names it */
@@ -4744,6 +4774,10 @@ export interface operations {
                  *     before today (UTC): real histories end on different days.
                  */
                 max_age_days?: number;
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `assets`) */
+                table?: "assets";
             };
             header?: never;
             path?: never;
@@ -4764,6 +4798,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RankingResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A parameter is invalid; detail names it */
@@ -5801,6 +5836,10 @@ export interface operations {
                  *     thinning. Unset: every row.
                  */
                 max_points?: number;
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `time_series`) */
+                table?: "time_series" | "segments";
             };
             header?: never;
             path: {
@@ -5827,6 +5866,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnalysisResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A parameter is out of bounds; detail names it */
@@ -6330,7 +6370,12 @@ export interface operations {
     };
     webBacktest: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (default); `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row; `html`: the run's tear sheet, one self-contained HTML file (equity against the benchmarks on a log scale, drawdown, monthly returns, rolling volatility and beta, metrics) that opens offline */
+                format?: "json" | "csv" | "html";
+                /** @description With CSV, which table (default `equity`) */
+                table?: "equity" | "trades" | "metrics";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6354,6 +6399,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BacktestResponse"];
+                    "text/csv": string;
+                    "text/html": string;
                 };
             };
             /** @description A field is invalid (unknown strategy or ticker, bad dates, non-positive capital, top_n beyond the universe, unknown rebalance, out-of-bounds engine or z-score parameters); detail names it */
@@ -6481,7 +6528,12 @@ export interface operations {
     };
     webBacktestMonteCarlo: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `fan`) */
+                table?: "fan" | "metrics";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6505,6 +6557,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MonteCarloResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A field is invalid (any of POST /api/backtest's, or runs, block_days, seed out of bounds, or an unknown field); detail names it */
@@ -6632,7 +6685,12 @@ export interface operations {
     };
     webBacktestSweep: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `rows`) */
+                table?: "rows";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6656,6 +6714,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SweepResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A field is invalid: any of POST /api/backtest's, or sweep (missing, more than 3 parameters, an unsweepable or repeated parameter, an empty or repeating list, more than 48 combinations, a value out of its field's bounds), rank_by, or an unknown field; detail names it */
@@ -6783,7 +6842,12 @@ export interface operations {
     };
     webBacktestWalkForward: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `splits`) */
+                table?: "splits" | "equity";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6807,6 +6871,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WalkForwardResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A field is invalid: any of POST /api/backtest/sweep's, or train_years, test_years, mode, or a window too short for one split; detail names it */
@@ -6971,6 +7036,10 @@ export interface operations {
                  *     before today (UTC): real histories end on different days.
                  */
                 max_age_days?: number;
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `assets`) */
+                table?: "assets";
             };
             header?: never;
             path?: never;
@@ -6991,6 +7060,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RankingResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A parameter is invalid; detail names it */
