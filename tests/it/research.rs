@@ -176,6 +176,11 @@ async fn every_sweep_bound_answers_400_naming_it() {
             vec!["train_years"],
         ),
         (json!({"sweep": {"top_n": [1]}, "paths": 2}), vec!["paths"]),
+        // A rule that needs the data names the combination too.
+        (
+            json!({"sweep": {"top_n": [2, 7]}}),
+            vec!["sweep (top_n=7): top_n", "top_n must be between 1 and"],
+        ),
     ] {
         let (status, b, _) = post(&s, "/api/backtest/sweep", &with(&base, &extra)).await;
         assert_error(

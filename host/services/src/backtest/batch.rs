@@ -50,11 +50,13 @@ struct Held {
 
 /// Runs every request of `requests` (the same strategy, universe and
 /// dates as `base`; other parameters) under `slot`, within `timeout` from
-/// when the plugin slots are held.
+/// when the plugin slots are held. A request refused by the data (a 400)
+/// is named by its `labels` entry.
 pub(super) async fn run_batch(
     svc: &BacktestService,
     base: &ValidRequest,
     requests: &[ValidRequest],
+    labels: &[String],
     slot: UserSlot,
     timeout: Duration,
 ) -> Result<Batch, Error> {
@@ -111,7 +113,10 @@ pub(super) async fn run_batch(
         };
         let work = Group {
             loaded,
-            requests: group.iter().map(|&i| (i, requests[i].clone())).collect(),
+            requests: group
+                .iter()
+                .map(|&i| (i, requests[i].clone(), labels[i].clone()))
+                .collect(),
             strategy: strategy.clone(),
             cancel: cancel.clone(),
             window: bt::Window {
@@ -177,7 +182,8 @@ fn engine_groups(requests: &[ValidRequest]) -> Vec<Vec<usize>> {
 /// One engine pass's combinations, run on a blocking thread.
 struct Group {
     loaded: Loaded,
-    requests: Vec<(usize, ValidRequest)>,
+    /// Index, request and label of each combination.
+    requests: Vec<(usize, ValidRequest, String)>,
     strategy: Arc<StrategyPlugin>,
     cancel: Cancel,
     window: bt::Window,
@@ -224,12 +230,16 @@ impl Group {
                             return;
                         }
                         let k = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((i, req)) = requests.get(k) else {
+                        let Some((i, req, label)) = requests.get(k) else {
                             return;
                         };
                         match one(inputs, window, req, strategy, permit, cancel) {
                             Ok(report) => results.lock().expect("poisoned").push((*i, report)),
                             Err(e) => {
+                                let e = match e {
+                                    Error::Invalid(m) => Error::Invalid(format!("{label}: {m}")),
+                                    e => e,
+                                };
                                 failed.store(true, Ordering::Relaxed);
                                 failure.lock().expect("poisoned").get_or_insert(e);
                                 return;

@@ -33,10 +33,12 @@ pub(super) async fn sweep(
         .iter()
         .map(|c| c.request.clone())
         .collect();
+    let labels = labels(&sweep);
     let batch = run_batch(
         svc,
         &sweep.base,
         &requests,
+        &labels,
         slot,
         svc.limits.research_timeout,
     )
@@ -89,10 +91,12 @@ pub(super) async fn walk_forward(
         .iter()
         .map(|c| c.request.clone())
         .collect();
+    let labels = labels(&sweep);
     let batch = run_batch(
         svc,
         &sweep.base,
         &requests,
+        &labels,
         slot,
         svc.limits.research_timeout,
     )
@@ -227,6 +231,23 @@ fn split_rows(dates: &[i32], split: SplitParams) -> Vec<SplitRows> {
         k += 1;
     }
     out
+}
+
+/// Each combination as its refusals name it: `sweep (top_n=8, …)`, in the
+/// axes' order.
+fn labels(sweep: &ValidSweep) -> Vec<String> {
+    sweep
+        .combinations
+        .iter()
+        .map(|c| {
+            let values: Vec<String> = sweep
+                .axes
+                .iter()
+                .map(|a| format!("{}={}", a.name, c.params[&a.name]))
+                .collect();
+            format!("sweep ({})", values.join(", "))
+        })
+        .collect()
 }
 
 fn split_metrics(f: &Figures) -> SplitMetrics {
