@@ -201,7 +201,7 @@ pub struct Backtests {
     #[arg(long, env = "FORECAST_BACKTEST_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis::<1>)]
     pub backtest_timeout_ms: Duration,
     /// Time limit of one parameter sweep or walk-forward (every combination's run), in milliseconds, counted from when its plugin slots are held; past it: 504.
-    #[arg(long, env = "FORECAST_RESEARCH_TIMEOUT_MS", value_name = "MS", default_value = "120000", value_parser = millis::<1>)]
+    #[arg(long, env = "FORECAST_RESEARCH_TIMEOUT_MS", value_name = "MS", default_value = "35000", value_parser = millis::<1>)]
     pub research_timeout_ms: Duration,
     /// How long, in milliseconds, a backtest waits for its plugin slots (0: only if free now); past it: 503 with Retry-After.
     #[arg(long, env = "FORECAST_BACKTEST_QUEUE_MS", value_name = "MS", default_value = "10000", value_parser = millis::<0>)]

@@ -133,7 +133,7 @@ fn values_are_parsed_by_their_rules() {
         ("FORECAST_LLM_API_KEY", ""),
         ("FORECAST_WASM_PERFMAP", "1"),
         ("FORECAST_LOGIN_CONCURRENCY", "3"),
-        ("FORECAST_REQUEST_TIMEOUT_MS", "50001"),
+        ("FORECAST_REQUEST_TIMEOUT_MS", "55001"),
         ("FORECAST_BACKTEST_TIMEOUT_MS", "30000"),
         (
             "FORECAST_UPGRADE_URL",
@@ -155,7 +155,7 @@ fn values_are_parsed_by_their_rules() {
     assert_eq!(c.signal_cache_bytes, 0);
     assert_eq!(c.backtest_queue_wait, Duration::ZERO);
     assert_eq!(c.limits.shutdown_grace, Duration::ZERO);
-    assert_eq!(c.limits.request_timeout, Duration::from_millis(50_001));
+    assert_eq!(c.limits.request_timeout, Duration::from_millis(55_001));
     assert_eq!(c.plugin_poll, Duration::from_millis(50));
     assert!(!c.grading && c.runtime.perf_map);
     assert_eq!(c.grade_at.to_string(), "23:30:00");
@@ -299,12 +299,17 @@ fn rules_between_settings_hold() {
     let e = err(&[("FORECAST_REQUEST_TIMEOUT_MS", "30000")]);
     assert!(
         e.starts_with("FORECAST_REQUEST_TIMEOUT_MS")
-            && e.contains("FORECAST_BACKTEST_QUEUE_MS + FORECAST_BACKTEST_TIMEOUT_MS (50000 ms)"),
+            && e.contains(
+                "FORECAST_BACKTEST_QUEUE_MS + the larger of FORECAST_BACKTEST_TIMEOUT_MS and \
+                 FORECAST_RESEARCH_TIMEOUT_MS (55000 ms)"
+            ),
         "{e}"
     );
-    // Unset, the deadline follows the backtest limits.
+    // Unset, the deadline follows the backtest limits, the longer of the two.
     let c = Config::from_pairs(&[("FORECAST_BACKTEST_TIMEOUT_MS", "600000")]).unwrap();
     assert_eq!(c.limits.request_timeout, Duration::from_millis(625_000));
+    let c = Config::from_pairs(&[("FORECAST_RESEARCH_TIMEOUT_MS", "300000")]).unwrap();
+    assert_eq!(c.limits.request_timeout, Duration::from_millis(325_000));
     assert_eq!(
         err(&[("FORECAST_LLM_URL", "http://llm")]),
         "FORECAST_LLM_MODEL (--llm-model): must be set when FORECAST_LLM_URL is"
