@@ -167,7 +167,7 @@ pub struct SweepRequest {
     /// distinct values of the type the backtest field takes; at most 48
     /// combinations. A swept parameter may not also be set as a base
     /// field. The order written is the order of the answer's axes.
-    #[schema(schema_with = sweep_schema)]
+    #[schema(schema_with = sweep_schema, required = true)]
     pub sweep: Option<Axes>,
     /// The figure that ranks the combinations (default `sharpe_ratio`).
     #[schema(value_type = Option<RankBy>)]

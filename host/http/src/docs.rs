@@ -122,6 +122,60 @@ fn respond(op: &mut Operation, status: &str, response: Response) {
         .insert(status.to_string(), RefOr::T(response));
 }
 
+/// The request bodies that extend `BacktestRequest` (`SweepRequest`,
+/// `WalkForwardRequest`, `MonteCarloRequest`) as one object each: the
+/// backtest's properties and their own, unknown properties refused. As
+/// generated they are an `allOf` of `BacktestRequest` (which refuses every
+/// property it does not name) and an object of their own fields, which no
+/// body can satisfy once an own field is required (the sweep's `sweep`).
+pub fn flatten_extended_bodies(doc: &mut OpenApi) {
+    use utoipa::openapi::schema::Schema;
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    let schemas = &mut components.schemas;
+    let Some(RefOr::T(Schema::Object(base))) = schemas.get("BacktestRequest").cloned() else {
+        return;
+    };
+    // Each body's own object, and the body it extends besides the backtest.
+    let own = |schemas: &std::collections::BTreeMap<String, RefOr<Schema>>, name: &str| {
+        let mut found = (None, None);
+        if let Some(RefOr::T(Schema::AllOf(all))) = schemas.get(name) {
+            for item in &all.items {
+                match item {
+                    RefOr::T(Schema::Object(o)) => found.0 = Some(o.clone()),
+                    RefOr::Ref(r) if !r.ref_location.ends_with("/BacktestRequest") => {
+                        found.1 = r.ref_location.rsplit('/').next().map(str::to_string)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        found
+    };
+    // Read from the document as generated (a flattened body is no longer
+    // an `allOf` for the bodies extending it).
+    let generated = schemas.clone();
+    for name in ["MonteCarloRequest", "SweepRequest", "WalkForwardRequest"] {
+        let mut chain = vec![name.to_string()];
+        while let (_, Some(parent)) = own(&generated, chain.last().expect("one at least")) {
+            chain.push(parent);
+        }
+        let mut flat = base.clone();
+        for link in chain.iter().rev() {
+            let (Some(o), _) = own(&generated, link) else {
+                continue;
+            };
+            flat.properties.extend(o.properties);
+            flat.required.extend(o.required);
+        }
+        if let Some(RefOr::T(Schema::AllOf(all))) = generated.get(name) {
+            flat.description = all.description.clone();
+        }
+        schemas.insert(name.to_string(), RefOr::T(Schema::Object(flat)));
+    }
+}
+
 /// Documents the CSV exports (`crate::export`): on each exportable route
 /// and its `/web` twin, the `format` and `table` parameters (the route's
 /// tables as an enum) and a `text/csv` body beside the JSON of its 200.

@@ -226,6 +226,7 @@ pub fn api(state: &AppState) -> OpenApiRouter<AppState> {
 pub fn router(state: AppState) -> Router {
     let (routes, mut doc) = api(&state).split_for_parts();
     docs::exports(&mut doc, &export::EXPORTS);
+    docs::flatten_extended_bodies(&mut doc);
     let doc = docs::Document(axum::body::Bytes::from(
         doc.to_json().expect("the OpenAPI document serialises"),
     ));

@@ -1645,7 +1645,84 @@ export interface components {
          *     an object whose three own fields are taken out first; the rest must be
          *     a `BacktestRequest` (unknown fields refused, naming them).
          */
-        MonteCarloRequest: components["schemas"]["BacktestRequest"] & {
+        MonteCarloRequest: {
+            /**
+             * @description Strategy plugin name (`GET /api/strategies` lists them).
+             * @default topn
+             * @example topn
+             */
+            strategy: string | null;
+            tickers?: string[] | null;
+            category?: null | components["schemas"]["Category"];
+            /**
+             * Format: double
+             * @description Equity at the start.
+             * @default 100000
+             */
+            initial_capital: number | null;
+            /**
+             * Format: int64
+             * @description Positions.
+             * @default 10
+             */
+            top_n: number | null;
+            /** @default monthly */
+            rebalance: null | components["schemas"]["Rebalance"];
+            /**
+             * Format: int64
+             * @description Engine horizon in calendar days.
+             * @default 90
+             */
+            return_period: number | null;
+            /**
+             * Format: double
+             * @description Engine EMA decay, rounded to a multiple of 0.001 before use
+             *     (`metadata.decay_factor` is the value used).
+             * @default 0.95
+             */
+            decay_factor: number | null;
+            /**
+             * Format: int64
+             * @description Engine buckets.
+             * @default 20
+             */
+            num_segments: number | null;
+            /** @default return */
+            metric: null | components["schemas"]["Metric"];
+            /**
+             * Format: date
+             * @description First date (default: 10 years before the end); on or before
+             *     `end_date` when both are given.
+             */
+            start_date?: string | null;
+            /**
+             * Format: date
+             * @description Last date (default: the universe's latest date).
+             */
+            end_date?: string | null;
+            /**
+             * @description Charge trading costs.
+             * @default true
+             */
+            include_costs: boolean | null;
+            /**
+             * Format: int64
+             * @description z-score window in rows.
+             * @default 252
+             */
+            zscore_lookback: number | null;
+            /**
+             * Format: double
+             * @description z-score entry threshold.
+             * @default 2
+             */
+            zscore_entry: number | null;
+            /**
+             * Format: double
+             * @description z-score exit threshold.
+             * @default 0
+             */
+            zscore_exit: number | null;
             /**
              * Format: int64
              * @description Paths to draw, 1 to 5,000 (default 1,000).
@@ -2390,7 +2467,84 @@ export interface components {
             versions: string[];
         };
         /** @description `POST /api/backtest/sweep`: a backtest request plus the values to try. */
-        SweepRequest: components["schemas"]["BacktestRequest"] & {
+        SweepRequest: {
+            /**
+             * @description Strategy plugin name (`GET /api/strategies` lists them).
+             * @default topn
+             * @example topn
+             */
+            strategy: string | null;
+            tickers?: string[] | null;
+            category?: null | components["schemas"]["Category"];
+            /**
+             * Format: double
+             * @description Equity at the start.
+             * @default 100000
+             */
+            initial_capital: number | null;
+            /**
+             * Format: int64
+             * @description Positions.
+             * @default 10
+             */
+            top_n: number | null;
+            /** @default monthly */
+            rebalance: null | components["schemas"]["Rebalance"];
+            /**
+             * Format: int64
+             * @description Engine horizon in calendar days.
+             * @default 90
+             */
+            return_period: number | null;
+            /**
+             * Format: double
+             * @description Engine EMA decay, rounded to a multiple of 0.001 before use
+             *     (`metadata.decay_factor` is the value used).
+             * @default 0.95
+             */
+            decay_factor: number | null;
+            /**
+             * Format: int64
+             * @description Engine buckets.
+             * @default 20
+             */
+            num_segments: number | null;
+            /** @default return */
+            metric: null | components["schemas"]["Metric"];
+            /**
+             * Format: date
+             * @description First date (default: 10 years before the end); on or before
+             *     `end_date` when both are given.
+             */
+            start_date?: string | null;
+            /**
+             * Format: date
+             * @description Last date (default: the universe's latest date).
+             */
+            end_date?: string | null;
+            /**
+             * @description Charge trading costs.
+             * @default true
+             */
+            include_costs: boolean | null;
+            /**
+             * Format: int64
+             * @description z-score window in rows.
+             * @default 252
+             */
+            zscore_lookback: number | null;
+            /**
+             * Format: double
+             * @description z-score entry threshold.
+             * @default 2
+             */
+            zscore_entry: number | null;
+            /**
+             * Format: double
+             * @description z-score exit threshold.
+             * @default 0
+             */
+            zscore_exit: number | null;
             /**
              * @description 1 to 3 parameters, each with 1 to 48 distinct values of its backtest field's type and bounds; at most 48 combinations (the product of the lists' lengths)
              * @example {
@@ -2405,7 +2559,7 @@ export interface components {
              *       ]
              *     }
              */
-            sweep?: {
+            sweep: {
                 top_n?: number[];
                 rebalance?: ("daily" | "weekly" | "monthly")[];
                 return_period?: number[];
@@ -2780,7 +2934,111 @@ export interface components {
          * @description `POST /api/backtest/walk-forward`: a sweep, chosen on each train split
          *     and applied to the next test split.
          */
-        WalkForwardRequest: components["schemas"]["SweepRequest"] & {
+        WalkForwardRequest: {
+            /**
+             * @description Strategy plugin name (`GET /api/strategies` lists them).
+             * @default topn
+             * @example topn
+             */
+            strategy: string | null;
+            tickers?: string[] | null;
+            category?: null | components["schemas"]["Category"];
+            /**
+             * Format: double
+             * @description Equity at the start.
+             * @default 100000
+             */
+            initial_capital: number | null;
+            /**
+             * Format: int64
+             * @description Positions.
+             * @default 10
+             */
+            top_n: number | null;
+            /** @default monthly */
+            rebalance: null | components["schemas"]["Rebalance"];
+            /**
+             * Format: int64
+             * @description Engine horizon in calendar days.
+             * @default 90
+             */
+            return_period: number | null;
+            /**
+             * Format: double
+             * @description Engine EMA decay, rounded to a multiple of 0.001 before use
+             *     (`metadata.decay_factor` is the value used).
+             * @default 0.95
+             */
+            decay_factor: number | null;
+            /**
+             * Format: int64
+             * @description Engine buckets.
+             * @default 20
+             */
+            num_segments: number | null;
+            /** @default return */
+            metric: null | components["schemas"]["Metric"];
+            /**
+             * Format: date
+             * @description First date (default: 10 years before the end); on or before
+             *     `end_date` when both are given.
+             */
+            start_date?: string | null;
+            /**
+             * Format: date
+             * @description Last date (default: the universe's latest date).
+             */
+            end_date?: string | null;
+            /**
+             * @description Charge trading costs.
+             * @default true
+             */
+            include_costs: boolean | null;
+            /**
+             * Format: int64
+             * @description z-score window in rows.
+             * @default 252
+             */
+            zscore_lookback: number | null;
+            /**
+             * Format: double
+             * @description z-score entry threshold.
+             * @default 2
+             */
+            zscore_entry: number | null;
+            /**
+             * Format: double
+             * @description z-score exit threshold.
+             * @default 0
+             */
+            zscore_exit: number | null;
+            /**
+             * @description 1 to 3 parameters, each with 1 to 48 distinct values of its backtest field's type and bounds; at most 48 combinations (the product of the lists' lengths)
+             * @example {
+             *       "return_period": [
+             *         30,
+             *         90
+             *       ],
+             *       "top_n": [
+             *         5,
+             *         10,
+             *         20
+             *       ]
+             *     }
+             */
+            sweep: {
+                top_n?: number[];
+                rebalance?: ("daily" | "weekly" | "monthly")[];
+                return_period?: number[];
+                metric?: ("return" | "sharpe" | "sortino")[];
+                decay_factor?: number[];
+                num_segments?: number[];
+                zscore_lookback?: number[];
+                zscore_entry?: number[];
+                zscore_exit?: number[];
+                include_costs?: boolean[];
+            };
+            rank_by?: null | components["schemas"]["RankBy"];
             /**
              * Format: int64
              * @description Years of each train split, 1 to 20 (default 3).
