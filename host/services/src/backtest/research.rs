@@ -8,7 +8,6 @@ use forecast_api::research::{
     RankBy, ResearchMetadata, Split, SplitMetrics, SplitMode, SplitParams, SweepResponse, SweepRow,
     ValidSweep, WalkForwardResponse,
 };
-use forecast_backtest as bt;
 use forecast_backtest::walkforward::{self, Figures, SplitRows};
 use forecast_domain::series::{from_days, to_days};
 
@@ -22,45 +21,54 @@ use crate::error::Error;
 /// `test_years`, but not shorter than this.
 pub const MIN_TEST_ROWS: usize = 21;
 
+/// Runs every combination of `sweep` over the window, as one batch within
+/// the research time limit, each refusal naming its combination.
+async fn run_all(
+    svc: &BacktestService,
+    sweep: &ValidSweep,
+    slot: super::UserSlot,
+) -> Result<Batch, Error> {
+    let requests: Vec<_> = sweep
+        .combinations
+        .iter()
+        .map(|c| c.request.clone())
+        .collect();
+    run_batch(
+        svc,
+        &sweep.base,
+        &requests,
+        &labels(sweep),
+        slot,
+        svc.limits.research_timeout,
+    )
+    .await
+}
+
 /// Runs every combination of `sweep` and ranks them.
 pub(super) async fn sweep(
     svc: &BacktestService,
     sweep: ValidSweep,
     slot: super::UserSlot,
 ) -> Result<SweepResponse, Error> {
-    let requests: Vec<_> = sweep
-        .combinations
-        .iter()
-        .map(|c| c.request.clone())
-        .collect();
-    let labels = labels(&sweep);
-    let batch = run_batch(
-        svc,
-        &sweep.base,
-        &requests,
-        &labels,
-        slot,
-        svc.limits.research_timeout,
-    )
-    .await?;
+    let batch = run_all(svc, &sweep, slot).await?;
     let metadata = metadata(&batch, &sweep);
-    let scores: Vec<Option<f64>> = batch
-        .reports
+    let metrics: Vec<MetricsBody> = batch.reports.iter().map(metrics).collect();
+    let scores: Vec<Option<f64>> = metrics
         .iter()
-        .map(|r| sweep.rank_by.of(&SplitMetrics::from(&metrics_of(r))))
+        .map(|m| sweep.rank_by.of(&SplitMetrics::from(m)))
         .collect();
     let ranks = ranks(&scores);
     let rows = sweep
         .combinations
         .into_iter()
-        .zip(&batch.reports)
+        .zip(metrics)
         .zip(scores.iter().zip(&ranks))
-        .map(|((c, report), (&score, &rank))| SweepRow {
+        .map(|((c, metrics), (&score, &rank))| SweepRow {
             params: c.params,
             cell: c.cell,
             score,
             rank,
-            metrics: metrics(report),
+            metrics,
         })
         .collect();
     Ok(SweepResponse {
@@ -86,21 +94,7 @@ pub(super) async fn walk_forward(
     if let (Some(s), Some(e)) = (sweep.base.start_date, sweep.base.end_date) {
         check_fits(s, e, split)?;
     }
-    let requests: Vec<_> = sweep
-        .combinations
-        .iter()
-        .map(|c| c.request.clone())
-        .collect();
-    let labels = labels(&sweep);
-    let batch = run_batch(
-        svc,
-        &sweep.base,
-        &requests,
-        &labels,
-        slot,
-        svc.limits.research_timeout,
-    )
-    .await?;
+    let batch = run_all(svc, &sweep, slot).await?;
     let metadata = metadata(&batch, &sweep);
     let dates = &batch.reports[0].dates;
     if batch.reports.iter().any(|r| r.dates != *dates) {
@@ -259,10 +253,6 @@ fn split_metrics(f: &Figures) -> SplitMetrics {
         max_drawdown: f.max_drawdown,
         calmar_ratio: f.calmar_ratio,
     }
-}
-
-fn metrics_of(report: &bt::Report) -> MetricsBody {
-    metrics(report)
 }
 
 /// 1 for the highest score, 2 for the next, …; `None` where the score is
