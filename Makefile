@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads lint fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs
+.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads lint fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs smtp-sink
 
 all: build
 
@@ -124,6 +124,19 @@ $(REFERENCE_DIR)/company_tickers.parquet: $(EDGAR_WHEEL)
 	python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("edgar/reference/data/company_tickers.parquet"))' $(EDGAR_WHEEL) $@.tmp
 	mv $@.tmp $@
 
+## smtp-sink: the local SMTP server of the e-mail tests (aiosmtpd, pinned
+## by version and SHA-256 in tools/smtp-sink/requirements.txt, pip
+## --require-hashes) in $(SMTP_VENV), rebuilt only when the requirements
+## change; tests/common/smtp.rs runs it on a free port per test
+SMTP_VENV := target/smtp-venv
+smtp-sink: $(SMTP_VENV)/.stamp
+$(SMTP_VENV)/.stamp: tools/smtp-sink/requirements.txt
+	rm -rf $(SMTP_VENV)
+	python3 -m venv $(SMTP_VENV)
+	$(SMTP_VENV)/bin/pip install --quiet --disable-pip-version-check \
+	  --require-hashes --no-deps --only-binary=:all: -r tools/smtp-sink/requirements.txt
+	@touch $@
+
 ## build: components + the web application + the `forecast` binary at
 ## target/release/forecast (which embeds both)
 build: components web model reference
@@ -137,7 +150,7 @@ run: build
 ## application in a real browser (web-test)
 # The log feeds the one-line total printed last (cargo ends on doc-test
 # summaries that count 0, which would hide how many tests ran).
-test: components web model reference
+test: components web model reference smtp-sink
 	@mkdir -p target
 	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort -p matcher) \
 	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \

@@ -17,6 +17,7 @@ use forecast_http::{AppState, HttpConfig, Shared};
 use forecast_ingest::demo;
 use forecast_ingest::metadata::CatalogProvider;
 use forecast_services::active::Plugins;
+use forecast_services::alerts::AlertService;
 use forecast_services::analysis::AnalysisService;
 use forecast_services::assets::AssetService;
 use forecast_services::auth;
@@ -136,6 +137,13 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         config.trust_policy(),
         config.module_cache.as_deref(),
     )?;
+    let verdicts = VerdictService::new(
+        db.clone(),
+        db.clone(),
+        plugins.clone(),
+        freshness.clone(),
+        budget.clone(),
+    );
     let state = AppState::new(Shared {
         // Each service gets only the store traits it uses: the handles are
         // upcasts of the one connection.
@@ -147,13 +155,19 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
             plugins.clone(),
             budget.clone(),
         ),
-        verdicts: VerdictService::new(
+        alerts: AlertService::new(
             db.clone(),
             db.clone(),
-            plugins.clone(),
-            freshness,
-            budget.clone(),
+            db.clone(),
+            db.clone(),
+            db.clone(),
+            verdicts.clone(),
+            forecast_services::alerts::AlertSettings {
+                origin: origin.clone(),
+                ..config.alerts.clone()
+            },
         ),
+        verdicts,
         backtests: BacktestService::new(
             db.clone(),
             plugins.clone(),
@@ -355,7 +369,8 @@ async fn purge_expired(sessions: forecast_services::sessions::SessionService) {
 /// Starts what runs beside the router: the registry follower (so this
 /// server picks up activations, rollbacks and shadow runs), the purge of
 /// expired sessions and counters, and, when
-/// `config.grading` is on, the grading scheduler. `serve` and the
+/// `config.grading` is on, the grading scheduler; when `config.alerts_follow`
+/// is on, the alerts' evaluation and delivery. `serve` and the
 /// in-process test harness share it so both run the same background work;
 /// the handles let a harness stop the tasks when its app is dropped.
 pub fn start_background(app: &App, config: &Config) -> Vec<tokio::task::JoinHandle<()>> {
@@ -395,6 +410,9 @@ pub fn start_background(app: &App, config: &Config) -> Vec<tokio::task::JoinHand
     }
     if state.matcher.has_model() {
         tasks.push(tokio::spawn(prepare_embeddings(state.matcher.clone())));
+    }
+    if config.alerts_follow {
+        tasks.push(tokio::spawn(state.alerts.clone().follow()));
     }
     if config.grading {
         tasks.push(tokio::spawn(forecast_services::grading::schedule(

@@ -83,6 +83,11 @@ enum Command {
         #[command(subcommand)]
         command: crate::cli_matcher::MatcherCommand,
     },
+    /// Alerts: evaluate them now and send what is due.
+    Alerts {
+        #[command(subcommand)]
+        command: crate::cli_alerts::AlertsCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -250,6 +255,7 @@ impl Cli {
             } => key_create(&email, &name).await,
             Command::Plugin { command } => crate::cli_plugin::run(command).await,
             Command::Matcher { command } => crate::cli_matcher::run(command).await,
+            Command::Alerts { command } => crate::cli_alerts::run(command).await,
         }
     }
 }
@@ -745,6 +751,21 @@ async fn grade() -> anyhow::Result<()> {
     )
     .await;
     eprintln!();
+    // A completed run is what alerts read: evaluate them now (a server
+    // following the database would, within its interval, too; whoever
+    // claims the evaluation first does it once).
+    let alerts = match &result {
+        Ok(s) if s.activated => Some(
+            async {
+                let service = crate::cli_alerts::service(&config, db.clone()).await?;
+                let evaluation = service.evaluate().await?;
+                service.deliver_due().await?;
+                anyhow::Ok(evaluation)
+            }
+            .await,
+        ),
+        _ => None,
+    };
     db.close().await;
     let s = result?;
     let d = s.data_sources;
@@ -772,5 +793,10 @@ async fn grade() -> anyhow::Result<()> {
             "other replicas are finishing it".to_string()
         }
     );
+    match alerts {
+        Some(Ok(evaluation)) => println!("alerts: {}", crate::cli_alerts::describe(&evaluation)),
+        Some(Err(e)) => eprintln!("alerts: not evaluated: {e:#}"),
+        None => {}
+    }
     Ok(())
 }

@@ -74,6 +74,8 @@ pub struct Settings {
     pub prices: Prices,
     #[command(flatten)]
     pub matcher: Matcher,
+    #[command(flatten)]
+    pub alerts: Alerts,
 }
 
 /// Where the server listens and what it trusts.
@@ -249,6 +251,41 @@ pub struct Grading {
     /// After how many seconds without a report a grading worker's claimed assets are graded by another.
     #[arg(long, env = "FORECAST_GRADING_LEASE_SECONDS", value_name = "SECONDS", default_value = "120", value_parser = at_least::<1>)]
     pub grading_lease_seconds: u64,
+}
+
+/// Alerts: their evaluation and delivery (webhooks, e-mail).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Alerts")]
+pub struct Alerts {
+    /// Whether the server evaluates alerts after every change of grades, prices or alerts and sends their webhook calls and e-mails (on/off). Off: `forecast alerts check` does both on demand.
+    #[arg(long = "alerts", env = "FORECAST_ALERTS", value_name = "ON|OFF", default_value = "on", action = ArgAction::Set, value_parser = on_off)]
+    pub alerts: bool,
+    /// How often, in milliseconds, the server looks for a change to evaluate and for deliveries due.
+    #[arg(long, env = "FORECAST_ALERTS_INTERVAL_MS", value_name = "MS", default_value = "5000", value_parser = millis::<50>)]
+    pub alerts_interval_ms: Duration,
+    /// The SMTP server of the alerts' e-mail digest (at most one e-mail per user per evaluation), e.g. `smtp://mail.example.com:587?tls=required`, `smtps://user:pass@host` or `smtp://127.0.0.1:2525` (plain, for a local relay). Unset: no e-mail.
+    #[arg(long, env = "FORECAST_SMTP_URL", value_name = "URL", default_value = "", hide_default_value = true, value_parser = trimmed)]
+    pub smtp_url: Unset<String>,
+    /// The digest's From address.
+    #[arg(
+        long,
+        env = "FORECAST_SMTP_FROM",
+        value_name = "ADDRESS",
+        default_value = "Forecast Engine <alerts@forecast.local>"
+    )]
+    pub smtp_from: String,
+    /// Whether webhook URLs may point at private, loopback or link-local addresses (on/off). Off protects the server's own network from its users.
+    #[arg(long, env = "FORECAST_WEBHOOK_ALLOW_PRIVATE", value_name = "ON|OFF", default_value = "off", action = ArgAction::Set, value_parser = on_off)]
+    pub webhook_allow_private: bool,
+    /// Seconds before a failed webhook call or e-mail is tried again; each next retry waits twice as long.
+    #[arg(long, env = "FORECAST_WEBHOOK_RETRY_BASE_SECONDS", value_name = "SECONDS", default_value = "30", value_parser = at_least::<1>)]
+    pub webhook_retry_base_seconds: u64,
+    /// Attempts per webhook call or e-mail before it is given up.
+    #[arg(long, env = "FORECAST_WEBHOOK_MAX_ATTEMPTS", value_name = "N", default_value = "6", value_parser = count::<1>)]
+    pub webhook_max_attempts: u32,
+    /// Consecutive failed attempts after which a webhook endpoint is disabled (its owner enables it again).
+    #[arg(long, env = "FORECAST_WEBHOOK_MAX_FAILURES", value_name = "N", default_value = "10", value_parser = count::<1>)]
+    pub webhook_max_failures: u32,
 }
 
 /// Live prices: the scheduled refresh and the providers.
@@ -517,6 +554,11 @@ pub struct Config {
     pub cookie_secure: Option<bool>,
     /// `FORECAST_QUOTA_PER_MINUTE`, `FORECAST_QUOTA_PER_DAY`.
     pub quota: QuotaConfig,
+    /// `FORECAST_ALERTS`.
+    pub alerts_follow: bool,
+    /// `FORECAST_ALERTS_INTERVAL_MS`, `FORECAST_SMTP_*`, `FORECAST_WEBHOOK_*`
+    /// (the web origin is filled in by the server).
+    pub alerts: forecast_services::alerts::AlertSettings,
     /// `FORECAST_GRADING`.
     pub grading: bool,
     /// `FORECAST_GRADE_AT`.
@@ -757,6 +799,7 @@ impl Settings {
             grading,
             prices,
             matcher,
+            alerts,
         } = self;
         let backtest_longest = heavy.heavy_wait_ms
             + backtests
@@ -816,6 +859,21 @@ impl Settings {
             quota: QuotaConfig {
                 per_minute: accounts.quota_per_minute,
                 per_day: accounts.quota_per_day,
+            },
+            alerts_follow: alerts.alerts,
+            alerts: forecast_services::alerts::AlertSettings {
+                smtp: alerts
+                    .smtp_url
+                    .map(|url| forecast_services::alerts::SmtpSettings {
+                        url,
+                        from: alerts.smtp_from,
+                    }),
+                allow_private: alerts.webhook_allow_private,
+                retry_base: Duration::from_secs(alerts.webhook_retry_base_seconds),
+                max_attempts: alerts.webhook_max_attempts,
+                max_failures: alerts.webhook_max_failures,
+                interval: alerts.alerts_interval_ms,
+                ..Default::default()
             },
             grading: grading.grading,
             grade_at: grading.grade_at,

@@ -12,6 +12,7 @@
 
 pub mod app;
 pub mod cli;
+mod cli_alerts;
 mod cli_fetch;
 mod cli_matcher;
 mod cli_plugin;

@@ -8,6 +8,8 @@
 
 pub mod client;
 mod inproc;
+pub mod smtp;
+pub mod webhook;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -57,6 +59,9 @@ pub const SERVER_ENV: &[(&str, &str)] = &[
     // Tests grade explicitly (`forecast grade`); a background run over the
     // whole universe would only slow them down.
     ("FORECAST_GRADING", "off"),
+    // Likewise alerts: the tests of alerts turn the follower on or run
+    // `forecast alerts check`.
+    ("FORECAST_ALERTS", "off"),
     ("FORECAST_ADMIN_TOKEN", ADMIN_TOKEN),
     // Tests send far more than a browser would; those about the per-client
     // limit set their own.

@@ -17,6 +17,7 @@ mod common;
 #[path = "../common/fake_provider.rs"]
 mod fake_provider;
 
+mod alerts;
 mod api;
 mod auth;
 mod backtest;

@@ -16,14 +16,14 @@ use serde_json::json;
 const ORIGIN_URL: &str = "http://app.example";
 
 /// A fresh database on the test server, dropped when the guard drops.
-struct PgDatabase {
+pub(crate) struct PgDatabase {
     admin: String,
     name: String,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl PgDatabase {
-    async fn create() -> Option<PgDatabase> {
+    pub(crate) async fn create() -> Option<PgDatabase> {
         let Ok(admin) = std::env::var("TEST_DATABASE_URL") else {
             let _ = writeln!(
                 std::io::stderr(),

@@ -13,6 +13,7 @@
 
 pub mod accounts;
 pub mod admin;
+pub mod alerts;
 pub mod analysis;
 pub mod assets;
 pub mod authored;

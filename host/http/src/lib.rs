@@ -13,6 +13,7 @@
 //! fallback (`web_app`).
 
 mod admin;
+mod alerts;
 mod analysis;
 mod assets;
 mod backtest;
@@ -73,7 +74,8 @@ fn data_groups() -> [DataGroup; 4] {
                 .merge(analysis::router())
                 .merge(ranking::router())
                 .merge(backtest::listing_router())
-                .merge(strategies::manage_router()),
+                .merge(strategies::manage_router())
+                .merge(alerts::router()),
             cost: 1,
             concurrency: guard::Concurrency::Unbounded,
             priced: false,

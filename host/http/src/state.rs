@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use forecast_services::active::Plugins;
+use forecast_services::alerts::AlertService;
 use forecast_services::analysis::AnalysisService;
 use forecast_services::assets::AssetService;
 use forecast_services::backtest::BacktestService;
@@ -84,6 +85,8 @@ pub struct Shared {
     pub keys: KeyService,
     /// `/web/watchlist`.
     pub watchlists: WatchlistService,
+    /// `/api/alerts`: alerts, events, webhook endpoints.
+    pub alerts: AlertService,
     /// `/auth/*` and the session cookie.
     pub sessions: SessionService,
     /// `/api/assets` and an asset's metadata.

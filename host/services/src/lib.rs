@@ -7,6 +7,7 @@
 //! with, following the registry ([`registry`]) in the store.
 
 pub mod active;
+pub mod alerts;
 pub mod analysis;
 pub mod assets;
 pub mod auth;

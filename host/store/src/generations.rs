@@ -1,9 +1,10 @@
 //! Generation counters (migration 0008): one integer per kind of state a
 //! replica keeps in memory — `auth` (API keys and their owners), `grading`
 //! (the active run and its grades), `assets` (asset rows and their last
-//! price date). Triggers in the database bump them in every writing
-//! transaction, whoever writes, so an unchanged counter proves that a copy
-//! read after it was read is still current.
+//! price date), `alerts` (alerts and the watchlists they follow; migration
+//! 0012). Triggers in the database bump them in every writing transaction,
+//! whoever writes, so an unchanged counter proves that a copy read after
+//! it was read is still current.
 
 use async_trait::async_trait;
 
@@ -18,6 +19,8 @@ pub struct Generations {
     pub grading: i64,
     /// Assets and their price rows.
     pub assets: i64,
+    /// Alerts and the watchlists they follow (migration 0012).
+    pub alerts: i64,
 }
 
 /// Reading the counters.
@@ -43,6 +46,7 @@ macro_rules! impl_generation_store {
                         "auth" => g.auth = value,
                         "grading" => g.grading = value,
                         "assets" => g.assets = value,
+                        "alerts" => g.alerts = value,
                         _ => {}
                     }
                 }

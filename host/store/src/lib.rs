@@ -1,7 +1,8 @@
 //! The store: one trait per aggregate, one implementation per backend.
 //!
 //! Each aggregate of the host's state has its own trait — [`AccountStore`]
-//! (users, sessions, API keys), [`QuotaStore`] (counting windows),
+//! (users, sessions, API keys), [`AlertStore`] (alerts, their events,
+//! webhook endpoints and the outbox), [`QuotaStore`] (counting windows),
 //! [`AssetStore`] (catalog, price series, metadata), [`CacheStore`]
 //! (cached analyses), [`SettingsStore`], [`GradingStore`] (runs, tasks,
 //! grades), [`JobStore`] (work of the day split across replicas),
@@ -22,6 +23,7 @@
 //! methods it does its own way: locking, batching, the quota counters).
 
 mod accounts;
+mod alerts;
 mod assets;
 mod caches;
 mod embeddings;
@@ -43,6 +45,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use accounts::AccountStore;
+pub use alerts::{
+    AlertRecord, AlertState, AlertStore, Attempt, DeliveryRecord, DueDelivery, EventPage,
+    EventRecord, NewEvent, Recorded, StateWrite, UserEvaluation, WebhookRecord,
+};
 pub use assets::{AssetStore, CachedMetadata, CatalogEntry};
 pub use caches::{CacheStore, SettingsStore};
 pub use embeddings::{EmbeddingStore, StoredEmbedding};
@@ -63,9 +69,9 @@ pub use strategies::{
 /// Every store trait, for call sites: `use forecast_store::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AccountStore, AssetStore, CacheStore, Database, EmbeddingStore, GenerationStore,
-        GradingStore, JobStore, PluginRegistry, QuotaStore, SettingsStore, StoreAdmin,
-        StrategyStore,
+        AccountStore, AlertStore, AssetStore, CacheStore, Database, EmbeddingStore,
+        GenerationStore, GradingStore, JobStore, PluginRegistry, QuotaStore, SettingsStore,
+        StoreAdmin, StrategyStore,
     };
 }
 
@@ -139,6 +145,7 @@ pub trait StoreAdmin: Send + Sync {
 pub trait Database:
     StoreAdmin
     + AccountStore
+    + AlertStore
     + QuotaStore
     + AssetStore
     + CacheStore
@@ -158,6 +165,7 @@ pub trait Database:
 impl<T> Database for T where
     T: StoreAdmin
         + AccountStore
+        + AlertStore
         + QuotaStore
         + AssetStore
         + CacheStore

@@ -8,6 +8,7 @@
 //! `UNNEST`: one statement per chunk instead of one per row.
 
 mod accounts;
+mod alerts;
 mod assets;
 mod caches;
 mod embeddings;

@@ -7,6 +7,7 @@
 //! between; other processes on the same file meet SQLite's busy timeout.
 
 mod accounts;
+mod alerts;
 mod assets;
 mod caches;
 mod embeddings;

@@ -75,7 +75,8 @@ const SAVE_CHUNK: usize = 256;
 const RETURNING_GENERATIONS: &str = "
          RETURNING (SELECT value FROM generations WHERE name = 'auth') AS auth,
                    (SELECT value FROM generations WHERE name = 'grading') AS grading,
-                   (SELECT value FROM generations WHERE name = 'assets') AS assets";
+                   (SELECT value FROM generations WHERE name = 'assets') AS assets,
+                   (SELECT value FROM generations WHERE name = 'alerts') AS alerts";
 
 /// The upsert of `rows` rows as one statement.
 fn save_sql(rows: usize) -> String {
@@ -173,6 +174,7 @@ impl SqliteStore {
                 auth: r.opt_int("auth")?.unwrap_or(0),
                 grading: r.opt_int("grading")?.unwrap_or(0),
                 assets: r.opt_int("assets")?.unwrap_or(0),
+                alerts: r.opt_int("alerts")?.unwrap_or(0),
             }));
         }
         let mut tx = self.pool.begin().await?;

@@ -1,0 +1,513 @@
+//! Sending what evaluations queued: webhook calls signed with
+//! HMAC-SHA256 and e-mail digests over SMTP, each attempt logged, retried
+//! with exponential backoff, and an endpoint disabled after
+//! `max_failures` consecutive failed attempts.
+//!
+//! A webhook target must be `http` or `https`; unless the operator allows
+//! it (`FORECAST_WEBHOOK_ALLOW_PRIVATE`), every address its host resolves
+//! to must be public (no loopback, private, link-local, shared, multicast
+//! or reserved range), checked at creation and again at every attempt, and
+//! the call connects to the address that was checked. Redirects are not
+//! followed: a 3xx answer is a failed attempt.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use chrono::Utc;
+use forecast_api::alerts::{AlertEvent, AlertSpec, Condition, Observation, WebhookPayload};
+use forecast_domain::Metric;
+use forecast_store::{Attempt, DeliveryRecord, DueDelivery, WebhookRecord};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use super::AlertService;
+use crate::error::Error;
+
+/// Deliveries claimed at once.
+const CLAIM: u32 = 16;
+/// A claimed delivery not finished within this long may be claimed again.
+const LEASE_SECONDS: i64 = 120;
+/// Bytes of an answer's body kept in an error message.
+const QUOTED_ANSWER: usize = 200;
+
+/// The SMTP server of the e-mail digest.
+#[derive(Debug, Clone)]
+pub struct SmtpSettings {
+    /// `smtp://host:port`, `smtps://…` or `smtp://…?tls=required`, with
+    /// optional credentials (lettre's URL form).
+    pub url: String,
+    /// The `From` address.
+    pub from: String,
+}
+
+/// What one pass over the outbox did.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct DeliverySummary {
+    /// Delivered.
+    pub delivered: usize,
+    /// Failed and scheduled again.
+    pub retrying: usize,
+    /// Failed and given up.
+    pub failed: usize,
+}
+
+/// `X-Forecast-Signature` of `body` sent at `t` (Unix seconds):
+/// `t=<t>,v1=<hex of HMAC-SHA256(secret, "<t>.<body>")>`.
+pub fn sign(secret: &str, t: i64, body: &[u8]) -> String {
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
+    mac.update(format!("{t}.").as_bytes());
+    mac.update(body);
+    format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// A new signing secret: `whsec_` and 32 random bytes in hex.
+pub(super) fn new_secret() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    format!("whsec_{}", hex::encode(bytes))
+}
+
+/// Whether `ip` is an address on the public internet.
+fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public_v4(v4);
+            }
+            let s = v6.segments();
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local
+                || (s[0] & 0xffc0) == 0xfe80 // link-local
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x64 && s[1] == 0xff9b)) // NAT64 of any IPv4
+        }
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_documentation()
+        || ip.is_multicast()
+        || a == 0
+        || (a == 100 && (64..128).contains(&b)) // shared address space
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || (a == 198 && (18..20).contains(&b)) // benchmarking
+        || a >= 240) // reserved
+}
+
+/// The URL's host and the addresses a call may connect to, or why the
+/// URL is refused.
+async fn resolve(
+    url: &str,
+    allow_private: bool,
+) -> Result<(reqwest::Url, Vec<SocketAddr>), String> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| format!("url '{}' is not a URL: {e}", forecast_api::quote(url)))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!(
+            "url must be http or https (got '{}')",
+            forecast_api::quote(parsed.scheme())
+        ));
+    }
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| "url has no host".to_string())?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let port = parsed
+        .port_or_known_default()
+        .ok_or_else(|| "url has no port".to_string())?;
+    let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::net::lookup_host((host.as_str(), port)),
+        )
+        .await
+        .map_err(|_| {
+            format!(
+                "the host '{}' did not resolve within 5 s",
+                forecast_api::quote(&host)
+            )
+        })?
+        .map_err(|e| {
+            format!(
+                "the host '{}' does not resolve: {e}",
+                forecast_api::quote(&host)
+            )
+        })?
+        .collect(),
+    };
+    if addrs.is_empty() {
+        return Err(format!(
+            "the host '{}' has no address",
+            forecast_api::quote(&host)
+        ));
+    }
+    if !allow_private {
+        if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
+            return Err(format!(
+                "url points at {} (private, loopback, link-local or reserved), which webhooks \
+                 may not call; the operator may allow it with FORECAST_WEBHOOK_ALLOW_PRIVATE",
+                bad.ip()
+            ));
+        }
+    }
+    Ok((parsed, addrs))
+}
+
+/// Refuses a webhook URL a call could not or may not be made to.
+pub(super) async fn check_target(url: &str, allow_private: bool) -> Result<(), Error> {
+    resolve(url, allow_private)
+        .await
+        .map(|_| ())
+        .map_err(Error::Invalid)
+}
+
+/// A sample event for test calls.
+fn sample_event() -> AlertEvent {
+    let observed = Observation {
+        letter: Some("B".into()),
+        drawdown: Some(-0.214),
+        bucket: Some(4),
+        ..Observation::default()
+    };
+    AlertEvent {
+        id: uuid::Uuid::new_v4().to_string(),
+        alert_id: "00000000-0000-0000-0000-000000000000".into(),
+        ticker: "EXAMPLE".into(),
+        name: "A test call: no alert fired".into(),
+        alert: AlertSpec {
+            condition: Condition::DrawdownBelow,
+            level: Some(-0.2),
+            bucket: None,
+            top_n: None,
+            return_period: 90,
+            metric: Metric::Return,
+            category: None,
+            email: false,
+        },
+        message: "EXAMPLE: a test call from Forecast Engine".into(),
+        before: None,
+        after: observed,
+        run_id: None,
+        evaluation: "test".into(),
+        engine_version: String::new(),
+        scorer_version: String::new(),
+        created_at: Utc::now(),
+        read: false,
+    }
+}
+
+impl AlertService {
+    /// One attempt at a webhook call: `Ok(status)` for a 2xx, else why not.
+    async fn call(
+        &self,
+        w: &WebhookRecord,
+        d: &DeliveryRecord,
+    ) -> Result<i64, (Option<i64>, String)> {
+        let (url, addrs) = resolve(&w.url, self.settings.allow_private)
+            .await
+            .map_err(|e| (None, e))?;
+        let host = url.host_str().unwrap_or_default().to_string();
+        let mut client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(self.settings.attempt_timeout)
+            .connect_timeout(self.settings.attempt_timeout)
+            .user_agent(concat!(
+                "forecast-engine-webhooks/",
+                env!("CARGO_PKG_VERSION")
+            ));
+        if host.parse::<IpAddr>().is_err() {
+            // Connect to the addresses that were checked, not to whatever
+            // the name resolves to a moment later.
+            client = client.resolve_to_addrs(&host, &addrs);
+        }
+        let client = client
+            .build()
+            .map_err(|e| (None, format!("cannot build the client: {e}")))?;
+        let t = Utc::now().timestamp();
+        let kind = if d.event_id.is_some() {
+            "alert.fired"
+        } else {
+            "alert.test"
+        };
+        let answer = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header(
+                "x-forecast-signature",
+                sign(&w.secret, t, d.payload.as_bytes()),
+            )
+            .header("x-forecast-delivery", &d.id)
+            .header("x-forecast-event", kind)
+            .body(d.payload.clone())
+            .send()
+            .await
+            .map_err(|e| {
+                let why = if e.is_timeout() {
+                    format!(
+                        "no answer within {} s",
+                        self.settings.attempt_timeout.as_secs()
+                    )
+                } else if e.is_connect() {
+                    "could not connect".to_string()
+                } else {
+                    format!("the call failed: {e}")
+                };
+                (None, why)
+            })?;
+        let status = i64::from(answer.status().as_u16());
+        if answer.status().is_success() {
+            return Ok(status);
+        }
+        if answer.status().is_redirection() {
+            let to = answer
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            return Err((
+                Some(status),
+                format!(
+                    "answered {status} (a redirect to '{}'), which is not followed",
+                    forecast_api::quote(&to)
+                ),
+            ));
+        }
+        let body = answer.text().await.unwrap_or_default();
+        let body: String = body.chars().take(QUOTED_ANSWER).collect();
+        Err((Some(status), format!("answered {status}: {body}")))
+    }
+
+    /// One attempt at a digest.
+    async fn mail(&self, to: &str, d: &DeliveryRecord) -> Result<(), String> {
+        use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+        let Some(smtp) = &self.settings.smtp else {
+            return Err("no SMTP server is configured (FORECAST_SMTP_URL)".into());
+        };
+        let payload: serde_json::Value =
+            serde_json::from_str(&d.payload).map_err(|e| format!("unreadable digest: {e}"))?;
+        let text = |k: &str| {
+            payload
+                .get(k)
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
+        let message = Message::builder()
+            .from(
+                smtp.from
+                    .parse()
+                    .map_err(|e| format!("FORECAST_SMTP_FROM: {e}"))?,
+            )
+            .to(to.parse().map_err(|e| format!("the address '{to}': {e}"))?)
+            .subject(text("subject"))
+            .header(lettre::message::header::ContentType::TEXT_PLAIN)
+            .body(text("text"))
+            .map_err(|e| format!("cannot build the message: {e}"))?;
+        let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(&smtp.url)
+            .map_err(|e| format!("FORECAST_SMTP_URL: {e}"))?
+            .timeout(Some(self.settings.attempt_timeout))
+            .build();
+        transport
+            .send(message)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("the SMTP server refused or failed: {e}"))
+    }
+
+    /// When a failed attempt (the `attempts`-th before it) is retried, if
+    /// it is: the base delay doubled per attempt, up to `max_attempts`.
+    fn retry_at(&self, d: &DeliveryRecord, now: i64) -> Option<i64> {
+        let made = d.attempts + 1;
+        if d.kind == "webhook" && d.event_id.is_none() {
+            return None; // a test call is tried once
+        }
+        if made >= i64::from(self.settings.max_attempts) {
+            return None;
+        }
+        let base = self.settings.retry_base.as_secs().max(1) as i64;
+        Some(now + base.saturating_mul(1 << (made - 1).min(20)))
+    }
+
+    async fn attempt(&self, due: &DueDelivery) -> Result<Attempt, Error> {
+        let d = &due.delivery;
+        let outcome = match (&d.kind[..], &due.webhook) {
+            ("webhook", Some(w)) => self.call(w, d).await.map(Some),
+            ("webhook", None) => Err((None, "the endpoint was deleted".into())),
+            _ => self
+                .mail(&due.email, d)
+                .await
+                .map(|_| None)
+                .map_err(|e| (None, e)),
+        };
+        let now = Utc::now().timestamp();
+        Ok(match outcome {
+            Ok(status) => Attempt {
+                id: d.id.clone(),
+                delivered: true,
+                status,
+                error: None,
+                retry_at: None,
+                max_failures: i64::from(self.settings.max_failures),
+                now,
+            },
+            Err((status, error)) => Attempt {
+                id: d.id.clone(),
+                delivered: false,
+                status,
+                error: Some(error),
+                retry_at: self.retry_at(d, now),
+                max_failures: i64::from(self.settings.max_failures),
+                now,
+            },
+        })
+    }
+
+    /// Sends every delivery due now (several passes until none is left);
+    /// what it did.
+    pub async fn deliver_due(&self) -> Result<DeliverySummary, Error> {
+        let mut summary = DeliverySummary::default();
+        loop {
+            let now = Utc::now().timestamp();
+            let due = self
+                .store
+                .claim_deliveries(now, CLAIM, LEASE_SECONDS)
+                .await?;
+            if due.is_empty() {
+                return Ok(summary);
+            }
+            for d in &due {
+                let a = self.attempt(d).await?;
+                match (a.delivered, a.retry_at) {
+                    (true, _) => summary.delivered += 1,
+                    (false, Some(_)) => summary.retrying += 1,
+                    (false, None) => summary.failed += 1,
+                }
+                if !a.delivered {
+                    tracing::warn!(
+                        delivery = %d.delivery.id,
+                        kind = %d.delivery.kind,
+                        error = a.error.as_deref().unwrap_or(""),
+                        retry = a.retry_at.is_some(),
+                        "alerts: a delivery attempt failed"
+                    );
+                }
+                self.store.finish_delivery(&a).await?;
+            }
+        }
+    }
+
+    /// Sends a sample event to `w` now, once, logged like any call.
+    pub(super) async fn send_test(&self, w: &WebhookRecord) -> Result<DeliveryRecord, Error> {
+        let payload = WebhookPayload {
+            kind: "alert.test".into(),
+            event: sample_event(),
+        };
+        let now = Utc::now().timestamp();
+        let record = DeliveryRecord {
+            id: uuid::Uuid::new_v4().to_string(),
+            kind: "webhook".into(),
+            user_id: w.user_id.clone(),
+            webhook_id: Some(w.id.clone()),
+            event_id: None,
+            evaluation: None,
+            payload: serde_json::to_string(&payload).map_err(|e| Error::Internal(e.to_string()))?,
+            status: "pending".into(),
+            attempts: 0,
+            // Not due for the outbox: this call is made here and now.
+            next_at: now + 86_400,
+            last_status: None,
+            last_error: None,
+            created_at: now,
+            finished_at: None,
+        };
+        self.store.enqueue_delivery(&record).await?;
+        let due = DueDelivery {
+            delivery: record.clone(),
+            webhook: Some(w.clone()),
+            email: String::new(),
+        };
+        let a = self.attempt(&due).await?;
+        self.store.finish_delivery(&a).await?;
+        let log = self
+            .store
+            .deliveries_of(&w.id, forecast_api::alerts::DELIVERY_LOG)
+            .await?;
+        Ok(log
+            .into_iter()
+            .find(|d| d.id == record.id)
+            .unwrap_or(record))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_signature_is_hmac_sha256_of_time_dot_body() {
+        // RFC 4231 test case 2's key and data, framed as "<t>.<body>".
+        let header = sign("Jefe", 1, b"what do ya want for nothing?");
+        let mut mac = Hmac::<Sha256>::new_from_slice(b"Jefe").unwrap();
+        mac.update(b"1.what do ya want for nothing?");
+        let want = hex::encode(mac.finalize().into_bytes());
+        assert_eq!(header, format!("t=1,v1={want}"));
+        assert_ne!(sign("Jefe", 2, b"what do ya want for nothing?"), header);
+    }
+
+    #[test]
+    fn private_and_reserved_addresses_are_not_public() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111"] {
+            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[tokio::test]
+    async fn targets_are_checked_before_any_call() {
+        for (url, needle) in [
+            ("ftp://example.com/x", "http or https"),
+            ("not a url", "not a URL"),
+            ("http://127.0.0.1:9/x", "FORECAST_WEBHOOK_ALLOW_PRIVATE"),
+            ("http://[::1]:9/x", "FORECAST_WEBHOOK_ALLOW_PRIVATE"),
+            (
+                "http://169.254.169.254/latest",
+                "FORECAST_WEBHOOK_ALLOW_PRIVATE",
+            ),
+        ] {
+            let e = resolve(url, false).await.expect_err(url);
+            assert!(e.contains(needle), "{url}: {e}");
+        }
+        assert!(resolve("http://127.0.0.1:9/x", true).await.is_ok());
+    }
+}

@@ -1,0 +1,737 @@
+//! Alerts (issue 30), end to end: the API and its refusals and caps, a
+//! stranger's path (watchlist → alert → a CSV ingest moves a price →
+//! `forecast alerts check` → the event in the inbox, at a signed webhook
+//! and in an e-mail received by a real SMTP server), retries after 500s,
+//! the disable rule, redirects, and two replicas on PostgreSQL firing each
+//! event once.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::smtp::SmtpSink;
+use common::webhook::{verify_signature, Receiver};
+use common::{assert_error, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+/// A request with the test account's API key: status and JSON body.
+async fn call(s: &Server, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    let mut req = s
+        .client()
+        .request(method, s.url(path))
+        .bearer_auth(common::test_key());
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// `forecast <args>` against `db` with extra settings; its stdout.
+fn cli_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let out = Command::new(common::BIN)
+        .args(args)
+        .env("DATABASE_URL", common::sqlite_url(db))
+        .envs(env.iter().copied())
+        .output()
+        .expect("run forecast");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        out.status.success(),
+        "forecast {args:?}: {stdout}\n{stderr}"
+    );
+    stdout
+}
+
+/// The verdict's current drawdown of `ticker`.
+async fn drawdown(s: &Server, ticker: &str) -> f64 {
+    let (status, v) = s.get(&format!("/api/analysis/{ticker}/verdict")).await;
+    assert_eq!(status, 200, "{v}");
+    v["current_state"]["drawdown"].as_f64().unwrap()
+}
+
+/// Appends `days` weekdays of closes falling `step` each after AAPL's
+/// last shipped row (2013-03-01, 56.137353) through the real CSV ingest.
+fn ingest_aapl_fall(db: &Path, days: usize, step: f64) {
+    let mut csv = String::from("date,close\n");
+    let mut date = chrono::NaiveDate::from_ymd_opt(2013, 3, 1).unwrap();
+    let mut close = 56.137353;
+    for _ in 0..days {
+        date = date.succ_opt().unwrap();
+        while matches!(date.format("%a").to_string().as_str(), "Sat" | "Sun") {
+            date = date.succ_opt().unwrap();
+        }
+        close *= 1.0 - step;
+        csv.push_str(&format!("{date},{close:.6}\n"));
+    }
+    let file = db.with_extension("aapl-fall.csv");
+    std::fs::write(&file, csv).unwrap();
+    common::cli_ok(
+        db,
+        &["ingest", "csv", "--ticker", "AAPL", file.to_str().unwrap()],
+        "",
+    );
+}
+
+#[tokio::test]
+async fn alerts_are_validated_capped_and_owned() {
+    let s = Server::app().await;
+    // The issue's example, with its defaults filled in and its evidence
+    // states empty until evaluated.
+    let (status, a) = call(
+        &s,
+        Method::POST,
+        "/api/alerts",
+        Some(json!({"ticker": "AAPL", "condition": "drawdown_below", "level": -0.2})),
+    )
+    .await;
+    assert_eq!(status, 201, "{a}");
+    assert_eq!(a["ticker"], "AAPL");
+    assert_eq!(a["watchlist"], false);
+    assert_eq!(a["return_period"], 90);
+    assert_eq!(a["metric"], "return");
+    assert_eq!(a["email"], true);
+    assert_eq!(a["description"], "drawdown at or below -20.0 %");
+    assert_eq!(a["states"], json!([]));
+    let id = a["id"].as_str().unwrap().to_string();
+
+    // Every refusal is a 400 (404 for an unknown ticker) naming the field.
+    let refused = [
+        (json!({"condition": "grade_changed"}), 400, "target"),
+        (
+            json!({"ticker": "AAPL", "condition": "drawdown_below"}),
+            400,
+            "level is required",
+        ),
+        (
+            json!({"ticker": "AAPL", "condition": "drawdown_below", "level": -1.5}),
+            400,
+            "level must be",
+        ),
+        (
+            json!({"ticker": "AAPL", "condition": "bucket_entered", "bucket": 99}),
+            400,
+            "bucket must be",
+        ),
+        (
+            json!({"watchlist": true, "condition": "top_n_entered", "top_n": 1000}),
+            400,
+            "top_n must be",
+        ),
+        (
+            json!({"ticker": "AAPL", "condition": "sideways"}),
+            400,
+            "condition",
+        ),
+        (
+            json!({"ticker": "AAPL", "condition": "grade_changed", "colour": "red"}),
+            400,
+            "colour",
+        ),
+        (
+            json!({"ticker": "NOPE-XYZ", "condition": "grade_changed"}),
+            404,
+            "NOPE-XYZ",
+        ),
+    ];
+    for (body, code, needle) in refused {
+        let got = call(&s, Method::POST, "/api/alerts", Some(body.clone())).await;
+        assert_error(&got, code, &[needle]);
+    }
+
+    // Update: a changed level starts over; a bad one is refused whole.
+    let (status, changed) = call(
+        &s,
+        Method::PATCH,
+        &format!("/api/alerts/{id}"),
+        Some(json!({"level": -0.3, "email": false})),
+    )
+    .await;
+    assert_eq!(status, 200, "{changed}");
+    assert_eq!(
+        (changed["level"].as_f64(), changed["email"].as_bool()),
+        (Some(-0.3), Some(false))
+    );
+    let got = call(
+        &s,
+        Method::PATCH,
+        &format!("/api/alerts/{id}"),
+        Some(json!({"bucket": 3})),
+    )
+    .await;
+    assert_error(&got, 400, &["bucket does not apply"]);
+    assert_error(
+        &call(&s, Method::GET, "/api/alerts/not-a-uuid", None).await,
+        400,
+        &["UUID"],
+    );
+
+    // The cap: 50 alerts per user, the 51st a 409 naming it.
+    for i in 1..50 {
+        let (status, body) = call(
+            &s,
+            Method::POST,
+            "/api/alerts",
+            Some(json!({"watchlist": true, "condition": "drawdown_below", "level": -0.01 * f64::from(i)})),
+        )
+        .await;
+        assert_eq!(status, 201, "alert {i}: {body}");
+    }
+    let got = call(
+        &s,
+        Method::POST,
+        "/api/alerts",
+        Some(json!({"watchlist": true, "condition": "grade_changed"})),
+    )
+    .await;
+    assert_error(&got, 409, &["50 alerts"]);
+    let (_, list) = call(&s, Method::GET, "/api/alerts", None).await;
+    assert_eq!(list.as_array().unwrap().len(), 50);
+
+    // Another account sees none of them and cannot touch them.
+    common::cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "other@example.com",
+            "--tier",
+            "premium",
+            "--password-stdin",
+        ],
+        "another password\n",
+    );
+    let other = common::create_key(&s.db, "other@example.com", "k");
+    let r = s
+        .client()
+        .delete(s.url(&format!("/api/alerts/{id}")))
+        .bearer_auth(&other)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+    let (status, _) = call(&s, Method::DELETE, &format!("/api/alerts/{id}"), None).await;
+    assert_eq!(status, 204);
+    assert_eq!(
+        call(&s, Method::GET, &format!("/api/alerts/{id}"), None)
+            .await
+            .0,
+        404
+    );
+
+    // No key, no alerts.
+    let r = s.client().get(s.url("/api/alerts")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+
+    // The inbox's bounds.
+    for q in ["limit=0", "limit=101", "offset=-1", "unread=maybe"] {
+        let got = call(&s, Method::GET, &format!("/api/alerts/events?{q}"), None).await;
+        assert_error(&got, 400, &[q.split('=').next().unwrap()]);
+    }
+    let ids: Vec<String> = (0..101).map(|i| format!("id-{i}")).collect();
+    let got = call(
+        &s,
+        Method::POST,
+        "/api/alerts/events/read",
+        Some(json!({ "ids": ids })),
+    )
+    .await;
+    assert_error(&got, 400, &["at most 100"]);
+}
+
+#[tokio::test]
+async fn webhook_targets_are_checked_and_capped() {
+    // Without the operator's permission, no private or loopback target.
+    let s = Server::app().await;
+    for (url, needle) in [
+        ("http://127.0.0.1:9/hook", "FORECAST_WEBHOOK_ALLOW_PRIVATE"),
+        ("http://10.0.0.8/hook", "FORECAST_WEBHOOK_ALLOW_PRIVATE"),
+        (
+            "http://169.254.169.254/latest/meta-data",
+            "FORECAST_WEBHOOK_ALLOW_PRIVATE",
+        ),
+        ("http://[::1]/hook", "FORECAST_WEBHOOK_ALLOW_PRIVATE"),
+        ("ftp://example.com/hook", "http or https"),
+        ("hook", "not a URL"),
+    ] {
+        let got = call(
+            &s,
+            Method::POST,
+            "/api/alerts/webhooks",
+            Some(json!({ "url": url })),
+        )
+        .await;
+        assert_error(&got, 400, &[needle]);
+    }
+    let long = format!("http://127.0.0.1/{}", "a".repeat(2100));
+    let got = call(
+        &s,
+        Method::POST,
+        "/api/alerts/webhooks",
+        Some(json!({ "url": long })),
+    )
+    .await;
+    assert_error(&got, 400, &["at most 2048"]);
+
+    // With it: five endpoints, each secret shown once, the sixth a 409.
+    let s = Server::app_with(
+        common::fresh_db(),
+        &[("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on")],
+    )
+    .await;
+    for i in 0..5 {
+        let (status, w) = call(
+            &s,
+            Method::POST,
+            "/api/alerts/webhooks",
+            Some(json!({ "url": format!("http://127.0.0.1:9/hook/{i}") })),
+        )
+        .await;
+        assert_eq!(status, 201, "{w}");
+        assert!(w["secret"].as_str().unwrap().starts_with("whsec_"), "{w}");
+        assert_eq!(w["enabled"], true);
+    }
+    let got = call(
+        &s,
+        Method::POST,
+        "/api/alerts/webhooks",
+        Some(json!({ "url": "http://127.0.0.1:9/hook/6" })),
+    )
+    .await;
+    assert_error(&got, 409, &["5 webhooks"]);
+    let (_, listed) = call(&s, Method::GET, "/api/alerts/webhooks", None).await;
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 5);
+    assert!(
+        listed.iter().all(|w| w.get("secret").is_none()),
+        "{listed:?}"
+    );
+}
+
+/// The issue's stranger's path, through the web app's session and the
+/// real CLI: nothing fires while the condition is false; a CSV ingest
+/// makes it true; `forecast alerts check` puts one event in the inbox,
+/// POSTs it signed to the webhook and mails one digest; a second check
+/// of the same data does nothing.
+#[tokio::test]
+async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail() {
+    let smtp = SmtpSink::start();
+    let receiver = Receiver::start(vec![]).await;
+    let env = [
+        ("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on"),
+        ("FORECAST_SMTP_URL", smtp.url()),
+        ("FORECAST_ALERTS", "off"),
+    ];
+    let db = common::fresh_db();
+    let s = Server::start_with(db.clone(), &env);
+    let web = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
+    let (status, _) = web
+        .send(
+            Method::PUT,
+            "/web/watchlist",
+            Some(json!({"tickers": ["AAPL", "MSFT"]})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let before = drawdown(&s, "AAPL").await;
+    let level = ((before.min(drawdown(&s, "MSFT").await) - 0.05) * 100.0).floor() / 100.0;
+    // Days of a 5 % fall that take AAPL's drawdown below the level, and two more.
+    let days = (((1.0 + level) / (1.0 + before)).ln() / 0.95f64.ln()).ceil() as usize + 2;
+    let (status, alert) = web
+        .send(
+            Method::POST,
+            "/web/api/alerts",
+            Some(json!({"watchlist": true, "condition": "drawdown_below", "level": level})),
+        )
+        .await;
+    assert_eq!(status, 201, "{alert}");
+    let (status, hook) = web
+        .send(
+            Method::POST,
+            "/web/api/alerts/webhooks",
+            Some(json!({ "url": receiver.url("/forecast") })),
+        )
+        .await;
+    assert_eq!(status, 201, "{hook}");
+    let secret = hook["secret"].as_str().unwrap().to_string();
+
+    // First evaluation: AAPL and MSFT are above the level; nothing fires,
+    // and both states are recorded with their evidence.
+    let out = cli_env(&db, &["alerts", "check"], &env);
+    assert!(out.contains("0 events fired"), "{out}");
+    let (_, listed) = web.send(Method::GET, "/web/api/alerts", None).await;
+    let states = listed[0]["states"].as_array().unwrap().clone();
+    assert_eq!(states.len(), 2, "{listed}");
+    assert!(states.iter().all(|st| st["holds"] == false), "{states:?}");
+    assert!(
+        states[0]["observed"]["evidence"]["bucket_samples"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{states:?}"
+    );
+
+    // AAPL falls 5 % a day: its drawdown crosses the level.
+    ingest_aapl_fall(&db, days, 0.05);
+    let after = drawdown(&s, "AAPL").await;
+    assert!(after < level, "{after} should be below {level}");
+    let out = cli_env(&db, &["alerts", "check"], &env);
+    assert!(out.contains("1 events fired"), "{out}");
+    assert!(
+        out.contains("1 webhook calls and 1 e-mails queued"),
+        "{out}"
+    );
+    assert!(out.contains("2 delivered"), "{out}");
+
+    // The inbox: one unread event with before, after and evidence.
+    let (_, unread) = web.send(Method::GET, "/web/api/alerts/unread", None).await;
+    assert_eq!(unread["unread"], 1);
+    let (_, page) = web.send(Method::GET, "/web/api/alerts/events", None).await;
+    assert_eq!(page["total"], 1, "{page}");
+    let event = &page["events"][0];
+    assert_eq!(event["ticker"], "AAPL");
+    assert_eq!(event["alert_id"], alert["id"]);
+    assert_eq!(event["read"], false);
+    assert!(
+        (event["before"]["drawdown"].as_f64().unwrap() - before).abs() < 1e-9,
+        "{event}"
+    );
+    assert!(
+        (event["after"]["drawdown"].as_f64().unwrap() - after).abs() < 1e-9,
+        "{event}"
+    );
+    assert!(
+        event["engine_version"].as_str().unwrap().contains('@'),
+        "{event}"
+    );
+    assert!(
+        event["evaluation"].as_str().unwrap().starts_with('g'),
+        "{event}"
+    );
+    assert!(
+        event["message"]
+            .as_str()
+            .unwrap()
+            .contains("past days in this bucket"),
+        "{event}"
+    );
+
+    // The webhook: one call, signed with the secret shown once, carrying
+    // the same event.
+    let calls = receiver.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(calls.len(), 1);
+    let call = &calls[0];
+    let header = call
+        .headers
+        .iter()
+        .find(|(k, _)| k == "x-forecast-signature")
+        .map(|(_, v)| v.clone())
+        .expect("a signature header");
+    let t = verify_signature(&secret, &header, &call.body).expect("a valid signature");
+    assert!((chrono::Utc::now().timestamp() - t).abs() < 120);
+    assert!(verify_signature("whsec_wrong", &header, &call.body).is_err());
+    let sent: Value = serde_json::from_slice(&call.body).unwrap();
+    assert_eq!(sent["type"], "alert.fired");
+    assert_eq!(sent["event"]["id"], event["id"]);
+
+    // The e-mail: one digest to the account, naming AAPL.
+    let mails = smtp.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    assert!(mails[0].to.contains(TEST_EMAIL), "{:?}", mails[0]);
+    assert!(mails[0].subject.contains("AAPL"), "{:?}", mails[0]);
+    assert!(mails[0].body.contains("drawdown"), "{:?}", mails[0]);
+
+    // The same data again: already evaluated, nothing new anywhere.
+    let out = cli_env(&db, &["alerts", "check"], &env);
+    assert!(out.contains("already done"), "{out}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(receiver.received().len(), 1);
+    assert_eq!(smtp.messages().len(), 1);
+
+    // Another fall keeps the condition true: edge-triggered, no new event.
+    ingest_aapl_fall(&db, days + 3, 0.05);
+    let out = cli_env(&db, &["alerts", "check"], &env);
+    assert!(out.contains("0 events fired"), "{out}");
+
+    // Read.
+    let (status, marked) = web
+        .send(
+            Method::POST,
+            "/web/api/alerts/events/read",
+            Some(json!({"all": true})),
+        )
+        .await;
+    assert_eq!(status, 200, "{marked}");
+    assert_eq!(
+        (marked["marked"].as_u64(), marked["unread"].as_u64()),
+        (Some(1), Some(0))
+    );
+}
+
+/// Retries after 500s with backoff, the delivery log, the disable rule
+/// and its re-enabling, redirects not followed, and test calls.
+#[tokio::test]
+async fn webhooks_retry_log_and_disable() {
+    let flaky = Receiver::start(vec![500, 500]).await;
+    let broken = Receiver::start(vec![500; 20]).await;
+    let target = Receiver::start(vec![]).await;
+    let redirect = Receiver::redirecting(target.url("/elsewhere")).await;
+    let env = [
+        ("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on"),
+        ("FORECAST_ALERTS", "on"),
+        ("FORECAST_ALERTS_INTERVAL_MS", "100"),
+        ("FORECAST_WEBHOOK_RETRY_BASE_SECONDS", "1"),
+        ("FORECAST_WEBHOOK_MAX_ATTEMPTS", "4"),
+        ("FORECAST_WEBHOOK_MAX_FAILURES", "3"),
+    ];
+    let s = Server::start_with(common::fresh_db(), &env);
+    let mut hooks = Vec::new();
+    for r in [&flaky, &broken, &redirect] {
+        let (status, w) = call(
+            &s,
+            Method::POST,
+            "/api/alerts/webhooks",
+            Some(json!({ "url": r.url("/hook") })),
+        )
+        .await;
+        assert_eq!(status, 201, "{w}");
+        hooks.push(w);
+    }
+    // A redirect is a failed test call; its target is never called.
+    let (status, t) = call(
+        &s,
+        Method::POST,
+        &format!(
+            "/api/alerts/webhooks/{}/test",
+            hooks[2]["id"].as_str().unwrap()
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(t["delivery"]["status"], "failed", "{t}");
+    assert_eq!(t["delivery"]["last_status"], 302, "{t}");
+    assert!(
+        t["delivery"]["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("not followed"),
+        "{t}"
+    );
+    assert!(target.received().is_empty());
+    call(
+        &s,
+        Method::DELETE,
+        &format!("/api/alerts/webhooks/{}", hooks[2]["id"].as_str().unwrap()),
+        None,
+    )
+    .await;
+
+    // An alert that holds at once (every drawdown is ≤ 0) fires on its
+    // first evaluation, which the server makes within its interval.
+    let (status, _) = call(
+        &s,
+        Method::POST,
+        "/api/alerts",
+        Some(json!({"ticker": "MSFT", "condition": "drawdown_below", "level": 0.0})),
+    )
+    .await;
+    assert_eq!(status, 201);
+
+    // The flaky endpoint: 500, 500, then 200 — three attempts of one
+    // body, each signed, spaced by the backoff (1 s, then 2 s).
+    let calls = flaky.wait_for(3, Duration::from_secs(20)).await;
+    assert_eq!(calls.len(), 3, "{} calls", calls.len());
+    assert!(calls.iter().all(|c| c.body == calls[0].body));
+    let secret = hooks[0]["secret"].as_str().unwrap();
+    for c in &calls {
+        let header = c
+            .headers
+            .iter()
+            .find(|(k, _)| k == "x-forecast-signature")
+            .unwrap();
+        verify_signature(secret, &header.1, &c.body).unwrap();
+    }
+    let gaps: Vec<f64> = calls
+        .windows(2)
+        .map(|w| w[1].at.duration_since(w[0].at).as_secs_f64())
+        .collect();
+    assert!(gaps[0] >= 0.9 && gaps[1] >= 1.9, "backoff gaps {gaps:?}");
+    let log_of = |i: usize| {
+        format!(
+            "/api/alerts/webhooks/{}/deliveries",
+            hooks[i]["id"].as_str().unwrap()
+        )
+    };
+    let mut log = Value::Null;
+    for _ in 0..50 {
+        log = call(&s, Method::GET, &log_of(0), None).await.1;
+        if log["deliveries"][0]["status"] == "delivered" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(log["deliveries"][0]["status"], "delivered", "{log}");
+    assert_eq!(log["deliveries"][0]["attempts"], 3, "{log}");
+    assert_eq!(log["webhook"]["consecutive_failures"], 0, "{log}");
+
+    // The broken endpoint: disabled after 3 consecutive failures.
+    let mut log = Value::Null;
+    for _ in 0..100 {
+        log = call(&s, Method::GET, &log_of(1), None).await.1;
+        if log["webhook"]["enabled"] == false {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(log["webhook"]["enabled"], false, "{log}");
+    assert!(
+        log["webhook"]["disabled_reason"]
+            .as_str()
+            .unwrap()
+            .contains("3 consecutive"),
+        "{log}"
+    );
+    assert_eq!(log["deliveries"][0]["status"], "failed", "{log}");
+    assert_eq!(broken.received().len(), 3);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        broken.received().len(),
+        3,
+        "a disabled endpoint is not called"
+    );
+
+    // Enabled again by its owner: failures counted from zero.
+    let (status, w) = call(
+        &s,
+        Method::PATCH,
+        &format!("/api/alerts/webhooks/{}", hooks[1]["id"].as_str().unwrap()),
+        Some(json!({"enabled": true})),
+    )
+    .await;
+    assert_eq!(status, 200, "{w}");
+    assert_eq!(
+        (w["enabled"].as_bool(), w["consecutive_failures"].as_i64()),
+        (Some(true), Some(0))
+    );
+}
+
+/// Two replicas on one PostgreSQL database, both following it: every
+/// event is recorded and delivered once.
+#[tokio::test]
+async fn two_replicas_fire_each_event_once() {
+    let Some(db) = crate::replicas::PgDatabase::create().await else {
+        return;
+    };
+    common::cli_ok_url(&db.url, &["demo", "load", "--small"], "");
+    common::cli_ok_url(
+        &db.url,
+        &[
+            "user",
+            "add",
+            "--email",
+            "alerts@example.com",
+            "--tier",
+            "premium",
+            "--password-stdin",
+        ],
+        "alerts password\n",
+    );
+    let out = common::cli_ok_url(
+        &db.url,
+        &[
+            "key",
+            "create",
+            "--email",
+            "alerts@example.com",
+            "--name",
+            "k",
+        ],
+        "",
+    );
+    let key = out.lines().last().expect("a key line").trim().to_string();
+    let receiver = Receiver::start(vec![]).await;
+    let env = [
+        ("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on"),
+        ("FORECAST_ALERTS", "on"),
+        ("FORECAST_ALERTS_INTERVAL_MS", "50"),
+    ];
+    let a = Server::start_url(&db.url, &env);
+    let b = Server::start_url(&db.url, &env);
+    let post = |s: &Server, path: &str, body: Value| {
+        s.client()
+            .post(s.url(path))
+            .bearer_auth(&key)
+            .json(&body)
+            .send()
+    };
+    let r = post(
+        &a,
+        "/api/alerts/webhooks",
+        json!({"url": receiver.url("/r")}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    // Alerts created through both replicas, each true at once.
+    let (_, assets) = a.get_as("/api/assets?category=Indices", Some(&key)).await;
+    let tickers: Vec<String> = assets["assets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{assets}"))
+        .iter()
+        .take(4)
+        .map(|x| x["ticker"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tickers.len(), 4, "{assets}");
+    for (i, t) in tickers.iter().enumerate() {
+        let s = if i % 2 == 0 { &a } else { &b };
+        let r = post(
+            s,
+            "/api/alerts",
+            json!({"ticker": t, "condition": "drawdown_below", "level": 0.0}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.status().as_u16(), 201);
+    }
+    let calls = receiver.wait_for(4, Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let calls_now = receiver.received();
+    assert_eq!(
+        calls_now.len(),
+        4,
+        "each event is called once, not once per replica"
+    );
+    let mut ids: Vec<String> = calls
+        .iter()
+        .map(|c| {
+            serde_json::from_slice::<Value>(&c.body).unwrap()["event"]["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 4);
+    let (_, page) = b.get_as("/api/alerts/events", Some(&key)).await;
+    assert_eq!(page["total"], 4, "{page}");
+    let mut tickers_fired: Vec<&str> = page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["ticker"].as_str().unwrap())
+        .collect();
+    tickers_fired.sort();
+    let mut want: Vec<&str> = tickers.iter().map(String::as_str).collect();
+    want.sort();
+    assert_eq!(tickers_fired, want);
+}
