@@ -325,9 +325,10 @@ async fn webhook_targets_are_checked_and_capped() {
 async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail() {
     let smtp = SmtpSink::start();
     let receiver = Receiver::start(vec![]).await;
+    let smtp_url = smtp.url();
     let env = [
         ("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on"),
-        ("FORECAST_SMTP_URL", smtp.url()),
+        ("FORECAST_SMTP_URL", smtp_url.as_str()),
         ("FORECAST_ALERTS", "off"),
     ];
     let db = common::fresh_db();

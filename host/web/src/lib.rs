@@ -69,10 +69,10 @@ pub fn root_file(path: &str) -> Option<WebFile> {
 
 /// The application's pages (each answers `index.html`): `/`, `/login`,
 /// `/onboarding`, `/keys`, `/explore`, `/ranking`, `/backtest`,
-/// `/strategies`, `/plans`, `/glossary`, `/track-record`, `/methodology`
-/// and `/assets/{ticker}`.
+/// `/strategies`, `/plans`, `/glossary`, `/track-record`, `/methodology`,
+/// `/alerts` and `/assets/{ticker}`.
 pub fn is_page(path: &str) -> bool {
-    const PAGES: [&str; 12] = [
+    const PAGES: [&str; 13] = [
         "/",
         "/login",
         "/onboarding",
@@ -85,6 +85,7 @@ pub fn is_page(path: &str) -> bool {
         "/glossary",
         "/track-record",
         "/methodology",
+        "/alerts",
     ];
     let trimmed = path.trim_end_matches('/');
     PAGES.contains(&if trimmed.is_empty() { "/" } else { trimmed })
@@ -112,6 +113,7 @@ mod tests {
             "/glossary",
             "/track-record",
             "/methodology",
+            "/alerts",
         ] {
             assert!(is_page(page), "{page}");
         }
