@@ -410,7 +410,7 @@ async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail(
         "{event}"
     );
     assert!(
-        event["engine_version"].as_str().unwrap().contains('@'),
+        !event["engine_version"].as_str().unwrap().is_empty(),
         "{event}"
     );
     assert!(
@@ -565,7 +565,7 @@ async fn webhooks_retry_log_and_disable() {
         .windows(2)
         .map(|w| w[1].at.duration_since(w[0].at).as_secs_f64())
         .collect();
-    assert!(gaps[0] >= 0.9 && gaps[1] >= 1.9, "backoff gaps {gaps:?}");
+    assert!(gaps[0] >= 0.99 && gaps[1] >= 1.99, "backoff gaps {gaps:?}");
     let log_of = |i: usize| {
         format!(
             "/api/alerts/webhooks/{}/deliveries",

@@ -117,7 +117,7 @@ pub struct DeliveryRecord {
     pub status: String,
     /// Attempts made.
     pub attempts: i64,
-    /// Unix seconds of the next attempt (pending rows).
+    /// Unix milliseconds of the next attempt (pending rows).
     pub next_at: i64,
     /// HTTP status of the last attempt, if it got one.
     pub last_status: Option<i64>,
@@ -215,7 +215,8 @@ pub struct Attempt {
     pub status: Option<i64>,
     /// Why it failed.
     pub error: Option<String>,
-    /// When to try again after a failure (`None`: give up).
+    /// When to try again after a failure, Unix milliseconds (`None`: give
+    /// up).
     pub retry_at: Option<i64>,
     /// Consecutive failures after which an endpoint is disabled.
     pub max_failures: i64,
@@ -310,13 +311,13 @@ pub trait AlertStore: Send + Sync {
         -> StoreResult<Vec<DeliveryRecord>>;
     /// Queues one delivery (a test call).
     async fn enqueue_delivery(&self, delivery: &DeliveryRecord) -> StoreResult<()>;
-    /// Claims up to `limit` pending deliveries due at `now` for `lease`
-    /// seconds (never one another process holds).
+    /// Claims up to `limit` pending deliveries due at `now_ms` for
+    /// `lease_ms` (Unix milliseconds; never one another process holds).
     async fn claim_deliveries(
         &self,
-        now: i64,
+        now_ms: i64,
         limit: u32,
-        lease: i64,
+        lease_ms: i64,
     ) -> StoreResult<Vec<DueDelivery>>;
     /// Records an attempt: delivered, to be retried, or given up; an
     /// endpoint's failures counted, and the endpoint disabled (its pending
@@ -693,6 +694,7 @@ macro_rules! impl_alert_store {
                             .bind(&e.id)
                             .bind(&write.evaluation)
                             .bind(&e.webhook_payload)
+                            .bind(write.now * 1000)
                             .bind(write.now)
                             .execute(&mut *tx)
                             .await?;
@@ -719,6 +721,7 @@ macro_rules! impl_alert_store {
                             .bind(None::<String>)
                             .bind(&write.evaluation)
                             .bind(digest)
+                            .bind(write.now * 1000)
                             .bind(write.now)
                             .execute(&mut *tx)
                             .await?;
@@ -935,6 +938,7 @@ macro_rules! impl_alert_store {
                     .bind(&d.event_id)
                     .bind(&d.evaluation)
                     .bind(&d.payload)
+                    .bind(d.next_at)
                     .bind(d.created_at)
                     .execute(&self.pool)
                     .await?;
@@ -943,14 +947,14 @@ macro_rules! impl_alert_store {
 
             async fn claim_deliveries(
                 &self,
-                now: i64,
+                now_ms: i64,
                 limit: u32,
-                lease: i64,
+                lease_ms: i64,
             ) -> $crate::StoreResult<Vec<$crate::DueDelivery>> {
                 use $crate::rows::Cols;
                 let (_guard, mut tx) = self.outbox_tx().await?;
                 let ids = sqlx::query(&format!("{}{}", $crate::alerts::DUE, Self::due_suffix()))
-                    .bind(now)
+                    .bind(now_ms)
                     .bind(i64::from(limit))
                     .fetch_all(&mut *tx)
                     .await?;
@@ -959,7 +963,7 @@ macro_rules! impl_alert_store {
                     let id = id.text("id")?;
                     sqlx::query("UPDATE deliveries SET lease_until = $2 WHERE id = $1")
                         .bind(&id)
-                        .bind(now + lease)
+                        .bind(now_ms + lease_ms)
                         .execute(&mut *tx)
                         .await?;
                     let row = sqlx::query(&format!(
@@ -1081,4 +1085,4 @@ pub(crate) use impl_alert_store;
 
 pub(crate) const INSERT_DELIVERY: &str = "INSERT INTO deliveries \
      (id, kind, user_id, webhook_id, event_id, evaluation, payload, status, attempts, next_at, \
-     created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $8)";
+     created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $9)";

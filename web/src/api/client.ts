@@ -70,6 +70,8 @@ export async function request<T>(method: string, path: string, opts: Options = {
   } catch {
     throw new ApiError(0, "Could not reach the server — check your connection and try again.");
   }
+  // A DELETE answers 204 without a body: the caller's type says `void`.
+  if (res.status === 204) return undefined as T;
   if (res.ok) {
     try {
       return (await res.json()) as T;

@@ -25,8 +25,9 @@ use crate::error::Error;
 
 /// Deliveries claimed at once.
 const CLAIM: u32 = 16;
-/// A claimed delivery not finished within this long may be claimed again.
-const LEASE_SECONDS: i64 = 120;
+/// A claimed delivery not finished within this long (milliseconds) may be
+/// claimed again.
+const LEASE_MS: i64 = 120_000;
 /// Bytes of an answer's body kept in an error message.
 const QUOTED_ANSWER: usize = 200;
 
@@ -329,9 +330,9 @@ impl AlertService {
             .map_err(|e| format!("the SMTP server refused or failed: {e}"))
     }
 
-    /// When a failed attempt (the `attempts`-th before it) is retried, if
-    /// it is: the base delay doubled per attempt, up to `max_attempts`.
-    fn retry_at(&self, d: &DeliveryRecord, now: i64) -> Option<i64> {
+    /// When (Unix milliseconds) a failed attempt is retried, if it is: the
+    /// base delay doubled per attempt made, up to `max_attempts`.
+    fn retry_at(&self, d: &DeliveryRecord, now_ms: i64) -> Option<i64> {
         let made = d.attempts + 1;
         if d.kind == "webhook" && d.event_id.is_none() {
             return None; // a test call is tried once
@@ -339,8 +340,8 @@ impl AlertService {
         if made >= i64::from(self.settings.max_attempts) {
             return None;
         }
-        let base = self.settings.retry_base.as_secs().max(1) as i64;
-        Some(now + base.saturating_mul(1 << (made - 1).min(20)))
+        let base = self.settings.retry_base.as_millis().max(1) as i64;
+        Some(now_ms + base.saturating_mul(1 << (made - 1).min(20)))
     }
 
     async fn attempt(&self, due: &DueDelivery) -> Result<Attempt, Error> {
@@ -354,7 +355,7 @@ impl AlertService {
                 .map(|_| None)
                 .map_err(|e| (None, e)),
         };
-        let now = Utc::now().timestamp();
+        let (now, now_ms) = (Utc::now().timestamp(), Utc::now().timestamp_millis());
         Ok(match outcome {
             Ok(status) => Attempt {
                 id: d.id.clone(),
@@ -370,7 +371,7 @@ impl AlertService {
                 delivered: false,
                 status,
                 error: Some(error),
-                retry_at: self.retry_at(d, now),
+                retry_at: self.retry_at(d, now_ms),
                 max_failures: i64::from(self.settings.max_failures),
                 now,
             },
@@ -382,11 +383,8 @@ impl AlertService {
     pub async fn deliver_due(&self) -> Result<DeliverySummary, Error> {
         let mut summary = DeliverySummary::default();
         loop {
-            let now = Utc::now().timestamp();
-            let due = self
-                .store
-                .claim_deliveries(now, CLAIM, LEASE_SECONDS)
-                .await?;
+            let now_ms = Utc::now().timestamp_millis();
+            let due = self.store.claim_deliveries(now_ms, CLAIM, LEASE_MS).await?;
             if due.is_empty() {
                 return Ok(summary);
             }
@@ -429,7 +427,7 @@ impl AlertService {
             status: "pending".into(),
             attempts: 0,
             // Not due for the outbox: this call is made here and now.
-            next_at: now + 86_400,
+            next_at: (now + 86_400) * 1000,
             last_status: None,
             last_error: None,
             created_at: now,

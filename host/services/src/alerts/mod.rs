@@ -111,7 +111,8 @@ fn delivery_body(d: &DeliveryRecord) -> Delivery {
         last_status: d.last_status,
         last_error: d.last_error.clone(),
         created_at: time(d.created_at),
-        next_attempt_at: (d.status == "pending").then(|| time(d.next_at)),
+        next_attempt_at: (d.status == "pending")
+            .then(|| DateTime::from_timestamp_millis(d.next_at).unwrap_or_default()),
         finished_at: d.finished_at.map(time),
     }
 }
