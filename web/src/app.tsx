@@ -10,6 +10,10 @@
 // navigation to another path the focus moves to the new page's h1 (or to
 // the element the URL's #fragment names), unless the page put it in one of
 // its fields itself (the sign-in page's e-mail).
+//
+// Alerts: a Premium account's header has a bell linking to /alerts with the
+// inbox's unread count (src/unread.ts), asked on load, after each navigation
+// to another page and every minute.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, loginUrl, setUnauthorizedHandler } from "./api/client";
 import { api, type Me } from "./api/endpoints";
@@ -32,6 +36,8 @@ import { PlansPage } from "./pages/plans";
 import { GlossaryPage } from "./pages/glossary";
 import { MethodologyPage } from "./pages/methodology";
 import { TrackRecordPage } from "./pages/track-record";
+import { AlertsPage } from "./pages/alerts";
+import { refreshUnread, setUnread, useUnread } from "./unread";
 
 export { useSession };
 
@@ -48,9 +54,31 @@ const NAV: NavItem[] = [
   { href: "/track-record", label: "Track record", premium: true },
   { href: "/backtest", label: "Backtest", premium: true },
   { href: "/strategies", label: "Strategies", premium: true },
+  { href: "/alerts", label: "Alerts", premium: true },
   { href: "/keys", label: "API keys", premium: true },
   { href: "/glossary", label: "Glossary" },
 ];
+
+/** How often the header asks for the unread count while a page stays open. */
+const UNREAD_EVERY_MS = 60_000;
+
+/** The bell: a link to the inbox with its unread count (no badge at 0). */
+function AlertsBell({ active }: { active: boolean }) {
+  const n = useUnread();
+  const label = n ? `Alerts, ${n} unread` : "Alerts, none unread";
+  return (
+    <a class="btn btn-ghost alerts-bell" href="/alerts" id="alerts-bell" aria-label={label} title={label} aria-current={active ? "page" : undefined}>
+      <svg viewBox="0 0 16 16" width="18" height="18" aria-hidden="true" focusable="false">
+        <path d="M8 1.5a4 4 0 0 0-4 4V9l-1.5 2.5h11L12 9V5.5a4 4 0 0 0-4-4ZM6.3 13a1.8 1.8 0 0 0 3.4 0" fill="none" stroke="currentColor" stroke-width="1.5" />
+      </svg>
+      {n ? (
+        <span class="bell-badge" aria-hidden="true">
+          {n > 99 ? "99+" : n}
+        </span>
+      ) : null}
+    </a>
+  );
+}
 
 function Header({ loc, user, onSignOut }: { loc: Location; user: Me | null; onSignOut: () => void }) {
   const active = (p: string) => (p === "/" ? loc.path === "/" : loc.path.startsWith(p));
@@ -104,6 +132,7 @@ function Header({ loc, user, onSignOut }: { loc: Location; user: Me | null; onSi
           <AssetSearch id="header-search" premium={premium} label="Find an asset" />
         </div>
       )}
+      {user && premium && <AlertsBell active={loc.path === "/alerts"} />}
       {user && (
         <div class="account">
           <span class="who" title={user.email}>
@@ -158,6 +187,12 @@ function locked(p: string): { title: string; shows: string } | null {
       shows:
         "the built-in trading strategies, those other users share and your own: upload a strategy component (WebAssembly), share it or keep it private, choose the version that runs, and backtest it.",
     };
+  if (p === "/alerts")
+    return {
+      title: "Alerts",
+      shows:
+        "alerts on an asset or on your whole watchlist — a grade that changes, a drawdown past a level, a move into the top N of the ranking — with an inbox of what fired and the evidence behind it, an e-mail digest and signed webhooks.",
+    };
   if (p === "/keys")
     return null; // the keys page explains itself (a Free account may still list and revoke old keys)
   if (p.startsWith("/assets/") && p.length > "/assets/".length) {
@@ -192,6 +227,7 @@ function route(loc: Location, user: Me) {
   if (p === "/track-record") return <TrackRecordPage loc={loc} />;
   if (p === "/backtest") return <BacktestPage loc={loc} />;
   if (p === "/strategies") return <StrategiesPage />;
+  if (p === "/alerts") return <AlertsPage loc={loc} />;
   if (p.startsWith("/assets/") && p.length > "/assets/".length) {
     return <AssetPage ticker={p.slice("/assets/".length)} loc={loc} />;
   }
@@ -267,6 +303,22 @@ export function App() {
       },
     );
   }, []);
+
+  // The header's unread count: a Premium account's, asked on load, after each
+  // navigation to another page and every minute.
+  const premium = isPremium(user);
+  useEffect(() => {
+    if (!premium) {
+      setUnread(null);
+      return;
+    }
+    void refreshUnread();
+  }, [premium, loc.path]);
+  useEffect(() => {
+    if (!premium) return;
+    const t = setInterval(() => void refreshUnread(), UNREAD_EVERY_MS);
+    return () => clearInterval(t);
+  }, [premium]);
 
   const onLogin = loc.path === "/login";
   useEffect(() => {

@@ -35,8 +35,13 @@ function run(args, env, input) {
   return r.stdout;
 }
 
-/** Starts everything; returns { base, browser, stop() }. */
-export async function start() {
+/**
+ * Starts everything; returns { base, browser, stop(), cli(args) }. `extraEnv`
+ * is added to the binary's environment (e.g. FORECAST_ALERTS_INTERVAL_MS);
+ * `cli(args)` runs the binary's CLI against the same database (e.g.
+ * `["alerts", "check"]`) and returns its output.
+ */
+export async function start(extraEnv = {}) {
   if (!existsSync(bin)) throw new Error(`no forecast binary at ${bin}: run 'make build' (or set FORECAST_BIN)`);
   const work = mkdtempSync(join(tmpdir(), "forecast-web-test-"));
   const env = {
@@ -47,6 +52,7 @@ export async function start() {
     FORECAST_MATCH_PER_MINUTE: "100000",
     // Compiled uploads in the run's own folder, not the user's cache.
     FORECAST_MODULE_CACHE: join(work, "modules"),
+    ...extraEnv,
   };
   delete env.FORECAST_ORIGIN;
   delete env.FORECAST_ADMIN_TOKEN;
@@ -119,7 +125,7 @@ export async function start() {
     await new Promise((ok) => (server.exitCode !== null ? ok() : server.once("exit", ok)));
     rmSync(work, { recursive: true, force: true });
   };
-  return { base, serverBase, browser, stop, setupMs, serverLog: () => log };
+  return { base, serverBase, browser, stop, setupMs, serverLog: () => log, cli: (args) => run(args, env) };
 }
 
 const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon" };

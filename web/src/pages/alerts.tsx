@@ -23,7 +23,6 @@ import {
 } from "../api/alerts";
 import {
   alertError,
-  CONDITIONS,
   ConditionFields,
   conditionBody,
   conditionDraft,
@@ -34,7 +33,7 @@ import {
 import { episodesText } from "../evidence";
 import { utcStamp } from "../facts";
 import { Help } from "../glossary-link";
-import { Card, ErrorNote, int, Loading, pct, useData, useTitle } from "../lib";
+import { Card, ErrorNote, int, Loading, pct, useData, useTitle, type Loaded } from "../lib";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { setUnread } from "../unread";
 
@@ -72,7 +71,7 @@ function EventItem({ ev, onRead, busy }: { ev: AlertEvent; onRead: (id: string) 
   const evidence = evidenceText(ev.after);
   const unread = !ev.read;
   return (
-    <li class={`event${unread ? " unread" : ""}`} id={`event-${ev.id}`} data-event-id={ev.id} tabIndex={-1} aria-labelledby={`event-${ev.id}-h`}>
+    <li class={`event${unread ? " unread" : ""}`} id={`event-${ev.id}`} data-event-id={ev.id} tabIndex={-1}>
       <h3 class="event-head" id={`event-${ev.id}-h`}>
         {unread && <span class="tag tag-unread">Unread</span>}
         <span class="ticker">{ev.ticker}</span> <span class="event-name">{ev.name}</span>
@@ -304,7 +303,7 @@ function AlertItem({ alert, onChanged, onDeleted }: { alert: Alert; onChanged: (
       <div class="alert-controls">
         <label class="field check">
           <input type="checkbox" checked={alert.enabled} disabled={busy} aria-describedby={h} onChange={() => void change({ enabled: !alert.enabled })} />
-          Checked (on)
+          Enabled
         </label>
         <label class="field check">
           <input type="checkbox" checked={alert.email} disabled={busy} aria-describedby={h} onChange={() => void change({ email: !alert.email })} />
@@ -332,7 +331,7 @@ function AlertItem({ alert, onChanged, onDeleted }: { alert: Alert; onChanged: (
   );
 }
 
-function YourAlerts({ list, items, setItems }: { list: ReturnType<typeof useData<Alert[]>>; items: Alert[] | null; setItems: (a: Alert[]) => void }) {
+function YourAlerts({ list, items, setItems }: { list: Loaded<Alert[]>; items: Alert[] | null; setItems: (a: Alert[]) => void }) {
   return (
     <Card title="Your alerts" id="your-alerts">
       {list.loading && !items && <Loading label="Loading your alerts…" />}
@@ -688,7 +687,8 @@ function Webhooks() {
       setCopied(false);
     }
   };
-  const urlError = fieldOf(error, ["url"]) || (error instanceof ApiError && error.status === 409) ? describe(error) : null;
+  // The URL refused (its detail names `url`) or one endpoint too many: said under the field.
+  const urlError = fieldOf(error, ["url"]) !== null || (error instanceof ApiError && error.status === 409) ? describe(error) : null;
 
   return (
     <Card title="Webhooks" id="webhooks">
@@ -728,7 +728,7 @@ function Webhooks() {
           <label for="hook-url">Endpoint URL</label>
           <input
             id="hook-url"
-            type="url"
+            type="text"
             inputMode="url"
             maxLength={2048}
             placeholder="https://example.com/hooks/forecast"
@@ -802,9 +802,6 @@ export function AlertsPage({ loc }: { loc: Location }) {
       <YourAlerts list={list} items={items} setItems={setItems} />
       <NewAlertForm prefill={prefill} onCreated={(a) => setItems([...(items ?? []), a])} />
       <Webhooks />
-      <p class="muted small">
-        Conditions: {CONDITIONS.map((c) => c.label.toLowerCase()).join("; ")}.
-      </p>
     </main>
   );
 }

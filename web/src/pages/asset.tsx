@@ -18,6 +18,7 @@ import { ciText, episodesText, recoveryText, ThinNote } from "../evidence";
 import { GradeHistory } from "./grade-history";
 import { Help } from "../glossary-link";
 import { NotFound } from "../notfound";
+import { AlertMeButton, AlertMeForm, useAlertMe } from "../alert-form";
 
 const FIELDS = ["return_period", "num_segments", "decay_factor", "metric", "start_date", "end_date"] as const;
 type Field = (typeof FIELDS)[number];
@@ -709,6 +710,15 @@ function WatchButton({ ticker }: { ticker: string }) {
 
 const isNotFound = (e: unknown) => e instanceof ApiError && e.status === 404;
 
+/**
+ * The level "Alert me" starts from: 10 percentage points under the current
+ * drawdown, in whole percent (−20 before the verdict is known).
+ */
+function alertLevel(drawdown: number | null | undefined): number {
+  if (drawdown === null || drawdown === undefined || !Number.isFinite(drawdown)) return -20;
+  return Math.max(-100, Math.min(0, Math.round(drawdown * 100 - 10)));
+}
+
 function SegmentTable({ a }: { a: Analysis }) {
   return (
     <div class="table-wrap">
@@ -807,6 +817,7 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
   const key = JSON.stringify(params);
   const points = useMemo(() => maxPoints(), []);
   const analysis = useData(() => api.analysis(ticker, params, points), [ticker, key, points]);
+  const alertMe = useAlertMe("alert-me");
   const verdict = useData(() => api.verdict(ticker, params), [ticker, key]);
   const info = useData(() => api.assetInfo(ticker), [ticker]);
   const a = analysis.loading ? null : analysis.data;
@@ -844,8 +855,16 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
           </h1>
           {info.data && <AssetFacts info={info.data} />}
         </div>
-        {canonical && <WatchButton ticker={canonical} />}
+        {canonical && (
+          <div class="asset-actions">
+            <WatchButton ticker={canonical} />
+            {!premium && <AlertMeButton label="Alert me" state={alertMe} />}
+          </div>
+        )}
       </div>
+      {canonical && alertMe.open && (
+        <AlertMeForm key={canonical} id={alertMe.id} target={{ ticker: canonical }} level={alertLevel(v?.current_state.drawdown)} onClose={alertMe.close} />
+      )}
 
       {premium ? (
         <ErrorNote error={analysis.error} what="The analysis" />

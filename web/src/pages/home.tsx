@@ -2,7 +2,8 @@
 // price carries its date, source and currency (DatedPrice), old and
 // synthetic ones are marked, and a Free account is told in a sentence what
 // needs Premium. On a phone the rows become cards that keep the ticker,
-// grade, dated price and the row's actions.
+// grade, dated price and the row's actions. "Alert me on my watchlist"
+// creates an alert on every asset of it (Premium; others see the padlock).
 import { useEffect, useState } from "preact/hooks";
 import { api, type Verdict, type WatchItem } from "../api/endpoints";
 import { ApiError, describe } from "../api/client";
@@ -10,6 +11,9 @@ import { assetUrl, navigate } from "../router";
 import { DatedPrice } from "../facts";
 import { Help } from "../glossary-link";
 import { Card, ErrorNote, GradeBadge, Loading, pct, price, signClass, useData, useTitle } from "../lib";
+import { AlertMeButton, AlertMeForm, useAlertMe } from "../alert-form";
+import { LockMark } from "../locked";
+import { isPremium, useSession } from "../session";
 
 /** The currency of a verdict (the backend adds `metadata.currency`), else the item's. */
 function currencyOf(v: Verdict | null, a: WatchItem): string | null {
@@ -70,6 +74,8 @@ function VerdictCells({ item }: { item: WatchItem }) {
 
 export function HomePage() {
   useTitle("Watchlist");
+  const premium = isPremium(useSession().user);
+  const alertMe = useAlertMe("alert-me");
   const w = useData(() => api.watchlist(), []);
   const [items, setItems] = useState<WatchItem[] | null>(null);
   const [removing, setRemoving] = useState<string | null>(null);
@@ -101,14 +107,26 @@ export function HomePage() {
     <main class="page watchlist-page">
       <div class="page-head">
         <h1>Your watchlist</h1>
-        <a class="btn" href="/onboarding">
-          Edit watchlist
-        </a>
+        <span class="row-actions">
+          {items && items.length > 0 &&
+            (premium ? (
+              <AlertMeButton label="Alert me on my watchlist" state={alertMe} />
+            ) : (
+              <a class="btn btn-small locked" href="/plans" title="Alerts need the Premium tier.">
+                Alert me on my watchlist
+                <LockMark />
+              </a>
+            ))}
+          <a class="btn" href="/onboarding">
+            Edit watchlist
+          </a>
+        </span>
       </div>
       <p class="lead">
         The latest grade of each asset you follow, computed from its last stored price (90-day horizon). Each price shows
         its date and source; prices older than a week and synthetic ones are marked.
       </p>
+      {premium && alertMe.open && <AlertMeForm id={alertMe.id} target={{ watchlist: true }} level={-20} onClose={alertMe.close} />}
       {w.loading && <Loading label="Loading your watchlist…" />}
       <ErrorNote error={w.error} what="The watchlist" />
       <ErrorNote error={removeError} what="Changing the watchlist" />

@@ -6,6 +6,7 @@
 //! replicas) are PostgreSQL-only and sit with their aggregate's suite.
 
 mod accounts;
+mod alerts;
 mod assets;
 mod embeddings;
 mod grading;
@@ -79,6 +80,7 @@ on_both_backends!(registry_suite, registry::registry_conformance);
 on_both_backends!(jobs_suite, jobs::jobs_conformance);
 on_both_backends!(embeddings_suite, embeddings::embeddings_conformance);
 on_both_backends!(strategies_suite, strategies::strategies_conformance);
+on_both_backends!(alerts_suite, alerts::alerts_conformance);
 
 #[test]
 fn redact_hides_credentials() {

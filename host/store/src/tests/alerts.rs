@@ -1,0 +1,243 @@
+//! Alerts: the evaluation claim, the compare-and-write of a user's results,
+//! the outbox's claims and the disable rule, and the alerts counter.
+
+use super::*;
+use crate::{AlertRecord, Attempt, NewEvent, Recorded, StateWrite, UserEvaluation, WebhookRecord};
+
+fn alert(id: &str, user: &str, asset: Option<i64>) -> AlertRecord {
+    AlertRecord {
+        id: id.into(),
+        user_id: user.into(),
+        asset_id: asset,
+        ticker: None,
+        spec: "{}".into(),
+        enabled: true,
+        created_at: 1,
+        updated_at: 1,
+    }
+}
+
+fn state(alert: &str, asset: i64, holds: bool, replaces: Option<&str>) -> StateWrite {
+    StateWrite {
+        alert_id: alert.into(),
+        asset_id: asset,
+        holds,
+        observed: format!("{{\"holds\":{holds}}}"),
+        replaces: replaces.map(str::to_string),
+    }
+}
+
+fn event(id: &str, alert: &str, asset: i64) -> NewEvent {
+    NewEvent {
+        id: id.into(),
+        alert_id: alert.into(),
+        asset_id: asset,
+        body: format!("{{\"id\":\"{id}\"}}"),
+        webhook_payload: format!("{{\"event\":\"{id}\"}}"),
+    }
+}
+
+pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
+    db.upsert_catalog(&[
+        entry(1, "AAA", Category::UsStocks, true),
+        entry(2, "BBB", Category::Crypto, true),
+    ])
+    .await
+    .unwrap();
+    let ann = db
+        .create_user("ann@example.com", "h", Tier::Premium, 1)
+        .await
+        .unwrap();
+    let bob = db
+        .create_user("bob@example.com", "h", Tier::Premium, 1)
+        .await
+        .unwrap();
+
+    // The cap, per user; a new alert moves the alerts counter.
+    let before = db.generations().await.unwrap().alerts;
+    let a1 = "00000000-0000-0000-0000-000000000001";
+    assert!(db
+        .create_alert(&alert(a1, &ann.id, Some(1)), 2)
+        .await
+        .unwrap()
+        .is_some());
+    assert!(db.generations().await.unwrap().alerts > before);
+    let a2 = "00000000-0000-0000-0000-000000000002";
+    assert!(db
+        .create_alert(&alert(a2, &ann.id, None), 2)
+        .await
+        .unwrap()
+        .is_some());
+    let a3 = "00000000-0000-0000-0000-000000000003";
+    assert!(db
+        .create_alert(&alert(a3, &ann.id, None), 2)
+        .await
+        .unwrap()
+        .is_none());
+    assert!(db
+        .create_alert(&alert(a3, &bob.id, None), 2)
+        .await
+        .unwrap()
+        .is_some());
+    assert_eq!(db.alerts_of(&ann.id).await.unwrap().len(), 2);
+    assert_eq!(
+        db.alert(&ann.id, a1)
+            .await
+            .unwrap()
+            .unwrap()
+            .ticker
+            .as_deref(),
+        Some("AAA")
+    );
+    assert!(db.alert(&bob.id, a1).await.unwrap().is_none(), "not bob's");
+
+    // One claim per evaluation key; a stale unfinished claim is taken over.
+    assert!(db.claim_evaluation("k1", "w1", 100, 300).await.unwrap());
+    assert!(!db.claim_evaluation("k1", "w2", 101, 300).await.unwrap());
+    assert!(
+        db.claim_evaluation("k1", "w2", 500, 300).await.unwrap(),
+        "taken over"
+    );
+    db.finish_evaluation("k1", "{}", 501).await.unwrap();
+    assert!(
+        !db.claim_evaluation("k1", "w3", 10_000, 300).await.unwrap(),
+        "finished"
+    );
+
+    // An endpoint gets one call per event recorded.
+    let hook = WebhookRecord {
+        id: "00000000-0000-0000-0000-00000000000a".into(),
+        user_id: ann.id.clone(),
+        url: "http://example.com/h".into(),
+        secret: "whsec_x".into(),
+        enabled: true,
+        consecutive_failures: 0,
+        disabled_reason: None,
+        created_at: 1,
+    };
+    assert!(db.create_webhook(&hook, 1).await.unwrap().is_some());
+    let mut second = hook.clone();
+    second.id = "00000000-0000-0000-0000-00000000000b".into();
+    assert!(
+        db.create_webhook(&second, 1).await.unwrap().is_none(),
+        "capped"
+    );
+
+    let first = UserEvaluation {
+        user_id: ann.id.clone(),
+        evaluation: "k1".into(),
+        states: vec![state(a1, 1, true, None), state(a2, 2, false, None)],
+        events: vec![event("e1", a1, 1)],
+        digest: Some("{\"subject\":\"s\",\"text\":\"t\"}".into()),
+        now: 1_000,
+    };
+    assert_eq!(
+        db.record_evaluation(&first).await.unwrap(),
+        Recorded::Done {
+            events: 1,
+            calls: 1,
+            digests: 1
+        }
+    );
+    // The same write again replaces states that have moved on: nothing.
+    assert_eq!(db.record_evaluation(&first).await.unwrap(), Recorded::Stale);
+    // A later evaluation that read them writes; its event is its own, and
+    // a second digest of the same evaluation is never queued.
+    let mut next = first.clone();
+    next.evaluation = "k2".into();
+    next.states = vec![state(a1, 1, true, Some("k1"))];
+    next.events = vec![event("e2", a1, 1)];
+    assert!(matches!(
+        db.record_evaluation(&next).await.unwrap(),
+        Recorded::Done { events: 1, .. }
+    ));
+    let states = db.alert_states(&ann.id).await.unwrap();
+    assert_eq!(states.len(), 2);
+    assert!(states
+        .iter()
+        .any(|s| s.alert_id == a1 && s.evaluation == "k2"));
+
+    let page = db.events(&ann.id, false, 10, 0).await.unwrap();
+    assert_eq!((page.total, page.unread, page.events.len()), (2, 2, 2));
+    assert_eq!(db.events(&bob.id, false, 10, 0).await.unwrap().total, 0);
+    assert_eq!(
+        db.mark_read(&ann.id, Some(&["e1".to_string()]), 2_000)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(db.events(&ann.id, true, 10, 0).await.unwrap().total, 1);
+    assert_eq!(db.mark_read(&bob.id, None, 2_000).await.unwrap(), 0);
+
+    // The outbox: 2 webhook calls and 2 digests (k1, k2) due; a claim holds
+    // them from a second claimant until its lease ends.
+    assert_eq!(db.pending_deliveries().await.unwrap(), 4);
+    let due = db.claim_deliveries(1_000_000, 10, 60_000).await.unwrap();
+    assert_eq!(due.len(), 4);
+    assert!(db
+        .claim_deliveries(1_000_001, 10, 60_000)
+        .await
+        .unwrap()
+        .is_empty());
+    let call = due.iter().find(|d| d.delivery.kind == "webhook").unwrap();
+    assert_eq!(call.webhook.as_ref().unwrap().secret, "whsec_x");
+    assert_eq!(due[0].email, "ann@example.com");
+
+    // Failures count per endpoint; the second consecutive one disables it
+    // and gives up its pending calls.
+    let calls: Vec<_> = due
+        .iter()
+        .filter(|d| d.delivery.kind == "webhook")
+        .collect();
+    let fail = |id: &str| Attempt {
+        id: id.into(),
+        delivered: false,
+        status: Some(500),
+        error: Some("answered 500".into()),
+        retry_at: Some(1_001_000),
+        max_failures: 2,
+        now: 1_000,
+    };
+    db.finish_delivery(&fail(&calls[0].delivery.id))
+        .await
+        .unwrap();
+    let w = db.webhook(&ann.id, &hook.id).await.unwrap().unwrap();
+    assert_eq!((w.enabled, w.consecutive_failures), (true, 1));
+    db.finish_delivery(&fail(&calls[1].delivery.id))
+        .await
+        .unwrap();
+    let w = db.webhook(&ann.id, &hook.id).await.unwrap().unwrap();
+    assert!(!w.enabled);
+    assert!(w.disabled_reason.unwrap().contains("2 consecutive"));
+    let log = db.deliveries_of(&hook.id, 10).await.unwrap();
+    assert!(
+        log.iter().all(|d| d.status == "failed" && d.attempts <= 1),
+        "{log:?}"
+    );
+    // Enabled again: failures from zero.
+    assert!(db
+        .set_webhook_enabled(&ann.id, &hook.id, true)
+        .await
+        .unwrap());
+    let w = db.webhook(&ann.id, &hook.id).await.unwrap().unwrap();
+    assert_eq!((w.enabled, w.consecutive_failures), (true, 0));
+
+    // A delivered digest is done; deleting an alert keeps its events.
+    let digest = due.iter().find(|d| d.delivery.kind == "email").unwrap();
+    db.finish_delivery(&Attempt {
+        id: digest.delivery.id.clone(),
+        delivered: true,
+        status: None,
+        error: None,
+        retry_at: None,
+        max_failures: 2,
+        now: 1_000,
+    })
+    .await
+    .unwrap();
+    assert!(db.delete_alert(&ann.id, a1).await.unwrap());
+    assert!(!db.delete_alert(&ann.id, a1).await.unwrap());
+    assert_eq!(db.events(&ann.id, false, 10, 0).await.unwrap().total, 2);
+    assert!(db.delete_webhook(&ann.id, &hook.id).await.unwrap());
+    assert!(db.deliveries_of(&hook.id, 10).await.unwrap().is_empty());
+}
