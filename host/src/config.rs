@@ -556,8 +556,8 @@ pub struct Config {
     pub quota: QuotaConfig,
     /// `FORECAST_ALERTS`.
     pub alerts_follow: bool,
-    /// `FORECAST_ALERTS_INTERVAL_MS`, `FORECAST_SMTP_*`, `FORECAST_WEBHOOK_*`
-    /// (the web origin is filled in by the server).
+    /// `FORECAST_ALERTS_INTERVAL_MS`, `FORECAST_SMTP_URL`, `FORECAST_SMTP_FROM`
+    /// and the webhook settings (the web origin is filled in by the server).
     pub alerts: forecast_services::alerts::AlertSettings,
     /// `FORECAST_GRADING`.
     pub grading: bool,

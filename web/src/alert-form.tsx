@@ -12,9 +12,9 @@ import { alerts, HORIZONS, type Alert, type Condition, type NewAlert } from "./a
 import { CATEGORIES } from "./api/endpoints";
 
 /** The parameter a condition needs (null: none). */
-export type Param = "level" | "bucket" | "top_n" | null;
+type Param = "level" | "bucket" | "top_n" | null;
 
-export const CONDITIONS: { value: Condition; label: string; param: Param }[] = [
+const CONDITIONS: { value: Condition; label: string; param: Param }[] = [
   { value: "drawdown_below", label: "Drawdown falls to or below a level", param: "level" },
   { value: "drawdown_above", label: "Drawdown recovers to or above a level", param: "level" },
   { value: "grade_changed", label: "Grade changes", param: null },
@@ -27,10 +27,10 @@ export const CONDITIONS: { value: Condition; label: string; param: Param }[] = [
   { value: "top_n_left", label: "Leaves the top N of the ranking", param: "top_n" },
 ];
 
-export const paramOf = (c: Condition): Param => CONDITIONS.find((x) => x.value === c)?.param ?? null;
+const paramOf = (c: Condition): Param => CONDITIONS.find((x) => x.value === c)?.param ?? null;
 
 /** The fields of a request the server may name in a 400's detail. */
-export const ALERT_FIELDS = ["ticker", "watchlist", "condition", "level", "bucket", "top_n", "return_period", "metric", "category", "email"];
+const ALERT_FIELDS = ["ticker", "watchlist", "condition", "level", "bucket", "top_n", "return_period", "metric", "category", "email"];
 
 /** The condition part of a form, as typed. */
 export interface ConditionDraft {
@@ -162,7 +162,7 @@ export function ConditionFields({
       {param === "level" &&
         numberInput(
           "level",
-          drawdown ? "Level (% under the high)" : "Level (% median return)",
+          "Level (%)",
           { inputMode: "decimal", step: 1, min: -100, max: drawdown ? 0 : 1000 },
           drawdown ? "−100 to 0; −20 is 20 % under the high" : "−100 to 1000; 5 is a 5 % median return",
         )}
@@ -238,11 +238,11 @@ export function useAlertMe(id: string) {
 }
 
 /** "Alert me" (or "Alert me on my watchlist"): opens the inline form (`AlertMeForm`) placed near it. */
-export function AlertMeButton({ label, state }: { label: string; state: ReturnType<typeof useAlertMe> }) {
+export function AlertMeButton({ label, state, small = false }: { label: string; state: ReturnType<typeof useAlertMe>; small?: boolean }) {
   return (
     <button
       type="button"
-      class="btn btn-small alert-me-btn"
+      class={small ? "btn btn-small alert-me-btn" : "btn alert-me-btn"}
       id={`${state.id}-btn`}
       aria-expanded={state.open}
       aria-controls={state.id}
@@ -319,7 +319,8 @@ export function AlertMeForm({
     );
 
   return (
-    <form class="card alert-me" id={id} noValidate onSubmit={submit} aria-label={`New alert on ${what}`}>
+    <form class="card alert-me" id={id} noValidate onSubmit={submit} aria-labelledby={`${id}-h`}>
+      <h2 id={`${id}-h`}>New alert on {what}</h2>
       <div class="alert-form-row">
         <ConditionFields idp={idp} value={draft} onChange={setDraft} bad={bad} msg={msg} selectRef={first} />
         <HorizonField idp={idp} value={horizon} onChange={setHorizon} error={bad === "return_period" ? msg : null} />

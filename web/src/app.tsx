@@ -65,7 +65,7 @@ const UNREAD_EVERY_MS = 60_000;
 /** The bell: a link to the inbox with its unread count (no badge at 0). */
 function AlertsBell({ active }: { active: boolean }) {
   const n = useUnread();
-  const label = n ? `Alerts, ${n} unread` : "Alerts, none unread";
+  const label = n === null ? "Alerts" : n > 0 ? `Alerts, ${n} unread` : "Alerts, none unread";
   return (
     <a class="btn btn-ghost alerts-bell" href="/alerts" id="alerts-bell" aria-label={label} title={label} aria-current={active ? "page" : undefined}>
       <svg viewBox="0 0 16 16" width="18" height="18" aria-hidden="true" focusable="false">

@@ -5,12 +5,10 @@
 import { request, WEB, type Schemas } from "./client";
 
 export type Alert = Schemas["Alert"];
-export type AlertSpec = Schemas["AlertSpec"];
 export type AlertEvent = Schemas["AlertEvent"];
 export type EventPage = Schemas["EventPage"];
 export type Observation = Schemas["Observation"];
 export type Condition = Schemas["Condition"];
-export type Category = Schemas["Category"];
 export type Metric = Schemas["Metric"];
 export type NewAlert = Schemas["CreateAlertRequest"];
 /** `PATCH`: only the fields given change (the generated type marks the horizon required; the server does not). */
@@ -23,7 +21,6 @@ export type DeliveryLog = Schemas["DeliveryLog"];
 
 /** The graded horizons an alert may read (days). */
 export const HORIZONS = [7, 30, 90, 180, 365] as const;
-export type Horizon = (typeof HORIZONS)[number];
 
 const base = `${WEB}/api/alerts`;
 const id = (x: string) => encodeURIComponent(x);

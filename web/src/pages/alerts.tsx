@@ -35,7 +35,7 @@ import { utcStamp } from "../facts";
 import { Help } from "../glossary-link";
 import { Card, ErrorNote, int, Loading, pct, useData, useTitle, type Loaded } from "../lib";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
-import { setUnread } from "../unread";
+import { setUnread, useUnread } from "../unread";
 
 /** Events per inbox page. */
 const PAGE = 10;
@@ -72,7 +72,7 @@ function EventItem({ ev, onRead, busy }: { ev: AlertEvent; onRead: (id: string) 
   const unread = !ev.read;
   return (
     <li class={`event${unread ? " unread" : ""}`} id={`event-${ev.id}`} data-event-id={ev.id} tabIndex={-1}>
-      <h3 class="event-head" id={`event-${ev.id}-h`}>
+      <h3 class="event-head">
         {unread && <span class="tag tag-unread">Unread</span>}
         <span class="ticker">{ev.ticker}</span> <span class="event-name">{ev.name}</span>
         <time class="muted small event-time" dateTime={ev.created_at}>
@@ -115,7 +115,7 @@ function EventItem({ ev, onRead, busy }: { ev: AlertEvent; onRead: (id: string) 
             Mark read<span class="sr-only"> ({ev.ticker}, {utcStamp(ev.created_at)})</span>
           </button>
         )}
-        <a class="btn btn-small btn-ghost" href={assetUrl(ev.ticker)}>
+        <a class="btn btn-small" href={assetUrl(ev.ticker)}>
           Open {ev.ticker}
         </a>
       </div>
@@ -130,6 +130,9 @@ function Inbox({ offset, onOffset }: { offset: number; onOffset: (o: number) => 
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [unread, setUnreadHere] = useState<number | null>(null);
+  // The header's count, asked every minute: more than this page knows means new events.
+  const live = useUnread();
+  const arrived = live !== null && unread !== null && live > unread;
   useEffect(() => {
     setRead(new Set());
     if (page.data) {
@@ -172,6 +175,14 @@ function Inbox({ offset, onOffset }: { offset: number; onOffset: (o: number) => 
           Mark all read
         </button>
       </div>
+      {arrived && !page.loading && (
+        <p class="note note-info inbox-new" role="status">
+          New events arrived.{" "}
+          <button type="button" class="btn btn-small" onClick={offset === 0 ? page.reload : () => onOffset(0)}>
+            Show the newest
+          </button>
+        </p>
+      )}
       {page.loading && <Loading label="Loading the inbox…" />}
       <ErrorNote error={page.error} what="The inbox" />
       <ErrorNote error={error} what="Marking events read" />
@@ -204,56 +215,66 @@ function Inbox({ offset, onOffset }: { offset: number; onOffset: (o: number) => 
 
 // ---------------------------------------------------------------- your alerts
 
+/** States shown without a click; a longer watchlist's are folded under their summary. */
+const STATES_OPEN = 5;
+
 function States({ alert }: { alert: Alert }) {
-  if (alert.states.length === 0)
+  const n = alert.states.length;
+  if (n === 0)
     return <p class="muted small alert-pending">Not checked yet: alerts are checked after every change of the data (a grading run, new prices, a new alert).</p>;
   const w = watched(alert.condition);
   const grade = alert.condition !== "grade_changed";
   const target = alert.ticker ?? "your watchlist";
+  const holding = alert.states.filter((s) => s.holds).length;
   return (
-    <div class="table-wrap">
-      <table class="table compact table-cards alert-states">
-        <caption class="sr-only">What the last check saw for {target}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Ticker</th>
-            <th scope="col">Condition holds</th>
-            <th scope="col" class="num">
-              {w.label}
-            </th>
-            {grade && <th scope="col">Grade</th>}
-            <th scope="col" class="col-opt">
-              Checked (UTC)
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {alert.states.map((s) => (
-            <tr key={s.ticker} data-ticker={s.ticker}>
-              <td class="card-title">
-                <a class="ticker" href={assetUrl(s.ticker)}>
-                  {s.ticker}
-                </a>
-              </td>
-              <td data-label="Condition holds" class="holds">
-                {s.holds ? <strong class="holds-yes">yes</strong> : "no"}
-              </td>
-              <td data-label={w.label} class="num watched">
-                {w.show(s.observed)}
-              </td>
-              {grade && (
-                <td data-label="Grade" class="grade-cell">
-                  {s.observed.letter ?? "—"}
-                </td>
-              )}
-              <td class="col-opt">
-                <time dateTime={s.evaluated_at}>{utcStamp(s.evaluated_at)}</time>
-              </td>
+    <details class="alert-states-box" open={n <= STATES_OPEN}>
+      <summary>
+        Last check: {int(n)} asset{n === 1 ? "" : "s"}, the condition holds for {int(holding)}
+      </summary>
+      <div class="table-wrap">
+        <table class="table compact alert-states">
+          <caption class="sr-only">What the last check saw for {target}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Ticker</th>
+              <th scope="col">Condition holds</th>
+              <th scope="col" class="num">
+                {w.label}
+              </th>
+              {grade && <th scope="col">Grade</th>}
+              <th scope="col" class="col-opt">
+                Checked (UTC)
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+          </thead>
+          <tbody>
+            {alert.states.map((s) => (
+              <tr key={s.ticker} data-ticker={s.ticker}>
+                <td>
+                  <a class="ticker" href={assetUrl(s.ticker)}>
+                    {s.ticker}
+                  </a>
+                </td>
+                <td class="holds">
+                  {s.holds ? <strong class="holds-yes">yes</strong> : "no"}
+                </td>
+                <td class="num watched">
+                  {w.show(s.observed)}
+                </td>
+                {grade && (
+                  <td class="grade-cell">
+                    {s.observed.letter ?? "—"}
+                  </td>
+                )}
+                <td class="col-opt">
+                  <time dateTime={s.evaluated_at}>{utcStamp(s.evaluated_at)}</time>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </details>
   );
 }
 
@@ -261,15 +282,21 @@ function AlertItem({ alert, onChanged, onDeleted }: { alert: Alert; onChanged: (
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [confirming, setConfirming] = useState(false);
+  // A switch shows its new position while the server is asked; a refusal puts it back.
+  const [pending, setPending] = useState<AlertChange>({});
+  const enabled = pending.enabled ?? alert.enabled;
+  const email = pending.email ?? alert.email;
   const h = `alert-${alert.id}-h`;
   const change = async (body: AlertChange) => {
     setBusy(true);
     setError(null);
+    setPending(body);
     try {
       onChanged(await alerts.update(alert.id, body));
     } catch (e) {
       setError(e);
     } finally {
+      setPending({});
       setBusy(false);
     }
   };
@@ -302,11 +329,11 @@ function AlertItem({ alert, onChanged, onDeleted }: { alert: Alert; onChanged: (
       </p>
       <div class="alert-controls">
         <label class="field check">
-          <input type="checkbox" checked={alert.enabled} disabled={busy} aria-describedby={h} onChange={() => void change({ enabled: !alert.enabled })} />
+          <input type="checkbox" checked={enabled} disabled={busy} aria-describedby={h} onChange={() => void change({ enabled: !enabled })} />
           Enabled
         </label>
         <label class="field check">
-          <input type="checkbox" checked={alert.email} disabled={busy} aria-describedby={h} onChange={() => void change({ email: !alert.email })} />
+          <input type="checkbox" checked={email} disabled={busy} aria-describedby={h} onChange={() => void change({ email: !email })} />
           In the e-mail digest
         </label>
         {confirming ? (
@@ -435,7 +462,9 @@ function NewAlertForm({ prefill, onCreated }: { prefill: Prefill | null; onCreat
           </div>
           <label class="field check">
             <input type="radio" name="target" value="watchlist" checked={watchlist} onChange={() => setWatchlist(true)} />
-            My watchlist <span class="muted small">(every asset on it at each check)</span>
+            <span>
+              My watchlist <span class="target-note">(every asset on it at each check)</span>
+            </span>
           </label>
           {tickerError && (
             <span class="field-error" id="na-ticker-err" role="alert">
@@ -486,12 +515,9 @@ function NewAlertForm({ prefill, onCreated }: { prefill: Prefill | null; onCreat
 
 // ---------------------------------------------------------------- webhooks
 
-/** The outcome of a call, in words. */
-function outcome(d: Delivery): string {
-  const http = d.last_status != null ? `HTTP ${d.last_status}` : null;
-  if (d.status === "delivered") return `delivered${http ? ` (${http})` : ""}`;
-  const why = [http, d.last_error].filter(Boolean).join(" — ");
-  return `${d.status === "pending" ? "failed, will be tried again" : "failed"}${why ? `: ${why}` : ""}`;
+/** What the endpoint answered, in words: "HTTP 500 — answered 500: …" ("" without an answer or error). */
+function answer(d: Delivery): string {
+  return [d.last_status != null ? `HTTP ${d.last_status}` : null, d.last_error].filter(Boolean).join(" — ");
 }
 
 function DeliveryTable({ hook, tick }: { hook: Webhook; tick: number }) {
@@ -602,8 +628,9 @@ function HookItem({ hook, onChanged, onDeleted }: { hook: Webhook; onChanged: (w
         )}{" "}
         {!hook.enabled && hook.disabled_reason && <span class="hook-reason">{hook.disabled_reason} </span>}
         <span class="muted">
-          · {int(hook.consecutive_failures)} failed attempt{hook.consecutive_failures === 1 ? "" : "s"} since the last success · added{" "}
-          <time dateTime={hook.created_at}>{utcStamp(hook.created_at)}</time>
+          {hook.consecutive_failures > 0 &&
+            `· ${int(hook.consecutive_failures)} failed attempt${hook.consecutive_failures === 1 ? "" : "s"} since the last success `}
+          · added <time dateTime={hook.created_at}>{utcStamp(hook.created_at)}</time>
         </span>
       </p>
       <div class="row-actions hook-actions">
@@ -639,11 +666,17 @@ function HookItem({ hook, onChanged, onDeleted }: { hook: Webhook; onChanged: (w
         )}
       </div>
       <div aria-live="polite">
-        {tested && (
-          <p class={`note ${tested.status === "delivered" ? "note-info" : "note-error"} hook-test`} data-status={tested.status}>
-            <strong>Test call {tested.status === "delivered" ? "delivered" : "failed"}.</strong> {outcome(tested)}.
-          </p>
-        )}
+        {tested &&
+          (tested.status === "delivered" ? (
+            <p class="note note-info hook-test" data-status={tested.status}>
+              <strong>Test call delivered</strong>
+              {answer(tested) && ` (${answer(tested)})`}.
+            </p>
+          ) : (
+            <p class="note note-error hook-test" data-status={tested.status}>
+              <strong>Test call failed{answer(tested) ? ":" : "."}</strong> {answer(tested)}
+            </p>
+          ))}
       </div>
       <ErrorNote error={error} what="The endpoint" />
       {logOpen && <DeliveryTable hook={hook} tick={logTick} />}

@@ -817,9 +817,9 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
   const key = JSON.stringify(params);
   const points = useMemo(() => maxPoints(), []);
   const analysis = useData(() => api.analysis(ticker, params, points), [ticker, key, points]);
-  const alertMe = useAlertMe("alert-me");
   const verdict = useData(() => api.verdict(ticker, params), [ticker, key]);
   const info = useData(() => api.assetInfo(ticker), [ticker]);
+  const alertMe = useAlertMe("alert-me");
   const a = analysis.loading ? null : analysis.data;
   const premium = analysis.error instanceof ApiError && analysis.error.status === 402;
   const formError = fieldOf(analysis.error, [...FIELDS]) ? analysis.error : null;
@@ -858,7 +858,8 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
         {canonical && (
           <div class="asset-actions">
             <WatchButton ticker={canonical} />
-            {!premium && <AlertMeButton label="Alert me" state={alertMe} />}
+            {/* Alerts are Premium data too: not offered when the analysis was refused with a 402. */}
+            {!premium && <AlertMeButton label="Alert me" state={alertMe} small />}
           </div>
         )}
       </div>

@@ -112,7 +112,7 @@ export function HomePage() {
             (premium ? (
               <AlertMeButton label="Alert me on my watchlist" state={alertMe} />
             ) : (
-              <a class="btn btn-small locked" href="/plans" title="Alerts need the Premium tier.">
+              <a class="btn locked" href="/plans" title="Alerts need the Premium tier.">
                 Alert me on my watchlist
                 <LockMark />
               </a>
