@@ -227,6 +227,7 @@ bench: components model reference
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench backtest
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench matcher
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench heavy
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench alerts
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-embed --bench embed
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(MAKE) --no-print-directory bench-web
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(MAKE) --no-print-directory bench-peer
