@@ -198,7 +198,10 @@ impl AlertSpec {
 
     /// The condition in words, e.g. "drawdown at or below -20 %".
     pub fn describe(&self) -> String {
-        let pct = |x: f64| format!("{:+.1} %", x * 100.0);
+        let pct = |x: f64| match x {
+            x if (x * 1000.0).round() == 0.0 => "0.0 %".to_string(),
+            x => format!("{:+.1} %", x * 100.0),
+        };
         let horizon = format!("{}-day {}", self.return_period, self.metric.as_str());
         match self.condition {
             Condition::GradeChanged => format!("grade ({horizon}) changed"),

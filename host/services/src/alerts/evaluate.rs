@@ -184,7 +184,11 @@ fn fires(spec: &AlertSpec, before: Option<(&AlertState, &Observation)>, now: &Ob
 }
 
 fn pct(x: Option<f64>) -> String {
-    x.map_or("?".into(), |x| format!("{:+.1} %", x * 100.0))
+    match x {
+        None => "?".into(),
+        Some(x) if (x * 1000.0).round() == 0.0 => "0.0 %".into(),
+        Some(x) => format!("{:+.1} %", x * 100.0),
+    }
 }
 
 fn ordinal(n: u32) -> String {
@@ -258,9 +262,10 @@ fn message(
     };
     let evidence = match &now.evidence {
         Some(e) => format!(
-            " — {} past days in this bucket over {} episodes{}",
+            " — {} past days in this bucket over {} episode{}{}",
             e.bucket_samples,
             e.episodes,
+            if e.episodes == 1 { "" } else { "s" },
             if e.thin { " (thin evidence)" } else { "" }
         ),
         None => String::new(),
