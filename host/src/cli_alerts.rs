@@ -57,6 +57,12 @@ pub async fn service(config: &Config, db: Arc<dyn Database>) -> anyhow::Result<A
 
 /// One line about an evaluation.
 pub fn describe(s: &EvaluationSummary) -> String {
+    if s.held_elsewhere {
+        return format!(
+            "evaluation {}: another process is evaluating it now (claimed less than 5 minutes ago)",
+            s.key
+        );
+    }
     if !s.evaluated {
         return format!(
             "evaluation {}: already done (nothing changed since the last evaluation)",

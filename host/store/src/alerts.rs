@@ -188,6 +188,17 @@ pub struct UserEvaluation {
     pub now: i64,
 }
 
+/// What [`AlertStore::claim_evaluation`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// This caller evaluates it.
+    Claimed,
+    /// It was evaluated.
+    Finished,
+    /// Another process holds it and its lease has not ended.
+    Held,
+}
+
 /// What [`AlertStore::record_evaluation`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recorded {
@@ -256,15 +267,16 @@ pub trait AlertStore: Send + Sync {
     /// The states of a user's alerts.
     async fn alert_states(&self, user_id: &str) -> StoreResult<Vec<AlertState>>;
 
-    /// Claims evaluation `key` for `worker`: true when it was not claimed,
-    /// or its claimant has not finished within `lease` seconds.
+    /// Claims evaluation `key` for `worker`: [`Claim::Claimed`] when it was
+    /// not claimed, or its claimant has not finished within `lease`
+    /// seconds (a takeover).
     async fn claim_evaluation(
         &self,
         key: &str,
         worker: &str,
         now: i64,
         lease: i64,
-    ) -> StoreResult<bool>;
+    ) -> StoreResult<Claim>;
     /// Marks an evaluation finished with its summary (JSON).
     async fn finish_evaluation(&self, key: &str, summary: &str, now: i64) -> StoreResult<()>;
     /// The most recently started evaluation: key, start, end, summary.
@@ -556,7 +568,8 @@ macro_rules! impl_alert_store {
                 worker: &str,
                 now: i64,
                 lease: i64,
-            ) -> $crate::StoreResult<bool> {
+            ) -> $crate::StoreResult<$crate::Claim> {
+                use $crate::rows::Cols;
                 let n = sqlx::query(
                     "INSERT INTO alert_evaluations (key, worker, started_at) VALUES ($1, $2, $3) \
                      ON CONFLICT (key) DO UPDATE SET worker = excluded.worker, \
@@ -571,7 +584,22 @@ macro_rules! impl_alert_store {
                 .execute(&self.pool)
                 .await?
                 .rows_affected();
-                Ok(n == 1)
+                if n == 1 {
+                    return Ok($crate::Claim::Claimed);
+                }
+                let finished = sqlx::query(
+                    "SELECT finished_at FROM alert_evaluations WHERE key = $1",
+                )
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?
+                .map(|r| r.opt_int("finished_at"))
+                .transpose()?
+                .flatten();
+                Ok(match finished {
+                    Some(_) => $crate::Claim::Finished,
+                    None => $crate::Claim::Held,
+                })
             }
 
             async fn finish_evaluation(

@@ -46,7 +46,7 @@ use async_trait::async_trait;
 
 pub use accounts::AccountStore;
 pub use alerts::{
-    AlertRecord, AlertState, AlertStore, Attempt, DeliveryRecord, DueDelivery, EventPage,
+    AlertRecord, AlertState, AlertStore, Attempt, Claim, DeliveryRecord, DueDelivery, EventPage,
     EventRecord, NewEvent, Recorded, StateWrite, UserEvaluation, WebhookRecord,
 };
 pub use assets::{AssetStore, CachedMetadata, CatalogEntry};

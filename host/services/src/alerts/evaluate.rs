@@ -25,7 +25,8 @@ use forecast_api::alerts::{
 use forecast_api::analysis::{AnalysisQuery, VerdictResponse};
 use forecast_domain::{Asset, Category, Metric};
 use forecast_store::{
-    AlertRecord, AlertState, GradingRun, NewEvent, RankedRow, Recorded, StateWrite, UserEvaluation,
+    AlertRecord, AlertState, Claim, GradingRun, NewEvent, RankedRow, Recorded, StateWrite,
+    UserEvaluation,
 };
 
 use super::{parse_spec, AlertService};
@@ -47,6 +48,9 @@ pub struct EvaluationSummary {
     pub key: String,
     /// False when another process (or an earlier call) had evaluated it.
     pub evaluated: bool,
+    /// Another process is evaluating it now (its claim's lease has not
+    /// ended): a follower tries again at its next look.
+    pub held_elsewhere: bool,
     /// The active grading run it read.
     pub run_id: Option<String>,
     /// Enabled alerts.
@@ -341,12 +345,17 @@ impl AlertService {
             key: key.clone(),
             ..Default::default()
         };
-        if !self
+        match self
             .store
             .claim_evaluation(&key, &self.worker, now, LEASE_SECONDS)
             .await?
         {
-            return Ok(summary);
+            Claim::Claimed => {}
+            Claim::Finished => return Ok(summary),
+            Claim::Held => {
+                summary.held_elsewhere = true;
+                return Ok(summary);
+            }
         }
         summary.evaluated = true;
         let run = self.grading.active_grading_run().await?;
@@ -612,6 +621,9 @@ impl AlertService {
         loop {
             match self.current_key().await {
                 Ok(k) if last.as_ref() != Some(&k) => match self.evaluate().await {
+                    // Held by a process that may die: look again next time
+                    // (the claim is taken over once its lease ends).
+                    Ok(s) if s.held_elsewhere => {}
                     Ok(s) => last = Some(s.key),
                     Err(e) => tracing::warn!(error = %e, "alerts: evaluation failed"),
                 },

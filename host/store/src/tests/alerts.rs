@@ -2,7 +2,9 @@
 //! the outbox's claims and the disable rule, and the alerts counter.
 
 use super::*;
-use crate::{AlertRecord, Attempt, NewEvent, Recorded, StateWrite, UserEvaluation, WebhookRecord};
+use crate::{
+    AlertRecord, Attempt, Claim, NewEvent, Recorded, StateWrite, UserEvaluation, WebhookRecord,
+};
 
 fn alert(id: &str, user: &str, asset: Option<i64>) -> AlertRecord {
     AlertRecord {
