@@ -94,17 +94,15 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
     assert!(db.alert(&bob.id, a1).await.unwrap().is_none(), "not bob's");
 
     // One claim per evaluation key; a stale unfinished claim is taken over.
-    assert!(db.claim_evaluation("k1", "w1", 100, 300).await.unwrap());
-    assert!(!db.claim_evaluation("k1", "w2", 101, 300).await.unwrap());
-    assert!(
-        db.claim_evaluation("k1", "w2", 500, 300).await.unwrap(),
-        "taken over"
-    );
+    let claim = |w: &'static str, at: i64| {
+        let db = db.clone();
+        async move { db.claim_evaluation("k1", w, at, 300).await.unwrap() }
+    };
+    assert_eq!(claim("w1", 100).await, Claim::Claimed);
+    assert_eq!(claim("w2", 101).await, Claim::Held);
+    assert_eq!(claim("w2", 500).await, Claim::Claimed, "taken over");
     db.finish_evaluation("k1", "{}", 501).await.unwrap();
-    assert!(
-        !db.claim_evaluation("k1", "w3", 10_000, 300).await.unwrap(),
-        "finished"
-    );
+    assert_eq!(claim("w3", 10_000).await, Claim::Finished);
 
     // An endpoint gets one call per event recorded.
     let hook = WebhookRecord {
