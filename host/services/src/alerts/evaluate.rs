@@ -83,6 +83,63 @@ struct RankKey {
     category: Option<Category>,
 }
 
+impl VerdictKey {
+    fn of(spec: &AlertSpec, asset: &Asset) -> Self {
+        VerdictKey {
+            ticker: asset.ticker.clone(),
+            period: spec.return_period,
+            metric: spec.metric,
+        }
+    }
+}
+
+impl RankKey {
+    /// The ranking a `top_n_*` alert reads (`None` for other conditions).
+    fn of(spec: &AlertSpec) -> Option<Self> {
+        matches!(spec.condition, Condition::TopNEntered | Condition::TopNLeft).then_some(RankKey {
+            period: spec.return_period,
+            metric: spec.metric,
+            category: spec.category,
+        })
+    }
+}
+
+/// An enabled alert and the assets it watches at this evaluation.
+struct Watch {
+    alert: AlertRecord,
+    spec: AlertSpec,
+    targets: Vec<Asset>,
+}
+
+/// The answers of one evaluation: verdicts by question, rankings by
+/// question (ticker → place).
+#[derive(Default)]
+struct Observed {
+    verdicts: HashMap<VerdictKey, Option<Seen>>,
+    rankings: HashMap<RankKey, HashMap<String, Seen>>,
+}
+
+impl Observed {
+    /// What was seen of `asset` for `spec`, if anything.
+    fn seen(&self, spec: &AlertSpec, asset: &Asset) -> Option<&Seen> {
+        match RankKey::of(spec) {
+            Some(k) => self.rankings.get(&k)?.get(&asset.ticker),
+            None => self.verdicts.get(&VerdictKey::of(spec, asset))?.as_ref(),
+        }
+    }
+}
+
+/// One user's results before they are written.
+#[derive(Default)]
+struct UserResults {
+    states: Vec<StateWrite>,
+    events: Vec<NewEvent>,
+    /// The digest's lines (events of alerts with e-mail on).
+    digest: Vec<String>,
+    observed: usize,
+    unknown: usize,
+}
+
 /// An observation and the plugins behind it.
 #[derive(Debug, Clone)]
 struct Seen {
@@ -333,6 +390,207 @@ impl AlertService {
             .collect())
     }
 
+    /// Each user's enabled alerts with the assets they watch now (the
+    /// ticker, or the owner's watchlist as it is), by owner.
+    async fn watches(&self, alerts: Vec<AlertRecord>) -> Result<Vec<(String, Vec<Watch>)>, Error> {
+        let mut by_user: Vec<(String, Vec<Watch>)> = Vec::new();
+        let mut watchlists: HashMap<String, Vec<Asset>> = HashMap::new();
+        let mut assets: HashMap<i64, Option<Asset>> = HashMap::new();
+        for alert in alerts {
+            let spec = match parse_spec(&alert) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(alert = %alert.id, error = %e, "alerts: skipped");
+                    continue;
+                }
+            };
+            let targets: Vec<Asset> = match (alert.asset_id, &alert.ticker) {
+                (Some(id), Some(ticker)) => {
+                    if let std::collections::hash_map::Entry::Vacant(e) = assets.entry(id) {
+                        e.insert(self.assets.asset_by_ticker(ticker).await?);
+                    }
+                    assets[&id]
+                        .iter()
+                        .filter(|a| a.is_active)
+                        .cloned()
+                        .collect()
+                }
+                _ => {
+                    if let std::collections::hash_map::Entry::Vacant(e) =
+                        watchlists.entry(alert.user_id.clone())
+                    {
+                        e.insert(self.accounts.watchlist(&alert.user_id).await?);
+                    }
+                    watchlists[&alert.user_id].clone()
+                }
+            };
+            let watch = Watch {
+                alert,
+                spec,
+                targets,
+            };
+            match by_user.last_mut() {
+                Some((user, list)) if *user == watch.alert.user_id => list.push(watch),
+                _ => by_user.push((watch.alert.user_id.clone(), vec![watch])),
+            }
+        }
+        Ok(by_user)
+    }
+
+    /// Every distinct question the watches ask, answered once.
+    async fn observe_all(
+        &self,
+        by_user: &[(String, Vec<Watch>)],
+        run: Option<&GradingRun>,
+    ) -> Result<Observed, Error> {
+        let mut verdict_keys = HashSet::new();
+        let mut rank_keys = HashSet::new();
+        for w in by_user.iter().flat_map(|(_, list)| list) {
+            match RankKey::of(&w.spec) {
+                Some(k) => {
+                    rank_keys.insert(k);
+                }
+                None => verdict_keys.extend(w.targets.iter().map(|t| VerdictKey::of(&w.spec, t))),
+            }
+        }
+        let mut observed = Observed::default();
+        for k in verdict_keys {
+            let seen = self.observe(&k).await;
+            observed.verdicts.insert(k, seen);
+        }
+        if let Some(run) = run {
+            for k in rank_keys {
+                observed.rankings.insert(k, self.rank(run, k).await?);
+            }
+        }
+        Ok(observed)
+    }
+
+    /// One user's new states and events for evaluation `key`, given the
+    /// states last recorded.
+    fn user_results(
+        &self,
+        key: &str,
+        run_id: Option<&String>,
+        watches: &[Watch],
+        observed: &Observed,
+        states: &HashMap<(String, i64), AlertState>,
+    ) -> Result<UserResults, Error> {
+        let mut out = UserResults::default();
+        for w in watches {
+            for asset in &w.targets {
+                let Some(seen) = observed.seen(&w.spec, asset) else {
+                    out.unknown += 1;
+                    continue;
+                };
+                let Some(is) = holds(&w.spec, &seen.observed) else {
+                    out.unknown += 1;
+                    continue;
+                };
+                out.observed += 1;
+                let state = states.get(&(w.alert.id.clone(), asset.id));
+                if state.is_some_and(|s| s.evaluation == key) {
+                    continue;
+                }
+                let before: Option<Observation> =
+                    state.and_then(|s| serde_json::from_str(&s.observed).ok());
+                if fires(&w.spec, state.zip(before.as_ref()), &seen.observed) {
+                    let text = message(&asset.ticker, &w.spec, before.as_ref(), &seen.observed);
+                    let event = AlertEvent {
+                        id: uuid::Uuid::new_v4().to_string(),
+                        alert_id: w.alert.id.clone(),
+                        ticker: asset.ticker.clone(),
+                        name: asset.name.clone(),
+                        alert: w.spec.clone(),
+                        message: text.clone(),
+                        before: before.clone(),
+                        after: seen.observed.clone(),
+                        run_id: run_id.cloned(),
+                        evaluation: key.to_string(),
+                        engine_version: seen.engine.clone(),
+                        scorer_version: seen.scorer.clone(),
+                        created_at: Utc::now(),
+                        read: false,
+                    };
+                    let payload = WebhookPayload {
+                        kind: "alert.fired".into(),
+                        event: event.clone(),
+                    };
+                    if w.spec.email {
+                        out.digest.push(text);
+                    }
+                    out.events.push(NewEvent {
+                        id: event.id.clone(),
+                        alert_id: w.alert.id.clone(),
+                        asset_id: asset.id,
+                        body: json(&event)?,
+                        webhook_payload: json(&payload)?,
+                    });
+                }
+                out.states.push(StateWrite {
+                    alert_id: w.alert.id.clone(),
+                    asset_id: asset.id,
+                    holds: is,
+                    observed: json(&seen.observed)?,
+                    replaces: state.map(|s| s.evaluation.clone()),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records one user's results, reading the states again when another
+    /// process wrote one in between; what was recorded is added to `summary`.
+    async fn record_user(
+        &self,
+        key: &str,
+        summary: &mut EvaluationSummary,
+        user_id: &str,
+        watches: &[Watch],
+        observed: &Observed,
+        now: i64,
+    ) -> Result<(), Error> {
+        for _ in 0..STALE_RETRIES {
+            let states: HashMap<(String, i64), AlertState> = self
+                .store
+                .alert_states(user_id)
+                .await?
+                .into_iter()
+                .map(|s| ((s.alert_id.clone(), s.asset_id), s))
+                .collect();
+            let r = self.user_results(key, summary.run_id.as_ref(), watches, observed, &states)?;
+            let digest = (self.settings.smtp.is_some() && !r.digest.is_empty())
+                .then(|| self.digest(&r.digest))
+                .transpose()?;
+            let write = UserEvaluation {
+                user_id: user_id.to_string(),
+                evaluation: key.to_string(),
+                states: r.states,
+                events: r.events,
+                digest,
+                now,
+            };
+            if let Recorded::Done {
+                events,
+                calls,
+                digests,
+            } = self.store.record_evaluation(&write).await?
+            {
+                summary.observed += r.observed;
+                summary.unknown += r.unknown;
+                summary.events += events;
+                summary.calls += calls;
+                summary.digests += digests;
+                return Ok(());
+            }
+        }
+        tracing::warn!(
+            user = %user_id,
+            "alerts: another process kept changing this user's states; left to it"
+        );
+        Ok(())
+    }
+
     /// Evaluates every enabled alert once for the data as it is now,
     /// unless this evaluation was already claimed; records states and
     /// events and queues their deliveries (see the module).
@@ -362,212 +620,11 @@ impl AlertService {
         summary.run_id = run.as_ref().map(|r| r.id.clone());
         let alerts = self.store.enabled_alerts().await?;
         summary.alerts = alerts.len();
-
-        // Who follows what: each user's alerts with their assets.
-        let mut by_user: Vec<(String, Vec<(AlertRecord, AlertSpec, Vec<Asset>)>)> = Vec::new();
-        let mut watchlists: HashMap<String, Vec<Asset>> = HashMap::new();
-        let mut assets: HashMap<i64, Asset> = HashMap::new();
-        for a in alerts {
-            let spec = match parse_spec(&a) {
-                Ok(s) => s,
-                Err(e) => {
-                    tracing::warn!(alert = %a.id, error = %e, "alerts: skipped");
-                    continue;
-                }
-            };
-            let targets = match (a.asset_id, &a.ticker) {
-                (Some(id), Some(ticker)) => {
-                    if !assets.contains_key(&id) {
-                        if let Some(asset) = self.assets.asset_by_ticker(ticker).await? {
-                            assets.insert(id, asset);
-                        }
-                    }
-                    assets
-                        .get(&id)
-                        .filter(|x| x.is_active)
-                        .cloned()
-                        .into_iter()
-                        .collect()
-                }
-                _ => {
-                    if !watchlists.contains_key(&a.user_id) {
-                        let list = self.accounts.watchlist(&a.user_id).await?;
-                        watchlists.insert(a.user_id.clone(), list);
-                    }
-                    watchlists[&a.user_id].clone()
-                }
-            };
-            match by_user.last_mut() {
-                Some((user, list)) if *user == a.user_id => list.push((a, spec, targets)),
-                _ => by_user.push((a.user_id.clone(), vec![(a, spec, targets)])),
-            }
-        }
-
-        // What each distinct question needs, asked once.
-        let mut verdict_keys = HashSet::new();
-        let mut rank_keys = HashSet::new();
-        for (_, list) in &by_user {
-            for (_, spec, targets) in list {
-                if matches!(spec.condition, Condition::TopNEntered | Condition::TopNLeft) {
-                    rank_keys.insert(RankKey {
-                        period: spec.return_period,
-                        metric: spec.metric,
-                        category: spec.category,
-                    });
-                } else {
-                    for t in targets {
-                        verdict_keys.insert(VerdictKey {
-                            ticker: t.ticker.clone(),
-                            period: spec.return_period,
-                            metric: spec.metric,
-                        });
-                    }
-                }
-            }
-        }
-        let mut verdicts: HashMap<VerdictKey, Option<Seen>> = HashMap::new();
-        for k in verdict_keys {
-            let seen = self.observe(&k).await;
-            verdicts.insert(k, seen);
-        }
-        let mut rankings: HashMap<RankKey, HashMap<String, Seen>> = HashMap::new();
-        if let Some(run) = &run {
-            for k in rank_keys {
-                rankings.insert(k, self.rank(run, k).await?);
-            }
-        }
-
-        for (user_id, list) in &by_user {
-            let digest_wanted = self.settings.smtp.is_some();
-            let mut recorded = None;
-            for _ in 0..STALE_RETRIES {
-                let states: HashMap<(String, i64), AlertState> = self
-                    .store
-                    .alert_states(user_id)
-                    .await?
-                    .into_iter()
-                    .map(|s| ((s.alert_id.clone(), s.asset_id), s))
-                    .collect();
-                let (mut writes, mut events, mut digest_lines) =
-                    (Vec::new(), Vec::new(), Vec::new());
-                let (mut observed, mut unknown) = (0, 0);
-                for (alert, spec, targets) in list {
-                    for asset in targets {
-                        let seen = if matches!(
-                            spec.condition,
-                            Condition::TopNEntered | Condition::TopNLeft
-                        ) {
-                            rankings
-                                .get(&RankKey {
-                                    period: spec.return_period,
-                                    metric: spec.metric,
-                                    category: spec.category,
-                                })
-                                .and_then(|r| r.get(&asset.ticker))
-                        } else {
-                            verdicts
-                                .get(&VerdictKey {
-                                    ticker: asset.ticker.clone(),
-                                    period: spec.return_period,
-                                    metric: spec.metric,
-                                })
-                                .and_then(Option::as_ref)
-                        };
-                        let Some(seen) = seen else {
-                            unknown += 1;
-                            continue;
-                        };
-                        let Some(is) = holds(spec, &seen.observed) else {
-                            unknown += 1;
-                            continue;
-                        };
-                        observed += 1;
-                        let state = states.get(&(alert.id.clone(), asset.id));
-                        if state.is_some_and(|s| s.evaluation == key) {
-                            continue;
-                        }
-                        let before: Option<Observation> =
-                            state.and_then(|s| serde_json::from_str(&s.observed).ok());
-                        let prior = state.zip(before.as_ref());
-                        if fires(spec, prior, &seen.observed) {
-                            let text =
-                                message(&asset.ticker, spec, before.as_ref(), &seen.observed);
-                            let event = AlertEvent {
-                                id: uuid::Uuid::new_v4().to_string(),
-                                alert_id: alert.id.clone(),
-                                ticker: asset.ticker.clone(),
-                                name: asset.name.clone(),
-                                alert: spec.clone(),
-                                message: text.clone(),
-                                before: before.clone(),
-                                after: seen.observed.clone(),
-                                run_id: summary.run_id.clone(),
-                                evaluation: key.clone(),
-                                engine_version: seen.engine.clone(),
-                                scorer_version: seen.scorer.clone(),
-                                created_at: Utc::now(),
-                                read: false,
-                            };
-                            let payload = WebhookPayload {
-                                kind: "alert.fired".into(),
-                                event: event.clone(),
-                            };
-                            if spec.email {
-                                digest_lines.push(text);
-                            }
-                            events.push(NewEvent {
-                                id: event.id.clone(),
-                                alert_id: alert.id.clone(),
-                                asset_id: asset.id,
-                                body: json(&event)?,
-                                webhook_payload: json(&payload)?,
-                            });
-                        }
-                        writes.push(StateWrite {
-                            alert_id: alert.id.clone(),
-                            asset_id: asset.id,
-                            holds: is,
-                            observed: json(&seen.observed)?,
-                            replaces: state.map(|s| s.evaluation.clone()),
-                        });
-                    }
-                }
-                let digest = (digest_wanted && !digest_lines.is_empty())
-                    .then(|| self.digest(&digest_lines))
-                    .transpose()?;
-                let write = UserEvaluation {
-                    user_id: user_id.clone(),
-                    evaluation: key.clone(),
-                    states: writes,
-                    events,
-                    digest,
-                    now,
-                };
-                match self.store.record_evaluation(&write).await? {
-                    Recorded::Stale => continue,
-                    Recorded::Done {
-                        events,
-                        calls,
-                        digests,
-                    } => {
-                        summary.observed += observed;
-                        summary.unknown += unknown;
-                        recorded = Some((events, calls, digests));
-                        break;
-                    }
-                }
-            }
-            match recorded {
-                Some((events, calls, digests)) => {
-                    summary.events += events;
-                    summary.calls += calls;
-                    summary.digests += digests;
-                }
-                None => tracing::warn!(
-                    user = %user_id,
-                    "alerts: another process kept changing this user's states; left to it"
-                ),
-            }
+        let by_user = self.watches(alerts).await?;
+        let observed = self.observe_all(&by_user, run.as_ref()).await?;
+        for (user_id, watches) in &by_user {
+            self.record_user(&key, &mut summary, user_id, watches, &observed, now)
+                .await?;
         }
         summary.seconds = started.elapsed().as_secs_f64();
         self.store
