@@ -736,3 +736,93 @@ async fn two_replicas_fire_each_event_once() {
     want.sort();
     assert_eq!(tickers_fired, want);
 }
+
+/// A completed grading run is evaluated by `forecast grade` itself: a
+/// `top_n_entered` alert on a watchlist fires for exactly the watched
+/// assets the new ranking puts in its top N, naming the run.
+#[tokio::test]
+async fn a_grading_run_evaluates_ranking_alerts() {
+    let db = common::empty_db();
+    common::cli_ok(&db, &["demo", "load", "--small"], "");
+    common::cli_ok(
+        &db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "rank@example.com",
+            "--tier",
+            "premium",
+            "--password-stdin",
+        ],
+        "ranking password\n",
+    );
+    let s = Server::app_with(db.clone(), &[]).await;
+    let web = Browser::login(&s, "rank@example.com", "ranking password").await;
+    let (_, assets) = web.send(Method::GET, "/web/api/assets", None).await;
+    let watched: Vec<String> = assets["assets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{assets}"))
+        .iter()
+        .map(|a| a["ticker"].as_str().unwrap().to_string())
+        .take(50)
+        .collect();
+    let (status, _) = web
+        .send(
+            Method::PUT,
+            "/web/watchlist",
+            Some(json!({ "tickers": watched })),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, alert) = web
+        .send(
+            Method::POST,
+            "/web/api/alerts",
+            Some(json!({"watchlist": true, "condition": "top_n_entered", "top_n": 5})),
+        )
+        .await;
+    assert_eq!(status, 201, "{alert}");
+
+    let out = common::cli_ok(&db, &["grade"], "");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("alerts: evaluation"))
+        .unwrap_or_else(|| panic!("no alerts line in {out}"));
+    let (_, ranking) = web
+        .send(
+            Method::GET,
+            "/web/api/ranking?return_period=90&limit=5",
+            None,
+        )
+        .await;
+    let top: Vec<&str> = ranking["ranked_assets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{ranking}"))
+        .iter()
+        .map(|r| r["ticker"].as_str().unwrap())
+        .filter(|t| watched.iter().any(|w| w == t))
+        .collect();
+    assert!(!top.is_empty(), "{ranking}");
+    assert!(
+        line.contains(&format!("{} events fired", top.len())),
+        "{line} (watched in the top 5: {top:?})"
+    );
+    let (_, page) = web.send(Method::GET, "/web/api/alerts/events", None).await;
+    let mut fired: Vec<&str> = page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["ticker"].as_str().unwrap())
+        .collect();
+    fired.sort();
+    let mut want = top.clone();
+    want.sort();
+    assert_eq!(fired, want);
+    let event = &page["events"][0];
+    assert!(event["after"]["rank"].as_u64().unwrap() <= 5, "{event}");
+    assert!(
+        line.contains(event["run_id"].as_str().expect("the grading run")),
+        "{line} {event}"
+    );
+}

@@ -20,6 +20,17 @@ once, with the same Bearer key the run uses:
   `top_n` be at most the number of such assets (half of it for
   `longshort`, which holds top_n long and top_n short).
 
+* alerts: each condition takes exactly its own parameter (`level` for
+  `drawdown_*` in [-1, 0] and `median_return_*` in [-1, 10], `bucket` for
+  `bucket_entered`/`bucket_left`, `top_n` and optionally `category` for
+  `top_n_*`); a target is a ticker or `watchlist: true`, not both; a
+  change of an existing alert keeps its condition (the hook cannot know
+  it) and changes only what applies to every condition;
+* marking events read: `ids` or `all: true`, exactly one;
+* webhooks: a URL the server may call (the run allows private targets,
+  `FORECAST_WEBHOOK_ALLOW_PRIVATE=on`; nothing listens at the one used, so
+  test calls fail and are logged).
+
 One hook widens coverage instead: half of the positive key revocations
 name one of the session user's keys, so the success path is exercised
 as well as the documented 404 of an unknown id.
@@ -345,6 +356,104 @@ def revoke_existing_key(ctx, case):
     return case
 
 
+ALERTS = r"^(/web)?/api/alerts$"
+ALERT = r"^(/web)?/api/alerts/\{id\}$"
+MARK_READ = r"^(/web)?/api/alerts/events/read$"
+WEBHOOKS = r"^(/web)?/api/alerts/webhooks$"
+# The one parameter each condition takes (None: none) and a level's bounds.
+ALERT_PARAMETER = {
+    "grade_changed": None,
+    "bucket_changed": None,
+    "bucket_entered": "bucket",
+    "bucket_left": "bucket",
+    "drawdown_below": "level",
+    "drawdown_above": "level",
+    "median_return_above": "level",
+    "median_return_below": "level",
+    "top_n_entered": "top_n",
+    "top_n_left": "top_n",
+}
+LEVELS = {"drawdown": (-1.0, 0.0), "median_return": (-1.0, 10.0)}
+GRADED_PERIODS = (7, 30, 90, 180, 365)
+WEBHOOK_URL = "http://127.0.0.1:9/conformance"
+
+
+def _number_in(value: object, lo: float, hi: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and lo <= value <= hi
+
+
+@schemathesis.hook("map_case").apply_to(path_regex=ALERTS, method="POST")
+def alert_parameters(ctx, case):
+    """Only the condition's own parameter, in its bounds; one target."""
+    body = case.body
+    if not _positive(case) or not isinstance(body, dict):
+        return case
+    condition = body.get("condition")
+    needed = ALERT_PARAMETER.get(condition) if isinstance(condition, str) else None
+    for name in ("level", "bucket", "top_n"):
+        if name != needed:
+            body.pop(name, None)
+    if needed == "level":
+        lo, hi = LEVELS["drawdown" if condition.startswith("drawdown") else "median_return"]
+        if not _number_in(body.get("level"), lo, hi):
+            body["level"] = (lo + hi) / 2 if hi <= 0 else 0.05
+    elif needed == "bucket" and not _number_in(body.get("bucket"), 0, 19):
+        body["bucket"] = 3
+    elif needed == "top_n" and not _number_in(body.get("top_n"), 1, 100):
+        body["top_n"] = 10
+    if needed != "top_n":
+        body.pop("category", None)
+    if body.get("return_period") is not None and body.get("return_period") not in GRADED_PERIODS:
+        body["return_period"] = _pick(body["return_period"], [str(p) for p in GRADED_PERIODS])
+        body["return_period"] = int(body["return_period"])
+    ticker = body.get("ticker")
+    if isinstance(ticker, str) and body.get("watchlist") is True:
+        body.pop("watchlist")
+    if isinstance(ticker, str):
+        active = sorted(UNIVERSE.load().tickers)
+        if ticker.strip() not in active:
+            body["ticker"] = _pick(ticker, active)
+    elif body.get("watchlist") is not True:
+        body.pop("ticker", None)
+        body["watchlist"] = True
+    return case
+
+
+@schemathesis.hook("map_case").apply_to(path_regex=ALERT, method="PATCH")
+def alert_change_keeps_its_condition(ctx, case):
+    """A change of an alert whose condition the hook cannot know: only what
+    applies to every condition (horizon, metric, e-mail, switch)."""
+    body = case.body
+    if not _positive(case) or not isinstance(body, dict):
+        return case
+    for name in ("condition", "level", "bucket", "top_n", "category"):
+        body.pop(name, None)
+    return case
+
+
+@schemathesis.hook("map_case").apply_to(path_regex=MARK_READ, method="POST")
+def mark_ids_or_all(ctx, case):
+    """`ids` or `all: true`, exactly one."""
+    body = case.body
+    if not _positive(case) or not isinstance(body, dict):
+        return case
+    if isinstance(body.get("ids"), list):
+        body.pop("all", None)
+    else:
+        body.pop("ids", None)
+        body["all"] = True
+    return case
+
+
+@schemathesis.hook("map_case").apply_to(path_regex=WEBHOOKS, method="POST")
+def webhook_the_server_may_call(ctx, case):
+    """A URL the server resolves and may call (private targets allowed)."""
+    body = case.body
+    if _positive(case) and isinstance(body, dict):
+        body["url"] = WEBHOOK_URL
+    return case
+
+
 @schemathesis.hook
 def before_add_examples(ctx, examples):
     """The same rules for the Examples phase, whose cases (the document's
@@ -360,6 +469,14 @@ def before_add_examples(ctx, examples):
             case = research_runtime_rules(ctx, case)
         elif op.method.upper() == "PUT" and op.path == "/web/watchlist":
             case = watchlist_of_active_assets(ctx, case)
+        elif op.method.upper() == "POST" and re.match(ALERTS, op.path):
+            case = alert_parameters(ctx, case)
+        elif op.method.upper() == "PATCH" and re.match(ALERT, op.path):
+            case = alert_change_keeps_its_condition(ctx, case)
+        elif op.method.upper() == "POST" and re.match(MARK_READ, op.path):
+            case = mark_ids_or_all(ctx, case)
+        elif op.method.upper() == "POST" and re.match(WEBHOOKS, op.path):
+            case = webhook_the_server_may_call(ctx, case)
         elif re.match(ANALYSIS, op.path):
             if not analysis_needs_300_rows(ctx, case):
                 continue

@@ -73,6 +73,8 @@ export FORECAST_MATCH_PER_MINUTE=1000000
 export FORECAST_CLIENT_PER_MINUTE=1000000000
 # Compiled uploads are not kept in the user's cache folder.
 export FORECAST_MODULE_CACHE=off
+# Webhook endpoints on loopback (the hooks use one nothing listens at).
+export FORECAST_WEBHOOK_ALLOW_PRIVATE=on
 export RUST_LOG="${RUST_LOG:-warn}"
 unset FORECAST_ORIGIN FORECAST_LLM_URL FORECAST_ADDR
 # The admin API and /metrics (behind the same token, plain text) stay out

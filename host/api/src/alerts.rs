@@ -27,6 +27,10 @@ pub const MAX_EVENTS_OFFSET: u32 = 100_000;
 pub const MAX_MARK_IDS: usize = 100;
 /// Deliveries a log shows (the newest).
 pub const DELIVERY_LOG: u32 = 50;
+/// Events kept per user (the newest); older ones are forgotten.
+pub const MAX_EVENTS_PER_USER: u32 = 1000;
+/// Days finished deliveries and evaluations are kept.
+pub const RETENTION_DAYS: i64 = 30;
 
 /// What an alert watches. `*_changed` conditions fire whenever the value
 /// differs from the last evaluation's; the others fire when they become
@@ -261,14 +265,17 @@ pub struct CreateAlertRequest {
     /// See [`AlertSpec::level`].
     pub level: Option<f64>,
     /// See [`AlertSpec::bucket`].
-    #[schema(minimum = 0, maximum = 19)]
-    pub bucket: Option<u32>,
+    #[serde(default, deserialize_with = "crate::optional_integer")]
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 19)]
+    pub bucket: Option<i64>,
     /// See [`AlertSpec::top_n`].
-    #[schema(minimum = 1, maximum = 100)]
-    pub top_n: Option<u32>,
+    #[serde(default, deserialize_with = "crate::optional_integer")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 100)]
+    pub top_n: Option<i64>,
     /// A graded horizon (7, 30, 90, 180 or 365; default 90).
+    #[serde(default, deserialize_with = "crate::optional_integer")]
     #[schema(schema_with = crate::ranking::graded_period)]
-    pub return_period: Option<u32>,
+    pub return_period: Option<i64>,
     /// The graded metric (default `return`).
     pub metric: Option<Metric>,
     /// `top_n_*` only: rank within this category.
@@ -286,6 +293,15 @@ pub enum Target {
     Ticker(String),
     /// The owner's watchlist.
     Watchlist,
+}
+
+/// An integer field as the spec holds it (refused when negative or huge,
+/// naming the field; the bounds are the spec's to check).
+fn small(name: &str, v: Option<i64>) -> Result<Option<u32>, Invalid> {
+    v.map(|v| {
+        u32::try_from(v).map_err(|_| Invalid(format!("{name} must not be negative (got {v})")))
+    })
+    .transpose()
 }
 
 fn target(ticker: Option<&str>, watchlist: Option<bool>) -> Result<Target, Invalid> {
@@ -309,9 +325,10 @@ impl CreateAlertRequest {
         let spec = AlertSpec {
             condition: self.condition,
             level: self.level,
-            bucket: self.bucket,
-            top_n: self.top_n,
-            return_period: self.return_period.unwrap_or(defaults::RETURN_PERIOD),
+            bucket: small("bucket", self.bucket)?,
+            top_n: small("top_n", self.top_n)?,
+            return_period: small("return_period", self.return_period)?
+                .unwrap_or(defaults::RETURN_PERIOD),
             metric: self.metric.unwrap_or(Metric::Return),
             category: self.category,
             email: self.email.unwrap_or(true),
@@ -332,14 +349,17 @@ pub struct UpdateAlertRequest {
     /// A new level.
     pub level: Option<f64>,
     /// A new bucket.
-    #[schema(minimum = 0, maximum = 19)]
-    pub bucket: Option<u32>,
+    #[serde(default, deserialize_with = "crate::optional_integer")]
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 19)]
+    pub bucket: Option<i64>,
     /// A new N.
-    #[schema(minimum = 1, maximum = 100)]
-    pub top_n: Option<u32>,
+    #[serde(default, deserialize_with = "crate::optional_integer")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 100)]
+    pub top_n: Option<i64>,
     /// A new horizon.
+    #[serde(default, deserialize_with = "crate::optional_integer")]
     #[schema(schema_with = crate::ranking::graded_period)]
-    pub return_period: Option<u32>,
+    pub return_period: Option<i64>,
     /// A new metric.
     pub metric: Option<Metric>,
     /// A new category (`top_n_*`).
@@ -371,9 +391,10 @@ impl UpdateAlertRequest {
             next.condition = c;
         }
         next.level = self.level.or(next.level);
-        next.bucket = self.bucket.or(next.bucket);
-        next.top_n = self.top_n.or(next.top_n);
-        next.return_period = self.return_period.unwrap_or(next.return_period);
+        next.bucket = small("bucket", self.bucket)?.or(next.bucket);
+        next.top_n = small("top_n", self.top_n)?.or(next.top_n);
+        next.return_period =
+            small("return_period", self.return_period)?.unwrap_or(next.return_period);
         next.metric = self.metric.unwrap_or(next.metric);
         next.category = self.category.or(next.category);
         next.email = self.email.unwrap_or(next.email);

@@ -53,7 +53,7 @@ async fn list(
     path = "/api/alerts",
     operation_id = "createAlert",
     summary = "Create an alert on a ticker or on your whole watchlist",
-    description = "Conditions are edge-triggered: an event fires when the condition becomes true, and again only after it was false. The first evaluation of a new (or changed) alert whose condition already holds fires once; `grade_changed` and `bucket_changed` fire on a change from the value last seen, so never on a first evaluation. Evaluation runs after every grading run and every price change (a server looks every FORECAST_ALERTS_INTERVAL_MS), or now with `forecast alerts check`. At most 50 alerts per user.",
+    description = "Each condition takes exactly its own parameter: `level` for drawdown_below/drawdown_above (-1 to 0) and median_return_above/median_return_below (-1 to 10), `bucket` (0 to 19) for bucket_entered/bucket_left, `top_n` (1 to 100, and optionally `category`) for top_n_entered/top_n_left; grade_changed and bucket_changed take none. The target is `ticker` or `watchlist: true`, exactly one. Conditions are edge-triggered: an event fires when the condition becomes true, and again only after it was false. The first evaluation of a new (or changed) alert whose condition already holds fires once; `grade_changed` and `bucket_changed` fire on a change from the value last seen, so never on a first evaluation. Evaluation runs after every grading run and every price change (a server looks every FORECAST_ALERTS_INTERVAL_MS), or now with `forecast alerts check`. At most 50 alerts per user.",
     request_body = CreateAlertRequest,
     responses(
         (status = 201, description = "Created", body = Alert),
@@ -79,7 +79,7 @@ async fn create(
     path = "/api/alerts/{id}",
     operation_id = "getAlert",
     summary = "One of your alerts",
-    params(("id" = String, Path, description = "The alert's id (a UUID)")),
+    params(("id" = uuid::Uuid, Path, description = "The alert's id")),
     responses(
         (status = 200, description = "OK", body = Alert),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
@@ -101,7 +101,7 @@ async fn get(
     operation_id = "updateAlert",
     summary = "Change an alert's condition, parameters, e-mail or switch",
     description = "Absent fields stay as they are. A changed condition, level, bucket, top_n, horizon, metric or category starts the alert over: its next evaluation is a first one.",
-    params(("id" = String, Path, description = "The alert's id (a UUID)")),
+    params(("id" = uuid::Uuid, Path, description = "The alert's id")),
     request_body = UpdateAlertRequest,
     responses(
         (status = 200, description = "Changed", body = Alert),
@@ -124,7 +124,7 @@ async fn update(
     path = "/api/alerts/{id}",
     operation_id = "deleteAlert",
     summary = "Delete an alert (the events it fired stay in your inbox)",
-    params(("id" = String, Path, description = "The alert's id (a UUID)")),
+    params(("id" = uuid::Uuid, Path, description = "The alert's id")),
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
@@ -168,6 +168,7 @@ async fn events(
     path = "/api/alerts/events/read",
     operation_id = "markAlertEventsRead",
     summary = "Mark some of your events (ids) or all of them read",
+    description = "Exactly one of `ids` (at most 100) and `all: true`.",
     request_body = MarkReadRequest,
     responses(
         (status = 200, description = "Marked", body = MarkedRead),
@@ -243,7 +244,7 @@ async fn create_webhook(
     path = "/api/alerts/webhooks/{id}",
     operation_id = "updateWebhook",
     summary = "Enable an endpoint again (failures counted from zero) or disable it",
-    params(("id" = String, Path, description = "The endpoint's id (a UUID)")),
+    params(("id" = uuid::Uuid, Path, description = "The endpoint's id")),
     request_body = UpdateWebhookRequest,
     responses(
         (status = 200, description = "Changed", body = Webhook),
@@ -266,7 +267,7 @@ async fn update_webhook(
     path = "/api/alerts/webhooks/{id}",
     operation_id = "deleteWebhook",
     summary = "Delete an endpoint and its delivery log",
-    params(("id" = String, Path, description = "The endpoint's id (a UUID)")),
+    params(("id" = uuid::Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
@@ -288,7 +289,7 @@ async fn delete_webhook(
     path = "/api/alerts/webhooks/{id}/deliveries",
     operation_id = "webhookDeliveries",
     summary = "An endpoint's newest 50 calls: status, attempts, last answer or error, next attempt",
-    params(("id" = String, Path, description = "The endpoint's id (a UUID)")),
+    params(("id" = uuid::Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "OK", body = DeliveryLog),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
@@ -310,7 +311,7 @@ async fn deliveries(
     operation_id = "testWebhook",
     summary = "Send a signed sample event (type alert.test) to an endpoint now, once",
     description = "The call is made before the answer and logged like any other; it is not retried, and a failure counts towards disabling the endpoint. A disabled endpoint may be tested.",
-    params(("id" = String, Path, description = "The endpoint's id (a UUID)")),
+    params(("id" = uuid::Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "Attempted: the call as logged (status delivered or failed)", body = TestDelivery),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),

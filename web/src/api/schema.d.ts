@@ -106,7 +106,7 @@ export interface paths {
         put?: never;
         /**
          * Create an alert on a ticker or on your whole watchlist
-         * @description Conditions are edge-triggered: an event fires when the condition becomes true, and again only after it was false. The first evaluation of a new (or changed) alert whose condition already holds fires once; `grade_changed` and `bucket_changed` fire on a change from the value last seen, so never on a first evaluation. Evaluation runs after every grading run and every price change (a server looks every FORECAST_ALERTS_INTERVAL_MS), or now with `forecast alerts check`. At most 50 alerts per user.
+         * @description Each condition takes exactly its own parameter: `level` for drawdown_below/drawdown_above (-1 to 0) and median_return_above/median_return_below (-1 to 10), `bucket` (0 to 19) for bucket_entered/bucket_left, `top_n` (1 to 100, and optionally `category`) for top_n_entered/top_n_left; grade_changed and bucket_changed take none. The target is `ticker` or `watchlist: true`, exactly one. Conditions are edge-triggered: an event fires when the condition becomes true, and again only after it was false. The first evaluation of a new (or changed) alert whose condition already holds fires once; `grade_changed` and `bucket_changed` fire on a change from the value last seen, so never on a first evaluation. Evaluation runs after every grading run and every price change (a server looks every FORECAST_ALERTS_INTERVAL_MS), or now with `forecast alerts check`. At most 50 alerts per user.
          */
         post: operations["createAlert"];
         delete?: never;
@@ -144,7 +144,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark some of your events (ids) or all of them read */
+        /**
+         * Mark some of your events (ids) or all of them read
+         * @description Exactly one of `ids` (at most 100) and `all: true`.
+         */
         post: operations["markAlertEventsRead"];
         delete?: never;
         options?: never;
@@ -679,7 +682,7 @@ export interface paths {
         put?: never;
         /**
          * Create an alert on a ticker or on your whole watchlist
-         * @description Conditions are edge-triggered: an event fires when the condition becomes true, and again only after it was false. The first evaluation of a new (or changed) alert whose condition already holds fires once; `grade_changed` and `bucket_changed` fire on a change from the value last seen, so never on a first evaluation. Evaluation runs after every grading run and every price change (a server looks every FORECAST_ALERTS_INTERVAL_MS), or now with `forecast alerts check`. At most 50 alerts per user.
+         * @description Each condition takes exactly its own parameter: `level` for drawdown_below/drawdown_above (-1 to 0) and median_return_above/median_return_below (-1 to 10), `bucket` (0 to 19) for bucket_entered/bucket_left, `top_n` (1 to 100, and optionally `category`) for top_n_entered/top_n_left; grade_changed and bucket_changed take none. The target is `ticker` or `watchlist: true`, exactly one. Conditions are edge-triggered: an event fires when the condition becomes true, and again only after it was false. The first evaluation of a new (or changed) alert whose condition already holds fires once; `grade_changed` and `bucket_changed` fire on a change from the value last seen, so never on a first evaluation. Evaluation runs after every grading run and every price change (a server looks every FORECAST_ALERTS_INTERVAL_MS), or now with `forecast alerts check`. At most 50 alerts per user.
          */
         post: operations["webCreateAlert"];
         delete?: never;
@@ -717,7 +720,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark some of your events (ids) or all of them read */
+        /**
+         * Mark some of your events (ids) or all of them read
+         * @description Exactly one of `ids` (at most 100) and `all: true`.
+         */
         post: operations["webMarkAlertEventsRead"];
         delete?: never;
         options?: never;
@@ -5009,7 +5015,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's id (a UUID) */
+                /** @description The endpoint's id */
                 id: string;
             };
             cookie?: never;
@@ -5118,7 +5124,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's id (a UUID) */
+                /** @description The endpoint's id */
                 id: string;
             };
             cookie?: never;
@@ -5233,7 +5239,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's id (a UUID) */
+                /** @description The endpoint's id */
                 id: string;
             };
             cookie?: never;
@@ -5344,7 +5350,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's id (a UUID) */
+                /** @description The endpoint's id */
                 id: string;
             };
             cookie?: never;
@@ -5455,7 +5461,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The alert's id (a UUID) */
+                /** @description The alert's id */
                 id: string;
             };
             cookie?: never;
@@ -5566,7 +5572,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The alert's id (a UUID) */
+                /** @description The alert's id */
                 id: string;
             };
             cookie?: never;
@@ -5675,7 +5681,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The alert's id (a UUID) */
+                /** @description The alert's id */
                 id: string;
             };
             cookie?: never;
@@ -8991,7 +8997,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's id (a UUID) */
+                /** @description The endpoint's id */
                 id: string;
             };
             cookie?: never;
@@ -9109,7 +9115,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's id (a UUID) */
+                /** @description The endpoint's id */
                 id: string;
             };
             cookie?: never;
@@ -9233,7 +9239,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's id (a UUID) */
+                /** @description The endpoint's id */
                 id: string;
             };
             cookie?: never;
@@ -9344,7 +9350,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's id (a UUID) */
+                /** @description The endpoint's id */
                 id: string;
             };
             cookie?: never;
@@ -9464,7 +9470,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The alert's id (a UUID) */
+                /** @description The alert's id */
                 id: string;
             };
             cookie?: never;
@@ -9575,7 +9581,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The alert's id (a UUID) */
+                /** @description The alert's id */
                 id: string;
             };
             cookie?: never;
@@ -9693,7 +9699,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The alert's id (a UUID) */
+                /** @description The alert's id */
                 id: string;
             };
             cookie?: never;

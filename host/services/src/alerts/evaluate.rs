@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use forecast_api::alerts::{
     AlertEvent, AlertSpec, Condition, Observation, ObservedEvidence, WebhookPayload,
+    MAX_EVENTS_PER_USER, RETENTION_DAYS,
 };
 use forecast_api::analysis::{AnalysisQuery, VerdictResponse};
 use forecast_domain::{Asset, Category, Metric};
@@ -40,6 +41,8 @@ const LEASE_SECONDS: i64 = 300;
 const STALE_RETRIES: usize = 3;
 /// Waits for a ticket of the heavy-work budget per live verdict.
 const BUSY_RETRIES: usize = 10;
+/// How often a follower forgets old events, deliveries and evaluations.
+const PURGE_EVERY: Duration = Duration::from_secs(3600);
 
 /// What one evaluation did.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -642,6 +645,14 @@ impl AlertService {
         Ok(summary)
     }
 
+    /// Forgets each user's events beyond the newest
+    /// [`MAX_EVENTS_PER_USER`], and deliveries and evaluations finished
+    /// more than [`RETENTION_DAYS`] ago; rows deleted.
+    pub async fn purge(&self) -> Result<u64, Error> {
+        let before = Utc::now().timestamp() - RETENTION_DAYS * 86_400;
+        Ok(self.store.purge_alerts(MAX_EVENTS_PER_USER, before).await?)
+    }
+
     /// A digest's subject and text (JSON, the outbox's payload).
     fn digest(&self, lines: &[String]) -> Result<String, Error> {
         let subject = match lines.len() {
@@ -675,7 +686,16 @@ impl AlertService {
     /// dropped. Every replica runs one; claims keep their work apart.
     pub async fn follow(self) {
         let mut last: Option<String> = None;
+        let mut purged: Option<Instant> = None;
         loop {
+            if purged.is_none_or(|at| at.elapsed() >= PURGE_EVERY) {
+                purged = Some(Instant::now());
+                match self.purge().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(rows = n, "alerts: purged old events and deliveries"),
+                    Err(e) => tracing::warn!(error = %e, "alerts: purge failed"),
+                }
+            }
             match self.current_key().await {
                 Ok(k) if last.as_ref() != Some(&k) => match self.evaluate().await {
                     // Held by a process that may die: look again next time

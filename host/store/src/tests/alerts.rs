@@ -238,6 +238,10 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
     assert!(db.delete_alert(&ann.id, a1).await.unwrap());
     assert!(!db.delete_alert(&ann.id, a1).await.unwrap());
     assert_eq!(db.events(&ann.id, false, 10, 0).await.unwrap().total, 2);
+    // Retention: the newest event per user kept; finished rows before the
+    // cut forgotten, pending ones never.
+    assert!(db.purge_alerts(1, 2_000).await.unwrap() >= 1);
+    assert_eq!(db.events(&ann.id, false, 10, 0).await.unwrap().total, 1);
     assert!(db.delete_webhook(&ann.id, &hook.id).await.unwrap());
     assert!(db.deliveries_of(&hook.id, 10).await.unwrap().is_empty());
 }
