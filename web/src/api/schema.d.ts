@@ -1631,12 +1631,12 @@ export interface components {
              */
             level?: number | null;
             /**
-             * Format: int32
+             * Format: int64
              * @description See [`AlertSpec::bucket`].
              */
             bucket?: number | null;
             /**
-             * Format: int32
+             * Format: int64
              * @description See [`AlertSpec::top_n`].
              */
             top_n?: number | null;
@@ -3579,12 +3579,12 @@ export interface components {
              */
             level?: number | null;
             /**
-             * Format: int32
+             * Format: int64
              * @description A new bucket.
              */
             bucket?: number | null;
             /**
-             * Format: int32
+             * Format: int64
              * @description A new N.
              */
             top_n?: number | null;
