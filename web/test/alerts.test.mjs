@@ -141,7 +141,7 @@ describe("alerts", { timeout: 300_000 }, () => {
     assert.deepEqual(JSON.parse(res.request().postData()), { ticker: "AAPL", condition: "drawdown_below", level: 0, return_period: 90 });
     const done = page.locator("#alert-me .alert-me-done");
     await done.waitFor();
-    assert.match(await done.innerText(), /Alert created: drawdown at or below \+0\.0 % \(AAPL, 90-day horizon\)/);
+    assert.match(await done.innerText(), /Alert created: drawdown at or below 0\.0 % \(AAPL, 90-day horizon\)/);
     assert.equal(await done.getByRole("link", { name: "Alerts page" }).getAttribute("href"), "/alerts");
 
     // The server's follower checks it; after the next navigation the header counts the event.
@@ -163,7 +163,7 @@ describe("alerts", { timeout: 300_000 }, () => {
     assert.match(await item.getAttribute("class"), /\bunread\b/);
     assert.equal((await item.locator(".tag-unread").innerText()).trim(), "Unread", "unread is said in words, not only by colour");
     assert.equal((await item.locator(".event-msg").innerText()).trim(), e.message);
-    assert.match(e.message, /^AAPL: drawdown .* is at or below \+0\.0 %/);
+    assert.match(e.message, /^AAPL: drawdown .* is at or below 0\.0 %/);
     // Read out as "first check became -38.0 %" (the arrow is for the eyes).
     assert.equal((await item.locator(".event-change").textContent()).replace(/\s+/g, " ").trim(), `first check → became ${pct1(e.after.drawdown)}`);
     const ev = e.after.evidence;
@@ -272,7 +272,7 @@ describe("alerts", { timeout: 300_000 }, () => {
     await page.locator(`#alerts-bell[aria-label='Alerts, ${unread} unread']`).waitFor();
     const item = page.locator(`#alert-${id}`);
     await item.waitFor();
-    assert.match(await item.locator(".alert-title").innerText(), /Your watchlist\s+drawdown at or below \+0\.0 %/);
+    assert.match(await item.locator(".alert-title").innerText(), /Your watchlist\s+drawdown at or below 0\.0 %/);
     // More than a few assets: folded under a summary.
     const summary = item.locator(".alert-states-box summary");
     assert.equal((await summary.innerText()).trim(), `Last check: ${watchlist.length} assets, the condition holds for ${watchlist.length}`);
