@@ -252,7 +252,7 @@ async fn webhook_targets_are_checked_and_capped() {
     // Without the operator's permission, no private or loopback target.
     let s = Server::app().await;
     for (url, needle) in [
-        ("http://127.0.0.1:9/hook", "FORECAST_WEBHOOK_ALLOW_PRIVATE"),
+        ("http://127.0.0.1/hook", "FORECAST_WEBHOOK_ALLOW_PRIVATE"),
         ("http://10.0.0.8/hook", "FORECAST_WEBHOOK_ALLOW_PRIVATE"),
         (
             "http://169.254.169.254/latest/meta-data",
@@ -281,7 +281,9 @@ async fn webhook_targets_are_checked_and_capped() {
     .await;
     assert_error(&got, 400, &["at most 2048"]);
 
-    // With it: five endpoints, each secret shown once, the sixth a 409.
+    // With it: five endpoints (a receiver on a port of its own), each
+    // secret shown once, the sixth a 409.
+    let receiver = Receiver::start(vec![]).await;
     let s = Server::app_with(
         common::fresh_db(),
         &[("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on")],
@@ -292,7 +294,7 @@ async fn webhook_targets_are_checked_and_capped() {
             &s,
             Method::POST,
             "/api/alerts/webhooks",
-            Some(json!({ "url": format!("http://127.0.0.1:9/hook/{i}") })),
+            Some(json!({ "url": receiver.url(&format!("/hook/{i}")) })),
         )
         .await;
         assert_eq!(status, 201, "{w}");
@@ -303,7 +305,7 @@ async fn webhook_targets_are_checked_and_capped() {
         &s,
         Method::POST,
         "/api/alerts/webhooks",
-        Some(json!({ "url": "http://127.0.0.1:9/hook/6" })),
+        Some(json!({ "url": receiver.url("/hook/6") })),
     )
     .await;
     assert_error(&got, 409, &["5 webhooks"]);

@@ -375,7 +375,8 @@ ALERT_PARAMETER = {
 }
 LEVELS = {"drawdown": (-1.0, 0.0), "median_return": (-1.0, 10.0)}
 GRADED_PERIODS = (7, 30, 90, 180, 365)
-WEBHOOK_URL = "http://127.0.0.1:9/conformance"
+# A loopback port run.sh found free (bound at port 0, then released).
+WEBHOOK_URL = os.environ["FORECAST_CONFORMANCE_WEBHOOK_URL"]
 
 
 def _number_in(value: object, lo: float, hi: float) -> bool:

@@ -73,7 +73,7 @@ export FORECAST_MATCH_PER_MINUTE=1000000
 export FORECAST_CLIENT_PER_MINUTE=1000000000
 # Compiled uploads are not kept in the user's cache folder.
 export FORECAST_MODULE_CACHE=off
-# Webhook endpoints on loopback (the hooks use one nothing listens at).
+# Webhook endpoints on loopback (the hooks use a port nothing listens at).
 export FORECAST_WEBHOOK_ALLOW_PRIVATE=on
 export RUST_LOG="${RUST_LOG:-warn}"
 unset FORECAST_ORIGIN FORECAST_LLM_URL FORECAST_ADDR
@@ -149,6 +149,10 @@ logout_session="$(login)"
 export FORECAST_CONFORMANCE_KEY="$key"
 export FORECAST_CONFORMANCE_SESSION="$session"
 export FORECAST_CONFORMANCE_BASE="$base"
+# Webhook endpoints point at a loopback port nothing listens at: one the
+# kernel gave out for port 0 and that was released at once.
+closed_port="$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+export FORECAST_CONFORMANCE_WEBHOOK_URL="http://127.0.0.1:$closed_port/conformance"
 export SCHEMATHESIS_HOOKS="$here/hooks.py"
 # Hypothesis' own caches go under target/, and no bytecode of hooks.py
 # into the work tree.

@@ -401,15 +401,25 @@ pub(crate) fn event_row(r: &impl crate::rows::Cols) -> StoreResult<EventRecord> 
     })
 }
 
-pub(crate) const SELECT_ALERTS_OF: &str = "SELECT a.id, a.user_id, a.asset_id, s.ticker, a.spec, \
-     a.enabled, a.created_at, a.updated_at FROM alerts a LEFT JOIN assets s ON s.id = a.asset_id \
-     WHERE a.user_id = $1 ORDER BY a.created_at, a.id";
-pub(crate) const SELECT_ALERT: &str = "SELECT a.id, a.user_id, a.asset_id, s.ticker, a.spec, \
-     a.enabled, a.created_at, a.updated_at FROM alerts a LEFT JOIN assets s ON s.id = a.asset_id \
-     WHERE a.user_id = $1 AND a.id = $2";
-pub(crate) const SELECT_ENABLED: &str = "SELECT a.id, a.user_id, a.asset_id, s.ticker, a.spec, \
-     a.enabled, a.created_at, a.updated_at FROM alerts a LEFT JOIN assets s ON s.id = a.asset_id \
-     WHERE a.enabled ORDER BY a.user_id, a.created_at, a.id";
+/// The select of [`alert_row`]'s columns, its ticker joined; a `WHERE`
+/// follows.
+macro_rules! select_alerts {
+    () => {
+        "SELECT a.id, a.user_id, a.asset_id, s.ticker, a.spec, a.enabled, a.created_at, \
+         a.updated_at FROM alerts a LEFT JOIN assets s ON s.id = a.asset_id "
+    };
+}
+
+pub(crate) const SELECT_ALERTS_OF: &str = concat!(
+    select_alerts!(),
+    "WHERE a.user_id = $1 ORDER BY a.created_at, a.id"
+);
+pub(crate) const SELECT_ALERT: &str =
+    concat!(select_alerts!(), "WHERE a.user_id = $1 AND a.id = $2");
+pub(crate) const SELECT_ENABLED: &str = concat!(
+    select_alerts!(),
+    "WHERE a.enabled ORDER BY a.user_id, a.created_at, a.id"
+);
 pub(crate) const COUNT_ALERTS: &str = "SELECT COUNT(*) AS n FROM alerts WHERE user_id = $1";
 pub(crate) const INSERT_ALERT: &str = "INSERT INTO alerts \
      (id, user_id, asset_id, spec, enabled, created_at, updated_at) \

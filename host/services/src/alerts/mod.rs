@@ -157,7 +157,7 @@ impl AlertService {
         &self.settings
     }
 
-    async fn body(
+    fn body(
         &self,
         a: &AlertRecord,
         states: &[forecast_store::AlertState],
@@ -191,7 +191,7 @@ impl AlertService {
         let states = self.store.alert_states(&user.id).await?;
         let mut out = Vec::with_capacity(alerts.len());
         for a in &alerts {
-            out.push(self.body(a, &states).await?);
+            out.push(self.body(a, &states)?);
         }
         Ok(out)
     }
@@ -208,7 +208,7 @@ impl AlertService {
     pub async fn get(&self, user: &User, id: &str) -> Result<Alert, Error> {
         let a = self.record(user, id).await?;
         let states = self.store.alert_states(&user.id).await?;
-        self.body(&a, &states).await
+        self.body(&a, &states)
     }
 
     /// Creates an alert (409 past the per-user cap).
@@ -242,7 +242,7 @@ impl AlertService {
             .create_alert(&record, MAX_ALERTS_PER_USER)
             .await?
         {
-            Some(a) => self.body(&a, &[]).await,
+            Some(a) => self.body(&a, &[]),
             None => Err(Error::Conflict(format!(
                 "you already have {MAX_ALERTS_PER_USER} alerts, the most one user may have: \
                  delete one first"
