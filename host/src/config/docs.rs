@@ -72,10 +72,12 @@ pub const OTHER: &[Other] = &[
                   `target/release/forecast`).",
     },
     Other {
-        name: "FORECAST_CONFORMANCE_BASE, FORECAST_CONFORMANCE_KEY, FORECAST_CONFORMANCE_SESSION",
+        name: "FORECAST_CONFORMANCE_BASE, FORECAST_CONFORMANCE_KEY, FORECAST_CONFORMANCE_SESSION, \
+               FORECAST_CONFORMANCE_WEBHOOK_URL",
         read_by: "tools/conformance",
         meaning: "Set by tools/conformance/run.sh for its schemathesis hooks: the server's URL, \
-                  an API key and a session cookie.",
+                  an API key, a session cookie and a webhook URL on a loopback port nothing \
+                  listens at.",
     },
     Other {
         name: "FORECAST_WRITE_OPENAPI",
