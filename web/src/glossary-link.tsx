@@ -7,6 +7,7 @@
 export type TermId =
   | "grade"
   | "score"
+  | "forecast"
   | "drawdown"
   | "segment"
   | "median-return"

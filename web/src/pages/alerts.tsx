@@ -36,6 +36,7 @@ import { Help } from "../glossary-link";
 import { Card, ErrorNote, int, Loading, pct, useData, useTitle, type Loaded } from "../lib";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { setUnread, useUnread } from "../unread";
+import { ModelRecord } from "../model-record";
 
 /** Events per inbox page. */
 const PAGE = 10;
@@ -831,6 +832,7 @@ export function AlertsPage({ loc }: { loc: Location }) {
         it was false. It is checked after every change of the data (a grading run, new prices). Its events arrive here, in your
         e-mail digest and at your webhooks.
       </p>
+      <ModelRecord returnPeriod="90" metric="return" />
       <Inbox offset={offset} onOffset={goOffset} />
       <YourAlerts list={list} items={items} setItems={setItems} />
       <NewAlertForm prefill={prefill} onCreated={(a) => setItems([...(items ?? []), a])} />

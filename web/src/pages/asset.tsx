@@ -15,6 +15,7 @@ import { axis, Chart, dateSeries, dayTs, pctAxis, timeAxis, utcTime, type Opts, 
 import { compact, Card, ErrorNote, GradeBadge, Loading, SourceBadge, int, pct, price, signClass, useData, useTitle, when } from "../lib";
 import { DatedPrice } from "../facts";
 import { ciText, episodesText, recoveryText, ThinNote } from "../evidence";
+import { ForecastLead, forecastOf, signedPct } from "../forecast";
 import { GradeHistory } from "./grade-history";
 import { Help } from "../glossary-link";
 import { NotFound } from "../notfound";
@@ -525,10 +526,15 @@ function ParamsForm({ params, error, onSubmit }: { params: AnalysisParams; error
  * The verdict: grade and price (with its date, source and currency) on top,
  * where a phone shows them without scrolling; every figure links to the glossary.
  */
-function VerdictCard({ v, currency, priceDate, asOf }: { v: Verdict; currency: string | null; priceDate: string | null; asOf: string | null }) {
+function VerdictCard({ v, currency, priceDate, asOf, fallback }: { v: Verdict; currency: string | null; priceDate: string | null; asOf: string | null; fallback?: unknown }) {
   const s = v.current_state;
   // The current bucket's independent evidence (null from an engine without it).
   const ev = v.active_segment.evidence ?? null;
+  // The calibrated forecast leads when the server sends one (the verdict's,
+  // else the analysis's); the bucket's raw median then stays below it,
+  // labelled as the bucket's history.
+  const fc = forecastOf(v) ?? forecastOf(fallback);
+  const rp = v.metadata.return_period;
   return (
     <div class="verdict" id="verdict">
       <div class="verdict-top">
@@ -552,6 +558,16 @@ function VerdictCard({ v, currency, priceDate, asOf }: { v: Verdict; currency: s
           The analysis window ends on {asOf}: this verdict and price are as of then, not the latest ({v.metadata.last_price_date}).
         </p>
       )}
+      {fc && (
+        <>
+          <ForecastLead f={fc} days={rp} />
+          <p class="fc-bucket" id="verdict-bucket" data-forecast="true">
+            Bucket's history: median <span class={signClass(s.median_return)}>{signedPct(s.median_return)}</span>
+            {ev ? ` over ${episodesText(ev.episodes)}` : ""}
+            <span class="muted"> — what followed past drawdowns like this one, not the forecast</span>
+          </p>
+        </>
+      )}
       <dl class="stats">
         <div>
           <dt>
@@ -571,7 +587,16 @@ function VerdictCard({ v, currency, priceDate, asOf }: { v: Verdict; currency: s
           </dt>
           <dd class={signClass(s.median_return)}>
             {pct(s.median_return)}
-            {ev && <span class="dd-sub">{episodesText(ev.episodes)}</span>}
+            {fc ? (
+              <span class="dd-sub">bucket's history{ev && ` · ${episodesText(ev.episodes)}`}</span>
+            ) : (
+              <>
+                <span class="dd-sub dd-raw" id="verdict-raw-label">
+                  raw statistic of the bucket's history, not a calibrated forecast
+                </span>
+                {ev && <span class="dd-sub">{episodesText(ev.episodes)}</span>}
+              </>
+            )}
           </dd>
         </div>
         <div>
@@ -580,7 +605,7 @@ function VerdictCard({ v, currency, priceDate, asOf }: { v: Verdict; currency: s
           </dt>
           <dd class={signClass(s.expected_return)}>
             {pct(s.expected_return)}
-            {ev && <span class="dd-sub">{episodesText(ev.episodes)}</span>}
+            {ev && <span class="dd-sub">{fc ? "bucket's history · " : ""}{episodesText(ev.episodes)}</span>}
           </dd>
         </div>
         <div>
@@ -874,7 +899,7 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
           <Card title="Verdict" id="verdict-card">
             {verdict.loading && <Loading label="Grading…" />}
             {!fieldOf(verdict.error, [...FIELDS]) && <ErrorNote error={verdict.error} what="The verdict" />}
-            {v && <VerdictCard v={v} currency={currency} priceDate={priceDate} asOf={asOf} />}
+            {v && <VerdictCard v={v} currency={currency} priceDate={priceDate} asOf={asOf} fallback={a} />}
           </Card>
         )
       )}

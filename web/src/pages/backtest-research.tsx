@@ -251,18 +251,22 @@ export function MonteCarloView({ r }: { r: MonteCarloResponse }) {
         {r.metadata.strategy} {r.metadata.strategy_version} from <time dateTime={r.metadata.start_date}>{r.metadata.start_date}</time> to{" "}
         <time dateTime={r.metadata.end_date}>{r.metadata.end_date}</time> · {int(r.metadata.assets_count)} assets · {int(r.days)} daily returns
       </p>
-      <Card title="Equity over other orderings of the same returns (log scale)" id="mc-fan">
+      <Card title="Equity along paths resampled from the run's returns (log scale)" id="mc-fan">
         <p class="muted small" id="mc-explain">
-          The run's own {int(r.days)} daily returns, reordered {n} times in blocks of about {int(r.block_days)} days (seed {int(r.seed)}: the
-          same seed gives the same numbers). Bands: 5th to 95th and 25th to 75th percentiles; the line is the median.
+          {n} paths of {int(r.days)} days, each drawn from the run's own {int(r.days)} daily returns by a stationary block
+          bootstrap: a path starts on a random day and walks forward, jumping to another random day with probability 1/
+          {int(r.block_days)} before each next one, so blocks of consecutive days average {int(r.block_days)} days and are drawn
+          with replacement — a new sequence of the run's returns, not a reordering of them (seed {int(r.seed)}: the same seed gives
+          the same numbers). Bands: 5th to 95th and 25th to 75th percentiles; the line is the median.{" "}
+          <a href="/methodology#monte-carlo">How it works</a>
         </p>
-        <Chart id="chart-mc-fan" data={data} options={options} height={300} label={`Fan of equity over ${n} reorderings of the run's daily returns: 5th to 95th and 25th to 75th percentile bands and the median`} />
+        <Chart id="chart-mc-fan" data={data} options={options} height={300} label={`Fan of equity over ${n} paths resampled from the run's daily returns: 5th to 95th and 25th to 75th percentile bands and the median`} />
       </Card>
       <div class="grid2">
-        <Card title="Spread over the reorderings" id="mc-spreads">
+        <Card title="Spread over the paths" id="mc-spreads">
           <div class="table-wrap rs-wrap" tabIndex={0} role="region" aria-label="Percentiles of CAGR, max drawdown and final equity">
             <table class="table small" id="mc-spread-table">
-              <caption class="sr-only">5th, 50th and 95th percentiles over {n} reorderings, and the run itself</caption>
+              <caption class="sr-only">5th, 50th and 95th percentiles over {n} resampled paths, and the run itself</caption>
               <thead>
                 <tr>
                   <th scope="col">Figure</th>
@@ -289,17 +293,19 @@ export function MonteCarloView({ r }: { r: MonteCarloResponse }) {
         <Card title="How often it went wrong" id="mc-probabilities">
           <ul class="mc-sentences">
             <li id="mc-loss">
-              {loss === 0 ? `None of the ${n} reorderings lost money.` : loss === 1 ? `All ${n} reorderings lost money.` : `In ${share(loss)} of ${n} reorderings the run lost money.`}
+              {loss === 0 ? `None of the ${n} paths lost money.` : loss === 1 ? `All ${n} paths lost money.` : `In ${share(loss)} of ${n} paths the equity ended below the initial capital.`}
             </li>
             <li id="mc-deep">
               {deep === 0
-                ? `None of the ${n} reorderings fell more than 50 % from a peak.`
-                : `In ${share(deep)} of ${n} reorderings the equity fell more than 50 % from a peak.`}
+                ? `None of the ${n} paths fell more than 50 % from a peak.`
+                : `In ${share(deep)} of ${n} paths the equity fell more than 50 % from a peak.`}
             </li>
           </ul>
-          <p class="muted small">
-            Reordering keeps every return the strategy earned and changes only their order: it shows how much of the result's
-            path was the luck of the sequence, not how the strategy would do on other markets.
+          <p class="muted small" id="mc-limits">
+            Each path is made of the run's own days, resampled with replacement in blocks that keep their short-range
+            dependence: it shows how much of the result was the luck of the sequence — how it could have gone with the same
+            kind of days in another order and mix. It cannot show how the strategy would do on markets unlike this window's:
+            a window that flattered the strategy flatters every path.
           </p>
           <p class="muted small">
             engine {r.metadata.engine_version} · computed {utcStamp(r.metadata.calculated_at)}

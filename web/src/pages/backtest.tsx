@@ -32,6 +32,7 @@ import { DatedPrice, utcStamp } from "../facts";
 import { Help } from "../glossary-link";
 import { compact, Card, ErrorNote, Loading, int, num, pct, price, signClass, useData, useTitle } from "../lib";
 import { Downloads } from "./backtest-downloads";
+import { allBenchmarkFigures, BenchmarksTable, benchmarkLabel, sourcesOf, SyntheticBanner, type Sources } from "./backtest-figures";
 import { combinations, MonteCarloView, RankBySelect, SweepEditor, sweepValues, SweepView, WalkForwardView, type SweepField } from "./backtest-research";
 
 /** The server's default number of positions (BacktestRequest.top_n). */
@@ -101,6 +102,28 @@ function universeSize(f: Form, list: AssetList | null): number | null {
   return list.assets.filter((a) => a.last_price_date && (f.universe === "all" || a.category === f.category) && (!f.start_date || a.last_price_date >= f.start_date)).length;
 }
 
+/**
+ * The data sources of the catalog's assets in the universe that `base`
+ * (a run's fields) names, counted as `universeSize` counts them: for the
+ * answers that do not say which assets they used (sweep, walk-forward).
+ */
+function universeSources(base: Record<string, string>, list: AssetList | null): Sources | null {
+  if (!list) return null;
+  const universe = base.universe ?? DEFAULTS.universe;
+  const wanted = universe === "tickers" ? new Set(tickerList(base.tickers ?? "").map((t) => t.toUpperCase())) : null;
+  const ds: Sources = { real: 0, ingested: 0, synthetic: 0 };
+  for (const a of list.assets) {
+    if (!a.last_price_date) continue;
+    if (wanted ? !wanted.has(a.ticker.toUpperCase()) : universe !== "all" && a.category !== (base.category ?? DEFAULTS.category)) continue;
+    if (!wanted && base.start_date && a.last_price_date < base.start_date) continue;
+    const src = a.data_source as string;
+    if (src === "real" || src === "ingested" || src === "synthetic") ds[src]++;
+  }
+  return ds.real + ds.ingested + ds.synthetic > 0 ? ds : null;
+}
+
+const SUBJECT: Record<Tab, string> = { result: "this result", sweep: "this sweep", "walk-forward": "this walk-forward", "monte-carlo": "this simulation" };
+
 function fromQuery(q: URLSearchParams): Form {
   const f = { ...DEFAULTS };
   for (const k of FIELDS) {
@@ -151,10 +174,6 @@ function drawdowns(eq: number[]): number[] {
 }
 
 const ts = (d: string) => Date.parse(`${d}T00:00:00Z`) / 1000;
-const LABELS: Record<string, string> = {
-  equal_weight_buy_hold: "Equal weight, buy & hold",
-  equal_weight_rebalanced: "Equal weight, rebalanced",
-};
 
 /** Dates on the time axis and in the legend are calendar dates (UTC), never shifted. */
 const utcDate = (ts: number) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC");
@@ -177,7 +196,7 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
         series: [
           {},
           { label: "Strategy", stroke: t.accent2, width: 2, value: (_u: uPlot, v: number | null) => price(v) },
-          ...names.map((n, i) => ({ label: LABELS[n] ?? n, stroke: i === 0 ? t.muted : t.accent, width: 1, dash: i === 0 ? [5, 3] : undefined, value: (_u: uPlot, v: number | null) => price(v) })),
+          ...names.map((n, i) => ({ label: benchmarkLabel(n), stroke: i === 0 ? t.muted : t.accent, width: 1, dash: i === 0 ? [5, 3] : undefined, value: (_u: uPlot, v: number | null) => price(v) })),
         ],
       }) as Opts,
     [r],
@@ -195,24 +214,21 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
   );
   const m = r.metrics;
   const ds = r.metadata.data_sources;
-  const used = ds.real + ds.ingested + ds.synthetic;
-  const mostlySynthetic = used > 0 && ds.synthetic * 2 > used;
+  const benchmarkReturns = new Map(allBenchmarkFigures(r).map(([n, f]) => [n, f.total_return]));
   const pages = Math.max(1, Math.ceil(r.trades.length / PAGE));
   const trades = r.trades.slice(page * PAGE, page * PAGE + PAGE);
   return (
     <>
-      {mostlySynthetic && (
-        <div class="note note-warn bt-synthetic" id="bt-synthetic" role="note">
-          <strong>Most of these prices are synthetic: this result says nothing about real markets.</strong> {int(ds.synthetic)} of
-          the {int(used)} assets traded have generated demo prices, not market data. <Help term="synthetic" label="a synthetic price" />
-        </div>
-      )}
+      <SyntheticBanner ds={ds} />
       <p class="bt-window" id="bt-window">
         {r.metadata.strategy} {r.metadata.strategy_version} from <time dateTime={r.metadata.start_date}>{r.metadata.start_date}</time> to{" "}
         <time dateTime={r.metadata.end_date}>{r.metadata.end_date}</time> · {int(r.metadata.assets_count)} assets
       </p>
       <Card title="Equity curve against the benchmarks (log scale)" id="equity">
         <Chart id="chart-equity" data={data} options={eqOptions} height={300} label="Equity of the strategy and of the two equal-weight benchmarks over time" />
+      </Card>
+      <Card title="The strategy against the benchmarks" id="bt-vs">
+        <BenchmarksTable r={r} />
       </Card>
       <div class="grid2">
         <Card title="Drawdown" id="bt-drawdown">
@@ -279,14 +295,15 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
         </dl>
         <div class="table-wrap" tabIndex={0} role="region" aria-label="Figures against each benchmark">
           <table class="table small" id="bt-relative">
-            <caption class="muted">Against each benchmark (daily returns, annualised)</caption>
+            <caption class="muted">Against each benchmark (daily returns, annualised), beside the benchmark's own total return (the strategy's: {pct(m.total_return)})</caption>
             <thead>
-              <tr><th scope="col">Benchmark</th><th scope="col">Beta</th><th scope="col">Alpha</th><th scope="col">Tracking error</th><th scope="col">Information ratio</th></tr>
+              <tr><th scope="col">Benchmark</th><th scope="col">Its total return</th><th scope="col">Beta</th><th scope="col">Alpha</th><th scope="col">Tracking error</th><th scope="col">Information ratio</th></tr>
             </thead>
             <tbody>
               {Object.entries(m.relative).map(([name, rel]) => (
-                <tr key={name}>
-                  <th scope="row">{name.replace(/_/g, " ")}</th>
+                <tr key={name} data-row={name}>
+                  <th scope="row">{benchmarkLabel(name)}</th>
+                  <td class={`rel-return ${signClass(benchmarkReturns.get(name))}`}>{pct(benchmarkReturns.get(name) ?? null)}</td>
                   <td>{num(rel.beta)}</td>
                   <td class={signClass(rel.alpha)}>{pct(rel.alpha)}</td>
                   <td>{pct(rel.tracking_error)}</td>
@@ -364,6 +381,17 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
       </Card>
     </>
   );
+}
+
+/**
+ * The Result tab's synthetic-data banner on a research tab, under the same
+ * condition: from the answer's own `metadata.data_sources` (Monte Carlo),
+ * else from the catalog's assets of the run's universe (sweep, walk-forward).
+ */
+function ResearchBanner({ tab, data, base, catalog }: { tab: Tab; data: unknown; base: Record<string, string>; catalog: AssetList | null }) {
+  const own = sourcesOf(data);
+  const ds = own ?? universeSources(base, catalog);
+  return ds ? <SyntheticBanner ds={ds} scope={own ? "traded" : "universe"} subject={SUBJECT[tab]} /> : null;
 }
 
 /** The page's tabs: today's backtest and three ways of questioning it (issue 29). */
@@ -462,14 +490,14 @@ const LEADS: Record<Tab, string> = {
   "walk-forward":
     "Cuts the window into train and test years: on each train split the sweep picks its best combination, which then runs unchanged on the test years that follow. Chained, the test splits show what choosing by backtest was worth.",
   "monte-carlo":
-    "Reorders the run's own daily returns in blocks of about the block length, many times over: how much of the result was the order the returns came in. The same seed gives the same numbers.",
+    "Draws new paths from the run's own daily returns by a stationary block bootstrap: blocks of consecutive days, about the block length on average, resampled with replacement — so each path is a new sequence of the run's own returns (some days twice, some not at all), not a reordering of them. It shows how much the result owed to the luck of the sequence; it cannot show how the strategy would do on days unlike the window's. The same seed gives the same numbers.",
 };
 const RUN_LABEL: Record<Tab, string> = { result: "Run backtest", sweep: "Run sweep", "walk-forward": "Run walk-forward", "monte-carlo": "Run Monte Carlo" };
 const LOADING: Record<Tab, string> = {
   result: "Running the backtest… this can take a few seconds.",
   sweep: "Running every combination… this can take a while.",
   "walk-forward": "Running the sweep on every split… this can take a while.",
-  "monte-carlo": "Running the backtest and reordering its returns…",
+  "monte-carlo": "Running the backtest and resampling its returns…",
 };
 
 export function BacktestPage({ loc }: { loc: Location }) {
@@ -869,8 +897,8 @@ export function BacktestPage({ loc }: { loc: Location }) {
             {tab === "monte-carlo" && (
               <fieldset id="mc-fields">
                 <legend>Monte Carlo</legend>
-                {extraField("runs", "Reorderings (1–5,000)", { min: 1, max: 5000 }, "default 1,000")}
-                {extraField("block_days", "Block length (days, 1–250)", { min: 1, max: 250 }, "about this many days stay together")}
+                {extraField("runs", "Paths (1–5,000)", { min: 1, max: 5000 }, "default 1,000")}
+                {extraField("block_days", "Mean block length (days, 1–250)", { min: 1, max: 250 }, "consecutive days stay together for this many on average")}
                 {extraField("seed", "Seed", { min: 0 }, "same seed, same numbers")}
               </fieldset>
             )}
@@ -921,6 +949,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
           </form>
         </Card>
         {running === tab && <Loading label={LOADING[tab]} />}
+        {data && tab !== "result" && <ResearchBanner tab={tab} data={data} base={outcome?.base ?? {}} catalog={catalog} />}
         {data && tab === "result" && <Results r={data as BacktestResponse} sources={sources} />}
         {data && tab === "monte-carlo" && <MonteCarloView r={data as MonteCarloResponse} />}
         {data && tab === "sweep" && <SweepView r={data as SweepResponse} hrefOf={comboHref} view={view} onView={onView} />}

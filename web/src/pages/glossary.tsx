@@ -22,8 +22,9 @@ export const GLOSSARY: Record<TermId, Entry> = {
       <>
         <p>
           A letter that sums up, for one asset, one horizon and one metric, how the asset's past outcomes turned out after
-          drawdowns like today's. It is the letter of the <a href="#score">score</a>: <strong>A</strong> from 80,{" "}
-          <strong>B</strong> from 65, <strong>C</strong> from 50, <strong>D</strong> from 35, <strong>F</strong> below 35.
+          drawdowns like today's. It is the letter of the <a href="#score">score</a>: with scorer 2.0.0 <strong>A</strong>{" "}
+          above 80, <strong>B</strong> from 60, <strong>C</strong> from 40, <strong>D</strong> from 20, <strong>F</strong>{" "}
+          below; with scorer 1.0.0 A from 80, B from 65, C from 50, D from 35, F below 35.
         </p>
         <p>
           The server grades every active asset with enough history once a day, for the horizons 7, 30, 90, 180 and 365 days
@@ -34,11 +35,35 @@ export const GLOSSARY: Record<TermId, Entry> = {
       </>
     ),
   },
+  forecast: {
+    term: "Expected (calibrated forecast)",
+    body: (
+      <>
+        <p>
+          The central estimate of the return over the horizon, with the range that 80 % of outcomes fell in (from the 10th
+          to the 90th percentile). Where the server has it, the verdict leads with it and the ranking and watchlist show it
+          as "Expected". <strong>Calibrated out of sample</strong>: fitted on the pooled history of every asset with the same
+          kind of prices (real and ingested, or synthetic), using only outcomes known before the month began. When there is too little pooled history,
+          the figure comes from <strong>the asset's own history only</strong> and says so. "Thin evidence" marks a forecast
+          whose evidence was too thin for the extreme grades.
+        </p>
+        <p>
+          The bucket's median (the <a href="#median-return">median return</a>) is shown beside it as the bucket's history: a
+          raw statistic, not a forecast. See the <a href="/methodology#forecast">methodology</a>.
+        </p>
+      </>
+    ),
+  },
   score: {
     term: "Score",
     body: (
       <>
-        <p>A number from 0 to 100, computed by the default scorer (a plugin that an operator can replace):</p>
+        <p>
+          A number from 0 to 100, computed by the active scorer (a plugin that an operator can replace; its version is shown
+          beside grades in bulk). <strong>Scorer 2.0.0</strong> scores the <a href="#forecast">calibrated forecast</a>: 100 ×
+          the probability that the expected return beats the reference outcome, held between 20 and 80 on thin evidence (see
+          the <a href="/methodology#grade">methodology</a>). <strong>Scorer 1.0.0</strong>, the earlier one:
+        </p>
         <ul class="formula">
           <li>
             <code>z = median return / max(best error, 0.000001)</code>, where the best error is the smaller of the{" "}
@@ -382,7 +407,7 @@ export const GLOSSARY: Record<TermId, Entry> = {
 
 
 const GROUPS: { id: string; title: string; terms: TermId[] }[] = [
-  { id: "grades", title: "Grades", terms: ["grade", "score", "track-record"] },
+  { id: "grades", title: "Grades", terms: ["grade", "score", "forecast", "track-record"] },
   {
     id: "analysis",
     title: "The analysis of an asset",

@@ -4,7 +4,7 @@
 // needs Premium. On a phone the rows become cards that keep the ticker,
 // grade, dated price and the row's actions. "Alert me on my watchlist"
 // creates an alert on every asset of it (Premium; others see the padlock).
-import { useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useState } from "preact/hooks";
 import { api, type Verdict, type WatchItem } from "../api/endpoints";
 import { ApiError, describe } from "../api/client";
 import { assetUrl, navigate } from "../router";
@@ -14,6 +14,8 @@ import { Card, ErrorNote, GradeBadge, Loading, pct, price, signClass, useData, u
 import { AlertMeButton, AlertMeForm, useAlertMe } from "../alert-form";
 import { LockMark } from "../locked";
 import { isPremium, useSession } from "../session";
+import { ExpectedCell, forecastOf, hasForecastField } from "../forecast";
+import { ModelRecord } from "../model-record";
 
 /** The currency of a verdict (the backend adds `metadata.currency`), else the item's. */
 function currencyOf(v: Verdict | null, a: WatchItem): string | null {
@@ -21,11 +23,17 @@ function currencyOf(v: Verdict | null, a: WatchItem): string | null {
   return m?.currency ?? (a as { currency?: string | null }).currency ?? null;
 }
 
-function VerdictCells({ item }: { item: WatchItem }) {
+function VerdictCells({ item, expected, onForecast }: { item: WatchItem; expected: boolean; onForecast: () => void }) {
   const v = useData<Verdict>(() => api.verdict(item.ticker), [item.ticker]);
+  // A verdict with the `forecast` field brings the "Expected" column in.
+  const knows = !v.loading && hasForecastField(v.data);
+  useEffect(() => {
+    if (knows) onForecast();
+  }, [knows]);
+  const span = expected ? 5 : 4;
   if (v.loading)
     return (
-      <td colSpan={4} class="muted wl-wide" data-label="Verdict">
+      <td colSpan={span} class="muted wl-wide" data-label="Verdict">
         Loading verdict…
       </td>
     );
@@ -42,7 +50,7 @@ function VerdictCells({ item }: { item: WatchItem }) {
     else if (e instanceof ApiError && e.status === 401) msg = null;
     else msg = describe(e, "This verdict");
     return (
-      <td colSpan={4} class="muted wl-wide" data-label="Verdict">
+      <td colSpan={span} class="muted wl-wide" data-label="Verdict">
         {msg}
       </td>
     );
@@ -53,6 +61,11 @@ function VerdictCells({ item }: { item: WatchItem }) {
       <td data-label="Grade">
         <GradeBadge letter={d.grade.letter} score={d.grade.score} />
       </td>
+      {expected && (
+        <td class="num c-expected" data-label="Expected (90 d)">
+          <ExpectedCell f={forecastOf(item) ?? forecastOf(d)} />
+        </td>
+      )}
       <td class="num" data-label="Last price">
         <DatedPrice
           value={d.current_state.price}
@@ -100,6 +113,9 @@ export function HomePage() {
     }
   };
 
+  const [verdictForecast, setVerdictForecast] = useState(false);
+  const onForecast = useCallback(() => setVerdictForecast(true), []);
+  const expected = verdictForecast || (items ?? []).some(hasForecastField);
   const synthetic = items ? items.filter((a) => a.data_source === "synthetic").length : 0;
   const mostlySynthetic = items !== null && items.length > 0 && synthetic * 2 > items.length;
 
@@ -138,6 +154,7 @@ export function HomePage() {
       )}
       {items && items.length > 0 && (
         <Card>
+          <ModelRecord returnPeriod="90" metric="return" />
           <div class="table-wrap">
             <table class="table table-cards wl-table" id="watchlist-table">
               <caption class="sr-only">
@@ -154,6 +171,11 @@ export function HomePage() {
                   <th scope="col">
                     Grade <Help term="grade" />
                   </th>
+                  {expected && (
+                    <th scope="col" class="num">
+                      Expected (90 d) <Help term="forecast" label="the expected return (calibrated forecast)" />
+                    </th>
+                  )}
                   <th scope="col" class="num">
                     Last price <Help term="data-sources" label="a price's date and source" />
                   </th>
@@ -180,7 +202,7 @@ export function HomePage() {
                     <td class="muted col-opt" data-label="Category">
                       {a.category}
                     </td>
-                    <VerdictCells item={a} />
+                    <VerdictCells item={a} expected={expected} onForecast={onForecast} />
                     <td class="actions-cell">
                       <span class="row-actions">
                         <a class="btn btn-small" href={assetUrl(a.ticker)} aria-label={`Open ${a.ticker}`}>

@@ -14,8 +14,10 @@ const SECTIONS: { id: string; title: string }[] = [
   { id: "recovery", title: "Recovery" },
   { id: "thin", title: "Thin evidence" },
   { id: "grade", title: "What a grade is" },
+  { id: "forecast", title: "The calibrated forecast" },
   { id: "track-record", title: "The track record" },
   { id: "backtest-metrics", title: "A backtest's metrics" },
+  { id: "monte-carlo", title: "A backtest's Monte Carlo" },
   { id: "limits", title: "What this cannot tell you" },
 ];
 
@@ -146,10 +148,48 @@ export function MethodologyPage() {
         {h2("grade")}
         <p>
           A <strong>grade</strong> is the scorer's reading of the engine's current state for one asset, one horizon and one
-          metric. The scorer (a plugin; the default one is described under <a href="/glossary#score">score</a>) turns the
-          current bucket's median outcome, the typical error of past predictions and the bucket's win rate into a{" "}
-          <strong>score</strong> from 0 to 100, and the score into a letter: A from 80, B from 65, C from 50, D from 35, F below.
-          The grade summarises past outcomes after drawdowns like the current one. It is not a forecast and not advice.
+          metric: a <strong>score</strong> from 0 to 100 and its letter. The scorer is a plugin, and its version is shown
+          wherever grades are (the ranking, the watchlist and the alerts state the active one's record in one line).
+        </p>
+        <ul>
+          <li>
+            <strong>Scorer 2.0.0</strong> grades the <a href="#forecast">calibrated forecast</a>: the score is 100 × the
+            probability that the expected return beats the reference outcome (the pooled mean of assets with the same kind of
+            prices), given the forecast's standard error. A above 80, B from 60, C from 40, D from 20, F below. Thin evidence
+            holds the score between 20 and 80, so it can never earn an A or an F. Every metric at a horizon gets that
+            horizon's forecast's grade.
+          </li>
+          <li>
+            <strong>Scorer 1.0.0</strong> (the earlier one, without forecasts) turns the current bucket's median outcome, the
+            typical error of past predictions and the bucket's win rate into the score (see{" "}
+            <a href="/glossary#score">score</a>): A from 80, B from 65, C from 50, D from 35, F below.
+          </li>
+        </ul>
+        <p>A grade summarises what followed drawdowns like the current one. It is not advice.</p>
+      </section>
+
+      <section class="card" aria-labelledby="forecast">
+        {h2("forecast")}
+        <p>
+          Where the server provides it, the verdict leads with a <strong>forecast of the return over the horizon</strong>: a
+          central estimate (a mean) and the 10th and 90th percentiles of the outcome, so that 80 % of outcomes are expected
+          between the two. It is <strong>calibrated out of sample</strong>: every parameter is fitted on data known before the
+          date it is used at. The asset's own mean past forward return is pulled toward the pooled history of every asset
+          with the same kind of prices (real and ingested prices together, synthetic ones apart) by as much as that history
+          supports, using only outcomes known before the month began; the current bucket then moves it only as far as the
+          asset's own earlier points show that buckets mattered, weighted by the bucket's independent episodes. The 80 %
+          range is the asset's own spread of past outcomes moved to the central estimate: it does not widen for a regime the
+          asset has not lived through. With too little pooled history the forecast is the asset's own distribution of past
+          forward returns, and the card says so ("the asset's own history only"). "Thin evidence" marks a forecast whose
+          evidence was too thin for the extreme grades (fewer than 10 independent episodes in the bucket, an 80 % interval
+          of the central estimate that contains the reference outcome, or the asset's own history only).
+        </p>
+        <p>
+          The bucket's median return stays on the card, labelled as the bucket's history: it is what followed past drawdowns
+          like the current one, a raw statistic that has not been checked against what it would have predicted. A server
+          without forecasts shows that median alone, labelled as such. Whether higher grades have in fact been followed by
+          higher returns is what the <a href="#track-record">track record</a> measures; the ranking, the watchlist and the
+          alerts state its IC in one line.
         </p>
       </section>
 
@@ -207,6 +247,25 @@ export function MethodologyPage() {
           <li><strong>Beta</strong> against a benchmark: the covariance of the two daily returns over the benchmark's variance. <strong>Alpha</strong>: the mean daily return beta does not explain, times the returns in a year. <strong>Tracking error</strong>: the deviation of the daily difference, annualised; the <strong>information ratio</strong> is the mean difference over it, annualised.</li>
         </ul>
         <p>Where quantstats has the same figure, the formula is its formula; the information ratio is annualised here, not there.</p>
+      </section>
+
+      <section class="card" aria-labelledby="monte-carlo">
+        {h2("monte-carlo")}
+        <p>
+          The backtest's Monte Carlo tab draws new paths from the run's own daily returns by a <strong>stationary block
+          bootstrap</strong> (Politis and Romano): each path is as long as the run, starts on a random day of its returns and
+          walks forward (from the last day back to the first), and before each next day jumps to another random day with
+          probability 1 / the block length (20 days by default, 1 to 250). Blocks therefore have random lengths averaging the
+          block length, keep the short-range dependence of the returns (calm and turbulent stretches), and are drawn{" "}
+          <strong>with replacement</strong>: a path is a new sequence in which some of the run's days appear several times and
+          others not at all — not a reordering of the same returns. The same request and seed give the same figures.
+        </p>
+        <p>
+          It can tell how much of the result depended on the luck of the sequence: how wide the CAGR, the deepest drawdown
+          and the final equity could have been with the same kind of days in another order and mix. It cannot tell how the
+          strategy would do in markets unlike the window's: every path is built from this run's own days, with its costs and
+          its choices, so a window that flattered the strategy flatters every path too.
+        </p>
       </section>
 
       <section class="card" aria-labelledby="limits">

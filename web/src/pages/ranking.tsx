@@ -9,11 +9,13 @@ import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { DatedPrice } from "../facts";
 import { Help, type TermId } from "../glossary-link";
 import { Card, ErrorNote, GradeBadge, Loading, int, num, pct, price, signClass, useData, useTitle, when } from "../lib";
+import { ExpectedCell, forecastOf, hasForecastField } from "../forecast";
+import { ModelRecord } from "../model-record";
 
 /** What the server sorts by (the whole ranking, before `offset` and `limit`). */
 const SORT_KEYS: [string, string][] = [
   ["median_return", "Median return"],
-  ["expected_return", "Expected return"],
+  ["expected_return", "Expected return (EMA)"],
   ["score", "Grade (score)"],
   ["win_rate", "Win rate"],
   ["prediction_error", "Prediction error"],
@@ -67,6 +69,8 @@ const COLUMNS: Column[] = [
     ),
   },
   { id: "score", label: "Grade", sort: "score", num: true, help: "grade", render: (a) => <GradeBadge letter={a.grade} score={a.score} /> },
+  // Shown only when the server sends `forecast` on the rows (see `columnsFor`).
+  { id: "forecast", label: "Expected", num: true, help: "forecast", render: (a) => <ExpectedCell f={forecastOf(a)} /> },
   {
     id: "median_return",
     label: "Median return",
@@ -78,7 +82,7 @@ const COLUMNS: Column[] = [
   },
   {
     id: "expected_return",
-    label: "Expected return",
+    label: "Expected return (EMA)",
     sort: "expected_return",
     num: true,
     opt: true,
@@ -105,6 +109,12 @@ const COLUMNS: Column[] = [
     render: (a) => <DatedPrice value={a.current_price} date={a.last_price_date} source={a.data_source} currency={a.currency} format={price} />,
   },
 ];
+
+/** The columns for these rows: "Expected" only when the server sends forecasts. */
+function columnsFor(rows: Row[]): Column[] {
+  const withForecast = rows.some(hasForecastField);
+  return COLUMNS.filter((c) => c.id !== "forecast" || withForecast);
+}
 
 export function RankingPage({ loc }: { loc: Location }) {
   useTitle("Ranking");
@@ -172,6 +182,7 @@ export function RankingPage({ loc }: { loc: Location }) {
   };
 
   const rows = (r.data?.ranked_assets ?? []) as Row[];
+  const columns = columnsFor(rows);
   const badField = fieldOf(r.error, ["categories", "category", "return_period", "metric", "limit", "sort_by", "sort", "max_age_days", "offset", "q"]);
   const invalid = (k: string) => (badField === k ? { "aria-invalid": true, "aria-describedby": "ranking-error" } : {});
   const meta = r.data?.metadata as (NonNullable<typeof r.data>["metadata"] & { offset?: number }) | undefined;
@@ -309,6 +320,7 @@ export function RankingPage({ loc }: { loc: Location }) {
               {dates && <> · last prices from {dates.oldest} to {dates.newest}</>} <Help term="data-sources" />
             </p>
           )}
+          <ModelRecord returnPeriod={p.return_period} metric={p.metric} />
           <div class="table-wrap">
             <table class="table sortable rk-table" id="ranking-table" aria-busy={r.loading ? "true" : "false"}>
               <caption class="sr-only">
@@ -317,7 +329,7 @@ export function RankingPage({ loc }: { loc: Location }) {
               </caption>
               <thead>
                 <tr>
-                  {COLUMNS.map((c) => {
+                  {columns.map((c) => {
                     const on = c.sort !== undefined && p.sort_by === c.sort;
                     const cls = [c.num ? "num" : "", c.opt ? "col-opt" : "", c.sort ? "" : "plain"].filter(Boolean).join(" ") || undefined;
                     return (
@@ -348,7 +360,7 @@ export function RankingPage({ loc }: { loc: Location }) {
               <tbody>
                 {rows.map((a) => (
                   <tr key={a.ticker} data-ticker={a.ticker}>
-                    {COLUMNS.map((c) => (
+                    {columns.map((c) => (
                       <td key={c.id} class={[c.num ? "num" : "", c.opt ? "col-opt" : "", `c-${c.id}`].filter(Boolean).join(" ")} data-label={c.label}>
                         {c.render(a)}
                       </td>

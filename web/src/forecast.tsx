@@ -1,0 +1,116 @@
+// The calibrated forecast of the forward return over a horizon: what the
+// verdict card leads with, and the "Expected" column of the ranking and the
+// watchlist. The backend adds an optional `forecast` object to the verdict,
+// the analysis, each ranking row and each watchlist row; until
+// src/api/schema.d.ts documents it (`make web-types`), this file is the one
+// place that declares its shape, and `forecastOf` reads it defensively (an
+// older server sends nothing, and then nothing is shown).
+import { signClass } from "./lib";
+
+/** `forecast` as the backend sends it (fractions: 0.05 = +5 %). */
+export interface Forecast {
+  /** Horizon in calendar days. */
+  return_period: number;
+  /** The central estimate (a mean). */
+  central: number;
+  /** 10th percentile of the forward return. */
+  p10: number;
+  /** 90th percentile of the forward return. */
+  p90: number;
+  /** Standard error of `central`. */
+  central_se: number;
+  /** The outcome the grade compares with. */
+  reference: number;
+  /** Fitted on the pooled history, or the asset's own history only. */
+  method: "calibrated" | "climatology";
+  /** Whether the evidence was too thin for the extreme grades. */
+  thin: boolean;
+}
+
+const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+
+/**
+ * The `forecast` of a response or row, or null when it is missing, null or
+ * not shaped as documented (an older server, or no forecast for the asset).
+ */
+export function forecastOf(x: unknown): Forecast | null {
+  if (!x || typeof x !== "object") return null;
+  const f = (x as { forecast?: unknown }).forecast;
+  if (!f || typeof f !== "object") return null;
+  const o = f as Record<string, unknown>;
+  if (!isNum(o.central) || !isNum(o.p10) || !isNum(o.p90)) return null;
+  return {
+    return_period: isNum(o.return_period) ? o.return_period : NaN,
+    central: o.central,
+    p10: o.p10,
+    p90: o.p90,
+    central_se: isNum(o.central_se) ? o.central_se : NaN,
+    reference: isNum(o.reference) ? o.reference : NaN,
+    method: o.method === "climatology" ? "climatology" : "calibrated",
+    thin: o.thin === true,
+  };
+}
+
+/** Whether `x` carries the `forecast` field at all (a server that knows about forecasts), null or not. */
+export function hasForecastField(x: unknown): boolean {
+  return !!x && typeof x === "object" && "forecast" in x;
+}
+
+/** A fraction as a signed percentage with a true minus: 0.031 → "+3.1 %", -0.098 → "−9.8 %". */
+export function signedPct(v: number | null | undefined, digits = 1): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
+  const s = (Math.abs(v) * 100).toFixed(digits);
+  if (Number(s) === 0) return `${s} %`;
+  return `${v > 0 ? "+" : "−"}${s} %`;
+}
+
+/** What the method means, in words. */
+export function methodText(f: Forecast): string {
+  return f.method === "climatology"
+    ? "the asset's own history only — too little pooled history to calibrate"
+    : "calibrated out of sample";
+}
+
+/** "80 % of outcomes between −9.8 % and +16.0 %". */
+export function rangeText(f: Forecast): string {
+  return `80 % of outcomes between ${signedPct(f.p10)} and ${signedPct(f.p90)}`;
+}
+
+/** The verdict card's lead: the central forecast, its range, how it was made. */
+export function ForecastLead({ f, days }: { f: Forecast; days: number }) {
+  const horizon = Number.isFinite(f.return_period) && f.return_period > 0 ? f.return_period : days;
+  return (
+    <div class="forecast-lead" id="verdict-forecast" data-method={f.method} data-thin={f.thin ? "true" : "false"}>
+      <p class="fc-main" id="verdict-forecast-line">
+        Expected over {horizon} days: <strong class={`fc-central ${signClass(f.central)}`}>{signedPct(f.central)}</strong>{" "}
+        <span class="fc-range">({rangeText(f)})</span>
+      </p>
+      <p class="fc-meta" id="verdict-forecast-method">
+        <span class="fc-method">{methodText(f)}</span>
+        {f.thin && (
+          <>
+            {" · "}
+            <span class="fc-thin">thin evidence</span>
+          </>
+        )}
+        {" · "}
+        <a href="/methodology#forecast">How the forecast is made</a>
+      </p>
+    </div>
+  );
+}
+
+/** A table cell's content: the central forecast, its range on a second line (desktop) and in the title. */
+export function ExpectedCell({ f }: { f: Forecast | null }) {
+  if (!f) return <span class="muted" title="No calibrated forecast for this asset">—</span>;
+  const range = rangeText(f);
+  return (
+    <span class="fc-cell" title={`${methodText(f)}; ${range}${f.thin ? "; thin evidence" : ""}`} data-central={f.central}>
+      <span class={signClass(f.central)}>{signedPct(f.central)}</span>
+      {f.thin && <span class="fc-cell-thin"> (thin)</span>}
+      <span class="fc-cell-range">
+        {signedPct(f.p10)} to {signedPct(f.p90)}
+      </span>
+    </span>
+  );
+}
