@@ -208,7 +208,11 @@ conformance: build
 ## bench-peer: the backtest accounting against vectorbt (pinned by version
 ## and SHA-256, in target/bench-peer/venv): the same fills on real histories
 ## of data/prices/, equity curves equal within 1e-9 relative, both sides
-## timed (tools/bench/peer/run.sh says how)
+## timed; our metrics against quantstats; and the interval-forecast
+## evaluation (CRPS, pinball, MSE skills with Diebold–Mariano/Newey–West,
+## Driscoll–Kraay calibration, coverage, PIT, reliability) against
+## properscoring and statsmodels on rows built from data/prices/, every
+## figure within 1e-9 (tools/bench/peer/run.sh says how)
 bench-peer:
 	tools/bench/peer/run.sh
 

@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub mod defaults;
+pub mod evaluation;
 pub mod metadata;
 pub mod schedule;
 pub mod series;

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # `make bench-peer`: our backtest accounting against vectorbt on the same
 # orders and real histories, and our metrics against quantstats (tools/bench/peer/compare.py says what is
-# compared and how the conventions map). Needs python3 (3.11: the pinned
+# compared and how the conventions map); and our interval-forecast
+# evaluation (forecast_domain::evaluation: Gaussian CRPS, pinball loss and
+# squared error with their skills and Diebold–Mariano tests under a
+# Newey–West HAC, the calibration regression with Driscoll–Kraay intervals,
+# coverage, PIT histogram, reliability) against properscoring, scipy, numpy
+# and statsmodels on the same rows built from data/prices, every figure
+# within 1e-9 (tools/bench/peer/forecast_eval.py). Needs python3 (3.11: the pinned
 # wheels are CPython 3.11 manylinux x86_64) and network access to PyPI the
 # first time; the venv is target/bench-peer/venv.
 set -euo pipefail
@@ -12,7 +18,7 @@ venv=$out/venv
 req=tools/bench/peer/requirements.txt
 mkdir -p "$out"
 
-# 1. vectorbt and its dependencies, pinned by version and SHA-256;
+# 1. vectorbt, quantstats, statsmodels, properscoring and their dependencies, pinned by version and SHA-256;
 #    reinstalled when requirements.txt changes.
 if ! cmp -s "$req" "$venv/.requirements.txt" 2>/dev/null; then
   rm -rf "$venv"
@@ -34,3 +40,12 @@ fi
 # 4. quantstats computes the metrics it shares with ours on the same three
 #    curves and benchmarks; exit status 1 when a figure differs.
 "$venv/bin/python" tools/bench/peer/metrics.py "$out/orders.json"
+
+# 5. Our interval-forecast evaluation on rows built from data/prices
+#    (h = 90 days, HAC lag 3; tools/bench/peer/forecast-eval), then every
+#    figure recomputed on the same rows with properscoring, scipy, numpy and
+#    statsmodels; exit status 1 when a figure differs by more than 1e-9.
+(cd tools/bench/peer/forecast-eval &&
+  CARGO_TARGET_DIR="$root/$out/forecast-eval" ${CARGO:-cargo} run --release --quiet -- \
+    "$root/$out/forecast-eval.json" "$root/data/prices")
+"$venv/bin/python" tools/bench/peer/forecast_eval.py "$out/forecast-eval.json"
