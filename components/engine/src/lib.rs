@@ -11,12 +11,14 @@
 //! drawdown grid used at `t` is the grid known at `t`.
 
 mod calendar;
+mod episodes;
 mod evidence;
 mod rolling;
 mod snapshot;
 mod stats;
 
 pub use calendar::{civil_from_days, is_weekend};
+pub use episodes::{episodes_at, episodes_at_many};
 pub use evidence::{
     evidence, Evidence, EvidenceRequest, SegmentEvidence, SplitMix, BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED, CI_LEVEL,

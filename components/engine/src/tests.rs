@@ -898,3 +898,211 @@ fn episodes_split_on_gaps_of_the_horizon() {
     // 49 → 59 is exactly 10 (new).
     assert_eq!(got, vec![(0, 5), (5, 7), (7, 8)]);
 }
+
+/// `episodes` of the bucket of the last row, as `evidence` of the series
+/// cut after row `end` reports it (the bucket read off the cut series'
+/// own grid).
+fn episodes_of_cut(dates: &[i32], closes: &[f64], p: &Params, end: usize) -> u32 {
+    let m = end + 1;
+    let d = drawdowns(&closes[..m]);
+    let steps = d.iter().map(|&x| Grid::steps_for(x)).max().unwrap();
+    let segment = Grid::new(steps, p.num_segments).segment(d[end]) as u32;
+    let ev = evidence(
+        &dates[..m],
+        &closes[..m],
+        &[EvidenceRequest {
+            params: *p,
+            segments: vec![segment],
+        }],
+    )
+    .remove(0)
+    .unwrap();
+    assert_eq!(ev.segments[0].segment_idx, segment);
+    ev.segments[0].episodes
+}
+
+/// Series whose grid moves several times: a calm walk with crashes of
+/// −10 %, −20 %, −30 % and −45 % along the way.
+fn walk_with_crashes(rng: &mut Rng, n: usize) -> Vec<f64> {
+    let mut p = 100.0;
+    (0..n)
+        .map(|t| {
+            p *= (0.008 * rng.normal()).exp();
+            p *= match t * 5 / n {
+                1 if t % (n / 5) == 0 => 0.90,
+                2 if t % (n / 5) == 0 => 0.80,
+                3 if t % (n / 5) == 0 => 0.70,
+                4 if t % (n / 5) == 0 => 0.55,
+                _ => 1.0,
+            };
+            p
+        })
+        .collect()
+}
+
+/// Flat stretches at a few levels (whole runs of rows on one drawdown),
+/// with calendar gaps of 40 and 120 days inside some of them.
+fn flat_stretches(n: usize) -> (Vec<i32>, Vec<f64>) {
+    let levels = [
+        100.0, 100.0, 85.0, 100.0, 85.0, 60.0, 85.0, 60.0, 101.0, 70.0,
+    ];
+    let closes = (0..n).map(|t| levels[t * levels.len() / n]).collect();
+    let mut date = 0;
+    let dates = (0..n)
+        .map(|t| {
+            date += match t % 97 {
+                0 if t > 0 => 120,
+                50 => 40,
+                _ => 1,
+            };
+            date
+        })
+        .collect();
+    (dates, closes)
+}
+
+fn episode_params() -> Vec<Params> {
+    let mut sets = Vec::new();
+    for (i, rp) in [7, 30, 90, 365].into_iter().enumerate() {
+        for (j, k) in [10, 20, 50].into_iter().enumerate() {
+            let metric = if (i + j) % 2 == 0 {
+                Metric::Return
+            } else {
+                Metric::Sharpe
+            };
+            sets.push(Params {
+                num_segments: k,
+                ..params(rp, metric)
+            });
+        }
+    }
+    sets
+}
+
+/// The episodes of the current bucket at every end from one walk equal
+/// `evidence` of the series cut after that row, on series whose grid
+/// moves several times, flat stretches with calendar gaps and a steady
+/// climb, for horizons of a week to a year and 10 to 50 buckets.
+#[test]
+fn episodes_at_each_end_equal_the_evidence_of_the_cut_series() {
+    let mut rng = Rng(41);
+    let n = 1_200;
+    let (flat_dates, flat) = flat_stretches(n);
+    let climb: Vec<f64> = (0..n).map(|t| 100.0 * 1.001f64.powi(t as i32)).collect();
+    let cases = [
+        ("walk", weekdays(n), random_walk(&mut rng, n, 0.02)),
+        ("crashes", every_day(0, n), walk_with_crashes(&mut rng, n)),
+        ("flat", flat_dates, flat),
+        ("climb", weekdays(n), climb),
+    ];
+    let sets = episode_params();
+    let ends: Vec<u32> = (MIN_ROWS as u32 - 1..n as u32).collect();
+    for (name, dates, closes) in &cases {
+        let steps = Prepared::new(dates, closes, false).unwrap().floor_steps;
+        let moves = steps.windows(2).filter(|w| w[0] != w[1]).count();
+        if *name == "crashes" {
+            assert!(moves >= 4, "the grid moves {moves} times");
+        }
+        let many = episodes_at_many(dates, closes, &sets, &ends);
+        for (p, got) in sets.iter().zip(many) {
+            let got = got.unwrap();
+            assert_eq!(got, episodes_at(dates, closes, p, &ends).unwrap());
+            for (&e, &count) in ends.iter().zip(&got) {
+                let want = episodes_of_cut(dates, closes, p, e as usize);
+                assert_eq!(count, want, "{name} {p:?} end {e}");
+            }
+        }
+    }
+}
+
+/// A long history whose grid moves at every crash: a dense subset of ends
+/// (every seventh row and every row where the grid moves, with the rows
+/// either side) agrees with the cut series' evidence.
+#[test]
+fn episodes_at_on_a_long_history_with_a_moving_grid() {
+    let mut rng = Rng(5);
+    let n = 6_000;
+    let dates = weekdays(n);
+    let closes = walk_with_crashes(&mut rng, n);
+    let steps = Prepared::new(&dates, &closes, false).unwrap().floor_steps;
+    let mut ends: Vec<u32> = (MIN_ROWS as u32 - 1..n as u32).step_by(7).collect();
+    for t in 1..n {
+        if steps[t] != steps[t - 1] && t + 1 < n {
+            ends.extend([t as u32 - 1, t as u32, t as u32 + 1]);
+        }
+    }
+    ends.retain(|&e| e as usize + 1 >= MIN_ROWS);
+    ends.sort_unstable();
+    ends.dedup();
+    for p in [
+        params(7, Metric::Return),
+        params(90, Metric::Sharpe),
+        Params {
+            num_segments: 10,
+            ..params(365, Metric::Return)
+        },
+    ] {
+        let got = episodes_at(&dates, &closes, &p, &ends).unwrap();
+        for (&e, &count) in ends.iter().zip(&got) {
+            let want = episodes_of_cut(&dates, &closes, &p, e as usize);
+            assert_eq!(count, want, "{p:?} end {e}");
+        }
+    }
+}
+
+/// Bad ends are every set's error, a bad set its own, a short series
+/// everyone's: the errors of `analyse_states_at_many`, one for one.
+#[test]
+fn episodes_at_refuses_what_states_at_refuses() {
+    let mut rng = Rng(3);
+    let n = 800;
+    let dates = weekdays(n);
+    let closes = random_walk(&mut rng, n, 0.02);
+    let sets = [
+        params(30, Metric::Return),
+        Params {
+            num_segments: 5,
+            ..params(30, Metric::Return)
+        },
+        params(400, Metric::Return),
+        params(90, Metric::Sortino),
+    ];
+    let same = |ends: &[u32], dates: &[i32], closes: &[f64]| {
+        let got = episodes_at_many(dates, closes, &sets, ends);
+        let states = analyse_states_at_many(dates, closes, &sets, ends);
+        assert_eq!(got.len(), sets.len());
+        for (g, s) in got.iter().zip(&states) {
+            assert_eq!(g.as_ref().err(), s.as_ref().err(), "{ends:?}");
+            if let Ok(g) = g {
+                assert_eq!(g.len(), ends.len());
+            }
+        }
+        got
+    };
+    let ok = same(&[299, 450, 799], &dates, &closes);
+    assert!(ok[0].is_ok() && ok[3].is_ok());
+    assert!(matches!(ok[1], Err(EngineError::InvalidInput(_))));
+    assert!(matches!(ok[2], Err(EngineError::InvalidInput(_))));
+    for bad in [
+        &[400, 400][..],
+        &[500, 400],
+        &[298],
+        &[10, 500],
+        &[n as u32],
+        &[299, n as u32 + 5],
+    ] {
+        let got = same(bad, &dates, &closes);
+        assert!(
+            got.iter()
+                .all(|r| matches!(r, Err(EngineError::InvalidInput(_)))),
+            "{bad:?}"
+        );
+    }
+    let short = same(&[299], &dates[..200], &closes[..200]);
+    assert!(short
+        .iter()
+        .all(|r| matches!(r, Err(EngineError::InsufficientData { rows: 200, .. }))));
+    let p = params(30, Metric::Return);
+    assert_eq!(episodes_at(&dates, &closes, &p, &[]).unwrap(), vec![]);
+    assert!(episodes_at_many(&dates, &closes, &[], &[299]).is_empty());
+}

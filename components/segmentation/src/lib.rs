@@ -10,6 +10,7 @@ use exports::forecast::plugins::engine::{
     Analysis, AnalysisParams, CurrentState, Distribution, EngineError, Guest, Method, ScatterPoint,
     SegmentPaths, SegmentStats, StateSummary, TimeSeries, WalkForwardSeries,
 };
+use exports::forecast::plugins::episodes::Guest as EpisodesGuest;
 use exports::forecast::plugins::evidence::{
     EvidenceReport, EvidenceRequest, Guest as EvidenceGuest, SegmentEvidence, StateAt,
 };
@@ -17,6 +18,20 @@ use forecast::plugins::types::{Metric, PriceSeries};
 use forecast_engine as core;
 
 struct Component;
+
+impl EpisodesGuest for Component {
+    fn episodes_at(
+        series: PriceSeries,
+        params: Vec<AnalysisParams>,
+        ends: Vec<u32>,
+    ) -> Vec<Result<Vec<u32>, EngineError>> {
+        let params: Vec<core::Params> = params.iter().map(to_core).collect();
+        core::episodes_at_many(&series.dates, &series.closes, &params, &ends)
+            .into_iter()
+            .map(|r| r.map_err(error_to_wit))
+            .collect()
+    }
+}
 
 impl EvidenceGuest for Component {
     fn analyse_evidence(

@@ -25,7 +25,7 @@ pub use exports::forecast::plugins::engine::{
 pub use exports::forecast::plugins::evidence::{
     EvidenceReport, EvidenceRequest, SegmentEvidence, StateAt,
 };
-use exports::forecast::plugins::{engine, evidence};
+use exports::forecast::plugins::{engine, episodes, evidence};
 
 impl self::forecast::plugins::host_log::Host for CallState {
     fn log(&mut self, level: self::forecast::plugins::host_log::Level, message: String) {
@@ -46,18 +46,21 @@ impl self::forecast::plugins::types::Host for CallState {}
 pub struct SegmentationWorld;
 
 /// A pre-linked engine: `engine` always, `evidence` when the component
-/// exports it (built against WIT 1.7.0 or later). Not the bindgen'd world
-/// type, which would refuse engines of earlier minors.
+/// exports it (built against WIT 1.7.0 or later), `episodes` likewise
+/// (1.9.0 or later). Not the bindgen'd world type, which would refuse
+/// engines of earlier minors.
 pub struct LinkedSegmentation {
     pre: InstancePre<CallState>,
     engine: engine::GuestIndices,
     evidence: Option<evidence::GuestIndices>,
+    episodes: Option<episodes::GuestIndices>,
 }
 
 /// The exports of one engine instance.
 pub struct SegmentationExports {
     engine: engine::Guest,
     evidence: Option<evidence::Guest>,
+    episodes: Option<episodes::Guest>,
 }
 
 impl SegmentationExports {
@@ -70,6 +73,14 @@ impl SegmentationExports {
     fn evidence(&self) -> wasmtime::Result<&evidence::Guest> {
         self.evidence.as_ref().ok_or_else(|| {
             wasmtime::format_err!("the engine exports no `evidence` interface (WIT before 1.7.0)")
+        })
+    }
+
+    /// The `episodes` interface: an error naming the engine's age when it
+    /// has none (callers ask [`SegmentationPlugin::has_episodes`] first).
+    fn episodes(&self) -> wasmtime::Result<&episodes::Guest> {
+        self.episodes.as_ref().ok_or_else(|| {
+            wasmtime::format_err!("the engine exports no `episodes` interface (WIT before 1.9.0)")
         })
     }
 }
@@ -88,6 +99,7 @@ impl World for SegmentationWorld {
         Ok(LinkedSegmentation {
             engine: engine::GuestIndices::new(&pre)?,
             evidence: evidence::GuestIndices::new(&pre).ok(),
+            episodes: episodes::GuestIndices::new(&pre).ok(),
             pre,
         })
     }
@@ -101,6 +113,10 @@ impl World for SegmentationWorld {
             engine: pre.engine.load(&mut *store, &instance)?,
             evidence: match &pre.evidence {
                 Some(evidence) => Some(evidence.load(&mut *store, &instance)?),
+                None => None,
+            },
+            episodes: match &pre.episodes {
+                Some(episodes) => Some(episodes.load(&mut *store, &instance)?),
                 None => None,
             },
         })
@@ -239,6 +255,33 @@ impl Plugin<SegmentationWorld> {
         })
     }
 
+    /// Whether the engine exports `episodes` (WIT 1.9.0 or later).
+    pub fn has_episodes(&self) -> bool {
+        self.pre().episodes.is_some()
+    }
+
+    /// `episodes.episodes-at` in a fresh instance: for each of `params`,
+    /// the independent episodes behind the current bucket of each prefix
+    /// ending at `ends` (what `analyse_evidence` of the cut series reports
+    /// for that bucket). Blocking, like [`SegmentationPlugin::analyse`]; a
+    /// [`PluginError`] when the engine has no `episodes` (see
+    /// [`SegmentationPlugin::has_episodes`]).
+    pub fn episodes_at(
+        &self,
+        permit: &Permit,
+        series: &Series,
+        params: &[AnalysisParams],
+        ends: &[u32],
+    ) -> Result<Vec<Result<Vec<u32>, EngineError>>, PluginError> {
+        let input = wit_series(series);
+        let _call = guest_span!("episodes-at", self.label()).entered();
+        self.call(permit, |store, bindings| {
+            bindings
+                .episodes()?
+                .call_episodes_at(store, &input, params, ends)
+        })
+    }
+
     /// A reusable instance for many calls in a row (the grading job): one
     /// instantiation, a fresh deadline per call, and a fresh instance after
     /// any failure. Each call still takes a [`Permit`].
@@ -326,6 +369,23 @@ impl SegmentationSession {
             bindings
                 .evidence()?
                 .call_states_at(store, &input, params, ends)
+        })
+    }
+
+    /// [`SegmentationPlugin::episodes_at`] on the session's instance.
+    pub fn episodes_at(
+        &mut self,
+        permit: &Permit,
+        series: &Series,
+        params: &[AnalysisParams],
+        ends: &[u32],
+    ) -> Result<Vec<Result<Vec<u32>, EngineError>>, PluginError> {
+        let input = wit_series(series);
+        let _call = guest_span!("episodes-at", self.plugin.label()).entered();
+        self.call(permit, None, |store, bindings| {
+            bindings
+                .episodes()?
+                .call_episodes_at(store, &input, params, ends)
         })
     }
 

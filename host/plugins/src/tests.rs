@@ -582,3 +582,67 @@ fn a_matcher_without_mentions_or_priors_still_loads_and_answers() {
         .unwrap()
         .is_empty());
 }
+
+/// The built-in engine exports `episodes` (WIT 1.9.0): per parameter set
+/// and end, the episodes of the current bucket that the native evidence of
+/// the series cut after that row reports, on a fresh instance and on a
+/// session alike. The `misbehave` fixture (engine only) loads, has none,
+/// and asking it is an error naming the interface.
+#[test]
+fn episodes_are_optional_and_equal_the_evidence_of_the_cut_series() {
+    let rt = runtime(10_000);
+    let permit = rt.try_acquire().unwrap();
+    let plugin =
+        Arc::new(SegmentationPlugin::load(rt.clone(), "default", builtin::SEGMENTATION).unwrap());
+    assert!(plugin.has_episodes());
+    let s = series(1_500);
+    let ends: Vec<u32> = vec![299, 300, 640, 1_001, 1_377, 1_499];
+    let periods = [7, 30, 90, 365];
+    let wit_params: Vec<AnalysisParams> = periods.iter().map(|&p| params(p)).collect();
+    let all_ok = |answers: Vec<Result<Vec<u32>, EngineError>>| -> Vec<Vec<u32>> {
+        answers.into_iter().map(|r| r.unwrap()).collect()
+    };
+    let answers = all_ok(plugin.episodes_at(&permit, &s, &wit_params, &ends).unwrap());
+    let mut session = plugin.session();
+    let on_session = session.episodes_at(&permit, &s, &wit_params, &ends);
+    assert_eq!(all_ok(on_session.unwrap()), answers);
+    assert_eq!(answers.len(), periods.len());
+    // A weekly horizon on an oscillating series: many visits per bucket.
+    assert!(answers[0].iter().any(|&c| c > 10), "{answers:?}");
+    for (&period, got) in periods.iter().zip(&answers) {
+        assert_eq!(got.len(), ends.len());
+        let native = forecast_engine::Params {
+            return_period: period,
+            num_segments: 20,
+            ..forecast_engine::Params::default()
+        };
+        let states =
+            forecast_engine::analyse_states_at(&s.dates, &s.closes, &native, &ends).unwrap();
+        for ((&end, &count), state) in ends.iter().zip(got).zip(&states) {
+            let m = end as usize + 1;
+            let evidence = forecast_engine::evidence(
+                &s.dates[..m],
+                &s.closes[..m],
+                &[forecast_engine::EvidenceRequest {
+                    params: native,
+                    segments: vec![state.current.segment],
+                }],
+            )
+            .remove(0)
+            .unwrap();
+            assert_eq!(count, evidence.segments[0].episodes, "{period} {end}");
+        }
+    }
+    // Bad ends are an engine error for every set, not a trap.
+    let bad = plugin.episodes_at(&permit, &s, &wit_params, &[10]).unwrap();
+    assert!(bad
+        .iter()
+        .all(|r| matches!(r, Err(EngineError::InvalidInput(_)))));
+
+    let old = SegmentationPlugin::load(rt, "misbehave", &misbehave_bytes()).unwrap();
+    assert!(!old.has_episodes());
+    let err = old
+        .episodes_at(&permit, &s, &wit_params, &ends)
+        .unwrap_err();
+    assert!(err.to_string().contains("no `episodes`"), "{err}");
+}
