@@ -50,6 +50,10 @@ pub enum PluginCommand {
     Tools(bundle::cli::Tool),
     /// Activate a registered version after its self-tests pass; running
     /// servers swap to it without a failed request.
+    ///
+    /// A scorer or engine version is compared first with the active one on
+    /// real prices (as `plugin compare` does) and refused when its
+    /// forecasts are significantly worse, unless --force with --reason.
     Activate {
         /// Kind.
         #[arg(value_parser = kind_arg)]
@@ -58,6 +62,33 @@ pub enum PluginCommand {
         name: String,
         /// Version.
         version: String,
+        /// Activate even if the evidence gate refuses it (needs --reason;
+        /// the activation history records who and why).
+        #[arg(long, requires = "reason")]
+        force: bool,
+        /// Why the gate is overridden.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Compare two registered scorer (or engine) versions on the same
+    /// walk-forward rows of real prices: proper scores of each against
+    /// climatology and a Diebold-Mariano test between them.
+    Compare {
+        /// scorer or segmentation.
+        #[arg(value_parser = kind_arg)]
+        kind: PluginKind,
+        /// Name (`default` for the built-ins).
+        name: String,
+        /// The first version.
+        a: String,
+        /// The second version.
+        b: String,
+        /// Horizon in calendar days (7, 30, 90, 180 or 365).
+        #[arg(long, default_value_t = 90)]
+        return_period: u32,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Return to the version active before the current one.
     Rollback {
@@ -268,8 +299,11 @@ async fn dispatch(
             kind,
             name,
             version,
+            force,
+            reason,
         } => {
-            let a = registry::activate(db, &runtime, kind, &name, &version, &operator())
+            let why = force.then_some(reason.as_deref().unwrap_or_default());
+            let a = registry::activate(db, &runtime, kind, &name, &version, &operator(), why)
                 .await
                 .map_err(refused)?;
             println!(
@@ -279,6 +313,37 @@ async fn dispatch(
                 a.version,
                 config.plugin_poll.as_millis()
             );
+        }
+        PluginCommand::Compare {
+            kind,
+            name,
+            a,
+            b,
+            return_period,
+            json,
+        } => {
+            let req = forecast_api::models::CompareRequest {
+                kind: kind.to_string(),
+                name: name.clone(),
+                a,
+                b,
+                return_period: Some(return_period),
+            };
+            let horizon = req.horizon().map_err(|e| anyhow::anyhow!(e.0))?;
+            let c = registry::lifecycle::compare(
+                db,
+                &runtime,
+                kind,
+                &name,
+                (&req.a, &req.b),
+                horizon,
+            )
+            .await
+            .map_err(refused)?;
+            match json {
+                true => println!("{}", serde_json::to_string_pretty(&c)?),
+                false => print!("{}", comparison_text(&c)),
+            }
         }
         PluginCommand::Rollback { kind, name } => {
             let a = registry::rollback(db, kind, &name).await.map_err(refused)?;
@@ -359,4 +424,37 @@ fn print_report(r: &registry::ShadowReport) {
     for e in &r.error_examples {
         println!("error: {e}");
     }
+}
+
+/// A comparison as a few lines of text.
+fn comparison_text(c: &forecast_api::models::ModelComparison) -> String {
+    let mut out = format!(
+        "{} real-price rows ({} month-ends) at {} days\n",
+        c.rows, c.months, c.return_period
+    );
+    for card in [&c.a, &c.b] {
+        let range = match (card.first_date, card.last_date) {
+            (Some(f), Some(l)) => format!("{f} to {l}"),
+            _ => "no rows".into(),
+        };
+        match &card.evaluation {
+            Some(e) => out.push_str(&format!(
+                "{}: CRPS {:.5} (skill {:+.3}, 90 % {:+.3} to {:+.3}, DM p {:.3}), calibration slope {:.2}, coverage {:.1} %, {range}\n",
+                card.model,
+                e.crps.forecast,
+                e.crps.skill,
+                e.crps.skill_ci[0],
+                e.crps.skill_ci[1],
+                e.crps.dm_p,
+                e.calibration_slope.estimate,
+                100.0 * e.coverage
+            )),
+            None => out.push_str(&format!("{}: no evaluation ({range})\n", card.model)),
+        }
+    }
+    out.push_str(&format!(
+        "CRPS a - b {:+.6} (se {:.6}), Diebold-Mariano {:.2}, p {:.4}: {}\n",
+        c.crps_differential, c.crps_differential_se, c.dm_stat, c.dm_p, c.verdict
+    ));
+    out
 }

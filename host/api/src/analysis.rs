@@ -447,6 +447,37 @@ pub struct GradeBody {
     pub score: f64,
 }
 
+/// A calibrated forecast of the forward return over the verdict's horizon
+/// (docs/METHODOLOGY.md, "Calibrated forecasts"): every parameter fitted
+/// on data before its date only. Absent where the active scorer has no
+/// forecasts (one built before WIT 1.9.0) or the asset's own history has
+/// no completed horizon yet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ForecastBody {
+    /// Horizon in calendar days.
+    pub return_period: u32,
+    /// Central estimate of the forward return (a mean, fraction).
+    pub central: f64,
+    /// 10th percentile of the forward return.
+    pub p10: f64,
+    /// 90th percentile of the forward return.
+    pub p90: f64,
+    /// Standard error of `central`.
+    pub central_se: f64,
+    /// The outcome the grade compares with: the pooled mean of assets of
+    /// the same kind of data (real and ingested, or synthetic), or the
+    /// asset's own mean when `method` is `climatology`.
+    pub reference: f64,
+    /// `calibrated` (fitted out of sample on the pooled history) or
+    /// `climatology` (too little pooled history: the asset's own
+    /// distribution only).
+    pub method: String,
+    /// Too little evidence for the extreme letters (fewer than 10
+    /// independent episodes in the bucket, or the central estimate's 80 %
+    /// interval contains `reference`): the score is held within [20, 80].
+    pub thin: bool,
+}
+
 /// `metadata` of a verdict.
 #[allow(missing_docs)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -484,6 +515,10 @@ pub struct VerdictResponse {
     pub signals: Signals,
     pub active_segment: SegmentBody,
     pub grade: GradeBody,
+    /// The calibrated forecast the grade comes from (additive; absent
+    /// where the active scorer makes none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<ForecastBody>,
     /// Median over calendar years of the worst within-year drawdown
     /// (a negative fraction; null without a year of 20 rows).
     pub typical_max_drawdown: Option<f64>,

@@ -20,6 +20,7 @@ pub mod authored;
 pub mod backtest;
 pub mod health;
 pub mod matcher;
+pub mod models;
 pub mod ranking;
 pub mod research;
 pub mod track_record;

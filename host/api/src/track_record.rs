@@ -50,6 +50,27 @@ pub struct TrackRecordRow {
     /// `date` over the close of `date`, minus 1; null while that day has
     /// not come.
     pub realised_return: Option<f64>,
+    /// The calibrated forecast shown at `date` (the verdict's `forecast`
+    /// with `end_date` = `date`); absent where the scorer makes none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<RowForecast>,
+}
+
+/// The forecast of one row and the climatology it is judged against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RowForecast {
+    /// Central estimate of the forward return.
+    pub central: f64,
+    /// 10th percentile.
+    pub p10: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// The asset's own mean forward return up to `date` (climatology).
+    pub climatology_mean: f64,
+    /// Its 10th percentile.
+    pub climatology_p10: f64,
+    /// Its 90th percentile.
+    pub climatology_p90: f64,
 }
 
 /// The realised outcomes of one grade letter over an asset's history.
@@ -249,6 +270,68 @@ pub struct CalibrationBin {
     pub count: u32,
 }
 
+/// One loss of the calibrated forecast against climatology (the asset's
+/// own forward-return distribution up to each date).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SkillScore {
+    /// The forecast's mean loss.
+    pub forecast: f64,
+    /// Climatology's mean loss.
+    pub climatology: f64,
+    /// 1 − forecast / climatology: above 0 the forecast did better.
+    pub skill: f64,
+    /// 90 % interval of `skill` (the month-mean loss differential's
+    /// Newey–West interval over climatology's mean loss).
+    #[schema(value_type = Vec<f64>, min_items = 2, max_items = 2)]
+    pub skill_ci: [f64; 2],
+    /// Diebold–Mariano statistic of the month-mean loss differential
+    /// (climatology minus forecast; HAC variance over the horizon's overlap).
+    pub dm_stat: f64,
+    /// Its two-sided p-value.
+    pub dm_p: f64,
+}
+
+/// A regression coefficient with its 90 % interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CoefficientBody {
+    /// Estimate.
+    pub estimate: f64,
+    /// 90 % interval (Driscoll–Kraay: months as time, HAC over the overlap).
+    #[schema(value_type = Vec<f64>, min_items = 2, max_items = 2)]
+    pub ci: [f64; 2],
+}
+
+/// How the calibrated forecasts did, scored with proper rules
+/// (docs/METHODOLOGY.md, "Evaluating forecasts").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ForecastEvaluation {
+    /// Rows (asset, month-end) with a forecast and a realised return.
+    pub rows: u32,
+    /// Month-ends among them.
+    pub months: u32,
+    /// HAC lag in months (the horizon's overlap).
+    pub lag: u32,
+    /// CRPS of the forecast as a normal with its p10–p90 spread.
+    pub crps: SkillScore,
+    /// Mean pinball loss of p10 and p90.
+    pub quantile_loss: SkillScore,
+    /// Squared error of the central estimate.
+    pub squared_error: SkillScore,
+    /// Intercept of realised on central (0 when calibrated).
+    pub calibration_intercept: CoefficientBody,
+    /// Slope of realised on central (1 when calibrated).
+    pub calibration_slope: CoefficientBody,
+    /// Share of realised returns within the 80 % interval.
+    pub coverage: f64,
+    /// The same for climatology's p10–p90.
+    pub climatology_coverage: f64,
+    /// Realised returns' PIT under the forecast, in ten bins of 0.1.
+    pub pit_histogram: Vec<u32>,
+    /// Rows by decile of the central forecast: mean predicted against
+    /// mean realised.
+    pub reliability: Vec<CalibrationBin>,
+}
+
 /// `GET /api/track-record`: how the grades of the active engine and scorer
 /// did across the universe, month-end by month-end, from data up to each
 /// month-end only.
@@ -295,6 +378,10 @@ pub struct UniverseTrackRecordResponse {
     pub calibration: Vec<CalibrationBin>,
     /// Bootstrap block length in month-ends (the horizon's overlap + 1).
     pub block_months: u32,
+    /// The calibrated forecasts scored with proper rules against
+    /// climatology (absent where the run stored no forecasts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast_evaluation: Option<ForecastEvaluation>,
     /// What the figures can and cannot say, in words.
     pub notes: Vec<String>,
 }

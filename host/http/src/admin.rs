@@ -12,6 +12,7 @@ use forecast_api::admin::{
     ActiveResponse, AddedPlugin, PluginList, PluginSlot, PluginVersion, ShadowReport,
     ShadowRequest, ShadowStarted,
 };
+use forecast_api::models::{ActivateRequest, CompareRequest, ModelComparison};
 use forecast_api::ErrorBody;
 use sha2::{Digest, Sha256};
 use utoipa_axum::router::OpenApiRouter;
@@ -32,6 +33,7 @@ pub fn router(state: &AppState) -> OpenApiRouter<AppState> {
     let mut routes = OpenApiRouter::new()
         .routes(routes!(list, add))
         .routes(routes!(activate))
+        .routes(routes!(compare))
         .routes(routes!(rollback))
         .routes(routes!(start_shadow))
         .routes(routes!(report, stop_shadow))
@@ -156,24 +158,56 @@ async fn add(
     path = "/api/admin/plugins/activate",
     operation_id = "adminActivatePlugin",
     summary = "Activate a registered version after its self-tests pass; every replica follows within FORECAST_PLUGIN_POLL_MS",
-    request_body = PluginVersion,
+    description = "A scorer or engine version is first compared with the active one on the same walk-forward rows of real prices at 90 days (as POST /api/admin/plugins/compare does): a candidate whose forecasts are significantly worse (Diebold-Mariano on CRPS at 5 %) is refused with the figures (422) unless force is true with a reason, which the activation history records beside who activated it.",
+    request_body = ActivateRequest,
     responses(
         (status = 200, description = "Active", body = ActiveResponse),
-        (status = 400, description = "Bad kind", body = ErrorBody),
+        (status = 400, description = "Bad kind, or force without a reason", body = ErrorBody),
         (status = 404, description = "Not registered", body = ErrorBody),
-        (status = 422, description = "The candidate failed its checks; nothing changed", body = ErrorBody),
+        (status = 422, description = "The candidate failed its checks, or forecast significantly worse than the active version; nothing changed", body = ErrorBody),
     )
 )]
 async fn activate(
     State(state): State<AppState>,
-    JsonBody(v): JsonBody<PluginVersion>,
+    JsonBody(v): JsonBody<ActivateRequest>,
 ) -> Result<Json<ActiveResponse>, ApiError> {
+    let force = match (v.force, v.reason.as_deref().map(str::trim)) {
+        (false, _) => None,
+        (true, Some(r)) if !r.is_empty() && r.chars().count() <= 500 => Some(r),
+        (true, _) => {
+            return Err(ApiError::BadRequest(
+                "force needs a reason: 1 to 500 characters saying why".into(),
+            ))
+        }
+    };
     Ok(Json(
         state
             .registry
-            .activate(&v.kind, &v.name, &v.version)
+            .activate(&v.kind, &v.name, &v.version, force)
             .await?,
     ))
+}
+
+/// Compares two versions.
+#[utoipa::path(
+    post,
+    path = "/api/admin/plugins/compare",
+    operation_id = "adminComparePlugins",
+    summary = "Compare two registered scorer or engine versions on the same walk-forward rows of real prices",
+    description = "Both versions (with the active version of the other part) forecast every month-end of every asset with real or ingested prices at return_period (default 90), each point from the data before it only; both are scored with proper rules against climatology on the rows both forecast, and a Diebold-Mariano test (Newey-West variance over the horizon's overlap) compares their per-month mean CRPS. A scorer without forecasts is scored on the raw bucket median it grades by. Heavy work: it runs within the compile budget.",
+    request_body = CompareRequest,
+    responses(
+        (status = 200, description = "The comparison", body = ModelComparison),
+        (status = 400, description = "Bad kind or horizon", body = ErrorBody),
+        (status = 404, description = "A version is not registered", body = ErrorBody),
+        (status = 503, description = "No active version of the other part, or an engine that cannot compute past states", body = ErrorBody),
+    )
+)]
+async fn compare(
+    State(state): State<AppState>,
+    JsonBody(req): JsonBody<CompareRequest>,
+) -> Result<Json<ModelComparison>, ApiError> {
+    Ok(Json(state.registry.compare(&req).await?))
 }
 
 /// Rolls a slot back.

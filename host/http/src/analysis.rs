@@ -30,6 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(verdict))
         .routes(routes!(track_record))
         .routes(routes!(universe_track_record))
+        .routes(routes!(models))
 }
 
 /// Full drawdown-segmented analysis.
@@ -162,4 +163,23 @@ async fn universe_track_record(
     let q = raw.validate()?;
     let answer = state.verdicts.universe_track_record(&q, &user.id).await?;
     Ok(Json((*answer).clone()))
+}
+
+/// The active model's cards.
+#[utoipa::path(
+    get,
+    path = "/api/models",
+    operation_id = "models",
+    summary = "The active engine and scorer, and how their forecasts did on real prices",
+    description = "One card per graded horizon (metric return, real and ingested prices) from the active grading run's stored grade histories: every row's calibrated forecast scored with proper rules against climatology (the asset's own forward-return distribution up to each date): CRPS, quantile loss and squared error with their skill, 90 % intervals and Diebold-Mariano tests (HAC variance over the horizon's overlap), calibration intercept and slope with Driscoll-Kraay intervals, coverage of the 80 % interval, the PIT histogram and the reliability per decile, and the dates covered. A card's evaluation is null where the run stored no forecasts (a scorer without them). Computed once per grading run, then served from memory.",
+    responses(
+        (status = 200, description = "OK", body = forecast_api::models::ModelsResponse),
+        (status = 503, description = "No completed grading run has stored grade histories yet, or aggregating them needs a turn of the server's heavy-work budget and none came in time; Retry-After says when to retry", body = ErrorBody),
+    )
+)]
+async fn models(
+    State(state): State<AppState>,
+    Extension(ApiUser(user)): Extension<ApiUser>,
+) -> Result<Json<forecast_api::models::ModelsResponse>, ApiError> {
+    Ok(Json((*state.verdicts.models(&user.id).await?).clone()))
 }

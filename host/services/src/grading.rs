@@ -29,6 +29,7 @@ use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::Asset;
 use forecast_domain::Metric;
 use forecast_plugins::segmentation::{EvidenceReport, EvidenceRequest};
+use crate::forecast::{Pool, PooledTable};
 use forecast_store::{Database, GradeRow, GradingRun, GradingStore, StoreError, TrackPoints};
 
 /// Metrics graded every day.
@@ -103,6 +104,7 @@ fn grade_asset(
     scorer: &forecast_plugins::ScorerPlugin,
     asset: &Asset,
     series: &PriceSeries,
+    pooled: &PooledTable,
 ) -> Result<(Vec<GradeRow>, Vec<TrackPoints>), String> {
     let engine = session.plugin().clone();
     let periods = series.periods_per_year();
@@ -121,6 +123,7 @@ fn grade_asset(
         .map(|q| crate::analysis::engine_params(q, periods))
         .collect();
     let max = forecast_domain::defaults::MAX_HISTORY_ROWS;
+    let mut forecasts: crate::forecast::ByHorizon = Vec::new();
     let (today, grades, track) = if engine.has_evidence() && series.len() <= max {
         // One walk per set gives both today's state (the last row) and the
         // state at every month-end; one scorer call grades them all.
@@ -145,6 +148,18 @@ fn grade_asset(
         if all.len() != inputs.len() {
             return Err(format!("{} grades for {} states", all.len(), inputs.len()));
         }
+        forecasts = crate::forecast::by_horizon(
+            permit,
+            session,
+            scorer,
+            series,
+            &queries,
+            &params,
+            &walks,
+            &ends,
+            Some((pooled, Pool::of(asset.data_source))),
+        )?;
+        forecast_grades(&queries, &forecasts, &mut all, ends.len());
         let mut today = Vec::with_capacity(params.len());
         let mut grades = Vec::with_capacity(params.len());
         let mut track = Vec::with_capacity(params.len());
@@ -152,17 +167,16 @@ fn grade_asset(
             let mut graded = all.split_off(all.len() - ends.len());
             today.push(walk.pop().expect("the last row's state"));
             grades.push(graded.pop().expect("the last row's grade"));
+            let mut rows =
+                crate::track_record::rows(series, &ends[..months], &walk, &graded, query.return_period);
+            if let Some((_, pts, g)) = forecasts.iter().find(|f| f.0 == query.return_period) {
+                crate::track_record::with_forecasts(&mut rows, &g[..months], &pts[..months]);
+            }
             track.push(TrackPoints {
                 asset_id: asset.id,
                 return_period: query.return_period,
                 metric: query.metric,
-                body: crate::track_record::encode(&crate::track_record::rows(
-                    series,
-                    &ends[..months],
-                    &walk,
-                    &graded,
-                    query.return_period,
-                )),
+                body: crate::track_record::encode(&rows),
             });
         }
         today.reverse();
@@ -246,6 +260,10 @@ fn grade_asset(
                 state,
                 grade,
                 evidence: evidence.as_ref(),
+                forecast: forecasts
+                    .iter()
+                    .find(|f| f.0 == query.return_period)
+                    .and_then(|(h, _, g)| crate::forecast::body(*h, g.last()?)),
                 engine_version: &engine.info().version,
                 scorer_version: &scorer.info().version,
             });
@@ -253,6 +271,25 @@ fn grade_asset(
         })
         .collect();
     Ok((rows, track))
+}
+
+/// Where the scorer forecast a horizon, every metric's grade at that
+/// horizon is the forecast's: `all` holds one grade per (query, end), the
+/// queries' lists one after another, each `ends` long.
+fn forecast_grades(
+    queries: &[AnalysisQuery],
+    forecasts: &crate::forecast::ByHorizon,
+    all: &mut [forecast_plugins::scorer::Grade],
+    ends: usize,
+) {
+    for (q, grades) in queries.iter().zip(all.chunks_mut(ends)) {
+        if let Some((_, _, graded)) = forecasts.iter().find(|f| f.0 == q.return_period) {
+            for (g, f) in grades.iter_mut().zip(graded) {
+                g.letter = f.letter.clone();
+                g.score = f.score;
+            }
+        }
+    }
 }
 
 /// The grade history of one asset for every graded (period, metric) over
@@ -354,6 +391,12 @@ pub async fn run(
             .map(|a| (a.id, a))
             .collect(),
     );
+    // The pooled history the scorer calibrates on, from every asset's
+    // prices (decision 0079); not needed by a scorer without forecasts.
+    let pooled = Arc::new(match scorer.has_forecasting() {
+        true => crate::forecast::build_table(db.as_ref()).await?,
+        false => PooledTable::default(),
+    });
     let prefix = worker_prefix();
     let lease = lease.as_secs().clamp(1, i64::MAX as u64) as i64;
     let done = Arc::new(AtomicUsize::new(0));
@@ -366,7 +409,7 @@ pub async fn run(
         let (db, engine, scorer) = (db.clone(), engine.clone(), scorer.clone());
         let plugins = plugins.clone();
         let (done, failed, progress) = (done.clone(), failed.clone(), progress.clone());
-        let catalog = catalog.clone();
+        let (catalog, pooled) = (catalog.clone(), pooled.clone());
         let (run_id, worker) = (run.id.clone(), format!("{prefix}-{w}"));
         let labels = (run.engine.clone(), run.scorer.clone());
         let work = async move {
@@ -394,7 +437,7 @@ pub async fn run(
                     let series = db.load_series(*id).instrument(batch_span.clone()).await?;
                     batch.push((*id, asset, series));
                 }
-                let scorer = scorer.clone();
+                let (scorer, pooled) = (scorer.clone(), pooled.clone());
                 let mut s = session.take().expect("session returned after each batch");
                 // One permit per worker, for its batch's calls only (not
                 // while it waits on the store): a worker never holds one
@@ -409,7 +452,7 @@ pub async fn run(
                     for (id, asset, series) in batch {
                         match (asset, series) {
                             (Some(asset), Some(series)) if series.len() >= MIN_ROWS => {
-                                match grade_asset(&permit, &mut s, &scorer, &asset, &series) {
+                                match grade_asset(&permit, &mut s, &scorer, &asset, &series, &pooled) {
                                     Ok((r, t)) => {
                                         rows.extend(r);
                                         track.extend(t);

@@ -9,9 +9,11 @@ use std::collections::BTreeMap;
 use chrono::{Datelike, NaiveDate};
 use forecast_api::assets::DataSources;
 use forecast_api::track_record::{
-    CalibrationBin, GradeOutcome, IcPoint, MeanWithInterval, SourceFilter, TrackRecordRow,
+    CalibrationBin, CoefficientBody, ForecastEvaluation, GradeOutcome, IcPoint, MeanWithInterval,
+    RowForecast, SkillScore, SourceFilter, TrackRecordRow,
     UniverseGradeOutcome, UniverseTrackRecordQuery, UniverseTrackRecordResponse,
 };
+use forecast_domain::evaluation::{evaluate, Coefficient, EvalRow, SkillTest};
 use forecast_domain::series::{from_days, to_days, PriceSeries};
 use forecast_store::{GradingRun, TrackedAsset};
 
@@ -64,8 +66,33 @@ pub fn rows(
             score: grade.score,
             predicted_median_return: state.current.median_return,
             realised_return: realised_return(prices, t as usize, horizon),
+            forecast: None,
         })
         .collect()
+}
+
+/// Replaces the grades of `rows` by the scorer's graded forecasts (one per
+/// row, in order) and attaches each row's forecast and climatology.
+pub fn with_forecasts(
+    rows: &mut [TrackRecordRow],
+    graded: &[forecast_plugins::scorer::GradedForecast],
+    points: &[forecast_plugins::scorer::Point],
+) {
+    for ((row, g), p) in rows.iter_mut().zip(graded).zip(points) {
+        row.grade = g.letter.clone();
+        row.score = g.score;
+        row.forecast = match (&g.forecast, &p.climatology) {
+            (Some(f), Some(c)) => Some(RowForecast {
+                central: f.central,
+                p10: f.p10,
+                p90: f.p90,
+                climatology_mean: c.mean,
+                climatology_p10: c.p10,
+                climatology_p90: c.p90,
+            }),
+            _ => None,
+        };
+    }
 }
 
 /// Per grade letter (in the order of `letters`, then any other in order of
@@ -104,15 +131,22 @@ pub fn by_grade(rows: &[TrackRecordRow], letters: &[&str]) -> Vec<GradeOutcome> 
         .collect()
 }
 
-/// Format tag of [`encode`]'s bytes.
+/// Format tag of [`encode`]'s bytes without forecasts (runs before
+/// scorer 2.0.0 stored these).
 const FORMAT: u8 = 1;
+/// Format tag of bytes whose rows carry a forecast flag and, when set, the
+/// six forecast figures.
+const FORMAT_FORECAST: u8 = 2;
 
 /// A stored grade history: a format byte, then per row the date (days,
 /// i32), score, predicted median and realised return (f32; NaN: none yet)
-/// and the letter (a length byte and its UTF-8 bytes), little-endian.
+/// and the letter (a length byte and its UTF-8 bytes), little-endian; in
+/// format 2 then a byte (1: a forecast follows) and the forecast's central,
+/// p10, p90 and climatology mean, p10, p90 (f32).
 pub fn encode(rows: &[TrackRecordRow]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(1 + rows.len() * 18);
-    out.push(FORMAT);
+    let with = rows.iter().any(|r| r.forecast.is_some());
+    let mut out = Vec::with_capacity(1 + rows.len() * if with { 43 } else { 18 });
+    out.push(if with { FORMAT_FORECAST } else { FORMAT });
     for r in rows {
         out.extend(to_days(r.date).to_le_bytes());
         out.extend((r.score as f32).to_le_bytes());
@@ -121,14 +155,34 @@ pub fn encode(rows: &[TrackRecordRow]) -> Vec<u8> {
         let letter = &r.grade.as_bytes()[..r.grade.len().min(255)];
         out.push(letter.len() as u8);
         out.extend(letter);
+        if with {
+            match &r.forecast {
+                None => out.push(0),
+                Some(f) => {
+                    out.push(1);
+                    for v in [
+                        f.central,
+                        f.p10,
+                        f.p90,
+                        f.climatology_mean,
+                        f.climatology_p10,
+                        f.climatology_p90,
+                    ] {
+                        out.extend((v as f32).to_le_bytes());
+                    }
+                }
+            }
+        }
     }
     out
 }
 
 /// The rows of [`encode`]d bytes, or why they are not such bytes.
 pub fn decode(bytes: &[u8]) -> Result<Vec<TrackRecordRow>, String> {
-    let Some((&FORMAT, mut rest)) = bytes.split_first() else {
-        return Err("not a grade history (unknown format)".into());
+    let (with, mut rest) = match bytes.split_first() {
+        Some((&FORMAT, rest)) => (false, rest),
+        Some((&FORMAT_FORECAST, rest)) => (true, rest),
+        _ => return Err("not a grade history (unknown format)".into()),
     };
     let mut rows = Vec::new();
     let take = |rest: &mut &[u8], n: usize| -> Result<Vec<u8>, String> {
@@ -145,12 +199,28 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<TrackRecordRow>, String> {
         let date = i32::from_le_bytes([fixed[0], fixed[1], fixed[2], fixed[3]]);
         let letter = take(&mut rest, usize::from(fixed[16]))?;
         let realised = f32_at(&fixed[12..16]);
+        let forecast = match with && take(&mut rest, 1)?[0] == 1 {
+            false => None,
+            true => {
+                let b = take(&mut rest, 24)?;
+                let v = |i: usize| f64::from(f32_at(&b[i * 4..i * 4 + 4]));
+                Some(RowForecast {
+                    central: v(0),
+                    p10: v(1),
+                    p90: v(2),
+                    climatology_mean: v(3),
+                    climatology_p10: v(4),
+                    climatology_p90: v(5),
+                })
+            }
+        };
         rows.push(TrackRecordRow {
             date: from_days(date),
             grade: String::from_utf8(letter).map_err(|_| "grade letter not UTF-8")?,
             score: f64::from(f32_at(&fixed[4..8])),
             predicted_median_return: f64::from(f32_at(&fixed[8..12])),
             realised_return: (!realised.is_nan()).then_some(f64::from(realised)),
+            forecast,
         });
     }
     Ok(rows)
@@ -192,11 +262,15 @@ pub fn aggregate(
         .collect();
     let mut letters: Vec<String> = LETTERS.iter().map(|l| l.to_string()).collect();
     let mut by_date: BTreeMap<NaiveDate, Vec<Point>> = BTreeMap::new();
+    let mut evaluated = Vec::new();
     for a in &covered {
         for r in decode(&a.body)? {
             let Some(realised) = r.realised_return else {
                 continue;
             };
+            if let Some(f) = &r.forecast {
+                evaluated.push(eval_row(r.date, f, realised));
+            }
             let letter = match letters.iter().position(|l| *l == r.grade) {
                 Some(i) => i,
                 None => {
@@ -300,7 +374,70 @@ pub fn aggregate(
         quintile_spread: mean_with_interval(&spreads, block, 102),
         calibration,
         block_months: block as u32,
+        forecast_evaluation: forecast_evaluation(evaluated, q.return_period),
         notes,
+    })
+}
+
+fn eval_row(date: NaiveDate, f: &RowForecast, realised: f64) -> EvalRow {
+    EvalRow {
+        month: date.year() * 12 + date.month0() as i32,
+        central: f.central,
+        p10: f.p10,
+        p90: f.p90,
+        clim_mean: f.climatology_mean,
+        clim_sd: (f.climatology_p90 - f.climatology_p10) / (2.0 * 1.281_551_565_544_600_4),
+        clim_p10: f.climatology_p10,
+        clim_p90: f.climatology_p90,
+        realised,
+    }
+}
+
+/// The proper scores of the rows that carry a forecast (sorted by month,
+/// then as read), with a HAC lag of the horizon's overlap in months.
+fn forecast_evaluation(mut rows: Vec<EvalRow>, return_period: u32) -> Option<ForecastEvaluation> {
+    rows.sort_by_key(|r| r.month);
+    evaluation_body(&rows, return_period)
+}
+
+/// Every figure of the evaluation of `rows` (sorted by month) on the wire;
+/// none when they cannot be evaluated (fewer than two months, three rows).
+pub fn evaluation_body(rows: &[EvalRow], return_period: u32) -> Option<ForecastEvaluation> {
+    let lag = (return_period as usize).div_ceil(30);
+    let e = evaluate(rows, lag).ok()?;
+    let skill = |t: &SkillTest| SkillScore {
+        forecast: t.forecast,
+        climatology: t.climatology,
+        skill: t.skill,
+        skill_ci: [t.skill_lo, t.skill_hi],
+        dm_stat: t.dm_stat,
+        dm_p: t.dm_p,
+    };
+    let coef = |c: &Coefficient| CoefficientBody {
+        estimate: c.estimate,
+        ci: [c.lo, c.hi],
+    };
+    Some(ForecastEvaluation {
+        rows: e.rows as u32,
+        months: e.months as u32,
+        lag: e.lag as u32,
+        crps: skill(&e.crps),
+        quantile_loss: skill(&e.pinball),
+        squared_error: skill(&e.mse),
+        calibration_intercept: coef(&e.calibration.intercept),
+        calibration_slope: coef(&e.calibration.slope),
+        coverage: e.coverage,
+        climatology_coverage: e.climatology_coverage,
+        pit_histogram: e.pit_histogram.iter().map(|&c| c as u32).collect(),
+        reliability: e
+            .reliability
+            .iter()
+            .map(|b| CalibrationBin {
+                mean_predicted: b.mean_predicted,
+                mean_realised: b.mean_realised,
+                count: b.count as u32,
+            })
+            .collect(),
     })
 }
 
@@ -521,6 +658,7 @@ mod tests {
             score: 50.0,
             predicted_median_return: 0.0,
             realised_return: y,
+            forecast: None,
         };
         let rows = [
             row("A", Some(0.1)),

@@ -3,6 +3,7 @@
 //! grading snapshot for default parameters and computed live otherwise.
 
 use chrono::Utc;
+use forecast_api::models::ModelsResponse;
 
 use crate::analysis::{AnalysisQuery, Error, MIN_ROWS};
 pub use forecast_api::analysis::{GradeBody, VerdictMetadata, VerdictResponse};
@@ -18,7 +19,7 @@ use crate::active::Plugins;
 use crate::budget::{analysis_bytes, Work, WorkBudget};
 use crate::freshness::Freshness;
 use forecast_domain::{Asset, Metric};
-use forecast_plugins::scorer::{Grade, ScoreInput};
+use forecast_plugins::scorer::{Grade, GradedForecast, ScoreInput};
 use forecast_plugins::segmentation::{EngineError, EvidenceReport, StateAt, StateSummary};
 use forecast_store::{AssetStore, Generations, GradeRow, GradingRun, GradingStore};
 
@@ -64,6 +65,8 @@ pub struct VerdictParts<'a> {
     /// The engine's evidence of the current bucket (`None` from an engine
     /// without the `evidence` interface).
     pub evidence: Option<&'a EvidenceReport>,
+    /// The scorer's calibrated forecast the grade comes from, if any.
+    pub forecast: Option<forecast_api::analysis::ForecastBody>,
     /// Engine version.
     pub engine_version: &'a str,
     /// Scorer version.
@@ -94,6 +97,7 @@ pub fn build(p: VerdictParts<'_>) -> VerdictResponse {
             letter: p.grade.letter.clone(),
             score: p.grade.score,
         },
+        forecast: p.forecast,
         typical_max_drawdown: p.state.typical_max_drawdown,
         metadata: VerdictMetadata {
             return_period: p.query.return_period,
@@ -184,6 +188,10 @@ pub struct VerdictService {
     /// Universe track records by (grading run, query).
     universe:
         moka::sync::Cache<(String, UniverseTrackRecordQuery), Arc<UniverseTrackRecordResponse>>,
+    /// The pooled history the scorer calibrates on (decision 0079).
+    pooled: Arc<crate::forecast::PooledCache>,
+    /// Model cards by grading run.
+    models: moka::sync::Cache<String, Arc<ModelsResponse>>,
 }
 
 type RecordKey = (i64, i64, String, String, u32, Metric);
@@ -212,7 +220,19 @@ impl VerdictService {
             budget,
             records: moka::sync::Cache::new(RECORD_ENTRIES),
             universe: moka::sync::Cache::new(RECORD_ENTRIES),
+            pooled: Arc::new(crate::forecast::PooledCache::default()),
+            models: moka::sync::Cache::new(8),
         }
+    }
+
+    /// Builds the pooled history now (at start, so the first live verdict
+    /// does not wait for it).
+    pub async fn warm_pooled(&self) -> Result<(), Error> {
+        if self.plugins.scorer().has_forecasting() {
+            let generation = self.freshness.current().await.map(|g| g.assets);
+            self.pooled.get(self.assets.as_ref(), generation).await?;
+        }
+        Ok(())
     }
 
     /// How the active grading run's grades did across the universe
@@ -270,6 +290,47 @@ impl VerdictService {
         Ok(response)
     }
 
+    /// The active model's cards (`GET /api/models`): per graded horizon,
+    /// the forecast evaluation of the universe track record of real prices
+    /// (metric return), from memory once computed for the run.
+    pub async fn models(&self, client: &str) -> Result<Arc<ModelsResponse>, Error> {
+        let Some(run) = self.grading.active_grading_run().await? else {
+            return Err(Error::Unavailable(
+                "no grading run has completed yet: model cards come from the daily grading run"
+                    .into(),
+            ));
+        };
+        if let Some(hit) = self.models.get(&run.id) {
+            return Ok(hit);
+        }
+        let mut cards = Vec::new();
+        for h in crate::forecast::HORIZONS {
+            let q = UniverseTrackRecordQuery {
+                return_period: h,
+                metric: Metric::Return,
+                category: None,
+                source: forecast_api::track_record::SourceFilter::Real,
+            };
+            let r = self.universe_track_record(&q, client).await?;
+            cards.push(forecast_api::models::ModelCard {
+                model: run.scorer.clone(),
+                return_period: h,
+                source: "real".into(),
+                first_date: r.first_date,
+                last_date: r.last_date,
+                evaluation: r.forecast_evaluation.clone(),
+            });
+        }
+        let answer = Arc::new(ModelsResponse {
+            engine: run.engine.clone(),
+            scorer: run.scorer.clone(),
+            run_id: Some(run.id.clone()),
+            cards,
+        });
+        self.models.insert(run.id.clone(), answer.clone());
+        Ok(answer)
+    }
+
     /// The grade the active engine and scorer would have given `ticker` at
     /// each month-end of its history with `q`'s return period and metric,
     /// from the rows up to that date only, and the return realised after
@@ -316,6 +377,13 @@ impl VerdictService {
             .clone()
             .first_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
         let ends = crate::track_record::month_ends(&graded);
+        let pool = match scorer.has_forecasting() && !ends.is_empty() {
+            true => Some((
+                self.pooled.get(self.assets.as_ref(), None).await?,
+                crate::forecast::Pool::of(asset.data_source),
+            )),
+            false => None,
+        };
         let ticket = self
             .budget
             .admit(client, Work::TrackRecord, analysis_bytes(graded.len()))
@@ -348,8 +416,14 @@ impl VerdictService {
                     grades.len()
                 )));
             }
-            let history =
+            let mut history =
                 crate::track_record::rows(&prices, &ends, &states, &grades, query.return_period);
+            record_forecasts(&permit, &engine, &scorer, &graded, &ends, &query, periods, pool)
+                .map(|f| {
+                    if let Some((pts, g)) = f {
+                        crate::track_record::with_forecasts(&mut history, &g, &pts);
+                    }
+                })?;
             Ok(TrackRecordResponse {
                 ticker: asset.ticker.clone(),
                 return_period: query.return_period,
@@ -452,6 +526,15 @@ impl VerdictService {
         let periods = history.periods_per_year();
         let last_price_date = crate::analysis::last_price_date(&asset, &history);
         drop(history);
+        let pool = match self.plugins.scorer().has_forecasting() {
+            true => Some((
+                self.pooled
+                    .get(self.assets.as_ref(), generations.map(|g| g.assets))
+                    .await?,
+                crate::forecast::Pool::of(asset.data_source),
+            )),
+            false => None,
+        };
         let ticket = self
             .budget
             .admit(client, Work::Verdict, analysis_bytes(window.len()))
@@ -477,7 +560,12 @@ impl VerdictService {
                     EngineError::InvalidInput(m) => Error::Invalid(m),
                 })?;
             let summary = state_at(&summary);
-            let grades = scorer.score(&permit, &[score_input(&summary)])?;
+            let mut grades = scorer.score(&permit, &[score_input(&summary)])?;
+            let forecast = live_forecast(&permit, &engine, &scorer, &window, &query, periods, pool)?;
+            if let Some(g) = &forecast {
+                grades[0].letter = g.letter.clone();
+                grades[0].score = g.score;
+            }
             let params = crate::analysis::engine_params(&query, periods);
             let evidence = crate::evidence::bucket_evidence(
                 &engine,
@@ -494,6 +582,9 @@ impl VerdictService {
                 state: &summary,
                 grade: &grades[0],
                 evidence: evidence.as_ref(),
+                forecast: forecast
+                    .as_ref()
+                    .and_then(|g| crate::forecast::body(query.return_period, g)),
                 engine_version: &engine.info().version,
                 scorer_version: &scorer.info().version,
             }))
@@ -585,6 +676,98 @@ impl VerdictService {
 }
 
 /// The 404 of an unknown or inactive ticker.
+/// The scorer's graded forecast of the last row of `window` at `query`'s
+/// horizon (the return metric's states at every month-end of the window
+/// and at its last row), when the scorer forecasts and the engine reports
+/// episodes.
+fn live_forecast(
+    permit: &forecast_plugins::Permit,
+    engine: &Arc<forecast_plugins::SegmentationPlugin>,
+    scorer: &Arc<forecast_plugins::ScorerPlugin>,
+    window: &forecast_domain::series::PriceSeries,
+    query: &AnalysisQuery,
+    periods: u32,
+    pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
+) -> Result<Option<forecast_plugins::scorer::GradedForecast>, Error> {
+    let Some((table, pool)) = pool else {
+        return Ok(None);
+    };
+    if !engine.has_evidence() || !engine.has_episodes() {
+        return Ok(None);
+    }
+    let fq = AnalysisQuery {
+        metric: Metric::Return,
+        ..*query
+    };
+    let params = crate::analysis::engine_params(&fq, periods);
+    let mut ends = crate::track_record::month_ends(window);
+    ends.push(window.len() as u32 - 1);
+    let walk = engine
+        .states_at(permit, window, &[params], &ends)?
+        .pop()
+        .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
+        .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?;
+    let mut session = engine.session();
+    let mut by = crate::forecast::by_horizon(
+        permit,
+        &mut session,
+        scorer,
+        window,
+        &[fq],
+        &[params],
+        &[walk],
+        &ends,
+        Some((&table, pool)),
+    )
+    .map_err(Error::Internal)?;
+    Ok(by.pop().and_then(|(_, _, mut graded)| graded.pop()))
+}
+
+/// The points and graded forecasts of the month-ends `ends` of `graded`
+/// at `query`'s horizon, for an asset's grade history.
+#[allow(clippy::too_many_arguments)]
+fn record_forecasts(
+    permit: &forecast_plugins::Permit,
+    engine: &Arc<forecast_plugins::SegmentationPlugin>,
+    scorer: &Arc<forecast_plugins::ScorerPlugin>,
+    graded: &forecast_domain::series::PriceSeries,
+    ends: &[u32],
+    query: &AnalysisQuery,
+    periods: u32,
+    pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
+) -> Result<Option<(Vec<forecast_plugins::scorer::Point>, Vec<GradedForecast>)>, Error> {
+    let Some((table, pool)) = pool else {
+        return Ok(None);
+    };
+    if !engine.has_episodes() {
+        return Ok(None);
+    }
+    let fq = AnalysisQuery {
+        metric: Metric::Return,
+        ..*query
+    };
+    let params = crate::analysis::engine_params(&fq, periods);
+    let walk = engine
+        .states_at(permit, graded, &[params], ends)?
+        .pop()
+        .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
+        .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?;
+    let mut session = engine.session();
+    let mut by = crate::forecast::by_horizon(
+        permit,
+        &mut session,
+        scorer,
+        graded,
+        &[fq],
+        &[params],
+        &[walk],
+        ends,
+        Some((&table, pool)),
+    )
+    .map_err(Error::Internal)?;
+    Ok(by.pop().map(|(_, pts, g)| (pts, g)))
+}
+
 fn unknown(ticker: &str) -> Error {
     Error::NotFound(format!("unknown ticker '{}'", forecast_api::quote(ticker)))
 }

@@ -11,7 +11,10 @@ use forecast_store::{ActivationRecord, AddOutcome, PluginRecord, PluginRegistry,
 
 use super::builtins::BUILTIN;
 use super::kinds::{slot, valid_version, SHADOW_KINDS};
-use super::loading::{blocking_load, load_checked};
+use super::loading::{blocking_load, load_checked, Loaded};
+use crate::models::{Model, Part};
+use forecast_api::models::ModelComparison;
+use forecast_store::Database;
 use super::Error;
 
 /// Largest component accepted.
@@ -83,25 +86,35 @@ pub async fn add(
     fields(plugin = %format_args!("{kind}/{name}@{version}"), by = %by)
 )]
 pub async fn activate(
-    db: &dyn PluginRegistry,
+    db: &dyn Database,
     runtime: &Arc<PluginRuntime>,
     kind: PluginKind,
     name: &str,
     version: &str,
     by: &str,
+    force: Option<&str>,
 ) -> Result<ActivationRecord, Error> {
     let slot = slot(kind, name);
-    if let Some(current) = db
-        .active_plugins()
-        .await?
-        .into_iter()
-        .find(|a| a.slot == slot)
-    {
+    let active = db.active_plugins().await?;
+    let current = active.iter().find(|a| a.slot == slot);
+    if let Some(current) = current {
         if current.name == name && current.version == version {
-            return Ok(current);
+            return Ok(current.clone());
         }
     }
-    load_checked(db, runtime, kind, name, version).await?;
+    let candidate = load_checked(db, runtime, kind, name, version).await?;
+    if let Some(current) = current {
+        if let Some(cmp) = gate(db, runtime, &active, current, &candidate).await? {
+            if cmp.b_significantly_worse && force.is_none() {
+                return Err(Error::Refused(refusal(&cmp)));
+            }
+        }
+    }
+    let by = match force {
+        Some(why) => format!("{by} (forced: {why})"),
+        None => by.to_string(),
+    };
+    let by = by.as_str();
     let now = chrono::Utc::now().timestamp();
     let activation = db
         .activate_plugin(&slot, kind, name, version, by, now)
@@ -116,6 +129,130 @@ pub async fn activate(
         db.clear_shadow(kind).await?;
     }
     Ok(activation)
+}
+
+/// The activation gate (decision 0080): for a scorer or an engine, the
+/// candidate against the active version on the same walk-forward rows of
+/// real prices at 90 days, the other part being the active one. None for
+/// other kinds.
+async fn gate(
+    db: &dyn Database,
+    runtime: &Arc<PluginRuntime>,
+    active: &[ActivationRecord],
+    current: &ActivationRecord,
+    candidate: &Loaded,
+) -> Result<Option<ModelComparison>, Error> {
+    let part = match candidate.kind() {
+        PluginKind::Scorer => Part::Scorer,
+        PluginKind::Segmentation => Part::Engine,
+        _ => return Ok(None),
+    };
+    let other = match part {
+        Part::Scorer => PluginKind::Segmentation,
+        Part::Engine => PluginKind::Scorer,
+    };
+    let Some(partner) = active.iter().find(|a| a.kind == other) else {
+        return Ok(None);
+    };
+    let partner = load_checked(db, runtime, other, &partner.name, &partner.version).await?;
+    let incumbent = load_checked(db, runtime, current.kind, &current.name, &current.version).await?;
+    let model = |part_plugin: &Loaded| -> Option<Model> {
+        let (engine, scorer) = match (part, part_plugin, &partner) {
+            (Part::Scorer, Loaded::Scorer(s), Loaded::Segmentation(e)) => (e.clone(), s.clone()),
+            (Part::Engine, Loaded::Segmentation(e), Loaded::Scorer(s)) => (e.clone(), s.clone()),
+            _ => return None,
+        };
+        Some(Model { engine, scorer })
+    };
+    let (Some(a), Some(b)) = (model(&incumbent), model(candidate)) else {
+        return Ok(None);
+    };
+    if !a.engine.has_evidence() || !b.engine.has_evidence() {
+        return Ok(None);
+    }
+    let series = crate::models::observed(db).await?;
+    let permit = runtime.acquire().await;
+    let span = tracing::Span::current();
+    let cmp = tokio::task::spawn_blocking(move || {
+        span.in_scope(|| {
+            crate::models::compare(&permit, &a, &b, part, &series, crate::models::DEFAULT_HORIZON)
+        })
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the comparison crashed: {e}")))??;
+    Ok(Some(cmp))
+}
+
+/// Compares versions `a` and `b` of `kind`/`name` (a scorer or an engine)
+/// with the active version of the other part, on real prices at `horizon`.
+pub async fn compare(
+    db: &dyn Database,
+    runtime: &Arc<PluginRuntime>,
+    kind: PluginKind,
+    name: &str,
+    (a, b): (&str, &str),
+    horizon: u32,
+) -> Result<ModelComparison, Error> {
+    let (part, other) = match kind {
+        PluginKind::Scorer => (Part::Scorer, PluginKind::Segmentation),
+        PluginKind::Segmentation => (Part::Engine, PluginKind::Scorer),
+        _ => {
+            return Err(Error::Invalid(format!(
+                "only scorer and segmentation versions make forecasts to compare, not {kind}"
+            )))
+        }
+    };
+    let active = db.active_plugins().await?;
+    let partner = active
+        .iter()
+        .find(|x| x.kind == other)
+        .ok_or_else(|| Error::Unavailable(format!("no active {other} to compare with")))?;
+    let partner = load_checked(db, runtime, other, &partner.name, &partner.version).await?;
+    let pair = |p: Loaded| -> Result<Model, Error> {
+        match (p, partner.clone()) {
+            (Loaded::Scorer(scorer), Loaded::Segmentation(engine))
+            | (Loaded::Segmentation(engine), Loaded::Scorer(scorer)) => Ok(Model { engine, scorer }),
+            _ => Err(Error::Internal("unexpected plugin kinds".into())),
+        }
+    };
+    let ma = pair(load_checked(db, runtime, kind, name, a).await?)?;
+    let mb = pair(load_checked(db, runtime, kind, name, b).await?)?;
+    if !ma.engine.has_evidence() || !mb.engine.has_evidence() {
+        return Err(Error::Unavailable(
+            "an engine built before WIT 1.7.0 cannot compute past states".into(),
+        ));
+    }
+    let series = crate::models::observed(db).await?;
+    let permit = runtime.acquire().await;
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || {
+        span.in_scope(|| crate::models::compare(&permit, &ma, &mb, part, &series, horizon))
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the comparison crashed: {e}")))?
+}
+
+/// Why a candidate is refused, with the figures.
+fn refusal(c: &ModelComparison) -> String {
+    let crps = |card: &forecast_api::models::ModelCard| {
+        card.evaluation
+            .as_ref()
+            .map_or("n/a".to_string(), |e| format!("{:.5}", e.crps.forecast))
+    };
+    format!(
+        "{} forecast significantly worse than the active {} on real prices at {} days \
+         ({} rows, {} month-ends): mean CRPS {} against {}, Diebold-Mariano {:.2} (p = {:.4}); \
+         compare them with `forecast plugin compare`, or activate anyway with --force --reason \"...\"",
+        c.b.model,
+        c.a.model,
+        c.return_period,
+        c.rows,
+        c.months,
+        crps(&c.b),
+        crps(&c.a),
+        c.dm_stat,
+        c.dm_p
+    )
 }
 
 /// Returns `kind`'s slot (for strategies, `name`'s) to the version active

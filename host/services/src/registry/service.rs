@@ -135,12 +135,15 @@ impl RegistryService {
         Ok((opened.component, Some(opened.signer)))
     }
 
-    /// Activates a registered version after its checks pass.
+    /// Activates a registered version after its checks pass and, for a
+    /// scorer or an engine, the evidence gate (refused when significantly
+    /// worse than the active version, unless `force` gives a reason).
     pub async fn activate(
         &self,
         kind: &str,
         name: &str,
         version: &str,
+        force: Option<&str>,
     ) -> Result<ActiveResponse, Error> {
         let _ticket = self.compiling(0).await?;
         let a = lifecycle::activate(
@@ -150,10 +153,30 @@ impl RegistryService {
             name,
             version,
             self.actor,
+            force,
         )
         .await?;
         self.apply().await;
         Ok(active(a))
+    }
+
+    /// Compares two registered versions of a scorer or an engine on the
+    /// same walk-forward rows of real prices.
+    pub async fn compare(
+        &self,
+        req: &forecast_api::models::CompareRequest,
+    ) -> Result<forecast_api::models::ModelComparison, Error> {
+        let horizon = req.horizon()?;
+        let _ticket = self.compiling(0).await?;
+        lifecycle::compare(
+            self.db.as_ref(),
+            self.plugins.runtime_handle(),
+            parse_kind(&req.kind)?,
+            &req.name,
+            (&req.a, &req.b),
+            horizon,
+        )
+        .await
     }
 
     /// Returns a slot to the version active before the current one.

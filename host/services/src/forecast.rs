@@ -1,0 +1,519 @@
+//! What the scorer's `forecasting` interface is given (WIT 1.9.0,
+//! decision 0079): for each point of one asset's history at one horizon,
+//! the asset's own forward-return distribution up to that date
+//! (climatology) and the pooled history of every asset of the same kind of
+//! data before that date's month. The host only counts and sums here; the
+//! fit, the forecast and the grade are the scorer's.
+
+use std::collections::BTreeMap;
+
+use chrono::Datelike;
+use forecast_domain::series::{from_days, PriceSeries};
+use forecast_domain::DataSource;
+use forecast_plugins::scorer::{Climatology, Point, Pooled};
+
+/// The kinds of data that are pooled apart: real prices are never
+/// calibrated on synthetic ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pool {
+    /// Real and ingested prices.
+    Observed,
+    /// The demo universe's generated histories.
+    Synthetic,
+}
+
+impl Pool {
+    /// The pool of an asset's prices.
+    pub fn of(source: DataSource) -> Pool {
+        match source {
+            DataSource::Synthetic => Pool::Synthetic,
+            DataSource::Real | DataSource::Ingested => Pool::Observed,
+        }
+    }
+}
+
+/// Months since year 0 of the day `days` (since 1970-01-01).
+pub fn month_index(days: i32) -> i32 {
+    let d = from_days(days);
+    d.year() * 12 + d.month0() as i32
+}
+
+/// The forward simple return over `horizon` calendar days from every row
+/// of `s` that has one (the first row at least `horizon` days later), and
+/// that row's index. Exit rows are non-decreasing in the start row.
+pub fn forward_returns(s: &PriceSeries, horizon: u32) -> Vec<(f64, usize)> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut j = 0;
+    for i in 0..s.len() {
+        let target = s.dates[i] + horizon as i32;
+        j = j.max(i);
+        while j < s.len() && s.dates[j] < target {
+            j += 1;
+        }
+        if j == s.len() {
+            break;
+        }
+        out.push((s.closes[j] / s.closes[i] - 1.0, j));
+    }
+    out
+}
+
+/// The climatology of each of `ends` (ascending row indices of `s`): the
+/// forward returns whose exit row is at or before the end, when at least
+/// two. One pass: a Fenwick tree over the returns' ranks answers each
+/// percentile in a logarithm.
+pub fn climatologies(s: &PriceSeries, horizon: u32, ends: &[u32]) -> Vec<Option<Climatology>> {
+    let fwd = forward_returns(s, horizon);
+    let mut order: Vec<usize> = (0..fwd.len()).collect();
+    order.sort_by(|&a, &b| fwd[a].0.total_cmp(&fwd[b].0).then(a.cmp(&b)));
+    let mut rank = vec![0usize; fwd.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i] = r;
+    }
+    let mut tree = Fenwick::new(fwd.len());
+    let (mut k, mut mean, mut m2) = (0usize, 0.0f64, 0.0f64);
+    ends.iter()
+        .map(|&t| {
+            while k < fwd.len() && fwd[k].1 <= t as usize {
+                // Welford, in row order.
+                let y = fwd[k].0;
+                let delta = y - mean;
+                mean += delta / (k + 1) as f64;
+                m2 += delta * (y - mean);
+                tree.add(rank[k]);
+                k += 1;
+            }
+            (k >= 2).then(|| {
+                let at = |q: f64| {
+                    let pos = q * (k - 1) as f64;
+                    let lo = pos.floor() as usize;
+                    let hi = pos.ceil() as usize;
+                    let a = fwd[order[tree.kth(lo)]].0;
+                    let b = fwd[order[tree.kth(hi)]].0;
+                    a + (b - a) * (pos - lo as f64)
+                };
+                Climatology {
+                    count: k as u32,
+                    horizons: f64::from(s.dates[k - 1] - s.dates[0]) / f64::from(horizon) + 1.0,
+                    mean,
+                    sd: (m2 / k as f64).sqrt(),
+                    p10: at(0.1),
+                    p90: at(0.9),
+                }
+            })
+        })
+        .collect()
+}
+
+/// Counts of inserted ranks, answering "the k-th smallest inserted".
+struct Fenwick {
+    tree: Vec<u32>,
+    top: usize,
+}
+
+impl Fenwick {
+    fn new(n: usize) -> Self {
+        Fenwick {
+            tree: vec![0; n + 1],
+            top: n.next_power_of_two(),
+        }
+    }
+
+    fn add(&mut self, rank: usize) {
+        let mut i = rank + 1;
+        while i < self.tree.len() {
+            self.tree[i] += 1;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// The rank of the `k`-th smallest inserted (from 0).
+    fn kth(&self, k: usize) -> usize {
+        let (mut pos, mut left) = (0usize, k as u32 + 1);
+        let mut step = self.top;
+        while step > 0 {
+            let next = pos + step;
+            if next < self.tree.len() && self.tree[next] < left {
+                pos = next;
+                left -= self.tree[next];
+            }
+            step >>= 1;
+        }
+        pos
+    }
+}
+
+/// Sums of one month's newly known rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Sums {
+    rows: u32,
+    assets: u32,
+    x: f64,
+    y: f64,
+    xx: f64,
+    xy: f64,
+    yy: f64,
+}
+
+impl Sums {
+    fn add(&mut self, o: &Sums) {
+        self.rows += o.rows;
+        self.assets += o.assets;
+        self.x += o.x;
+        self.y += o.y;
+        self.xx += o.xx;
+        self.xy += o.xy;
+        self.yy += o.yy;
+    }
+}
+
+/// One asset's contribution to the pooled history at one horizon: per
+/// month in which rows became known, their sums (and whether it is the
+/// asset's first such month).
+pub struct Contribution(Vec<(i32, Sums)>);
+
+/// What one asset adds to the pooled history at `horizon`: each of its
+/// month-end rows (the same month-ends the track record grades) with a
+/// climatology and a realised return, x = the climatology's mean and y =
+/// the realised return, filed under the month its realised return became
+/// known.
+pub fn contribution(s: &PriceSeries, horizon: u32) -> Contribution {
+    let ends = crate::track_record::month_ends(s);
+    let climates = climatologies(s, horizon, &ends);
+    let fwd = forward_returns(s, horizon);
+    let mut by_month: BTreeMap<i32, Sums> = BTreeMap::new();
+    for (&t, c) in ends.iter().zip(&climates) {
+        let (Some(c), Some(&(y, exit))) = (c, fwd.get(t as usize)) else {
+            continue;
+        };
+        let cell = by_month.entry(month_index(s.dates[exit])).or_default();
+        cell.rows += 1;
+        cell.x += c.mean;
+        cell.y += y;
+        cell.xx += c.mean * c.mean;
+        cell.xy += c.mean * y;
+        cell.yy += y * y;
+    }
+    if let Some(first) = by_month.values_mut().next() {
+        first.assets = 1;
+    }
+    Contribution(by_month.into_iter().collect())
+}
+
+/// The pooled history of every asset, per (pool, horizon): cumulative sums
+/// by the month rows became known. Built from price series only, so every
+/// process that reads the same prices builds the same table.
+#[derive(Debug, Default, Clone)]
+pub struct PooledTable {
+    /// Per (pool, horizon): (month, sums of every row known in that month
+    /// or before), ascending by month.
+    cumulative: BTreeMap<(Pool, u32), Vec<(i32, Sums)>>,
+}
+
+impl PooledTable {
+    /// The table of `parts`: (pool, horizon, contribution) in any order;
+    /// sums run in the order given, so callers pass assets by id.
+    pub fn new(parts: impl IntoIterator<Item = (Pool, u32, Contribution)>) -> Self {
+        let mut months: BTreeMap<(Pool, u32), BTreeMap<i32, Sums>> = BTreeMap::new();
+        for (pool, horizon, Contribution(cells)) in parts {
+            let table = months.entry((pool, horizon)).or_default();
+            for (month, sums) in cells {
+                table.entry(month).or_default().add(&sums);
+            }
+        }
+        let cumulative = months
+            .into_iter()
+            .map(|(key, by_month)| {
+                let mut running = Sums::default();
+                let rows = by_month
+                    .into_iter()
+                    .map(|(month, sums)| {
+                        running.add(&sums);
+                        (month, running)
+                    })
+                    .collect();
+                (key, rows)
+            })
+            .collect();
+        PooledTable { cumulative }
+    }
+
+    /// The pooled history of `pool` at `horizon` before the month of the
+    /// day `date`: every row whose realised return was known in an
+    /// earlier month.
+    pub fn before(&self, pool: Pool, horizon: u32, date: i32) -> Option<Pooled> {
+        let rows = self.cumulative.get(&(pool, horizon))?;
+        let month = month_index(date);
+        let at = rows.partition_point(|(m, _)| *m < month);
+        let s = rows[..at].last()?.1;
+        Some(Pooled {
+            rows: s.rows,
+            assets: s.assets,
+            sum_x: s.x,
+            sum_y: s.y,
+            sum_xx: s.xx,
+            sum_xy: s.xy,
+            sum_yy: s.yy,
+        })
+    }
+
+    /// Approximate bytes held.
+    pub fn bytes(&self) -> usize {
+        self.cumulative
+            .values()
+            .map(|v| v.len() * std::mem::size_of::<(i32, Sums)>())
+            .sum()
+    }
+}
+
+/// The points of one asset's history at `horizon` for the scorer: the row
+/// indices `ends` of `s` (ascending), with the current bucket's median
+/// forward return and independent episodes at each, as the engine reported
+/// them.
+pub fn points(
+    s: &PriceSeries,
+    horizon: u32,
+    ends: &[u32],
+    medians: &[f64],
+    episodes: &[u32],
+    pooled: Option<(&PooledTable, Pool)>,
+) -> Vec<Point> {
+    let climates = climatologies(s, horizon, ends);
+    let fwd = forward_returns(s, horizon);
+    ends.iter()
+        .zip(climates)
+        .zip(medians.iter().zip(episodes))
+        .map(|((&t, climatology), (&median_return, &episodes))| {
+            let date = s.dates[t as usize];
+            let realised = fwd.get(t as usize);
+            Point {
+                date,
+                median_return,
+                episodes,
+                climatology,
+                pooled: pooled.and_then(|(table, pool)| table.before(pool, horizon, date)),
+                realised: realised.map(|r| r.0),
+                known: realised.map_or(i32::MAX, |r| s.dates[r.1]),
+            }
+        })
+        .collect()
+}
+
+/// Builds the pooled table of every active asset in `assets` (by id, so
+/// the sums run in one order everywhere) at the graded horizons.
+pub async fn build_table(
+    assets: &dyn forecast_store::AssetStore,
+) -> Result<PooledTable, crate::error::Error> {
+    let mut list = assets.list_active_assets(None).await?;
+    list.sort_by_key(|a| a.id);
+    let mut parts = Vec::new();
+    for a in list {
+        let Some(series) = assets.load_series(a.id).await? else {
+            continue;
+        };
+        let pool = Pool::of(a.data_source);
+        let cells = tokio::task::spawn_blocking(move || {
+            HORIZONS
+                .into_iter()
+                .map(|h| (pool, h, contribution(&series, h)))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| crate::error::Error::Internal(format!("pooled history failed: {e}")))?;
+        parts.extend(cells);
+    }
+    Ok(PooledTable::new(parts))
+}
+
+/// The horizons the pooled table covers: the graded ones. A verdict at
+/// another horizon gets the climatology method.
+pub const HORIZONS: [u32; 5] = crate::analysis::CACHED_RETURN_PERIODS;
+
+/// The pooled table of the store's current assets, built once per change
+/// of the assets' generation counter (a new price or asset).
+#[derive(Default)]
+pub struct PooledCache {
+    table: tokio::sync::Mutex<Option<(i64, std::sync::Arc<PooledTable>)>>,
+}
+
+impl PooledCache {
+    /// The table for `generation` (the store's `assets` counter; `None`
+    /// when it could not be read: the table is rebuilt).
+    pub async fn get(
+        &self,
+        assets: &dyn forecast_store::AssetStore,
+        generation: Option<i64>,
+    ) -> Result<std::sync::Arc<PooledTable>, crate::error::Error> {
+        let mut held = self.table.lock().await;
+        if let (Some(g), Some((at, table))) = (generation, held.as_ref()) {
+            if *at == g {
+                return Ok(table.clone());
+            }
+        }
+        let started = std::time::Instant::now();
+        let table = std::sync::Arc::new(build_table(assets).await?);
+        tracing::info!(
+            seconds = started.elapsed().as_secs_f64(),
+            bytes = table.bytes(),
+            "pooled history built"
+        );
+        if let Some(g) = generation {
+            *held = Some((g, table.clone()));
+        }
+        Ok(table)
+    }
+}
+
+/// Per graded horizon, the scorer's answers and the points they answer.
+pub type ByHorizon = Vec<(u32, Vec<Point>, Vec<forecast_plugins::scorer::GradedForecast>)>;
+
+/// The forecasts of every horizon of `queries` at the row indices `ends`
+/// of `s`, from the return-metric walks among `walks` (one per query, one
+/// state per end): one `episodes-at` call for those sets, one scorer call
+/// per horizon. Empty when the scorer makes no forecasts or the engine
+/// reports no episodes.
+#[allow(clippy::too_many_arguments)]
+pub fn by_horizon(
+    permit: &forecast_plugins::Permit,
+    session: &mut forecast_plugins::SegmentationSession,
+    scorer: &forecast_plugins::ScorerPlugin,
+    s: &PriceSeries,
+    queries: &[crate::analysis::AnalysisQuery],
+    params: &[forecast_plugins::segmentation::AnalysisParams],
+    walks: &[Vec<forecast_plugins::segmentation::StateAt>],
+    ends: &[u32],
+    pooled: Option<(&PooledTable, Pool)>,
+) -> Result<ByHorizon, String> {
+    if !scorer.has_forecasting() || !session.plugin().has_episodes() || ends.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sets: Vec<usize> = (0..queries.len())
+        .filter(|&i| queries[i].metric == forecast_domain::Metric::Return)
+        .collect();
+    let set_params: Vec<_> = sets.iter().map(|&i| params[i]).collect();
+    let episodes = session
+        .episodes_at(permit, s, &set_params, ends)
+        .map_err(|e| e.to_string())?;
+    if episodes.len() != sets.len() {
+        return Err(format!("{} episode lists for {} sets", episodes.len(), sets.len()));
+    }
+    let mut out = Vec::with_capacity(sets.len());
+    for (&i, eps) in sets.iter().zip(episodes) {
+        let eps = eps.map_err(|e| format!("episodes: {e:?}"))?;
+        let walk = &walks[i];
+        if eps.len() != ends.len() || walk.len() != ends.len() {
+            return Err(format!("{} episodes, {} states for {} ends", eps.len(), walk.len(), ends.len()));
+        }
+        let medians: Vec<f64> = walk.iter().map(|st| st.current.median_return).collect();
+        let horizon = queries[i].return_period;
+        let pts = points(s, horizon, ends, &medians, &eps, pooled);
+        let graded = scorer
+            .forecast(permit, horizon, &pts)
+            .map_err(|e| e.to_string())?;
+        if graded.len() != pts.len() {
+            return Err(format!("{} forecasts for {} points", graded.len(), pts.len()));
+        }
+        out.push((horizon, pts, graded));
+    }
+    Ok(out)
+}
+
+/// The wire form of a graded point's forecast.
+pub fn body(
+    horizon: u32,
+    g: &forecast_plugins::scorer::GradedForecast,
+) -> Option<forecast_api::analysis::ForecastBody> {
+    g.forecast.as_ref().map(|f| forecast_api::analysis::ForecastBody {
+        return_period: horizon,
+        central: f.central,
+        p10: f.p10,
+        p90: f.p90,
+        central_se: f.central_se,
+        reference: f.reference,
+        method: f.method.clone(),
+        thin: g.thin,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forecast_domain::series::to_days;
+
+    fn series(n: usize) -> PriceSeries {
+        let start = to_days("2001-01-01".parse().unwrap());
+        PriceSeries {
+            dates: (0..n as i32).map(|i| start + i).collect(),
+            closes: (0..n)
+                .map(|i| 100.0 * (1.0 + 0.3 * ((i as f64) * 0.05).sin()) * 1.0003f64.powi(i as i32))
+                .collect(),
+        }
+    }
+
+    /// numpy's default percentile (linear interpolation).
+    fn percentile(v: &mut [f64], q: f64) -> f64 {
+        v.sort_by(f64::total_cmp);
+        let pos = q * (v.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+    }
+
+    #[test]
+    fn climatology_is_the_forward_returns_known_by_the_end() {
+        let s = series(900);
+        let ends: Vec<u32> = vec![5, 30, 31, 400, 899];
+        let got = climatologies(&s, 30, &ends);
+        assert!(got[0].is_none() && got[1].is_none(), "nothing ended before day 31");
+        for (&t, c) in ends.iter().zip(&got).skip(2) {
+            let mut ys: Vec<f64> = (0..t as usize)
+                .filter(|&i| i + 30 <= t as usize)
+                .map(|i| s.closes[i + 30] / s.closes[i] - 1.0)
+                .collect();
+            let c = c.as_ref().unwrap();
+            assert_eq!(c.count as usize, ys.len());
+            let mean = ys.iter().sum::<f64>() / ys.len() as f64;
+            assert!((c.mean - mean).abs() < 1e-12);
+            let var = ys.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / ys.len() as f64;
+            assert!((c.sd - var.sqrt()).abs() < 1e-12);
+            assert_eq!(c.p10, percentile(&mut ys, 0.1));
+            assert_eq!(c.p90, percentile(&mut ys, 0.9));
+            assert_eq!(c.horizons, (ys.len() - 1) as f64 / 30.0 + 1.0);
+        }
+    }
+
+    #[test]
+    fn pooled_history_counts_only_rows_known_in_earlier_months() {
+        let (a, b) = (series(1200), series(800));
+        let table = PooledTable::new([
+            (Pool::Observed, 90, contribution(&a, 90)),
+            (Pool::Observed, 90, contribution(&b, 90)),
+            (Pool::Synthetic, 90, contribution(&a, 90)),
+        ]);
+        let at = |date: &str| {
+            table.before(Pool::Observed, 90, to_days(date.parse().unwrap()))
+        };
+        // The first month-end with 300 rows is in late October 2001; its
+        // 90-day outcome is known in late January 2002.
+        assert!(at("2002-01-31").is_none());
+        let feb = at("2002-02-01").unwrap();
+        assert_eq!((feb.rows, feb.assets), (2, 2));
+        let later = at("2004-06-15").unwrap();
+        assert!(later.rows > feb.rows && later.assets == 2);
+        // Within one month the answer does not move.
+        assert_eq!(at("2004-06-01"), at("2004-06-30"));
+        assert!(table.before(Pool::Synthetic, 30, to_days("2004-06-15".parse().unwrap())).is_none());
+        let syn = table.before(Pool::Synthetic, 90, to_days("2004-06-15".parse().unwrap())).unwrap();
+        assert_eq!(syn.assets, 1);
+    }
+
+    #[test]
+    fn points_carry_realised_returns_and_the_day_they_became_known() {
+        let s = series(700);
+        let ends = [400u32, 699];
+        let p = points(&s, 30, &ends, &[0.01, 0.02], &[3, 4], None);
+        assert_eq!(p[0].realised, Some(s.closes[430] / s.closes[400] - 1.0));
+        assert_eq!(p[0].known, s.dates[430]);
+        assert_eq!((p[1].realised, p[1].known), (None, i32::MAX));
+        assert_eq!((p[1].median_return, p[1].episodes), (0.02, 4));
+    }
+}
