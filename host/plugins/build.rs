@@ -1,5 +1,5 @@
-//! Embeds the components that `components/manifest.txt` marks `builtin` or
-//! `fixture`, as staged by `make components` in `components/target/dist/`
+//! Embeds the components that `components/manifest.txt` marks `builtin`,
+//! `kept` or `fixture`, as staged by `make components` in `components/target/dist/`
 //! (copied there only when their bytes change, so cargo's mtime check
 //! rebuilds the host only for a changed component). A component that is not built
 //! yet is embedded as empty bytes with a warning, so `cargo check`, clippy
@@ -35,6 +35,7 @@ fn main() {
         };
         let role = match role {
             "builtin" => "Role::Builtin",
+            "kept" => "Role::Kept",
             "fixture" => "Role::Fixture",
             _ => continue,
         };

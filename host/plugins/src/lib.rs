@@ -192,6 +192,10 @@ pub mod builtin {
     pub enum Role {
         /// Registered in the registry at first start and served.
         Builtin,
+        /// Registered in the registry at first start like a built-in, but
+        /// never activated by that registration (an earlier version kept
+        /// for comparison; an operator may activate it).
+        Kept,
         /// Embedded for tests only (misbehaving plugins, altered engines).
         Fixture,
     }
@@ -212,9 +216,16 @@ pub mod builtin {
 
     include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
 
-    /// The components registered at first start, in manifest order.
+    /// The components registered and activated at first start, in
+    /// manifest order.
     pub fn builtins() -> impl Iterator<Item = &'static Component> {
         ALL.iter().filter(|c| c.role == Role::Builtin)
+    }
+
+    /// The components registered at first start but never activated by
+    /// it ([`Role::Kept`]), in manifest order.
+    pub fn kept() -> impl Iterator<Item = &'static Component> {
+        ALL.iter().filter(|c| c.role == Role::Kept)
     }
 }
 

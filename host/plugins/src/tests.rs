@@ -646,3 +646,147 @@ fn episodes_are_optional_and_equal_the_evidence_of_the_cut_series() {
         .unwrap_err();
     assert!(err.to_string().contains("no `episodes`"), "{err}");
 }
+
+/// A hand-made month-end history at horizon 30 for the scorer's
+/// `forecasting` (WIT 1.9.0): point 0 without a climatology; then a
+/// climatology mean u = 0.01 (sd 0.05 over 4 horizons), pooled history with
+/// slope 0.5 (base 0.02, reference 0.02), and realised returns that exceed
+/// the base by exactly the bucket's edge `median − u`, each known at the
+/// next point's date. The last point's edge is +0.05 with 30 episodes.
+fn scorer_history() -> Vec<crate::scorer::Point> {
+    use crate::scorer::{Climatology, Point, Pooled};
+    let u = 0.01;
+    let pooled = Pooled {
+        rows: 200,
+        assets: 5,
+        sum_x: 2.0,
+        sum_y: 4.0,
+        sum_xx: 0.5 + 0.02,
+        sum_xy: 0.25 + 0.04,
+        sum_yy: 1.0 + 0.08,
+    };
+    let n: i32 = 30;
+    (0..n)
+        .map(|k| {
+            let edge = if k == n - 1 {
+                0.05
+            } else {
+                0.03 * (f64::from(k) * 0.9).sin()
+            };
+            Point {
+                date: 30 * k,
+                median_return: u + edge,
+                episodes: 30,
+                climatology: (k > 0).then_some(Climatology {
+                    count: 100,
+                    horizons: 4.0,
+                    mean: u,
+                    sd: 0.05,
+                    p10: u - 0.06,
+                    p90: u + 0.07,
+                }),
+                pooled: Some(pooled),
+                realised: (k < n - 1).then_some(0.02 + edge),
+                known: 30 * k + 30,
+            }
+        })
+        .collect()
+}
+
+/// The built-in scorer (2.0.0) exports `forecasting` and answers the
+/// hand-made history: no forecast without a climatology, the pooled base
+/// while fewer than 12 pairs are known, then the base plus the
+/// episode-weighted edge (the bucket predicts perfectly, so beta* = 1).
+#[test]
+fn the_builtin_scorer_forecasts_a_hand_made_history() {
+    let rt = runtime(5_000);
+    let permit = rt.try_acquire().unwrap();
+    let plugin = ScorerPlugin::load(rt, "default", builtin::SCORER).unwrap();
+    assert_eq!(plugin.info().version, "2.0.0");
+    assert!(plugin.has_forecasting());
+    let points = scorer_history();
+    let graded = plugin.forecast(&permit, 30, &points).unwrap();
+    assert_eq!(graded.len(), points.len());
+    let first = &graded[0];
+    assert!(first.forecast.is_none());
+    assert_eq!(
+        (first.letter.as_str(), first.score, first.thin),
+        ("C", 50.0, true)
+    );
+    for g in &graded[1..13] {
+        let f = g.forecast.as_ref().unwrap();
+        assert_eq!(f.method, "calibrated");
+        assert!((f.central - 0.02).abs() < 1e-12, "{g:?}");
+        assert!((f.reference - 0.02).abs() < 1e-12, "{g:?}");
+    }
+    // The last point: central = 0.02 + 30/40 · 0.05; se² = the fit's
+    // 0.875/198 · 1/200 plus the climatology's 0.5² · 0.05² / 4; z ≈ 2.8.
+    let last = graded.last().unwrap();
+    let f = last.forecast.as_ref().unwrap();
+    assert!((f.central - 0.0575).abs() < 1e-9, "{last:?}");
+    assert!((f.p10 - (0.0575 - 0.06)).abs() < 1e-9 && (f.p90 - (0.0575 + 0.07)).abs() < 1e-9);
+    let se = (0.875f64 / 198.0 / 200.0 + 0.25 * 0.0025 / 4.0).sqrt();
+    assert!((f.central_se - se).abs() < 1e-9, "{last:?}");
+    assert_eq!(last.letter, "A", "{last:?}");
+    assert!(!last.thin && last.score > 99.0, "{last:?}");
+    // An empty history is an empty answer.
+    assert!(plugin.forecast(&permit, 30, &[]).unwrap().is_empty());
+}
+
+/// The kept `scorer_classic` (today's scorer before WIT 1.9.0: `scoring`
+/// alone, version 1.0.0) still loads, has no `forecasting`, and grades as
+/// the built-in does; asked for forecasts it is an error naming the
+/// interface.
+#[test]
+fn the_classic_scorer_loads_without_forecasting_and_grades_as_before() {
+    use crate::scorer::ScoreInput;
+    let rt = runtime(5_000);
+    let permit = rt.try_acquire().unwrap();
+    let bytes = builtin::SCORER_CLASSIC;
+    assert!(!bytes.is_empty(), "run `make components`");
+    assert!(builtin::kept().any(|c| c.stem == "scorer_classic"));
+    let classic = ScorerPlugin::load(rt.clone(), "default", bytes).unwrap();
+    assert_eq!(classic.info().version, "1.0.0");
+    assert!(!classic.has_forecasting());
+    let today = ScorerPlugin::load(rt, "default", builtin::SCORER).unwrap();
+    let inputs: Vec<ScoreInput> = (0..20)
+        .map(|i| ScoreInput {
+            median_return: -0.1 + 0.01 * i as f64,
+            expected_return: 0.0,
+            best_error: 0.05,
+            win_rate: (i % 3 != 0).then_some(0.05 * i as f64),
+            insufficient_data: i % 5 == 0,
+            drawdown: -0.2,
+        })
+        .collect();
+    let grades = classic.score(&permit, &inputs).unwrap();
+    assert_eq!(grades, today.score(&permit, &inputs).unwrap());
+    // z = 0 and no win rate: 100 · (0.6 · 0.5 + 0.4 · 0.5) = 50, C.
+    assert_eq!((grades[10].letter.as_str(), grades[10].score), ("C", 50.0));
+    let err = classic
+        .forecast(&permit, 30, &scorer_history())
+        .unwrap_err();
+    assert!(err.to_string().contains("no `forecasting`"), "{err}");
+}
+
+/// The `scorer_worse` fixture (2.0.0-worse) forecasts the bucket's raw
+/// median: the same history gets other answers.
+#[test]
+fn the_worse_scorer_answers_differently() {
+    let rt = runtime(5_000);
+    let permit = rt.try_acquire().unwrap();
+    let bytes = builtin::SCORER_WORSE;
+    assert!(!bytes.is_empty(), "run `make components`");
+    let worse = ScorerPlugin::load(rt.clone(), "default", bytes).unwrap();
+    assert_eq!(worse.info().version, "2.0.0-worse");
+    assert!(worse.has_forecasting());
+    let today = ScorerPlugin::load(rt, "default", builtin::SCORER).unwrap();
+    let points = scorer_history();
+    let a = today.forecast(&permit, 30, &points).unwrap();
+    let b = worse.forecast(&permit, 30, &points).unwrap();
+    assert_eq!(b.len(), points.len());
+    assert_ne!(a, b);
+    for (p, g) in points.iter().zip(&b).skip(1) {
+        assert_eq!(g.forecast.as_ref().unwrap().central, p.median_return);
+    }
+}
