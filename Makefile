@@ -213,7 +213,7 @@ conformance: build
 ## Driscoll–Kraay calibration, coverage, PIT, reliability) against
 ## properscoring and statsmodels on rows built from data/prices/, every
 ## figure within 1e-9 (tools/bench/peer/run.sh says how)
-bench-peer:
+bench-peer: components
 	tools/bench/peer/run.sh
 
 ## bench: engine natively vs as a component, instantiation + call overhead,

@@ -89,6 +89,10 @@ pub enum PluginCommand {
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Also write the second version's scored rows (and the HAC lag) as
+        /// JSON to this file, for `make bench-peer`'s reference check.
+        #[arg(long)]
+        rows: Option<PathBuf>,
     },
     /// Return to the version active before the current one.
     Rollback {
@@ -321,6 +325,7 @@ async fn dispatch(
             b,
             return_period,
             json,
+            rows,
         } => {
             let req = forecast_api::models::CompareRequest {
                 kind: kind.to_string(),
@@ -330,16 +335,16 @@ async fn dispatch(
                 return_period: Some(return_period),
             };
             let horizon = req.horizon().map_err(|e| anyhow::anyhow!(e.0))?;
-            let c = registry::lifecycle::compare(
-                db,
-                &runtime,
-                kind,
-                &name,
-                (&req.a, &req.b),
-                horizon,
-            )
-            .await
-            .map_err(refused)?;
+            let (c, scored) =
+                registry::lifecycle::compare(db, &runtime, kind, &name, (&req.a, &req.b), horizon)
+                    .await
+                    .map_err(refused)?;
+            if let Some(path) = rows {
+                let lag = (return_period as usize).div_ceil(30);
+                let doc = serde_json::json!({ "lag": lag, "rows": scored });
+                std::fs::write(&path, serde_json::to_vec(&doc)?)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
             match json {
                 true => println!("{}", serde_json::to_string_pretty(&c)?),
                 false => print!("{}", comparison_text(&c)),

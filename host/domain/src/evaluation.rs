@@ -30,11 +30,9 @@
 //! The months are taken in ascending order as consecutive periods (a month
 //! without rows is skipped, not filled). `dm_stat = D̄/se`, `dm_p` its
 //! two-sided normal p-value, and the 90 % interval D̄ ± 1.6448536269514722·se.
-//! The skill interval divides that differential interval by the
-//! climatology's mean loss, which treats the denominator as fixed (its own
-//! sampling error is ignored); because D̄ weights months equally while the
-//! skill weights rows equally, the skill need not be the interval's centre
-//! when months have different numbers of rows.
+//! The skill's interval is centred on the skill: skill ± 1.6448536269514722
+//! · se / (climatology's mean loss), which treats the denominator as fixed
+//! (its own sampling error is ignored).
 //!
 //! **Calibration**: OLS of realised on central over all rows, intercept and
 //! slope with Driscoll–Kraay standard errors: the scores x_i·u_i are summed
@@ -107,9 +105,11 @@ pub struct SkillTest {
     pub differential_lo: f64,
     /// `differential + Z95·se`.
     pub differential_hi: f64,
-    /// `differential_lo / climatology` (denominator treated as fixed).
+    /// `skill − Z95·se / climatology`: the skill's 90 % interval, centred
+    /// on it, with the differential's HAC standard error scaled by the
+    /// climatology's mean loss (treated as fixed).
     pub skill_lo: f64,
-    /// `differential_hi / climatology` (denominator treated as fixed).
+    /// `skill + Z95·se / climatology`.
     pub skill_hi: f64,
 }
 
@@ -393,18 +393,19 @@ fn skill_test(loss: &[(f64, f64)], groups: &[Vec<usize>], lag: usize) -> SkillTe
     let dm_stat = differential / se;
     let differential_lo = differential - Z95 * se;
     let differential_hi = differential + Z95 * se;
+    let skill = 1.0 - forecast / climatology;
     SkillTest {
         forecast,
         climatology,
-        skill: 1.0 - forecast / climatology,
+        skill,
         differential,
         se,
         dm_stat,
         dm_p: two_sided_p(dm_stat),
         differential_lo,
         differential_hi,
-        skill_lo: differential_lo / climatology,
-        skill_hi: differential_hi / climatology,
+        skill_lo: skill - Z95 * se / climatology,
+        skill_hi: skill + Z95 * se / climatology,
     }
 }
 
@@ -671,7 +672,7 @@ mod tests {
         assert!(close(e.mse.dm_stat, 1.5 / se, 1e-15));
         assert!(close(e.mse.dm_p, 2.0 * (1.0 - normal_cdf(1.5 / se)), 1e-14));
         assert!(close(e.mse.differential_lo, 1.5 - Z95 * se, 1e-15));
-        assert!(close(e.mse.skill_hi, (1.5 + Z95 * se) / 1.75, 1e-15));
+        assert!(close(e.mse.skill_hi, 5.0 / 7.0 + Z95 * se / 1.75, 1e-15));
     }
 
     #[test]

@@ -365,7 +365,11 @@ impl PooledCache {
 }
 
 /// Per graded horizon, the scorer's answers and the points they answer.
-pub type ByHorizon = Vec<(u32, Vec<Point>, Vec<forecast_plugins::scorer::GradedForecast>)>;
+pub type ByHorizon = Vec<(
+    u32,
+    Vec<Point>,
+    Vec<forecast_plugins::scorer::GradedForecast>,
+)>;
 
 /// The forecasts of every horizon of `queries` at the row indices `ends`
 /// of `s`, from the return-metric walks among `walks` (one per query, one
@@ -395,14 +399,23 @@ pub fn by_horizon(
         .episodes_at(permit, s, &set_params, ends)
         .map_err(|e| e.to_string())?;
     if episodes.len() != sets.len() {
-        return Err(format!("{} episode lists for {} sets", episodes.len(), sets.len()));
+        return Err(format!(
+            "{} episode lists for {} sets",
+            episodes.len(),
+            sets.len()
+        ));
     }
     let mut out = Vec::with_capacity(sets.len());
     for (&i, eps) in sets.iter().zip(episodes) {
         let eps = eps.map_err(|e| format!("episodes: {e:?}"))?;
         let walk = &walks[i];
         if eps.len() != ends.len() || walk.len() != ends.len() {
-            return Err(format!("{} episodes, {} states for {} ends", eps.len(), walk.len(), ends.len()));
+            return Err(format!(
+                "{} episodes, {} states for {} ends",
+                eps.len(),
+                walk.len(),
+                ends.len()
+            ));
         }
         let medians: Vec<f64> = walk.iter().map(|st| st.current.median_return).collect();
         let horizon = queries[i].return_period;
@@ -411,7 +424,11 @@ pub fn by_horizon(
             .forecast(permit, horizon, &pts)
             .map_err(|e| e.to_string())?;
         if graded.len() != pts.len() {
-            return Err(format!("{} forecasts for {} points", graded.len(), pts.len()));
+            return Err(format!(
+                "{} forecasts for {} points",
+                graded.len(),
+                pts.len()
+            ));
         }
         out.push((horizon, pts, graded));
     }
@@ -423,16 +440,18 @@ pub fn body(
     horizon: u32,
     g: &forecast_plugins::scorer::GradedForecast,
 ) -> Option<forecast_api::analysis::ForecastBody> {
-    g.forecast.as_ref().map(|f| forecast_api::analysis::ForecastBody {
-        return_period: horizon,
-        central: f.central,
-        p10: f.p10,
-        p90: f.p90,
-        central_se: f.central_se,
-        reference: f.reference,
-        method: f.method.clone(),
-        thin: g.thin,
-    })
+    g.forecast
+        .as_ref()
+        .map(|f| forecast_api::analysis::ForecastBody {
+            return_period: horizon,
+            central: f.central,
+            p10: f.p10,
+            p90: f.p90,
+            central_se: f.central_se,
+            reference: f.reference,
+            method: f.method.clone(),
+            thin: g.thin,
+        })
 }
 
 #[cfg(test)]
@@ -463,7 +482,10 @@ mod tests {
         let s = series(900);
         let ends: Vec<u32> = vec![5, 30, 31, 400, 899];
         let got = climatologies(&s, 30, &ends);
-        assert!(got[0].is_none() && got[1].is_none(), "nothing ended before day 31");
+        assert!(
+            got[0].is_none() && got[1].is_none(),
+            "nothing ended before day 31"
+        );
         for (&t, c) in ends.iter().zip(&got).skip(2) {
             let mut ys: Vec<f64> = (0..t as usize)
                 .filter(|&i| i + 30 <= t as usize)
@@ -489,9 +511,7 @@ mod tests {
             (Pool::Observed, 90, contribution(&b, 90)),
             (Pool::Synthetic, 90, contribution(&a, 90)),
         ]);
-        let at = |date: &str| {
-            table.before(Pool::Observed, 90, to_days(date.parse().unwrap()))
-        };
+        let at = |date: &str| table.before(Pool::Observed, 90, to_days(date.parse().unwrap()));
         // The first month-end with 300 rows is in late October 2001; its
         // 90-day outcome is known in late January 2002.
         assert!(at("2002-01-31").is_none());
@@ -501,8 +521,12 @@ mod tests {
         assert!(later.rows > feb.rows && later.assets == 2);
         // Within one month the answer does not move.
         assert_eq!(at("2004-06-01"), at("2004-06-30"));
-        assert!(table.before(Pool::Synthetic, 30, to_days("2004-06-15".parse().unwrap())).is_none());
-        let syn = table.before(Pool::Synthetic, 90, to_days("2004-06-15".parse().unwrap())).unwrap();
+        assert!(table
+            .before(Pool::Synthetic, 30, to_days("2004-06-15".parse().unwrap()))
+            .is_none());
+        let syn = table
+            .before(Pool::Synthetic, 90, to_days("2004-06-15".parse().unwrap()))
+            .unwrap();
         assert_eq!(syn.assets, 1);
     }
 

@@ -23,13 +23,13 @@ use tracing::Instrument as _;
 
 use crate::active::Plugins;
 use crate::analysis::{AnalysisQuery, CACHED_RETURN_PERIODS, MIN_ROWS};
+use crate::forecast::{Pool, PooledTable};
 use crate::verdict::{self, VerdictParts};
 use forecast_domain::schedule::{seconds_until, worker_prefix};
 use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::Asset;
 use forecast_domain::Metric;
 use forecast_plugins::segmentation::{EvidenceReport, EvidenceRequest};
-use crate::forecast::{Pool, PooledTable};
 use forecast_store::{Database, GradeRow, GradingRun, GradingStore, StoreError, TrackPoints};
 
 /// Metrics graded every day.
@@ -167,8 +167,13 @@ fn grade_asset(
             let mut graded = all.split_off(all.len() - ends.len());
             today.push(walk.pop().expect("the last row's state"));
             grades.push(graded.pop().expect("the last row's grade"));
-            let mut rows =
-                crate::track_record::rows(series, &ends[..months], &walk, &graded, query.return_period);
+            let mut rows = crate::track_record::rows(
+                series,
+                &ends[..months],
+                &walk,
+                &graded,
+                query.return_period,
+            );
             if let Some((_, pts, g)) = forecasts.iter().find(|f| f.0 == query.return_period) {
                 crate::track_record::with_forecasts(&mut rows, &g[..months], &pts[..months]);
             }

@@ -121,7 +121,14 @@ pub fn rows(
                 .map_err(|e| Error::Internal(format!("engine episodes failed: {e:?}")))?,
             false => vec![0; ends.len()],
         };
-        let pts = points(s, horizon, &ends, &medians, &episodes, Some((table, Pool::Observed)));
+        let pts = points(
+            s,
+            horizon,
+            &ends,
+            &medians,
+            &episodes,
+            Some((table, Pool::Observed)),
+        );
         let centrals: Vec<Option<(f64, f64, f64)>> = match model.scorer.has_forecasting() {
             true => model
                 .scorer
@@ -144,7 +151,9 @@ pub fn rows(
             else {
                 continue;
             };
-            if !(p90 > p10) || !(c.p90 > c.p10) {
+            if p90.partial_cmp(&p10) != Some(std::cmp::Ordering::Greater)
+                || c.p90.partial_cmp(&c.p10) != Some(std::cmp::Ordering::Greater)
+            {
                 continue;
             }
             out.insert(
@@ -184,7 +193,7 @@ pub fn card(label: String, horizon: u32, rows: &[EvalRow], dates: (i32, i32)) ->
 /// Compares `a` and `b` (differing in `part`) on the same rows at
 /// `horizon`: each one's card over the rows both forecast, and the
 /// Diebold–Mariano test of their per-month mean CRPS (a minus b: above 0,
-/// b did better).
+/// b did better); with `b`'s rows sorted by month (what its card scored).
 pub fn compare(
     permit: &Permit,
     a: &Model,
@@ -192,7 +201,7 @@ pub fn compare(
     part: Part,
     series: &[(i64, PriceSeries)],
     horizon: u32,
-) -> Result<ModelComparison, Error> {
+) -> Result<(ModelComparison, Vec<EvalRow>), Error> {
     let table = table(series, horizon);
     let ra = rows(permit, a, series, horizon, &table)?;
     let rb = rows(permit, b, series, horizon, &table)?;
@@ -231,7 +240,9 @@ pub fn compare(
         (true, false) => format!("{lb} is significantly worse than {la}"),
         (false, _) => format!("no significant difference between {la} and {lb} at 5 %"),
     };
-    Ok(ModelComparison {
+    let mut rows_b = ys.clone();
+    rows_b.sort_by_key(|r| r.month);
+    let comparison = ModelComparison {
         return_period: horizon,
         rows: xs.len() as u32,
         months: d.len() as u32,
@@ -243,5 +254,6 @@ pub fn compare(
         dm_p: p,
         b_significantly_worse: p < GATE_LEVEL && mean < 0.0,
         verdict,
-    })
+    };
+    Ok((comparison, rows_b))
 }

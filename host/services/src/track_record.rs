@@ -10,8 +10,8 @@ use chrono::{Datelike, NaiveDate};
 use forecast_api::assets::DataSources;
 use forecast_api::track_record::{
     CalibrationBin, CoefficientBody, ForecastEvaluation, GradeOutcome, IcPoint, MeanWithInterval,
-    RowForecast, SkillScore, SourceFilter, TrackRecordRow,
-    UniverseGradeOutcome, UniverseTrackRecordQuery, UniverseTrackRecordResponse,
+    RowForecast, SkillScore, SourceFilter, TrackRecordRow, UniverseGradeOutcome,
+    UniverseTrackRecordQuery, UniverseTrackRecordResponse,
 };
 use forecast_domain::evaluation::{evaluate, Coefficient, EvalRow, SkillTest};
 use forecast_domain::series::{from_days, to_days, PriceSeries};

@@ -418,12 +418,14 @@ impl VerdictService {
             }
             let mut history =
                 crate::track_record::rows(&prices, &ends, &states, &grades, query.return_period);
-            record_forecasts(&permit, &engine, &scorer, &graded, &ends, &query, periods, pool)
-                .map(|f| {
-                    if let Some((pts, g)) = f {
-                        crate::track_record::with_forecasts(&mut history, &g, &pts);
-                    }
-                })?;
+            record_forecasts(
+                &permit, &engine, &scorer, &graded, &ends, &query, periods, pool,
+            )
+            .map(|f| {
+                if let Some((pts, g)) = f {
+                    crate::track_record::with_forecasts(&mut history, &g, &pts);
+                }
+            })?;
             Ok(TrackRecordResponse {
                 ticker: asset.ticker.clone(),
                 return_period: query.return_period,
@@ -561,7 +563,8 @@ impl VerdictService {
                 })?;
             let summary = state_at(&summary);
             let mut grades = scorer.score(&permit, &[score_input(&summary)])?;
-            let forecast = live_forecast(&permit, &engine, &scorer, &window, &query, periods, pool)?;
+            let forecast =
+                live_forecast(&permit, &engine, &scorer, &window, &query, periods, pool)?;
             if let Some(g) = &forecast {
                 grades[0].letter = g.letter.clone();
                 grades[0].score = g.score;
@@ -723,6 +726,9 @@ fn live_forecast(
     Ok(by.pop().and_then(|(_, _, mut graded)| graded.pop()))
 }
 
+/// Points of an asset's history and the scorer's answers for them.
+type PointsAndForecasts = (Vec<forecast_plugins::scorer::Point>, Vec<GradedForecast>);
+
 /// The points and graded forecasts of the month-ends `ends` of `graded`
 /// at `query`'s horizon, for an asset's grade history.
 #[allow(clippy::too_many_arguments)]
@@ -735,7 +741,7 @@ fn record_forecasts(
     query: &AnalysisQuery,
     periods: u32,
     pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
-) -> Result<Option<(Vec<forecast_plugins::scorer::Point>, Vec<GradedForecast>)>, Error> {
+) -> Result<Option<PointsAndForecasts>, Error> {
     let Some((table, pool)) = pool else {
         return Ok(None);
     };

@@ -35,6 +35,9 @@ import scipy.stats
 import statsmodels
 import statsmodels.api as sm
 
+# The 95th percentile of N(0, 1): a 90 % two-sided interval.
+Z95 = float(scipy.stats.norm.ppf(0.95))
+
 TOLERANCE = 1e-9
 Z90 = scipy.stats.norm.ppf(0.9)
 ALPHA = 0.10  # two-sided 90 % intervals
@@ -72,8 +75,9 @@ def skill_test(loss_f, loss_c, month, lag):
         "dm_p": res.pvalues[0],
         "differential_lo": lo,
         "differential_hi": hi,
-        "skill_lo": lo / c,
-        "skill_hi": hi / c,
+        # Centred on the skill: the differential's HAC se over c.
+        "skill_lo": (1.0 - f / c) - Z95 * res.bse[0] / c,
+        "skill_hi": (1.0 - f / c) + Z95 * res.bse[0] / c,
     }
 
 

@@ -49,3 +49,20 @@ fi
   CARGO_TARGET_DIR="$root/$out/forecast-eval" ${CARGO:-cargo} run --release --quiet -- \
     "$root/$out/forecast-eval.json" "$root/data/prices")
 "$venv/bin/python" tools/bench/peer/forecast_eval.py "$out/forecast-eval.json"
+
+# 6. The same check on the service's own calibrated forecasts: the demo
+#    universe in a scratch database, `forecast plugin compare` scores scorer
+#    2.0.0 against 1.0.0 on every month-end of the real histories at 90
+#    days and writes 2.0.0's scored rows (what the model card and the gate
+#    evaluate); our evaluation and the reference packages then agree on
+#    them to 1e-9. Needs the components (`make components`).
+${CARGO:-cargo} build --release --quiet --bin forecast
+db="$out/forecast-rows.db"
+rm -f "$db" "$db-wal" "$db-shm"
+DATABASE_URL="sqlite://$db" ./target/release/forecast demo load >/dev/null
+DATABASE_URL="sqlite://$db" ./target/release/forecast plugin compare scorer default 1.0.0 2.0.0 \
+  --rows "$out/forecast-rows.json"
+(cd tools/bench/peer/forecast-eval &&
+  CARGO_TARGET_DIR="$root/$out/forecast-eval" ${CARGO:-cargo} run --release --quiet -- \
+    "$root/$out/forecast-model.json" --rows "$root/$out/forecast-rows.json")
+"$venv/bin/python" tools/bench/peer/forecast_eval.py "$out/forecast-model.json"

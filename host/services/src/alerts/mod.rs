@@ -157,11 +157,7 @@ impl AlertService {
         &self.settings
     }
 
-    fn body(
-        &self,
-        a: &AlertRecord,
-        states: &[forecast_store::AlertState],
-    ) -> Result<Alert, Error> {
+    fn body(&self, a: &AlertRecord, states: &[forecast_store::AlertState]) -> Result<Alert, Error> {
         let spec = parse_spec(a)?;
         Ok(Alert {
             id: a.id.clone(),

@@ -12,10 +12,10 @@ use forecast_store::{ActivationRecord, AddOutcome, PluginRecord, PluginRegistry,
 use super::builtins::BUILTIN;
 use super::kinds::{slot, valid_version, SHADOW_KINDS};
 use super::loading::{blocking_load, load_checked, Loaded};
+use super::Error;
 use crate::models::{Model, Part};
 use forecast_api::models::ModelComparison;
 use forecast_store::Database;
-use super::Error;
 
 /// Largest component accepted.
 pub const MAX_COMPONENT_BYTES: usize = 64 << 20;
@@ -155,7 +155,8 @@ async fn gate(
         return Ok(None);
     };
     let partner = load_checked(db, runtime, other, &partner.name, &partner.version).await?;
-    let incumbent = load_checked(db, runtime, current.kind, &current.name, &current.version).await?;
+    let incumbent =
+        load_checked(db, runtime, current.kind, &current.name, &current.version).await?;
     let model = |part_plugin: &Loaded| -> Option<Model> {
         let (engine, scorer) = match (part, part_plugin, &partner) {
             (Part::Scorer, Loaded::Scorer(s), Loaded::Segmentation(e)) => (e.clone(), s.clone()),
@@ -175,7 +176,15 @@ async fn gate(
     let span = tracing::Span::current();
     let cmp = tokio::task::spawn_blocking(move || {
         span.in_scope(|| {
-            crate::models::compare(&permit, &a, &b, part, &series, crate::models::DEFAULT_HORIZON)
+            crate::models::compare(
+                &permit,
+                &a,
+                &b,
+                part,
+                &series,
+                crate::models::DEFAULT_HORIZON,
+            )
+            .map(|c| c.0)
         })
     })
     .await
@@ -192,7 +201,7 @@ pub async fn compare(
     name: &str,
     (a, b): (&str, &str),
     horizon: u32,
-) -> Result<ModelComparison, Error> {
+) -> Result<(ModelComparison, Vec<forecast_domain::evaluation::EvalRow>), Error> {
     let (part, other) = match kind {
         PluginKind::Scorer => (Part::Scorer, PluginKind::Segmentation),
         PluginKind::Segmentation => (Part::Engine, PluginKind::Scorer),
@@ -211,7 +220,9 @@ pub async fn compare(
     let pair = |p: Loaded| -> Result<Model, Error> {
         match (p, partner.clone()) {
             (Loaded::Scorer(scorer), Loaded::Segmentation(engine))
-            | (Loaded::Segmentation(engine), Loaded::Scorer(scorer)) => Ok(Model { engine, scorer }),
+            | (Loaded::Segmentation(engine), Loaded::Scorer(scorer)) => {
+                Ok(Model { engine, scorer })
+            }
             _ => Err(Error::Internal("unexpected plugin kinds".into())),
         }
     };

@@ -177,6 +177,7 @@ impl RegistryService {
             horizon,
         )
         .await
+        .map(|c| c.0)
     }
 
     /// Returns a slot to the version active before the current one.
