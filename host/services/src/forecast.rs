@@ -329,36 +329,65 @@ pub async fn build_table(
 /// another horizon gets the climatology method.
 pub const HORIZONS: [u32; 5] = crate::analysis::CACHED_RETURN_PERIODS;
 
-/// The pooled table of the store's current assets, built once per change
-/// of the assets' generation counter (a new price or asset).
+/// The pooled table of the store's current assets for live verdicts and
+/// grade histories, built once per change of the assets' generation
+/// counter (a new price or asset). The first build is waited for; after a
+/// change the previous table keeps serving while one rebuild runs in the
+/// background (an ingest moves the pooled sums of past months little, and
+/// no request should wait seconds for them).
 #[derive(Default)]
 pub struct PooledCache {
-    table: tokio::sync::Mutex<Option<(i64, std::sync::Arc<PooledTable>)>>,
+    state: std::sync::Arc<tokio::sync::Mutex<CacheState>>,
+}
+
+#[derive(Default)]
+struct CacheState {
+    /// The table and the generation it was built under (`None`: unknown).
+    table: Option<(Option<i64>, std::sync::Arc<PooledTable>)>,
+    /// Whether a background rebuild is running.
+    rebuilding: bool,
+}
+
+async fn timed_build(
+    assets: &dyn forecast_store::AssetStore,
+) -> Result<std::sync::Arc<PooledTable>, crate::error::Error> {
+    let started = std::time::Instant::now();
+    let table = std::sync::Arc::new(build_table(assets).await?);
+    tracing::info!(
+        seconds = started.elapsed().as_secs_f64(),
+        bytes = table.bytes(),
+        "pooled history built"
+    );
+    Ok(table)
 }
 
 impl PooledCache {
     /// The table for `generation` (the store's `assets` counter; `None`
-    /// when it could not be read: the table is rebuilt).
+    /// when it could not be read).
     pub async fn get(
         &self,
-        assets: &dyn forecast_store::AssetStore,
+        assets: std::sync::Arc<dyn forecast_store::AssetStore>,
         generation: Option<i64>,
     ) -> Result<std::sync::Arc<PooledTable>, crate::error::Error> {
-        let mut held = self.table.lock().await;
-        if let (Some(g), Some((at, table))) = (generation, held.as_ref()) {
-            if *at == g {
-                return Ok(table.clone());
-            }
-        }
-        let started = std::time::Instant::now();
-        let table = std::sync::Arc::new(build_table(assets).await?);
-        tracing::info!(
-            seconds = started.elapsed().as_secs_f64(),
-            bytes = table.bytes(),
-            "pooled history built"
-        );
-        if let Some(g) = generation {
-            *held = Some((g, table.clone()));
+        let mut held = self.state.lock().await;
+        let Some((at, table)) = held.table.clone() else {
+            let table = timed_build(assets.as_ref()).await?;
+            held.table = Some((generation, table.clone()));
+            return Ok(table);
+        };
+        let stale = generation.is_some() && at != generation;
+        if stale && !held.rebuilding {
+            held.rebuilding = true;
+            let state = self.state.clone();
+            tokio::spawn(async move {
+                let built = timed_build(assets.as_ref()).await;
+                let mut held = state.lock().await;
+                held.rebuilding = false;
+                match built {
+                    Ok(table) => held.table = Some((generation, table)),
+                    Err(e) => tracing::warn!(error = %e, "rebuilding the pooled history failed"),
+                }
+            });
         }
         Ok(table)
     }

@@ -230,7 +230,7 @@ impl VerdictService {
     pub async fn warm_pooled(&self) -> Result<(), Error> {
         if self.plugins.scorer().has_forecasting() {
             let generation = self.freshness.current().await.map(|g| g.assets);
-            self.pooled.get(self.assets.as_ref(), generation).await?;
+            self.pooled.get(self.assets.clone(), generation).await?;
         }
         Ok(())
     }
@@ -379,7 +379,7 @@ impl VerdictService {
         let ends = crate::track_record::month_ends(&graded);
         let pool = match scorer.has_forecasting() && !ends.is_empty() {
             true => Some((
-                self.pooled.get(self.assets.as_ref(), None).await?,
+                self.pooled.get(self.assets.clone(), None).await?,
                 crate::forecast::Pool::of(asset.data_source),
             )),
             false => None,
@@ -531,7 +531,7 @@ impl VerdictService {
         let pool = match self.plugins.scorer().has_forecasting() {
             true => Some((
                 self.pooled
-                    .get(self.assets.as_ref(), generations.map(|g| g.assets))
+                    .get(self.assets.clone(), generations.map(|g| g.assets))
                     .await?,
                 crate::forecast::Pool::of(asset.data_source),
             )),
@@ -548,49 +548,17 @@ impl VerdictService {
             let _in = span.enter();
             // Held until the work has stopped, even if the request is gone.
             let _ticket = ticket;
-            let summary = engine
-                .analyse_state(
-                    &permit,
-                    &window,
-                    crate::analysis::engine_params(&query, periods),
-                )?
-                .map_err(|e| match e {
-                    EngineError::InsufficientData(rows) => Error::InsufficientData(format!(
-                "{} has {rows} price rows in the requested window; at least {MIN_ROWS} are needed",
-                asset.ticker
-            )),
-                    EngineError::InvalidInput(m) => Error::Invalid(m),
-                })?;
-            let summary = state_at(&summary);
-            let mut grades = scorer.score(&permit, &[score_input(&summary)])?;
-            let forecast =
-                live_forecast(&permit, &engine, &scorer, &window, &query, periods, pool)?;
-            if let Some(g) = &forecast {
-                grades[0].letter = g.letter.clone();
-                grades[0].score = g.score;
-            }
-            let params = crate::analysis::engine_params(&query, periods);
-            let evidence = crate::evidence::bucket_evidence(
-                &engine,
-                &permit,
-                &window,
-                params,
-                vec![summary.current.segment],
-            )?;
-            Ok(build(VerdictParts {
+            live_verdict(LiveInputs {
+                permit: &permit,
+                engine: &engine,
+                scorer: &scorer,
                 asset: &asset,
+                window: &window,
                 query: &query,
-                rows: window.len(),
+                periods,
                 last_price_date,
-                state: &summary,
-                grade: &grades[0],
-                evidence: evidence.as_ref(),
-                forecast: forecast
-                    .as_ref()
-                    .and_then(|g| crate::forecast::body(query.return_period, g)),
-                engine_version: &engine.info().version,
-                scorer_version: &scorer.info().version,
-            }))
+                pool,
+            })
         })
         .await
         .map_err(|e| Error::Internal(format!("verdict worker failed: {e}")))?
@@ -679,10 +647,75 @@ impl VerdictService {
 }
 
 /// The 404 of an unknown or inactive ticker.
+/// What a live verdict is computed from.
+struct LiveInputs<'a> {
+    permit: &'a forecast_plugins::Permit,
+    engine: &'a Arc<forecast_plugins::SegmentationPlugin>,
+    scorer: &'a Arc<forecast_plugins::ScorerPlugin>,
+    asset: &'a Asset,
+    window: &'a forecast_domain::series::PriceSeries,
+    query: &'a AnalysisQuery,
+    periods: u32,
+    last_price_date: chrono::NaiveDate,
+    pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
+}
+
+/// A verdict computed now: the state at the last row (from the forecast's
+/// walk when the metric is `return`, else by `analyse-state`), its grade
+/// (the forecast's when the scorer forecasts), the bucket's evidence.
+fn live_verdict(x: LiveInputs<'_>) -> Result<VerdictResponse, Error> {
+    let (query, periods) = (x.query, x.periods);
+    let (forecast, last) = live_forecast(
+        x.permit, x.engine, x.scorer, x.window, query, periods, x.pool,
+    )?;
+    let params = crate::analysis::engine_params(query, periods);
+    let summary = match last {
+        Some(state) if query.metric == Metric::Return => state,
+        _ => state_at(
+            &x.engine
+                .analyse_state(x.permit, x.window, params)?
+                .map_err(|e| match e {
+                    EngineError::InsufficientData(rows) => Error::InsufficientData(format!(
+                        "{} has {rows} price rows in the requested window; at least {MIN_ROWS} are needed",
+                        x.asset.ticker
+                    )),
+                    EngineError::InvalidInput(m) => Error::Invalid(m),
+                })?,
+        ),
+    };
+    let mut grades = x.scorer.score(x.permit, &[score_input(&summary)])?;
+    if let Some(g) = &forecast {
+        grades[0].letter = g.letter.clone();
+        grades[0].score = g.score;
+    }
+    let evidence = crate::evidence::bucket_evidence(
+        x.engine,
+        x.permit,
+        x.window,
+        params,
+        vec![summary.current.segment],
+    )?;
+    Ok(build(VerdictParts {
+        asset: x.asset,
+        query,
+        rows: x.window.len(),
+        last_price_date: x.last_price_date,
+        state: &summary,
+        grade: &grades[0],
+        evidence: evidence.as_ref(),
+        forecast: forecast
+            .as_ref()
+            .and_then(|g| crate::forecast::body(query.return_period, g)),
+        engine_version: &x.engine.info().version,
+        scorer_version: &x.scorer.info().version,
+    }))
+}
+
 /// The scorer's graded forecast of the last row of `window` at `query`'s
 /// horizon (the return metric's states at every month-end of the window
 /// and at its last row), when the scorer forecasts and the engine reports
-/// episodes.
+/// episodes; with the return metric's state at the last row (what
+/// `analyse-state` answers for it).
 fn live_forecast(
     permit: &forecast_plugins::Permit,
     engine: &Arc<forecast_plugins::SegmentationPlugin>,
@@ -691,12 +724,12 @@ fn live_forecast(
     query: &AnalysisQuery,
     periods: u32,
     pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
-) -> Result<Option<forecast_plugins::scorer::GradedForecast>, Error> {
+) -> Result<(Option<GradedForecast>, Option<StateAt>), Error> {
     let Some((table, pool)) = pool else {
-        return Ok(None);
+        return Ok((None, None));
     };
     if !engine.has_evidence() || !engine.has_episodes() {
-        return Ok(None);
+        return Ok((None, None));
     }
     let fq = AnalysisQuery {
         metric: Metric::Return,
@@ -718,12 +751,15 @@ fn live_forecast(
         window,
         &[fq],
         &[params],
-        &[walk],
+        std::slice::from_ref(&walk),
         &ends,
         Some((&table, pool)),
     )
     .map_err(Error::Internal)?;
-    Ok(by.pop().and_then(|(_, _, mut graded)| graded.pop()))
+    Ok((
+        by.pop().and_then(|(_, _, mut graded)| graded.pop()),
+        walk.last().cloned(),
+    ))
 }
 
 /// Points of an asset's history and the scorer's answers for them.
