@@ -34,8 +34,31 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Activate a registered version after its self-tests pass; every replica follows within FORECAST_PLUGIN_POLL_MS */
+        /**
+         * Activate a registered version after its self-tests pass; every replica follows within FORECAST_PLUGIN_POLL_MS
+         * @description A scorer or engine version is first compared with the active one on the same walk-forward rows of real prices at 90 days (as POST /api/admin/plugins/compare does): a candidate whose forecasts are significantly worse (Diebold-Mariano on CRPS at 5 %) is refused with the figures (422) unless force is true with a reason, which the activation history records beside who activated it.
+         */
         post: operations["adminActivatePlugin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/plugins/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Compare two registered scorer or engine versions on the same walk-forward rows of real prices
+         * @description Both versions (with the active version of the other part) forecast every month-end of every asset with real or ingested prices at return_period (default 90), each point from the data before it only; both are scored with proper rules against climatology on the rows both forecast, and a Diebold-Mariano test (Newey-West variance over the horizon's overlap) compares their per-month mean CRPS. A scorer without forecasts is scored on the raw bucket median it grades by. Heavy work: it runs within the compile budget.
+         */
+        post: operations["adminComparePlugins"];
         delete?: never;
         options?: never;
         head?: never;
@@ -474,6 +497,26 @@ export interface paths {
          * @description The matcher component searches the active catalog (tickers with and without exchange suffixes, ISINs, names, fuzzy spelling, websites, products in summaries, asset classes such as gold or oil, and with the sentence-embedding model descriptions); among near-equal candidates the better-known asset (major index membership) comes first, and a vehicle word (ETF, index, futures, coin) prefers that kind of asset. A text naming several assets ("I own apple, tesla and some bitcoin", "bitcoin ethereum solana", a pasted column of tickers) is answered per asset in `mentions`; `matches` keeps at most 3. Confidences are calibrated on held-out data: of answers reported at 0.9 or more, at least 90 % were right, and such a first match is `sure`. When a language model is configured (FORECAST_LLM_URL) it may ask it to choose among its top candidates, and keeps its own answer when the model is unavailable. Gibberish gives an empty list. At most FORECAST_MATCH_PER_MINUTE (30) requests per user per minute.
          */
         post: operations["matchTickers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The active engine and scorer, and how their forecasts did on real prices
+         * @description One card per graded horizon (metric return, real and ingested prices) from the active grading run's stored grade histories: every row's calibrated forecast scored with proper rules against climatology (the asset's own forward-return distribution up to each date): CRPS, quantile loss and squared error with their skill, 90 % intervals and Diebold-Mariano tests (HAC variance over the horizon's overlap), calibration intercept and slope with Driscoll-Kraay intervals, coverage of the 80 % interval, the PIT histogram and the reliability per decile, and the dates covered. A card's evaluation is null where the run stored no forecasts (a scorer without them). Computed once per grading run, then served from memory.
+         */
+        get: operations["models"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1000,6 +1043,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/web/api/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The active engine and scorer, and how their forecasts did on real prices
+         * @description One card per graded horizon (metric return, real and ingested prices) from the active grading run's stored grade histories: every row's calibrated forecast scored with proper rules against climatology (the asset's own forward-return distribution up to each date): CRPS, quantile loss and squared error with their skill, 90 % intervals and Diebold-Mariano tests (HAC variance over the horizon's overlap), calibration intercept and slope with Driscoll-Kraay intervals, coverage of the 80 % interval, the PIT histogram and the reliability per decile, and the dates covered. A card's evaluation is null where the run stored no forecasts (a scorer without them). Computed once per grading run, then served from memory.
+         */
+        get: operations["webModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/web/api/ranking": {
         parameters: {
             query?: never;
@@ -1124,6 +1187,22 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description `POST /api/admin/plugins/activate`'s body. */
+        ActivateRequest: {
+            /** @description The plugin's kind. */
+            kind: string;
+            /** @description Name within the kind. */
+            name: string;
+            /** @description Semantic version. */
+            version: string;
+            /**
+             * @description Activate a scorer or engine even though it forecast significantly
+             *     worse than the active version on real prices (recorded with `reason`).
+             */
+            force?: boolean;
+            /** @description Why, when `force` (required then; at most 500 characters). */
+            reason?: string | null;
+        };
         /** @description `{active}`: what a slot serves after an activation or a rollback. */
         ActiveResponse: {
             /** @description The version now active. */
@@ -1599,6 +1678,32 @@ export interface components {
          * @enum {string}
          */
         Category: "US Stocks" | "ETFs" | "BMV" | "Crypto" | "Commodities" | "Forex" | "Indices" | "UK Stocks" | "European Stocks" | "Japanese Stocks" | "Canadian Stocks" | "Brazilian Stocks" | "HK/China Stocks" | "Indian Stocks" | "Australian Stocks" | "Korean Stocks" | "CS2 Cases";
+        /** @description A regression coefficient with its 90 % interval. */
+        CoefficientBody: {
+            /**
+             * Format: double
+             * @description Estimate.
+             */
+            estimate: number;
+            /** @description 90 % interval (Driscoll–Kraay: months as time, HAC over the overlap). */
+            ci: number[];
+        };
+        /** @description `POST /api/admin/plugins/compare`: two registered versions of one kind. */
+        CompareRequest: {
+            /** @description `scorer` or `segmentation`. */
+            kind: string;
+            /** @description Name within the kind (`default` for the built-ins). */
+            name: string;
+            /** @description The first version. */
+            a: string;
+            /** @description The second version. */
+            b: string;
+            /**
+             * Format: int32
+             * @description Horizon in calendar days, one of the graded ones (default 90).
+             */
+            return_period?: number | null;
+        };
         /**
          * @description What an alert watches. `*_changed` conditions fire whenever the value
          *     differs from the last evaluation's; the others fire when they become
@@ -1884,6 +1989,107 @@ export interface components {
              * @description 95th percentile.
              */
             p95: number;
+        };
+        /**
+         * @description A calibrated forecast of the forward return over the verdict's horizon
+         *     (docs/METHODOLOGY.md, "Calibrated forecasts"): every parameter fitted
+         *     on data before its date only. Absent where the active scorer has no
+         *     forecasts (one built before WIT 1.9.0) or the asset's own history has
+         *     no completed horizon yet.
+         */
+        ForecastBody: {
+            /**
+             * Format: int32
+             * @description Horizon in calendar days.
+             */
+            return_period: number;
+            /**
+             * Format: double
+             * @description Central estimate of the forward return (a mean, fraction).
+             */
+            central: number;
+            /**
+             * Format: double
+             * @description 10th percentile of the forward return.
+             */
+            p10: number;
+            /**
+             * Format: double
+             * @description 90th percentile of the forward return.
+             */
+            p90: number;
+            /**
+             * Format: double
+             * @description Standard error of `central`.
+             */
+            central_se: number;
+            /**
+             * Format: double
+             * @description The outcome the grade compares with: the pooled mean of assets of
+             *     the same kind of data (real and ingested, or synthetic), or the
+             *     asset's own mean when `method` is `climatology`.
+             */
+            reference: number;
+            /**
+             * @description `calibrated` (fitted out of sample on the pooled history) or
+             *     `climatology` (too little pooled history: the asset's own
+             *     distribution only).
+             */
+            method: string;
+            /**
+             * @description Too little evidence for the extreme letters (fewer than 10
+             *     independent episodes in the bucket, or the central estimate's 80 %
+             *     interval contains `reference`): the score is held within [20, 80].
+             */
+            thin: boolean;
+        };
+        /**
+         * @description How the calibrated forecasts did, scored with proper rules
+         *     (docs/METHODOLOGY.md, "Evaluating forecasts").
+         */
+        ForecastEvaluation: {
+            /**
+             * Format: int32
+             * @description Rows (asset, month-end) with a forecast and a realised return.
+             */
+            rows: number;
+            /**
+             * Format: int32
+             * @description Month-ends among them.
+             */
+            months: number;
+            /**
+             * Format: int32
+             * @description HAC lag in months (the horizon's overlap).
+             */
+            lag: number;
+            /** @description CRPS of the forecast as a normal with its p10–p90 spread. */
+            crps: components["schemas"]["SkillScore"];
+            /** @description Mean pinball loss of p10 and p90. */
+            quantile_loss: components["schemas"]["SkillScore"];
+            /** @description Squared error of the central estimate. */
+            squared_error: components["schemas"]["SkillScore"];
+            /** @description Intercept of realised on central (0 when calibrated). */
+            calibration_intercept: components["schemas"]["CoefficientBody"];
+            /** @description Slope of realised on central (1 when calibrated). */
+            calibration_slope: components["schemas"]["CoefficientBody"];
+            /**
+             * Format: double
+             * @description Share of realised returns within the 80 % interval.
+             */
+            coverage: number;
+            /**
+             * Format: double
+             * @description The same for climatology's p10–p90.
+             */
+            climatology_coverage: number;
+            /** @description Realised returns' PIT under the forecast, in ten bins of 0.1. */
+            pit_histogram: number[];
+            /**
+             * @description Rows by decile of the central forecast: mean predicted against
+             *     mean realised.
+             */
+            reliability: components["schemas"]["CalibrationBin"][];
         };
         /** @description `grade` of a verdict. */
         GradeBody: {
@@ -2260,6 +2466,94 @@ export interface components {
                 [key: string]: components["schemas"]["RelativeMetrics"];
             };
         };
+        /** @description One model's figures over a set of walk-forward rows. */
+        ModelCard: {
+            /** @description `kind/name@version` of the part the card describes. */
+            model: string;
+            /**
+             * Format: int32
+             * @description Horizon in calendar days.
+             */
+            return_period: number;
+            /** @description The prices the rows come from (`real`: shipped and ingested). */
+            source: string;
+            /**
+             * Format: date
+             * @description First month-end evaluated.
+             */
+            first_date?: string | null;
+            /**
+             * Format: date
+             * @description Last month-end evaluated.
+             */
+            last_date?: string | null;
+            evaluation?: null | components["schemas"]["ForecastEvaluation"];
+        };
+        /** @description Two versions forecasting the same rows. */
+        ModelComparison: {
+            /**
+             * Format: int32
+             * @description Horizon in calendar days.
+             */
+            return_period: number;
+            /**
+             * Format: int32
+             * @description (asset, month-end) rows both versions forecast.
+             */
+            rows: number;
+            /**
+             * Format: int32
+             * @description Month-ends among them.
+             */
+            months: number;
+            /** @description The first version (for the gate: the active one). */
+            a: components["schemas"]["ModelCard"];
+            /** @description The second version (for the gate: the candidate). */
+            b: components["schemas"]["ModelCard"];
+            /**
+             * Format: double
+             * @description Mean over months of the month's mean CRPS of `a` minus `b`: above 0,
+             *     `b` forecast better.
+             */
+            crps_differential: number;
+            /**
+             * Format: double
+             * @description Its Newey–West standard error (lag: the horizon's overlap in months).
+             */
+            crps_differential_se: number;
+            /**
+             * Format: double
+             * @description Diebold–Mariano statistic.
+             */
+            dm_stat: number;
+            /**
+             * Format: double
+             * @description Its two-sided p-value.
+             */
+            dm_p: number;
+            /**
+             * @description Whether `b` is significantly worse than `a` at 5 % (the activation
+             *     gate refuses such a candidate without `force`).
+             */
+            b_significantly_worse: boolean;
+            /** @description The result in words. */
+            verdict: string;
+        };
+        /**
+         * @description `GET /api/models`: the active engine and scorer and, per graded
+         *     horizon, how their forecasts did on real prices (from the active
+         *     grading run's stored histories).
+         */
+        ModelsResponse: {
+            /** @description The active engine, `segmentation/name@version`. */
+            engine: string;
+            /** @description The active scorer, `scorer/name@version`. */
+            scorer: string;
+            /** @description The grading run the cards come from; none before the first run. */
+            run_id?: string | null;
+            /** @description One card per graded horizon (metric `return`). */
+            cards: components["schemas"]["ModelCard"][];
+        };
         /**
          * @description `POST /api/backtest/monte-carlo`: a backtest request (every field of
          *     `BacktestRequest`, the same bounds) plus the simulation's own. Read as
@@ -2572,24 +2866,6 @@ export interface components {
             peak_memory_bytes: number;
         };
         /**
-         * @description A plugin version: the query of `POST /api/admin/plugins` and the body of
-         *     `POST /api/admin/plugins/activate`.
-         */
-        PluginVersion: {
-            /** @description The plugin's kind (its WIT world). */
-            kind: components["schemas"]["PluginKind"];
-            /**
-             * @description Name within the kind (`default` for the built-in engine, scorer and
-             *     matcher; a strategy's own name).
-             */
-            name: string;
-            /**
-             * @description Semantic version the component reports.
-             * @example 1.1.0
-             */
-            version: string;
-        };
-        /**
          * @description Quantiles of a set of outcomes, linearly interpolated between order
          *     statistics (numpy's default method); `p50` is the median.
          */
@@ -2795,6 +3071,39 @@ export interface components {
              */
             id: string;
         };
+        /** @description The forecast of one row and the climatology it is judged against. */
+        RowForecast: {
+            /**
+             * Format: double
+             * @description Central estimate of the forward return.
+             */
+            central: number;
+            /**
+             * Format: double
+             * @description 10th percentile.
+             */
+            p10: number;
+            /**
+             * Format: double
+             * @description 90th percentile.
+             */
+            p90: number;
+            /**
+             * Format: double
+             * @description The asset's own mean forward return up to `date` (climatology).
+             */
+            climatology_mean: number;
+            /**
+             * Format: double
+             * @description Its 10th percentile.
+             */
+            climatology_p10: number;
+            /**
+             * Format: double
+             * @description Its 90th percentile.
+             */
+            climatology_p90: number;
+        };
         /** @description One `scatter_data` point. */
         ScatterBody: {
             /** Format: double */
@@ -2960,6 +3269,43 @@ export interface components {
             best_method: string;
             /** Format: double */
             best_error: number;
+        };
+        /**
+         * @description One loss of the calibrated forecast against climatology (the asset's
+         *     own forward-return distribution up to each date).
+         */
+        SkillScore: {
+            /**
+             * Format: double
+             * @description The forecast's mean loss.
+             */
+            forecast: number;
+            /**
+             * Format: double
+             * @description Climatology's mean loss.
+             */
+            climatology: number;
+            /**
+             * Format: double
+             * @description 1 − forecast / climatology: above 0 the forecast did better.
+             */
+            skill: number;
+            /**
+             * @description 90 % interval of `skill` (the month-mean loss differential's
+             *     Newey–West interval over climatology's mean loss).
+             */
+            skill_ci: number[];
+            /**
+             * Format: double
+             * @description Diebold–Mariano statistic of the month-mean loss differential
+             *     (climatology minus forecast; HAC variance over the horizon's overlap).
+             */
+            dm_stat: number;
+            /**
+             * Format: double
+             * @description Its two-sided p-value.
+             */
+            dm_p: number;
         };
         /**
          * @description What a ranking is sorted by.
@@ -3414,6 +3760,7 @@ export interface components {
              *     not come.
              */
             realised_return?: number | null;
+            forecast?: null | components["schemas"]["RowForecast"];
         };
         /** @description One fill. */
         TradeBody: {
@@ -3543,6 +3890,7 @@ export interface components {
              * @description Bootstrap block length in month-ends (the horizon's overlap + 1).
              */
             block_months: number;
+            forecast_evaluation?: null | components["schemas"]["ForecastEvaluation"];
             /** @description What the figures can and cannot say, in words. */
             notes: string[];
         };
@@ -3681,6 +4029,7 @@ export interface components {
             signals: components["schemas"]["Signals"];
             active_segment: components["schemas"]["SegmentBody"];
             grade: components["schemas"]["GradeBody"];
+            forecast?: null | components["schemas"]["ForecastBody"];
             /**
              * Format: double
              * @description Median over calendar years of the worst within-year drawdown
@@ -4042,7 +4391,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PluginVersion"];
+                "application/json": components["schemas"]["ActivateRequest"];
             };
         };
         responses: {
@@ -4055,7 +4404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActiveResponse"];
                 };
             };
-            /** @description Bad kind */
+            /** @description Bad kind, or force without a reason */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4091,8 +4440,77 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The candidate failed its checks; nothing changed */
+            /** @description The candidate failed its checks, or forecast significantly worse than the active version; nothing changed */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    adminComparePlugins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompareRequest"];
+            };
+        };
+        responses: {
+            /** @description The comparison */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelComparison"];
+                };
+            };
+            /** @description Bad kind or horizon */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid admin token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The admin API is disabled (FORECAST_ADMIN_TOKEN unset) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A version is not registered */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No active version of the other part, or an engine that cannot compute past states */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7196,6 +7614,84 @@ export interface operations {
             /** @description The matcher plugin failed (the detail names it) */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    models: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelsResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable (the request is refused), or: No completed grading run has stored grade histories yet, or aggregating them needs a turn of the server's heavy-work budget and none came in time; Retry-After says when to retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10995,6 +11491,84 @@ export interface operations {
             /** @description The combinations passed FORECAST_RESEARCH_TIMEOUT_MS; reduce the scope */
             504: {
                 headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelsResponse"];
+                };
+            };
+            /** @description No valid session, or a Bearer key was sent */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Quota exhausted */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable (the request is refused), or: No completed grading run has stored grade histories yet, or aggregating them needs a turn of the server's heavy-work budget and none came in time; Retry-After says when to retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
                     "X-RateLimit-Limit"?: number;
                     /** @description Units left in that window. */
