@@ -435,6 +435,10 @@ pub struct Observation {
     pub ranked: Option<u32>,
     /// The evidence behind the numbers.
     pub evidence: Option<ObservedEvidence>,
+    /// The calibrated forecast the grade came from (absent where the scorer
+    /// makes none, and in states recorded before scorer 2.0.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<crate::analysis::ForecastBody>,
 }
 
 /// How much history stands behind an observation.

@@ -308,6 +308,10 @@ pub struct RankedAsset {
     /// The currency of `current_price`, from the asset catalog (ISO 4217
     /// such as `USD`; may be empty when the catalog has none).
     pub currency: String,
+    /// The calibrated forecast the grade comes from (the graded verdict's
+    /// `forecast`; absent where the scorer makes none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<crate::analysis::ForecastBody>,
 }
 
 /// `metadata` of a ranking.

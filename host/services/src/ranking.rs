@@ -47,6 +47,16 @@ fn by_key(a: &RankedRow, b: &RankedRow, sort_by: SortKey) -> Ordering {
 }
 
 /// Whether the row's ticker or name contains `text` (lower-cased).
+/// The `forecast` of a stored verdict body (read for the rows of a page
+/// only; any other field is skipped unparsed).
+pub(crate) fn forecast_of(body: &str) -> Option<forecast_api::analysis::ForecastBody> {
+    #[derive(serde::Deserialize)]
+    struct Only {
+        forecast: Option<forecast_api::analysis::ForecastBody>,
+    }
+    serde_json::from_str::<Only>(body).ok()?.forecast
+}
+
 fn matches(row: &RankedRow, text: &str) -> bool {
     row.ticker.to_lowercase().contains(text) || row.name.to_lowercase().contains(text)
 }
@@ -129,6 +139,7 @@ impl RankingService {
                     data_source: r.data_source,
                     last_price_date: r.last_price_date,
                     currency: r.currency,
+                    forecast: forecast_of(&r.grade.body),
                 })
                 .collect(),
             metadata: RankingMetadata {

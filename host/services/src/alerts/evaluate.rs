@@ -174,6 +174,7 @@ fn from_verdict(v: &VerdictResponse) -> Seen {
                 thin: s.evidence.as_ref().is_some_and(|e| e.thin),
                 data_points: v.metadata.data_points,
             }),
+            forecast: v.forecast.clone(),
         },
         engine: v.metadata.engine_version.clone(),
         scorer: v.metadata.scorer_version.clone(),
@@ -193,6 +194,7 @@ fn from_ranking(row: &RankedRow, rank: usize, ranked: usize, run: &GradingRun) -
             last_price_date: Some(row.last_price_date),
             rank: Some(rank as u32),
             ranked: Some(ranked as u32),
+            forecast: crate::ranking::forecast_of(&g.body),
             ..Observation::default()
         },
         engine: run.engine.clone(),
