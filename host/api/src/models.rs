@@ -56,8 +56,9 @@ pub struct ModelComparison {
     pub a: ModelCard,
     /// The second version (for the gate: the candidate).
     pub b: ModelCard,
-    /// Mean over months of the month's mean CRPS of `a` minus `b`: above 0,
-    /// `b` forecast better.
+    /// Mean CRPS of `a` minus `b` over the rows (each month's sum over the
+    /// mean rows per month, averaged over months): above 0, `b` forecast
+    /// better.
     pub crps_differential: f64,
     /// Its Newey–West standard error (lag: the horizon's overlap in months).
     pub crps_differential_se: f64,

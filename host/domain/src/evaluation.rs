@@ -17,10 +17,12 @@
 //!
 //! Each of the three gives a [`SkillTest`]: the mean loss of either side over
 //! the rows, the skill 1 − forecast/climatology, and a Diebold–Mariano test
-//! on the per-month mean loss differential D_m = mean over that month's rows
-//! of (L_clim − L_forecast) (positive: the forecast is better). Averaging
-//! within a month first absorbs the cross-sectional correlation of one
-//! month-end's rows; the Newey–West HAC variance of the mean of D_m with
+//! on the per-month loss differential D_m = the sum over that month's rows
+//! of (L_clim − L_forecast) divided by the mean rows per month, N/M
+//! (positive: the forecast is better), so that the mean of D_m is the
+//! row-weighted mean differential and the skill is exactly D̄ / L̄_clim.
+//! Summing within a month first absorbs the cross-sectional correlation of
+//! one month-end's rows; the Newey–West HAC variance of the mean of D_m with
 //! Bartlett weights 1 − j/(lag+1), j = 1..lag, absorbs the overlap of
 //! horizons across month-ends (the caller passes lag = ⌈h/30⌉). The variance
 //! is exactly statsmodels'
@@ -30,9 +32,9 @@
 //! The months are taken in ascending order as consecutive periods (a month
 //! without rows is skipped, not filled). `dm_stat = D̄/se`, `dm_p` its
 //! two-sided normal p-value, and the 90 % interval D̄ ± 1.6448536269514722·se.
-//! The skill's interval is centred on the skill: skill ± 1.6448536269514722
-//! · se / (climatology's mean loss), which treats the denominator as fixed
-//! (its own sampling error is ignored).
+//! The skill's interval is (D̄ ± 1.6448536269514722·se) / L̄_clim, centred
+//! on the skill, the denominator treated as fixed (its own sampling error
+//! is ignored).
 //!
 //! **Calibration**: OLS of realised on central over all rows, intercept and
 //! slope with Driscoll–Kraay standard errors: the scores x_i·u_i are summed
@@ -105,11 +107,11 @@ pub struct SkillTest {
     pub differential_lo: f64,
     /// `differential + Z95·se`.
     pub differential_hi: f64,
-    /// `skill − Z95·se / climatology`: the skill's 90 % interval, centred
-    /// on it, with the differential's HAC standard error scaled by the
-    /// climatology's mean loss (treated as fixed).
+    /// `differential_lo / climatology`: the skill's 90 % interval (the
+    /// differential's mean is the row mean, so it is centred on the skill;
+    /// the denominator is treated as fixed).
     pub skill_lo: f64,
-    /// `skill + Z95·se / climatology`.
+    /// `differential_hi / climatology`.
     pub skill_hi: f64,
 }
 
@@ -385,9 +387,10 @@ fn skill_test(loss: &[(f64, f64)], groups: &[Vec<usize>], lag: usize) -> SkillTe
     let n = loss.len() as f64;
     let forecast = loss.iter().map(|l| l.0).sum::<f64>() / n;
     let climatology = loss.iter().map(|l| l.1).sum::<f64>() / n;
+    let per_month = n / groups.len() as f64;
     let monthly: Vec<f64> = groups
         .iter()
-        .map(|g| g.iter().map(|&i| loss[i].1 - loss[i].0).sum::<f64>() / g.len() as f64)
+        .map(|g| g.iter().map(|&i| loss[i].1 - loss[i].0).sum::<f64>() / per_month)
         .collect();
     let (differential, se) = newey_west_mean(&monthly, lag);
     let dm_stat = differential / se;
@@ -404,8 +407,8 @@ fn skill_test(loss: &[(f64, f64)], groups: &[Vec<usize>], lag: usize) -> SkillTe
         dm_p: two_sided_p(dm_stat),
         differential_lo,
         differential_hi,
-        skill_lo: skill - Z95 * se / climatology,
-        skill_hi: skill + Z95 * se / climatology,
+        skill_lo: differential_lo / climatology,
+        skill_hi: differential_hi / climatology,
     }
 }
 
@@ -665,14 +668,22 @@ mod tests {
         assert!(close(e.mse.forecast, 0.5, 1e-16));
         assert!(close(e.mse.climatology, 1.75, 1e-16));
         assert!(close(e.mse.skill, 5.0 / 7.0, 1e-15));
-        // D_m = (0.5, 0, 4): mean 1.5, e = (−1, −1.5, 2.5), Σe² = 9.5.
-        assert!(close(e.mse.differential, 1.5, 1e-16));
-        let se = (9.5f64 / 6.0).sqrt();
+        // Row differentials 1, 0, 0, 4; month sums (1, 0, 4) over 4/3 rows
+        // per month: D_m = (0.75, 0, 3), mean 1.25 (the row mean),
+        // e = (−0.5, −1.25, 1.75), Σe² = 4.875.
+        assert!(close(e.mse.differential, 1.25, 1e-15));
+        let se = (4.875f64 / 6.0).sqrt();
         assert!(close(e.mse.se, se, 1e-15));
-        assert!(close(e.mse.dm_stat, 1.5 / se, 1e-15));
-        assert!(close(e.mse.dm_p, 2.0 * (1.0 - normal_cdf(1.5 / se)), 1e-14));
-        assert!(close(e.mse.differential_lo, 1.5 - Z95 * se, 1e-15));
-        assert!(close(e.mse.skill_hi, 5.0 / 7.0 + Z95 * se / 1.75, 1e-15));
+        assert!(close(e.mse.dm_stat, 1.25 / se, 1e-15));
+        assert!(close(
+            e.mse.dm_p,
+            2.0 * (1.0 - normal_cdf(1.25 / se)),
+            1e-14
+        ));
+        assert!(close(e.mse.differential_lo, 1.25 - Z95 * se, 1e-15));
+        // The skill is the differential over climatology's mean loss.
+        assert!(close(e.mse.skill, e.mse.differential / 1.75, 1e-15));
+        assert!(close(e.mse.skill_hi, (1.25 + Z95 * se) / 1.75, 1e-15));
     }
 
     #[test]
@@ -793,12 +804,14 @@ mod tests {
     }
 
     #[test]
-    fn monthly_differential_averages_within_a_month() {
+    fn monthly_differentials_keep_the_row_weights() {
         // Month 0 has two rows (D = 1 and 0), month 1 one (D = 0), month 2
-        // one (D = 4): the row-weighted c − f is 1.25, the month mean 1.5.
+        // one (D = 4): the row-weighted c − f is 1.25, and so is the mean of
+        // the monthly differentials (sums over 4/3 rows per month), where a
+        // mean of monthly means would give 1.5.
         let e = evaluate(&four_rows(), 0).unwrap();
         assert!(close(e.mse.climatology - e.mse.forecast, 1.25, 1e-16));
-        assert!(close(e.mse.differential, 1.5, 1e-16));
+        assert!(close(e.mse.differential, 1.25, 1e-15));
         // Input order does not matter.
         let mut shuffled = four_rows();
         shuffled.reverse();

@@ -214,7 +214,7 @@ pub fn compare(
     });
     let xs: Vec<EvalRow> = common.iter().map(|c| *c.1).collect();
     let ys: Vec<EvalRow> = common.iter().map(|c| *c.2).collect();
-    // Per month (ascending), the mean CRPS differential a − b.
+    // Per month (ascending), the CRPS differential a − b.
     let mut by_month: BTreeMap<i32, (f64, u32)> = BTreeMap::new();
     for (x, y) in xs.iter().zip(&ys) {
         let la = crps_gaussian(x.central, sigma_from_quantiles(x.p10, x.p90), x.realised);
@@ -223,7 +223,10 @@ pub fn compare(
         cell.0 += la - lb;
         cell.1 += 1;
     }
-    let d: Vec<f64> = by_month.values().map(|(s, n)| s / f64::from(*n)).collect();
+    // Each month's sum over the mean rows per month: their mean is the row
+    // mean (as the evaluation's differentials are).
+    let per_month = xs.len() as f64 / by_month.len().max(1) as f64;
+    let d: Vec<f64> = by_month.values().map(|(s, _)| s / per_month).collect();
     let lag = (horizon as usize).div_ceil(30);
     let (mean, se) = match d.len() >= 2 {
         true => newey_west_mean(&d, lag),

@@ -35,9 +35,6 @@ import scipy.stats
 import statsmodels
 import statsmodels.api as sm
 
-# The 95th percentile of N(0, 1): a 90 % two-sided interval.
-Z95 = float(scipy.stats.norm.ppf(0.95))
-
 TOLERANCE = 1e-9
 Z90 = scipy.stats.norm.ppf(0.9)
 ALPHA = 0.10  # two-sided 90 % intervals
@@ -55,10 +52,12 @@ def pinball(tau, y, q):
 
 
 def skill_test(loss_f, loss_c, month, lag):
-    """Mean losses, skill and the DM test on the monthly mean differentials."""
+    """Mean losses, skill and the DM test on the monthly differentials: each
+    month's sum over the mean rows per month (their mean is the row mean)."""
     months = np.unique(month)  # ascending, as ours
     diff = loss_c - loss_f
-    d = np.array([diff[month == m].mean() for m in months])
+    per_month = len(diff) / len(months)
+    d = np.array([diff[month == m].sum() / per_month for m in months])
     res = sm.OLS(d, np.ones(len(d))).fit(
         cov_type="HAC", cov_kwds={"maxlags": lag, "use_correction": True}
     )
@@ -75,9 +74,8 @@ def skill_test(loss_f, loss_c, month, lag):
         "dm_p": res.pvalues[0],
         "differential_lo": lo,
         "differential_hi": hi,
-        # Centred on the skill: the differential's HAC se over c.
-        "skill_lo": (1.0 - f / c) - Z95 * res.bse[0] / c,
-        "skill_hi": (1.0 - f / c) + Z95 * res.bse[0] / c,
+        "skill_lo": lo / c,
+        "skill_hi": hi / c,
     }
 
 
