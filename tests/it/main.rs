@@ -26,6 +26,7 @@ mod cli;
 mod evidence_oracle;
 mod exports;
 mod fetch;
+mod forecasts;
 mod grading;
 mod hardening_backtest;
 mod hardening_clients;

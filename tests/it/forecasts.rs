@@ -1,0 +1,663 @@
+//! Calibrated forecasts (decision 0079), black-box: a grade history's rows
+//! carry the forecast the verdict shows at each date, nothing after a date
+//! changes what was forecast at it, thin evidence never earns an extreme
+//! letter, the universe record is calibrated on real prices, the evidence
+//! gate refuses a worse scorer both from the CLI and the admin API (and
+//! records an override with its reason), and the model cards.
+//!
+//! One database graded once for the tests that read a grading run (every
+//! asset with real prices active, nothing else: the pooled fit sees every
+//! real asset); each test serves a private copy of it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common;
+
+use common::{assert_error, cli, cli_ok, component, sqlite_url, Server, ADMIN_TOKEN, BIN};
+use serde_json::{json, Value};
+
+/// A fresh demo database in which exactly the assets with real prices are
+/// active.
+async fn real_only_db() -> PathBuf {
+    let db = common::fresh_db();
+    let pool = sqlx::SqlitePool::connect(&sqlite_url(&db)).await.unwrap();
+    sqlx::query("UPDATE assets SET is_active = (data_source = 'real')")
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    db
+}
+
+/// Number of active assets with real prices in `db`.
+async fn active_real(db: &Path) -> u64 {
+    let pool = sqlx::SqlitePool::connect(&sqlite_url(db)).await.unwrap();
+    let n: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM assets WHERE is_active AND data_source = 'real'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    pool.close().await;
+    n as u64
+}
+
+/// `forecast grade` on `db`, asserting success.
+fn grade(db: &Path) {
+    let out = Command::new(BIN)
+        .arg("grade")
+        .env("DATABASE_URL", sqlite_url(db))
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run forecast grade");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The real-only database, graded once per test binary.
+async fn graded() -> &'static Path {
+    static DB: tokio::sync::OnceCell<PathBuf> = tokio::sync::OnceCell::const_new();
+    DB.get_or_init(|| async {
+        let db = real_only_db().await;
+        grade(&db);
+        db
+    })
+    .await
+}
+
+/// A private copy of the graded database.
+async fn graded_copy() -> PathBuf {
+    let from = graded().await;
+    let to = common::empty_db();
+    std::fs::copy(from, &to).expect("copy the graded database");
+    let wal = from.with_extension("db-wal");
+    if wal.exists() {
+        std::fs::copy(&wal, to.with_extension("db-wal")).expect("copy the WAL");
+    }
+    to
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Asserts that `a` and `b` (objects of numbers) agree on `keys` within
+/// `tol`.
+fn close_on(a: &Value, b: &Value, keys: &[&str], tol: f64, what: &str) {
+    for k in keys {
+        let (x, y) = (f(&a[k]), f(&b[k]));
+        assert!(
+            (x - y).abs() <= tol,
+            "{what}: {k} {x} against {y} (tolerance {tol})\n{a}\n{b}"
+        );
+    }
+}
+
+/// Every row of an asset's grade history is the verdict with `end_date` at
+/// its date: the same calibrated forecast (central, p10, p90), letter and
+/// score.
+#[tokio::test]
+async fn grade_history_rows_carry_the_forecast_the_verdict_shows_at_their_date() {
+    let s = Server::app_with(graded_copy().await, &[]).await;
+    // AAPL: every row (a live verdict takes milliseconds); ^GSPC, 777
+    // rows: twelve spread over its history.
+    for (ticker, sample) in [("AAPL", None), ("%5EGSPC", Some(12))] {
+        let (status, body) = s
+            .get(&format!("/api/track-record/{ticker}?return_period=90"))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let history = body["history"].as_array().unwrap();
+        assert!(
+            history.len() > 100,
+            "{ticker}: {} month-ends",
+            history.len()
+        );
+        let rows: Vec<usize> = match sample {
+            None => (0..history.len()).collect(),
+            Some(n) => (0..n).map(|i| i * (history.len() - 1) / (n - 1)).collect(),
+        };
+        for i in rows {
+            let row = &history[i];
+            let date = row["date"].as_str().unwrap();
+            let rf = &row["forecast"];
+            assert!(rf.is_object(), "{ticker} {date}: no forecast in {row}");
+            assert!(
+                f(&rf["p10"]) <= f(&rf["central"]) && f(&rf["central"]) <= f(&rf["p90"]),
+                "{row}"
+            );
+            assert!(
+                f(&rf["climatology_p10"]) <= f(&rf["climatology_p90"]),
+                "{row}"
+            );
+            let (status, v) = s
+                .get(&format!(
+                    "/api/analysis/{ticker}/verdict?return_period=90&end_date={date}"
+                ))
+                .await;
+            assert_eq!(status, 200, "{v}");
+            let vf = &v["forecast"];
+            assert_eq!(vf["return_period"], 90, "{ticker} {date}: {vf}");
+            let what = format!("{ticker} at {date}");
+            close_on(rf, vf, &["central", "p10", "p90"], 1e-5, &what);
+            assert_eq!(row["grade"], v["grade"]["letter"], "{what}: {row} {vf}");
+            assert!(
+                (f(&row["score"]) - f(&v["grade"]["score"])).abs() <= 1e-3,
+                "{what}: score {} against {}",
+                row["score"],
+                v["grade"]["score"]
+            );
+        }
+    }
+}
+
+/// AAPL's prices after `cut` removed (the rest of the universe untouched).
+async fn cut_aapl(db: &Path, cut: &str) {
+    let store = forecast::store::connect(&sqlite_url(db)).await.unwrap();
+    let a = store.asset_by_ticker("AAPL").await.unwrap().unwrap();
+    let full = store.load_series(a.id).await.unwrap().unwrap();
+    let kept = full.window(None, Some(cut.parse().unwrap()));
+    assert!(kept.len() > 1_000 && kept.len() < full.len());
+    store
+        .store_series(&[(a.id, &kept, a.data_source)])
+        .await
+        .unwrap();
+    store.close().await;
+}
+
+/// No look-ahead: with AAPL's prices after D deleted, its verdict at D and
+/// every row of its grade history before D are unchanged (forecast, letter,
+/// score), and the realised returns known by D are the same.
+#[tokio::test]
+async fn removing_later_prices_changes_nothing_forecast_before_them() {
+    const D: &str = "2007-12-31";
+    let d_days = forecast::series::to_days(D.parse().unwrap());
+    let full = Server::app_with(graded_copy().await, &[]).await;
+    let cut_db = real_only_db().await;
+    cut_aapl(&cut_db, D).await;
+    let cut = Server::app_with(cut_db, &[]).await;
+
+    for period in [90u32, 30] {
+        let path = format!("/api/analysis/AAPL/verdict?return_period={period}&end_date={D}");
+        let (_, a) = full.get(&path).await;
+        let (_, b) = cut.get(&path).await;
+        assert_eq!(b["metadata"]["last_price_date"], D, "{}", b["metadata"]);
+        assert!(a["forecast"].is_object(), "{a}");
+        close_on(
+            &a["forecast"],
+            &b["forecast"],
+            &["central", "p10", "p90", "central_se", "reference"],
+            1e-12,
+            &format!("verdict at {D}, {period} days"),
+        );
+        assert_eq!(a["forecast"]["method"], b["forecast"]["method"]);
+        assert_eq!(a["forecast"]["thin"], b["forecast"]["thin"]);
+        assert_eq!(a["grade"]["letter"], b["grade"]["letter"]);
+        assert!((f(&a["grade"]["score"]) - f(&b["grade"]["score"])).abs() <= 1e-9);
+
+        let path = format!("/api/track-record/AAPL?return_period={period}");
+        let (status, a) = full.get(&path).await;
+        assert_eq!(status, 200, "{a}");
+        let (status, b) = cut.get(&path).await;
+        assert_eq!(status, 200, "{b}");
+        let before: Vec<&Value> = a["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["date"].as_str().unwrap() < D)
+            .collect();
+        let after = b["history"].as_array().unwrap();
+        assert!(before.len() > 50, "{} rows before {D}", before.len());
+        assert_eq!(
+            after.len(),
+            before.len(),
+            "the cut history grades the month-ends before {D}"
+        );
+        let mut known = 0;
+        for (x, y) in before.iter().zip(after) {
+            let date = x["date"].as_str().unwrap();
+            assert_eq!(x["date"], y["date"]);
+            let what = format!("{period}-day row of {date}");
+            assert_eq!(x["grade"], y["grade"], "{what}");
+            assert!(
+                (f(&x["score"]) - f(&y["score"])).abs() <= 1e-9,
+                "{what}: {x} {y}"
+            );
+            close_on(
+                &x["forecast"],
+                &y["forecast"],
+                &[
+                    "central",
+                    "p10",
+                    "p90",
+                    "climatology_mean",
+                    "climatology_p10",
+                    "climatology_p90",
+                ],
+                1e-12,
+                &what,
+            );
+            // The outcome was known by D exactly when its horizon ended by D.
+            let days = forecast::series::to_days(date.parse().unwrap());
+            if days + period as i32 <= d_days {
+                known += 1;
+                assert_eq!(x["realised_return"], y["realised_return"], "{what}");
+            } else {
+                assert!(y["realised_return"].is_null(), "{what}: {y}");
+            }
+        }
+        assert!(known > 50, "{known} outcomes known by {D}");
+    }
+}
+
+/// Thin evidence never earns A or F: over every active asset, a verdict
+/// lettered A or F has `forecast.thin` false, a bucket of fewer than ten
+/// independent episodes is thin, and a thin verdict's score is within
+/// [20, 80].
+#[tokio::test]
+async fn thin_evidence_never_earns_an_extreme_letter() {
+    let db = graded_copy().await;
+    let expected = active_real(&db).await;
+    let s = Server::app_with(db, &[]).await;
+    let (status, list) = s.get("/api/assets?limit=1000").await;
+    assert_eq!(status, 200, "{list}");
+    let assets = list["assets"].as_array().unwrap();
+    assert_eq!(assets.len() as u64, expected);
+    for period in [90, 30] {
+        let (mut thin, mut few, mut extreme) = (0, 0, 0);
+        for a in assets {
+            let ticker = a["ticker"].as_str().unwrap();
+            let (status, v) = s
+                .get(&format!(
+                    "/api/analysis/{}/verdict?return_period={period}",
+                    ticker.replace('^', "%5E").replace('=', "%3D")
+                ))
+                .await;
+            assert_eq!(status, 200, "{ticker}: {v}");
+            assert_eq!(v["metadata"]["from_cache"], true, "{ticker}: graded");
+            let fc = &v["forecast"];
+            let is_thin = fc["thin"]
+                .as_bool()
+                .unwrap_or_else(|| panic!("{ticker}: no forecast.thin in {v}"));
+            let letter = v["grade"]["letter"].as_str().unwrap();
+            let score = f(&v["grade"]["score"]);
+            let episodes = v["current_state"]["evidence"]["episodes"].as_u64().unwrap();
+            let what =
+                format!("{ticker} at {period} days: {letter} {score}, {episodes} episodes, {fc}");
+            if letter == "A" || letter == "F" {
+                extreme += 1;
+                assert!(!is_thin, "{what}");
+            }
+            if episodes < 10 {
+                few += 1;
+                assert!(is_thin, "{what}");
+            }
+            if is_thin {
+                thin += 1;
+                assert!((20.0..=80.0).contains(&score), "{what}");
+            }
+        }
+        // Neither rule is vacuous on this universe.
+        assert!(
+            thin > 10 && few > 10 && extreme > 0,
+            "{thin} thin, {few} under 10 episodes, {extreme} A or F"
+        );
+    }
+}
+
+/// The finite figures of one skill score; its p-value a probability and
+/// its interval around the estimate.
+fn check_skill(s: &Value, what: &str) {
+    for k in ["forecast", "climatology", "skill", "dm_stat", "dm_p"] {
+        assert!(f(&s[k]).is_finite(), "{what}.{k}: {s}");
+    }
+    let p = f(&s["dm_p"]);
+    assert!((0.0..=1.0).contains(&p), "{what}: dm_p {p}");
+    let ci = s["skill_ci"].as_array().unwrap();
+    assert!(
+        f(&ci[0]) <= f(&s["skill"]) && f(&s["skill"]) <= f(&ci[1]),
+        "{what}: {s}"
+    );
+}
+
+/// The issue's done-criterion on real prices (all of them active): at 30
+/// and 90 days every well-filled reliability decile is within 3 points of
+/// what was realised and the 80 % interval covers 75-85 % of outcomes; the
+/// skill figures are finite with p-values in [0, 1].
+#[tokio::test]
+async fn forecasts_are_calibrated_on_real_prices() {
+    let db = graded_copy().await;
+    let assets = active_real(&db).await;
+    assert!(assets >= 78, "{assets} real assets active");
+    let s = Server::app_with(db, &[]).await;
+    for period in [30, 90, 365] {
+        let (status, body) = s
+            .get(&format!(
+                "/api/track-record?source=real&return_period={period}"
+            ))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["assets"].as_u64().unwrap(), assets, "every real asset");
+        let e = &body["forecast_evaluation"];
+        assert!(e.is_object(), "no forecast_evaluation at {period}: {body}");
+        let rows = e["rows"].as_u64().unwrap();
+        assert!(rows > 10_000, "{rows} rows at {period}");
+        for k in ["crps", "quantile_loss", "squared_error"] {
+            check_skill(&e[k], &format!("{period} days {k}"));
+        }
+        for k in ["calibration_intercept", "calibration_slope"] {
+            let c = &e[k];
+            let ci = c["ci"].as_array().unwrap();
+            assert!(
+                f(&ci[0]) <= f(&c["estimate"]) && f(&c["estimate"]) <= f(&ci[1]),
+                "{k}: {c}"
+            );
+        }
+        let pit: u64 = e["pit_histogram"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .sum();
+        assert_eq!(pit, rows);
+        let bins = e["reliability"].as_array().unwrap();
+        assert_eq!(bins.len(), 10);
+        assert_eq!(
+            bins.iter()
+                .map(|b| b["count"].as_u64().unwrap())
+                .sum::<u64>(),
+            rows
+        );
+        let coverage = f(&e["coverage"]);
+        let worst = bins
+            .iter()
+            .filter(|b| b["count"].as_u64().unwrap() >= 100)
+            .map(|b| (f(&b["mean_realised"]) - f(&b["mean_predicted"])).abs())
+            .fold(0.0, f64::max);
+        match period {
+            // Decile calibration at 365 days is not met (era effects: a
+            // year's outcome depends on the decade more than on the
+            // bucket); the worst gap measured is about 7 points (0.070, the
+            // lowest decile). Only the interval's coverage is held.
+            365 => assert!((0.70..=0.90).contains(&coverage), "coverage {coverage}"),
+            _ => {
+                assert!(
+                    worst <= 0.03,
+                    "{period} days: worst decile gap {worst}: {bins:?}"
+                );
+                assert!(
+                    (0.75..=0.85).contains(&coverage),
+                    "{period} days: coverage {coverage}"
+                );
+            }
+        }
+    }
+}
+
+/// `forecast plugin list --json`: the active version of `kind`.
+fn active_version(db: &Path, kind: &str) -> String {
+    let out = cli_ok(db, &["plugin", "list", "--json"], "");
+    serde_json::from_str::<Vec<Value>>(&out)
+        .unwrap()
+        .into_iter()
+        .find(|p| p["kind"] == kind && p["active"] == true)
+        .map(|p| p["version"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no active {kind} in {out}"))
+}
+
+/// The last activation recorded for the scorer: (version, activated_by).
+async fn last_scorer_activation(db: &Path) -> (String, String) {
+    let pool = sqlx::SqlitePool::connect(&sqlite_url(db)).await.unwrap();
+    let row: (String, String) = sqlx::query_as(
+        "SELECT version, activated_by FROM plugin_activations
+         WHERE kind = 'scorer' ORDER BY id DESC LIMIT 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    row
+}
+
+/// `forecast plugin compare scorer default a b --json`.
+fn compare(db: &Path, a: &str, b: &str) -> Value {
+    let out = cli_ok(
+        db,
+        &["plugin", "compare", "scorer", "default", a, b, "--json"],
+        "",
+    );
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+async fn admin_post(s: &Server, path: &str, token: Option<&str>, body: Value) -> (u16, Value) {
+    let mut req = s.client().post(s.url(path));
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let r = req.json(&body).send().await.unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// The evidence gate both ways: the calibrated scorer is promoted over the
+/// classic one; a deliberately worse scorer is refused with the figures
+/// (CLI and admin API) until forced with a reason, which the activation
+/// history records. The admin compare route and its refusals.
+#[tokio::test]
+async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
+    let db = common::fresh_db();
+    assert_eq!(active_version(&db, "scorer"), "2.0.0");
+
+    // (a) The classic scorer as the baseline: it is itself worse than the
+    // calibrated one, so activating it needs the override.
+    let (ok, _, err) = cli(&db, &["plugin", "activate", "scorer", "default", "1.0.0"]);
+    assert!(!ok && err.contains("significantly worse"), "{err}");
+    assert_eq!(active_version(&db, "scorer"), "2.0.0");
+    cli_ok(
+        &db,
+        &[
+            "plugin",
+            "activate",
+            "scorer",
+            "default",
+            "1.0.0",
+            "--force",
+            "--reason",
+            "baseline for the gate test",
+        ],
+        "",
+    );
+    assert_eq!(active_version(&db, "scorer"), "1.0.0");
+    let (version, by) = last_scorer_activation(&db).await;
+    assert_eq!(version, "1.0.0");
+    assert!(
+        by.ends_with(" (forced: baseline for the gate test)"),
+        "{by}"
+    );
+
+    let c = compare(&db, "1.0.0", "2.0.0");
+    println!(
+        "compare 1.0.0 2.0.0: {}",
+        serde_json::to_string_pretty(&c).unwrap()
+    );
+    assert_eq!(c["b_significantly_worse"], false, "{c}");
+    assert!(c["rows"].as_u64().unwrap() > 1_000, "{c}");
+    assert_eq!(c["return_period"], 90);
+    assert_eq!(c["a"]["model"], "scorer/default@1.0.0");
+    assert_eq!(c["b"]["model"], "scorer/default@2.0.0");
+    assert!((0.0..=1.0).contains(&f(&c["dm_p"])));
+    let out = cli_ok(
+        &db,
+        &["plugin", "activate", "scorer", "default", "2.0.0"],
+        "",
+    );
+    assert!(out.contains("active: scorer/default@2.0.0"), "{out}");
+    assert_eq!(active_version(&db, "scorer"), "2.0.0");
+    let (version, by) = last_scorer_activation(&db).await;
+    assert_eq!(version, "2.0.0");
+    assert!(!by.contains("forced"), "{by}");
+
+    // (b) The worse fixture is refused, from the CLI and the admin API.
+    let worse = component("scorer_worse");
+    cli_ok(
+        &db,
+        &[
+            "plugin",
+            "add",
+            worse.to_str().unwrap(),
+            "--kind",
+            "scorer",
+            "--name",
+            "default",
+            "--version",
+            "2.0.0-worse",
+        ],
+        "",
+    );
+    let c = compare(&db, "2.0.0", "2.0.0-worse");
+    assert_eq!(c["b_significantly_worse"], true, "{c}");
+    let crps = |card: &Value| format!("{:.5}", f(&card["evaluation"]["crps"]["forecast"]));
+    let (ok, _, err) = cli(
+        &db,
+        &["plugin", "activate", "scorer", "default", "2.0.0-worse"],
+    );
+    assert!(!ok, "the worse scorer was activated");
+    for needle in [
+        "significantly worse",
+        "Diebold-Mariano",
+        "CRPS",
+        &crps(&c["a"]),
+        &crps(&c["b"]),
+        "--force",
+    ] {
+        assert!(err.contains(needle), "{err:?} lacks {needle:?}");
+    }
+    assert_eq!(active_version(&db, "scorer"), "2.0.0");
+
+    let s = Server::app_with(db.clone(), &[]).await;
+    let activate = json!({"kind": "scorer", "name": "default", "version": "2.0.0-worse"});
+    let got = admin_post(
+        &s,
+        "/api/admin/plugins/activate",
+        Some(ADMIN_TOKEN),
+        activate,
+    )
+    .await;
+    assert_error(&got, 422, &["significantly worse", "Diebold-Mariano"]);
+    for reason in [json!(null), json!("   ")] {
+        let body = json!({"kind": "scorer", "name": "default", "version": "2.0.0-worse",
+                          "force": true, "reason": reason});
+        let got = admin_post(&s, "/api/admin/plugins/activate", Some(ADMIN_TOKEN), body).await;
+        assert_error(&got, 400, &["reason"]);
+    }
+    assert_eq!(active_version(&db, "scorer"), "2.0.0");
+
+    let body = json!({"kind": "scorer", "name": "default", "a": "2.0.0", "b": "2.0.0-worse"});
+    let (status, _) = admin_post(&s, "/api/admin/plugins/compare", None, body.clone()).await;
+    assert_eq!(status, 401);
+    let (status, got) = admin_post(&s, "/api/admin/plugins/compare", Some(ADMIN_TOKEN), body).await;
+    assert_eq!(status, 200, "{got}");
+    assert_eq!(got["b_significantly_worse"], true);
+    assert_eq!(got["rows"], c["rows"]);
+    assert_eq!(got["return_period"], 90);
+    assert!(
+        (f(&got["dm_stat"]) - f(&c["dm_stat"])).abs() < 1e-9,
+        "{got}"
+    );
+    let body = json!({"kind": "scorer", "name": "default", "a": "2.0.0", "b": "2.0.0-worse",
+                      "return_period": 45});
+    let got = admin_post(&s, "/api/admin/plugins/compare", Some(ADMIN_TOKEN), body).await;
+    assert_error(&got, 400, &["return_period", "45"]);
+    let body = json!({"kind": "scorer", "name": "default", "a": "2.0.0", "b": "9.9.9"});
+    let got = admin_post(&s, "/api/admin/plugins/compare", Some(ADMIN_TOKEN), body).await;
+    assert_error(&got, 404, &["9.9.9"]);
+    drop(s);
+
+    // The override, recorded with its reason.
+    cli_ok(
+        &db,
+        &[
+            "plugin",
+            "activate",
+            "scorer",
+            "default",
+            "2.0.0-worse",
+            "--force",
+            "--reason",
+            "testing the override",
+        ],
+        "",
+    );
+    assert_eq!(active_version(&db, "scorer"), "2.0.0-worse");
+    let (version, by) = last_scorer_activation(&db).await;
+    assert_eq!(version, "2.0.0-worse");
+    assert!(by.ends_with(" (forced: testing the override)"), "{by}");
+    // --force without --reason is refused by the command line itself.
+    let (ok, _, err) = cli(
+        &db,
+        &[
+            "plugin", "activate", "scorer", "default", "2.0.0", "--force",
+        ],
+    );
+    assert!(!ok && err.contains("--reason"), "{err}");
+}
+
+/// `GET /api/models`: refused before any grading run; after one, the
+/// active engine and scorer and a card per graded horizon, each the
+/// forecast evaluation of the universe record of real prices, the 90-day
+/// one agreeing with `forecast plugin compare` on the same prices.
+#[tokio::test]
+async fn model_cards_come_from_the_grading_run() {
+    let before = Server::app().await;
+    assert_error(&before.get("/api/models").await, 503, &["grading run"]);
+    drop(before);
+
+    let db = graded_copy().await;
+    let engine = format!(
+        "segmentation/default@{}",
+        active_version(&db, "segmentation")
+    );
+    let scorer = format!("scorer/default@{}", active_version(&db, "scorer"));
+    let cli_card = compare(&db, "1.0.0", "2.0.0")["b"].clone();
+    let s = Server::app_with(db, &[]).await;
+    let (status, m) = s.get("/api/models").await;
+    assert_eq!(status, 200, "{m}");
+    assert_eq!(m["engine"], engine.as_str());
+    assert_eq!(m["scorer"], scorer.as_str());
+    assert!(m["run_id"].is_string(), "{m}");
+    let cards = m["cards"].as_array().unwrap();
+    let periods: Vec<u64> = cards
+        .iter()
+        .map(|c| c["return_period"].as_u64().unwrap())
+        .collect();
+    assert_eq!(periods, [7, 30, 90, 180, 365]);
+    for card in cards {
+        let period = card["return_period"].as_u64().unwrap();
+        assert_eq!(card["model"], scorer.as_str());
+        assert_eq!(card["source"], "real");
+        assert!(card["first_date"].as_str().unwrap() < card["last_date"].as_str().unwrap());
+        let e = &card["evaluation"];
+        assert!(e["rows"].as_u64().unwrap() > 0, "{period}: {card}");
+        let (_, record) = s
+            .get(&format!(
+                "/api/track-record?source=real&return_period={period}"
+            ))
+            .await;
+        assert_eq!(e, &record["forecast_evaluation"], "{period}");
+    }
+    // The stored (f32) histories and the live comparison score the same
+    // rows of the same scorer.
+    assert_eq!(scorer, "scorer/default@2.0.0");
+    let card = &cards[2]["evaluation"];
+    let live = &cli_card["evaluation"];
+    assert_eq!(card["rows"], live["rows"]);
+    assert_eq!(card["months"], live["months"]);
+    assert!(
+        (f(&card["crps"]["forecast"]) - f(&live["crps"]["forecast"])).abs() < 1e-6,
+        "{} against {}",
+        card["crps"],
+        live["crps"]
+    );
+}
