@@ -252,8 +252,13 @@ async fn dispatch(
                         (false, true) => "shadow",
                         _ => "",
                     };
+                    let activated = r
+                        .activated_by
+                        .as_deref()
+                        .map(|by| format!("  (activated by {by})"))
+                        .unwrap_or_default();
                     println!(
-                        "{:<13} {:<14} {:<26} {:<12} {:<7} {}",
+                        "{:<13} {:<14} {:<26} {:<12} {:<7} {}{activated}",
                         // `as_str`: the kind's `Display` ignores padding.
                         r.kind.as_str(),
                         r.name,

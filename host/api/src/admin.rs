@@ -117,6 +117,10 @@ pub struct Listed {
     pub added_by: String,
     /// When (RFC 3339).
     pub added_at: String,
+    /// Who activated the active version (with `(forced: <reason>)` when
+    /// the evidence gate was overridden); absent for other versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activated_by: Option<String>,
 }
 
 /// `{plugins}`: every registered version, by kind, name, then when it was added.

@@ -433,6 +433,11 @@ pub struct AnalysisResponse {
     pub scatter_data: Vec<ScatterBody>,
     pub segment_paths: BTreeMap<String, SegmentPathsBody>,
     pub metadata: AnalysisMetadata,
+    /// The calibrated forecast of the verdict with the same parameters
+    /// (additive; absent where the active scorer makes none, or when the
+    /// verdict could not be had in time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<ForecastBody>,
     /// The engine's typical yearly drawdown; consumed by the verdict.
     #[serde(skip)]
     pub typical_max_drawdown: Option<f64>,

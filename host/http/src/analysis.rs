@@ -65,6 +65,15 @@ async fn full(
     let max_points = drawing.validate()?;
     let mut answer = state.analysis.analyse(&ticker, &q, &user.id).await?;
     state.analysis.maybe_shadow(&ticker, &q);
+    // The verdict's forecast (from the graded snapshot for the defaults):
+    // the analysis answers without it rather than fail on it.
+    answer.forecast = match state.verdicts.verdict(&ticker, &q, &user.id).await {
+        Ok(v) => v.forecast,
+        Err(e) => {
+            tracing::debug!(error = %e, "analysis without a forecast");
+            None
+        }
+    };
     forecast_services::analysis::thin_for_drawing(&mut answer, max_points);
     want.respond(answer)
 }

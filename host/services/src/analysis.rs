@@ -198,6 +198,7 @@ fn shape(
             time_series_rows: window.len() as u32,
             max_points: None,
         },
+        forecast: None,
         typical_max_drawdown: a.typical_max_drawdown,
     }
 }

@@ -378,6 +378,10 @@ pub async fn list(db: &dyn PluginRegistry) -> Result<Vec<Listed>, Error> {
         // one that does not is no plugin this binary could serve.
         .map(|r| (r.kind, r))
         .map(|(kind, r)| Listed {
+            activated_by: active
+                .iter()
+                .find(|a| a.kind == r.kind && a.name == r.name && a.version == r.version)
+                .map(|a| a.activated_by.clone()),
             active: active
                 .iter()
                 .any(|a| a.kind == r.kind && a.name == r.name && a.version == r.version),
