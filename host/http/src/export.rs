@@ -352,12 +352,68 @@ impl Tables for WalkForwardResponse {
     }
 }
 
+/// A ranked asset as one CSV row: its fields, the forecast's flattened
+/// into `forecast_*` columns (empty where there is none).
+#[derive(Serialize)]
+struct RankingCsvRow<'a> {
+    rank: usize,
+    ticker: &'a str,
+    name: &'a str,
+    category: forecast_domain::Category,
+    expected_return: f64,
+    prediction_error: f64,
+    current_drawdown: f64,
+    current_price: f64,
+    win_rate: f64,
+    median_return: f64,
+    median_error: f64,
+    score: f64,
+    grade: &'a str,
+    data_source: forecast_domain::DataSource,
+    last_price_date: chrono::NaiveDate,
+    currency: &'a str,
+    forecast_central: Option<f64>,
+    forecast_p10: Option<f64>,
+    forecast_p90: Option<f64>,
+    forecast_method: Option<&'a str>,
+    forecast_thin: Option<bool>,
+}
+
+impl<'a> RankingCsvRow<'a> {
+    fn of(a: &'a forecast_api::ranking::RankedAsset) -> Self {
+        let f = a.forecast.as_ref();
+        RankingCsvRow {
+            rank: a.rank,
+            ticker: &a.ticker,
+            name: &a.name,
+            category: a.category,
+            expected_return: a.expected_return,
+            prediction_error: a.prediction_error,
+            current_drawdown: a.current_drawdown,
+            current_price: a.current_price,
+            win_rate: a.win_rate,
+            median_return: a.median_return,
+            median_error: a.median_error,
+            score: a.score,
+            grade: &a.grade,
+            data_source: a.data_source,
+            last_price_date: a.last_price_date,
+            currency: &a.currency,
+            forecast_central: f.map(|f| f.central),
+            forecast_p10: f.map(|f| f.p10),
+            forecast_p90: f.map(|f| f.p90),
+            forecast_method: f.map(|f| f.method.as_str()),
+            forecast_thin: f.map(|f| f.thin),
+        }
+    }
+}
+
 impl Tables for RankingResponse {
     const NAME: &'static str = "ranking";
     const TABLES: &'static [&'static str] = &["assets"];
     fn write(&self, _table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
         for a in &self.ranked_assets {
-            w.serialize(a)?;
+            w.serialize(RankingCsvRow::of(a))?;
         }
         if self.ranked_assets.is_empty() {
             w.write_record([
@@ -377,6 +433,11 @@ impl Tables for RankingResponse {
                 "data_source",
                 "last_price_date",
                 "currency",
+                "forecast_central",
+                "forecast_p10",
+                "forecast_p90",
+                "forecast_method",
+                "forecast_thin",
             ])?;
         }
         Ok(())
