@@ -56,12 +56,13 @@ export function hasForecastField(x: unknown): boolean {
   return !!x && typeof x === "object" && "forecast" in x;
 }
 
-/** A fraction as a signed percentage with a true minus: 0.031 → "+3.1 %", -0.098 → "−9.8 %". */
+/** A fraction as a signed percentage with a true minus: 0.031 → "+3.1 %", -0.098 → "−9.8 %" (no-break space before "%"). */
 export function signedPct(v: number | null | undefined, digits = 1): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return "—";
+  // A no-break space keeps the number and its sign together with "%".
   const s = (Math.abs(v) * 100).toFixed(digits);
-  if (Number(s) === 0) return `${s} %`;
-  return `${v > 0 ? "+" : "−"}${s} %`;
+  if (Number(s) === 0) return `${s}\u00a0%`;
+  return `${v > 0 ? "+" : "−"}${s}\u00a0%`;
 }
 
 /** What the method means, in words. */
@@ -106,8 +107,10 @@ export function ExpectedCell({ f }: { f: Forecast | null }) {
   const range = rangeText(f);
   return (
     <span class="fc-cell" title={`${methodText(f)}; ${range}${f.thin ? "; thin evidence" : ""}`} data-central={f.central}>
-      <span class={signClass(f.central)}>{signedPct(f.central)}</span>
-      {f.thin && <span class="fc-cell-thin"> (thin)</span>}
+      <span class="fc-cell-central">
+        <span class={signClass(f.central)}>{signedPct(f.central)}</span>
+        {f.thin && <span class="fc-cell-thin"> (thin)</span>}
+      </span>
       <span class="fc-cell-range">
         {signedPct(f.p10)} to {signedPct(f.p90)}
       </span>

@@ -222,7 +222,7 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     assert.match(loss, /(In \d+(\.\d)? % of 200 paths the equity ended below the initial capital|None of the 200 paths lost money|All 200 paths lost money)\./);
     assert.match(await page.locator("#mc-deep").innerText(), /200 paths/);
     const explain = (await page.locator("#mc-explain").innerText()).replace(/\s+/g, " ");
-    assert.match(explain, /200 paths of \d+ days, each drawn from the run's own \d+ daily returns by a stationary block bootstrap/);
+    assert.match(explain, /200 paths of [\d,]+ days, each drawn from the run's own [\d,]+ daily returns by a stationary block bootstrap/);
     assert.match(explain, /blocks of consecutive days average 10 days and are drawn with replacement — a new sequence of the run's returns, not a reordering of them \(seed 1: the same seed gives the same numbers\)/);
     const url = new URL(page.url());
     for (const [k, v] of [

@@ -69,8 +69,9 @@ const COLUMNS: Column[] = [
     ),
   },
   { id: "score", label: "Grade", sort: "score", num: true, help: "grade", render: (a) => <GradeBadge letter={a.grade} score={a.score} /> },
-  // Shown only when the server sends `forecast` on the rows (see `columnsFor`).
-  { id: "forecast", label: "Expected", num: true, help: "forecast", render: (a) => <ExpectedCell f={forecastOf(a)} /> },
+  // Shown only when the server sends `forecast` on the rows (see `columnsFor`);
+  // on a phone the row keeps rank, ticker, grade and the dated price.
+  { id: "forecast", label: "Expected", num: true, opt: true, help: "forecast", render: (a) => <ExpectedCell f={forecastOf(a)} /> },
   {
     id: "median_return",
     label: "Median return",
@@ -344,12 +345,12 @@ export function RankingPage({ loc }: { loc: Location }) {
                                 </span>
                               )}
                             </button>
-                            {c.help && <Help term={c.help} label={c.label.toLowerCase()} />}
+                            {c.help && <Help term={c.help} label={c.help === "forecast" ? "the expected return (calibrated forecast)" : c.label.toLowerCase()} />}
                           </span>
                         ) : (
                           <span class="th-inner th-plain">
                             {c.id === "rank" ? <abbr title="Rank in the whole sorted, filtered ranking">#</abbr> : c.label}
-                            {c.help && <Help term={c.help} label={c.label.toLowerCase()} />}
+                            {c.help && <Help term={c.help} label={c.help === "forecast" ? "the expected return (calibrated forecast)" : c.label.toLowerCase()} />}
                           </span>
                         )}
                       </th>
