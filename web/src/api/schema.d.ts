@@ -1398,6 +1398,7 @@ export interface components {
                 [key: string]: components["schemas"]["SegmentPathsBody"];
             };
             metadata: components["schemas"]["AnalysisMetadata"];
+            forecast?: null | components["schemas"]["ForecastBody"];
         };
         /** @description An asset's metadata (cached for 7 days). */
         AssetInfo: {
@@ -2231,6 +2232,11 @@ export interface components {
             added_by: string;
             /** @description When (RFC 3339). */
             added_at: string;
+            /**
+             * @description Who activated the active version (with `(forced: <reason>)` when
+             *     the evidence gate was overridden); absent for other versions.
+             */
+            activated_by?: string | null;
         };
         /** @description `POST /auth/login`. */
         LoginRequest: {
@@ -2512,8 +2518,9 @@ export interface components {
             b: components["schemas"]["ModelCard"];
             /**
              * Format: double
-             * @description Mean over months of the month's mean CRPS of `a` minus `b`: above 0,
-             *     `b` forecast better.
+             * @description Mean CRPS of `a` minus `b` over the rows (each month's sum over the
+             *     mean rows per month, averaged over months): above 0, `b` forecast
+             *     better.
              */
             crps_differential: number;
             /**
@@ -2767,6 +2774,7 @@ export interface components {
              */
             ranked?: number | null;
             evidence?: null | components["schemas"]["ObservedEvidence"];
+            forecast?: null | components["schemas"]["ForecastBody"];
         };
         /** @description How much history stands behind an observation. */
         ObservedEvidence: {
@@ -2926,6 +2934,7 @@ export interface components {
              *     such as `USD`; may be empty when the catalog has none).
              */
             currency: string;
+            forecast?: null | components["schemas"]["ForecastBody"];
         };
         /** @description `metadata` of a ranking. */
         RankingMetadata: {
