@@ -91,7 +91,7 @@ export function ForecastLead({ f, days }: { f: Forecast; days: number }) {
         {f.thin && (
           <>
             {" · "}
-            <span class="fc-thin">thin evidence</span>
+            <span class="fc-thin">thin evidence</span>: the grade cannot be A or F
           </>
         )}
         {" · "}

@@ -396,7 +396,7 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     assert.match(risk, /Longest drawdown\d+ days/);
     assert.match(risk, /Winning months\d+\.\d+ %/);
     const rows = await page.locator("#bt-relative tbody tr th").allTextContents();
-    assert.deepEqual(rows, ["equal weight buy hold", "equal weight rebalanced"]);
+    assert.deepEqual(rows, ["Equal weight, buy & hold", "Equal weight, rebalanced"]);
     const url = new URL(page.url());
     assert.equal(url.searchParams.get("top_n"), "3");
     await page.waitForTimeout(150);

@@ -167,7 +167,8 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
         for (const reason of ev.reasons) assert.ok(text.includes(reason), `the line gives "${reason}"`);
       } else {
         assert.equal(await note.count(), 0, `${cases[k].path}: no thin-evidence line`);
-        assert.equal(await p.getByText("Thin evidence").count(), 0);
+        // (The forecast's own "thin evidence" mark, lower case, is another matter: see forecast.test.mjs.)
+        assert.equal(await p.getByText(/Thin evidence/).count(), 0);
       }
       // insufficient_data keeps its own message.
       const few = p.getByText(/Few confirmed outcomes in this bucket/);

@@ -140,7 +140,7 @@ async function checkVerdictCard(p, v, label) {
       meta.startsWith(f.method === "climatology" ? "the asset's own history only — too little pooled history to calibrate" : "calibrated out of sample"),
       `${label}: the method in words: ${meta}`,
     );
-    assert.equal(meta.includes("thin evidence"), f.thin === true, `${label}: "thin evidence" exactly when thin (${meta})`);
+    assert.equal(meta.includes("thin evidence: the grade cannot be A or F"), f.thin === true, `${label}: "thin evidence" exactly when thin (${meta})`);
     assert.equal(await p.getAttribute("#verdict-forecast-method a", "href"), "/methodology#forecast");
     // The raw median stays, below it, as the bucket's history.
     const bucket = squash(await p.locator("#verdict-bucket").innerText());
