@@ -1,31 +1,19 @@
 // The calibrated forecast of the forward return over a horizon: what the
 // verdict card leads with, and the "Expected" column of the ranking and the
-// watchlist. The backend adds an optional `forecast` object to the verdict,
-// the analysis, each ranking row and each watchlist row; until
-// src/api/schema.d.ts documents it (`make web-types`), this file is the one
-// place that declares its shape, and `forecastOf` reads it defensively (an
-// older server sends nothing, and then nothing is shown).
+// watchlist. The server sends an optional `forecast` (ForecastBody in
+// src/api/schema.d.ts) on the verdict, the analysis and each ranking row;
+// the watchlist reads each row's verdict. `forecastOf` reads it
+// defensively: an older server, or a scorer without forecasts, sends
+// nothing, and then nothing is shown.
+import type { Schemas } from "./api/client";
 import { signClass } from "./lib";
 
-/** `forecast` as the backend sends it (fractions: 0.05 = +5 %). */
-export interface Forecast {
-  /** Horizon in calendar days. */
-  return_period: number;
-  /** The central estimate (a mean). */
-  central: number;
-  /** 10th percentile of the forward return. */
-  p10: number;
-  /** 90th percentile of the forward return. */
-  p90: number;
-  /** Standard error of `central`. */
-  central_se: number;
-  /** The outcome the grade compares with. */
-  reference: number;
-  /** Fitted on the pooled history, or the asset's own history only. */
-  method: "calibrated" | "climatology";
-  /** Whether the evidence was too thin for the extreme grades. */
-  thin: boolean;
-}
+/**
+ * `forecast` as the server documents it (fractions: 0.05 = +5 %), its
+ * `method` narrowed to the two it names: "calibrated" (fitted out of sample
+ * on the pooled history) or "climatology" (the asset's own history only).
+ */
+export type Forecast = Omit<Schemas["ForecastBody"], "method"> & { method: "calibrated" | "climatology" };
 
 const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 
