@@ -561,6 +561,16 @@ describe("forecast, model record, benchmarks, research banners", { timeout: 900_
     await p.locator("#sweep-heatmap").waitFor({ timeout: RUN_TIMEOUT });
     await settle(p);
     assert.equal(await p.locator("#bt-synthetic").count(), 0, "real prices: no banner on the sweep");
+    // On a phone, in the dark theme: the banner and the text fit.
+    const ph = await premiumPage("research phone", { viewport: PHONE, colorScheme: "dark", isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    for (const [tab, url, ready] of tabs) {
+      await ph.p.goto(url);
+      await ph.p.locator(ready).waitFor({ timeout: RUN_TIMEOUT });
+      await ph.p.locator("#bt-synthetic").waitFor();
+      assert.equal(await sideways(ph.p), false, `${tab}: no sideways scroll at 390 px`);
+      await axe(ph.p, `${tab} banner (phone, dark)`);
+    }
+    await ph.c.close();
     // The methodology explains it too.
     await p.goto("/methodology#monte-carlo");
     const section = squash(await p.locator("section[aria-labelledby=monte-carlo]").innerText());
