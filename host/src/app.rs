@@ -414,16 +414,7 @@ pub fn start_background(app: &App, config: &Config) -> Vec<tokio::task::JoinHand
     if config.alerts_follow {
         tasks.push(tokio::spawn(state.alerts.clone().follow()));
     }
-    // The pooled history live verdicts calibrate on, built before the
-    // first one needs it.
-    tasks.push(tokio::spawn({
-        let verdicts = state.verdicts.clone();
-        async move {
-            if let Err(e) = verdicts.warm_pooled().await {
-                tracing::warn!(error = %e, "building the pooled history failed");
-            }
-        }
-    }));
+
     if config.grading {
         tasks.push(tokio::spawn(forecast_services::grading::schedule(
             db.clone(),

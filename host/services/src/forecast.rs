@@ -71,18 +71,14 @@ pub fn climatologies(s: &PriceSeries, horizon: u32, ends: &[u32]) -> Vec<Option<
         rank[i] = r;
     }
     let mut tree = Fenwick::new(fwd.len());
-    let (mut k, mut mean, mut m2) = (0usize, 0.0f64, 0.0f64);
+    let mut run = Welford::default();
     ends.iter()
         .map(|&t| {
-            while k < fwd.len() && fwd[k].1 <= t as usize {
-                // Welford, in row order.
-                let y = fwd[k].0;
-                let delta = y - mean;
-                mean += delta / (k + 1) as f64;
-                m2 += delta * (y - mean);
-                tree.add(rank[k]);
-                k += 1;
+            while run.k < fwd.len() && fwd[run.k].1 <= t as usize {
+                tree.add(rank[run.k]);
+                run.push(fwd[run.k].0);
             }
+            let (k, mean, m2) = (run.k, run.mean, run.m2);
             (k >= 2).then(|| {
                 let at = |q: f64| {
                     let pos = q * (k - 1) as f64;
@@ -101,6 +97,37 @@ pub fn climatologies(s: &PriceSeries, horizon: u32, ends: &[u32]) -> Vec<Option<
                     p90: at(0.9),
                 }
             })
+        })
+        .collect()
+}
+
+/// Mean and squared deviations of the values pushed, in push order.
+#[derive(Default)]
+struct Welford {
+    k: usize,
+    mean: f64,
+    m2: f64,
+}
+
+impl Welford {
+    fn push(&mut self, y: f64) {
+        let delta = y - self.mean;
+        self.mean += delta / (self.k + 1) as f64;
+        self.m2 += delta * (y - self.mean);
+        self.k += 1;
+    }
+}
+
+/// The climatology means alone of each of `ends` (what [`climatologies`]
+/// reports as `mean`, to the bit), from the forward returns `fwd`.
+fn climatology_means(fwd: &[(f64, usize)], ends: &[u32]) -> Vec<Option<f64>> {
+    let mut run = Welford::default();
+    ends.iter()
+        .map(|&t| {
+            while run.k < fwd.len() && fwd[run.k].1 <= t as usize {
+                run.push(fwd[run.k].0);
+            }
+            (run.k >= 2).then_some(run.mean)
         })
         .collect()
 }
@@ -179,19 +206,19 @@ pub struct Contribution(Vec<(i32, Sums)>);
 /// known.
 pub fn contribution(s: &PriceSeries, horizon: u32) -> Contribution {
     let ends = crate::track_record::month_ends(s);
-    let climates = climatologies(s, horizon, &ends);
     let fwd = forward_returns(s, horizon);
+    let means = climatology_means(&fwd, &ends);
     let mut by_month: BTreeMap<i32, Sums> = BTreeMap::new();
-    for (&t, c) in ends.iter().zip(&climates) {
-        let (Some(c), Some(&(y, exit))) = (c, fwd.get(t as usize)) else {
+    for (&t, x) in ends.iter().zip(&means) {
+        let (Some(x), Some(&(y, exit))) = (*x, fwd.get(t as usize)) else {
             continue;
         };
         let cell = by_month.entry(month_index(s.dates[exit])).or_default();
         cell.rows += 1;
-        cell.x += c.mean;
+        cell.x += x;
         cell.y += y;
-        cell.xx += c.mean * c.mean;
-        cell.xy += c.mean * y;
+        cell.xx += x * x;
+        cell.xy += x * y;
         cell.yy += y * y;
     }
     if let Some(first) = by_month.values_mut().next() {
@@ -529,6 +556,19 @@ mod tests {
             assert_eq!(c.p10, percentile(&mut ys, 0.1));
             assert_eq!(c.p90, percentile(&mut ys, 0.9));
             assert_eq!(c.horizons, (ys.len() - 1) as f64 / 30.0 + 1.0);
+        }
+    }
+
+    #[test]
+    fn the_pooled_means_are_the_climatologies_means_to_the_bit() {
+        let s = series(1500);
+        let ends = crate::track_record::month_ends(&s);
+        for h in [7, 90, 365] {
+            let full = climatologies(&s, h, &ends);
+            let means = climatology_means(&forward_returns(&s, h), &ends);
+            for (c, m) in full.iter().zip(&means) {
+                assert_eq!(c.as_ref().map(|c| c.mean.to_bits()), m.map(f64::to_bits));
+            }
         }
     }
 

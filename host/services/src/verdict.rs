@@ -225,16 +225,6 @@ impl VerdictService {
         }
     }
 
-    /// Builds the pooled history now (at start, so the first live verdict
-    /// does not wait for it).
-    pub async fn warm_pooled(&self) -> Result<(), Error> {
-        if self.plugins.scorer().has_forecasting() {
-            let generation = self.freshness.current().await.map(|g| g.assets);
-            self.pooled.get(self.assets.clone(), generation).await?;
-        }
-        Ok(())
-    }
-
     /// How the active grading run's grades did across the universe
     /// (`GET /api/track-record`): aggregated from the grade histories the
     /// run stored, once per run and query, then served from memory.
