@@ -382,6 +382,11 @@ describe("the app's shell", { timeout: 240_000 }, () => {
         await shot(p, "menu-phone");
         await p.getByRole("link", { name: "Ranking" }).click();
         await p.waitForURL((u) => u.pathname === "/ranking");
+        // The menu closes when the new page renders, just after the URL
+        // changes: poll for it (up to 5 s) before asserting.
+        for (let i = 0; i < 100 && (await menu.getAttribute("aria-expanded")) !== "false"; i++) {
+          await p.waitForTimeout(50);
+        }
         assert.equal(await menu.getAttribute("aria-expanded"), "false", "the menu closes after going");
         // The search's suggestions fit the screen.
         await p.locator("#header-search").fill("a");
