@@ -408,14 +408,15 @@ impl VerdictService {
             }
             let mut history =
                 crate::track_record::rows(&prices, &ends, &states, &grades, query.return_period);
-            record_forecasts(
-                &permit, &engine, &scorer, &graded, &ends, &query, periods, pool,
-            )
-            .map(|f| {
-                if let Some((pts, g)) = f {
-                    crate::track_record::with_forecasts(&mut history, &g, &pts);
-                }
-            })?;
+            // The return metric's walk is the one just made when that is
+            // the metric asked for.
+            let walk = (query.metric == Metric::Return).then(|| states.clone());
+            let walked = forecasts_at(
+                &permit, &engine, &scorer, &graded, &ends, &query, periods, pool, walk,
+            )?;
+            if let Some(w) = walked {
+                crate::track_record::with_forecasts(&mut history, &w.graded, &w.points);
+            }
             Ok(TrackRecordResponse {
                 ticker: asset.ticker.clone(),
                 return_period: query.return_period,
@@ -715,63 +716,46 @@ fn live_forecast(
     periods: u32,
     pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
 ) -> Result<(Option<GradedForecast>, Option<StateAt>), Error> {
-    let Some((table, pool)) = pool else {
-        return Ok((None, None));
-    };
-    if !engine.has_evidence() || !engine.has_episodes() {
-        return Ok((None, None));
-    }
-    let fq = AnalysisQuery {
-        metric: Metric::Return,
-        ..*query
-    };
-    let params = crate::analysis::engine_params(&fq, periods);
     let mut ends = crate::track_record::month_ends(window);
     ends.push(window.len() as u32 - 1);
-    let walk = engine
-        .states_at(permit, window, &[params], &ends)?
-        .pop()
-        .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
-        .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?;
-    let mut session = engine.session();
-    let mut by = crate::forecast::by_horizon(
-        permit,
-        &mut session,
-        scorer,
-        window,
-        &[fq],
-        &[params],
-        std::slice::from_ref(&walk),
-        &ends,
-        Some((&table, pool)),
-    )
-    .map_err(Error::Internal)?;
-    Ok((
-        by.pop().and_then(|(_, _, mut graded)| graded.pop()),
-        walk.last().cloned(),
-    ))
+    let walked = forecasts_at(
+        permit, engine, scorer, window, &ends, query, periods, pool, None,
+    )?;
+    Ok(match walked {
+        Some(mut w) => (w.graded.pop(), w.walk.pop()),
+        None => (None, None),
+    })
 }
 
-/// Points of an asset's history and the scorer's answers for them.
-type PointsAndForecasts = (Vec<forecast_plugins::scorer::Point>, Vec<GradedForecast>);
+/// The return metric's walk over some ends of a series, and the scorer's
+/// points and answers for them.
+struct Walked {
+    walk: Vec<StateAt>,
+    points: Vec<forecast_plugins::scorer::Point>,
+    graded: Vec<GradedForecast>,
+}
 
-/// The points and graded forecasts of the month-ends `ends` of `graded`
-/// at `query`'s horizon, for an asset's grade history.
+/// The scorer's forecasts of `series` at the row indices `ends` and
+/// `query`'s horizon, from the return metric's states there (`walk` when
+/// the caller has them, else one `states-at` walk); none when there is no
+/// pooled table (the scorer makes no forecasts) or the engine reports no
+/// evidence or episodes.
 #[allow(clippy::too_many_arguments)]
-fn record_forecasts(
+fn forecasts_at(
     permit: &forecast_plugins::Permit,
     engine: &Arc<forecast_plugins::SegmentationPlugin>,
     scorer: &Arc<forecast_plugins::ScorerPlugin>,
-    graded: &forecast_domain::series::PriceSeries,
+    series: &forecast_domain::series::PriceSeries,
     ends: &[u32],
     query: &AnalysisQuery,
     periods: u32,
     pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
-) -> Result<Option<PointsAndForecasts>, Error> {
+    walk: Option<Vec<StateAt>>,
+) -> Result<Option<Walked>, Error> {
     let Some((table, pool)) = pool else {
         return Ok(None);
     };
-    if !engine.has_episodes() {
+    if ends.is_empty() || !engine.has_evidence() || !engine.has_episodes() {
         return Ok(None);
     }
     let fq = AnalysisQuery {
@@ -779,25 +763,32 @@ fn record_forecasts(
         ..*query
     };
     let params = crate::analysis::engine_params(&fq, periods);
-    let walk = engine
-        .states_at(permit, graded, &[params], ends)?
-        .pop()
-        .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
-        .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?;
+    let walk = match walk {
+        Some(w) => w,
+        None => engine
+            .states_at(permit, series, &[params], ends)?
+            .pop()
+            .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
+            .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?,
+    };
     let mut session = engine.session();
-    let mut by = crate::forecast::by_horizon(
+    let by = crate::forecast::by_horizon(
         permit,
         &mut session,
         scorer,
-        graded,
+        series,
         &[fq],
         &[params],
-        &[walk],
+        std::slice::from_ref(&walk),
         ends,
         Some((&table, pool)),
     )
     .map_err(Error::Internal)?;
-    Ok(by.pop().map(|(_, pts, g)| (pts, g)))
+    Ok(by.into_iter().next().map(|(_, points, graded)| Walked {
+        walk,
+        points,
+        graded,
+    }))
 }
 
 fn unknown(ticker: &str) -> Error {
