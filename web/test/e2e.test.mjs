@@ -454,6 +454,9 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await signIn(p, PREMIUM);
     await p.goto("/ranking?metric=sharpe");
     await p.locator("#ranking-table tbody tr").first().waitFor();
+    // The page's own requests (the model's record line among them) are
+    // answered before the session ends, so none of them meets the expiry.
+    await p.waitForLoadState("networkidle");
     // End the session on the server, as an expiry would.
     await p.request.post("/auth/logout", { headers: { Origin: env.base } });
     await p.getByRole("link", { name: "Explore" }).click();
