@@ -258,6 +258,8 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     for (const bad of ["0", "99999"]) {
       await page.fill("#b-runs", bad);
       await page.click("form.bt-form button[type=submit]");
+      // The second value's sentence replaces the first's: wait for its URL.
+      await page.waitForURL((u) => u.searchParams.get("runs") === bad, { timeout: RUN_TIMEOUT });
       const err = page.locator("#b-runs-err");
       await err.waitFor({ timeout: RUN_TIMEOUT });
       assert.match(await err.innerText(), /runs/);
