@@ -448,13 +448,13 @@ async fn admin_post(s: &Server, path: &str, token: Option<&str>, body: Value) ->
 #[tokio::test]
 async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
     let db = common::fresh_db();
-    assert_eq!(active_version(&db, "scorer"), "2.0.0");
+    assert_eq!(active_version(&db, "scorer"), "2.1.0");
 
     // (a) The classic scorer as the baseline: it is itself worse than the
     // calibrated one, so activating it needs the override.
     let (ok, _, err) = cli(&db, &["plugin", "activate", "scorer", "default", "1.0.0"]);
     assert!(!ok && err.contains("significantly worse"), "{err}");
-    assert_eq!(active_version(&db, "scorer"), "2.0.0");
+    assert_eq!(active_version(&db, "scorer"), "2.1.0");
     cli_ok(
         &db,
         &[
@@ -477,26 +477,26 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
         "{by}"
     );
 
-    let c = compare(&db, "1.0.0", "2.0.0");
+    let c = compare(&db, "1.0.0", "2.1.0");
     println!(
-        "compare 1.0.0 2.0.0: {}",
+        "compare 1.0.0 2.1.0: {}",
         serde_json::to_string_pretty(&c).unwrap()
     );
     assert_eq!(c["b_significantly_worse"], false, "{c}");
     assert!(c["rows"].as_u64().unwrap() > 1_000, "{c}");
     assert_eq!(c["return_period"], 90);
     assert_eq!(c["a"]["model"], "scorer/default@1.0.0");
-    assert_eq!(c["b"]["model"], "scorer/default@2.0.0");
+    assert_eq!(c["b"]["model"], "scorer/default@2.1.0");
     assert!((0.0..=1.0).contains(&f(&c["dm_p"])));
     let out = cli_ok(
         &db,
-        &["plugin", "activate", "scorer", "default", "2.0.0"],
+        &["plugin", "activate", "scorer", "default", "2.1.0"],
         "",
     );
-    assert!(out.contains("active: scorer/default@2.0.0"), "{out}");
-    assert_eq!(active_version(&db, "scorer"), "2.0.0");
+    assert!(out.contains("active: scorer/default@2.1.0"), "{out}");
+    assert_eq!(active_version(&db, "scorer"), "2.1.0");
     let (version, by) = last_scorer_activation(&db).await;
-    assert_eq!(version, "2.0.0");
+    assert_eq!(version, "2.1.0");
     assert!(!by.contains("forced"), "{by}");
 
     // (b) The worse fixture is refused, from the CLI and the admin API.
@@ -512,16 +512,16 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
             "--name",
             "default",
             "--version",
-            "2.0.0-worse",
+            "2.1.0-worse",
         ],
         "",
     );
-    let c = compare(&db, "2.0.0", "2.0.0-worse");
+    let c = compare(&db, "2.1.0", "2.1.0-worse");
     assert_eq!(c["b_significantly_worse"], true, "{c}");
     let crps = |card: &Value| format!("{:.5}", f(&card["evaluation"]["crps"]["forecast"]));
     let (ok, _, err) = cli(
         &db,
-        &["plugin", "activate", "scorer", "default", "2.0.0-worse"],
+        &["plugin", "activate", "scorer", "default", "2.1.0-worse"],
     );
     assert!(!ok, "the worse scorer was activated");
     for needle in [
@@ -534,10 +534,10 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
     ] {
         assert!(err.contains(needle), "{err:?} lacks {needle:?}");
     }
-    assert_eq!(active_version(&db, "scorer"), "2.0.0");
+    assert_eq!(active_version(&db, "scorer"), "2.1.0");
 
     let s = Server::app_with(db.clone(), &[]).await;
-    let activate = json!({"kind": "scorer", "name": "default", "version": "2.0.0-worse"});
+    let activate = json!({"kind": "scorer", "name": "default", "version": "2.1.0-worse"});
     let got = admin_post(
         &s,
         "/api/admin/plugins/activate",
@@ -547,14 +547,14 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
     .await;
     assert_error(&got, 422, &["significantly worse", "Diebold-Mariano"]);
     for reason in [json!(null), json!("   ")] {
-        let body = json!({"kind": "scorer", "name": "default", "version": "2.0.0-worse",
+        let body = json!({"kind": "scorer", "name": "default", "version": "2.1.0-worse",
                           "force": true, "reason": reason});
         let got = admin_post(&s, "/api/admin/plugins/activate", Some(ADMIN_TOKEN), body).await;
         assert_error(&got, 400, &["reason"]);
     }
-    assert_eq!(active_version(&db, "scorer"), "2.0.0");
+    assert_eq!(active_version(&db, "scorer"), "2.1.0");
 
-    let body = json!({"kind": "scorer", "name": "default", "a": "2.0.0", "b": "2.0.0-worse"});
+    let body = json!({"kind": "scorer", "name": "default", "a": "2.1.0", "b": "2.1.0-worse"});
     let (status, _) = admin_post(&s, "/api/admin/plugins/compare", None, body.clone()).await;
     assert_eq!(status, 401);
     let (status, got) = admin_post(&s, "/api/admin/plugins/compare", Some(ADMIN_TOKEN), body).await;
@@ -566,11 +566,11 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
         (f(&got["dm_stat"]) - f(&c["dm_stat"])).abs() < 1e-9,
         "{got}"
     );
-    let body = json!({"kind": "scorer", "name": "default", "a": "2.0.0", "b": "2.0.0-worse",
+    let body = json!({"kind": "scorer", "name": "default", "a": "2.1.0", "b": "2.1.0-worse",
                       "return_period": 45});
     let got = admin_post(&s, "/api/admin/plugins/compare", Some(ADMIN_TOKEN), body).await;
     assert_error(&got, 400, &["return_period", "45"]);
-    let body = json!({"kind": "scorer", "name": "default", "a": "2.0.0", "b": "9.9.9"});
+    let body = json!({"kind": "scorer", "name": "default", "a": "2.1.0", "b": "9.9.9"});
     let got = admin_post(&s, "/api/admin/plugins/compare", Some(ADMIN_TOKEN), body).await;
     assert_error(&got, 404, &["9.9.9"]);
     drop(s);
@@ -583,22 +583,22 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
             "activate",
             "scorer",
             "default",
-            "2.0.0-worse",
+            "2.1.0-worse",
             "--force",
             "--reason",
             "testing the override",
         ],
         "",
     );
-    assert_eq!(active_version(&db, "scorer"), "2.0.0-worse");
+    assert_eq!(active_version(&db, "scorer"), "2.1.0-worse");
     let (version, by) = last_scorer_activation(&db).await;
-    assert_eq!(version, "2.0.0-worse");
+    assert_eq!(version, "2.1.0-worse");
     assert!(by.ends_with(" (forced: testing the override)"), "{by}");
     // --force without --reason is refused by the command line itself.
     let (ok, _, err) = cli(
         &db,
         &[
-            "plugin", "activate", "scorer", "default", "2.0.0", "--force",
+            "plugin", "activate", "scorer", "default", "2.1.0", "--force",
         ],
     );
     assert!(!ok && err.contains("--reason"), "{err}");
@@ -620,7 +620,7 @@ async fn model_cards_come_from_the_grading_run() {
         active_version(&db, "segmentation")
     );
     let scorer = format!("scorer/default@{}", active_version(&db, "scorer"));
-    let cli_card = compare(&db, "1.0.0", "2.0.0")["b"].clone();
+    let cli_card = compare(&db, "1.0.0", "2.1.0")["b"].clone();
     let s = Server::app_with(db, &[]).await;
     let (status, m) = s.get("/api/models").await;
     assert_eq!(status, 200, "{m}");
@@ -649,7 +649,7 @@ async fn model_cards_come_from_the_grading_run() {
     }
     // The stored (f32) histories and the live comparison score the same
     // rows of the same scorer.
-    assert_eq!(scorer, "scorer/default@2.0.0");
+    assert_eq!(scorer, "scorer/default@2.1.0");
     let card = &cards[2]["evaluation"];
     let live = &cli_card["evaluation"];
     assert_eq!(card["rows"], live["rows"]);

@@ -1,4 +1,4 @@
-//! The default scorer (DESIGN.md §5), version 2.0.0.
+//! The default scorer (DESIGN.md §5), version 2.1.0.
 //!
 //! Two interfaces:
 //!
@@ -18,7 +18,7 @@
 //! converts types. Two test fixtures are built from this crate by feature:
 //! `classic` (exports `scoring` alone, version 1.0.0, as a scorer built
 //! before WIT 1.9.0) and `worse` (the raw bucket median as the forecast,
-//! version 2.0.0-worse, for a promotion gate to refuse).
+//! version 2.1.0-worse, for a promotion gate to refuse).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -26,12 +26,12 @@ use std::collections::BinaryHeap;
 #[cfg(all(feature = "classic", feature = "worse"))]
 compile_error!("`classic` and `worse` are two different fixtures: enable one at a time");
 
-/// What `scorer-version` answers: the crate's version (2.0.0), "1.0.0" for
-/// the `classic` fixture, "2.0.0-worse" for the `worse` one.
+/// What `scorer-version` answers: the crate's version (2.1.0), "1.0.0" for
+/// the `classic` fixture, "2.1.0-worse" for the `worse` one.
 pub const VERSION: &str = if cfg!(feature = "classic") {
     "1.0.0"
 } else if cfg!(feature = "worse") {
-    "2.0.0-worse"
+    "2.1.0-worse"
 } else {
     env!("CARGO_PKG_VERSION")
 };
@@ -420,8 +420,12 @@ pub fn pooled_fit(p: &Pooled, u: f64, return_period: u32) -> Option<Base> {
         .then_some(base)
 }
 
-/// The base at `u` by the pooled fit, or the climatology's own mean.
+/// The base at `u` by the pooled fit, or the climatology's own mean; a
+/// negative `u` counts as 0 (the drift floor: an asset's negative past mean
+/// is no evidence of a negative expected return; on the real histories it
+/// halved the worst decile gap at 30 and 90 days, docs/METHODOLOGY.md).
 pub fn base(u: f64, pooled: Option<&Pooled>, return_period: u32) -> Base {
+    let u = u.max(0.0);
     pooled
         .and_then(|p| pooled_fit(p, u, return_period))
         .unwrap_or(Base {
@@ -640,7 +644,8 @@ impl Walk {
 /// `u` = its climatology's mean:
 ///
 /// 1. Without a climatology: no forecast, C, 50, thin.
-/// 2. Base: the pooled regression of realised returns on climatology means
+/// 2. Base at `max(u, 0)` (the drift floor, [`base`]): the pooled
+///    regression of realised returns on climatology means
 ///    ([`pooled_fit`]: slope clamped to [0, 1], `a + b·u`, its prediction
 ///    variance at `u` inflated by [`overlap`], reference the pooled mean,
 ///    "calibrated"), or with too little pooled history `u` itself
@@ -829,6 +834,18 @@ mod tests {
         assert!(close(g.score, score, 1e-12));
         assert!(g.thin);
         assert_eq!(g.letter, "B");
+    }
+
+    #[test]
+    fn a_negative_own_mean_counts_as_zero_in_the_base() {
+        let p = pooled(0.004);
+        for pooled in [Some(&p), None] {
+            let floor = base(0.0, pooled, 90);
+            assert_eq!(base(-0.2, pooled, 90), floor);
+            assert_eq!(base(-1e-9, pooled, 90), floor);
+            assert!(base(0.01, pooled, 90).base > floor.base);
+        }
+        assert_eq!(base(-0.2, None, 90).base, 0.0);
     }
 
     #[test]
@@ -1291,9 +1308,9 @@ mod tests {
         if cfg!(feature = "classic") {
             assert_eq!(VERSION, "1.0.0");
         } else if cfg!(feature = "worse") {
-            assert_eq!((VERSION, VARIANT), ("2.0.0-worse", Variant::RawMedian));
+            assert_eq!((VERSION, VARIANT), ("2.1.0-worse", Variant::RawMedian));
         } else {
-            assert_eq!((VERSION, VARIANT), ("2.0.0", Variant::Shrunk));
+            assert_eq!((VERSION, VARIANT), ("2.1.0", Variant::Shrunk));
         }
     }
 }

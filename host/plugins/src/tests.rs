@@ -693,7 +693,7 @@ fn scorer_history() -> Vec<crate::scorer::Point> {
         .collect()
 }
 
-/// The built-in scorer (2.0.0) exports `forecasting` and answers the
+/// The built-in scorer (2.1.0) exports `forecasting` and answers the
 /// hand-made history: no forecast without a climatology, the pooled base
 /// while fewer than 12 pairs are known, then the base plus the
 /// episode-weighted edge (the bucket predicts perfectly, so beta* = 1).
@@ -702,7 +702,7 @@ fn the_builtin_scorer_forecasts_a_hand_made_history() {
     let rt = runtime(5_000);
     let permit = rt.try_acquire().unwrap();
     let plugin = ScorerPlugin::load(rt, "default", builtin::SCORER).unwrap();
-    assert_eq!(plugin.info().version, "2.0.0");
+    assert_eq!(plugin.info().version, "2.1.0");
     assert!(plugin.has_forecasting());
     let points = scorer_history();
     let graded = plugin.forecast(&permit, 30, &points).unwrap();
@@ -769,7 +769,7 @@ fn the_classic_scorer_loads_without_forecasting_and_grades_as_before() {
     assert!(err.to_string().contains("no `forecasting`"), "{err}");
 }
 
-/// The `scorer_worse` fixture (2.0.0-worse) forecasts the bucket's raw
+/// The `scorer_worse` fixture (2.1.0-worse) forecasts the bucket's raw
 /// median: the same history gets other answers.
 #[test]
 fn the_worse_scorer_answers_differently() {
@@ -778,7 +778,7 @@ fn the_worse_scorer_answers_differently() {
     let bytes = builtin::SCORER_WORSE;
     assert!(!bytes.is_empty(), "run `make components`");
     let worse = ScorerPlugin::load(rt.clone(), "default", bytes).unwrap();
-    assert_eq!(worse.info().version, "2.0.0-worse");
+    assert_eq!(worse.info().version, "2.1.0-worse");
     assert!(worse.has_forecasting());
     let today = ScorerPlugin::load(rt, "default", builtin::SCORER).unwrap();
     let points = scorer_history();

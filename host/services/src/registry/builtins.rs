@@ -131,7 +131,7 @@ async fn register(
 mod tests {
     use super::*;
 
-    /// At first start the built-in scorer (2.0.0) is registered and active,
+    /// At first start the built-in scorer (2.1.0) is registered and active,
     /// and the kept `scorer_classic` (1.0.0) is registered beside it but
     /// not active, nor among the loaded built-ins; a second start changes
     /// nothing.
@@ -151,14 +151,14 @@ mod tests {
                 .filter(|(_, _, l)| matches!(l, Loaded::Scorer(_)))
                 .map(|(_, version, _)| version.as_str())
                 .collect();
-            assert_eq!(scorers, ["2.0.0"]);
+            assert_eq!(scorers, ["2.1.0"]);
             let active = db.active_plugins().await.unwrap();
             let scorer: Vec<&str> = active
                 .iter()
                 .filter(|a| a.kind == PluginKind::Scorer)
                 .map(|a| a.version.as_str())
                 .collect();
-            assert_eq!(scorer, ["2.0.0"]);
+            assert_eq!(scorer, ["2.1.0"]);
             let mut versions: Vec<(String, bool)> = db
                 .list_plugins()
                 .await
@@ -170,7 +170,7 @@ mod tests {
             versions.sort();
             assert_eq!(
                 versions,
-                [("1.0.0".to_string(), true), ("2.0.0".to_string(), true)]
+                [("1.0.0".to_string(), true), ("2.1.0".to_string(), true)]
             );
         }
     }
