@@ -46,9 +46,14 @@ struct Bucket {
 
 impl Bucket {
     fn add(&mut self, o: &Outcome, worst: f64) {
+        self.ys.push(o.y);
+        self.add_sums(o, worst);
+    }
+
+    /// Everything of [`Bucket::add`] but the median's halves.
+    fn add_sums(&mut self, o: &Outcome, worst: f64) {
         self.ema_err += o.ema_err;
         self.med_err += o.med_err;
-        self.ys.push(o.y);
         self.sum += o.y;
         self.wins += u32::from(o.y > 0.0);
         self.loss = min_num(self.loss, worst);
@@ -84,6 +89,22 @@ impl RunningMedian {
         } else if self.upper.len() > self.lower.len() + 1 {
             let Reverse(top) = self.upper.pop().expect("non-empty");
             self.lower.push(top);
+        }
+    }
+
+    /// The halves of `keys` (order keys, in any order) built at once, equal
+    /// to pushing them one by one: the lower half holds the smallest
+    /// `len / 2` keys, the upper one the rest. Linear in the keys where
+    /// pushing costs a log each (a regroup re-buckets every outcome).
+    fn from_keys(mut keys: Vec<u64>) -> Self {
+        let half = keys.len() / 2;
+        if half > 0 {
+            keys.select_nth_unstable(half);
+        }
+        let upper = keys.split_off(half);
+        RunningMedian {
+            lower: BinaryHeap::from(keys),
+            upper: upper.into_iter().map(Reverse).collect(),
         }
     }
 
@@ -135,8 +156,14 @@ impl Tracker {
         for &d in &drawdowns[..t] {
             self.buckets[grid.segment(d)].rows += 1;
         }
+        let mut keys: Vec<Vec<u64>> = vec![Vec::new(); self.buckets.len()];
         for (o, &worst) in outcomes.iter().zip(&self.worst) {
-            self.buckets[grid.segment(drawdowns[o.start])].add(o, worst);
+            let i = grid.segment(drawdowns[o.start]);
+            self.buckets[i].add_sums(o, worst);
+            keys[i].push(order_key(o.y));
+        }
+        for (b, keys) in self.buckets.iter_mut().zip(keys) {
+            b.ys = RunningMedian::from_keys(keys);
         }
     }
 
@@ -242,5 +269,47 @@ fn state(at: &Snapshot<'_>, e: f64, m: f64, c: u32, confirmed: u32) -> CurrentSt
         best_error,
         insufficient_data: confirmed < SUFFICIENT_OUTCOMES,
         confirmed_count: confirmed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Built at once or pushed one by one, the halves answer the same
+    /// medians, also while more values are pushed afterwards (duplicates,
+    /// signs and zero included).
+    #[test]
+    fn halves_built_at_once_equal_halves_pushed() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) % 41) as f64 / 8.0 - 2.5
+        };
+        for len in 0..60 {
+            let values: Vec<f64> = (0..len).map(|_| next()).collect();
+            let mut pushed = RunningMedian::default();
+            values.iter().for_each(|&y| pushed.push(y));
+            let mut built =
+                RunningMedian::from_keys(values.iter().map(|&y| order_key(y)).collect());
+            assert_eq!(
+                (built.lower.len(), built.upper.len()),
+                (pushed.lower.len(), pushed.upper.len())
+            );
+            for _ in 0..8 {
+                if pushed.len() > 0 {
+                    assert_eq!(
+                        built.median().to_bits(),
+                        pushed.median().to_bits(),
+                        "len {len}"
+                    );
+                }
+                let y = next();
+                pushed.push(y);
+                built.push(y);
+            }
+        }
     }
 }

@@ -63,9 +63,21 @@ pub fn forward_returns(s: &PriceSeries, horizon: u32) -> Vec<(f64, usize)> {
 /// two. One pass: a Fenwick tree over the returns' ranks answers each
 /// percentile in a logarithm.
 pub fn climatologies(s: &PriceSeries, horizon: u32, ends: &[u32]) -> Vec<Option<Climatology>> {
-    let fwd = forward_returns(s, horizon);
-    let mut order: Vec<usize> = (0..fwd.len()).collect();
-    order.sort_by(|&a, &b| fwd[a].0.total_cmp(&fwd[b].0).then(a.cmp(&b)));
+    climatologies_of(s, &forward_returns(s, horizon), horizon, ends)
+}
+
+/// [`climatologies`] from the series' forward returns at `horizon`.
+fn climatologies_of(
+    s: &PriceSeries,
+    fwd: &[(f64, usize)],
+    horizon: u32,
+    ends: &[u32],
+) -> Vec<Option<Climatology>> {
+    // Ranks by (return, row): the pairs sorted in place, ties by row, so
+    // the order is total and the same everywhere.
+    let mut sorted: Vec<(f64, usize)> = fwd.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
+    sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let order: Vec<usize> = sorted.iter().map(|p| p.1).collect();
     let mut rank = vec![0usize; fwd.len()];
     for (r, &i) in order.iter().enumerate() {
         rank[i] = r;
@@ -305,8 +317,8 @@ pub fn points(
     episodes: &[u32],
     pooled: Option<(&PooledTable, Pool)>,
 ) -> Vec<Point> {
-    let climates = climatologies(s, horizon, ends);
     let fwd = forward_returns(s, horizon);
+    let climates = climatologies_of(s, &fwd, horizon, ends);
     ends.iter()
         .zip(climates)
         .zip(medians.iter().zip(episodes))

@@ -674,11 +674,19 @@ fn live_verdict(x: LiveInputs<'_>) -> Result<VerdictResponse, Error> {
                 })?,
         ),
     };
-    let mut grades = x.scorer.score(x.permit, &[score_input(&summary)])?;
-    if let Some(g) = &forecast {
-        grades[0].letter = g.letter.clone();
-        grades[0].score = g.score;
-    }
+    // A forecast carries the grade; the scorer's `score` is asked only
+    // without one.
+    let grade = match &forecast {
+        Some(g) => forecast_plugins::scorer::Grade {
+            letter: g.letter.clone(),
+            score: g.score,
+        },
+        None => x
+            .scorer
+            .score(x.permit, &[score_input(&summary)])?
+            .pop()
+            .ok_or_else(|| Error::Internal("the scorer answered no grade".into()))?,
+    };
     let evidence = crate::evidence::bucket_evidence(
         x.engine,
         x.permit,
@@ -692,7 +700,7 @@ fn live_verdict(x: LiveInputs<'_>) -> Result<VerdictResponse, Error> {
         rows: x.window.len(),
         last_price_date: x.last_price_date,
         state: &summary,
-        grade: &grades[0],
+        grade: &grade,
         evidence: evidence.as_ref(),
         forecast: forecast
             .as_ref()
