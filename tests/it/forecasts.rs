@@ -377,11 +377,16 @@ async fn forecasts_are_calibrated_on_real_prices() {
             .map(|b| (f(&b["mean_realised"]) - f(&b["mean_predicted"])).abs())
             .fold(0.0, f64::max);
         match period {
-            // Decile calibration at 365 days is not met (era effects: a
-            // year's outcome depends on the decade more than on the
-            // bucket); the worst gap measured is about 7 points (0.070, the
-            // lowest decile). Only the interval's coverage is held.
-            365 => assert!((0.70..=0.90).contains(&coverage), "coverage {coverage}"),
+            // Decile calibration at 365 days misses the 3-point target (era
+            // effects, docs/BENCHMARKS.md): the worst gap measured is 5.3
+            // points with the drift floor (7.0 without), held here below 6.
+            365 => {
+                assert!(
+                    worst <= 0.06,
+                    "365 days: worst decile gap {worst}: {bins:?}"
+                );
+                assert!((0.70..=0.90).contains(&coverage), "coverage {coverage}");
+            }
             _ => {
                 assert!(
                     worst <= 0.03,
