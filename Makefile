@@ -170,10 +170,16 @@ chromium:
 ## twice: once west of UTC and once east of it, so that a date shifted by
 ## the browser's time zone fails one of the runs
 WEB_TEST_ZONES := America/New_York Asia/Tokyo
+# A failing run repeats its failing tests last, so a log cut to its tail
+# still names them.
 web-test: build chromium
+	@mkdir -p target
 	@for tz in $(WEB_TEST_ZONES); do \
 	  echo "browser suite with TZ=$$tz"; \
-	  (cd web && TZ=$$tz FORECAST_BIN=$(CURDIR)/target/release/forecast npm test) || exit 1; \
+	  log="$(CURDIR)/target/web-test-$${tz//\//-}.log"; \
+	  (cd web && TZ=$$tz FORECAST_BIN=$(CURDIR)/target/release/forecast npm test) 2>&1 | tee "$$log" || { \
+	    echo "browser suite with TZ=$$tz failed; its failing tests:"; \
+	    grep -E -A14 '^ *not ok' "$$log" | head -200; exit 1; }; \
 	done
 
 ## bench-web: the web app's first page to interactive in Chromium (budget
