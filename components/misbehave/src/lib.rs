@@ -5,6 +5,8 @@
 //! * 8 — allocates without bound (the host's memory cap must stop it);
 //! * 9 — panics (a trap);
 //! * 10 — calls the host's log import, then answers an `invalid-input` error;
+//! * 11 — floods the host's log (5,000 lines of 3,000 characters that try to
+//!   forge lines and terminal sequences), then answers an `invalid-input` error;
 //! * anything else — answers "insufficient data" with the row count, so a
 //!   test can tell a healthy call reached this component.
 
@@ -82,6 +84,19 @@ fn misbehave<T>(series: &PriceSeries, params: &AnalysisParams) -> Result<T, Engi
         10 => {
             log(Level::Warn, "misbehave: about to refuse");
             Err(EngineError::InvalidInput("misbehave refuses".into()))
+        }
+        11 => {
+            // A flood: 5,000 lines of 3,000 characters, each trying to
+            // forge a log line of its own and a terminal sequence.
+            let line = format!(
+                "{}\n2026-01-01T00:00:00Z  INFO forged\u{1b}[31m{}",
+                "x".repeat(100),
+                "x".repeat(2_860)
+            );
+            for _ in 0..5_000 {
+                log(Level::Error, &line);
+            }
+            Err(EngineError::InvalidInput("misbehave flooded".into()))
         }
         _ => Err(EngineError::InsufficientData(series.closes.len() as u32)),
     }

@@ -165,10 +165,95 @@ pub enum PluginError {
     },
 }
 
-/// Writes a guest's `host-log` line, tagged with its label and bounded in
-/// length (guests are untrusted).
-pub(crate) fn guest_log(plugin: &str, level: tracing::Level, message: &str) {
-    let message: String = message.chars().take(2_000).collect();
+/// Lines one plugin instance may write through `host-log` over its life
+/// (one call, or one backtest run of a strategy); later lines are dropped
+/// and counted.
+pub const GUEST_LOG_LINES: u32 = 200;
+/// Bytes (after escaping) one instance may write; the same rule.
+pub const GUEST_LOG_BYTES: usize = 64 * 1024;
+/// Characters kept of one line (after escaping).
+const GUEST_LOG_LINE_CHARS: usize = 2_000;
+
+/// What an instance has left to write, and what it had dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogBudget {
+    /// Lines left.
+    pub lines: u32,
+    /// Bytes left.
+    pub bytes: usize,
+    /// Lines dropped so far.
+    pub dropped: u64,
+}
+
+impl Default for LogBudget {
+    fn default() -> Self {
+        LogBudget {
+            lines: GUEST_LOG_LINES,
+            bytes: GUEST_LOG_BYTES,
+            dropped: 0,
+        }
+    }
+}
+
+impl LogBudget {
+    /// Takes one line of `len` bytes from the budget: false (and counted as
+    /// dropped) when the lines or bytes left cannot hold it.
+    pub fn take(&mut self, len: usize) -> bool {
+        if self.lines == 0 || len > self.bytes {
+            self.dropped += 1;
+            return false;
+        }
+        self.lines -= 1;
+        self.bytes -= len;
+        true
+    }
+}
+
+/// A guest's message as one log line: control characters (newlines,
+/// carriage returns, ESC, …) escaped as `\n`, `\u{1b}`, so no guest forges
+/// a line or a terminal sequence, cut to [`GUEST_LOG_LINE_CHARS`].
+pub fn escape_guest_line(message: &str) -> String {
+    let mut out = String::new();
+    let mut kept = 0;
+    for c in message.chars() {
+        if kept >= GUEST_LOG_LINE_CHARS {
+            break;
+        }
+        if c.is_control() {
+            for e in c.escape_default().take(GUEST_LOG_LINE_CHARS - kept) {
+                out.push(e);
+                kept += 1;
+            }
+        } else {
+            out.push(c);
+            kept += 1;
+        }
+    }
+    out
+}
+
+/// Writes a guest's `host-log` line, tagged with its label, escaped and
+/// bounded ([`escape_guest_line`]), within the instance's [`LogBudget`]:
+/// the first line over it is replaced by one warning that further lines
+/// are dropped; every dropped line counts in
+/// `forecast_guest_log_dropped_total`.
+pub(crate) fn guest_log(
+    plugin: &str,
+    budget: &mut LogBudget,
+    level: tracing::Level,
+    message: &str,
+) {
+    let message = escape_guest_line(message);
+    if !budget.take(message.len()) {
+        metrics::counter!("forecast_guest_log_dropped_total").increment(1);
+        if budget.dropped == 1 {
+            tracing::warn!(
+                plugin,
+                "log budget spent ({GUEST_LOG_LINES} lines, {GUEST_LOG_BYTES} bytes per call or run): further lines dropped"
+            );
+        }
+        return;
+    }
     match level {
         tracing::Level::ERROR => tracing::error!(plugin, "{message}"),
         tracing::Level::WARN => tracing::warn!(plugin, "{message}"),

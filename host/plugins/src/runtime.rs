@@ -40,6 +40,8 @@ pub struct CallState {
     /// Meaning-based search over the catalog loaded in a matcher instance
     /// (set before each matcher call; matcher instances only).
     pub(crate) semantic: Option<Arc<dyn crate::matcher::Semantic>>,
+    /// What the instance may still write through `host-log`.
+    pub(crate) log: crate::LogBudget,
 }
 
 impl CallState {
@@ -263,6 +265,7 @@ impl PluginRuntime {
                 fuel_budget: SETUP_FUEL,
                 llm: None,
                 semantic: None,
+                log: crate::LogBudget::default(),
             },
         );
         store.limiter(|s| &mut s.limiter);

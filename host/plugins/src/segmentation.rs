@@ -36,7 +36,7 @@ impl self::forecast::plugins::host_log::Host for CallState {
             Level::Warn => tracing::Level::WARN,
             Level::Error => tracing::Level::ERROR,
         };
-        guest_log(&self.plugin, level, &message);
+        guest_log(&self.plugin, &mut self.log, level, &message);
     }
 }
 

@@ -790,3 +790,94 @@ fn the_worse_scorer_answers_differently() {
         assert_eq!(g.forecast.as_ref().unwrap().central, p.median_return);
     }
 }
+
+/// A writer that keeps what the log subscriber writes, for the log budget's
+/// test.
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A guest that floods `host-log` (5,000 lines of 3,000 characters, 15 MB)
+/// writes at most the instance's budget: [`crate::GUEST_LOG_LINES`] lines
+/// and [`crate::GUEST_LOG_BYTES`] of messages, plus one warning that the
+/// rest was dropped; its newlines and ESC arrive escaped, so it forges no
+/// line. The call itself still answers.
+#[test]
+fn a_flooding_guest_writes_at_most_its_log_budget() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .finish();
+    let rt = runtime(10_000);
+    let permit = rt.try_acquire().unwrap();
+    let plugin = SegmentationPlugin::load(rt, "misbehave", &misbehave_bytes()).unwrap();
+    let answer = tracing::subscriber::with_default(subscriber, || {
+        plugin.analyse(&permit, &series(10), params(11)).unwrap()
+    });
+    assert!(matches!(answer, Err(EngineError::InvalidInput(m)) if m == "misbehave flooded"));
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let guest = lines.iter().filter(|l| l.contains("xxxx")).count();
+    let dropped = lines
+        .iter()
+        .filter(|l| l.contains("further lines dropped"))
+        .count();
+    // 64 KiB of 2,000-character lines: 32 of them; never more than 200.
+    assert_eq!(
+        guest,
+        crate::GUEST_LOG_BYTES / 2_000,
+        "{} lines written",
+        lines.len()
+    );
+    assert_eq!(dropped, 1);
+    assert!(
+        !lines.iter().any(|l| l.starts_with("2026-01-01")),
+        "a forged line"
+    );
+    assert!(!text.contains('\u{1b}'), "an unescaped ESC");
+    assert!(text.contains("\\n2026-01-01T00:00:00Z  INFO forged\\u{1b}[31m"));
+    assert!(
+        text.len() < crate::GUEST_LOG_BYTES + 40 * 200,
+        "{} bytes",
+        text.len()
+    );
+}
+
+#[test]
+fn guest_lines_are_escaped_and_cut_and_the_budget_counts_lines_and_bytes() {
+    use crate::{escape_guest_line, LogBudget};
+    assert_eq!(
+        escape_guest_line("a\nb\r\tc\u{1b}[0m é"),
+        "a\\nb\\r\\tc\\u{1b}[0m é"
+    );
+    assert_eq!(escape_guest_line(&"y".repeat(5_000)).len(), 2_000);
+    // An escape at the cut is cut too: exactly 2,000 characters.
+    let cut = escape_guest_line(&format!("{}\n", "z".repeat(1_999)));
+    assert_eq!(cut.chars().count(), 2_000);
+    assert!(cut.ends_with('\\'));
+    let mut b = LogBudget::default();
+    assert!(b.take(crate::GUEST_LOG_BYTES));
+    assert!(!b.take(1));
+    assert_eq!(
+        (b.lines, b.bytes, b.dropped),
+        (crate::GUEST_LOG_LINES - 1, 0, 1)
+    );
+    let mut b = LogBudget::default();
+    for _ in 0..crate::GUEST_LOG_LINES {
+        assert!(b.take(1));
+    }
+    assert!(!b.take(1));
+    assert_eq!(b.dropped, 1);
+}
