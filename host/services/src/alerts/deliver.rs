@@ -10,7 +10,7 @@
 //! the call connects to the address that was checked. Redirects are not
 //! followed: a 3xx answer is a failed attempt.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use chrono::Utc;
@@ -70,24 +70,49 @@ pub(super) fn new_secret() -> String {
     format!("whsec_{}", hex::encode(bytes))
 }
 
-/// Whether `ip` is an address on the public internet.
+/// Whether `ip` is an address on the public internet. An IPv6 address
+/// that stands for an IPv4 one (IPv4-mapped `::ffff:0:0/96`, IPv4-translated
+/// `::ffff:0:0:0/96`) is judged as that IPv4 address; the deprecated and
+/// transition ranges that embed one (IPv4-compatible `::/96`, 6to4, Teredo,
+/// NAT64) are refused whatever they embed, as are the special-purpose
+/// ranges of the IANA registries (docs/ALERTS.md).
 fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public_v4(v4);
-            }
-            let s = v6.segments();
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00 // unique local
-                || (s[0] & 0xffc0) == 0xfe80 // link-local
-                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
-                || (s[0] == 0x64 && s[1] == 0xff9b)) // NAT64 of any IPv4
-        }
+        IpAddr::V6(v6) => match embedded_v4(v6) {
+            Some(v4) => is_public_v4(v4),
+            None => is_public_v6(v6),
+        },
     }
+}
+
+/// The IPv4 address an IPv4-mapped (`::ffff:a.b.c.d`) or IPv4-translated
+/// (`::ffff:0:a.b.c.d`) IPv6 address stands for.
+fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = v6.segments();
+    let v4 = || Ipv4Addr::from((u32::from(s[6]) << 16) | u32::from(s[7]));
+    let mapped = s[..5] == [0; 5] && s[5] == 0xffff;
+    let translated = s[..4] == [0; 4] && s[4] == 0xffff && s[5] == 0;
+    (mapped || translated).then(v4)
+}
+
+fn is_public_v6(v6: Ipv6Addr) -> bool {
+    let s = v6.segments();
+    !(s[..6] == [0; 6] // unspecified, loopback, IPv4-compatible (deprecated)
+        || v6.is_multicast()
+        || (s[0] & 0xfe00) == 0xfc00 // unique local
+        || (s[0] & 0xffc0) == 0xfe80 // link-local
+        || (s[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
+        || s[..4] == [0x0100, 0, 0, 0] // discard-only
+        || (s[0] == 0x0064 && s[1] == 0xff9b) // NAT64, well-known and local
+        || s[0] == 0x2002 // 6to4
+        || (s[0] == 0x2001 && s[1] == 0) // Teredo
+        || (s[0] == 0x2001 && s[1] == 0x0002 && s[2] == 0) // benchmarking
+        || (s[0] == 0x2001 && (s[1] & 0xfff0) == 0x0010) // ORCHID (deprecated)
+        || (s[0] == 0x2001 && (s[1] & 0xfff0) == 0x0020) // ORCHIDv2
+        || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+        || s[0] == 0x3ffe // 6bone (returned)
+        || s[0] == 0x5f00) // segment routing
 }
 
 fn is_public_v4(ip: Ipv4Addr) -> bool {
@@ -102,6 +127,7 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         || a == 0
         || (a == 100 && (64..128).contains(&b)) // shared address space
         || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || (a == 192 && b == 88 && c == 99) // 6to4 relay anycast (deprecated)
         || (a == 198 && (18..20).contains(&b)) // benchmarking
         || a >= 240) // reserved
 }
@@ -467,9 +493,12 @@ mod tests {
         assert_ne!(sign("Jefe", 2, b"what do ya want for nothing?"), header);
     }
 
+    /// Every form of a non-public address, IPv4 embedded in IPv6 included
+    /// (issue 40's list first), and public ones of each family.
     #[test]
     fn private_and_reserved_addresses_are_not_public() {
-        for ip in [
+        let refused = [
+            // IPv4
             "127.0.0.1",
             "10.1.2.3",
             "172.16.0.1",
@@ -478,16 +507,58 @@ mod tests {
             "100.64.0.1",
             "0.0.0.0",
             "255.255.255.255",
+            "192.0.0.8",
+            "192.0.2.1",
+            "198.18.0.1",
+            "203.0.113.9",
+            "224.0.0.1",
+            "240.0.0.1",
+            "192.88.99.1",
+            // IPv6 native
+            "::",
             "::1",
             "fd00::1",
             "fe80::1",
+            "fec0::1",
+            "ff02::1",
+            "100::1",
+            "2001:db8::1",
+            "2001:2::1",
+            "2001:10::1",
+            "2001:20::1",
+            "3ffe::1",
+            "5f00::1",
+            // IPv4 inside IPv6: mapped, translated, compatible, 6to4, Teredo, NAT64
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
-        ] {
-            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:169.254.169.254",
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "::8.8.8.8",
+            "2002:7f00:1::",
+            "2002:808:808::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001::1",
+            "64:ff9b::127.0.0.1",
+            "64:ff9b::8.8.8.8",
+            "64:ff9b:1::a00:1",
+        ];
+        for ip in refused {
+            assert!(!is_public(ip.parse().unwrap()), "{ip} passed");
         }
-        for ip in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111"] {
-            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        let public = [
+            "93.184.216.34",
+            "1.1.1.1",
+            "8.8.8.8",
+            "::ffff:8.8.8.8",
+            "::ffff:0:8.8.8.8",
+            "2606:4700:4700::1111",
+            "2001:4860:4860::8888",
+            "2a00:1450:4001::200e",
+        ];
+        for ip in public {
+            assert!(is_public(ip.parse().unwrap()), "{ip} refused");
         }
     }
 
