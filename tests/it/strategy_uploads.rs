@@ -262,6 +262,14 @@ async fn bad_uploads_are_refused_with_the_reason_and_store_nothing() {
             "not a loadable strategy",
         ),
         ("application/wasm", vec![0u8; 9 << 20], 413, "8 MiB"),
+        // Under the 8 MiB limit (and over axum's default 2 MiB): checked,
+        // not refused for its size.
+        (
+            "application/wasm",
+            vec![0u8; 3 << 20],
+            422,
+            "not a loadable strategy",
+        ),
     ];
     for (content_type, bytes, status, needle) in cases {
         let a = upload(&s, key, content_type, bytes).await;

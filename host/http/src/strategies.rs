@@ -19,9 +19,12 @@ use forecast_api::authored::{StrategyChange, StrategyState, UploadedStrategy};
 use forecast_api::ErrorBody;
 use forecast_services::authored::{Upload, MAX_UPLOAD_BYTES};
 
-/// The upload route (its own body limit: [`MAX_UPLOAD_BYTES`]).
+/// The upload route (its own body limit: [`MAX_UPLOAD_BYTES`], also for
+/// the body extractor, whose default would stop at 2 MiB).
 pub fn upload_router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(upload))
+    OpenApiRouter::new()
+        .routes(routes!(upload))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_UPLOAD_BYTES))
 }
 
 /// The owner's changes.
