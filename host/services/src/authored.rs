@@ -62,16 +62,33 @@ const FIGURES_TTL: Duration = Duration::from_secs(5);
 /// Resource figures by component sha256, and when they were read.
 type Figures = Option<(Instant, Arc<HashMap<String, ResourceFigures>>)>;
 
-/// Imports an upload may have besides none: the `strategy` world's, and the
-/// WASI interfaces a Rust standard library on `wasm32-wasip2` always
+/// Imports an upload may have besides none, by exact interface name (any
+/// version; the linker refuses one it cannot serve): the `strategy` world's,
+/// and the WASI interfaces a Rust standard library on `wasm32-wasip2`
 /// imports, which the host links as traps. Anything else (a filesystem, a
-/// socket, HTTP) refuses the upload, naming the import.
+/// socket, HTTP, another world's `forecast:plugins/llm`, a made-up
+/// `wasi:cli/evil`) refuses the upload, naming the import.
 const ALLOWED_IMPORTS: &[&str] = &[
-    "forecast:plugins/",
-    "wasi:cli/",
-    "wasi:io/",
-    "wasi:clocks/",
-    "wasi:random/",
+    "forecast:plugins/host-log",
+    "forecast:plugins/types",
+    "wasi:cli/environment",
+    "wasi:cli/exit",
+    "wasi:cli/stdin",
+    "wasi:cli/stdout",
+    "wasi:cli/stderr",
+    "wasi:cli/terminal-input",
+    "wasi:cli/terminal-output",
+    "wasi:cli/terminal-stdin",
+    "wasi:cli/terminal-stdout",
+    "wasi:cli/terminal-stderr",
+    "wasi:io/error",
+    "wasi:io/poll",
+    "wasi:io/streams",
+    "wasi:clocks/monotonic-clock",
+    "wasi:clocks/wall-clock",
+    "wasi:random/random",
+    "wasi:random/insecure",
+    "wasi:random/insecure-seed",
 ];
 
 /// An author's handle: `u` and 10 hex digits of the SHA-256 of the account
@@ -634,16 +651,18 @@ fn versions_of(s: &AuthoredStrategy) -> Vec<String> {
     s.versions.iter().map(|v| v.version.clone()).collect()
 }
 
-/// Refuses an import outside [`ALLOWED_IMPORTS`], naming it.
+/// Refuses an import outside [`ALLOWED_IMPORTS`] (its name before any
+/// `@version`, compared exactly), naming it.
 fn check_imports(imports: &[String]) -> Result<(), Error> {
     for import in imports {
-        if !ALLOWED_IMPORTS.iter().any(|p| import.starts_with(p)) {
+        let name = import.split_once('@').map_or(import.as_str(), |(n, _)| n);
+        if !ALLOWED_IMPORTS.contains(&name) {
             return Err(Error::Refused(format!(
                 "the component imports '{}', which the strategy world does not provide \
-                 (allowed: the strategy world's imports and the WASI interfaces {}, linked \
-                 as traps)",
+                 (allowed: the strategy world's imports and the WASI interfaces of a Rust \
+                 standard library, linked as traps: {})",
                 forecast_api::quote(import),
-                ALLOWED_IMPORTS[1..].join(", ")
+                ALLOWED_IMPORTS[2..].join(", ")
             )));
         }
     }
@@ -696,5 +715,22 @@ mod tests {
             "{e}"
         );
         assert!(check_imports(&["wasi:sockets/tcp@0.2.0".to_string()]).is_err());
+        // A name is matched whole, not by its prefix.
+        for bad in [
+            "forecast:plugins/llm@1.8.0",
+            "forecast:plugins/semantic@1.9.0",
+            "wasi:cli/evil@0.2.6",
+            "wasi:io/streamsx@0.2.6",
+            "wasi:random",
+        ] {
+            let e = check_imports(&[bad.to_string()]).unwrap_err();
+            assert!(e.to_string().contains(&format!("'{bad}'")), "{e}");
+        }
+        let std_imports: Vec<String> = ALLOWED_IMPORTS
+            .iter()
+            .map(|n| format!("{n}@0.2.0"))
+            .chain(["wasi:clocks/wall-clock".to_string()])
+            .collect();
+        assert!(check_imports(&std_imports).is_ok());
     }
 }
