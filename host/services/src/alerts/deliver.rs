@@ -70,6 +70,28 @@ pub(super) fn new_secret() -> String {
     format!("whsec_{}", hex::encode(bytes))
 }
 
+/// The first [`QUOTED_ANSWER`] characters of an answer's body, reading at
+/// most their worst case in UTF-8 bytes; the rest is never read (dropping
+/// the answer drops its connection), so an endless or huge error body
+/// costs nothing.
+async fn quoted_body(mut answer: reqwest::Response) -> String {
+    let cap = QUOTED_ANSWER * 4;
+    let mut bytes = Vec::with_capacity(cap);
+    while bytes.len() < cap {
+        match answer.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = cap - bytes.len();
+                bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&bytes)
+        .chars()
+        .take(QUOTED_ANSWER)
+        .collect()
+}
+
 /// Whether `ip` is an address on the public internet. An IPv6 address
 /// that stands for an IPv4 one (IPv4-mapped `::ffff:0:0/96`, IPv4-translated
 /// `::ffff:0:0:0/96`) is judged as that IPv4 address; the deprecated and
@@ -314,8 +336,7 @@ impl AlertService {
                 ),
             ));
         }
-        let body = answer.text().await.unwrap_or_default();
-        let body: String = body.chars().take(QUOTED_ANSWER).collect();
+        let body = quoted_body(answer).await;
         Err((Some(status), format!("answered {status}: {body}")))
     }
 
@@ -560,6 +581,46 @@ mod tests {
         for ip in public {
             assert!(is_public(ip.parse().unwrap()), "{ip} refused");
         }
+    }
+
+    /// An error answer of 1 GiB (announced, and sent as fast as the socket
+    /// takes it) is quoted from its first 200 characters; the rest is never
+    /// read: the sender gets only what the socket buffers held before the
+    /// connection was dropped.
+    #[tokio::test]
+    async fn a_huge_error_body_is_quoted_without_reading_it() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let sender = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut head = [0u8; 4096];
+            let _ = socket.read(&mut head).await.unwrap();
+            socket
+                .write_all(
+                    b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 1073741824\r\n\r\n",
+                )
+                .await
+                .unwrap();
+            let chunk = vec![b'x'; 64 << 10];
+            let mut sent = 0usize;
+            while sent < 1 << 30 {
+                match socket.write_all(&chunk).await {
+                    Ok(()) => sent += chunk.len(),
+                    Err(_) => break,
+                }
+            }
+            sent
+        });
+        let answer = reqwest::get(format!("http://{addr}/")).await.unwrap();
+        assert_eq!(answer.status().as_u16(), 500);
+        let quoted = quoted_body(answer).await;
+        assert_eq!(quoted, "x".repeat(QUOTED_ANSWER));
+        let sent = tokio::time::timeout(Duration::from_secs(10), sender)
+            .await
+            .expect("the sender stops once the connection is dropped")
+            .unwrap();
+        assert!(sent < 64 << 20, "{sent} bytes were taken of 1 GiB");
     }
 
     #[tokio::test]
