@@ -5,7 +5,7 @@
 //! * 8 — allocates without bound (the host's memory cap must stop it);
 //! * 9 — panics (a trap);
 //! * 10 — calls the host's log import, then answers an `invalid-input` error;
-//! * 11 — floods the host's log (5,000 lines of 3,000 characters that try to
+//! * 13 — floods the host's log (5,000 lines of 3,000 characters that try to
 //!   forge lines and terminal sequences), then answers an `invalid-input` error;
 //! * anything else — answers "insufficient data" with the row count, so a
 //!   test can tell a healthy call reached this component.
@@ -85,7 +85,7 @@ fn misbehave<T>(series: &PriceSeries, params: &AnalysisParams) -> Result<T, Engi
             log(Level::Warn, "misbehave: about to refuse");
             Err(EngineError::InvalidInput("misbehave refuses".into()))
         }
-        11 => {
+        13 => {
             // A flood: 5,000 lines of 3,000 characters, each trying to
             // forge a log line of its own and a terminal sequence.
             let line = format!(

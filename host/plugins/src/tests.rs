@@ -824,7 +824,7 @@ fn a_flooding_guest_writes_at_most_its_log_budget() {
     let permit = rt.try_acquire().unwrap();
     let plugin = SegmentationPlugin::load(rt, "misbehave", &misbehave_bytes()).unwrap();
     let answer = tracing::subscriber::with_default(subscriber, || {
-        plugin.analyse(&permit, &series(10), params(11)).unwrap()
+        plugin.analyse(&permit, &series(10), params(13)).unwrap()
     });
     assert!(matches!(answer, Err(EngineError::InvalidInput(m)) if m == "misbehave flooded"));
     let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
