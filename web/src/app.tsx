@@ -262,7 +262,11 @@ function focusNewPage(): () => void {
     if (done) return;
     const now = document.activeElement;
     const field = now instanceof HTMLElement && main.contains(now) && now.matches("input, select, textarea");
-    if (field || (now && now !== before && now !== document.body && now !== main)) {
+    // Text in a field outside the page (the header's search, cleared when
+    // it navigates) was typed after the navigation, perhaps before this
+    // effect listened for it: the focus is the user's.
+    const typed = (now instanceof HTMLInputElement || now instanceof HTMLTextAreaElement) && now.value !== "";
+    if (field || typed || (now && now !== before && now !== document.body && now !== main)) {
       done = true; // the page or the user placed the focus
       return;
     }
