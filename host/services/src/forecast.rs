@@ -77,9 +77,8 @@ fn climatologies_of(
     // the order is total and the same everywhere.
     let mut sorted: Vec<(f64, usize)> = fwd.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
     sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let order: Vec<usize> = sorted.iter().map(|p| p.1).collect();
     let mut rank = vec![0usize; fwd.len()];
-    for (r, &i) in order.iter().enumerate() {
+    for (r, &(_, i)) in sorted.iter().enumerate() {
         rank[i] = r;
     }
     let mut tree = Fenwick::new(fwd.len());
@@ -96,8 +95,8 @@ fn climatologies_of(
                     let pos = q * (k - 1) as f64;
                     let lo = pos.floor() as usize;
                     let hi = pos.ceil() as usize;
-                    let a = fwd[order[tree.kth(lo)]].0;
-                    let b = fwd[order[tree.kth(hi)]].0;
+                    let a = sorted[tree.kth(lo)].0;
+                    let b = sorted[tree.kth(hi)].0;
                     a + (b - a) * (pos - lo as f64)
                 };
                 Climatology {
