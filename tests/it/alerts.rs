@@ -627,6 +627,211 @@ async fn webhooks_retry_log_and_disable() {
     );
 }
 
+/// An endpoint that answers 200 `delay` after each request it reads, and
+/// counts the requests; its URL.
+async fn slow_endpoint(
+    delay: Duration,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 64 * 1024];
+                let _ = socket.read(&mut buf).await;
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::time::sleep(delay).await;
+                let _ = socket
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    .await;
+            });
+        }
+    });
+    (url, count)
+}
+
+/// Issue 40, finding 3: an account makes one test call at a time (a
+/// second while the first waits for a slow endpoint is a 409, and after
+/// the answer the next one runs), and a disabled endpoint is not called
+/// (409 naming the way to enable it).
+#[tokio::test]
+async fn test_calls_run_one_at_a_time_and_never_reach_a_disabled_endpoint() {
+    let s = Server::start_with(
+        common::fresh_db(),
+        &[("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on")],
+    );
+    let (url, count) = slow_endpoint(Duration::from_millis(1500)).await;
+    let (status, w) = call(
+        &s,
+        Method::POST,
+        "/api/alerts/webhooks",
+        Some(json!({ "url": url })),
+    )
+    .await;
+    assert_eq!(status, 201, "{w}");
+    let id = w["id"].as_str().unwrap().to_string();
+    let test = format!("/api/alerts/webhooks/{id}/test");
+    let first = call(&s, Method::POST, &test, None);
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        call(&s, Method::POST, &test, None).await
+    };
+    let ((a, first_body), (b, second_body)) = tokio::join!(first, second);
+    assert_eq!(a, 200, "{first_body}");
+    assert_eq!(
+        first_body["delivery"]["status"], "delivered",
+        "{first_body}"
+    );
+    assert_error(&(b, second_body), 409, &["one runs at a time"]);
+    let (again, body) = call(&s, Method::POST, &test, None).await;
+    assert_eq!(again, 200, "the turn is given back: {body}");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+    let (status, _) = call(
+        &s,
+        Method::PATCH,
+        &format!("/api/alerts/webhooks/{id}"),
+        Some(json!({ "enabled": false })),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let refused = call(&s, Method::POST, &test, None).await;
+    assert_error(&refused, 409, &["disabled", "\"enabled\": true"]);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        count.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "not called"
+    );
+}
+
+/// A request as another Premium account (`key`): status and JSON body.
+async fn call_as(
+    s: &Server,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut req = s.client().request(method, s.url(path)).bearer_auth(key);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// Issue 40, finding 5: one account's five slow-but-successful endpoints
+/// (each answers after 3 s; its 5 alerts queue 25 calls, 75 s of them)
+/// delay only that account. While they crawl, another account's alert is
+/// evaluated and delivered within seconds, and the slow account has at
+/// most one call in flight at a time.
+#[tokio::test]
+async fn one_accounts_slow_endpoints_delay_only_that_account() {
+    let s = Server::start_with(
+        common::fresh_db(),
+        &[
+            ("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on"),
+            ("FORECAST_ALERTS", "on"),
+            ("FORECAST_ALERTS_INTERVAL_MS", "100"),
+        ],
+    );
+    common::cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "slow@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    let slow_key = common::create_key(&s.db, "slow@example.com", "slow");
+    let (slow_url, slow_calls) = slow_endpoint(Duration::from_secs(3)).await;
+    for i in 0..5 {
+        let (status, w) = call_as(
+            &s,
+            &slow_key,
+            Method::POST,
+            "/api/alerts/webhooks",
+            Some(json!({ "url": format!("{slow_url}?{i}") })),
+        )
+        .await;
+        assert_eq!(status, 201, "{w}");
+    }
+    let (_, assets) = s.get_as("/api/assets", Some(&slow_key)).await;
+    let tickers: Vec<String> = assets["assets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{assets}"))
+        .iter()
+        .take(5)
+        .map(|x| x["ticker"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tickers.len(), 5, "{assets}");
+    for t in &tickers {
+        let (status, a) = call_as(
+            &s,
+            &slow_key,
+            Method::POST,
+            "/api/alerts",
+            Some(json!({ "ticker": t, "condition": "drawdown_below", "level": 0.0 })),
+        )
+        .await;
+        assert_eq!(status, 201, "{a}");
+    }
+    // The slow account's calls have started.
+    let started = std::time::Instant::now();
+    while slow_calls.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no slow call began"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Another account's alert, created now, reaches its endpoint at once.
+    let fast = Receiver::start(vec![]).await;
+    let (status, w) = call(
+        &s,
+        Method::POST,
+        "/api/alerts/webhooks",
+        Some(json!({ "url": fast.url("/hook") })),
+    )
+    .await;
+    assert_eq!(status, 201, "{w}");
+    let created = std::time::Instant::now();
+    let (status, a) = call(
+        &s,
+        Method::POST,
+        "/api/alerts",
+        Some(json!({ "ticker": tickers[0], "condition": "drawdown_below", "level": 0.0 })),
+    )
+    .await;
+    assert_eq!(status, 201, "{a}");
+    let got = fast.wait_for(1, Duration::from_secs(30)).await;
+    let waited = created.elapsed();
+    assert_eq!(got.len(), 1);
+    let in_slow = slow_calls.load(std::sync::atomic::Ordering::SeqCst);
+    eprintln!("the other account's call arrived after {waited:?}; {in_slow} slow calls begun");
+    assert!(
+        waited < Duration::from_secs(5),
+        "waited {waited:?} behind the slow account's calls"
+    );
+    // One of the slow account's calls at a time: begun calls ≤ 1 + elapsed / 3 s.
+    let elapsed = started.elapsed().as_secs_f64();
+    assert!(
+        (in_slow as f64) <= 1.0 + elapsed / 3.0 + 0.5,
+        "{in_slow} slow calls begun in {elapsed:.1} s"
+    );
+}
+
 /// Two replicas on one PostgreSQL database, both following it: every
 /// event is recorded and delivered once.
 #[tokio::test]

@@ -405,6 +405,7 @@ describe("alerts", { timeout: 300_000 }, () => {
       // Disable, then Enable again.
       await li2.getByRole("button", { name: "Disable" }).click();
       await li2.locator(".badge", { hasText: "disabled" }).waitFor();
+      assert.ok(await li2.getByRole("button", { name: "Send test" }).isDisabled(), "a disabled endpoint is not tested");
       await li2.getByRole("button", { name: "Enable again" }).click();
       await li2.locator(".badge", { hasText: "enabled" }).waitFor();
       await axe(page, "alerts with two endpoints and their logs");

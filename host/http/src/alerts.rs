@@ -310,12 +310,13 @@ async fn deliveries(
     path = "/api/alerts/webhooks/{id}/test",
     operation_id = "testWebhook",
     summary = "Send a signed sample event (type alert.test) to an endpoint now, once",
-    description = "The call is made before the answer and logged like any other; it is not retried, and a failure counts towards disabling the endpoint. A disabled endpoint may be tested.",
+    description = "The call is made before the answer and logged like any other; it is not retried, and a failure counts towards disabling the endpoint. A disabled endpoint is not called (409: enable it first with PATCH), and an account makes one test call at a time (409 while one waits for its endpoint's answer).",
     params(("id" = uuid::Uuid, Path, description = "The endpoint's id")),
     responses(
         (status = 200, description = "Attempted: the call as logged (status delivered or failed)", body = TestDelivery),
         (status = 400, description = "The id is not a UUID", body = ErrorBody),
         (status = 404, description = "You have no such endpoint", body = ErrorBody),
+        (status = 409, description = "The endpoint is disabled, or another test call of this account is still waiting for its answer", body = ErrorBody),
     )
 )]
 async fn test_webhook(

@@ -324,7 +324,9 @@ pub trait AlertStore: Send + Sync {
     /// Queues one delivery (a test call).
     async fn enqueue_delivery(&self, delivery: &DeliveryRecord) -> StoreResult<()>;
     /// Claims up to `limit` pending deliveries due at `now_ms` for
-    /// `lease_ms` (Unix milliseconds; never one another process holds).
+    /// `lease_ms` (Unix milliseconds; never one another process holds):
+    /// at most one per account, and none of an account with a delivery
+    /// in flight (leased).
     async fn claim_deliveries(
         &self,
         now_ms: i64,
@@ -433,9 +435,20 @@ pub(crate) const WEBHOOK_COLUMNS: &str =
 pub(crate) const DELIVERY_COLUMNS: &str = "id, kind, user_id, webhook_id, event_id, evaluation, \
      payload, status, attempts, next_at, last_status, last_error, created_at, finished_at";
 /// The due rows a claim takes, before its backend's locking clause.
+/// The due deliveries to claim: of each account without a delivery in
+/// flight (one whose lease runs), its oldest due one, so one account's
+/// slow endpoints hold one of its own deliveries at a time and never
+/// another account's (issue 40, finding 5).
 pub(crate) const DUE: &str =
-    "SELECT id FROM deliveries WHERE status = 'pending' AND next_at <= $1 \
-     AND (lease_until IS NULL OR lease_until <= $1) ORDER BY next_at, id LIMIT $2";
+    "SELECT id FROM deliveries d WHERE status = 'pending' AND next_at <= $1 \
+     AND (lease_until IS NULL OR lease_until <= $1) \
+     AND NOT EXISTS (SELECT 1 FROM deliveries f WHERE f.user_id = d.user_id \
+         AND f.status = 'pending' AND f.lease_until > $1) \
+     AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.user_id = d.user_id \
+         AND o.status = 'pending' AND o.next_at <= $1 \
+         AND (o.lease_until IS NULL OR o.lease_until <= $1) \
+         AND (o.next_at < d.next_at OR (o.next_at = d.next_at AND o.id < d.id))) \
+     ORDER BY next_at, id LIMIT $2";
 
 // The claim-sensitive methods (count then insert, the user's lock, the
 // outbox claim) need each backend's own transaction: `$store` provides

@@ -635,7 +635,14 @@ function HookItem({ hook, onChanged, onDeleted }: { hook: Webhook; onChanged: (w
         </span>
       </p>
       <div class="row-actions hook-actions">
-        <button type="button" class="btn btn-small" disabled={busy !== null} aria-describedby={h} onClick={() => void test()}>
+        <button
+          type="button"
+          class="btn btn-small"
+          disabled={busy !== null || !hook.enabled}
+          title={hook.enabled ? undefined : "A disabled endpoint is not called: enable it first"}
+          aria-describedby={h}
+          onClick={() => void test()}
+        >
           {busy === "test" ? "Sending…" : "Send test"}
         </button>
         <button type="button" class="btn btn-small" aria-expanded={logOpen} aria-controls={`log-${hook.id}`} aria-describedby={h} onClick={() => setLogOpen(!logOpen)}>

@@ -19,17 +19,35 @@ use forecast_domain::Metric;
 use forecast_store::{Attempt, DeliveryRecord, DueDelivery, WebhookRecord};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+use tokio::task::JoinSet;
 
 use super::AlertService;
 use crate::error::Error;
 
-/// Deliveries claimed at once.
-const CLAIM: u32 = 16;
 /// A claimed delivery not finished within this long (milliseconds) may be
 /// claimed again.
 const LEASE_MS: i64 = 120_000;
 /// Bytes of an answer's body kept in an error message.
 const QUOTED_ANSWER: usize = 200;
+/// Deliveries in flight at once in one process, each of another account.
+const LANES: usize = 16;
+
+/// A delivery task's outcome, a panic or cancellation as an error.
+fn finished(
+    joined: Result<Result<Attempt, Error>, tokio::task::JoinError>,
+) -> Result<Attempt, Error> {
+    joined.map_err(|e| Error::Internal(format!("a delivery task ended: {e}")))?
+}
+
+impl DeliverySummary {
+    fn count(&mut self, a: &Attempt) {
+        match (a.delivered, a.retry_at) {
+            (true, _) => self.delivered += 1,
+            (false, Some(_)) => self.retrying += 1,
+            (false, None) => self.failed += 1,
+        }
+    }
+}
 
 /// The SMTP server of the e-mail digest.
 #[derive(Debug, Clone)]
@@ -425,23 +443,24 @@ impl AlertService {
         })
     }
 
-    /// Sends every delivery due now (several passes until none is left);
-    /// what it did.
-    pub async fn deliver_due(&self) -> Result<DeliverySummary, Error> {
-        let mut summary = DeliverySummary::default();
-        loop {
-            let now_ms = Utc::now().timestamp_millis();
-            let due = self.store.claim_deliveries(now_ms, CLAIM, LEASE_MS).await?;
-            if due.is_empty() {
-                return Ok(summary);
-            }
-            for d in &due {
-                let a = self.attempt(d).await?;
-                match (a.delivered, a.retry_at) {
-                    (true, _) => summary.delivered += 1,
-                    (false, Some(_)) => summary.retrying += 1,
-                    (false, None) => summary.failed += 1,
-                }
+    /// Claims what fits in the free lanes (at most one delivery per
+    /// account, none of an account with one in flight) and starts each on
+    /// a task of its own; how many it started.
+    async fn fill(&self, running: &mut JoinSet<Result<Attempt, Error>>) -> Result<usize, Error> {
+        let room = LANES.saturating_sub(running.len());
+        if room == 0 {
+            return Ok(0);
+        }
+        let now_ms = Utc::now().timestamp_millis();
+        let due = self
+            .store
+            .claim_deliveries(now_ms, room as u32, LEASE_MS)
+            .await?;
+        let started = due.len();
+        for d in due {
+            let this = self.clone();
+            running.spawn(async move {
+                let a = this.attempt(&d).await?;
                 if !a.delivered {
                     tracing::warn!(
                         delivery = %d.delivery.id,
@@ -451,7 +470,51 @@ impl AlertService {
                         "alerts: a delivery attempt failed"
                     );
                 }
-                self.store.finish_delivery(&a).await?;
+                this.store.finish_delivery(&a).await?;
+                Ok(a)
+            });
+        }
+        Ok(started)
+    }
+
+    /// Sends every delivery due now, each account's one at a time and
+    /// different accounts' side by side, until none is due and none is in
+    /// flight; what it did.
+    pub async fn deliver_due(&self) -> Result<DeliverySummary, Error> {
+        let mut summary = DeliverySummary::default();
+        let mut running = JoinSet::new();
+        loop {
+            if self.fill(&mut running).await? > 0 {
+                continue;
+            }
+            match running.join_next().await {
+                None => return Ok(summary),
+                Some(joined) => summary.count(&finished(joined)?),
+            }
+        }
+    }
+
+    /// Sends deliveries as they fall due, as [`AlertService::deliver_due`]
+    /// does, until the future is dropped (which stops the calls in flight;
+    /// their leases end and another pass takes them again). Looks again
+    /// whenever a delivery finishes, `wake` is notified (an evaluation
+    /// queued calls) or `interval` passes.
+    pub(super) async fn deliver_forever(&self, wake: &tokio::sync::Notify) {
+        let mut running = JoinSet::new();
+        loop {
+            match self.fill(&mut running).await {
+                Ok(0) => {}
+                Ok(_) => continue,
+                Err(e) => tracing::warn!(error = %e, "alerts: claiming deliveries failed"),
+            }
+            tokio::select! {
+                Some(joined) = running.join_next(), if !running.is_empty() => {
+                    if let Err(e) = finished(joined) {
+                        tracing::warn!(error = %e, "alerts: delivery failed");
+                    }
+                }
+                _ = wake.notified() => {}
+                _ = tokio::time::sleep(self.settings.interval) => {}
             }
         }
     }

@@ -683,10 +683,18 @@ impl AlertService {
         json(&serde_json::json!({ "subject": subject, "text": text }))
     }
 
-    /// Follows the store: evaluates whenever the data alerts read changed
-    /// and sends due deliveries, every `interval`, until the task is
+    /// Follows the store: evaluates whenever the data alerts read changed,
+    /// every `interval`, and sends deliveries as they fall due, side by
+    /// side (an evaluation never waits for a delivery), until the task is
     /// dropped. Every replica runs one; claims keep their work apart.
     pub async fn follow(self) {
+        let wake = tokio::sync::Notify::new();
+        tokio::join!(self.evaluate_forever(&wake), self.deliver_forever(&wake));
+    }
+
+    /// Evaluates whenever the data alerts read changed and purges old rows,
+    /// every `interval`; wakes the deliveries after each evaluation.
+    async fn evaluate_forever(&self, wake: &tokio::sync::Notify) {
         let mut last: Option<String> = None;
         let mut purged: Option<Instant> = None;
         loop {
@@ -703,14 +711,14 @@ impl AlertService {
                     // Held by a process that may die: look again next time
                     // (the claim is taken over once its lease ends).
                     Ok(s) if s.held_elsewhere => {}
-                    Ok(s) => last = Some(s.key),
+                    Ok(s) => {
+                        last = Some(s.key);
+                        wake.notify_one();
+                    }
                     Err(e) => tracing::warn!(error = %e, "alerts: evaluation failed"),
                 },
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "alerts: cannot read the change counters"),
-            }
-            if let Err(e) = self.deliver_due().await {
-                tracing::warn!(error = %e, "alerts: delivery failed");
             }
             tokio::time::sleep(self.settings.interval).await;
         }

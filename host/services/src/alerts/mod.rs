@@ -80,6 +80,23 @@ pub struct AlertService {
     settings: Arc<AlertSettings>,
     /// This process's name in evaluation claims.
     worker: Arc<str>,
+    /// Accounts with a test call in flight in this process (one each).
+    testing: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+}
+
+/// An account's turn at a test call, given back when dropped.
+struct TestTurn {
+    testing: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    user_id: String,
+}
+
+impl Drop for TestTurn {
+    fn drop(&mut self) {
+        self.testing
+            .lock()
+            .expect("testing poisoned")
+            .remove(&self.user_id);
+    }
 }
 
 fn time(unix: i64) -> DateTime<Utc> {
@@ -149,6 +166,7 @@ impl AlertService {
             verdicts,
             settings: Arc::new(settings),
             worker: Arc::from(forecast_domain::schedule::worker_prefix()),
+            testing: Arc::default(),
         }
     }
 
@@ -411,10 +429,39 @@ impl AlertService {
         })
     }
 
-    /// Sends a sample event to an endpoint now, once (no retry), and logs
-    /// it like any call; a failure counts towards disabling it.
+    /// `user_id`'s turn at a test call, or a 409 while another is in flight.
+    fn test_turn(&self, user_id: &str) -> Result<TestTurn, Error> {
+        let mut testing = self.testing.lock().expect("testing poisoned");
+        if !testing.insert(user_id.to_string()) {
+            return Err(Error::Conflict(
+                "a test call of this account is still waiting for its endpoint's answer; \
+                 one runs at a time: retry when it has answered"
+                    .into(),
+            ));
+        }
+        Ok(TestTurn {
+            testing: self.testing.clone(),
+            user_id: user_id.to_string(),
+        })
+    }
+
+    /// Sends a sample event to an enabled endpoint now, once (no retry),
+    /// and logs it like any call; a failure counts towards disabling it.
+    /// One test call at a time per account (in this process); a disabled
+    /// endpoint is not called.
     pub async fn test_webhook(&self, user: &User, id: &str) -> Result<TestDelivery, Error> {
         let w = self.webhook_record(user, id).await?;
+        if !w.enabled {
+            return Err(Error::Conflict(format!(
+                "webhook {id} is disabled{}; enable it first \
+                 (PATCH /api/alerts/webhooks/{id} {{\"enabled\": true}})",
+                w.disabled_reason
+                    .as_deref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default()
+            )));
+        }
+        let _turn = self.test_turn(&user.id)?;
         let d = self.send_test(&w).await?;
         Ok(TestDelivery {
             delivery: delivery_body(&d),

@@ -169,26 +169,51 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
     assert_eq!(db.events(&ann.id, true, 10, 0).await.unwrap().total, 1);
     assert_eq!(db.mark_read(&bob.id, None, 2_000).await.unwrap(), 0);
 
-    // The outbox: 2 webhook calls and 2 digests (k1, k2) due; a claim holds
-    // them from a second claimant until its lease ends.
-    assert_eq!(db.pending_deliveries().await.unwrap(), 4);
-    let due = db.claim_deliveries(1_000_000, 10, 60_000).await.unwrap();
-    assert_eq!(due.len(), 4);
+    // The outbox: 2 webhook calls and 2 digests (k1, k2) due, all ann's,
+    // and a call of bob's. A claim takes the oldest due delivery of each
+    // account without one in flight: ann's first and bob's; nothing of
+    // either while those are leased, not even for a second claimant.
+    db.enqueue_delivery(&crate::DeliveryRecord {
+        id: "bob-call".into(),
+        kind: "webhook".into(),
+        user_id: bob.id.clone(),
+        webhook_id: None,
+        event_id: None,
+        evaluation: None,
+        payload: "{}".into(),
+        status: "pending".into(),
+        attempts: 0,
+        next_at: 0,
+        last_status: None,
+        last_error: None,
+        created_at: 1,
+        finished_at: None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(db.pending_deliveries().await.unwrap(), 5);
+    let first = db.claim_deliveries(1_000_000, 10, 60_000).await.unwrap();
+    let mut owners: Vec<&str> = first.iter().map(|d| d.delivery.user_id.as_str()).collect();
+    owners.sort();
+    let mut want = vec![ann.id.as_str(), bob.id.as_str()];
+    want.sort();
+    assert_eq!(owners, want, "one per account");
     assert!(db
         .claim_deliveries(1_000_001, 10, 60_000)
         .await
         .unwrap()
         .is_empty());
-    let call = due.iter().find(|d| d.delivery.kind == "webhook").unwrap();
-    assert_eq!(call.webhook.as_ref().unwrap().secret, "whsec_x");
-    assert_eq!(due[0].email, "ann@example.com");
+    let bobs = first.iter().find(|d| d.delivery.user_id == bob.id).unwrap();
+    assert_eq!(bobs.delivery.id, "bob-call");
+    let mut due: Vec<_> = first
+        .into_iter()
+        .filter(|d| d.delivery.user_id == ann.id)
+        .collect();
 
     // Failures count per endpoint; the second consecutive one disables it
-    // and gives up its pending calls.
-    let calls: Vec<_> = due
-        .iter()
-        .filter(|d| d.delivery.kind == "webhook")
-        .collect();
+    // and gives up its pending calls. Each of ann's deliveries is claimed
+    // once the one before it is finished (a failure retries at 1,001,000,
+    // after these claims); a digest is delivered.
     let fail = |id: &str| Attempt {
         id: id.into(),
         delivered: false,
@@ -198,14 +223,35 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
         max_failures: 2,
         now: 1_000,
     };
-    db.finish_delivery(&fail(&calls[0].delivery.id))
-        .await
-        .unwrap();
-    let w = db.webhook(&ann.id, &hook.id).await.unwrap().unwrap();
-    assert_eq!((w.enabled, w.consecutive_failures), (true, 1));
-    db.finish_delivery(&fail(&calls[1].delivery.id))
-        .await
-        .unwrap();
+    let deliver = |id: &str| Attempt {
+        id: id.into(),
+        delivered: true,
+        status: None,
+        error: None,
+        retry_at: None,
+        max_failures: 2,
+        now: 1_000,
+    };
+    let mut failures = 0;
+    let mut now = 1_000_002;
+    while let Some(d) = due.pop() {
+        if d.delivery.kind == "webhook" {
+            assert_eq!(d.webhook.as_ref().unwrap().secret, "whsec_x");
+            db.finish_delivery(&fail(&d.delivery.id)).await.unwrap();
+            failures += 1;
+            if failures == 1 {
+                let w = db.webhook(&ann.id, &hook.id).await.unwrap().unwrap();
+                assert_eq!((w.enabled, w.consecutive_failures), (true, 1));
+            }
+        } else {
+            assert_eq!(d.email, "ann@example.com");
+            db.finish_delivery(&deliver(&d.delivery.id)).await.unwrap();
+        }
+        let next = db.claim_deliveries(now, 10, 60_000).await.unwrap();
+        assert!(next.len() <= 1, "one of ann's at a time: {next:?}");
+        due.extend(next);
+        now += 1;
+    }
     let w = db.webhook(&ann.id, &hook.id).await.unwrap().unwrap();
     assert!(!w.enabled);
     assert!(w.disabled_reason.unwrap().contains("2 consecutive"));
@@ -213,6 +259,11 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
     assert!(
         log.iter().all(|d| d.status == "failed" && d.attempts <= 1),
         "{log:?}"
+    );
+    assert_eq!(
+        db.pending_deliveries().await.unwrap(),
+        1,
+        "bob's, still leased"
     );
     // Enabled again: failures from zero.
     assert!(db
@@ -222,19 +273,7 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
     let w = db.webhook(&ann.id, &hook.id).await.unwrap().unwrap();
     assert_eq!((w.enabled, w.consecutive_failures), (true, 0));
 
-    // A delivered digest is done; deleting an alert keeps its events.
-    let digest = due.iter().find(|d| d.delivery.kind == "email").unwrap();
-    db.finish_delivery(&Attempt {
-        id: digest.delivery.id.clone(),
-        delivered: true,
-        status: None,
-        error: None,
-        retry_at: None,
-        max_failures: 2,
-        now: 1_000,
-    })
-    .await
-    .unwrap();
+    // Deleting an alert keeps its events.
     assert!(db.delete_alert(&ann.id, a1).await.unwrap());
     assert!(!db.delete_alert(&ann.id, a1).await.unwrap());
     assert_eq!(db.events(&ann.id, false, 10, 0).await.unwrap().total, 2);
