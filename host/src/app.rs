@@ -136,6 +136,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         budget.clone(),
         config.trust_policy(),
         config.module_cache.as_deref(),
+        config.upload_log_level,
     )?;
     let verdicts = VerdictService::new(
         db.clone(),

@@ -190,6 +190,9 @@ pub struct PluginSettings {
     /// A folder where authors' uploaded strategies are kept compiled (by SHA-256 and engine configuration, created `0700`), so a restart loads them instead of compiling each again; `off` to compile on every start. Unset: `forecast-engine/modules` under `$XDG_CACHE_HOME`, else under `$HOME/.cache`.
     #[arg(long, env = "FORECAST_MODULE_CACHE", value_name = "PATH|off", default_value = "", hide_default_value = true, value_parser = module_cache)]
     pub module_cache: ModuleCacheSetting,
+    /// The loudest level at which authors' uploaded strategies' `host-log` lines are written: `debug` (seen only with `RUST_LOG=debug`), `info` or `warn` (a louder line is written at this level). Built-in and registered plugins log as they ask.
+    #[arg(long, env = "FORECAST_UPLOAD_LOG_LEVEL", value_name = "debug|info|warn", default_value = "debug", value_parser = upload_log_level)]
+    pub upload_log_level: tracing::Level,
     /// Profiling: write `/tmp/perf-<pid>.map` so that `perf report` names the plugins' functions (on/off).
     #[arg(long, env = "FORECAST_WASM_PERFMAP", value_name = "ON|OFF", default_value = "off", action = ArgAction::Set, value_parser = on_off)]
     pub wasm_perfmap: bool,
@@ -337,6 +340,15 @@ pub struct Matcher {
 // expected; [`ConfigError::from_clap`] adds the variable and the value.
 
 /// An integer of at least `MIN` (surrounding blanks ignored).
+fn upload_log_level(raw: &str) -> Result<tracing::Level, String> {
+    match raw.trim() {
+        "debug" => Ok(tracing::Level::DEBUG),
+        "info" => Ok(tracing::Level::INFO),
+        "warn" => Ok(tracing::Level::WARN),
+        _ => Err("expected debug, info or warn".into()),
+    }
+}
+
 fn allow_refuse(raw: &str) -> Result<bool, String> {
     match raw.trim() {
         "allow" => Ok(true),
@@ -587,6 +599,8 @@ pub struct Config {
     pub plugin_trust: (String, bool),
     /// `FORECAST_MODULE_CACHE` (`None`: compile uploads on every start).
     pub module_cache: Option<PathBuf>,
+    /// `FORECAST_UPLOAD_LOG_LEVEL`.
+    pub upload_log_level: tracing::Level,
     /// `FORECAST_ADMIN_TOKEN` (`None`: the admin API is disabled).
     pub admin_token: Option<String>,
     /// `FORECAST_LLM_URL`, `FORECAST_LLM_MODEL`, `FORECAST_LLM_API_KEY`,
@@ -851,6 +865,7 @@ impl Settings {
                 max_concurrency: plugins.plugin_concurrency as usize,
                 perf_map: plugins.wasm_perfmap,
                 fuel: false,
+                guest_log_ceiling: tracing::Level::ERROR,
             },
             segmentation_wasm: plugins.segmentation_wasm,
             metadata_ttl: METADATA_TTL,
@@ -891,6 +906,7 @@ impl Settings {
             plugin_poll: plugins.plugin_poll_ms,
             plugin_trust: (plugins.plugin_trust, plugins.plugin_unsigned),
             module_cache: plugins.module_cache.dir(),
+            upload_log_level: plugins.upload_log_level,
             admin_token: serving.admin_token,
             llm,
             model: matcher.model_dir,

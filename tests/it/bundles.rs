@@ -477,3 +477,201 @@ async fn the_admin_route_adds_only_what_the_trust_policy_allows() {
         "{listed}"
     );
 }
+
+/// `plugin sign` of `component` as dip-buyer `version` with the key
+/// `dir/key`, into `dir/out`.
+fn sign_version(db: &Path, dir: &Path, key: &str, component: &Path, version: &str, out: &str) {
+    let (ok, _, err) = run(
+        db,
+        &[
+            "plugin",
+            "sign",
+            s(component),
+            "--key",
+            s(&dir.join(key)),
+            "--name",
+            "dip-buyer",
+            "--version",
+            version,
+            "--description",
+            "Buys the dip.",
+            "--out",
+            s(&dir.join(out)),
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+}
+
+/// The dip-buyer component reporting `version` (same length as 0.1.0)
+/// instead: its one "0.1.0" replaced in place.
+fn dip_buyer_as(version: &str) -> Vec<u8> {
+    let mut bytes = std::fs::read(common::component("dip_buyer")).unwrap();
+    let at: Vec<usize> = bytes
+        .windows(5)
+        .enumerate()
+        .filter(|(_, w)| *w == b"0.1.0")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(at.len(), 1, "the component names its version once");
+    bytes[at[0]..at[0] + 5].copy_from_slice(version.as_bytes());
+    bytes
+}
+
+/// Issue 40, finding 4: the trust policy holds for every version another
+/// account may run. A shared strategy whose current version is signed by
+/// the trusted key also holds an unsigned 0.2.0 and a 0.3.0 signed by an
+/// untrusted key (its owner may upload and run both): another account
+/// pinning either gets 422 and does not see them listed; the owner cannot
+/// make either the running version of the shared strategy; the trusted
+/// version keeps running for everyone.
+#[tokio::test]
+async fn pinned_and_switched_versions_obey_the_trust_policy() {
+    let scratch = common::empty_db();
+    let dir = tempfile::tempdir().unwrap();
+    let trusted = keygen(&scratch, dir.path(), "trusted.key");
+    let _other_key = keygen(&scratch, dir.path(), "other.key");
+    sign(&scratch, dir.path(), "trusted.key", "v1.febundle");
+    let v3 = dir.path().join("v3.wasm");
+    std::fs::write(&v3, dip_buyer_as("0.3.0")).unwrap();
+    sign_version(
+        &scratch,
+        dir.path(),
+        "other.key",
+        &v3,
+        "0.3.0",
+        "v3.febundle",
+    );
+    let server = common::Server::start_with(
+        common::fresh_db(),
+        &[
+            ("FORECAST_PLUGIN_TRUST", trusted.as_str()),
+            ("FORECAST_PLUGIN_UNSIGNED", "refuse"),
+        ],
+    );
+    let owner = common::test_key();
+    common::cli_ok(
+        &server.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "o@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    let other = common::create_key(&server.db, "o@example.com", "other");
+    let client = reqwest::Client::new();
+    let upload = |media: &'static str, body: Vec<u8>| {
+        client
+            .post(server.url("/api/strategies"))
+            .bearer_auth(owner)
+            .header("content-type", media)
+            .body(body)
+            .send()
+    };
+    let bundle = "application/vnd.forecast.bundle";
+    let v1 = upload(
+        bundle,
+        std::fs::read(dir.path().join("v1.febundle")).unwrap(),
+    );
+    let v1 = v1.await.unwrap();
+    assert_eq!(v1.status(), 201);
+    let name = v1.json::<serde_json::Value>().await.unwrap()["strategy"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let v2 = upload("application/wasm", dip_buyer_as("0.2.0"))
+        .await
+        .unwrap();
+    assert_eq!(v2.status(), 201, "the owner may upload unsigned");
+    let v3 = upload(
+        bundle,
+        std::fs::read(dir.path().join("v3.febundle")).unwrap(),
+    );
+    assert_eq!(v3.await.unwrap().status(), 201, "and signed by any key");
+
+    let path = format!("/api/strategies/{name}");
+    let patch = |who: &'static str, body: serde_json::Value| {
+        client
+            .patch(server.url(&path))
+            .bearer_auth(who)
+            .json(&body)
+            .send()
+    };
+    let shared = patch(owner, serde_json::json!({ "shared": true }))
+        .await
+        .unwrap();
+    assert_eq!(shared.status(), 200, "the trusted current version");
+    let run = |who: String, strategy: String| {
+        let req = client
+            .post(server.url("/api/backtest"))
+            .bearer_auth(who)
+            .json(&serde_json::json!({ "strategy": strategy, "category": "Indices" }));
+        async move {
+            let r = req.send().await.unwrap();
+            let status = r.status().as_u16();
+            (status, r.json::<serde_json::Value>().await.unwrap())
+        }
+    };
+    assert_eq!(run(other.clone(), name.clone()).await.0, 200);
+    assert_eq!(run(other.clone(), format!("{name}@0.1.0")).await.0, 200);
+    for (version, needle) in [
+        ("0.2.0", "FORECAST_PLUGIN_UNSIGNED"),
+        ("0.3.0", "not a trusted key"),
+    ] {
+        let (status, body) = run(other.clone(), format!("{name}@{version}")).await;
+        assert_eq!(status, 422, "pinned {version}: {body}");
+        let detail = body["detail"].as_str().unwrap();
+        assert!(
+            detail.contains(&format!("{name}@{version}")) && detail.contains(needle),
+            "{detail}"
+        );
+        // Its owner runs it.
+        let (status, body) = run(owner.to_string(), format!("{name}@{version}")).await;
+        assert_eq!(status, 200, "the owner's own {version}: {body}");
+        // Switching the shared strategy to it is refused; nothing changes.
+        let switched = patch(owner, serde_json::json!({ "current_version": version }));
+        let switched = switched.await.unwrap();
+        assert_eq!(switched.status(), 422, "switch to {version}");
+        let detail = switched.json::<serde_json::Value>().await.unwrap()["detail"].to_string();
+        assert!(
+            detail.contains("cannot be shared") && detail.contains(needle),
+            "{detail}"
+        );
+    }
+    let listed = |who: String| {
+        let req = client.get(server.url("/api/strategies")).bearer_auth(who);
+        let name = name.clone();
+        async move {
+            let v: serde_json::Value = req.send().await.unwrap().json().await.unwrap();
+            v["strategies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["name"] == name.as_str())
+                .cloned()
+                .expect("listed")
+        }
+    };
+    let seen = listed(other.clone()).await;
+    assert_eq!(seen["version"], "0.1.0");
+    assert_eq!(seen["versions"], serde_json::json!(["0.1.0"]), "{seen}");
+    let own = listed(owner.to_string()).await;
+    assert_eq!(own["versions"].as_array().unwrap().len(), 3, "{own}");
+    // Unshared, the owner may pick any version; shared again, the check
+    // applies to the version that runs.
+    let unshared = patch(
+        owner,
+        serde_json::json!({ "shared": false, "current_version": "0.2.0" }),
+    );
+    assert_eq!(unshared.await.unwrap().status(), 200);
+    let reshared = patch(owner, serde_json::json!({ "shared": true }))
+        .await
+        .unwrap();
+    assert_eq!(reshared.status(), 422);
+    let (status, _) = run(other, name.clone()).await;
+    assert_eq!(status, 400, "private again: unknown to others");
+}

@@ -37,7 +37,9 @@ impl Answer {
 
     /// The status, and a detail holding every needle.
     fn assert_refused(&self, status: u16, needles: &[&str]) {
-        assert_eq!(self.status, status, "{}", self.body);
+        let mut shown = self.body.to_string();
+        shown.truncate(2_000);
+        assert_eq!(self.status, status, "{shown}");
         let detail = self.detail();
         for n in needles {
             assert!(detail.contains(n), "{detail:?} lacks {n:?}");
@@ -158,6 +160,101 @@ async fn huge_memory_and_table_declarations_are_refused_within_bounded_memory() 
         Vec::<String>::new(),
         "nothing stored"
     );
+}
+
+/// Bytes of the files under `dir` (recursively).
+fn bytes_under(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => bytes_under(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// Issue 40, finding 1: an upload priced by what it would compile into.
+/// 40 unused core modules with sparse data segments (a few KB of upload
+/// that compiled to a 640 MB module-cache file and +612 MB resident), and
+/// one such module (a 16 MiB initial-memory image), are refused with
+/// 422 saying which limit, before any compilation: the server's resident
+/// memory grows by under 50 MB, nothing reaches the module cache on disk,
+/// nothing is stored. The dip-buyer itself still uploads and is cached.
+#[tokio::test]
+async fn components_that_would_compile_into_huge_images_are_refused_before_compiling() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().join("modules");
+    let mut s = Server::start_with(
+        common::fresh_db(),
+        &[("FORECAST_MODULE_CACHE", cache_dir.to_str().unwrap())],
+    );
+    let key = test_key();
+    let dip = abuse::dip_buyer();
+    let remaining = |s: &Server| {
+        let req = s.client().get(s.url("/api/strategies")).bearer_auth(key);
+        async move {
+            let r = req.send().await.unwrap();
+            r.headers()["x-ratelimit-remaining"]
+                .to_str()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        }
+    };
+    let before = remaining(&s).await;
+    let base = resident(&mut s);
+    for (case, bytes, needles) in [
+        (
+            "40 sparse modules",
+            abuse::sparse_modules(&dip, 40),
+            &[
+                "not a loadable strategy",
+                "core modules",
+                "nothing was compiled",
+            ][..],
+        ),
+        (
+            "one sparse module",
+            abuse::sparse_modules(&dip, 1),
+            &["not a loadable strategy", "MiB of initial memory"][..],
+        ),
+    ] {
+        assert!(
+            bytes.len() < dip.len() + 8_000,
+            "{case}: {} bytes",
+            bytes.len()
+        );
+        let a = upload(&s, key, bytes).await;
+        a.assert_refused(422, needles);
+        let peak = peak_rss(s.process().id());
+        assert!(
+            peak.saturating_sub(base) < 50 << 20,
+            "{case}: resident memory grew by {} MiB",
+            peak.saturating_sub(base) >> 20
+        );
+    }
+    let after = remaining(&s).await;
+    // Only the listing is charged, not the refusals (5 units each); a new
+    // minute in between would only make the difference smaller.
+    assert!(
+        before.saturating_sub(after) <= 1,
+        "{before} units left before, {after} after"
+    );
+    assert_eq!(bytes_under(&cache_dir), 0, "nothing compiled to disk");
+    assert!(uploaded(&s, key).await.is_empty(), "nothing stored");
+    let ok = upload(&s, key, dip).await;
+    assert_eq!(ok.status, 201, "{}", ok.body);
+    for _ in 0..50 {
+        if bytes_under(&cache_dir) > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(bytes_under(&cache_dir) > 0, "a real upload is cached");
 }
 
 /// A strategy that also imports a WASI filesystem or socket interface is
@@ -387,4 +484,122 @@ async fn a_second_account_cannot_tell_a_private_strategy_from_a_missing_name() {
     );
     // Nothing the prober did changed it.
     assert_eq!(uploaded(&s, author).await, vec![name]);
+}
+
+/// Lines of `log` holding the flooding fixture's message, and their bytes.
+fn flood_lines(log: &std::path::Path) -> (usize, usize) {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("misbehave: flood"))
+        .collect();
+    (lines.len(), lines.iter().map(|l| l.len() + 1).sum())
+}
+
+/// Issue 40, finding 2, black-box: an upload that writes 50 warnings of
+/// 2 KB through `host-log` on every call of a backtest (hundreds of calls,
+/// over 10 MB offered) writes at most its run's budget: 200 lines and
+/// 64 KiB of guest text, each line escaped (no forged line, no escape
+/// byte), the rest dropped and counted in the run's `plugin_usage`. By
+/// default an upload's lines are written at DEBUG, so a server logging at
+/// INFO writes none of them; `FORECAST_UPLOAD_LOG_LEVEL=warn` raises them.
+#[tokio::test]
+async fn a_flooding_upload_writes_at_most_its_run_budget_and_at_debug_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    for (level, shown) in [(None, false), (Some("warn"), true)] {
+        let log = dir.path().join(format!("server-{shown}.log"));
+        let env: Vec<(&str, &str)> = level
+            .map(|l| vec![("FORECAST_UPLOAD_LOG_LEVEL", l)])
+            .unwrap_or_default();
+        let s = Server::start_logging_with(common::fresh_db(), &env, &log);
+        let key = test_key();
+        let up = upload(
+            &s,
+            key,
+            std::fs::read(component("misbehave_strategy")).unwrap(),
+        )
+        .await;
+        assert_eq!(up.status, 201, "{}", up.body);
+        let name = up.body["strategy"].as_str().unwrap().to_string();
+        let run = backtest(&s, key, &name, 11).await;
+        assert_eq!(run.status, 200, "{}", run.body);
+        let usage = &run.body["metadata"]["plugin_usage"][0];
+        let calls = usage["calls"].as_u64().unwrap();
+        let dropped = usage["log_lines_dropped"].as_u64().unwrap();
+        assert!(calls > 20, "{usage}");
+        // 50 lines a rebalance call; the budget holds 200 lines or 64 KiB
+        // (about 32 of these), so all but those few are dropped.
+        assert!(dropped >= 50 * (calls - 1) - 200, "{usage}");
+        drop(s);
+        let (lines, bytes) = flood_lines(&log);
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(!text.contains('\u{1b}'), "an escape byte reached the log");
+        assert!(
+            !text.lines().any(|l| l.starts_with("forged line")),
+            "a guest forged a log line"
+        );
+        if shown {
+            assert!(lines > 0 && lines <= 200, "{lines} lines");
+            // 64 KiB of guest text plus each line's prefix (time, level,
+            // plugin label): under 100 KB.
+            assert!(bytes <= 100_000, "{bytes} bytes in {lines} lines");
+            eprintln!(
+                "flood: {calls} calls, {} KB offered, {lines} lines and {bytes} bytes written, {dropped} dropped",
+                calls * 50 * 2_040 / 1_000
+            );
+        } else {
+            assert_eq!(lines, 0, "written at DEBUG, under RUST_LOG=info");
+        }
+    }
+}
+
+/// Issue 40, finding 6: fuel is budgeted per run, not only per call. An
+/// upload that spins tens of millions of fuel units on every call (each
+/// under one call's budget) over a daily backtest stops at the run's
+/// budget with a 422 saying so, instead of burning guest CPU for as long
+/// as its calls last; a healthy run of the same upload reports its fuel.
+#[tokio::test]
+async fn a_long_upload_run_stops_at_its_run_fuel_budget() {
+    let s = Server::start();
+    let key = test_key();
+    let up = upload(
+        &s,
+        key,
+        std::fs::read(component("misbehave_strategy")).unwrap(),
+    )
+    .await;
+    assert_eq!(up.status, 201, "{}", up.body);
+    let name = up.body["strategy"].as_str().unwrap().to_string();
+    let started = std::time::Instant::now();
+    let spin = {
+        let r = s
+            .client()
+            .post(s.url("/api/backtest"))
+            .bearer_auth(key)
+            .json(&json!({ "strategy": name, "category": "Indices", "top_n": 12, "rebalance": "daily" }))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        Answer {
+            status,
+            body: r.json().await.unwrap_or(Value::Null),
+        }
+    };
+    let took = started.elapsed();
+    spin.assert_refused(
+        422,
+        &[
+            "strategy/misbehave@0.0.1",
+            "fuel budget of one run",
+            "20000000000",
+        ],
+    );
+    eprintln!("the spinning run stopped after {took:?}");
+    let healthy = backtest(&s, key, &name, 1).await;
+    assert_eq!(healthy.status, 200, "{}", healthy.body);
+    let fuel = healthy.body["metadata"]["plugin_usage"][0]["fuel"]
+        .as_u64()
+        .unwrap();
+    assert!(fuel > 0 && fuel < 20_000_000_000, "{fuel}");
 }

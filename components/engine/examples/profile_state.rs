@@ -2,6 +2,7 @@
 //! history, one call each and all in one `analyse_states` call:
 //! `cargo run --release --example profile_state`.
 fn main() {
+    profile_walks();
     let text = include_str!("../../../data/prices/IDX_GSPC.csv");
     let (mut dates, mut closes) = (Vec::new(), Vec::new());
     for (i, line) in text.lines().skip(1).enumerate() {
@@ -55,4 +56,51 @@ fn main() {
         t.elapsed().as_secs_f64() * 1e3 / (rounds * 15) as f64,
         closes.len()
     );
+}
+
+/// The walk a live forecast needs (`states-at` at every month-end and the
+/// last row, and the episodes there) against one `analyse_state`, on
+/// AAPL's history at 90 days with 23 buckets:
+/// `cargo run --release --example profile_state`.
+#[allow(dead_code)]
+fn profile_walks() {
+    let text = include_str!("../../../data/prices/AAPL.csv");
+    let (mut dates, mut closes) = (Vec::new(), Vec::new());
+    for (i, line) in text.lines().skip(1).enumerate() {
+        let cols: Vec<&str> = line.split(',').collect();
+        dates.push(i as i32 * 7 / 5);
+        closes.push(cols[4].parse::<f64>().unwrap());
+    }
+    let p = forecast_engine::Params {
+        return_period: 90,
+        num_segments: 23,
+        periods_per_year: Some(252),
+        ..Default::default()
+    };
+    let mut ends: Vec<u32> = (300..closes.len() as u32).step_by(21).collect();
+    ends.push(closes.len() as u32 - 1);
+    let rounds = 50;
+    let time = |label: &str, f: &dyn Fn()| {
+        let t = std::time::Instant::now();
+        for _ in 0..rounds {
+            f();
+        }
+        println!(
+            "{label}: {:.3} ms ({} rows, {} ends)",
+            t.elapsed().as_secs_f64() * 1e3 / rounds as f64,
+            closes.len(),
+            ends.len()
+        );
+    };
+    time("analyse_state", &|| {
+        std::hint::black_box(forecast_engine::analyse_state(&dates, &closes, &p).unwrap());
+    });
+    time("analyse_states_at", &|| {
+        std::hint::black_box(
+            forecast_engine::analyse_states_at(&dates, &closes, &p, &ends).unwrap(),
+        );
+    });
+    time("episodes_at", &|| {
+        std::hint::black_box(forecast_engine::episodes_at(&dates, &closes, &p, &ends).unwrap());
+    });
 }

@@ -9,6 +9,11 @@
 //!   a contract violation);
 //! * 5 — logs a warning through the host's log import, then answers the
 //!   error "misbehave refuses";
+//! * 11 — floods the host's log: 50 warnings of about 2 KB (each with a
+//!   newline and an escape sequence) on every call, then behaves as 1;
+//! * 12 — spins 3,000,000 rounds of arithmetic on every call (tens of
+//!   millions of fuel units, under one call's budget), then behaves as 1:
+//!   a long run stops at the run's fuel budget;
 //! * 4 — answers the error `{:?}` of the assets it was given, so a test
 //!   can compare what arrived by `allocation` and by `allocation-columns`;
 //! * anything else — behaves: equal weight `1 / top_n` in the first
@@ -53,6 +58,23 @@ impl Strategy for Misbehave {
             5 => {
                 log::warn("misbehave: about to refuse");
                 Err("misbehave refuses".to_string())
+            }
+            11 => {
+                let filler = "x".repeat(2_000);
+                for i in 0..50 {
+                    log::warn(&format!(
+                        "misbehave: flood {i}\nforged line \u{1b}[31m{filler}"
+                    ));
+                }
+                Ok(equal_weights(&ctx.assets, 1))
+            }
+            12 => {
+                let mut x: u64 = 1;
+                for _ in 0..3_000_000 {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+                std::hint::black_box(x);
+                Ok(equal_weights(&ctx.assets, 1))
             }
             4 => Err(format!("{:?}", ctx.assets)),
             n => Ok(equal_weights(&ctx.assets, n)),

@@ -454,6 +454,10 @@ pub struct PluginUsage {
     pub guest_ms: f64,
     /// The most linear memory its instance held, bytes.
     pub peak_memory_bytes: u64,
+    /// Lines it wrote through `host-log` beyond the run's log budget (200
+    /// lines, 64 KiB), dropped.
+    #[serde(default)]
+    pub log_lines_dropped: u64,
 }
 
 /// At most this many `unusable_assets` are listed.
@@ -772,10 +776,13 @@ pub struct StrategyItem {
     #[serde(default)]
     pub owner: Option<String>,
     /// Key id of the bundle's signer (`ed25519:…`); null when unsigned.
+    /// The signer vouches for the bytes, not for the account: anyone may
+    /// upload a bundle someone else signed, and `owner` is who did.
     #[serde(default)]
     pub signer: Option<String>,
-    /// Every stored version of an uploaded strategy, newest first (empty
-    /// for built-ins).
+    /// The stored versions of an uploaded strategy you may run, newest
+    /// first (empty for built-ins): all of your own; of another account's,
+    /// only those this server's trust policy admits.
     #[serde(default)]
     pub versions: Vec<String>,
     /// Yours: you may share it, pick its version or delete it.

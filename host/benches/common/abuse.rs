@@ -132,6 +132,37 @@ pub fn importing(component: &[u8], name: &str) -> Vec<u8> {
     bytes
 }
 
+/// `component` with `n` unused core modules appended (after its own
+/// sections, so no index moves), each defining a memory of 257 pages with
+/// one 16-byte data segment at 16 MiB: a few hundred bytes each that a
+/// compiler would turn into a 16 MiB initial-memory image apiece.
+pub fn sparse_modules(component: &[u8], n: usize) -> Vec<u8> {
+    let mut extra = wasm_encoder::Component::new();
+    for _ in 0..n {
+        let mut module = wasm_encoder::Module::new();
+        let mut memories = wasm_encoder::MemorySection::new();
+        memories.memory(wasm_encoder::MemoryType {
+            minimum: 257,
+            maximum: None,
+            memory64: false,
+            shared: false,
+            page_size_log2: None,
+        });
+        module.section(&memories);
+        let mut data = wasm_encoder::DataSection::new();
+        data.active(0, &wasm_encoder::ConstExpr::i32_const(16 << 20), [1u8; 16]);
+        module.section(&data);
+        extra.section(&wasm_encoder::ModuleSection(&module));
+    }
+    let extra = extra.finish();
+    let mut bytes = component.to_vec();
+    bytes.extend_from_slice(&extra[8..]);
+    wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+        .validate_all(&bytes)
+        .expect("the component with its extra modules is valid");
+    bytes
+}
+
 /// `dip_buyer` reporting the name `dip-buy-<i>` (`i` < 10): the name is a
 /// string of its data, replaced in place by one of the same length, so
 /// each is a distinct strategy of the same author.

@@ -79,7 +79,7 @@ pub fn listing_router() -> OpenApiRouter<AppState> {
     responses(
         (status = 200, description = "OK", body = BacktestResponse),
         (status = 400, description = "A field is invalid (unknown strategy or ticker, bad dates, non-positive capital, top_n beyond the universe, unknown rebalance, out-of-bounds engine or z-score parameters); detail names it", body = ErrorBody),
-        (status = 422, description = "An uploaded strategy (@handle/name) failed: its fuel budget (50,000,000 units per call plus 1,000,000 per asset of the call's input), its memory cap, a trap, a contract violation or its own refusal; detail names the plugin, its version and the limit or reason", body = ErrorBody),
+        (status = 422, description = "An uploaded strategy (@handle/name) failed: its fuel budget (50,000,000 units per call plus 1,000,000 per asset of the call's input, and 20,000,000,000 for all the calls of one run), its memory cap, a trap, a contract violation or its own refusal; or another account's version the server's trust policy does not admit (also when pinned); detail names the plugin, its version and the limit or reason", body = ErrorBody),
         (status = 500, description = "A built-in strategy plugin failed (trap, memory cap, contract violation); detail names the plugin and version", body = ErrorBody),
         (status = 504, description = "The backtest passed its time limit; reduce its scope", body = ErrorBody),
     )

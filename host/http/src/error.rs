@@ -67,6 +67,10 @@ pub enum ApiError {
     /// 422: the asset's history is too short to analyse.
     #[error("{0}")]
     Unprocessable(String),
+    /// 422 for a request refused before any work was done: the quota
+    /// guard gives its charge back.
+    #[error("{0}")]
+    UnprocessableUncharged(String),
     /// 500/504 from a plugin: the detail names the plugin and version.
     #[error(transparent)]
     Plugin(#[from] PluginError),
@@ -99,7 +103,9 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) | ApiError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Unprocessable(_) | ApiError::UnprocessableUncharged(_) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             ApiError::Plugin(PluginError::Timeout { .. }) | ApiError::GatewayTimeout(_) => {
                 StatusCode::GATEWAY_TIMEOUT
             }
@@ -158,6 +164,12 @@ impl IntoResponse for ApiError {
                 );
                 response
             }
+            ApiError::UnprocessableUncharged(_) => {
+                let mut response =
+                    (status, Json(json!({ "detail": self.to_string() }))).into_response();
+                response.extensions_mut().insert(Uncharged);
+                response
+            }
             ApiError::Unavailable(_) => {
                 tracing::warn!(error = %self, "unavailable");
                 (status, Json(json!({ "detail": self.to_string() }))).into_response()
@@ -204,6 +216,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::InsufficientData(m) | ServiceError::Refused(m) => {
                 ApiError::Unprocessable(m)
             }
+            ServiceError::RefusedBeforeWork(m) => ApiError::UnprocessableUncharged(m),
             ServiceError::Conflict(m) => ApiError::Conflict(m),
             ServiceError::NotPremium(m) => ApiError::PaymentRequired(m),
             ServiceError::InvalidCredentials(m) => ApiError::Unauthorized(m),

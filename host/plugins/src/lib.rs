@@ -46,6 +46,7 @@ pub mod plugin;
 pub mod runtime;
 pub mod scorer;
 pub mod segmentation;
+pub mod shape;
 pub mod strategy;
 
 use std::time::Duration;
@@ -77,6 +78,11 @@ pub struct RuntimeConfig {
     /// that scales with their input and stop at the same point on every
     /// run ([`strategy::fuel_budget`]).
     pub fuel: bool,
+    /// The loudest level a guest's `host-log` line is written at: a line
+    /// the guest sends louder is written at this level (`ERROR`: as sent;
+    /// authors' uploads get `FORECAST_UPLOAD_LOG_LEVEL`, `DEBUG` unless
+    /// the operator raises it).
+    pub guest_log_ceiling: tracing::Level,
 }
 
 impl Default for RuntimeConfig {
@@ -87,6 +93,7 @@ impl Default for RuntimeConfig {
             max_concurrency: 16,
             perf_map: false,
             fuel: false,
+            guest_log_ceiling: tracing::Level::ERROR,
         }
     }
 }
@@ -183,6 +190,9 @@ pub struct LogBudget {
     pub bytes: usize,
     /// Lines dropped so far.
     pub dropped: u64,
+    /// The loudest level a line is written at
+    /// ([`RuntimeConfig::guest_log_ceiling`]).
+    pub ceiling: tracing::Level,
 }
 
 impl Default for LogBudget {
@@ -191,6 +201,7 @@ impl Default for LogBudget {
             lines: GUEST_LOG_LINES,
             bytes: GUEST_LOG_BYTES,
             dropped: 0,
+            ceiling: tracing::Level::ERROR,
         }
     }
 }
@@ -243,6 +254,8 @@ pub(crate) fn guest_log(
     level: tracing::Level,
     message: &str,
 ) {
+    // Quieter is greater in `tracing`'s order (TRACE > DEBUG > … > ERROR).
+    let level = level.max(budget.ceiling);
     let message = escape_guest_line(message);
     if !budget.take(message.len()) {
         metrics::counter!("forecast_guest_log_dropped_total").increment(1);

@@ -265,7 +265,10 @@ impl PluginRuntime {
                 fuel_budget: SETUP_FUEL,
                 llm: None,
                 semantic: None,
-                log: crate::LogBudget::default(),
+                log: crate::LogBudget {
+                    ceiling: self.config.guest_log_ceiling,
+                    ..crate::LogBudget::default()
+                },
             },
         );
         store.limiter(|s| &mut s.limiter);

@@ -16,6 +16,7 @@ fn runtime(timeout_ms: u64) -> Arc<PluginRuntime> {
             max_concurrency: 2,
             perf_map: false,
             fuel: false,
+            guest_log_ceiling: tracing::Level::ERROR,
         })
         .unwrap(),
     )
@@ -880,4 +881,94 @@ fn guest_lines_are_escaped_and_cut_and_the_budget_counts_lines_and_bytes() {
     }
     assert!(!b.take(1));
     assert_eq!(b.dropped, 1);
+}
+
+/// Every component the project builds keeps the upload limits with room
+/// to spare (one memory, a few core modules, under a megabyte of data),
+/// and a guest's line is written no louder than the runtime's ceiling.
+#[test]
+fn built_components_keep_the_upload_shape_limits() {
+    use crate::shape::{shape, LIMITS};
+    for c in crate::builtin::ALL.iter().filter(|c| !c.bytes.is_empty()) {
+        let s = shape(c.bytes).unwrap_or_else(|e| panic!("{}: {e}", c.stem));
+        eprintln!("{}: {s:?}", c.stem);
+        s.check(&LIMITS)
+            .unwrap_or_else(|e| panic!("{}: {e} ({s:?})", c.stem));
+        assert!(s.core_modules >= 1 && s.memories >= 1, "{}: {s:?}", c.stem);
+        assert!(s.data_extent < 4 << 20, "{}: {s:?}", c.stem);
+    }
+    assert!(shape(b"not wasm").is_err());
+    // Quieter is greater: a guest's WARN under a DEBUG ceiling is DEBUG.
+    assert_eq!(
+        tracing::Level::WARN.max(tracing::Level::DEBUG),
+        tracing::Level::DEBUG
+    );
+    assert_eq!(
+        tracing::Level::DEBUG.max(tracing::Level::ERROR),
+        tracing::Level::DEBUG
+    );
+}
+
+/// Issue 40, finding 8: a module cache folder others could write is made
+/// 0700 and emptied (a planted file never loads), a crash's temporary
+/// files are removed at start, a file others may write or whose digest
+/// does not match is compiled again, and `forget` removes a deleted
+/// upload's file.
+#[cfg(unix)]
+#[test]
+fn the_module_cache_trusts_only_its_own_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("modules");
+    let open = || {
+        let mut rt = PluginRuntime::new(runtime(10_000).config()).unwrap();
+        rt.set_module_cache(&dir).unwrap();
+        Arc::new(rt)
+    };
+    let files = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    let rt = open();
+    let p = StrategyPlugin::load(rt.clone(), strategy::UNNAMED, builtin::TOPN).unwrap();
+    p.keep_compiled();
+    let kept = files();
+    assert_eq!(kept.len(), 1);
+    let file = dir.join(&kept[0]);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600, "written for the server alone");
+
+    // A file others may write is not loaded, and is replaced.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let again = open();
+    StrategyPlugin::load(again.clone(), strategy::UNNAMED, builtin::TOPN)
+        .unwrap()
+        .keep_compiled();
+    let c = again.module_cache().unwrap().counts();
+    assert_eq!((c.hits, c.misses), (0, 1), "compiled again");
+    assert_eq!(mode(&file), 0o600);
+
+    // A folder opened to everyone: made 0700 and emptied at start, a
+    // crash's temporary file too.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::write(dir.join("planted.tmp1-2"), b"x").unwrap();
+    let reopened = open();
+    assert_eq!(mode(&dir), 0o700);
+    assert!(files().is_empty(), "{:?}", files());
+    StrategyPlugin::load(reopened.clone(), strategy::UNNAMED, builtin::TOPN)
+        .unwrap()
+        .keep_compiled();
+    std::fs::write(dir.join("left.tmp99-0"), b"half a file").unwrap();
+    open();
+    assert_eq!(
+        files(),
+        kept,
+        "the temporary file went, the kept one stayed"
+    );
+    reopened.module_cache().unwrap().forget(&p.info().sha256);
+    assert!(files().is_empty());
 }

@@ -166,16 +166,19 @@ impl AuthoredService {
     /// A service over `store`, compiling and running uploads on a metered
     /// runtime of its own (`plugins`' limits, plus fuel) within `budget`,
     /// sharing only what `trust` allows, keeping compiled uploads in
-    /// `module_cache`.
+    /// `module_cache`, writing their `host-log` lines at most as loud as
+    /// `log_ceiling`.
     pub fn new(
         store: Arc<dyn StrategyStore>,
         plugins: Arc<Plugins>,
         budget: WorkBudget,
         trust: TrustPolicy,
         module_cache: Option<&std::path::Path>,
+        log_ceiling: tracing::Level,
     ) -> Result<Self, PluginError> {
         let mut runtime = PluginRuntime::new(RuntimeConfig {
             fuel: true,
+            guest_log_ceiling: log_ceiling,
             ..plugins.runtime().config()
         })?;
         // Compiled uploads on disk, so a restart does not compile them all
@@ -358,6 +361,17 @@ impl AuthoredService {
     /// Compiles, type-checks and self-tests `bytes` as a strategy, as a
     /// heavy job of `owner_id` with [`COMPILE_DEADLINE`].
     async fn compile(&self, owner_id: &str, bytes: Vec<u8>) -> Result<Arc<StrategyPlugin>, Error> {
+        // What it would compile into, bounded before any work is admitted:
+        // its modules, memories, tables and the initial memory its data
+        // segments span (issue 40, finding 1).
+        forecast_plugins::shape::shape(&bytes)
+            .and_then(|s| s.check(&forecast_plugins::shape::LIMITS))
+            .map_err(|e| {
+                Error::RefusedBeforeWork(format!(
+                    "the component is not a loadable strategy: {e}; nothing was compiled \
+                     or charged"
+                ))
+            })?;
         let ticket = self
             .budget
             .admit(owner_id, Work::Compile, compile_bytes(bytes.len()))
@@ -463,6 +477,16 @@ impl AuthoredService {
                     versions_of(&s).join(", ")
                 ))
             })?;
+        // Another account runs only what the operator's policy admits, also
+        // when it pins a version that is not the current one.
+        if s.owner_id != viewer_id {
+            self.admits(record).map_err(|e| {
+                Error::Refused(format!(
+                    "strategy: {}@{version} runs only for its owner on this server: {e}",
+                    r.label()
+                ))
+            })?;
+        }
         if let Some(p) = self
             .compiled
             .lock()
@@ -494,6 +518,20 @@ impl AuthoredService {
             .iter()
             .filter_map(|s| {
                 let current = s.versions.iter().find(|v| v.version == s.current_version)?;
+                // Another account sees only what it may run: nothing when
+                // the current version fails the policy (it changed since the
+                // strategy was shared), and of the versions only those it
+                // admits.
+                let owned = s.owner_id == viewer_id;
+                if !owned && self.admits(current).is_err() {
+                    return None;
+                }
+                let versions = s
+                    .versions
+                    .iter()
+                    .filter(|v| owned || self.admits(v).is_ok())
+                    .map(|v| v.version.clone())
+                    .collect();
                 let manifest = current
                     .manifest
                     .as_deref()
@@ -520,8 +558,8 @@ impl AuthoredService {
                     },
                     owner: Some(format!("@{}", s.handle)),
                     signer: current.signer.clone(),
-                    versions: versions_of(s),
-                    owned: s.owner_id == viewer_id,
+                    versions,
+                    owned,
                     resources: figures.get(&current.sha256).cloned(),
                     imports: current.imports.clone(),
                     wit_version: forecast_api::backtest::wit_version(&current.imports),
@@ -550,19 +588,17 @@ impl AuthoredService {
                 versions: versions_of(&held),
             });
         }
-        if change.shared == Some(true) {
+        if change.shared.unwrap_or(held.shared) {
             // What is shared must be signed as the operator's policy says:
-            // the version that will run, and every version one may pin.
+            // the version that will run, whether the change shares the
+            // strategy or picks another version of a shared one (a pinned
+            // version is checked when it is run, by `resolve`).
             let running = change
                 .current_version
                 .as_deref()
                 .unwrap_or(&held.current_version);
             for v in held.versions.iter().filter(|v| v.version == running) {
-                let allowed = match &v.signer {
-                    Some(signer) => self.trust.check_signed(signer),
-                    None => self.trust.check_unsigned(),
-                };
-                allowed.map_err(|e| {
+                self.admits(v).map_err(|e| {
                     Error::Refused(format!(
                         "{label}@{} cannot be shared on this server: {e}",
                         v.version
@@ -598,11 +634,29 @@ impl AuthoredService {
         })
     }
 
+    /// Whether the operator's trust policy admits `version` for accounts
+    /// other than its owner, or why not.
+    fn admits(&self, version: &UploadRecord) -> Result<(), String> {
+        match &version.signer {
+            Some(signer) => self.trust.check_signed(signer),
+            None => self.trust.check_unsigned(),
+        }
+    }
+
     /// Deletes an owner's strategy (its versions are never reused).
+    /// Its compiled code is let go: from memory, and from the module cache
+    /// on disk.
     pub async fn delete(&self, owner_id: &str, handle: &str, name: &str) -> Result<(), Error> {
-        self.owned(owner_id, handle, name).await?;
+        let held = self.owned(owner_id, handle, name).await?;
         if !self.store.delete_strategy(owner_id, name).await? {
             return Err(not_yours(&format!("@{handle}/{name}")));
+        }
+        let mut compiled = self.compiled.lock().expect("compiled poisoned");
+        for v in &held.versions {
+            compiled.remove(&v.sha256);
+            if let Some(cache) = self.runtime.module_cache() {
+                cache.forget(&v.sha256);
+            }
         }
         Ok(())
     }

@@ -262,7 +262,7 @@ export interface paths {
         put?: never;
         /**
          * Send a signed sample event (type alert.test) to an endpoint now, once
-         * @description The call is made before the answer and logged like any other; it is not retried, and a failure counts towards disabling the endpoint. A disabled endpoint may be tested.
+         * @description The call is made before the answer and logged like any other; it is not retried, and a failure counts towards disabling the endpoint. A disabled endpoint is not called (409: enable it first with PATCH), and an account makes one test call at a time (409 while one waits for its endpoint's answer).
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -572,7 +572,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a strategy component: type-checked against the strategy world, self-tested, stored immutable, private to you
-         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version".
+         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version" (another account's strategy, also a pinned version, only when the server's trust policy admits that version's signer: 422 otherwise).
          */
         post: operations["uploadStrategy"];
         delete?: never;
@@ -858,7 +858,7 @@ export interface paths {
         put?: never;
         /**
          * Send a signed sample event (type alert.test) to an endpoint now, once
-         * @description The call is made before the answer and logged like any other; it is not retried, and a failure counts towards disabling the endpoint. A disabled endpoint may be tested.
+         * @description The call is made before the answer and logged like any other; it is not retried, and a failure counts towards disabling the endpoint. A disabled endpoint is not called (409: enable it first with PATCH), and an account makes one test call at a time (409 while one waits for its endpoint's answer).
          */
         post: operations["webTestWebhook"];
         delete?: never;
@@ -1095,7 +1095,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a strategy component: type-checked against the strategy world, self-tested, stored immutable, private to you
-         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version".
+         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version" (another account's strategy, also a pinned version, only when the server's trust policy admits that version's signer: 422 otherwise).
          */
         post: operations["webUploadStrategy"];
         delete?: never;
@@ -2872,6 +2872,12 @@ export interface components {
              * @description The most linear memory its instance held, bytes.
              */
             peak_memory_bytes: number;
+            /**
+             * Format: int64
+             * @description Lines it wrote through `host-log` beyond the run's log budget (200
+             *     lines, 64 KiB), dropped.
+             */
+            log_lines_dropped?: number;
         };
         /**
          * @description Quantiles of a set of outcomes, linearly interpolated between order
@@ -3472,11 +3478,16 @@ export interface components {
             visibility?: string;
             /** @description The author's handle (`@u…`) for uploaded strategies; null for built-ins. */
             owner?: string | null;
-            /** @description Key id of the bundle's signer (`ed25519:…`); null when unsigned. */
+            /**
+             * @description Key id of the bundle's signer (`ed25519:…`); null when unsigned.
+             *     The signer vouches for the bytes, not for the account: anyone may
+             *     upload a bundle someone else signed, and `owner` is who did.
+             */
             signer?: string | null;
             /**
-             * @description Every stored version of an uploaded strategy, newest first (empty
-             *     for built-ins).
+             * @description The stored versions of an uploaded strategy you may run, newest
+             *     first (empty for built-ins): all of your own; of another account's,
+             *     only those this server's trust policy admits.
              */
             versions?: string[];
             /** @description Yours: you may share it, pick its version or delete it. */
@@ -5847,6 +5858,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The endpoint is disabled, or another test call of this account is still waiting for its answer */
+            409: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Quota exhausted */
             429: {
                 headers: {
@@ -6848,7 +6874,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description An uploaded strategy (@handle/name) failed: its fuel budget (50,000,000 units per call plus 1,000,000 per asset of the call's input), its memory cap, a trap, a contract violation or its own refusal; detail names the plugin, its version and the limit or reason */
+            /** @description An uploaded strategy (@handle/name) failed: its fuel budget (50,000,000 units per call plus 1,000,000 per asset of the call's input, and 20,000,000,000 for all the calls of one run), its memory cap, a trap, a contract violation or its own refusal; or another account's version the server's trust policy does not admit (also when pinned); detail names the plugin, its version and the limit or reason */
             422: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -8304,7 +8330,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Sharing refused by the server's trust policy (FORECAST_PLUGIN_TRUST, FORECAST_PLUGIN_UNSIGNED): the detail names the signer or that the version is unsigned */
+            /** @description Refused by the server's trust policy (FORECAST_PLUGIN_TRUST, FORECAST_PLUGIN_UNSIGNED): sharing, or picking the version that runs of a shared strategy, when that version's signer is not trusted or it is unsigned; the detail names the signer or that the version is unsigned */
             422: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -9934,6 +9960,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The endpoint is disabled, or another test call of this account is still waiting for its answer */
+            409: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Quota exhausted */
             429: {
                 headers: {
@@ -10962,7 +11003,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description An uploaded strategy (@handle/name) failed: its fuel budget (50,000,000 units per call plus 1,000,000 per asset of the call's input), its memory cap, a trap, a contract violation or its own refusal; detail names the plugin, its version and the limit or reason */
+            /** @description An uploaded strategy (@handle/name) failed: its fuel budget (50,000,000 units per call plus 1,000,000 per asset of the call's input, and 20,000,000,000 for all the calls of one run), its memory cap, a trap, a contract violation or its own refusal; or another account's version the server's trust policy does not admit (also when pinned); detail names the plugin, its version and the limit or reason */
             422: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -12194,7 +12235,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Sharing refused by the server's trust policy (FORECAST_PLUGIN_TRUST, FORECAST_PLUGIN_UNSIGNED): the detail names the signer or that the version is unsigned */
+            /** @description Refused by the server's trust policy (FORECAST_PLUGIN_TRUST, FORECAST_PLUGIN_UNSIGNED): sharing, or picking the version that runs of a shared strategy, when that version's signer is not trusted or it is unsigned; the detail names the signer or that the version is unsigned */
             422: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */

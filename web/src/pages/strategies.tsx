@@ -262,7 +262,10 @@ function StrategyTable({
                 </td>
                 <td data-label="Signer">
                   {it.signer ? (
-                    <code class="signer" title={it.signer}>
+                    <code
+                      class="signer"
+                      title={`${it.signer}: the key that signed these bytes${it.owner ? `; uploaded by ${it.owner}` : ""}`}
+                    >
                       {it.signer.length > 22 ? `${it.signer.slice(0, 20)}…` : it.signer}
                     </code>
                   ) : (

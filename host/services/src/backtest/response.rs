@@ -220,6 +220,7 @@ fn metadata(
             fuel: usage.fuel,
             guest_ms: usage.guest.as_secs_f64() * 1e3,
             peak_memory_bytes: usage.peak_memory as u64,
+            log_lines_dropped: usage.log_lines_dropped,
         }],
     }
 }

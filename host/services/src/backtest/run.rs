@@ -353,6 +353,14 @@ pub(super) fn run_error(
                 forecast_plugins::strategy::FUEL_PER_ASSET
             ))
         }
+        bt::RunError::Strategy(RunFailure::RunOutOfFuel { plugin }) => Error::Refused(format!(
+            "strategy {plugin} used up the fuel budget of one run: its calls may use {} units \
+             together (each call also {} plus {} per asset of its input); the run stopped \
+             there, as it would on every rerun",
+            forecast_plugins::strategy::FUEL_PER_RUN,
+            forecast_plugins::strategy::FUEL_PER_CALL,
+            forecast_plugins::strategy::FUEL_PER_ASSET
+        )),
         // An author's upload that fails is the author's to fix: 422 with
         // the reason (its deadline stays a 504). A built-in that fails is
         // the server's fault: 500.
