@@ -709,6 +709,90 @@ async fn test_calls_run_one_at_a_time_and_never_reach_a_disabled_endpoint() {
     );
 }
 
+/// An endpoint that answers 500 with a body declared as 1 GiB and streams
+/// zeros for as long as the client reads; its URL and the bytes it wrote.
+async fn huge_error_endpoint() -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = sent.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 64 * 1024];
+                let _ = socket.read(&mut buf).await;
+                let head =
+                    b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 1073741824\r\n\r\n";
+                if socket.write_all(head).await.is_err() {
+                    return;
+                }
+                let chunk = vec![b'x'; 64 * 1024];
+                for _ in 0..(1 << 14) {
+                    if socket.write_all(&chunk).await.is_err() {
+                        return;
+                    }
+                    counter.fetch_add(chunk.len() as u64, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    (url, sent)
+}
+
+/// Issue 40, finding 3, black-box: an endpoint that answers a test call
+/// with a 1 GiB error body is quoted by its first 200 characters; the
+/// server reads a few hundred bytes and drops the connection, its resident
+/// memory moves by under 10 MB, and it answers health meanwhile.
+#[tokio::test]
+async fn a_gigabyte_error_body_costs_the_server_nothing() {
+    let mut s = Server::start_with(
+        common::fresh_db(),
+        &[("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on")],
+    );
+    let (url, sent) = huge_error_endpoint().await;
+    let (status, w) = call(
+        &s,
+        Method::POST,
+        "/api/alerts/webhooks",
+        Some(json!({ "url": url })),
+    )
+    .await;
+    assert_eq!(status, 201, "{w}");
+    let pid = s.process().id();
+    let before = common::rss(pid);
+    let path = format!("/api/alerts/webhooks/{}/test", w["id"].as_str().unwrap());
+    let watch = async {
+        let mut most = 0;
+        for _ in 0..30 {
+            most = most.max(common::rss(pid));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        most
+    };
+    let ((status, t), most) = tokio::join!(call(&s, Method::POST, &path, None), watch);
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(t["delivery"]["status"], "failed", "{t}");
+    assert_eq!(t["delivery"]["last_status"], 500, "{t}");
+    let quoted = t["delivery"]["last_error"].as_str().unwrap();
+    assert!(quoted.contains("xxxx") && quoted.len() < 400, "{quoted}");
+    let most = most.max(common::rss(pid));
+    let grew = most.saturating_sub(before);
+    eprintln!(
+        "1 GiB error body: {} KB written before the server hung up, resident +{} KB",
+        sent.load(std::sync::atomic::Ordering::SeqCst) / 1_000,
+        grew / 1_000
+    );
+    assert!(grew < 10_000_000, "resident memory grew by {grew} bytes");
+    assert!(
+        sent.load(std::sync::atomic::Ordering::SeqCst) < 64 << 20,
+        "the server read far more than it quotes"
+    );
+    let (health, _) = s.get_as("/api/health", None).await;
+    assert_eq!(health, 200);
+}
+
 /// A request as another Premium account (`key`): status and JSON body.
 async fn call_as(
     s: &Server,

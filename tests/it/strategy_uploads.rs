@@ -271,12 +271,37 @@ async fn bad_uploads_are_refused_with_the_reason_and_store_nothing() {
             "not a loadable strategy",
         ),
     ];
+    // What is left of the minute's quota after each answer that says it.
+    let mut seen: Vec<u64> = Vec::new();
     for (content_type, bytes, status, needle) in cases {
-        let a = upload(&s, key, content_type, bytes).await;
+        let r = s
+            .client()
+            .post(s.url("/api/strategies"))
+            .bearer_auth(key)
+            .header("content-type", content_type)
+            .body(bytes)
+            .send()
+            .await
+            .unwrap();
+        if let Some(v) = r.headers().get("x-ratelimit-remaining") {
+            seen.push(v.to_str().unwrap().parse().unwrap());
+        }
+        let a = Answer {
+            status: r.status().as_u16(),
+            body: r.json().await.unwrap_or(Value::Null),
+        };
         assert_eq!(a.status, status, "{content_type}: {}", a.body);
         let detail = a.body["detail"].as_str().expect("detail");
         assert!(detail.contains(needle), "{status}: {detail}");
     }
+    // Of six refusals only the scorer's was compiled, so only it is
+    // charged (5 units); the others were refused for their body or shape
+    // before any work (a new minute could only raise what is left).
+    let (first, last) = (seen[0], *seen.last().unwrap());
+    assert!(
+        first.saturating_sub(last) <= 5,
+        "{first} units left after the first refusal, {last} after the last: {seen:?}"
+    );
     let names = listed(&s, key).await;
     assert!(
         names.iter().all(|(_, v)| v == "builtin"),

@@ -24,7 +24,23 @@ use forecast_services::authored::{Upload, MAX_UPLOAD_BYTES};
 pub fn upload_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(upload))
+        .layer(axum::middleware::map_response(uncharged_refusals))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_UPLOAD_BYTES))
+}
+
+/// An upload refused for its body before any work (400 empty, 413 over
+/// the limit, 415 not a component or bundle) is not charged: the quota
+/// guard gives its units back (issue 40, finding 7).
+async fn uncharged_refusals(mut response: axum::response::Response) -> axum::response::Response {
+    if matches!(
+        response.status(),
+        StatusCode::BAD_REQUEST
+            | StatusCode::PAYLOAD_TOO_LARGE
+            | StatusCode::UNSUPPORTED_MEDIA_TYPE
+    ) {
+        response.extensions_mut().insert(super::error::Uncharged);
+    }
+    response
 }
 
 /// The owner's changes.
@@ -43,7 +59,7 @@ pub fn is_upload_path(path: &str) -> bool {
     path = "/api/strategies",
     operation_id = "uploadStrategy",
     summary = "Upload a strategy component: type-checked against the strategy world, self-tested, stored immutable, private to you",
-    description = "The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {\"strategy\": \"@handle/name\"} or \"@handle/name@version\" (another account's strategy, also a pinned version, only when the server's trust policy admits that version's signer: 422 otherwise).",
+    description = "The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. A body refused before any work (400, 413, 415, or a 422 for what it would compile into: more than 8 core modules, 2 memories, 16 tables, 4,096 data segments or 16 MiB of initial memory spanned by its data segments) is not charged; a component that was compiled and then refused is. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {\"strategy\": \"@handle/name\"} or \"@handle/name@version\" (another account's strategy, also a pinned version, only when the server's trust policy admits that version's signer: 422 otherwise).",
     request_body(content = Vec<u8>, content_type = "application/wasm", description = "The component's bytes (at most 8 MiB)"),
     responses(
         (status = 201, description = "Stored", body = UploadedStrategy),
