@@ -216,7 +216,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::InsufficientData(m) | ServiceError::Refused(m) => {
                 ApiError::Unprocessable(m)
             }
-            ServiceError::RefusedBeforeWork(m) => ApiError::UnprocessableUncharged(m),
+            ServiceError::RefusedUncharged(m) => ApiError::UnprocessableUncharged(m),
             ServiceError::Conflict(m) => ApiError::Conflict(m),
             ServiceError::NotPremium(m) => ApiError::PaymentRequired(m),
             ServiceError::InvalidCredentials(m) => ApiError::Unauthorized(m),

@@ -164,6 +164,13 @@ impl<W: World> Plugin<W> {
             .keep_compiled(&self.info.sha256, &self.component);
     }
 
+    /// Bytes of its compiled image (code and data) in the host's memory:
+    /// what keeping it costs, whatever its upload's size.
+    pub fn compiled_bytes(&self) -> usize {
+        let range = self.component.image_range();
+        (range.end as usize).saturating_sub(range.start as usize)
+    }
+
     /// Who this is.
     pub fn info(&self) -> &PluginInfo {
         &self.info

@@ -972,3 +972,14 @@ fn the_module_cache_trusts_only_its_own_files() {
     reopened.module_cache().unwrap().forget(&p.info().sha256);
     assert!(files().is_empty());
 }
+
+/// What a compiled strategy holds in memory: the project's own compile to
+/// well under a megabyte, far under the uploads' 32 MiB cap.
+#[test]
+fn compiled_strategies_are_small() {
+    for (stem, bytes) in [("topn", builtin::TOPN), ("zscore", builtin::ZSCORE)] {
+        let p = StrategyPlugin::load(runtime(10_000), strategy::UNNAMED, bytes).unwrap();
+        eprintln!("{stem}: {} bytes compiled", p.compiled_bytes());
+        assert!(p.compiled_bytes() > 10_000 && p.compiled_bytes() < 8 << 20);
+    }
+}

@@ -51,6 +51,12 @@ pub const COMPILE_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Compiled uploads kept in memory, by sha256.
 const COMPILED_KEPT: usize = 64;
+/// The most compiled image one upload may be (issue 40, finding 1): past
+/// it, refused uncharged and not kept. The project's strategies compile to
+/// 0.3–0.4 MB (`forecast-plugins` `compiled_strategies_are_small`).
+pub const MAX_COMPILED_BYTES: usize = 32 << 20;
+/// The most compiled images the in-memory set may hold together.
+const COMPILED_KEPT_BYTES: usize = 256 << 20;
 
 /// Runs kept per strategy component for its resource figures.
 pub const RUNS_KEPT: u32 = 50;
@@ -367,7 +373,7 @@ impl AuthoredService {
         forecast_plugins::shape::shape(&bytes)
             .and_then(|s| s.check(&forecast_plugins::shape::LIMITS))
             .map_err(|e| {
-                Error::RefusedBeforeWork(format!(
+                Error::RefusedUncharged(format!(
                     "the component is not a loadable strategy: {e}; nothing was compiled \
                      or charged"
                 ))
@@ -393,6 +399,14 @@ impl AuthoredService {
             let plugin = StrategyPlugin::load(runtime, UNNAMED, &bytes).map_err(|e| {
                 Error::Refused(format!("the component is not a loadable strategy: {e}"))
             })?;
+            if plugin.compiled_bytes() > MAX_COMPILED_BYTES {
+                return Err(Error::RefusedUncharged(format!(
+                    "the component compiles to {} MiB, more than the {} MiB an uploaded \
+                     strategy may; nothing was stored or charged",
+                    plugin.compiled_bytes().div_ceil(1 << 20),
+                    MAX_COMPILED_BYTES >> 20
+                )));
+            }
             check_imports(plugin.imports())?;
             let info = plugin.info();
             if !valid_name(&info.name) {
@@ -430,8 +444,16 @@ impl AuthoredService {
     async fn keep(&self, plugin: Arc<StrategyPlugin>) {
         {
             let mut compiled = self.compiled.lock().expect("compiled poisoned");
-            if compiled.len() >= COMPILED_KEPT {
-                // Any one: a dropped entry is compiled again when next run.
+            // Bounded in entries and in compiled bytes; any one goes first
+            // (a dropped entry is compiled again, or read from the module
+            // cache, when next run).
+            let held = |c: &HashMap<String, Arc<StrategyPlugin>>| -> usize {
+                c.values().map(|p| p.compiled_bytes()).sum()
+            };
+            while !compiled.is_empty()
+                && (compiled.len() >= COMPILED_KEPT
+                    || held(&compiled) + plugin.compiled_bytes() > COMPILED_KEPT_BYTES)
+            {
                 if let Some(k) = compiled.keys().next().cloned() {
                     compiled.remove(&k);
                 }

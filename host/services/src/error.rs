@@ -22,10 +22,10 @@ pub enum Error {
     /// A plugin candidate failed its type check or self-tests; nothing changed.
     #[error("{0}")]
     Refused(String),
-    /// Refused as [`Error::Refused`] by a check made before any work (what
-    /// an upload would compile into): not charged.
+    /// Refused as [`Error::Refused`] for what an upload is or would compile
+    /// into (its shape, its compiled size): not charged.
     #[error("{0}")]
-    RefusedBeforeWork(String),
+    RefusedUncharged(String),
     /// The request conflicts with the current state (a sixth key, other
     /// bytes under a registered version, nothing to roll back to).
     #[error("{0}")]
