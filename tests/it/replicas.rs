@@ -567,6 +567,7 @@ async fn two_replicas_share_uploads_their_sharing_and_their_run_figures() {
     let (_, list) = call(&a, reqwest::Method::GET, "/api/strategies", None).await;
     let seen = item(&list).expect("listed on A");
     assert_eq!(seen["visibility"], "shared");
-    // A ran it once and B once: A's figures count both.
+    // The account ran it once through A and once through B: its figures
+    // on A count both (every replica's runs of that account).
     assert_eq!(seen["resources"]["runs"], 2, "{seen}");
 }

@@ -422,6 +422,17 @@ async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
     assert!(lo <= mean && mean <= hi && lo > 0.0, "{mine}");
     let topn = item("topn")["resources"].clone();
     assert_eq!(topn["runs"], 1, "{topn}");
+    // Another account sees nothing of these runs (its own figures only).
+    let other = second_account(&s.db);
+    let theirs = call(&s, &other, reqwest::Method::GET, "/api/strategies", None).await;
+    let topn_theirs = theirs.body["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "topn")
+        .unwrap()
+        .clone();
+    assert_eq!(topn_theirs["resources"], Value::Null, "{topn_theirs}");
     assert_eq!(topn["fuel"], Value::Null, "built-ins are not metered");
     assert_eq!(item("zscore")["resources"], Value::Null, "never run");
 

@@ -788,8 +788,9 @@ pub struct StrategyItem {
     /// Yours: you may share it, pick its version or delete it.
     #[serde(default)]
     pub owned: bool,
-    /// What this version used in its recent backtests (the newest 50 runs
-    /// kept by the server, every replica's); null before its first run.
+    /// What this version used in your recent backtests (your newest 50
+    /// runs of it, every replica's); null before your first run. Other
+    /// accounts' runs are never counted, so no one reads another's activity.
     #[serde(default)]
     pub resources: Option<ResourceFigures>,
     /// What the component imports, by name (whatever the `strategy` world

@@ -154,7 +154,7 @@ async fn list(
     // The built-ins, built once per set of loaded strategies (the same
     // plugins, by identity), with their recent figures; then the authors'
     // uploads this user may run.
-    let figures = state.authored.figures().await?;
+    let figures = state.authored.figures(&user.id).await?;
     for s in &mut list.strategies {
         s.resources = figures.get(&s.sha256).cloned();
     }

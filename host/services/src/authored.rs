@@ -65,8 +65,11 @@ pub const RUNS_KEPT: u32 = 50;
 /// read again (a run on this replica refreshes them at once).
 const FIGURES_TTL: Duration = Duration::from_secs(5);
 
-/// Resource figures by component sha256, and when they were read.
-type Figures = Option<(Instant, Arc<HashMap<String, ResourceFigures>>)>;
+/// Each account's resource figures by component sha256, and when they
+/// were read.
+type Figures = HashMap<String, (Instant, Arc<HashMap<String, ResourceFigures>>)>;
+/// Accounts whose figures are held at once; past it the expired go.
+const FIGURES_HELD: usize = 1_000;
 
 /// Imports an upload may have besides none, by exact interface name (any
 /// version; the linker refuses one it cannot serve): the `strategy` world's,
@@ -204,14 +207,14 @@ impl AuthoredService {
             runtime,
             compiled: Arc::new(Mutex::new(HashMap::new())),
             trust,
-            figures: Arc::new(Mutex::new(None)),
+            figures: Arc::new(Mutex::new(HashMap::new())),
         })
     }
 
-    /// Records what a backtest used of the strategy component `sha256`
-    /// (built-in or uploaded). A failure is logged, not returned: the
-    /// backtest's answer does not depend on it.
-    pub async fn record_run(&self, sha256: &str, usage: &PluginUsage) {
+    /// Records what `user_id`'s backtest used of the strategy component
+    /// `sha256` (built-in or uploaded). A failure is logged, not returned:
+    /// the backtest's answer does not depend on it.
+    pub async fn record_run(&self, sha256: &str, user_id: &str, usage: &PluginUsage) {
         let run = PluginRun {
             sha256: sha256.to_string(),
             ran_at: chrono::Utc::now().timestamp(),
@@ -219,23 +222,33 @@ impl AuthoredService {
             fuel: usage.fuel,
             guest_ms: usage.guest_ms,
             peak_memory_bytes: usage.peak_memory_bytes,
+            user_id: user_id.to_string(),
         };
         match self.store.record_plugin_run(&run, RUNS_KEPT).await {
-            Ok(()) => *self.figures.lock().expect("figures poisoned") = None,
+            Ok(()) => {
+                self.figures
+                    .lock()
+                    .expect("figures poisoned")
+                    .remove(user_id);
+            }
             Err(e) => tracing::warn!(error = %e, sha256, "recording a strategy's run failed"),
         }
     }
 
-    /// Min / mean / max of each strategy component's recent runs, by
-    /// sha256 (read from the store at most every few seconds).
-    pub async fn figures(&self) -> Result<Arc<HashMap<String, ResourceFigures>>, Error> {
-        if let Some((at, held)) = self.figures.lock().expect("figures poisoned").as_ref() {
+    /// Min / mean / max of `user_id`'s recent runs of each strategy
+    /// component, by sha256: an account sees its own runs only, never
+    /// another's activity (read from the store at most every few seconds).
+    pub async fn figures(
+        &self,
+        user_id: &str,
+    ) -> Result<Arc<HashMap<String, ResourceFigures>>, Error> {
+        if let Some((at, held)) = self.figures.lock().expect("figures poisoned").get(user_id) {
             if at.elapsed() < FIGURES_TTL {
                 return Ok(held.clone());
             }
         }
-        // Every component's kept runs: at most RUNS_KEPT each.
-        let runs = self.store.plugin_runs(RUNS_KEPT * 2_000).await?;
+        // The account's kept runs: at most RUNS_KEPT per component.
+        let runs = self.store.plugin_runs(user_id, RUNS_KEPT * 2_000).await?;
         let mut by_sha: HashMap<&str, Vec<&PluginRun>> = HashMap::new();
         for r in &runs {
             by_sha.entry(&r.sha256).or_default().push(r);
@@ -245,7 +258,13 @@ impl AuthoredService {
             .filter_map(|(sha, runs)| Some((sha.to_string(), figures_of(&runs)?)))
             .collect();
         let figures = Arc::new(figures);
-        *self.figures.lock().expect("figures poisoned") = Some((Instant::now(), figures.clone()));
+        let mut held = self.figures.lock().expect("figures poisoned");
+        if held.len() >= FIGURES_HELD {
+            held.retain(|_, (at, _)| at.elapsed() < FIGURES_TTL);
+        }
+        if held.len() < FIGURES_HELD {
+            held.insert(user_id.to_string(), (Instant::now(), figures.clone()));
+        }
         Ok(figures)
     }
 
@@ -534,7 +553,7 @@ impl AuthoredService {
         let all = self.store.visible_strategies(viewer_id).await?;
         let figures = match all.is_empty() {
             true => Default::default(),
-            false => self.figures().await?,
+            false => self.figures(viewer_id).await?,
         };
         Ok(all
             .iter()

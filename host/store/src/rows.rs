@@ -433,6 +433,7 @@ pub(crate) fn plugin_run(r: &impl Cols) -> StoreResult<PluginRun> {
         fuel: r.opt_int("fuel")?.map(|v| to_u64(v, "fuel")).transpose()?,
         guest_ms: r.real("guest_ms")?,
         peak_memory_bytes: to_u64(r.int("peak_memory_bytes")?, "peak_memory_bytes")?,
+        user_id: r.text("user_id")?,
     })
 }
 

@@ -548,18 +548,20 @@ pub(crate) const DROP_WASM: &str =
 
 /// Records one backtest's use of a strategy component (migration 0010).
 pub(crate) const RECORD_PLUGIN_RUN: &str = "INSERT INTO plugin_runs
-        (sha256, ran_at, calls, fuel, guest_ms, peak_memory_bytes)
-     VALUES ($1, $2, $3, $4, $5, $6)";
+        (sha256, ran_at, calls, fuel, guest_ms, peak_memory_bytes, user_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
-/// Drops a component's runs older than its newest `$2` (none when it has
-/// fewer: the subquery is then NULL).
-pub(crate) const PRUNE_PLUGIN_RUNS: &str = "DELETE FROM plugin_runs WHERE sha256 = $1 AND id <=
-     (SELECT id FROM plugin_runs WHERE sha256 = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)";
+/// Drops an account's runs of a component older than its newest `$2` (none
+/// when it has fewer: the subquery is then NULL).
+pub(crate) const PRUNE_PLUGIN_RUNS: &str = "DELETE FROM plugin_runs
+     WHERE sha256 = $1 AND user_id = $3 AND id <=
+     (SELECT id FROM plugin_runs WHERE sha256 = $1 AND user_id = $3
+      ORDER BY id DESC LIMIT 1 OFFSET $2)";
 
-/// The kept runs of every component, newest first.
+/// The kept runs of every component by one account (`$2`), newest first.
 pub(crate) const PLUGIN_RUNS: &str =
-    "SELECT sha256, ran_at, calls, fuel, guest_ms, peak_memory_bytes
-     FROM plugin_runs ORDER BY id DESC LIMIT $1";
+    "SELECT sha256, ran_at, calls, fuel, guest_ms, peak_memory_bytes, user_id
+     FROM plugin_runs WHERE user_id = $2 ORDER BY id DESC LIMIT $1";
 
 /// Records a run and prunes its component's older runs inside the
 /// transaction `$tx` (either backend's), with [`RECORD_PLUGIN_RUN`] and
@@ -575,11 +577,13 @@ macro_rules! record_plugin_run {
             .bind(run.fuel.map(big))
             .bind(run.guest_ms)
             .bind(big(run.peak_memory_bytes))
+            .bind(&run.user_id)
             .execute(&mut *$tx)
             .await?;
         sqlx::query($crate::sql::PRUNE_PLUGIN_RUNS)
             .bind(&run.sha256)
             .bind(i64::from($keep))
+            .bind(&run.user_id)
             .execute(&mut *$tx)
             .await?;
     }};

@@ -108,6 +108,8 @@ pub struct PluginRun {
     pub guest_ms: f64,
     /// The most linear memory its instance held, bytes.
     pub peak_memory_bytes: u64,
+    /// The account whose backtest it was.
+    pub user_id: String,
 }
 
 /// The authors' strategies.
@@ -160,10 +162,11 @@ pub trait StrategyStore: Send + Sync {
     /// are never reused for other bytes. False when there was none.
     async fn delete_strategy(&self, owner_id: &str, name: &str) -> StoreResult<bool>;
 
-    /// Records what a backtest used of a component, keeping only its newest
-    /// `keep` runs.
+    /// Records what a backtest used of a component, keeping only the
+    /// newest `keep` runs of it by the same account.
     async fn record_plugin_run(&self, run: &PluginRun, keep: u32) -> StoreResult<()>;
 
-    /// The kept runs of every component, newest first, at most `limit`.
-    async fn plugin_runs(&self, limit: u32) -> StoreResult<Vec<PluginRun>>;
+    /// `user_id`'s kept runs of every component, newest first, at most
+    /// `limit`.
+    async fn plugin_runs(&self, user_id: &str, limit: u32) -> StoreResult<Vec<PluginRun>>;
 }

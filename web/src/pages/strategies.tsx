@@ -184,7 +184,7 @@ function StrategyTable({
             <th scope="col" class="col-opt">
               Versions
             </th>
-            <th scope="col">Recent runs</th>
+            <th scope="col">Your recent runs</th>
             <th scope="col">
               <span class="sr-only">Actions</span>
             </th>
@@ -275,7 +275,7 @@ function StrategyTable({
                 <td data-label="Versions" class="col-opt">
                   {versions.length > 0 ? versions.join(", ") : <span class="muted">—</span>}
                 </td>
-                <td data-label="Recent runs" class="resources-cell">
+                <td data-label="Your recent runs" class="resources-cell">
                   <Resources r={it.resources} />
                 </td>
                 <td class="actions-cell">

@@ -30,6 +30,7 @@ pub(super) async fn run(
     slot: UserSlot,
 ) -> Result<BacktestResponse, Error> {
     let queued = Instant::now();
+    let user_id = slot.user().to_string();
     let strategy = match req.strategy.starts_with('@') {
         // An author's upload, if this user may run it.
         true => svc.authored.resolve(slot.user(), &req.strategy).await?,
@@ -91,7 +92,7 @@ pub(super) async fn run(
         .map_err(|e| Error::Internal(format!("backtest task failed: {e}")))??;
     // What the strategy used, for its figures in GET /api/strategies.
     if let Some(usage) = body.metadata.plugin_usage.first() {
-        svc.authored.record_run(&sha256, usage).await;
+        svc.authored.record_run(&sha256, &user_id, usage).await;
     }
     Ok(body)
 }

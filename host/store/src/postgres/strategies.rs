@@ -243,9 +243,10 @@ impl StrategyStore for PgStore {
         Ok(())
     }
 
-    async fn plugin_runs(&self, limit: u32) -> StoreResult<Vec<PluginRun>> {
+    async fn plugin_runs(&self, user_id: &str, limit: u32) -> StoreResult<Vec<PluginRun>> {
         let rows = sqlx::query(sql::PLUGIN_RUNS)
             .bind(i64::from(limit))
+            .bind(user_id)
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(rows::plugin_run).collect()

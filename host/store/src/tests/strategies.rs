@@ -398,26 +398,31 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
     plugin_runs_keep_the_newest(db).await;
 }
 
-/// A component's runs beyond its newest `keep` are dropped; other
-/// components' runs are untouched; unmetered runs keep a null fuel.
+/// An account's runs of a component beyond its newest `keep` are dropped;
+/// other components' and other accounts' runs are untouched; each account
+/// reads its own runs only; unmetered runs keep a null fuel.
 async fn plugin_runs_keep_the_newest(db: &dyn Database) {
-    let run = |sha: &str, at: i64, fuel: Option<u64>| PluginRun {
+    let run = |sha: &str, at: i64, fuel: Option<u64>, user: &str| PluginRun {
         sha256: sha.into(),
         ran_at: at,
         calls: 10 + at as u64,
         fuel,
         guest_ms: at as f64 / 4.0,
         peak_memory_bytes: 1 << 20,
+        user_id: user.into(),
     };
     for at in 0..7 {
-        db.record_plugin_run(&run("aa", at, Some(1_000 * at as u64)), 5)
+        db.record_plugin_run(&run("aa", at, Some(1_000 * at as u64), "u1"), 5)
             .await
             .unwrap();
     }
-    db.record_plugin_run(&run("bb", 100, None), 5)
+    db.record_plugin_run(&run("bb", 100, None, "u1"), 5)
         .await
         .unwrap();
-    let runs = db.plugin_runs(1_000).await.unwrap();
+    db.record_plugin_run(&run("aa", 200, Some(7), "u2"), 5)
+        .await
+        .unwrap();
+    let runs = db.plugin_runs("u1", 1_000).await.unwrap();
     let of = |sha: &str| -> Vec<i64> {
         runs.iter()
             .filter(|r| r.sha256 == sha)
@@ -427,12 +432,22 @@ async fn plugin_runs_keep_the_newest(db: &dyn Database) {
     assert_eq!(
         of("aa"),
         vec![6, 5, 4, 3, 2],
-        "the newest five, newest first"
+        "the newest five, newest first, of u1's own"
     );
     assert_eq!(of("bb"), vec![100]);
-    let bb = runs.iter().find(|r| r.sha256 == "bb").unwrap();
-    assert_eq!(*bb, run("bb", 100, None), "every field as recorded");
-    assert_eq!(db.plugin_runs(2).await.unwrap().len(), 2, "the limit holds");
+    assert_eq!(runs.iter().find(|r| r.sha256 == "bb").unwrap().fuel, None);
+    assert!(runs.iter().all(|r| r.user_id == "u1"));
+    let theirs = db.plugin_runs("u2", 1_000).await.unwrap();
+    assert_eq!(
+        theirs.iter().map(|r| r.ran_at).collect::<Vec<_>>(),
+        vec![200],
+        "u2 reads its own run only"
+    );
+    assert_eq!(
+        db.plugin_runs("u1", 2).await.unwrap().len(),
+        2,
+        "the limit holds"
+    );
 }
 
 /// Two pools on one database (two replicas) adding at once: the per-owner
