@@ -498,3 +498,55 @@ pub fn metric(exposition: &str, name: &str) -> Option<f64> {
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
         .and_then(|v| v.trim().parse().ok())
 }
+
+/// How fast `/api/health` answered while an attack ran.
+#[derive(Debug, Clone, Copy)]
+pub struct HealthDuring {
+    /// Answers (each a 200).
+    pub count: usize,
+    /// Their median latency.
+    pub median: std::time::Duration,
+    /// The slowest.
+    pub max: std::time::Duration,
+}
+
+impl std::fmt::Display for HealthDuring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "health {} × 200, median {:.1} ms, max {:.1} ms",
+            self.count,
+            self.median.as_secs_f64() * 1e3,
+            self.max.as_secs_f64() * 1e3
+        )
+    }
+}
+
+/// Runs `work` while asking `s`'s `/api/health` every 50 ms (each answer
+/// must be 200); its output and the latencies, to report (measured, not
+/// asserted: docs/SECURITY.md keeps the figures).
+pub async fn with_health<T>(
+    s: &Server,
+    work: impl std::future::Future<Output = T>,
+) -> (T, HealthDuring) {
+    let mut times = Vec::new();
+    tokio::pin!(work);
+    let out = loop {
+        tokio::select! {
+            out = &mut work => break out,
+            _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
+                let t = std::time::Instant::now();
+                let (status, body) = s.get_as("/api/health", None).await;
+                assert_eq!(status, 200, "health during the attack: {body}");
+                times.push(t.elapsed());
+            }
+        }
+    };
+    times.sort();
+    let during = HealthDuring {
+        count: times.len(),
+        median: times.get(times.len() / 2).copied().unwrap_or_default(),
+        max: times.last().copied().unwrap_or_default(),
+    };
+    (out, during)
+}

@@ -771,7 +771,11 @@ async fn a_gigabyte_error_body_costs_the_server_nothing() {
         }
         most
     };
-    let ((status, t), most) = tokio::join!(call(&s, Method::POST, &path, None), watch);
+    let (((status, t), most), health) = common::with_health(&s, async {
+        tokio::join!(call(&s, Method::POST, &path, None), watch)
+    })
+    .await;
+    eprintln!("during the 1 GiB error body: {health}");
     assert_eq!(status, 200, "{t}");
     assert_eq!(t["delivery"]["status"], "failed", "{t}");
     assert_eq!(t["delivery"]["last_status"], 500, "{t}");
@@ -899,8 +903,9 @@ async fn one_accounts_slow_endpoints_delay_only_that_account() {
     )
     .await;
     assert_eq!(status, 201, "{a}");
-    let got = fast.wait_for(1, Duration::from_secs(30)).await;
+    let (got, health) = common::with_health(&s, fast.wait_for(1, Duration::from_secs(30))).await;
     let waited = created.elapsed();
+    eprintln!("while the slow account's calls crawled: {health}");
     assert_eq!(got.len(), 1);
     let in_slow = slow_calls.load(std::sync::atomic::Ordering::SeqCst);
     eprintln!("the other account's call arrived after {waited:?}; {in_slow} slow calls begun");

@@ -228,7 +228,8 @@ async fn components_that_would_compile_into_huge_images_are_refused_before_compi
             "{case}: {} bytes",
             bytes.len()
         );
-        let a = upload(&s, key, bytes).await;
+        let (a, health) = common::with_health(&s, upload(&s, key, bytes)).await;
+        eprintln!("{case}: {health}");
         a.assert_refused(422, needles);
         let peak = peak_rss(s.process().id());
         assert!(
@@ -521,7 +522,8 @@ async fn a_flooding_upload_writes_at_most_its_run_budget_and_at_debug_by_default
         .await;
         assert_eq!(up.status, 201, "{}", up.body);
         let name = up.body["strategy"].as_str().unwrap().to_string();
-        let run = backtest(&s, key, &name, 11).await;
+        let (run, health) = common::with_health(&s, backtest(&s, key, &name, 11)).await;
+        eprintln!("during the flooding run: {health}");
         assert_eq!(run.status, 200, "{}", run.body);
         let usage = &run.body["metadata"]["plugin_usage"][0];
         let calls = usage["calls"].as_u64().unwrap();
@@ -571,7 +573,7 @@ async fn a_long_upload_run_stops_at_its_run_fuel_budget() {
     assert_eq!(up.status, 201, "{}", up.body);
     let name = up.body["strategy"].as_str().unwrap().to_string();
     let started = std::time::Instant::now();
-    let spin = {
+    let (spin, health) = common::with_health(&s, async {
         let r = s
             .client()
             .post(s.url("/api/backtest"))
@@ -585,8 +587,10 @@ async fn a_long_upload_run_stops_at_its_run_fuel_budget() {
             status,
             body: r.json().await.unwrap_or(Value::Null),
         }
-    };
+    })
+    .await;
     let took = started.elapsed();
+    eprintln!("during the spinning run: {health}");
     spin.assert_refused(
         422,
         &[
