@@ -607,3 +607,59 @@ async fn a_long_upload_run_stops_at_its_run_fuel_budget() {
         .unwrap();
     assert!(fuel > 0 && fuel < 20_000_000_000, "{fuel}");
 }
+
+/// Issue 40, finding 8, black-box: a module cache folder that others could
+/// write, holding a planted file and a crash's temporary file, is made
+/// 0700 and emptied when the server starts; an upload is compiled afresh,
+/// kept as a 0600 file and runs; deleting the strategy removes its file.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_module_cache_open_to_others_is_repaired_and_emptied_at_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("modules");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::write(
+        dir.join("planted-0000.cwasm"),
+        b"native code of someone else",
+    )
+    .unwrap();
+    std::fs::write(dir.join("left.tmp1-0"), b"half a file").unwrap();
+    let s = Server::start_with(
+        common::fresh_db(),
+        &[("FORECAST_MODULE_CACHE", dir.to_str().unwrap())],
+    );
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let files = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect()
+    };
+    assert_eq!(mode(&dir), 0o700, "repaired at start");
+    assert!(files().is_empty(), "emptied at start: {:?}", files());
+    let key = test_key();
+    let up = upload(&s, key, abuse::dip_buyer()).await;
+    assert_eq!(up.status, 201, "{}", up.body);
+    let name = up.body["strategy"].as_str().unwrap().to_string();
+    for _ in 0..50 {
+        if !files().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let kept = files();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(mode(&kept[0]), 0o600, "the server's alone");
+    assert_eq!(backtest(&s, key, &name, 3).await.status, 200);
+    let gone = s
+        .client()
+        .delete(s.url(&format!("/api/strategies/{name}")))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status().as_u16(), 204);
+    assert!(files().is_empty(), "a deleted strategy's file is removed");
+}
