@@ -349,7 +349,7 @@ async fn the_web_app_uploads_with_its_session() {
 /// budget (long before the call's deadline).
 #[tokio::test]
 async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
-    let s = Server::app().await;
+    let s = Server::start(); // the real binary: black-box (issue 40)
     let key = test_key();
     let up = upload(&s, key, "application/wasm", dip_buyer()).await;
     assert_eq!(up.status, 201, "{}", up.body);
