@@ -354,11 +354,22 @@ async fn a_sweep_past_its_time_limit_is_a_504_that_says_reduce_the_scope() {
         ],
     )
     .await;
-    let body = json!({"category": "Indices", "sweep": {"top_n": [1, 2, 3]}});
+    // Eight combinations cost 8 units; stopped at the limit before any run
+    // ended, each request is charged by what ran: the least, 5 (issue 40,
+    // finding 7).
+    let body = json!({"category": "Indices", "sweep": {"top_n": [1, 2, 3, 4, 5, 6, 7, 8]}});
+    let mut left = Vec::new();
     for path in ["/api/backtest/sweep", "/api/backtest/walk-forward"] {
-        let (status, b, _) = post(&s, path, &body).await;
+        let (status, b, remaining) = post(&s, path, &body).await;
         assert_error(&(status, b), 504, &["time limit", "reduce its scope"]);
+        left.push(remaining.expect("rate headers"));
     }
+    // A new minute in between could only raise what is left.
+    assert!(
+        left[0].saturating_sub(left[1]) <= 5,
+        "the second timed-out request was charged {} units",
+        left[0] - left[1]
+    );
     // A backtest keeps its own, longer, limit.
     let (status, b, _) = post(
         &s,

@@ -19,6 +19,11 @@ use forecast_services::error::Error as ServiceError;
 #[derive(Debug, Clone, Copy)]
 pub struct Uncharged;
 
+/// Marks an answer whose work stopped part way (a batch at its time
+/// limit): the quota guard gives back what its charge exceeds these units.
+#[derive(Debug, Clone, Copy)]
+pub struct ChargeAtMost(pub u32);
+
 /// An error answered to a client.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -81,6 +86,15 @@ pub enum ApiError {
     /// 504: the work passed its time limit; the detail says how to shrink it.
     #[error("{0}")]
     GatewayTimeout(String),
+    /// 504 for a batch that ended at its time limit: charged at most
+    /// `charge` units (what ran); the quota guard gives the rest back.
+    #[error("{detail}")]
+    GatewayTimeoutCharged {
+        /// Message.
+        detail: String,
+        /// Units the work that ran is worth.
+        charge: u32,
+    },
     /// 500: anything else; logged, not shown.
     #[error("{0}")]
     Internal(String),
@@ -106,9 +120,9 @@ impl ApiError {
             ApiError::Unprocessable(_) | ApiError::UnprocessableUncharged(_) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
-            ApiError::Plugin(PluginError::Timeout { .. }) | ApiError::GatewayTimeout(_) => {
-                StatusCode::GATEWAY_TIMEOUT
-            }
+            ApiError::Plugin(PluginError::Timeout { .. })
+            | ApiError::GatewayTimeout(_)
+            | ApiError::GatewayTimeoutCharged { .. } => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Plugin(_) | ApiError::PluginContract(_) | ApiError::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
@@ -134,6 +148,13 @@ impl IntoResponse for ApiError {
             ApiError::GatewayTimeout(_) => {
                 tracing::warn!(error = %self, "timed out");
                 (status, Json(json!({ "detail": self.to_string() }))).into_response()
+            }
+            ApiError::GatewayTimeoutCharged { charge, .. } => {
+                tracing::warn!(error = %self, "timed out");
+                let mut response =
+                    (status, Json(json!({ "detail": self.to_string() }))).into_response();
+                response.extensions_mut().insert(ChargeAtMost(*charge));
+                response
             }
             ApiError::Unauthorized(_) => {
                 let mut response =
@@ -236,6 +257,10 @@ impl From<ServiceError> for ApiError {
                 retry_after,
             },
             ServiceError::TimedOut(m) => ApiError::GatewayTimeout(m),
+            ServiceError::TimedOutAfter { detail, finished } => ApiError::GatewayTimeoutCharged {
+                detail,
+                charge: forecast_api::research::cost(finished as usize),
+            },
             ServiceError::PluginContract(m) => ApiError::PluginContract(m),
             ServiceError::Plugin(p) => ApiError::Plugin(p),
             ServiceError::Store(s) => ApiError::Internal(s.to_string()),

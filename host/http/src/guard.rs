@@ -235,13 +235,23 @@ async fn answered(
     now: i64,
     mut response: Response,
 ) -> Response {
-    if response
+    // Refused before the work: all of it back; stopped part way: what
+    // the charge exceeds the work that ran.
+    let back = if response
         .extensions()
         .get::<super::error::Uncharged>()
         .is_some()
     {
-        match state.quota.refund(user, cost.0, now).await {
-            Ok(()) => window.used = window.used.saturating_sub(cost.0),
+        cost.0
+    } else {
+        response
+            .extensions()
+            .get::<super::error::ChargeAtMost>()
+            .map_or(0, |c| cost.0.saturating_sub(c.0))
+    };
+    if back > 0 {
+        match state.quota.refund(user, back, now).await {
+            Ok(()) => window.used = window.used.saturating_sub(back),
             Err(e) => tracing::warn!(error = %e, "could not give back a refused request's charge"),
         }
     }

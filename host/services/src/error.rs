@@ -60,6 +60,15 @@ pub enum Error {
     /// The work passed its time limit; the message says how to shrink it.
     #[error("{0}")]
     TimedOut(String),
+    /// A batch (sweep, walk-forward) passed its time limit after `finished`
+    /// of its runs had ended: charged by what ran.
+    #[error("{detail}")]
+    TimedOutAfter {
+        /// Message, as [`Error::TimedOut`]'s.
+        detail: String,
+        /// Runs of the batch that had ended.
+        finished: u32,
+    },
     /// A plugin answered outside its contract or ended the work; the
     /// message names it.
     #[error("{0}")]

@@ -105,7 +105,8 @@ pub(super) async fn run_batch(
             &cancel,
             &mut stop_on_drop,
         )
-        .await?;
+        .await
+        .map_err(|e| after(e, &reports))?;
         signals_cached += loaded.signals_cached;
         let (start, end) = match window {
             Some(w) => w,
@@ -129,7 +130,7 @@ pub(super) async fn run_batch(
         let done = crate::budget::spawn_heavy(move || span.in_scope(|| work.execute()))
             .await
             .map_err(|e| Error::Internal(format!("batch task failed: {e}")))?;
-        let (runs, back, back_held) = done?;
+        let (runs, back, back_held) = done.map_err(|e| after(e, &reports))?;
         for (i, report) in runs {
             reports[i] = Some(report);
         }
@@ -156,6 +157,18 @@ pub(super) async fn run_batch(
         signal_passes: groups.len(),
         signals_cached,
     })
+}
+
+/// A time limit reached after some of the batch's runs had ended: the
+/// error says how many, so the answer is charged by what ran.
+fn after(e: Error, reports: &[Option<bt::Report>]) -> Error {
+    match e {
+        Error::TimedOut(detail) => Error::TimedOutAfter {
+            detail,
+            finished: reports.iter().flatten().count() as u32,
+        },
+        other => other,
+    }
 }
 
 /// The requests' indexes grouped by their engine parameters, each group in
