@@ -65,11 +65,21 @@ async fn upload(s: &Server, key: &str, bytes: Vec<u8>) -> Answer {
 }
 
 async fn backtest(s: &Server, key: &str, strategy: &str, top_n: u32) -> Answer {
+    backtest_with(
+        s,
+        key,
+        json!({ "strategy": strategy, "category": "Indices", "top_n": top_n }),
+    )
+    .await
+}
+
+/// `POST /api/backtest` with `body` as `key`.
+async fn backtest_with(s: &Server, key: &str, body: Value) -> Answer {
     let r = s
         .client()
         .post(s.url("/api/backtest"))
         .bearer_auth(key)
-        .json(&json!({ "strategy": strategy, "category": "Indices", "top_n": top_n }))
+        .json(&body)
         .send()
         .await
         .expect("request");
@@ -573,22 +583,9 @@ async fn a_long_upload_run_stops_at_its_run_fuel_budget() {
     assert_eq!(up.status, 201, "{}", up.body);
     let name = up.body["strategy"].as_str().unwrap().to_string();
     let started = std::time::Instant::now();
-    let (spin, health) = common::with_health(&s, async {
-        let r = s
-            .client()
-            .post(s.url("/api/backtest"))
-            .bearer_auth(key)
-            .json(&json!({ "strategy": name, "category": "Indices", "top_n": 12, "rebalance": "daily" }))
-            .send()
-            .await
-            .unwrap();
-        let status = r.status().as_u16();
-        Answer {
-            status,
-            body: r.json().await.unwrap_or(Value::Null),
-        }
-    })
-    .await;
+    let daily =
+        json!({ "strategy": name, "category": "Indices", "top_n": 12, "rebalance": "daily" });
+    let (spin, health) = common::with_health(&s, backtest_with(&s, key, daily)).await;
     let took = started.elapsed();
     eprintln!("during the spinning run: {health}");
     spin.assert_refused(
