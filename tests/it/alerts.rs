@@ -627,6 +627,68 @@ async fn webhooks_retry_log_and_disable() {
     );
 }
 
+/// Issue 40, finding 9, against the real server without the operator's
+/// permission for private targets: every way of writing a loopback,
+/// private or special-purpose address inside an IPv6 one (IPv4-mapped,
+/// -translated, -compatible, 6to4, Teredo, NAT64), the deprecated IPv6
+/// ranges and the 6to4 relay anycast are refused (400 naming the
+/// setting); a listener on loopback sees no connection; the server's
+/// health answers throughout.
+#[tokio::test]
+async fn webhook_addresses_are_judged_by_what_they_embed() {
+    let s = Server::start_with(common::fresh_db(), &[]);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let forms = [
+        "[::127.0.0.1]",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:0:127.0.0.1]",
+        "[2002:7f00:1::]",
+        "[2001:0:4136:e378:8000:63bf:80ff:fffe]",
+        "[64:ff9b::127.0.0.1]",
+        "[fec0::1]",
+        "[100::1]",
+        "192.88.99.1",
+        "2130706433",
+        "0x7f.1",
+        "0177.0.0.1",
+    ];
+    let (answers, health) = common::with_health(&s, async {
+        let mut answers = Vec::new();
+        for host in forms {
+            let url = format!("http://{host}:{port}/hook");
+            let got = call(
+                &s,
+                Method::POST,
+                "/api/alerts/webhooks",
+                Some(json!({ "url": url })),
+            )
+            .await;
+            answers.push((url, got));
+        }
+        answers
+    })
+    .await;
+    eprintln!("during {} refused webhook addresses: {health}", forms.len());
+    for (url, got) in answers {
+        assert_eq!(got.0, 400, "{url}: {}", got.1);
+        let detail = got.1["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains("FORECAST_WEBHOOK_ALLOW_PRIVATE"),
+            "{url}: {detail}"
+        );
+    }
+    let (status, list) = call(&s, Method::GET, "/api/alerts/webhooks", None).await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(
+        list.as_array().map(Vec::len),
+        Some(0),
+        "nothing stored: {list}"
+    );
+    let touched = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+    assert!(touched.is_err(), "the loopback listener was reached");
+}
+
 /// An endpoint that answers 200 `delay` after each request it reads, and
 /// counts the requests; its URL.
 async fn slow_endpoint(
@@ -660,7 +722,7 @@ async fn slow_endpoint(
 /// (409 naming the way to enable it).
 #[tokio::test]
 async fn test_calls_run_one_at_a_time_and_never_reach_a_disabled_endpoint() {
-    let s = Server::start_with(
+    let mut s = Server::start_with(
         common::fresh_db(),
         &[("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on")],
     );
@@ -675,18 +737,53 @@ async fn test_calls_run_one_at_a_time_and_never_reach_a_disabled_endpoint() {
     assert_eq!(status, 201, "{w}");
     let id = w["id"].as_str().unwrap().to_string();
     let test = format!("/api/alerts/webhooks/{id}/test");
+    // The finding's attack: twenty test calls at once. One runs; the 19
+    // sent while it waits are refused at once.
+    let pid = s.process().id();
+    let before = common::rss(pid);
     let first = call(&s, Method::POST, &test, None);
-    let second = async {
+    let rest = async {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        call(&s, Method::POST, &test, None).await
+        let mut calls = tokio::task::JoinSet::new();
+        for _ in 0..19 {
+            let url = s.url(&test);
+            calls.spawn(async move {
+                let r = reqwest::Client::new()
+                    .post(url)
+                    .bearer_auth(common::test_key())
+                    .send()
+                    .await
+                    .unwrap();
+                let status = r.status().as_u16();
+                (status, r.json::<Value>().await.unwrap_or(Value::Null))
+            });
+        }
+        calls.join_all().await
     };
-    let ((a, first_body), (b, second_body)) = tokio::join!(first, second);
+    let watch = async {
+        let mut most = 0;
+        for _ in 0..100 {
+            most = most.max(common::rss(pid));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        most
+    };
+    let (((a, first_body), refused, most), health) =
+        common::with_health(&s, async { tokio::join!(first, rest, watch) }).await;
+    let grew = most.saturating_sub(before);
+    eprintln!(
+        "during 20 test calls at once: {health}; resident +{} KB",
+        grew / 1_000
+    );
     assert_eq!(a, 200, "{first_body}");
     assert_eq!(
         first_body["delivery"]["status"], "delivered",
         "{first_body}"
     );
-    assert_error(&(b, second_body), 409, &["one runs at a time"]);
+    for got in refused {
+        assert_error(&got, 409, &["one runs at a time"]);
+    }
+    assert!(grew < 10_000_000, "resident memory grew by {grew} bytes");
     let (again, body) = call(&s, Method::POST, &test, None).await;
     assert_eq!(again, 200, "the turn is given back: {body}");
     assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);

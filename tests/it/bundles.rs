@@ -542,13 +542,14 @@ async fn pinned_and_switched_versions_obey_the_trust_policy() {
         "0.3.0",
         "v3.febundle",
     );
-    let server = common::Server::start_with(
+    let mut server = common::Server::start_with(
         common::fresh_db(),
         &[
             ("FORECAST_PLUGIN_TRUST", trusted.as_str()),
             ("FORECAST_PLUGIN_UNSIGNED", "refuse"),
         ],
     );
+    let pid = server.process().id();
     let owner = common::test_key();
     common::cli_ok(
         &server.db,
@@ -559,6 +560,20 @@ async fn pinned_and_switched_versions_obey_the_trust_policy() {
             "o@example.com",
             "--tier",
             "premium",
+        ],
+        "",
+    );
+    common::cli_ok(
+        &server.db,
+        &[
+            "user",
+            "set-limits",
+            "--email",
+            "o@example.com",
+            "--per-minute",
+            "100000",
+            "--per-day",
+            "100000",
         ],
         "",
     );
@@ -642,6 +657,27 @@ async fn pinned_and_switched_versions_obey_the_trust_policy() {
             "{detail}"
         );
     }
+    // The attack repeated: twenty pinned runs of the two versions the
+    // policy refuses, each refused before any work; health answers
+    // throughout and resident memory does not move.
+    let before = common::rss(pid);
+    let (refused, health) = common::with_health(&server, async {
+        let mut refused = 0;
+        for i in 0..20 {
+            let version = if i % 2 == 0 { "0.2.0" } else { "0.3.0" };
+            let (status, _) = run(other.clone(), format!("{name}@{version}")).await;
+            refused += usize::from(status == 422);
+        }
+        refused
+    })
+    .await;
+    let grew = common::rss(pid).saturating_sub(before);
+    eprintln!(
+        "during 20 refused pinned runs: {health}; resident +{} KB",
+        grew / 1_000
+    );
+    assert_eq!(refused, 20);
+    assert!(grew < 10_000_000, "resident memory grew by {grew} bytes");
     let listed = |who: String| {
         let req = client.get(server.url("/api/strategies")).bearer_auth(who);
         let name = name.clone();
