@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads lint fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs smtp-sink
+.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads bench-routes lint fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs smtp-sink
 
 all: build
 
@@ -234,6 +234,7 @@ bench: components model reference
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench grade
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench engine
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench verdict
+	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench routes
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench backtest
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench matcher
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(CARGO) bench -p forecast-host --bench heavy
@@ -242,6 +243,12 @@ bench: components model reference
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(MAKE) --no-print-directory bench-web
 	BENCH_SUMMARY=$(BENCH_SUMMARY) $(MAKE) --no-print-directory bench-peer
 	python3 tools/bench/table.py $(BENCH_SUMMARY) docs/BENCHMARKS.md
+
+## bench-routes: every cheap read route (ranking, catalog, asset info,
+## strategies, track record, verdict, and their /web/api twins) at 32
+## connections, back to back with /api/health, over the graded demo universe
+bench-routes: components model
+	$(CARGO) bench -p forecast-host --bench routes
 
 ## bench-heavy: the server-wide budget for heavy work under 100 live
 ## analyses at once (health p50/p99 beside them) and 8 accounts' universe

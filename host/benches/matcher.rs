@@ -129,44 +129,10 @@ async fn endpoint(queries: &[(String, Vec<String>)]) {
     let db = format!("sqlite://{}", dir.path().join("bench.db").display());
     common::forecast(&db, &["demo", "load"]);
     let (email, password) = ("matcher-bench@example.com", "matcher bench password");
-    let mut add = std::process::Command::new(env!("CARGO_BIN_EXE_forecast"))
-        .args([
-            "user",
-            "add",
-            "--email",
-            email,
-            "--tier",
-            "free",
-            "--password-stdin",
-        ])
-        .env("DATABASE_URL", &db)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    add.stdin
-        .take()
-        .unwrap()
-        .write_all(password.as_bytes())
-        .unwrap();
-    assert!(add.wait().unwrap().success());
+    common::password_user(&db, email, "free", password);
     let (mut server, base) = common::serve(&db, &[("FORECAST_MATCH_PER_MINUTE", "100000000")]);
     let client = reqwest::Client::new();
-    let login = client
-        .post(format!("{base}/auth/login"))
-        .json(&serde_json::json!({ "email": email, "password": password }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(login.status(), 200);
-    let cookie = login.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let cookie = common::session_cookie(&base, email, password).await;
     let mut latencies = Vec::new();
     for round in 0..6 {
         for (text, _) in queries {

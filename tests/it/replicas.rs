@@ -216,6 +216,27 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
     assert_eq!(a.get_as("/api/assets", Some(&key)).await.0, 402);
     assert_eq!(b.get_as("/api/assets", Some(&key)).await.0, 402);
 
+    // A session B keeps in memory (issue 41) is refused by B on the next
+    // request after a sign-out through A.
+    let me = |s: &Server| {
+        s.client()
+            .get(s.url("/auth/me"))
+            .header(COOKIE, &cookie)
+            .send()
+    };
+    assert_eq!(me(&b).await.unwrap().status(), 200);
+    assert_eq!(me(&b).await.unwrap().status(), 200, "from memory");
+    let out = a
+        .client()
+        .post(a.url("/auth/logout"))
+        .header(COOKIE, &cookie)
+        .header(ORIGIN, ORIGIN_URL)
+        .send()
+        .await
+        .unwrap();
+    assert!(out.status().is_success(), "{}", out.status());
+    assert_eq!(me(&b).await.unwrap().status(), 401, "signed out everywhere");
+
     let (_, health) = a.debug_health().await;
     assert_eq!(health["debug"]["database"]["backend"], "postgres");
     drop((a, b));

@@ -19,7 +19,7 @@ pub const MAX_OFFSET: usize = 100_000;
 pub const MAX_QUERY_CHARS: usize = 100;
 
 /// What a ranking is sorted by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SortKey {
     /// The rolling median forward return (the default).
@@ -81,7 +81,7 @@ impl SortKey {
 }
 
 /// Sort direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SortOrder {
     /// Smallest first.
@@ -142,7 +142,7 @@ pub(crate) fn graded_period() -> utoipa::openapi::Object {
 }
 
 /// A validated ranking query.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RankingQuery {
     /// Keep only these categories (`None`: all).
     pub categories: Option<Vec<Category>>,

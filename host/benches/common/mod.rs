@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod abuse;
+pub mod load;
 pub mod summary;
 
 use std::io::{BufRead, BufReader};
@@ -81,4 +82,48 @@ pub fn serve(db: &str, env: &[(&str, &str)]) -> (Child, String) {
         .expect("an address")
         .to_string();
     (server, base)
+}
+
+/// A user of `tier` with `password`, created with `forecast user add`.
+pub fn password_user(db: &str, email: &str, tier: &str, password: &str) {
+    use std::io::Write;
+    let mut add = Command::new(env!("CARGO_BIN_EXE_forecast"))
+        .args([
+            "user",
+            "add",
+            "--email",
+            email,
+            "--tier",
+            tier,
+            "--password-stdin",
+        ])
+        .env("DATABASE_URL", db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("run forecast user add");
+    add.stdin
+        .take()
+        .expect("piped")
+        .write_all(password.as_bytes())
+        .expect("write the password");
+    assert!(add.wait().expect("user add").success());
+}
+
+/// Signs `email` in at `base`; the session cookie (`name=value`).
+pub async fn session_cookie(base: &str, email: &str, password: &str) -> String {
+    let login = reqwest::Client::new()
+        .post(format!("{base}/auth/login"))
+        .json(&serde_json::json!({ "email": email, "password": password }))
+        .send()
+        .await
+        .expect("login");
+    assert_eq!(login.status(), 200, "login of {email}");
+    login.headers()["set-cookie"]
+        .to_str()
+        .expect("a cookie")
+        .split(';')
+        .next()
+        .expect("name=value")
+        .to_string()
 }

@@ -141,13 +141,27 @@ async fn verdict(
 )]
 async fn track_record(
     State(state): State<AppState>,
+    fresh: Option<Extension<Fresh>>,
     Extension(ApiUser(user)): Extension<ApiUser>,
     Path(ticker): Path<String>,
     Query(raw): Query<RawTrackRecordQuery>,
-) -> Result<Json<TrackRecordResponse>, ApiError> {
+) -> Result<Response, ApiError> {
     let q = raw.validate()?;
-    let answer = state.verdicts.track_record(&ticker, &q, &user.id).await?;
-    Ok(Json((*answer).clone()))
+    let generations = Fresh::or_read(fresh, &state).await;
+    let answer = state
+        .verdicts
+        .track_record(&ticker, &q, generations, &user.id)
+        .await?;
+    shared_json(answer.json()?)
+}
+
+/// The JSON answer of a body kept in memory, serialised once.
+fn shared_json(body: axum::body::Bytes) -> Result<Response, ApiError> {
+    Ok((
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response())
 }
 
 /// How the grades did across the universe.
@@ -166,12 +180,17 @@ async fn track_record(
 )]
 async fn universe_track_record(
     State(state): State<AppState>,
+    fresh: Option<Extension<Fresh>>,
     Extension(ApiUser(user)): Extension<ApiUser>,
     Query(raw): Query<RawUniverseTrackRecordQuery>,
-) -> Result<Json<UniverseTrackRecordResponse>, ApiError> {
+) -> Result<Response, ApiError> {
     let q = raw.validate()?;
-    let answer = state.verdicts.universe_track_record(&q, &user.id).await?;
-    Ok(Json((*answer).clone()))
+    let generations = Fresh::or_read(fresh, &state).await;
+    let answer = state
+        .verdicts
+        .universe_track_record(&q, generations, &user.id)
+        .await?;
+    shared_json(answer.json()?)
 }
 
 /// The active model's cards.

@@ -1,16 +1,18 @@
 //! `GET /api/assets` and `GET /api/asset-info/{ticker}`.
 
 use axum::extract::State;
-use axum::Json;
-use forecast_api::assets::{
-    parse_category, AssetInfo, AssetItem, AssetListQuery, AssetListResponse,
-};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use forecast_api::assets::{parse_category, AssetInfo, AssetListQuery, AssetListResponse};
 use forecast_api::ErrorBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::ApiError;
 use super::extract::{Path, Query};
+use super::guard::Fresh;
 use crate::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -33,32 +35,20 @@ pub fn router() -> OpenApiRouter<AppState> {
 )]
 async fn list(
     State(state): State<AppState>,
+    fresh: Option<Extension<Fresh>>,
     Query(q): Query<AssetListQuery>,
-) -> Result<Json<AssetListResponse>, ApiError> {
+) -> Result<Response, ApiError> {
     let category = q.category.as_deref().map(parse_category).transpose()?;
-    let assets: Vec<AssetItem> = state
-        .assets
-        .list(category)
-        .await?
-        .into_iter()
-        .map(|a| AssetItem {
-            id: a.id,
-            ticker: a.ticker,
-            name: a.name,
-            category: a.category,
-            is_active: a.is_active,
-            is_premium: a.is_premium,
-            data_source: a.data_source,
-            last_price_date: a.last_price_date,
-        })
-        .collect();
-    Ok(Json(AssetListResponse {
-        total: assets.len(),
-        assets,
-    }))
+    let generations = fresh.map(|Extension(Fresh(g))| g);
+    // The body serialised once per change of the catalog.
+    let body = state.assets.list_body(category, generations).await?;
+    Ok((
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response())
 }
 
-/// Asset metadata.
 #[utoipa::path(
     get,
     path = "/api/asset-info/{ticker}",
@@ -72,13 +62,16 @@ async fn list(
 )]
 async fn info(
     State(state): State<AppState>,
+    fresh: Option<Extension<Fresh>>,
     Path(ticker): Path<String>,
 ) -> Result<Json<AssetInfo>, ApiError> {
-    let (asset, found) = state.assets.metadata(&ticker).await?;
-    let m = found.metadata;
+    let generations = fresh.map(|Extension(Fresh(g))| g);
+    let found = state.assets.metadata(&ticker, generations).await?;
+    let (asset, found) = (&found.0, &found.1);
+    let m = found.metadata.clone();
     Ok(Json(AssetInfo {
-        ticker: asset.ticker,
-        name: asset.name,
+        ticker: asset.ticker.clone(),
+        name: asset.name.clone(),
         category: asset.category,
         long_name: m.long_name,
         sector: m.sector,

@@ -18,7 +18,7 @@ use utoipa_axum::routes;
 use super::error::ApiError;
 use super::export::{self, ExportQuery, Want};
 use super::extract::{Json as JsonBody, Query};
-use super::guard::{ApiUser, BacktestSlot};
+use super::guard::{ApiUser, BacktestSlot, Fresh};
 use crate::AppState;
 
 /// The backtest route (metered at cost 5 by the caller's route layer).
@@ -117,6 +117,7 @@ async fn run(
 )]
 async fn list(
     State(state): State<AppState>,
+    fresh: Option<Extension<Fresh>>,
     Extension(ApiUser(user)): Extension<ApiUser>,
 ) -> Result<Response, ApiError> {
     let strategies = state.plugins.strategies();
@@ -158,7 +159,8 @@ async fn list(
     for s in &mut list.strategies {
         s.resources = figures.get(&s.sha256).cloned();
     }
+    let generation = Fresh::or_read(fresh, &state).await.map(|g| g.strategies);
     list.strategies
-        .extend(state.authored.listed(&user.id).await?);
+        .extend(state.authored.listed(&user.id, generation).await?);
     Ok(Json(list).into_response())
 }

@@ -127,6 +127,11 @@ impl Want {
         Ok(Want { csv, table })
     }
 
+    /// Whether the answer is a CSV table (else JSON).
+    pub fn is_csv(&self) -> bool {
+        self.csv
+    }
+
     /// `value` as JSON, or its table as a CSV attachment.
     pub fn respond<T: Tables>(self, value: T) -> Result<Response, ApiError> {
         if !self.csv {

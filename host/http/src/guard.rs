@@ -58,6 +58,21 @@ pub struct ApiUser(pub User);
 #[derive(Debug, Clone, Copy)]
 pub struct Fresh(pub Generations);
 
+impl Fresh {
+    /// The counters the Bearer guard read for this request, else (a web
+    /// session's request) counters read now; `None` when the store could
+    /// not be read in time.
+    pub async fn or_read(
+        fresh: Option<axum::Extension<Fresh>>,
+        state: &AppState,
+    ) -> Option<Generations> {
+        match fresh {
+            Some(axum::Extension(Fresh(g))) => Some(g),
+            None => state.keycache.freshness().current().await,
+        }
+    }
+}
+
 /// Whether a route runs under one of the user's concurrent-backtest slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Concurrency {

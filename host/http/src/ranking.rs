@@ -2,8 +2,11 @@
 //! cut, per spec and DESIGN §5 (the policy is the ranking service's).
 
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::IntoResponse;
 use axum::response::Response;
+use axum::Extension;
 use forecast_api::ranking::{RankingResponse, RawRankingQuery};
 use forecast_api::ErrorBody;
 use utoipa_axum::router::OpenApiRouter;
@@ -12,6 +15,7 @@ use utoipa_axum::routes;
 use super::error::ApiError;
 use super::export::{ExportQuery, Want};
 use super::extract::Query;
+use super::guard::Fresh;
 use crate::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -34,11 +38,22 @@ pub fn router() -> OpenApiRouter<AppState> {
 )]
 async fn ranking(
     State(state): State<AppState>,
+    fresh: Option<Extension<Fresh>>,
     headers: HeaderMap,
     Query(export): Query<ExportQuery>,
     Query(raw): Query<RawRankingQuery>,
 ) -> Result<Response, ApiError> {
     let want = Want::of::<RankingResponse>(&headers, &export)?;
     let q = raw.validate()?;
-    want.respond(state.ranking.rank(&q).await?)
+    let generations = Fresh::or_read(fresh, &state).await;
+    if want.is_csv() {
+        return want.respond(state.ranking.rank(&q, generations).await?);
+    }
+    // The JSON page, serialised once per query while the snapshot lasts.
+    let body = state.ranking.rank_json(&q, generations).await?;
+    Ok((
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response())
 }

@@ -2,34 +2,63 @@
 //! metadata — a fresh copy cached in the store (7 days by default), else
 //! one fetched from the provider (and stored), else a stale copy when the
 //! provider fails.
+//!
+//! Both are kept in memory while the store's `assets` generation has not
+//! moved ([`crate::freshness`]): the catalog as the JSON body it is served
+//! as, per category filter; an asset's metadata until its copy in the
+//! store would be stale (issue 41).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
+use forecast_api::assets::{AssetItem, AssetListResponse};
 use forecast_domain::metadata::{AssetMetadata, MetadataProvider};
 use forecast_domain::{Asset, Category};
-use forecast_store::AssetStore;
+use forecast_store::{AssetStore, Generations};
 
 use crate::error::Error;
+use crate::freshness::Freshness;
 
 /// The active assets and their metadata, cached for `ttl`.
 pub struct AssetService {
     assets: Arc<dyn AssetStore>,
     provider: Arc<dyn MetadataProvider>,
     ttl: Duration,
+    freshness: Freshness,
+    memory: Mutex<Memory>,
 }
 
+/// What the service keeps, under one `assets` generation.
+#[derive(Default)]
+struct Memory {
+    generation: i64,
+    /// Catalog bodies by category filter (`None`: every category).
+    lists: HashMap<Option<Category>, Bytes>,
+    /// Assets with fresh metadata by ticker, and when the copy in the
+    /// store turns stale (Unix seconds).
+    infos: HashMap<String, (Arc<(Asset, Lookup)>, i64)>,
+}
+
+/// Tickers whose metadata is kept at most; past it, the map starts over.
+const INFO_ENTRIES: usize = 16_384;
+
 impl AssetService {
-    /// Serves what `provider` answers, cached in `assets` for `ttl`.
+    /// Serves what `provider` answers, cached in `assets` for `ttl`; what
+    /// it keeps in memory is checked with `freshness`.
     pub fn new(
         assets: Arc<dyn AssetStore>,
         provider: Arc<dyn MetadataProvider>,
         ttl: Duration,
+        freshness: Freshness,
     ) -> Self {
         Self {
             assets,
             provider,
             ttl,
+            freshness,
+            memory: Mutex::default(),
         }
     }
 
@@ -38,19 +67,125 @@ impl AssetService {
         Ok(self.assets.list_active_assets(category).await?)
     }
 
+    /// The JSON body of `GET /api/assets` for `category`: from memory
+    /// while the `assets` generation (read after the request arrived:
+    /// `generations`, else read here) has not moved.
+    pub async fn list_body(
+        &self,
+        category: Option<Category>,
+        generations: Option<Generations>,
+    ) -> Result<Bytes, Error> {
+        let generation = self.generation(generations).await;
+        if let Some(g) = generation {
+            if let Some(body) = self.memory_at(g).lists.get(&category) {
+                crate::cache_lookup("catalog", true);
+                return Ok(body.clone());
+            }
+        }
+        crate::cache_lookup("catalog", false);
+        let assets: Vec<AssetItem> = self
+            .list(category)
+            .await?
+            .into_iter()
+            .map(|a| AssetItem {
+                id: a.id,
+                ticker: a.ticker,
+                name: a.name,
+                category: a.category,
+                is_active: a.is_active,
+                is_premium: a.is_premium,
+                data_source: a.data_source,
+                last_price_date: a.last_price_date,
+            })
+            .collect();
+        let body = AssetListResponse {
+            total: assets.len(),
+            assets,
+        };
+        let body =
+            Bytes::from(serde_json::to_vec(&body).map_err(|e| Error::Internal(e.to_string()))?);
+        if let Some(g) = generation {
+            self.memory_at(g).lists.insert(category, body.clone());
+        }
+        Ok(body)
+    }
+
     /// The active asset `ticker` with its metadata; `NotFound` for an
-    /// unknown or inactive ticker.
-    pub async fn metadata(&self, ticker: &str) -> Result<(Asset, Lookup), Error> {
+    /// unknown or inactive ticker. From memory while the `assets`
+    /// generation has not moved and the stored copy is fresh.
+    pub async fn metadata(
+        &self,
+        ticker: &str,
+        generations: Option<Generations>,
+    ) -> Result<Arc<(Asset, Lookup)>, Error> {
+        let generation = self.generation(generations).await;
+        let now = chrono::Utc::now().timestamp();
+        if let Some(g) = generation {
+            if let Some((found, until)) = self.memory_at(g).infos.get(ticker) {
+                if now < *until {
+                    crate::cache_lookup("asset_info", true);
+                    return Ok(found.clone());
+                }
+            }
+        }
+        crate::cache_lookup("asset_info", false);
         let asset = crate::analysis::active_asset(self.assets.as_ref(), ticker).await?;
         let found = lookup(
             self.assets.as_ref(),
             self.provider.as_ref(),
             &asset,
             self.ttl,
-            chrono::Utc::now().timestamp(),
+            now,
         )
         .await?;
-        Ok((asset, found))
+        let fetched = !found.from_cache;
+        let found = Arc::new((asset, found));
+        // A copy just fetched is in the store now: served again, it comes
+        // from there. A stale copy served because the provider failed is
+        // not kept, so the next request tries the provider again.
+        let kept = match (fetched, found.1.fetched_at) {
+            (true, _) => Some((
+                Arc::new((
+                    found.0.clone(),
+                    Lookup {
+                        from_cache: true,
+                        ..found.1.clone()
+                    },
+                )),
+                now,
+            )),
+            (false, Some(at)) if now - at < self.ttl.as_secs() as i64 => Some((found.clone(), at)),
+            _ => None,
+        };
+        if let (Some(g), Some((kept, at))) = (generation, kept) {
+            let mut memory = self.memory_at(g);
+            if memory.infos.len() >= INFO_ENTRIES {
+                memory.infos.clear();
+            }
+            let until = at + self.ttl.as_secs() as i64;
+            memory.infos.insert(ticker.to_string(), (kept, until));
+        }
+        Ok(found)
+    }
+
+    /// The `assets` generation read after the request arrived, if any.
+    async fn generation(&self, generations: Option<Generations>) -> Option<i64> {
+        match generations {
+            Some(g) => Some(g.assets),
+            None => self.freshness.current().await.map(|g| g.assets),
+        }
+    }
+
+    /// The memory of generation `g` (emptied when `g` is another).
+    fn memory_at(&self, g: i64) -> std::sync::MutexGuard<'_, Memory> {
+        let mut memory = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+        if memory.generation != g {
+            *memory = Memory {
+                generation: g,
+                ..Memory::default()
+            };
+        }
+        memory
     }
 }
 
@@ -61,6 +196,9 @@ pub struct Lookup {
     pub metadata: AssetMetadata,
     /// Served from the store rather than fetched now.
     pub from_cache: bool,
+    /// When the copy in the store was fetched (Unix seconds; `None`: it
+    /// was fetched now).
+    pub fetched_at: Option<i64>,
 }
 
 /// A fresh cached copy, else a fetch (stored), else a stale copy; an error
@@ -83,6 +221,7 @@ pub async fn lookup(
             return Ok(Lookup {
                 metadata: metadata.clone(),
                 from_cache: true,
+                fetched_at: Some(*fetched_at),
             });
         }
     }
@@ -93,14 +232,16 @@ pub async fn lookup(
             Ok(Lookup {
                 metadata,
                 from_cache: false,
+                fetched_at: None,
             })
         }
         Err(e) => match parsed {
-            Some((metadata, _)) => {
+            Some((metadata, fetched_at)) => {
                 tracing::warn!(error = %e, ticker = %asset.ticker, "serving stale metadata");
                 Ok(Lookup {
                     metadata,
                     from_cache: true,
+                    fetched_at: Some(fetched_at),
                 })
             }
             None => Err(Error::Internal(e.to_string())),

@@ -169,7 +169,20 @@ pub struct AuthoredService {
     trust: TrustPolicy,
     /// Every strategy's recent resource figures, as last read.
     figures: Arc<Mutex<Figures>>,
+    /// Each account's listing (without figures), under one `strategies`
+    /// generation of the store.
+    listings: Arc<Mutex<Listings>>,
 }
+
+/// The listings kept: the generation they were read under, and by viewer.
+#[derive(Default)]
+struct Listings {
+    generation: i64,
+    by_viewer: HashMap<String, Arc<Vec<StrategyItem>>>,
+}
+
+/// Viewers whose listing is kept at most; past it, the map starts over.
+const LISTINGS_HELD: usize = 16_384;
 
 impl AuthoredService {
     /// A service over `store`, compiling and running uploads on a metered
@@ -208,6 +221,7 @@ impl AuthoredService {
             compiled: Arc::new(Mutex::new(HashMap::new())),
             trust,
             figures: Arc::new(Mutex::new(HashMap::new())),
+            listings: Arc::default(),
         })
     }
 
@@ -548,13 +562,56 @@ impl AuthoredService {
     }
 
     /// The uploaded strategies `viewer_id` may run, as listed beside the
-    /// built-ins.
-    pub async fn listed(&self, viewer_id: &str) -> Result<Vec<StrategyItem>, Error> {
-        let all = self.store.visible_strategies(viewer_id).await?;
-        let figures = match all.is_empty() {
-            true => Default::default(),
-            false => self.figures(viewer_id).await?,
+    /// built-ins, with the viewer's own figures. The listing is read from
+    /// the store once per change of its `strategies` generation
+    /// (`generation`, read after the request arrived; `None`: read now).
+    pub async fn listed(
+        &self,
+        viewer_id: &str,
+        generation: Option<i64>,
+    ) -> Result<Vec<StrategyItem>, Error> {
+        let kept = generation.and_then(|g| {
+            let mut held = self.listings.lock().expect("listings poisoned");
+            if held.generation != g {
+                *held = Listings {
+                    generation: g,
+                    ..Listings::default()
+                };
+            }
+            held.by_viewer.get(viewer_id).cloned()
+        });
+        crate::cache_lookup("strategies", kept.is_some());
+        let items = match kept {
+            Some(items) => items,
+            None => {
+                let items = Arc::new(self.listing(viewer_id).await?);
+                let mut held = self.listings.lock().expect("listings poisoned");
+                if generation == Some(held.generation) {
+                    if held.by_viewer.len() >= LISTINGS_HELD {
+                        held.by_viewer.clear();
+                    }
+                    held.by_viewer.insert(viewer_id.to_string(), items.clone());
+                }
+                items
+            }
         };
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let figures = self.figures(viewer_id).await?;
+        Ok(items
+            .iter()
+            .map(|i| StrategyItem {
+                resources: figures.get(&i.sha256).cloned(),
+                ..i.clone()
+            })
+            .collect())
+    }
+
+    /// The uploaded strategies `viewer_id` may run, read from the store
+    /// (without figures).
+    async fn listing(&self, viewer_id: &str) -> Result<Vec<StrategyItem>, Error> {
+        let all = self.store.visible_strategies(viewer_id).await?;
         Ok(all
             .iter()
             .filter_map(|s| {
@@ -601,7 +658,7 @@ impl AuthoredService {
                     signer: current.signer.clone(),
                     versions,
                     owned,
-                    resources: figures.get(&current.sha256).cloned(),
+                    resources: None,
                     imports: current.imports.clone(),
                     wit_version: forecast_api::backtest::wit_version(&current.imports),
                     manifest,

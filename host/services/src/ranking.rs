@@ -1,23 +1,94 @@
 //! The ranking (spec: `GET /api/ranking`, DESIGN §5): the active grading
 //! snapshot for one period and metric, filtered (category, text, age),
 //! sorted (ties by ticker) and cut to one page (`offset`, `limit`).
+//!
+//! The snapshot is read from the store once per change of the grading or
+//! assets generation ([`crate::freshness`]) and kept in memory as compact
+//! rows, each with its `forecast` parsed once; the order of each
+//! (`sort_by`, `order`) is computed once per table. A request filters the
+//! rows in that order and clones one page (issue 41).
 
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-use chrono::DateTime;
+use bytes::Bytes;
+use chrono::{DateTime, NaiveDate};
 use forecast_api::assets::DataSources;
 use forecast_api::ranking::{
     DateRange, RankedAsset, RankingMetadata, RankingQuery, RankingResponse, SortKey, SortOrder,
 };
-use forecast_store::{GradeRow, GradingStore, RankedRow};
+use forecast_domain::Metric;
+use forecast_store::{Generations, GradingRun, GradingStore, RankedRow};
+use tokio::sync::OnceCell;
 
 use crate::error::Error;
+use crate::freshness::Freshness;
 
 /// Ranks the active grading snapshot.
 #[derive(Clone)]
 pub struct RankingService {
     db: Arc<dyn GradingStore>,
+    freshness: Freshness,
+    memory: Arc<Mutex<Option<Arc<Snapshot>>>>,
+}
+
+/// The active run and its ranking tables, read under one pair of
+/// (grading, assets) generations.
+struct Snapshot {
+    generations: (i64, i64),
+    run: OnceCell<Option<Arc<GradingRun>>>,
+    tables: Mutex<HashMap<(u32, Metric), Arc<OnceCell<Arc<Table>>>>>,
+}
+
+/// One (return period, metric) of a run: its rows, their orders, and the
+/// JSON pages served from it.
+pub(crate) struct Table {
+    rows: Vec<Row>,
+    orders: Mutex<HashMap<(SortKey, SortOrder), Arc<[u32]>>>,
+    /// Served bodies by query and day (the age filter counts from today),
+    /// [`PAGE_BYTES`] of them at most.
+    pages: moka::sync::Cache<(RankingQuery, NaiveDate), Bytes>,
+}
+
+/// Bytes of served pages kept per table at most (a snapshot has at most
+/// one table per graded period and metric).
+const PAGE_BYTES: u64 = 8 << 20;
+
+/// A ranked asset as served (rank 0 until a page numbers it), with what
+/// the text filter compares against.
+struct Row {
+    asset: RankedAsset,
+    ticker_lower: String,
+    name_lower: String,
+}
+
+impl From<RankedRow> for Row {
+    fn from(r: RankedRow) -> Self {
+        Row {
+            ticker_lower: r.ticker.to_lowercase(),
+            name_lower: r.name.to_lowercase(),
+            asset: RankedAsset {
+                rank: 0,
+                forecast: forecast_of(&r.grade.body),
+                ticker: r.ticker,
+                name: r.name,
+                category: r.category,
+                expected_return: r.grade.expected_return,
+                prediction_error: r.grade.prediction_error,
+                current_drawdown: r.grade.current_drawdown,
+                current_price: r.grade.current_price,
+                win_rate: r.grade.win_rate,
+                median_return: r.grade.median_return,
+                median_error: r.grade.median_error,
+                score: r.grade.score,
+                grade: r.grade.letter,
+                data_source: r.data_source,
+                last_price_date: r.last_price_date,
+                currency: r.currency,
+            },
+        }
+    }
 }
 
 /// Compares two texts case-insensitively (by their lower-case characters),
@@ -29,8 +100,8 @@ fn caseless(a: &str, b: &str) -> Ordering {
 }
 
 /// `a` against `b` by `sort_by`, ascending.
-fn by_key(a: &RankedRow, b: &RankedRow, sort_by: SortKey) -> Ordering {
-    let number = |f: fn(&GradeRow) -> f64| f(&a.grade).total_cmp(&f(&b.grade));
+fn by_key(a: &RankedAsset, b: &RankedAsset, sort_by: SortKey) -> Ordering {
+    let number = |f: fn(&RankedAsset) -> f64| f(a).total_cmp(&f(b));
     match sort_by {
         SortKey::MedianReturn => number(|g| g.median_return),
         SortKey::ExpectedReturn => number(|g| g.expected_return),
@@ -46,9 +117,8 @@ fn by_key(a: &RankedRow, b: &RankedRow, sort_by: SortKey) -> Ordering {
     }
 }
 
-/// Whether the row's ticker or name contains `text` (lower-cased).
-/// The `forecast` of a stored verdict body (read for the rows of a page
-/// only; any other field is skipped unparsed).
+/// The `forecast` of a stored verdict body (any other field is skipped
+/// unparsed).
 pub(crate) fn forecast_of(body: &str) -> Option<forecast_api::analysis::ForecastBody> {
     #[derive(serde::Deserialize)]
     struct Only {
@@ -57,98 +127,99 @@ pub(crate) fn forecast_of(body: &str) -> Option<forecast_api::analysis::Forecast
     serde_json::from_str::<Only>(body).ok()?.forecast
 }
 
-fn matches(row: &RankedRow, text: &str) -> bool {
-    row.ticker.to_lowercase().contains(text) || row.name.to_lowercase().contains(text)
+/// Whether the row's ticker or name contains `text` (lower-cased).
+fn matches(row: &Row, text: &str) -> bool {
+    row.ticker_lower.contains(text) || row.name_lower.contains(text)
 }
 
-/// Sorts by the key in `order`, ties by ticker ascending (byte order).
-fn sort_rows(rows: &mut [RankedRow], sort_by: SortKey, order: SortOrder) {
-    rows.sort_by(|a, b| {
-        let by_key = by_key(a, b, sort_by);
-        let by_key = match order {
-            SortOrder::Desc => by_key.reverse(),
-            SortOrder::Asc => by_key,
-        };
-        match by_key {
-            Ordering::Equal => a.ticker.cmp(&b.ticker),
-            other => other,
+/// `a` before `b` by the key in `order`, ties by ticker ascending (byte
+/// order).
+fn ranked(a: &RankedAsset, b: &RankedAsset, sort_by: SortKey, order: SortOrder) -> Ordering {
+    let by_key = by_key(a, b, sort_by);
+    let by_key = match order {
+        SortOrder::Desc => by_key.reverse(),
+        SortOrder::Asc => by_key,
+    };
+    by_key.then_with(|| a.ticker.cmp(&b.ticker))
+}
+
+impl Table {
+    fn new(rows: Vec<RankedRow>) -> Self {
+        Table {
+            rows: rows.into_iter().map(Row::from).collect(),
+            orders: Mutex::default(),
+            pages: moka::sync::Cache::builder()
+                .max_capacity(PAGE_BYTES)
+                .weigher(|_, body: &Bytes| u32::try_from(body.len()).unwrap_or(u32::MAX))
+                .build(),
         }
-    });
-}
-
-impl RankingService {
-    /// A service over `db`'s grading snapshot.
-    pub fn new(db: Arc<dyn GradingStore>) -> Self {
-        RankingService { db }
     }
 
-    /// The ranking for `q`.
-    pub async fn rank(&self, q: &RankingQuery) -> Result<RankingResponse, Error> {
-        let run = self.db.active_grading_run().await?.ok_or_else(|| {
-            Error::Unavailable(
-                "no ranking yet: the first daily grading run has not completed".into(),
+    /// The rows' positions sorted by `sort_by` in `order`, computed once.
+    fn order(&self, sort_by: SortKey, order: SortOrder) -> Arc<[u32]> {
+        let key = (sort_by, order);
+        if let Some(o) = lock(&self.orders).get(&key) {
+            return o.clone();
+        }
+        let mut positions: Vec<u32> = (0..self.rows.len() as u32).collect();
+        positions.sort_by(|&a, &b| {
+            ranked(
+                &self.rows[a as usize].asset,
+                &self.rows[b as usize].asset,
+                sort_by,
+                order,
             )
-        })?;
-        let mut rows = self
-            .db
-            .ranking_rows(&run.id, q.return_period, q.metric)
-            .await?;
-        let total_assets = rows.len();
-        if let Some(cats) = &q.categories {
-            rows.retain(|r| cats.contains(&r.category));
+        });
+        let positions: Arc<[u32]> = positions.into();
+        lock(&self.orders).insert(key, positions.clone());
+        positions
+    }
+
+    /// The page `q` asks for, and the metadata of the filtered rows.
+    fn answer(&self, run: &GradingRun, q: &RankingQuery, today: NaiveDate) -> RankingResponse {
+        let oldest = q
+            .max_age_days
+            .map(|days| today - chrono::Days::new(u64::from(days)));
+        let mut stale_excluded = 0;
+        let mut sources = Vec::new();
+        let mut dates: Option<(NaiveDate, NaiveDate)> = None;
+        let mut page = Vec::with_capacity(q.limit.min(self.rows.len()));
+        let mut filtered = 0usize;
+        for &i in self.order(q.sort_by, q.order).iter() {
+            let row = &self.rows[i as usize];
+            let a = &row.asset;
+            if q.categories
+                .as_ref()
+                .is_some_and(|c| !c.contains(&a.category))
+                || q.text.as_ref().is_some_and(|t| !matches(row, t))
+            {
+                continue;
+            }
+            if oldest.is_some_and(|o| a.last_price_date < o) {
+                stale_excluded += 1;
+                continue;
+            }
+            sources.push(a.data_source);
+            let d = a.last_price_date;
+            dates = Some(dates.map_or((d, d), |(lo, hi)| (lo.min(d), hi.max(d))));
+            if filtered >= q.offset && page.len() < q.limit {
+                page.push(RankedAsset {
+                    rank: filtered + 1,
+                    ..a.clone()
+                });
+            }
+            filtered += 1;
         }
-        if let Some(text) = &q.text {
-            rows.retain(|r| matches(r, text));
-        }
-        let before_age = rows.len();
-        if let Some(days) = q.max_age_days {
-            let oldest = chrono::Utc::now().date_naive() - chrono::Days::new(u64::from(days));
-            rows.retain(|r| r.last_price_date >= oldest);
-        }
-        let stale_excluded = before_age - rows.len();
-        let filtered_assets = rows.len();
-        let data_sources = DataSources::count(rows.iter().map(|r| r.data_source));
-        let last_price_dates = rows
-            .iter()
-            .map(|r| r.last_price_date)
-            .min()
-            .zip(rows.iter().map(|r| r.last_price_date).max())
-            .map(|(oldest, newest)| DateRange { oldest, newest });
-        sort_rows(&mut rows, q.sort_by, q.order);
         let label_version = |label: &str| label.rsplit('@').next().unwrap_or(label).to_string();
-        Ok(RankingResponse {
-            ranked_assets: rows
-                .into_iter()
-                .skip(q.offset)
-                .take(q.limit)
-                .enumerate()
-                .map(|(i, r)| RankedAsset {
-                    rank: q.offset + i + 1,
-                    ticker: r.ticker,
-                    name: r.name,
-                    category: r.category,
-                    expected_return: r.grade.expected_return,
-                    prediction_error: r.grade.prediction_error,
-                    current_drawdown: r.grade.current_drawdown,
-                    current_price: r.grade.current_price,
-                    win_rate: r.grade.win_rate,
-                    median_return: r.grade.median_return,
-                    median_error: r.grade.median_error,
-                    score: r.grade.score,
-                    grade: r.grade.letter,
-                    data_source: r.data_source,
-                    last_price_date: r.last_price_date,
-                    currency: r.currency,
-                    forecast: forecast_of(&r.grade.body),
-                })
-                .collect(),
+        RankingResponse {
+            ranked_assets: page,
             metadata: RankingMetadata {
-                total_assets,
-                filtered_assets,
+                total_assets: self.rows.len(),
+                filtered_assets: filtered,
                 offset: q.offset,
-                data_sources,
+                data_sources: DataSources::count(sources),
                 stale_excluded,
-                last_price_dates,
+                last_price_dates: dates.map(|(oldest, newest)| DateRange { oldest, newest }),
                 calculated_at: DateTime::from_timestamp(
                     run.finished_at.unwrap_or(run.started_at),
                     0,
@@ -161,15 +232,134 @@ impl RankingService {
                 engine_version: label_version(&run.engine),
                 scorer_version: label_version(&run.scorer),
             },
-        })
+        }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl RankingService {
+    /// A service over `db`'s grading snapshot, kept in memory while the
+    /// counters `freshness` reads have not moved.
+    pub fn new(db: Arc<dyn GradingStore>, freshness: Freshness) -> Self {
+        RankingService {
+            db,
+            freshness,
+            memory: Arc::default(),
+        }
+    }
+
+    /// The ranking for `q`. `generations` are the store's counters read
+    /// after the request arrived (the Bearer guard's); without them they
+    /// are read here, and when they cannot be read the snapshot is read
+    /// from the store for this request alone.
+    pub async fn rank(
+        &self,
+        q: &RankingQuery,
+        generations: Option<Generations>,
+    ) -> Result<RankingResponse, Error> {
+        let (run, table) = self.table(q, generations).await?;
+        Ok(table.answer(&run, q, chrono::Utc::now().date_naive()))
+    }
+
+    /// [`Self::rank`] as the JSON body it is served as: serialised once
+    /// per query and day while the snapshot lasts.
+    pub async fn rank_json(
+        &self,
+        q: &RankingQuery,
+        generations: Option<Generations>,
+    ) -> Result<Bytes, Error> {
+        let (run, table) = self.table(q, generations).await?;
+        let today = chrono::Utc::now().date_naive();
+        let key = (q.clone(), today);
+        if let Some(body) = table.pages.get(&key) {
+            return Ok(body);
+        }
+        let body = serde_json::to_vec(&table.answer(&run, q, today))
+            .map_err(|e| Error::Internal(format!("the ranking does not serialise: {e}")))?;
+        let body = Bytes::from(body);
+        table.pages.insert(key, body.clone());
+        Ok(body)
+    }
+
+    /// The active run and the table of `q`'s period and metric: from the
+    /// snapshot of `generations` (read now when `None`), or, when the
+    /// counters cannot be read, from the store for this request alone.
+    async fn table(
+        &self,
+        q: &RankingQuery,
+        generations: Option<Generations>,
+    ) -> Result<(Arc<GradingRun>, Arc<Table>), Error> {
+        let generations = match generations {
+            Some(g) => Some(g),
+            None => self.freshness.current().await,
+        };
+        let Some(g) = generations else {
+            let run = self.db.active_grading_run().await?.ok_or_else(no_run)?;
+            let rows = self
+                .db
+                .ranking_rows(&run.id, q.return_period, q.metric)
+                .await?;
+            return Ok((Arc::new(run), Arc::new(Table::new(rows))));
+        };
+        let snapshot = self.snapshot((g.grading, g.assets));
+        let run = snapshot
+            .run
+            .get_or_try_init(|| async {
+                Ok::<_, Error>(self.db.active_grading_run().await?.map(Arc::new))
+            })
+            .await?
+            .clone()
+            .ok_or_else(no_run)?;
+        let cell = lock(&snapshot.tables)
+            .entry((q.return_period, q.metric))
+            .or_default()
+            .clone();
+        crate::cache_lookup("ranking", cell.initialized());
+        let table = cell
+            .get_or_try_init(|| async {
+                let rows = self
+                    .db
+                    .ranking_rows(&run.id, q.return_period, q.metric)
+                    .await?;
+                Ok::<_, Error>(Arc::new(Table::new(rows)))
+            })
+            .await?
+            .clone();
+        Ok((run, table))
+    }
+
+    /// The snapshot of `generations`, a new empty one when they moved.
+    fn snapshot(&self, generations: (i64, i64)) -> Arc<Snapshot> {
+        let mut memory = lock(&self.memory);
+        match memory.as_ref() {
+            Some(s) if s.generations == generations => s.clone(),
+            _ => {
+                let s = Arc::new(Snapshot {
+                    generations,
+                    run: OnceCell::new(),
+                    tables: Mutex::default(),
+                });
+                *memory = Some(s.clone());
+                s
+            }
+        }
+    }
+}
+
+/// The 503 before the first run.
+fn no_run() -> Error {
+    Error::Unavailable("no ranking yet: the first daily grading run has not completed".into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::NaiveDate;
-    use forecast_domain::{Category, DataSource, Metric};
+    use chrono::Datelike;
+    use forecast_domain::{Category, DataSource};
+    use forecast_store::GradeRow;
 
     fn row(ticker: &str, name: &str, category: Category, score: f64, day: u32) -> RankedRow {
         RankedRow {
@@ -207,44 +397,56 @@ mod tests {
         ]
     }
 
-    fn order(rows: &[RankedRow]) -> Vec<&str> {
-        rows.iter().map(|r| r.ticker.as_str()).collect()
+    fn order(t: &Table, sort_by: SortKey, order: SortOrder) -> Vec<&str> {
+        t.order(sort_by, order)
+            .iter()
+            .map(|&i| t.rows[i as usize].asset.ticker.as_str())
+            .collect()
     }
 
     #[test]
     fn every_key_sorts_with_ties_by_ticker() {
-        let mut rows = sample();
-        sort_rows(&mut rows, SortKey::Score, SortOrder::Desc);
-        assert_eq!(order(&rows), ["AAPL", "BTC-USD", "msft", "^GSPC"]);
-        sort_rows(&mut rows, SortKey::Score, SortOrder::Asc);
+        let t = Table::new(sample());
         assert_eq!(
-            order(&rows),
+            order(&t, SortKey::Score, SortOrder::Desc),
+            ["AAPL", "BTC-USD", "msft", "^GSPC"]
+        );
+        assert_eq!(
+            order(&t, SortKey::Score, SortOrder::Asc),
             ["^GSPC", "BTC-USD", "msft", "AAPL"],
             "ties stay ticker-ascending in either direction"
         );
-        sort_rows(&mut rows, SortKey::Ticker, SortOrder::Asc);
         assert_eq!(
-            order(&rows),
+            order(&t, SortKey::Ticker, SortOrder::Asc),
             ["^GSPC", "AAPL", "BTC-USD", "msft"],
             "case-insensitive: msft after BTC-USD"
         );
-        sort_rows(&mut rows, SortKey::Name, SortOrder::Asc);
-        assert_eq!(order(&rows), ["AAPL", "BTC-USD", "msft", "^GSPC"]);
-        sort_rows(&mut rows, SortKey::Name, SortOrder::Desc);
-        assert_eq!(order(&rows), ["^GSPC", "msft", "BTC-USD", "AAPL"]);
-        sort_rows(&mut rows, SortKey::Category, SortOrder::Asc);
-        assert_eq!(order(&rows), ["BTC-USD", "^GSPC", "AAPL", "msft"]);
-        sort_rows(&mut rows, SortKey::LastPriceDate, SortOrder::Desc);
-        assert_eq!(order(&rows), ["msft", "BTC-USD", "^GSPC", "AAPL"]);
+        assert_eq!(
+            order(&t, SortKey::Name, SortOrder::Asc),
+            ["AAPL", "BTC-USD", "msft", "^GSPC"]
+        );
+        assert_eq!(
+            order(&t, SortKey::Name, SortOrder::Desc),
+            ["^GSPC", "msft", "BTC-USD", "AAPL"]
+        );
+        assert_eq!(
+            order(&t, SortKey::Category, SortOrder::Asc),
+            ["BTC-USD", "^GSPC", "AAPL", "msft"]
+        );
+        assert_eq!(
+            order(&t, SortKey::LastPriceDate, SortOrder::Desc),
+            ["msft", "BTC-USD", "^GSPC", "AAPL"]
+        );
     }
 
     #[test]
     fn the_text_filter_matches_ticker_or_name_in_any_case() {
-        let rows = sample();
-        let hits = |t: &str| {
-            rows.iter()
-                .filter(|r| matches(r, t))
-                .map(|r| r.ticker.as_str())
+        let t = Table::new(sample());
+        let hits = |text: &str| {
+            t.rows
+                .iter()
+                .filter(|r| matches(r, text))
+                .map(|r| r.asset.ticker.as_str())
                 .collect::<Vec<_>>()
         };
         assert_eq!(hits("microsoft"), ["msft"]);
@@ -253,6 +455,171 @@ mod tests {
         assert_eq!(hits("s&p"), ["^GSPC"]);
         assert_eq!(hits("-usd"), ["BTC-USD"]);
         assert!(hits("nothing").is_empty());
+    }
+
+    fn run() -> GradingRun {
+        GradingRun {
+            id: "r".into(),
+            day: "2020-01-03".into(),
+            engine: "e@1.0.0".into(),
+            scorer: "s@2.0.0".into(),
+            status: forecast_domain::GradingStatus::Done,
+            started_at: 0,
+            finished_at: Some(60),
+            total: 4,
+            graded: 4,
+            failures: 0,
+        }
+    }
+
+    /// A page is the filtered rows in order from `offset`, numbered by
+    /// their place in the whole filtered list; the metadata counts the
+    /// filtered rows, the stale ones and their dates.
+    #[test]
+    fn a_page_numbers_filters_and_counts_the_filtered_rows() {
+        let t = Table::new(sample());
+        let q = |categories: Option<Vec<Category>>, max_age_days, offset, limit| RankingQuery {
+            categories,
+            sort_by: SortKey::Score,
+            order: SortOrder::Desc,
+            limit,
+            offset,
+            text: None,
+            return_period: 90,
+            metric: Metric::Return,
+            max_age_days,
+        };
+        let today = NaiveDate::from_ymd_opt(2020, 1, 4).unwrap();
+        let a = t.answer(&run(), &q(None, Some(2), 1, 1), today);
+        let page: Vec<_> = a
+            .ranked_assets
+            .iter()
+            .map(|r| (r.rank, r.ticker.as_str()))
+            .collect();
+        assert_eq!(page, [(2, "msft")], "AAPL (1 January) is stale");
+        assert_eq!(a.metadata.total_assets, 4);
+        assert_eq!(a.metadata.filtered_assets, 3);
+        assert_eq!(a.metadata.stale_excluded, 1);
+        assert_eq!(a.metadata.data_sources.real, 3);
+        let dates = a.metadata.last_price_dates.unwrap();
+        assert_eq!((dates.oldest.day(), dates.newest.day()), (2, 3));
+        assert_eq!(a.metadata.engine_version, "1.0.0");
+        let a = t.answer(
+            &run(),
+            &q(Some(vec![Category::UsStocks]), None, 0, 10),
+            today,
+        );
+        let page: Vec<_> = a
+            .ranked_assets
+            .iter()
+            .map(|r| (r.rank, r.ticker.as_str()))
+            .collect();
+        assert_eq!(page, [(1, "AAPL"), (2, "msft")]);
+        assert_eq!(a.metadata.stale_excluded, 0);
+        let a = t.answer(&run(), &q(None, None, 9, 10), today);
+        assert!(a.ranked_assets.is_empty());
+        assert_eq!(a.metadata.filtered_assets, 4);
+    }
+
+    /// What a page was before the snapshot (issue 41): the rows filtered,
+    /// then sorted, then cut, computed from scratch per query.
+    fn naive(rows: &[RankedRow], q: &RankingQuery, today: NaiveDate) -> Vec<(usize, String)> {
+        let mut kept: Vec<RankedAsset> = rows
+            .iter()
+            .cloned()
+            .map(|r| Row::from(r).asset)
+            .filter(|a| {
+                q.categories
+                    .as_ref()
+                    .is_none_or(|c| c.contains(&a.category))
+            })
+            .filter(|a| {
+                q.text.as_ref().is_none_or(|t| {
+                    a.ticker.to_lowercase().contains(t) || a.name.to_lowercase().contains(t)
+                })
+            })
+            .filter(|a| {
+                q.max_age_days
+                    .is_none_or(|d| a.last_price_date >= today - chrono::Days::new(u64::from(d)))
+            })
+            .collect();
+        kept.sort_by(|a, b| ranked(a, b, q.sort_by, q.order));
+        kept.into_iter()
+            .enumerate()
+            .skip(q.offset)
+            .take(q.limit)
+            .map(|(i, a)| (i + 1, a.ticker))
+            .collect()
+    }
+
+    /// Over 200 rows with many ties, every key, both orders, filters and
+    /// pages: the snapshot's page is the page computed from scratch.
+    #[test]
+    fn pages_from_the_sorted_snapshot_equal_pages_computed_from_scratch() {
+        let categories = [Category::UsStocks, Category::Crypto, Category::Indices];
+        let rows: Vec<RankedRow> = (0..200u32)
+            .map(|i| {
+                let mut r = row(
+                    &format!("T{:03}", (i * 37) % 200),
+                    &format!("Name {}", i % 13),
+                    categories[(i % 3) as usize],
+                    f64::from(i % 7),
+                    1 + i % 28,
+                );
+                r.grade.expected_return = f64::from(i % 5) - 2.0;
+                r.grade.current_price = f64::from(i % 11);
+                r
+            })
+            .collect();
+        let t = Table::new(rows.clone());
+        let today = NaiveDate::from_ymd_opt(2020, 1, 29).unwrap();
+        let keys = [
+            SortKey::Score,
+            SortKey::ExpectedReturn,
+            SortKey::CurrentPrice,
+            SortKey::Ticker,
+            SortKey::Name,
+            SortKey::Category,
+            SortKey::LastPriceDate,
+        ];
+        let mut checked = 0;
+        for sort_by in keys {
+            for order in [SortOrder::Asc, SortOrder::Desc] {
+                for (categories, text, max_age_days) in [
+                    (None, None, None),
+                    (Some(vec![Category::Crypto]), None, None),
+                    (None, Some("name 1".to_string()), None),
+                    (
+                        Some(vec![Category::UsStocks, Category::Indices]),
+                        None,
+                        Some(10),
+                    ),
+                ] {
+                    for (offset, limit) in [(0, 10), (15, 20), (190, 50)] {
+                        let q = RankingQuery {
+                            categories: categories.clone(),
+                            sort_by,
+                            order,
+                            limit,
+                            offset,
+                            text: text.clone(),
+                            return_period: 90,
+                            metric: Metric::Return,
+                            max_age_days,
+                        };
+                        let got: Vec<_> = t
+                            .answer(&run(), &q, today)
+                            .ranked_assets
+                            .into_iter()
+                            .map(|a| (a.rank, a.ticker))
+                            .collect();
+                        assert_eq!(got, naive(&rows, &q, today), "{q:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 7 * 2 * 4 * 3);
     }
 
     #[test]

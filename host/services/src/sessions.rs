@@ -17,8 +17,9 @@
 //! Tokens are random; the store keeps their SHA-256 only. Sessions expire
 //! after [`SESSION_IDLE_SECONDS`] unused and [`SESSION_SECONDS`] in all.
 
+use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use forecast_api::accounts::LoginRequest;
 use forecast_domain::User;
@@ -30,6 +31,7 @@ use crate::auth::{
     SESSION_SLIDE_STEP,
 };
 use crate::error::Error;
+use crate::freshness::Freshness;
 
 /// A session just opened: its user and the token for the cookie (shown
 /// once; only its hash is stored).
@@ -59,7 +61,24 @@ pub struct SessionService {
     /// Permits for concurrent password hashes.
     hashing: Arc<Semaphore>,
     slots: usize,
+    /// The generation counters; a session found in the store is
+    /// remembered while the `auth` counter (bumped by a sign-out, a
+    /// deleted session, a changed or deleted user) has not moved.
+    freshness: Freshness,
+    remembered: Arc<Mutex<HashMap<String, Remembered>>>,
 }
+
+/// A session found in the store: its user, the `auth` generation it was
+/// read under, and when its expiry was last slid (or found not to need
+/// it).
+struct Remembered {
+    user: User,
+    generation: i64,
+    slid_at: i64,
+}
+
+/// Sessions remembered at most; past it, the map starts over.
+const REMEMBERED_SESSIONS: usize = 16_384;
 
 /// The limiter's name for an account seen from an address: a digest of the
 /// normalised e-mail (fixed size, whatever was sent) and the address.
@@ -83,6 +102,7 @@ impl SessionService {
         accounts: Arc<dyn AccountStore>,
         quotas: Arc<dyn QuotaStore>,
         hash_slots: usize,
+        freshness: Freshness,
     ) -> Self {
         let slots = hash_slots.max(1);
         SessionService {
@@ -90,6 +110,8 @@ impl SessionService {
             quotas,
             hashing: Arc::new(Semaphore::new(slots)),
             slots,
+            freshness,
+            remembered: Arc::default(),
         }
     }
 
@@ -169,12 +191,25 @@ impl SessionService {
     }
 
     /// The user of an unexpired session token; a use slides the session's
-    /// idle expiry (one write per [`SESSION_SLIDE_STEP`] at most).
+    /// idle expiry (one write per [`SESSION_SLIDE_STEP`] at most). A
+    /// session read from the store is remembered for up to one slide step
+    /// while the `auth` generation (read after this call began) has not
+    /// moved, so a sign-out or a deleted user is seen at once; a session
+    /// may outlive its 7-day cap by at most that step.
     pub async fn user(&self, token: &str) -> Result<Option<User>, Error> {
         let hash = auth::sha256_hex(token);
+        let generation = self.freshness.current().await.map(|g| g.auth);
         let now = chrono::Utc::now().timestamp();
+        if let Some(g) = generation {
+            let remembered = self.remembered.lock().expect("sessions poisoned");
+            if let Some(r) = remembered.get(&hash) {
+                if r.generation == g && now - r.slid_at < SESSION_SLIDE_STEP {
+                    return Ok(Some(r.user.clone()));
+                }
+            }
+        }
         let user = self.accounts.session_user(&hash, now).await?;
-        if user.is_some() {
+        if let Some(user) = &user {
             self.accounts
                 .slide_session(
                     &hash,
@@ -184,16 +219,32 @@ impl SessionService {
                     SESSION_SLIDE_STEP,
                 )
                 .await?;
+            if let Some(g) = generation {
+                let mut remembered = self.remembered.lock().expect("sessions poisoned");
+                if remembered.len() >= REMEMBERED_SESSIONS {
+                    remembered.clear();
+                }
+                remembered.insert(
+                    hash,
+                    Remembered {
+                        user: user.clone(),
+                        generation: g,
+                        slid_at: now,
+                    },
+                );
+            }
         }
         Ok(user)
     }
 
     /// Ends the session of `token` (nothing if it is unknown).
     pub async fn logout(&self, token: &str) -> Result<(), Error> {
-        Ok(self
-            .accounts
-            .delete_session(&auth::sha256_hex(token))
-            .await?)
+        let hash = auth::sha256_hex(token);
+        self.remembered
+            .lock()
+            .expect("sessions poisoned")
+            .remove(&hash);
+        Ok(self.accounts.delete_session(&hash).await?)
     }
 
     /// Deletes expired sessions and limiter counters past their retention

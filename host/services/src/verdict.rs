@@ -138,6 +138,40 @@ pub fn grade_row(v: &VerdictResponse, data_version: i64) -> GradeRow {
     }
 }
 
+/// An answer kept in memory, with its JSON body serialised once, when
+/// first served.
+pub struct Served<T> {
+    value: T,
+    json: std::sync::OnceLock<Bytes>,
+}
+
+impl<T: serde::Serialize> Served<T> {
+    /// `value`, not serialised yet.
+    pub fn new(value: T) -> Self {
+        Served {
+            value,
+            json: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The JSON body of the value.
+    pub fn json(&self) -> Result<Bytes, Error> {
+        if let Some(b) = self.json.get() {
+            return Ok(b.clone());
+        }
+        let body = serde_json::to_vec(&self.value)
+            .map_err(|e| Error::Internal(format!("the answer does not serialise: {e}")))?;
+        Ok(self.json.get_or_init(|| Bytes::from(body)).clone())
+    }
+}
+
+impl<T> std::ops::Deref for Served<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
 /// A verdict as the HTTP layer sends it.
 pub enum VerdictBody {
     /// From the grading snapshot: the JSON body, ready to send (what
@@ -184,10 +218,12 @@ pub struct VerdictService {
     budget: WorkBudget,
     /// Grade histories by (asset, data version, engine, scorer, period,
     /// metric): a new price, engine or scorer is a new key.
-    records: moka::sync::Cache<RecordKey, Arc<TrackRecordResponse>>,
+    records: moka::sync::Cache<RecordKey, Arc<Served<TrackRecordResponse>>>,
     /// Universe track records by (grading run, query).
-    universe:
-        moka::sync::Cache<(String, UniverseTrackRecordQuery), Arc<UniverseTrackRecordResponse>>,
+    universe: moka::sync::Cache<
+        (String, UniverseTrackRecordQuery),
+        Arc<Served<UniverseTrackRecordResponse>>,
+    >,
     /// The pooled history the scorer calibrates on (decision 0079).
     pooled: Arc<crate::forecast::PooledCache>,
     /// Model cards by grading run.
@@ -232,9 +268,14 @@ impl VerdictService {
     pub async fn universe_track_record(
         &self,
         q: &UniverseTrackRecordQuery,
+        generations: Option<Generations>,
         client: &str,
-    ) -> Result<Arc<UniverseTrackRecordResponse>, Error> {
-        let Some(run) = self.grading.active_grading_run().await? else {
+    ) -> Result<Arc<Served<UniverseTrackRecordResponse>>, Error> {
+        let run = match generations {
+            Some(g) => self.active_run(g.grading).await?,
+            None => self.grading.active_grading_run().await?.map(Arc::new),
+        };
+        let Some(run) = run else {
             return Err(Error::Unavailable(
                 "no grading run has completed yet: the track record is computed by the daily grading run".into(),
             ));
@@ -275,7 +316,7 @@ impl VerdictService {
         .await
         .map_err(|e| Error::Internal(format!("track record worker failed: {e}")))?
         .map_err(|e| Error::Internal(format!("stored track record unreadable: {e}")))?;
-        let response = Arc::new(response);
+        let response = Arc::new(Served::new(response));
         self.universe.insert(key, response.clone());
         Ok(response)
     }
@@ -301,7 +342,7 @@ impl VerdictService {
                 category: None,
                 source: forecast_api::track_record::SourceFilter::Real,
             };
-            let r = self.universe_track_record(&q, client).await?;
+            let r = self.universe_track_record(&q, None, client).await?;
             cards.push(forecast_api::models::ModelCard {
                 model: run.scorer.clone(),
                 return_period: h,
@@ -334,9 +375,14 @@ impl VerdictService {
         &self,
         ticker: &str,
         q: &AnalysisQuery,
+        generations: Option<Generations>,
         client: &str,
-    ) -> Result<Arc<TrackRecordResponse>, Error> {
-        let asset = match self.assets.asset_by_ticker(ticker).await? {
+    ) -> Result<Arc<Served<TrackRecordResponse>>, Error> {
+        let asset = match generations {
+            Some(g) => self.asset(ticker, g.assets).await?,
+            None => self.assets.asset_by_ticker(ticker).await?.map(Arc::new),
+        };
+        let asset = match asset {
             Some(a) if a.is_active => a,
             _ => return Err(unknown(ticker)),
         };
@@ -430,7 +476,7 @@ impl VerdictService {
         })
         .await
         .map_err(|e| Error::Internal(format!("track record worker failed: {e}")))??;
-        let response = Arc::new(response);
+        let response = Arc::new(Served::new(response));
         self.records.insert(key, response.clone());
         Ok(response)
     }

@@ -21,6 +21,8 @@ pub struct Generations {
     pub assets: i64,
     /// Alerts and the watchlists they follow (migration 0012).
     pub alerts: i64,
+    /// Uploaded strategies and their versions (migration 0015).
+    pub strategies: i64,
 }
 
 /// Reading the counters.
@@ -47,6 +49,7 @@ macro_rules! impl_generation_store {
                         "grading" => g.grading = value,
                         "assets" => g.assets = value,
                         "alerts" => g.alerts = value,
+                        "strategies" => g.strategies = value,
                         _ => {}
                     }
                 }

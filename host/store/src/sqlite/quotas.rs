@@ -76,7 +76,8 @@ const RETURNING_GENERATIONS: &str = "
          RETURNING (SELECT value FROM generations WHERE name = 'auth') AS auth,
                    (SELECT value FROM generations WHERE name = 'grading') AS grading,
                    (SELECT value FROM generations WHERE name = 'assets') AS assets,
-                   (SELECT value FROM generations WHERE name = 'alerts') AS alerts";
+                   (SELECT value FROM generations WHERE name = 'alerts') AS alerts,
+                   (SELECT value FROM generations WHERE name = 'strategies') AS strategies";
 
 /// The upsert of `rows` rows as one statement.
 fn save_sql(rows: usize) -> String {
@@ -175,6 +176,7 @@ impl SqliteStore {
                 grading: r.opt_int("grading")?.unwrap_or(0),
                 assets: r.opt_int("assets")?.unwrap_or(0),
                 alerts: r.opt_int("alerts")?.unwrap_or(0),
+                strategies: r.opt_int("strategies")?.unwrap_or(0),
             }));
         }
         let mut tx = self.pool.begin().await?;

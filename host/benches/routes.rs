@@ -1,0 +1,199 @@
+//! `make bench-routes` (part of `make bench`): every cheap read route
+//! (issue 41) under load, each back to back with `GET /api/health` at 32
+//! connections, so its ratio compares like with like on a shared machine.
+//!
+//! Builds a demo database with `forecast demo load`, grades the whole demo
+//! universe (the ranking and the catalog are measured at their real size),
+//! creates a Premium account with unbounded quotas, a key and a password,
+//! starts `forecast serve` and drives each route with
+//! [`common::load`]: the Bearer routes with the key, their `/web/api`
+//! twins with the session's cookie. Prints one markdown table (requests,
+//! errors, req/s, p50, p99, ratio to health, target) and adds each route's
+//! row to the `make bench` summary.
+//!
+//! Targets (issue 41): ≥ 0.5× health with p99 ≤ 10 ms and no errors; the
+//! cached verdict ≥ 0.8×. `BENCH_SECONDS` sets the length of each case
+//! (default 4); `BENCH_ROUTES` keeps only the cases whose label or path
+//! contains it (`BENCH_ROUTES=ranking`).
+
+mod common;
+
+use std::time::Duration;
+
+use common::load::{load_with, Stats};
+use common::summary::{row as summary, Verdict};
+
+/// How a case authenticates.
+#[derive(Clone, Copy)]
+enum Auth {
+    Key,
+    Session,
+}
+
+/// The routes measured: label, path, authentication, least ratio to health.
+const CASES: &[(&str, &str, Auth, f64)] = &[
+    ("ranking, default", "/api/ranking", Auth::Key, 0.5),
+    (
+        "ranking, `limit=10`",
+        "/api/ranking?limit=10",
+        Auth::Key,
+        0.5,
+    ),
+    (
+        "ranking, `sort_by=score&order=asc`",
+        "/api/ranking?sort_by=score&order=asc",
+        Auth::Key,
+        0.5,
+    ),
+    (
+        "ranking, `categories=Crypto,Indices`",
+        "/api/ranking?categories=Crypto,Indices",
+        Auth::Key,
+        0.5,
+    ),
+    ("ranking, `q=bank`", "/api/ranking?q=bank", Auth::Key, 0.5),
+    ("catalog `/api/assets`", "/api/assets", Auth::Key, 0.5),
+    (
+        "catalog, `category=Indices`",
+        "/api/assets?category=Indices",
+        Auth::Key,
+        0.5,
+    ),
+    (
+        "`/api/asset-info/AAPL`",
+        "/api/asset-info/AAPL",
+        Auth::Key,
+        0.5,
+    ),
+    ("`/api/strategies`", "/api/strategies", Auth::Key, 0.5),
+    ("`/api/track-record`", "/api/track-record", Auth::Key, 0.5),
+    (
+        "`/api/track-record/AAPL`",
+        "/api/track-record/AAPL",
+        Auth::Key,
+        0.5,
+    ),
+    (
+        "cached verdict `/api/analysis/AAPL/verdict`",
+        "/api/analysis/AAPL/verdict",
+        Auth::Key,
+        0.8,
+    ),
+    (
+        "web: ranking, default",
+        "/web/api/ranking",
+        Auth::Session,
+        0.5,
+    ),
+    ("web: catalog", "/web/api/assets", Auth::Session, 0.5),
+    (
+        "web: `/api/asset-info/AAPL`",
+        "/web/api/asset-info/AAPL",
+        Auth::Session,
+        0.5,
+    ),
+    ("web: strategies", "/web/api/strategies", Auth::Session, 0.5),
+    (
+        "web: track record",
+        "/web/api/track-record",
+        Auth::Session,
+        0.5,
+    ),
+    (
+        "web: cached verdict",
+        "/web/api/analysis/AAPL/verdict",
+        Auth::Session,
+        0.8,
+    ),
+];
+
+const CONNECTIONS: usize = 32;
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+#[tokio::main]
+async fn main() {
+    let seconds: u64 = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4);
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("bench.db").display());
+    common::forecast(&db, &["demo", "load"]);
+    common::forecast(&db, &["grade"]);
+    let (email, password) = ("routes-bench@example.com", "routes bench password");
+    common::password_user(&db, email, "premium", password);
+    common::forecast(
+        &db,
+        &[
+            "user",
+            "set-limits",
+            "--email",
+            email,
+            "--per-minute",
+            "100000000",
+            "--per-day",
+            "100000000",
+        ],
+    );
+    let key = common::forecast(&db, &["key", "create", "--email", email, "--name", "bench"])
+        .lines()
+        .last()
+        .expect("the key line")
+        .trim()
+        .to_string();
+    let (mut server, base) = common::serve(&db, &[]);
+    let addr = base.trim_start_matches("http://").to_string();
+    let cookie = common::session_cookie(&base, email, password).await;
+    let bearer = format!("Authorization: Bearer {key}\r\n");
+    let session = format!("Cookie: {cookie}\r\n");
+
+    println!("| route | requests | errors | req/s | health req/s | ratio | p50 | p99 | target | |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let only = std::env::var("BENCH_ROUTES").unwrap_or_default();
+    for &(label, path, auth, least) in CASES {
+        if !(label.contains(&only) || path.contains(&only)) {
+            continue;
+        }
+        let headers = match auth {
+            Auth::Key => &bearer,
+            Auth::Session => &session,
+        };
+        let health = load_with(&addr, "/api/health", "", CONNECTIONS, seconds).await;
+        let case = load_with(&addr, path, headers, CONNECTIONS, seconds).await;
+        report(label, &case, &health, least);
+    }
+    server.kill().ok();
+    server.wait().ok();
+}
+
+/// Prints the case's row and adds it to the summary.
+fn report(label: &str, case: &Stats, health: &Stats, least: f64) {
+    let ratio = case.per_second / health.per_second.max(1.0);
+    let ok = ratio >= least && case.p99 <= Duration::from_millis(10) && case.errors == 0;
+    let target = format!("≥ {least}× health, p99 ≤ 10 ms");
+    println!(
+        "| {label} | {} | {} | {:.0} | {:.0} | {ratio:.2}× | {} | {} | {target} | {} |",
+        case.requests,
+        case.errors,
+        case.per_second,
+        health.per_second,
+        ms(case.p50),
+        ms(case.p99),
+        if ok { "met" } else { "**missed**" }
+    );
+    summary(
+        &format!("{label} vs `/api/health`, {CONNECTIONS} connections"),
+        &format!(
+            "{ratio:.2}× ({:.0} vs {:.0} req/s), p99 {}, {} errors",
+            case.per_second,
+            health.per_second,
+            ms(case.p99),
+            case.errors
+        ),
+        &target,
+        Verdict::of(ok),
+    );
+}
