@@ -150,6 +150,9 @@ async fn main() {
     let bearer = format!("Authorization: Bearer {key}\r\n");
     let session = format!("Cookie: {cookie}\r\n");
 
+    let pid = server.id();
+    let _ = load_with(&addr, "/api/health", "", 1, 1).await;
+    let started = common::abuse::proc_status_bytes(pid, "VmRSS");
     println!("| route | requests | errors | req/s | health req/s | ratio | p50 | p99 | target | |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let only = std::env::var("BENCH_ROUTES").unwrap_or_default();
@@ -164,6 +167,23 @@ async fn main() {
         let health = load_with(&addr, "/api/health", "", CONNECTIONS, seconds).await;
         let case = load_with(&addr, path, headers, CONNECTIONS, seconds).await;
         report(label, &case, &health, least);
+    }
+    // Every snapshot the routes above built is in memory now: what the
+    // server holds beyond what it held when it started answering.
+    let warmed = common::abuse::proc_status_bytes(pid, "VmRSS");
+    let grew = warmed.saturating_sub(started) as f64 / 1e6;
+    println!(
+        "resident memory: {:.0} MB answering, {:.0} MB after every case (+{grew:.0} MB)",
+        started as f64 / 1e6,
+        warmed as f64 / 1e6
+    );
+    if only.is_empty() {
+        summary(
+            "memory of the read routes' snapshots (resident growth, demo universe)",
+            &format!("+{grew:.0} MB"),
+            "≤ 150 MB",
+            Verdict::of(grew <= 150.0),
+        );
     }
     server.kill().ok();
     server.wait().ok();

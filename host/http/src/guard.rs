@@ -304,11 +304,16 @@ pub async fn session(
         Err(e) => return e.into_response(),
     };
     let now = chrono::Utc::now().timestamp();
-    let (window, slot, _) = match meter(&state, cost, concurrency, &user, now).await {
+    let (window, slot, generations) = match meter(&state, cost, concurrency, &user, now).await {
         Ok(admitted) => admitted,
         Err(e) => return e,
     };
     let mut req = Request::from_parts(parts, body);
+    // The counters the charge's commit read: later than the request's
+    // arrival, so the handler answers from memory without a read of its own.
+    if let Some(g) = generations {
+        req.extensions_mut().insert(Fresh(g));
+    }
     if let Some(slot) = slot {
         req.extensions_mut()
             .insert(BacktestSlot(Arc::new(Mutex::new(Some(slot)))));

@@ -19,6 +19,7 @@ pub mod error;
 pub mod evidence;
 pub mod forecast;
 pub mod freshness;
+pub mod gate;
 pub mod grading;
 pub mod health;
 pub mod keys;

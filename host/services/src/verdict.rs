@@ -228,6 +228,9 @@ pub struct VerdictService {
     pooled: Arc<crate::forecast::PooledCache>,
     /// Model cards by grading run.
     models: moka::sync::Cache<String, Arc<ModelsResponse>>,
+    /// One computation of a missing track record at a time per key.
+    record_gates: Arc<crate::gate::Gates<RecordKey>>,
+    universe_gates: Arc<crate::gate::Gates<(String, UniverseTrackRecordQuery)>>,
 }
 
 type RecordKey = (i64, i64, String, String, u32, Metric);
@@ -258,6 +261,8 @@ impl VerdictService {
             universe: moka::sync::Cache::new(RECORD_ENTRIES),
             pooled: Arc::new(crate::forecast::PooledCache::default()),
             models: moka::sync::Cache::new(8),
+            record_gates: Arc::default(),
+            universe_gates: Arc::default(),
         }
     }
 
@@ -281,6 +286,12 @@ impl VerdictService {
             ));
         };
         let key = (run.id.clone(), *q);
+        if let Some(hit) = self.universe.get(&key) {
+            crate::cache_lookup("track_record", true);
+            return Ok(hit);
+        }
+        // One request computes it; the others wait here and find it kept.
+        let _gate = self.universe_gates.enter(&key).await;
         if let Some(hit) = self.universe.get(&key) {
             crate::cache_lookup("track_record", true);
             return Ok(hit);
@@ -402,6 +413,11 @@ impl VerdictService {
             q.return_period,
             q.metric,
         );
+        if let Some(hit) = self.records.get(&key) {
+            crate::cache_lookup("track_record", true);
+            return Ok(hit);
+        }
+        let _gate = self.record_gates.enter(&key).await;
         if let Some(hit) = self.records.get(&key) {
             crate::cache_lookup("track_record", true);
             return Ok(hit);
