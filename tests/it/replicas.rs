@@ -592,3 +592,95 @@ async fn two_replicas_share_uploads_their_sharing_and_their_run_figures() {
     // on A count both (every replica's runs of that account).
     assert_eq!(seen["resources"]["runs"], 2, "{seen}");
 }
+
+/// Issue 41: two replicas answer the ranking and the catalog from memory,
+/// and both see an ingest made through the CLI (it drops the asset's
+/// grades and moves its last price) on their next request.
+#[tokio::test]
+async fn two_replicas_see_an_ingest_in_their_ranking_and_catalog_at_once() {
+    let Some(db) = PgDatabase::create().await else {
+        return;
+    };
+    cli_ok_url(&db.url, &["demo", "load"], "");
+    let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+    sqlx::query("UPDATE assets SET is_active = ticker IN ('^GSPC', '^IXIC', 'AAPL')")
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    cli_ok_url(&db.url, &["grade"], "");
+    cli_ok_url(
+        &db.url,
+        &[
+            "user",
+            "add",
+            "--email",
+            "r@example.com",
+            "--tier",
+            "premium",
+        ],
+        "",
+    );
+    let key = cli_ok_url(
+        &db.url,
+        &["key", "create", "--email", "r@example.com", "--name", "r"],
+        "",
+    )
+    .lines()
+    .last()
+    .unwrap()
+    .trim()
+    .to_string();
+    let a = Server::start_url(&db.url, &[]);
+    let b = Server::start_url(&db.url, &[]);
+    let look = |s: &Server| {
+        let key = key.clone();
+        let (ranking, assets) = (s.url("/api/ranking"), s.url("/api/assets"));
+        async move {
+            let get = |url: String| {
+                let key = key.clone();
+                async move {
+                    let r = reqwest::Client::new()
+                        .get(url)
+                        .bearer_auth(key)
+                        .send()
+                        .await
+                        .unwrap();
+                    assert_eq!(r.status(), 200);
+                    r.json::<serde_json::Value>().await.unwrap()
+                }
+            };
+            let ranked = get(ranking).await;
+            let catalog = get(assets).await;
+            let aapl = catalog["assets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["ticker"] == "AAPL")
+                .map(|a| a["last_price_date"].as_str().unwrap().to_string());
+            (ranked["metadata"]["total_assets"].as_u64().unwrap(), aapl)
+        }
+    };
+    for s in [&a, &b] {
+        let first = look(s).await;
+        assert_eq!(first, (3, Some("2013-03-01".to_string())));
+        assert_eq!(look(s).await, first, "the same from memory");
+    }
+    let file = std::env::temp_dir().join(format!("aapl-{}.csv", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&file, "date,close\n2013-03-04,56.5\n").unwrap();
+    cli_ok_url(
+        &db.url,
+        &["ingest", "csv", "--ticker", "AAPL", file.to_str().unwrap()],
+        "",
+    );
+    std::fs::remove_file(&file).ok();
+    for s in [&a, &b] {
+        assert_eq!(
+            look(s).await,
+            (2, Some("2013-03-04".to_string())),
+            "the ingest is seen on the next request"
+        );
+    }
+    drop((a, b));
+    drop(db);
+}
