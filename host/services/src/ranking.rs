@@ -38,14 +38,20 @@ pub struct RankingService {
 struct Snapshot {
     generations: (i64, i64),
     run: OnceCell<Option<Arc<GradingRun>>>,
-    tables: Mutex<HashMap<(u32, Metric), Arc<OnceCell<Arc<Table>>>>>,
+    tables: Mutex<HashMap<(u32, Metric), TableCell>>,
 }
+
+/// A table, filled by the first request that needs it.
+type TableCell = Arc<OnceCell<Arc<Table>>>;
+
+/// Row positions in the order of one (`sort_by`, `order`).
+type Orders = HashMap<(SortKey, SortOrder), Arc<[u32]>>;
 
 /// One (return period, metric) of a run: its rows, their orders, and the
 /// JSON pages served from it.
 pub(crate) struct Table {
     rows: Vec<Row>,
-    orders: Mutex<HashMap<(SortKey, SortOrder), Arc<[u32]>>>,
+    orders: Mutex<Orders>,
     /// Served bodies by query and day (the age filter counts from today),
     /// [`PAGE_BYTES`] of them at most.
     pages: moka::sync::Cache<(RankingQuery, NaiveDate), Bytes>,
