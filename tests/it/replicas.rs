@@ -224,8 +224,19 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
             .header(COOKIE, &cookie)
             .send()
     };
+    let data = |s: &Server| {
+        s.client()
+            .get(s.url("/web/api/assets?category=Indices"))
+            .header(COOKIE, &cookie)
+            .send()
+    };
     assert_eq!(me(&b).await.unwrap().status(), 200);
     assert_eq!(me(&b).await.unwrap().status(), 200, "from memory");
+    assert_eq!(
+        data(&b).await.unwrap().status(),
+        402,
+        "a remembered session, on the lite tier now"
+    );
     let out = a
         .client()
         .post(a.url("/auth/logout"))
@@ -236,6 +247,11 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
         .unwrap();
     assert!(out.status().is_success(), "{}", out.status());
     assert_eq!(me(&b).await.unwrap().status(), 401, "signed out everywhere");
+    assert_eq!(
+        data(&b).await.unwrap().status(),
+        401,
+        "and on the data routes"
+    );
 
     let (_, health) = a.debug_health().await;
     assert_eq!(health["debug"]["database"]["backend"], "postgres");

@@ -299,16 +299,101 @@ pub async fn session(
 ) -> Response {
     let (mut parts, body) = req.into_parts();
     let cost = cost_of(&parts.extensions, cost);
+    let now = chrono::Utc::now().timestamp();
+    // A remembered session is charged first and confirmed after, with the
+    // counters its charge's commit read (one wait on the store, as for a
+    // remembered key); one found stale gets its charge back and goes the
+    // strict way.
+    if let Some((user, metered)) = remembered_session(&state, &parts, cost, concurrency, now).await
+    {
+        let (window, slot, generations) = match metered {
+            Ok(admitted) => admitted,
+            Err(e) => return e,
+        };
+        let req = Request::from_parts(parts, body);
+        return session_admitted(
+            state,
+            req,
+            next,
+            user,
+            (window, cost),
+            slot,
+            generations,
+            now,
+        )
+        .await;
+    }
     let user = match SessionUser::from_request_parts(&mut parts, &state).await {
         Ok(SessionUser(user)) => user,
         Err(e) => return e.into_response(),
     };
-    let now = chrono::Utc::now().timestamp();
     let (window, slot, generations) = match meter(&state, cost, concurrency, &user, now).await {
         Ok(admitted) => admitted,
         Err(e) => return e,
     };
-    let mut req = Request::from_parts(parts, body);
+    let req = Request::from_parts(parts, body);
+    session_admitted(
+        state,
+        req,
+        next,
+        user,
+        (window, cost),
+        slot,
+        generations,
+        now,
+    )
+    .await
+}
+
+/// The user of a remembered session and its charge, when the counters
+/// read after the request arrived confirm the session; `None` sends the
+/// request the strict way (nothing charged).
+async fn remembered_session(
+    state: &AppState,
+    parts: &axum::http::request::Parts,
+    cost: Cost,
+    concurrency: Concurrency,
+    now: i64,
+) -> Option<(User, MeterResult)> {
+    if concurrency != Concurrency::Unbounded || parts.headers.contains_key(AUTHORIZATION) {
+        return None;
+    }
+    crate::session::check_origin(parts, state).ok()?;
+    let token = crate::session::session_token(&parts.headers)?;
+    let (user, generation) = state.sessions.remembered(&token, now)?;
+    let metered = meter(state, cost, concurrency, &user, now).await;
+    let read = match &metered {
+        Ok((_, _, Some(g))) => Some(*g),
+        _ => state.keycache.freshness().current().await,
+    };
+    if read.is_some_and(|g| g.auth == generation) {
+        crate::record_user(&user);
+        return Some((user, metered));
+    }
+    if metered.is_ok() {
+        if let Err(e) = state.quota.refund(&user, cost.0, now).await {
+            tracing::warn!(error = %e, "could not refund a stale session's charge");
+        }
+    }
+    None
+}
+
+/// What [`meter`] answers.
+type MeterResult = Result<(WindowUsage, Option<UserSlot>, Option<Generations>), Response>;
+
+/// Runs a session's admitted request: its slot, user and counters in the
+/// request's extensions, then the rate headers on the answer.
+#[allow(clippy::too_many_arguments)]
+async fn session_admitted(
+    state: AppState,
+    mut req: Request,
+    next: Next,
+    user: User,
+    (window, cost): (WindowUsage, Cost),
+    slot: Option<UserSlot>,
+    generations: Option<Generations>,
+    now: i64,
+) -> Response {
     // The counters the charge's commit read: later than the request's
     // arrival, so the handler answers from memory without a read of its own.
     if let Some(g) = generations {

@@ -33,7 +33,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(me))
 }
 
-fn session_token(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn session_token(headers: &HeaderMap) -> Option<String> {
     headers
         .get_all(COOKIE)
         .iter()

@@ -190,6 +190,17 @@ impl SessionService {
         Ok(Opened { user, token })
     }
 
+    /// The user of a session this replica remembers (within a slide step
+    /// of when it was last read from the store) and the `auth` generation
+    /// it was read under: the caller confirms that generation with
+    /// counters read after its request arrived, as for a remembered key.
+    pub fn remembered(&self, token: &str, now: i64) -> Option<(User, i64)> {
+        let hash = auth::sha256_hex(token);
+        let remembered = self.remembered.lock().expect("sessions poisoned");
+        let r = remembered.get(&hash)?;
+        (now - r.slid_at < SESSION_SLIDE_STEP).then(|| (r.user.clone(), r.generation))
+    }
+
     /// The user of an unexpired session token; a use slides the session's
     /// idle expiry (one write per [`SESSION_SLIDE_STEP`] at most). A
     /// session read from the store is remembered for up to one slide step
