@@ -627,6 +627,63 @@ async fn webhooks_retry_log_and_disable() {
     );
 }
 
+/// Issue 41: the unread count the web app polls every minute costs
+/// nothing (an open tab would otherwise spend ~1,440 units a day against
+/// the 1,000-a-day default) and is answered even when the day's quota is
+/// used up; it still needs the key and the tier.
+#[tokio::test]
+async fn the_unread_count_a_page_polls_is_free() {
+    let s = Server::app().await;
+    let email = "poller@example.com";
+    common::cli_ok(
+        &s.db,
+        &["user", "add", "--email", email, "--tier", "premium"],
+        "",
+    );
+    common::cli_ok(
+        &s.db,
+        &[
+            "user",
+            "set-limits",
+            "--email",
+            email,
+            "--per-minute",
+            "1000",
+            "--per-day",
+            "3",
+        ],
+        "",
+    );
+    let key = common::create_key(&s.db, email, "poller");
+    common::within_one_window(86_400, 30).await;
+    let get = |path: &'static str| {
+        let req = s.client().get(s.url(path)).bearer_auth(&key);
+        async move {
+            let r = req.send().await.unwrap();
+            let left = r
+                .headers()
+                .get("x-ratelimit-remaining")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<u64>().ok());
+            (r.status().as_u16(), left)
+        }
+    };
+    for _ in 0..10 {
+        assert_eq!(get("/api/alerts/unread").await, (200, Some(3)), "free");
+    }
+    for left in [2, 1, 0] {
+        assert_eq!(get("/api/assets?category=Indices").await, (200, Some(left)));
+    }
+    assert_eq!(get("/api/assets?category=Indices").await.0, 429);
+    assert_eq!(
+        get("/api/alerts/unread").await,
+        (200, Some(0)),
+        "answered with the day used up"
+    );
+    let anonymous = s.client().get(s.url("/api/alerts/unread")).send().await;
+    assert_eq!(anonymous.unwrap().status(), 401, "still needs a key");
+}
+
 /// Issue 40, finding 9, against the real server without the operator's
 /// permission for private targets: every way of writing a loopback,
 /// private or special-purpose address inside an IPv6 one (IPv4-mapped,

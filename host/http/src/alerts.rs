@@ -19,13 +19,18 @@ use super::extract::{Json as JsonBody, Path, Query};
 use super::guard::ApiUser;
 use crate::AppState;
 
+/// The status a page polls (the unread count): free, so an open tab does
+/// not spend the day's quota (issue 41).
+pub fn free_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(unread))
+}
+
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
         .routes(routes!(get, update, remove))
         .routes(routes!(events))
         .routes(routes!(mark_read))
-        .routes(routes!(unread))
         .routes(routes!(webhooks, create_webhook))
         .routes(routes!(update_webhook, delete_webhook))
         .routes(routes!(deliveries))

@@ -342,11 +342,14 @@ fn quota(op: &mut Operation, cost: u32, scheme: &str) {
         "402",
         error("The user is not on the Premium tier (not counted)"),
     );
-    let mut limited = rate_headers(error("Quota exhausted"));
-    limited
-        .headers
-        .insert("Retry-After".into(), integer_header("Seconds to wait."));
-    respond(op, "429", limited);
+    // A free route (the unread count) is never refused for the quota.
+    if cost > 0 {
+        let mut limited = rate_headers(error("Quota exhausted"));
+        limited
+            .headers
+            .insert("Retry-After".into(), integer_header("Seconds to wait."));
+        respond(op, "429", limited);
+    }
     // A route's own 503 (the heavy-work budget) keeps its words after the
     // guard's, and its Retry-After.
     let own = match op.responses.responses.get("503") {

@@ -465,6 +465,12 @@ async fn meter(
             }
         },
     };
+    if cost.0 == 0 {
+        // A free route: the windows for the headers, nothing charged and
+        // never a 429.
+        let look = state.quota.look(user, now).await.map_err(quota_down)?;
+        return Ok((binding(&look, true, 0), slot, None));
+    }
     let consumed = state
         .quota
         .charge(user, cost.0, now)

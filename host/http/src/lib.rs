@@ -59,15 +59,23 @@ pub use state::{AppState, HttpConfig, Shared};
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 const REQUEST_ID: &str = "x-request-id";
 
-/// The data routes, by what they cost against the quota: everything 1,
+/// The data routes, by what they cost against the quota: the unread
+/// count a page polls 0 (authenticated and tier-checked, never refused for
+/// an exhausted quota), everything else 1,
 /// the backtest 5, its Monte Carlo 10, the sweep and walk-forward 1 per
 /// combination and at least 5 (priced by their body before the guard:
 /// [`research::price`]); the last three under one of the user's
 /// concurrent-backtest slots. The API serves them behind a Bearer key
 /// ([`bearer_routes`]), the web application behind its session
 /// ([`web_data_routes`]).
-fn data_groups() -> [DataGroup; 4] {
+fn data_groups() -> [DataGroup; 5] {
     [
+        DataGroup {
+            routes: alerts::free_router(),
+            cost: 0,
+            concurrency: guard::Concurrency::Unbounded,
+            priced: false,
+        },
         DataGroup {
             routes: OpenApiRouter::new()
                 .merge(assets::router())

@@ -5222,23 +5222,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Quota exhausted */
-            429: {
-                headers: {
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
-                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Units left in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix epoch seconds (UTC) when that window ends. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
             /** @description The quota store is unavailable: the request is refused */
             503: {
                 headers: {
@@ -9282,23 +9265,6 @@ export interface operations {
             /** @description The user is not on the Premium tier (not counted) */
             402: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Quota exhausted */
-            429: {
-                headers: {
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
-                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Units left in that window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix epoch seconds (UTC) when that window ends. */
-                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
