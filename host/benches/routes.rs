@@ -28,6 +28,10 @@ use common::summary::{row as summary, Verdict};
 enum Auth {
     Key,
     Session,
+    /// The key, offering brotli as browsers and `curl --compressed` do.
+    KeyBrotli,
+    /// The session, offering brotli.
+    SessionBrotli,
 }
 
 /// The routes measured: label, path, authentication, least ratio to health.
@@ -53,6 +57,12 @@ const CASES: &[(&str, &str, Auth, f64)] = &[
     ),
     ("ranking, `q=bank`", "/api/ranking?q=bank", Auth::Key, 0.5),
     ("catalog `/api/assets`", "/api/assets", Auth::Key, 0.5),
+    (
+        "catalog `/api/assets`, `Accept-Encoding: br`",
+        "/api/assets",
+        Auth::KeyBrotli,
+        0.5,
+    ),
     (
         "catalog, `category=Indices`",
         "/api/assets?category=Indices",
@@ -86,6 +96,12 @@ const CASES: &[(&str, &str, Auth, f64)] = &[
         0.5,
     ),
     ("web: catalog", "/web/api/assets", Auth::Session, 0.5),
+    (
+        "web: catalog, `Accept-Encoding: br`",
+        "/web/api/assets",
+        Auth::SessionBrotli,
+        0.5,
+    ),
     (
         "web: `/api/asset-info/AAPL`",
         "/web/api/asset-info/AAPL",
@@ -161,11 +177,13 @@ async fn main() {
             continue;
         }
         let headers = match auth {
-            Auth::Key => &bearer,
-            Auth::Session => &session,
+            Auth::Key => bearer.clone(),
+            Auth::Session => session.clone(),
+            Auth::KeyBrotli => format!("{bearer}Accept-Encoding: br\r\n"),
+            Auth::SessionBrotli => format!("{session}Accept-Encoding: br\r\n"),
         };
         let health = load_with(&addr, "/api/health", "", CONNECTIONS, seconds).await;
-        let case = load_with(&addr, path, headers, CONNECTIONS, seconds).await;
+        let case = load_with(&addr, path, &headers, CONNECTIONS, seconds).await;
         report(label, &case, &health, least);
     }
     // Every snapshot the routes above built is in memory now: what the

@@ -505,6 +505,7 @@ async fn answers_are_compressed_as_the_client_accepts() {
         ("/api/analysis/%5EGSPC?max_points=1500", auth.to_vec()),
         ("/api/analysis/%5EGSPC/verdict", auth.to_vec()),
         ("/api/ranking?limit=5", auth.to_vec()),
+        ("/api/assets", auth.to_vec()),
         ("/api/nope", vec![]),
         ("/", vec![]),
         (&script, vec![]),

@@ -1,8 +1,8 @@
 //! `GET /api/assets` and `GET /api/asset-info/{ticker}`.
 
 use axum::extract::State;
-use axum::http::header::CONTENT_TYPE;
-use axum::http::HeaderValue;
+use axum::http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, VARY};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use forecast_api::assets::{parse_category, AssetInfo, AssetListQuery, AssetListResponse};
@@ -36,17 +36,39 @@ pub fn router() -> OpenApiRouter<AppState> {
 async fn list(
     State(state): State<AppState>,
     fresh: Option<Extension<Fresh>>,
+    headers: HeaderMap,
     Query(q): Query<AssetListQuery>,
 ) -> Result<Response, ApiError> {
     let category = q.category.as_deref().map(parse_category).transpose()?;
     let generations = fresh.map(|Extension(Fresh(g))| g);
-    // The body serialised once per change of the catalog.
+    // The body serialised once per change of the catalog, and compressed
+    // once for clients that accept brotli.
     let body = state.assets.list_body(category, generations).await?;
-    Ok((
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        body,
-    )
-        .into_response())
+    let json = (CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let vary = (VARY, HeaderValue::from_static("accept-encoding"));
+    if accepts_brotli(&headers) {
+        let br = (CONTENT_ENCODING, HeaderValue::from_static("br"));
+        return Ok(([json, br, vary], body.brotli()).into_response());
+    }
+    Ok(([json, vary], body.plain()).into_response())
+}
+
+/// Whether `Accept-Encoding` offers `br` (with a weight above 0).
+fn accepts_brotli(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|offer| {
+            let mut parts = offer.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default();
+            let weight = parts
+                .find_map(|p| p.strip_prefix("q="))
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            name.eq_ignore_ascii_case("br") && weight > 0.0
+        })
 }
 
 #[utoipa::path(
