@@ -84,6 +84,12 @@ const CASES: &[(&str, &str, Auth, f64)] = &[
         0.5,
     ),
     (
+        "`/api/track-record/AAPL`, `Accept-Encoding: br`",
+        "/api/track-record/AAPL",
+        Auth::KeyBrotli,
+        0.5,
+    ),
+    (
         "cached verdict `/api/analysis/AAPL/verdict`",
         "/api/analysis/AAPL/verdict",
         Auth::Key,

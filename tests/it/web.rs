@@ -506,6 +506,8 @@ async fn answers_are_compressed_as_the_client_accepts() {
         ("/api/analysis/%5EGSPC/verdict", auth.to_vec()),
         ("/api/ranking?limit=5", auth.to_vec()),
         ("/api/assets", auth.to_vec()),
+        ("/api/track-record/%5EGSPC", auth.to_vec()),
+        ("/api/track-record", auth.to_vec()),
         ("/api/nope", vec![]),
         ("/", vec![]),
         (&script, vec![]),

@@ -142,6 +142,7 @@ async fn verdict(
 async fn track_record(
     State(state): State<AppState>,
     fresh: Option<Extension<Fresh>>,
+    headers: HeaderMap,
     Extension(ApiUser(user)): Extension<ApiUser>,
     Path(ticker): Path<String>,
     Query(raw): Query<RawTrackRecordQuery>,
@@ -152,16 +153,7 @@ async fn track_record(
         .verdicts
         .track_record(&ticker, &q, generations, &user.id)
         .await?;
-    shared_json(answer.json()?)
-}
-
-/// The JSON answer of a body kept in memory, serialised once.
-fn shared_json(body: axum::body::Bytes) -> Result<Response, ApiError> {
-    Ok((
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        body,
-    )
-        .into_response())
+    Ok(crate::kept_json(&headers, answer.body()?))
 }
 
 /// How the grades did across the universe.
@@ -181,6 +173,7 @@ fn shared_json(body: axum::body::Bytes) -> Result<Response, ApiError> {
 async fn universe_track_record(
     State(state): State<AppState>,
     fresh: Option<Extension<Fresh>>,
+    headers: HeaderMap,
     Extension(ApiUser(user)): Extension<ApiUser>,
     Query(raw): Query<RawUniverseTrackRecordQuery>,
 ) -> Result<Response, ApiError> {
@@ -190,7 +183,7 @@ async fn universe_track_record(
         .verdicts
         .universe_track_record(&q, generations, &user.id)
         .await?;
-    shared_json(answer.json()?)
+    Ok(crate::kept_json(&headers, answer.body()?))
 }
 
 /// The active model's cards.

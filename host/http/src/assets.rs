@@ -1,9 +1,8 @@
 //! `GET /api/assets` and `GET /api/asset-info/{ticker}`.
 
 use axum::extract::State;
-use axum::http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, VARY};
-use axum::http::{HeaderMap, HeaderValue};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use axum::{Extension, Json};
 use forecast_api::assets::{parse_category, AssetInfo, AssetListQuery, AssetListResponse};
 use forecast_api::ErrorBody;
@@ -44,31 +43,7 @@ async fn list(
     // The body serialised once per change of the catalog, and compressed
     // once for clients that accept brotli.
     let body = state.assets.list_body(category, generations).await?;
-    let json = (CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let vary = (VARY, HeaderValue::from_static("accept-encoding"));
-    if accepts_brotli(&headers) {
-        let br = (CONTENT_ENCODING, HeaderValue::from_static("br"));
-        return Ok(([json, br, vary], body.brotli()).into_response());
-    }
-    Ok(([json, vary], body.plain()).into_response())
-}
-
-/// Whether `Accept-Encoding` offers `br` (with a weight above 0).
-fn accepts_brotli(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|offer| {
-            let mut parts = offer.split(';').map(str::trim);
-            let name = parts.next().unwrap_or_default();
-            let weight = parts
-                .find_map(|p| p.strip_prefix("q="))
-                .and_then(|q| q.trim().parse::<f32>().ok())
-                .unwrap_or(1.0);
-            name.eq_ignore_ascii_case("br") && weight > 0.0
-        })
+    Ok(crate::kept_json(&headers, &body))
 }
 
 #[utoipa::path(

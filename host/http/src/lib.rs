@@ -317,6 +317,37 @@ fn compression() -> CompressionLayer {
         .quality(CompressionLevel::Precise(COMPRESSION_QUALITY))
 }
 
+/// A JSON answer kept in memory: compressed once with brotli for a client
+/// that offers `br` (sent as is, so the compression layer leaves it),
+/// else plain (which the layer may still gzip).
+pub(crate) fn kept_json(
+    headers: &axum::http::HeaderMap,
+    body: &forecast_services::served::Body,
+) -> Response {
+    use axum::http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, VARY};
+    let json = (CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let vary = (VARY, HeaderValue::from_static("accept-encoding"));
+    let brotli = headers
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|offer| {
+            let mut parts = offer.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default();
+            let weight = parts
+                .find_map(|p| p.strip_prefix("q="))
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            name.eq_ignore_ascii_case("br") && weight > 0.0
+        });
+    if brotli {
+        let br = (CONTENT_ENCODING, HeaderValue::from_static("br"));
+        return ([json, br, vary], body.brotli()).into_response();
+    }
+    ([json, vary], body.plain()).into_response()
+}
+
 /// Records the authenticated user on the request's span (`user_id`, empty
 /// until a guard knows it), so that every line logged below it, down to
 /// the guests' own, says whose request it was.

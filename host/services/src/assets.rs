@@ -20,6 +20,7 @@ use forecast_store::{AssetStore, Generations};
 
 use crate::error::Error;
 use crate::freshness::Freshness;
+use crate::served::Body;
 
 /// The active assets and their metadata, cached for `ttl`.
 pub struct AssetService {
@@ -35,52 +36,10 @@ pub struct AssetService {
 struct Memory {
     generation: i64,
     /// Catalog bodies by category filter (`None`: every category).
-    lists: HashMap<Option<Category>, Arc<CatalogBody>>,
+    lists: HashMap<Option<Category>, Arc<Body>>,
     /// Assets with fresh metadata by ticker, and when the copy in the
     /// store turns stale (Unix seconds).
     infos: HashMap<String, (Arc<(Asset, Lookup)>, i64)>,
-}
-
-/// A catalog answer as served: its JSON, and the same compressed with
-/// brotli once, when first asked for (the whole catalog is 561 KB plain,
-/// 53 KB compressed; compressing it per request took 3.4 ms of CPU).
-pub struct CatalogBody {
-    plain: Bytes,
-    brotli: std::sync::OnceLock<Bytes>,
-}
-
-/// The brotli quality of the kept compressed catalog (the compression
-/// layer's is 4, per request; once per change affords more).
-const BROTLI_QUALITY: i32 = 9;
-
-impl CatalogBody {
-    fn new(plain: Bytes) -> Self {
-        CatalogBody {
-            plain,
-            brotli: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// The JSON body.
-    pub fn plain(&self) -> Bytes {
-        self.plain.clone()
-    }
-
-    /// The JSON body compressed with brotli.
-    pub fn brotli(&self) -> Bytes {
-        self.brotli
-            .get_or_init(|| {
-                let mut out = Vec::with_capacity(self.plain.len() / 8);
-                let params = brotli::enc::BrotliEncoderParams {
-                    quality: BROTLI_QUALITY,
-                    ..Default::default()
-                };
-                brotli::BrotliCompress(&mut &self.plain[..], &mut out, &params)
-                    .expect("compressing into memory cannot fail");
-                Bytes::from(out)
-            })
-            .clone()
-    }
 }
 
 /// Tickers whose metadata is kept at most; past it, the map starts over.
@@ -116,7 +75,7 @@ impl AssetService {
         &self,
         category: Option<Category>,
         generations: Option<Generations>,
-    ) -> Result<Arc<CatalogBody>, Error> {
+    ) -> Result<Arc<Body>, Error> {
         let generation = self.generation(generations).await;
         if let Some(g) = generation {
             if let Some(body) = self.memory_at(g).lists.get(&category) {
@@ -144,7 +103,7 @@ impl AssetService {
             total: assets.len(),
             assets,
         };
-        let body = Arc::new(CatalogBody::new(Bytes::from(
+        let body = Arc::new(Body::new(Bytes::from(
             serde_json::to_vec(&body).map_err(|e| Error::Internal(e.to_string()))?,
         )));
         if let Some(g) = generation {

@@ -28,6 +28,7 @@ pub mod models;
 pub mod quota;
 pub mod ranking;
 pub mod registry;
+pub mod served;
 pub mod sessions;
 pub mod track_record;
 pub mod verdict;

@@ -18,6 +18,7 @@ use bytes::Bytes;
 use crate::active::Plugins;
 use crate::budget::{analysis_bytes, Work, WorkBudget};
 use crate::freshness::Freshness;
+use crate::served::Served;
 use forecast_domain::{Asset, Metric};
 use forecast_plugins::scorer::{Grade, GradedForecast, ScoreInput};
 use forecast_plugins::segmentation::{EngineError, EvidenceReport, StateAt, StateSummary};
@@ -135,40 +136,6 @@ pub fn grade_row(v: &VerdictResponse, data_version: i64) -> GradeRow {
         current_price: v.current_state.price,
         win_rate: v.active_segment.win_rate.unwrap_or(0.0),
         body: serde_json::to_string(v).expect("verdict serialises"),
-    }
-}
-
-/// An answer kept in memory, with its JSON body serialised once, when
-/// first served.
-pub struct Served<T> {
-    value: T,
-    json: std::sync::OnceLock<Bytes>,
-}
-
-impl<T: serde::Serialize> Served<T> {
-    /// `value`, not serialised yet.
-    pub fn new(value: T) -> Self {
-        Served {
-            value,
-            json: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// The JSON body of the value.
-    pub fn json(&self) -> Result<Bytes, Error> {
-        if let Some(b) = self.json.get() {
-            return Ok(b.clone());
-        }
-        let body = serde_json::to_vec(&self.value)
-            .map_err(|e| Error::Internal(format!("the answer does not serialise: {e}")))?;
-        Ok(self.json.get_or_init(|| Bytes::from(body)).clone())
-    }
-}
-
-impl<T> std::ops::Deref for Served<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.value
     }
 }
 
