@@ -147,25 +147,7 @@ async fn main() {
     common::forecast(&db, &["grade"]);
     let (email, password) = ("routes-bench@example.com", "routes bench password");
     common::password_user(&db, email, "premium", password);
-    common::forecast(
-        &db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            email,
-            "--per-minute",
-            "100000000",
-            "--per-day",
-            "100000000",
-        ],
-    );
-    let key = common::forecast(&db, &["key", "create", "--email", email, "--name", "bench"])
-        .lines()
-        .last()
-        .expect("the key line")
-        .trim()
-        .to_string();
+    let key = common::unmetered_key_of(&db, email);
     let (mut server, base) = common::serve(&db, &[]);
     let addr = base.trim_start_matches("http://").to_string();
     let cookie = common::session_cookie(&base, email, password).await;

@@ -522,6 +522,24 @@ impl std::fmt::Display for HealthDuring {
     }
 }
 
+/// Units left in `key`'s binding window (the day's, for an account whose
+/// minute is unbounded), read with `GET /api/strategies` (which costs 1).
+pub async fn units_left(s: &Server, key: &str) -> u64 {
+    let r = s
+        .client()
+        .get(s.url("/api/strategies"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 200);
+    r.headers()["x-ratelimit-remaining"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 /// Runs `work` while asking `s`'s `/api/health` every 50 ms (each answer
 /// must be 200); its output and the latencies, to report (measured, not
 /// asserted: docs/SECURITY.md keeps the figures).

@@ -88,23 +88,6 @@ fn accounts(db: &std::path::Path, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// Units left in the day window, read with `GET /api/strategies` (which
-/// costs 1).
-async fn remaining(s: &Server, key: &str) -> u64 {
-    let r = reqwest::Client::new()
-        .get(s.url("/api/strategies"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(r.status(), 200);
-    r.headers()["x-ratelimit-remaining"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
 /// The test: eight accounts, one whole-universe backtest each with
 /// a distinct decay, all at once, on the default budget. Every answer is
 /// 200 or an uncharged 503 before any work; the server's peak resident
@@ -120,7 +103,7 @@ async fn eight_accounts_backtesting_the_universe_at_once_stay_under_two_gigabyte
     let pid = s.process().id();
     let mut before = Vec::new();
     for key in &keys {
-        before.push(remaining(&s, key).await);
+        before.push(common::units_left(&s, key).await);
     }
 
     let runs: Vec<_> = keys
@@ -145,7 +128,7 @@ async fn eight_accounts_backtesting_the_universe_at_once_stay_under_two_gigabyte
     let mut refused = 0;
     for (i, run) in runs.into_iter().enumerate() {
         let a = run.await.unwrap();
-        let charged = before[i] - remaining(&s, &keys[i]).await;
+        let charged = before[i] - common::units_left(&s, &keys[i]).await;
         if a.status == 503 {
             assert_refused_early(&a);
             assert_eq!(
@@ -187,10 +170,10 @@ async fn one_accounts_flood_of_analyses_starves_neither_another_account_nor_heal
     common::within_one_window(86_400, 600).await;
     let mut s = Server::start_with(db, &[]);
     let pid = s.process().id();
-    let before = remaining(&s, &flooder).await;
+    let before = common::units_left(&s, &flooder).await;
     let mut others_before = Vec::new();
     for key in &others {
-        others_before.push(remaining(&s, key).await);
+        others_before.push(common::units_left(&s, key).await);
     }
 
     let analysis = |key: String, i: usize| {
@@ -241,11 +224,11 @@ async fn one_accounts_flood_of_analyses_starves_neither_another_account_nor_heal
             a.body
         );
         assert_eq!(a.body["metadata"]["from_cache"], Value::Bool(false));
-        let charged = others_before[i] - remaining(&s, &others[i]).await;
+        let charged = others_before[i] - common::units_left(&s, &others[i]).await;
         assert_eq!(charged, 2, "an analysis costs 1 (1: the look)");
     }
     assert_eq!(health.await.unwrap(), 100);
-    let charged = before - remaining(&s, &flooder).await;
+    let charged = before - common::units_left(&s, &flooder).await;
     assert_eq!(
         charged,
         served + 1,

@@ -318,24 +318,6 @@ async fn a_fifty_megabyte_body_is_refused_without_being_taken_in() {
     );
 }
 
-/// Units left in `key`'s day window, read with `GET /api/strategies`
-/// (which costs 1).
-async fn units_left(s: &Server, key: &str) -> u64 {
-    let r = s
-        .client()
-        .get(s.url("/api/strategies"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(r.status(), 200);
-    r.headers()["x-ratelimit-remaining"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
 /// Issue 40, finding 7, against the real server: bodies refused before
 /// any work (413 for 20 MB sent raw, 400 for an empty body, 415 for a
 /// text body, 422 for bytes that only start like a component) cost
@@ -360,7 +342,7 @@ async fn bodies_refused_before_any_work_cost_nothing() {
         "",
     );
     common::within_one_window(86_400, 120).await;
-    let before = units_left(&s, &key).await;
+    let before = common::units_left(&s, &key).await;
     let (statuses, health) = common::with_health(&s, async {
         let large = abuse::post_large(&s.base, "/api/strategies", &key, 20_000_000, false).await;
         let empty = upload(&s, &key, Vec::new()).await;
@@ -384,7 +366,7 @@ async fn bodies_refused_before_any_work_cost_nothing() {
     .await;
     eprintln!("during four refused uploads: {health}");
     assert_eq!(statuses, [413, 400, 415, 422]);
-    let after = units_left(&s, &key).await;
+    let after = common::units_left(&s, &key).await;
     assert_eq!(before - after, 1, "only the look is charged");
 }
 

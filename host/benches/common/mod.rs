@@ -32,6 +32,12 @@ pub fn unmetered_key(db: &str) -> String {
 #[allow(dead_code)] // not every bench has several accounts
 pub fn unmetered_key_for(db: &str, email: &str) -> String {
     forecast(db, &["user", "add", "--email", email, "--tier", "premium"]);
+    unmetered_key_of(db, email)
+}
+
+/// Lifts the quotas of the existing account `email` out of reach and
+/// creates a key for it.
+pub fn unmetered_key_of(db: &str, email: &str) -> String {
     forecast(
         db,
         &[

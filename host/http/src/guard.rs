@@ -304,30 +304,18 @@ pub async fn session(
     // counters its charge's commit read (one wait on the store, as for a
     // remembered key); one found stale gets its charge back and goes the
     // strict way.
-    if let Some((user, metered)) = remembered_session(&state, &parts, cost, concurrency, now).await
-    {
-        let (window, slot, generations) = match metered {
-            Ok(admitted) => admitted,
-            Err(e) => return e,
-        };
-        let req = Request::from_parts(parts, body);
-        return session_admitted(
-            state,
-            req,
-            next,
-            user,
-            (window, cost),
-            slot,
-            generations,
-            now,
-        )
-        .await;
-    }
-    let user = match SessionUser::from_request_parts(&mut parts, &state).await {
-        Ok(SessionUser(user)) => user,
-        Err(e) => return e.into_response(),
+    let (user, metered) = match remembered_session(&state, &parts, cost, concurrency, now).await {
+        Some(remembered) => remembered,
+        None => {
+            let user = match SessionUser::from_request_parts(&mut parts, &state).await {
+                Ok(SessionUser(user)) => user,
+                Err(e) => return e.into_response(),
+            };
+            let metered = meter(&state, cost, concurrency, &user, now).await;
+            (user, metered)
+        }
     };
-    let (window, slot, generations) = match meter(&state, cost, concurrency, &user, now).await {
+    let (window, slot, generations) = match metered {
         Ok(admitted) => admitted,
         Err(e) => return e,
     };
