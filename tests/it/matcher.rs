@@ -1,7 +1,8 @@
-//! `POST /api/match-tickers` in process (`Server::app`): the README's example queries
-//! through a web session, authentication (session only), validation, the
-//! per-user rate limit, inactive assets, gibberish, and the language model
-//! behind a local fake server (consulted, timing out, failing).
+//! `POST /api/match-tickers` in process (`Server::app`): the example queries
+//! of docs/API-GUIDE.md (once in the README) through a web session,
+//! authentication (session only), validation, the per-user rate limit,
+//! inactive assets, gibberish, and the language model behind a local fake
+//! server (consulted, timing out, failing).
 
 use crate::common;
 

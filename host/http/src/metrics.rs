@@ -14,7 +14,8 @@
 //! Every label is bounded: routes are the router's templates
 //! (`MatchedPath`, never the raw path; `unmatched` for the fallback), the
 //! method is one of the standard ones or `other`, plugins are what the
-//! registry holds. The series are listed in [`describe`] and README.
+//! registry holds. The series are listed in [`describe`] and
+//! docs/OPERATIONS.md ("Metrics").
 
 use std::sync::OnceLock;
 use std::time::Instant;

@@ -1,7 +1,8 @@
 // /plans: what each tier may do, with the limits the service documents
-// (README "Quotas", docs/forecast-api-v1.md "Limits", docs/CONFIG.md), and
-// how to upgrade: the operator's link (`me.upgrade_url`, set with
-// FORECAST_UPGRADE_URL) when there is one, else whom to ask.
+// (docs/API-GUIDE.md "Quotas", docs/forecast-api-v1.md "Limits",
+// docs/CONFIG.md), and how to upgrade: the operator's link
+// (`me.upgrade_url`, set with FORECAST_UPGRADE_URL) when there is one, else
+// whom to ask.
 import { useTitle } from "../lib";
 import { LockMark, UpgradeHow } from "../locked";
 import { isPremium, tierName, useSession } from "../session";
