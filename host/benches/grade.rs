@@ -26,6 +26,75 @@ fn children_cpu_seconds() -> f64 {
     (ticks(16) + ticks(17)) / 100.0
 }
 
+/// Runs `forecast grade` with `args` against `db`, timed from outside:
+/// (wall seconds, CPU seconds, stdout).
+fn timed_grade(db: &str, args: &[&str]) -> (f64, f64, String) {
+    let cpu_before = children_cpu_seconds();
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_forecast"))
+        .arg("grade")
+        .args(args)
+        .env("DATABASE_URL", db)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run forecast grade");
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = children_cpu_seconds() - cpu_before;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "forecast grade failed:\n{stdout}");
+    println!("{}", stdout.lines().last().unwrap_or_default());
+    (wall, cpu, stdout)
+}
+
+/// The number before `words` in the grade's summary line.
+fn count_before(stdout: &str, words: &str) -> f64 {
+    let at = stdout.find(words).expect("the summary line");
+    stdout[..at]
+        .rsplit(' ')
+        .next()
+        .and_then(|w| w.parse().ok())
+        .expect("a count")
+}
+
+/// The next day's prices: one more close for every active asset whose
+/// next calendar day is in the same month as its last (so no month-end is
+/// added), and today's run moved to yesterday so the next grade starts a
+/// new run. The number of assets given a day.
+async fn next_day(db: &str) -> usize {
+    use chrono::Datelike as _;
+    use forecast_domain::series::{from_days, to_days};
+    let store = forecast_store::connect(db)
+        .await
+        .expect("open the bench database");
+    let mut moved = 0;
+    for a in store.list_active_assets(None).await.expect("assets") {
+        let Some(mut s) = store.load_series(a.id).await.expect("series") else {
+            continue;
+        };
+        let last = from_days(*s.dates.last().expect("rows"));
+        let next = last + chrono::Days::new(1);
+        if next.month() != last.month() {
+            continue;
+        }
+        let close = s.closes.last().expect("rows") * 1.001;
+        s.dates.push(to_days(next));
+        s.closes.push(close);
+        store
+            .store_series(&[(a.id, &s, a.data_source)])
+            .await
+            .expect("store the next day");
+        moved += 1;
+    }
+    store.close().await;
+    let pool = sqlx::SqlitePool::connect(db).await.expect("open");
+    sqlx::query("UPDATE grading_runs SET day = date(day, '-1 day')")
+        .execute(&pool)
+        .await
+        .expect("age the runs");
+    pool.close().await;
+    moved
+}
+
 fn main() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     let path = dir.join("bench-grade.db");
@@ -34,28 +103,9 @@ fn main() {
     }
     let db = format!("sqlite://{}", path.display());
     common::forecast(&db, &["demo", "load"]);
-    let cpu_before = children_cpu_seconds();
-    let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_forecast"))
-        .arg("grade")
-        .env("DATABASE_URL", &db)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run forecast grade");
-    let wall = started.elapsed().as_secs_f64();
-    let cpu = children_cpu_seconds() - cpu_before;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "forecast grade failed:\n{stdout}");
-    // "run … : N assets graded here and F failed in …"
-    let graded: f64 = stdout
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .windows(3)
-        .find(|w| w[1] == "assets" && w[2] == "graded")
-        .and_then(|w| w[0].parse().ok())
-        .expect("the summary line names the assets graded");
+    let (wall, cpu, stdout) = timed_grade(&db, &[]);
+    let graded = count_before(&stdout, " assets graded here");
     let per_asset_ms = wall * 1e3 / graded;
-    println!("{}", stdout.lines().last().unwrap_or_default());
     row(
         &format!("full daily grade, {graded} assets × 15 (wall)"),
         &format!("{wall:.1} s ({per_asset_ms:.2} ms per asset)"),
@@ -67,5 +117,35 @@ fn main() {
         &format!("{:.2} of 2 ({cpu:.1} s CPU)", cpu / wall),
         "both cores busy",
         Verdict::of(cpu / wall >= 1.6),
+    );
+    // The next day: the served run's month-end histories kept.
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let moved = runtime.block_on(next_day(&db));
+    let (daily, _, stdout) = timed_grade(&db, &[]);
+    let kept = count_before(&stdout, " kept their month-end history");
+    // The same prices rebuilt from scratch, for the ratio.
+    runtime.block_on(async {
+        let pool = sqlx::SqlitePool::connect(&db).await.expect("open");
+        sqlx::query("UPDATE grading_runs SET day = date(day, '-1 day')")
+            .execute(&pool)
+            .await
+            .expect("age the runs");
+        pool.close().await;
+    });
+    let (rebuild, _, _) = timed_grade(&db, &["--rebuild"]);
+    // The grade without histories took 23.1 s where the full grade took
+    // 62.3 s (docs/BENCHMARKS.md): 1.2 × 23.1 s there is 0.445 of a
+    // full rebuild here.
+    let limit = 1.2 * 23.1 / 62.3;
+    row(
+        &format!(
+            "next day's grade, no new month-end ({moved} assets with a new close, {kept} kept)"
+        ),
+        &format!(
+            "{daily:.1} s ({:.2}× the rebuild's {rebuild:.1} s)",
+            daily / rebuild
+        ),
+        "≤ 1.2× the grade without histories (≤ 0.445× a rebuild)",
+        Verdict::of(daily / rebuild <= limit),
     );
 }

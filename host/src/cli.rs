@@ -62,7 +62,13 @@ enum Command {
     },
     /// Grade every active asset now (today's run for the active engine and
     /// scorer; joins a run other replicas are working on), with progress.
-    Grade,
+    /// Each asset's month-end history is kept from the served run of the
+    /// same versions where its earlier prices did not change.
+    Grade {
+        /// Rebuild every asset's month-end history from its prices.
+        #[arg(long)]
+        rebuild: bool,
+    },
     /// Manage accounts.
     User {
         #[command(subcommand)]
@@ -249,7 +255,7 @@ impl Cli {
                 command: IngestCommand::Fetch(args),
             } => crate::cli_fetch::run(args).await,
             Command::User { command } => user(command).await,
-            Command::Grade => grade().await,
+            Command::Grade { rebuild } => grade(rebuild).await,
             Command::Key {
                 command: KeyCommand::Create { email, name },
             } => key_create(&email, &name).await,
@@ -724,7 +730,7 @@ async fn key_create(email: &str, name: &str) -> anyhow::Result<()> {
     result
 }
 
-async fn grade() -> anyhow::Result<()> {
+async fn grade(rebuild: bool) -> anyhow::Result<()> {
     let config = Config::from_env()?;
     let db = store::connect(&config.database_url).await?;
     let plugins = std::sync::Arc::new(
@@ -742,14 +748,12 @@ async fn grade() -> anyhow::Result<()> {
                 p.rate()
             );
         });
-    let result = forecast_services::grading::run(
-        db.clone(),
-        plugins,
+    let options = forecast_services::grading::Options {
         workers,
-        config.grading_lease,
-        progress,
-    )
-    .await;
+        lease: config.grading_lease,
+        rebuild,
+    };
+    let result = forecast_services::grading::run(db.clone(), plugins, options, progress).await;
     eprintln!();
     // A completed run is what alerts read: evaluate them now (a server
     // following the database would, within its interval, too; whoever
@@ -774,7 +778,7 @@ async fn grade() -> anyhow::Result<()> {
         d.real, d.ingested, d.synthetic
     );
     println!(
-        "run {} ({}): {} assets graded here and {} failed in {:.1}s ({} periods x {} metrics each); run total {} graded, {} failed of {}; {}",
+        "run {} ({}): {} assets graded here and {} failed in {:.1}s ({} periods x {} metrics each; {} kept their month-end history); run total {} graded, {} failed of {}; {}",
         s.run.id,
         s.run.day,
         s.graded_here,
@@ -782,6 +786,7 @@ async fn grade() -> anyhow::Result<()> {
         s.elapsed.as_secs_f64(),
         forecast_services::analysis::CACHED_RETURN_PERIODS.len(),
         forecast_services::grading::METRICS.len(),
+        s.kept_here,
         s.run.graded,
         s.run.failures,
         s.run.total,

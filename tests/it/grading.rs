@@ -16,7 +16,7 @@ use common::{assert_error, fresh_db, sqlite_url, Server, BIN};
 use serde_json::Value;
 
 /// Runs one statement and one count query on SQLite or PostgreSQL.
-async fn exec_and_count(url: &str, statement: &str, count: &str) -> i64 {
+pub(crate) async fn exec_and_count(url: &str, statement: &str, count: &str) -> i64 {
     if url.starts_with("sqlite:") {
         let pool = sqlx::SqlitePool::connect(url).await.unwrap();
         sqlx::query(statement).execute(&pool).await.unwrap();
@@ -34,7 +34,7 @@ async fn exec_and_count(url: &str, statement: &str, count: &str) -> i64 {
 
 /// Deactivates all but one asset per category and the four real
 /// histories; returns the number of gradable assets left.
-async fn small_universe(url: &str) -> usize {
+pub(crate) async fn small_universe(url: &str) -> usize {
     exec_and_count(
         url,
         "UPDATE assets SET is_active = (id IN (SELECT MIN(id) FROM assets GROUP BY category)

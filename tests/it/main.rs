@@ -36,6 +36,7 @@ mod hardening_login;
 mod hardening_quota;
 mod hardening_small;
 mod heavy_budget;
+mod incremental_grading;
 mod matcher;
 mod monte_carlo;
 mod plausible_prices;

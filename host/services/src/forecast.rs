@@ -246,6 +246,10 @@ pub struct PooledTable {
     /// Per (pool, horizon): (month, sums of every row known in that month
     /// or before), ascending by month.
     cumulative: BTreeMap<(Pool, u32), Vec<(i32, Sums)>>,
+    /// Per (pool, horizon), per entry of `cumulative`: SHA-256 of the
+    /// previous link, the month and the sums' bits (a chain, so a prefix
+    /// of the table has one digest).
+    chain: BTreeMap<(Pool, u32), Vec<[u8; 32]>>,
 }
 
 impl PooledTable {
@@ -273,7 +277,61 @@ impl PooledTable {
                 (key, rows)
             })
             .collect();
-        PooledTable { cumulative }
+        let chain = Self::chain_of(&cumulative);
+        PooledTable { cumulative, chain }
+    }
+
+    fn chain_of(
+        cumulative: &BTreeMap<(Pool, u32), Vec<(i32, Sums)>>,
+    ) -> BTreeMap<(Pool, u32), Vec<[u8; 32]>> {
+        use sha2::{Digest, Sha256};
+        cumulative
+            .iter()
+            .map(|(key, rows)| {
+                let mut link = [0u8; 32];
+                let links = rows
+                    .iter()
+                    .map(|(month, s)| {
+                        let mut h = Sha256::new();
+                        h.update(link);
+                        h.update(month.to_le_bytes());
+                        h.update(s.rows.to_le_bytes());
+                        h.update(s.assets.to_le_bytes());
+                        for v in [s.x, s.y, s.xx, s.xy, s.yy] {
+                            h.update(v.to_bits().to_le_bytes());
+                        }
+                        link = h.finalize().into();
+                        link
+                    })
+                    .collect();
+                (*key, links)
+            })
+            .collect()
+    }
+
+    /// A digest of everything [`PooledTable::before`] answers for `pool`
+    /// at every graded horizon and every day before the month of `date`:
+    /// equal digests, equal answers.
+    pub fn digest_before(&self, pool: Pool, date: i32) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let month = month_index(date);
+        let mut h = Sha256::new();
+        h.update([pool as u8]);
+        for horizon in HORIZONS {
+            h.update(horizon.to_le_bytes());
+            let key = (pool, horizon);
+            let (Some(rows), Some(links)) = (self.cumulative.get(&key), self.chain.get(&key))
+            else {
+                continue;
+            };
+            // Entries of months before `month`; `before` of a day in
+            // `month` reads the last of them.
+            let at = rows.partition_point(|(m, _)| *m < month);
+            if let Some(link) = links[..at].last() {
+                h.update(link);
+            }
+        }
+        h.finalize().into()
     }
 
     /// The pooled history of `pool` at `horizon` before the month of the
@@ -299,7 +357,7 @@ impl PooledTable {
     pub fn bytes(&self) -> usize {
         self.cumulative
             .values()
-            .map(|v| v.len() * std::mem::size_of::<(i32, Sums)>())
+            .map(|v| v.len() * (std::mem::size_of::<(i32, Sums)>() + 32))
             .sum()
     }
 }
@@ -438,6 +496,28 @@ pub type ByHorizon = Vec<(
     Vec<forecast_plugins::scorer::GradedForecast>,
 )>;
 
+/// The forecast inputs of one return-metric set at a list of row indices:
+/// the current bucket's median forward return and its independent
+/// episodes at each, as the engine reported them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SetInputs {
+    /// Medians, one per row index.
+    pub medians: Vec<f64>,
+    /// Episodes, one per row index.
+    pub episodes: Vec<u32>,
+}
+
+/// Forecast inputs of earlier month-ends (a run's [`crate::carry::Carry`]):
+/// their row indices and, per return-metric set in query order, the inputs
+/// at them.
+#[derive(Debug, Clone, Copy)]
+pub struct Prior<'a> {
+    /// Row indices, ascending, all before the new ones.
+    pub ends: &'a [u32],
+    /// Per return-metric set.
+    pub sets: &'a [SetInputs],
+}
+
 /// The forecasts of every horizon of `queries` at the row indices `ends`
 /// of `s`, from the return-metric walks among `walks` (one per query, one
 /// state per end): one `episodes-at` call for those sets, one scorer call
@@ -455,8 +535,35 @@ pub fn by_horizon(
     ends: &[u32],
     pooled: Option<(&PooledTable, Pool)>,
 ) -> Result<ByHorizon, String> {
+    let none = Prior {
+        ends: &[],
+        sets: &[],
+    };
+    by_horizon_after(
+        permit, session, scorer, s, queries, params, walks, ends, none, pooled,
+    )
+    .map(|(by, _)| by)
+}
+
+/// [`by_horizon`] at `prior.ends` followed by `ends`, the engine asked
+/// only about `ends` (the walks hold states at `ends` only): the scorer
+/// forecasts every point, the earlier ones from the carried inputs. Also
+/// each return set's inputs at all those row indices.
+#[allow(clippy::too_many_arguments)]
+pub fn by_horizon_after(
+    permit: &forecast_plugins::Permit,
+    session: &mut forecast_plugins::SegmentationSession,
+    scorer: &forecast_plugins::ScorerPlugin,
+    s: &PriceSeries,
+    queries: &[crate::analysis::AnalysisQuery],
+    params: &[forecast_plugins::segmentation::AnalysisParams],
+    walks: &[Vec<forecast_plugins::segmentation::StateAt>],
+    ends: &[u32],
+    prior: Prior<'_>,
+    pooled: Option<(&PooledTable, Pool)>,
+) -> Result<(ByHorizon, Vec<SetInputs>), String> {
     if !scorer.has_forecasting() || !session.plugin().has_episodes() || ends.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let sets: Vec<usize> = (0..queries.len())
         .filter(|&i| queries[i].metric == forecast_domain::Metric::Return)
@@ -465,15 +572,18 @@ pub fn by_horizon(
     let episodes = session
         .episodes_at(permit, s, &set_params, ends)
         .map_err(|e| e.to_string())?;
-    if episodes.len() != sets.len() {
+    if episodes.len() != sets.len() || !(prior.sets.is_empty() || prior.sets.len() == sets.len()) {
         return Err(format!(
-            "{} episode lists for {} sets",
+            "{} episode lists and {} carried for {} sets",
             episodes.len(),
+            prior.sets.len(),
             sets.len()
         ));
     }
+    let all_ends: Vec<u32> = prior.ends.iter().chain(ends).copied().collect();
     let mut out = Vec::with_capacity(sets.len());
-    for (&i, eps) in sets.iter().zip(episodes) {
+    let mut inputs = Vec::with_capacity(sets.len());
+    for (n, (&i, eps)) in sets.iter().zip(episodes).enumerate() {
         let eps = eps.map_err(|e| format!("episodes: {e:?}"))?;
         let walk = &walks[i];
         if eps.len() != ends.len() || walk.len() != ends.len() {
@@ -484,9 +594,19 @@ pub fn by_horizon(
                 ends.len()
             ));
         }
-        let medians: Vec<f64> = walk.iter().map(|st| st.current.median_return).collect();
+        let mut set = prior.sets.get(n).cloned().unwrap_or_default();
+        set.medians
+            .extend(walk.iter().map(|st| st.current.median_return));
+        set.episodes.extend(eps);
+        if set.medians.len() != all_ends.len() || set.episodes.len() != all_ends.len() {
+            return Err(format!(
+                "{} carried inputs for {} earlier ends",
+                set.medians.len() - ends.len(),
+                prior.ends.len()
+            ));
+        }
         let horizon = queries[i].return_period;
-        let pts = points(s, horizon, ends, &medians, &eps, pooled);
+        let pts = points(s, horizon, &all_ends, &set.medians, &set.episodes, pooled);
         let graded = scorer
             .forecast(permit, horizon, &pts)
             .map_err(|e| e.to_string())?;
@@ -498,8 +618,9 @@ pub fn by_horizon(
             ));
         }
         out.push((horizon, pts, graded));
+        inputs.push(set);
     }
-    Ok(out)
+    Ok((out, inputs))
 }
 
 /// The wire form of a graded point's forecast.

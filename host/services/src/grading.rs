@@ -23,6 +23,7 @@ use tracing::Instrument as _;
 
 use crate::active::Plugins;
 use crate::analysis::{AnalysisQuery, CACHED_RETURN_PERIODS, MIN_ROWS};
+use crate::carry::Carry;
 use crate::forecast::{Pool, PooledTable};
 use crate::verdict::{self, VerdictParts};
 use forecast_domain::schedule::{seconds_until, worker_prefix};
@@ -30,7 +31,9 @@ use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::Asset;
 use forecast_domain::Metric;
 use forecast_plugins::segmentation::{EvidenceReport, EvidenceRequest};
-use forecast_store::{Database, GradeRow, GradingRun, GradingStore, StoreError, TrackPoints};
+use forecast_store::{
+    Database, GradeCarry, GradeRow, GradingRun, GradingStore, StoreError, TrackPoints,
+};
 
 /// Metrics graded every day.
 pub const METRICS: [Metric; 3] = [Metric::Return, Metric::Sharpe, Metric::Sortino];
@@ -81,6 +84,9 @@ pub struct Summary {
     pub graded_here: usize,
     /// Assets that failed in this process.
     pub failed_here: usize,
+    /// Assets graded here whose month-end history the served run's grade
+    /// left was kept (only new month-ends and today computed).
+    pub kept_here: usize,
     /// Whether this process completed the run (made it active).
     pub activated: bool,
     /// Whether the run was given up because its engine or scorer stopped
@@ -93,22 +99,72 @@ pub struct Summary {
     pub data_sources: DataSources,
 }
 
-/// Grades every (period, metric) of one asset with a reused engine
-/// instance, under the worker's `permit`, with the evidence of each
-/// current bucket and the asset's grade history (the state at every
-/// month-end, [`crate::track_record`]); an error when the engine or scorer
-/// failed for it.
-fn grade_asset(
-    permit: &forecast_plugins::Permit,
-    session: &mut forecast_plugins::SegmentationSession,
-    scorer: &forecast_plugins::ScorerPlugin,
-    asset: &Asset,
-    series: &PriceSeries,
-    pooled: &PooledTable,
-) -> Result<(Vec<GradeRow>, Vec<TrackPoints>), String> {
-    let engine = session.plugin().clone();
-    let periods = series.periods_per_year();
-    let queries: Vec<AnalysisQuery> = CACHED_RETURN_PERIODS
+/// What an asset's grade in the previous run of the same engine and
+/// scorer left: its carry and its stored grade histories.
+#[derive(Debug, Clone, Default)]
+pub struct Previous {
+    /// The encoded carry, if the run left one.
+    pub carry: Option<Vec<u8>>,
+    /// The stored histories, by (period, metric).
+    pub bodies: Vec<TrackPoints>,
+}
+
+/// The month-ends an asset's previous grade stands for, with its carry
+/// and, per query, its stored rows at them.
+struct Kept {
+    carry: Carry,
+    rows: Vec<Vec<forecast_api::track_record::TrackRecordRow>>,
+}
+
+impl Previous {
+    /// What of this previous grade holds for `series` today (month-ends
+    /// `ends`, engine parameters, pooled history and pool `on`): nothing
+    /// unless the carry stands for its month-ends
+    /// ([`Carry::reusable`]), carries inputs for `sets` return sets, and
+    /// every query's stored history decodes to one row per such month-end.
+    fn kept(
+        &self,
+        series: &PriceSeries,
+        ends: &[u32],
+        queries: &[AnalysisQuery],
+        sets: usize,
+        on: crate::carry::Inputs<'_>,
+    ) -> Option<Kept> {
+        let carry = Carry::decode(self.carry.as_deref()?)?;
+        let k = carry.reusable(series, ends, on);
+        if k == 0 || carry.sets.len() != sets {
+            return None;
+        }
+        let rows = queries
+            .iter()
+            .map(|q| {
+                let stored = self
+                    .bodies
+                    .iter()
+                    .find(|b| b.return_period == q.return_period && b.metric == q.metric)?;
+                let rows = crate::track_record::decode(&stored.body).ok()?;
+                let dates = ends[..k]
+                    .iter()
+                    .map(|&t| from_days(series.dates[t as usize]));
+                (rows.len() == k && rows.iter().map(|r| r.date).eq(dates)).then_some(rows)
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Kept { carry, rows })
+    }
+}
+
+/// One asset's grade: its rows, its histories and its carry.
+struct Graded {
+    rows: Vec<GradeRow>,
+    track: Vec<TrackPoints>,
+    carry: Option<GradeCarry>,
+    /// Whether the previous grade's month-ends were kept.
+    kept: bool,
+}
+
+/// The default query of every graded (period, metric).
+fn graded_queries() -> Vec<AnalysisQuery> {
+    CACHED_RETURN_PERIODS
         .into_iter()
         .flat_map(|period| {
             METRICS.into_iter().map(move |metric| AnalysisQuery {
@@ -117,144 +173,67 @@ fn grade_asset(
                 ..AnalysisQuery::default()
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Today's states, grades, histories and forecasts of one asset.
+struct Walked {
+    today: Vec<forecast_plugins::segmentation::StateAt>,
+    grades: Vec<forecast_plugins::scorer::Grade>,
+    track: Vec<TrackPoints>,
+    forecasts: crate::forecast::ByHorizon,
+    carry: Option<Carry>,
+    kept: bool,
+}
+
+/// Grades every (period, metric) of one asset with a reused engine
+/// instance, under the worker's `permit`, with the evidence of each
+/// current bucket and the asset's grade history (the state at every
+/// month-end, [`crate::track_record`]) — the month-ends of `previous` kept
+/// when they still hold; an error when the engine or scorer failed for it.
+fn grade_asset(
+    permit: &forecast_plugins::Permit,
+    session: &mut forecast_plugins::SegmentationSession,
+    scorer: &forecast_plugins::ScorerPlugin,
+    asset: &Asset,
+    series: &PriceSeries,
+    pooled: &PooledTable,
+    previous: Option<&Previous>,
+) -> Result<Graded, String> {
+    let engine = session.plugin().clone();
+    let periods = series.periods_per_year();
+    let queries = graded_queries();
     let params: Vec<_> = queries
         .iter()
         .map(|q| crate::analysis::engine_params(q, periods))
         .collect();
     let max = forecast_domain::defaults::MAX_HISTORY_ROWS;
-    let mut forecasts: crate::forecast::ByHorizon = Vec::new();
-    let (today, grades, track) = if engine.has_evidence() && series.len() <= max {
-        // One walk per set gives both today's state (the last row) and the
-        // state at every month-end; one scorer call grades them all.
-        let mut ends = crate::track_record::month_ends(series);
-        let months = ends.len();
-        ends.push(series.len() as u32 - 1);
-        let walks = session
-            .states_at(permit, series, &params, &ends)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|r| r.map_err(|e| format!("{e:?}")))
-            .collect::<Result<Vec<_>, String>>()?;
-        if walks.len() != params.len() || walks.iter().any(|w| w.len() != ends.len()) {
-            return Err(format!(
-                "the engine answered {} state lists for {} parameter sets",
-                walks.len(),
-                params.len()
-            ));
-        }
-        let inputs: Vec<_> = walks.iter().flatten().map(verdict::score_input).collect();
-        let mut all = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
-        if all.len() != inputs.len() {
-            return Err(format!("{} grades for {} states", all.len(), inputs.len()));
-        }
-        forecasts = crate::forecast::by_horizon(
+    let walked = if engine.has_evidence() && series.len() <= max {
+        let call = Call {
             permit,
-            session,
             scorer,
+            asset,
             series,
-            &queries,
-            &params,
-            &walks,
-            &ends,
-            Some((pooled, Pool::of(asset.data_source))),
-        )?;
-        forecast_grades(&queries, &forecasts, &mut all, ends.len());
-        let mut today = Vec::with_capacity(params.len());
-        let mut grades = Vec::with_capacity(params.len());
-        let mut track = Vec::with_capacity(params.len());
-        for (query, mut walk) in queries.iter().zip(walks).rev() {
-            let mut graded = all.split_off(all.len() - ends.len());
-            today.push(walk.pop().expect("the last row's state"));
-            grades.push(graded.pop().expect("the last row's grade"));
-            let mut rows = crate::track_record::rows(
-                series,
-                &ends[..months],
-                &walk,
-                &graded,
-                query.return_period,
-            );
-            if let Some((_, pts, g)) = forecasts.iter().find(|f| f.0 == query.return_period) {
-                crate::track_record::with_forecasts(&mut rows, &g[..months], &pts[..months]);
-            }
-            track.push(TrackPoints {
-                asset_id: asset.id,
-                return_period: query.return_period,
-                metric: query.metric,
-                body: crate::track_record::encode(&rows),
-            });
-        }
-        today.reverse();
-        grades.reverse();
-        (today, grades, track)
-    } else {
-        // An engine before WIT 1.7.0, or a history longer than the engine
-        // is given: today's states from the last MAX_HISTORY_ROWS rows (as
-        // a live verdict), the history (if the engine can) from the first.
-        let window = series.clone().last_rows(max);
-        let states = session
-            .analyse_states(permit, &window, &params)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|r| {
-                r.map(|s| verdict::state_at(&s))
-                    .map_err(|e| format!("{e:?}"))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        if states.len() != params.len() {
-            return Err(format!(
-                "the engine answered {} states for {} parameter sets",
-                states.len(),
-                params.len()
-            ));
-        }
-        let inputs: Vec<_> = states.iter().map(verdict::score_input).collect();
-        let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
-        let track = match engine.has_evidence() {
-            true => track_points(permit, session, scorer, asset, series, &queries, &params)?,
-            false => Vec::new(),
+            queries: &queries,
+            params: &params,
         };
-        (states, grades, track)
+        walk_histories(session, &call, pooled, previous)?
+    } else {
+        states_without_history(permit, session, scorer, asset, series, &queries, &params)?
     };
-    if grades.len() != today.len() {
+    if walked.grades.len() != walked.today.len() {
         return Err(format!(
             "{} grades for {} states",
-            grades.len(),
-            today.len()
+            walked.grades.len(),
+            walked.today.len()
         ));
     }
     let window = series.clone().last_rows(max);
-    // The evidence of each state's current bucket, in one call.
-    let evidence: Vec<Option<EvidenceReport>> = match engine.has_evidence() {
-        true => {
-            let requests: Vec<EvidenceRequest> = params
-                .iter()
-                .zip(&today)
-                .map(|(p, state)| EvidenceRequest {
-                    params: *p,
-                    segments: vec![state.current.segment],
-                })
-                .collect();
-            session
-                .analyse_evidence(permit, &window, &requests)
-                .map_err(|e| e.to_string())?
-                .into_iter()
-                .map(|r| r.map(Some).map_err(|e| format!("evidence: {e:?}")))
-                .collect::<Result<_, _>>()?
-        }
-        false => vec![None; today.len()],
-    };
-    if evidence.len() != today.len() {
-        return Err(format!(
-            "the engine answered {} evidence reports for {} parameter sets",
-            evidence.len(),
-            today.len()
-        ));
-    }
+    let evidence = today_evidence(permit, session, &window, &params, &walked.today)?;
     let rows = queries
         .iter()
-        .zip(&today)
-        .zip(&grades)
+        .zip(&walked.today)
+        .zip(&walked.grades)
         .zip(&evidence)
         .map(|(((query, state), grade), evidence)| {
             let v = verdict::build(VerdictParts {
@@ -265,7 +244,8 @@ fn grade_asset(
                 state,
                 grade,
                 evidence: evidence.as_ref(),
-                forecast: forecasts
+                forecast: walked
+                    .forecasts
                     .iter()
                     .find(|f| f.0 == query.return_period)
                     .and_then(|(h, _, g)| crate::forecast::body(*h, g.last()?)),
@@ -275,21 +255,236 @@ fn grade_asset(
             verdict::grade_row(&v, asset.data_version)
         })
         .collect();
-    Ok((rows, track))
+    Ok(Graded {
+        rows,
+        track: walked.track,
+        carry: walked.carry.map(|c| GradeCarry {
+            asset_id: asset.id,
+            body: c.encode(),
+        }),
+        kept: walked.kept,
+    })
+}
+
+/// What every step of one asset's walk is given.
+struct Call<'a> {
+    permit: &'a forecast_plugins::Permit,
+    scorer: &'a forecast_plugins::ScorerPlugin,
+    asset: &'a Asset,
+    series: &'a PriceSeries,
+    queries: &'a [AnalysisQuery],
+    params: &'a [forecast_plugins::segmentation::AnalysisParams],
+}
+
+/// The main path: one walk per set gives today's state (the last row) and
+/// the state at every month-end not kept from `previous`; one scorer call
+/// grades them all; the forecasts run over every month-end and today.
+fn walk_histories(
+    session: &mut forecast_plugins::SegmentationSession,
+    c: &Call<'_>,
+    pooled: &PooledTable,
+    previous: Option<&Previous>,
+) -> Result<Walked, String> {
+    let (series, queries) = (c.series, c.queries);
+    let pool = Pool::of(c.asset.data_source);
+    let month_ends = crate::track_record::month_ends(series);
+    let months = month_ends.len();
+    let sets = match c.scorer.has_forecasting() && session.plugin().has_episodes() {
+        true => queries
+            .iter()
+            .filter(|q| q.metric == Metric::Return)
+            .count(),
+        false => 0,
+    };
+    let on = crate::carry::Inputs {
+        params: c.params,
+        table: pooled,
+        pool,
+    };
+    let kept = previous.and_then(|p| p.kept(series, &month_ends, queries, sets, on));
+    let k = kept.as_ref().map_or(0, |kept| kept.carry.ends.len());
+    let mut ends = month_ends[k..].to_vec();
+    ends.push(series.len() as u32 - 1);
+    let walks = session
+        .states_at(c.permit, series, c.params, &ends)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|r| r.map_err(|e| format!("{e:?}")))
+        .collect::<Result<Vec<_>, String>>()?;
+    if walks.len() != c.params.len() || walks.iter().any(|w| w.len() != ends.len()) {
+        return Err(format!(
+            "the engine answered {} state lists for {} parameter sets",
+            walks.len(),
+            c.params.len()
+        ));
+    }
+    let inputs: Vec<_> = walks.iter().flatten().map(verdict::score_input).collect();
+    let mut all = c
+        .scorer
+        .score(c.permit, &inputs)
+        .map_err(|e| e.to_string())?;
+    if all.len() != inputs.len() {
+        return Err(format!("{} grades for {} states", all.len(), inputs.len()));
+    }
+    let prior = crate::forecast::Prior {
+        ends: &month_ends[..k],
+        sets: kept.as_ref().map_or(&[][..], |kept| &kept.carry.sets[..]),
+    };
+    let (forecasts, mut inputs) = crate::forecast::by_horizon_after(
+        c.permit,
+        session,
+        c.scorer,
+        series,
+        queries,
+        c.params,
+        &walks,
+        &ends,
+        prior,
+        Some((pooled, pool)),
+    )?;
+    forecast_grades(queries, &forecasts, &mut all, ends.len(), k);
+    let mut old_rows = kept.map(|kept| kept.rows).unwrap_or_default();
+    let (mut today, mut grades, mut track) = (Vec::new(), Vec::new(), Vec::new());
+    for (query, mut walk) in queries.iter().zip(walks).rev() {
+        let mut graded = all.split_off(all.len() - ends.len());
+        today.push(walk.pop().expect("the last row's state"));
+        grades.push(graded.pop().expect("the last row's grade"));
+        // The kept month-ends' rows, their realised returns as of today.
+        let mut rows = old_rows.pop().unwrap_or_default();
+        for (row, &t) in rows.iter_mut().zip(&month_ends) {
+            row.realised_return =
+                crate::track_record::realised_return(series, t as usize, query.return_period);
+        }
+        rows.extend(crate::track_record::rows(
+            series,
+            &ends[..ends.len() - 1],
+            &walk,
+            &graded,
+            query.return_period,
+        ));
+        if let Some((_, pts, g)) = forecasts.iter().find(|f| f.0 == query.return_period) {
+            crate::track_record::with_forecasts(&mut rows, &g[..months], &pts[..months]);
+        }
+        track.push(TrackPoints {
+            asset_id: c.asset.id,
+            return_period: query.return_period,
+            metric: query.metric,
+            body: crate::track_record::encode(&rows),
+        });
+    }
+    today.reverse();
+    grades.reverse();
+    for set in &mut inputs {
+        set.medians.truncate(months);
+        set.episodes.truncate(months);
+    }
+    Ok(Walked {
+        today,
+        grades,
+        track,
+        forecasts,
+        carry: Carry::of(series, &month_ends, on, inputs),
+        kept: k > 0,
+    })
+}
+
+/// An engine before WIT 1.7.0, or a history longer than the engine is
+/// given: today's states from the last MAX_HISTORY_ROWS rows (as a live
+/// verdict), the history (if the engine can) from the first.
+fn states_without_history(
+    permit: &forecast_plugins::Permit,
+    session: &mut forecast_plugins::SegmentationSession,
+    scorer: &forecast_plugins::ScorerPlugin,
+    asset: &Asset,
+    series: &PriceSeries,
+    queries: &[AnalysisQuery],
+    params: &[forecast_plugins::segmentation::AnalysisParams],
+) -> Result<Walked, String> {
+    let window = series
+        .clone()
+        .last_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
+    let states = session
+        .analyse_states(permit, &window, params)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|r| {
+            r.map(|s| verdict::state_at(&s))
+                .map_err(|e| format!("{e:?}"))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if states.len() != params.len() {
+        return Err(format!(
+            "the engine answered {} states for {} parameter sets",
+            states.len(),
+            params.len()
+        ));
+    }
+    let inputs: Vec<_> = states.iter().map(verdict::score_input).collect();
+    let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
+    let track = match session.plugin().has_evidence() {
+        true => track_points(permit, session, scorer, asset, series, queries, params)?,
+        false => Vec::new(),
+    };
+    Ok(Walked {
+        today: states,
+        grades,
+        track,
+        forecasts: Vec::new(),
+        carry: None,
+        kept: false,
+    })
+}
+
+/// The evidence of each of today's states' current bucket, in one call
+/// (none from an engine without evidence).
+fn today_evidence(
+    permit: &forecast_plugins::Permit,
+    session: &mut forecast_plugins::SegmentationSession,
+    window: &PriceSeries,
+    params: &[forecast_plugins::segmentation::AnalysisParams],
+    today: &[forecast_plugins::segmentation::StateAt],
+) -> Result<Vec<Option<EvidenceReport>>, String> {
+    if !session.plugin().has_evidence() {
+        return Ok(vec![None; today.len()]);
+    }
+    let requests: Vec<EvidenceRequest> = params
+        .iter()
+        .zip(today)
+        .map(|(p, state)| EvidenceRequest {
+            params: *p,
+            segments: vec![state.current.segment],
+        })
+        .collect();
+    let evidence: Vec<Option<EvidenceReport>> = session
+        .analyse_evidence(permit, window, &requests)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|r| r.map(Some).map_err(|e| format!("evidence: {e:?}")))
+        .collect::<Result<_, _>>()?;
+    if evidence.len() != today.len() {
+        return Err(format!(
+            "the engine answered {} evidence reports for {} parameter sets",
+            evidence.len(),
+            today.len()
+        ));
+    }
+    Ok(evidence)
 }
 
 /// Where the scorer forecast a horizon, every metric's grade at that
 /// horizon is the forecast's: `all` holds one grade per (query, end), the
-/// queries' lists one after another, each `ends` long.
+/// queries' lists one after another, each `ends` long; the forecasts
+/// cover `kept` earlier month-ends first.
 fn forecast_grades(
     queries: &[AnalysisQuery],
     forecasts: &crate::forecast::ByHorizon,
     all: &mut [forecast_plugins::scorer::Grade],
     ends: usize,
+    kept: usize,
 ) {
     for (q, grades) in queries.iter().zip(all.chunks_mut(ends)) {
         if let Some((_, _, graded)) = forecasts.iter().find(|f| f.0 == q.return_period) {
-            for (g, f) in grades.iter_mut().zip(graded) {
+            for (g, f) in grades.iter_mut().zip(&graded[kept..]) {
                 g.letter = f.letter.clone();
                 g.score = f.score;
             }
@@ -359,16 +554,172 @@ fn track_points(
         .collect())
 }
 
+/// How [`run`] works.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Concurrent workers in this process.
+    pub workers: usize,
+    /// A task claimed and not reported within this is claimed again.
+    pub lease: Duration,
+    /// Rebuild every asset's month-end history instead of keeping what
+    /// the served run of the same engine and scorer left
+    /// (`forecast grade --rebuild`).
+    pub rebuild: bool,
+}
+
+/// What every worker of a run shares.
+struct Shared {
+    db: Arc<dyn Database>,
+    plugins: Arc<Plugins>,
+    scorer: Arc<forecast_plugins::ScorerPlugin>,
+    run: GradingRun,
+    /// The served run whose histories may be kept.
+    previous: Option<String>,
+    catalog: std::collections::HashMap<i64, Asset>,
+    pooled: PooledTable,
+    lease: i64,
+    done: AtomicUsize,
+    failed: AtomicUsize,
+    kept: AtomicUsize,
+    started: Instant,
+    progress: Arc<dyn Fn(Progress) + Send + Sync>,
+}
+
+/// One batch's outcome.
+#[derive(Default)]
+struct Batch {
+    rows: Vec<GradeRow>,
+    track: Vec<TrackPoints>,
+    carries: Vec<GradeCarry>,
+    ok: Vec<i64>,
+    bad: Vec<i64>,
+    kept: usize,
+}
+
+/// One claimed task: the asset id, the asset and its prices (when still
+/// there), and what its previous grade left.
+type Item = (i64, Option<Asset>, Option<PriceSeries>, Option<Previous>);
+
+/// Grades a batch of claimed tasks on `session`.
+fn grade_batch(
+    permit: &forecast_plugins::Permit,
+    session: &mut forecast_plugins::SegmentationSession,
+    shared: &Shared,
+    items: Vec<Item>,
+) -> Batch {
+    let mut out = Batch::default();
+    for (id, asset, series, previous) in items {
+        match (asset, series) {
+            (Some(asset), Some(series)) if series.len() >= MIN_ROWS => {
+                let graded = grade_asset(
+                    permit,
+                    session,
+                    &shared.scorer,
+                    &asset,
+                    &series,
+                    &shared.pooled,
+                    previous.as_ref(),
+                );
+                match graded {
+                    Ok(g) => {
+                        out.rows.extend(g.rows);
+                        out.track.extend(g.track);
+                        out.carries.extend(g.carry);
+                        out.kept += usize::from(g.kept);
+                        out.ok.push(id);
+                    }
+                    Err(e) => {
+                        tracing::warn!(ticker = %asset.ticker, error = %e, "grading failed");
+                        out.bad.push(id);
+                    }
+                }
+            }
+            // Deleted, deactivated or shortened since the run started.
+            _ => out.bad.push(id),
+        }
+    }
+    out
+}
+
+/// One worker: claims batches until none is left (or the run's versions
+/// stop being the active ones), grades them off the runtime, records them.
+async fn work(shared: Arc<Shared>, worker: String) -> Result<(), Error> {
+    let engine = shared.plugins.segmentation();
+    let mut session = Some(engine.session());
+    let run_id = shared.run.id.clone();
+    loop {
+        if !runs_active_versions(&shared.plugins, &shared.run.engine, &shared.run.scorer) {
+            return Ok(());
+        }
+        let db = &shared.db;
+        let now = Utc::now().timestamp();
+        let ids = db
+            .claim_grading_tasks(&run_id, &worker, BATCH, now, shared.lease)
+            .await?;
+        if ids.is_empty() {
+            return Ok(());
+        }
+        // One span per batch: its loads, guest calls and write.
+        let span = tracing::info_span!("grading_batch", run_id = %run_id, worker = %worker, assets = ids.len());
+        let mut items = Vec::with_capacity(ids.len());
+        for id in &ids {
+            let asset = shared.catalog.get(id).cloned();
+            let series = db.load_series(*id).instrument(span.clone()).await?;
+            let previous = match &shared.previous {
+                Some(prev) => {
+                    let (carry, bodies) =
+                        db.asset_history(prev, *id).instrument(span.clone()).await?;
+                    Some(Previous { carry, bodies })
+                }
+                None => None,
+            };
+            items.push((*id, asset, series, previous));
+        }
+        let mut s = session.take().expect("session returned after each batch");
+        // One permit per worker, for its batch's calls only (not while it
+        // waits on the store): a worker never holds one while waiting for
+        // another, so grading cannot deadlock with itself or with a
+        // backtest's `acquire_many`.
+        let permit = shared.plugins.runtime().acquire().await;
+        let (in_batch, on) = (span.clone(), shared.clone());
+        let (s, batch) = tokio::task::spawn_blocking(move || {
+            let _in = in_batch.enter();
+            let batch = grade_batch(&permit, &mut s, &on, items);
+            (s, batch)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("grading worker failed: {e}")))?;
+        session = Some(s);
+        // Before the grades: a task closes only with its history stored
+        // (a worker that dies between grades the asset again).
+        db.record_track_points(&run_id, &batch.track, &batch.carries)
+            .instrument(span.clone())
+            .await?;
+        db.record_grades(&run_id, &worker, &batch.rows, &batch.ok, &batch.bad)
+            .instrument(span)
+            .await?;
+        let finished = batch.ok.len() + batch.bad.len();
+        shared.kept.fetch_add(batch.kept, Ordering::Relaxed);
+        shared.failed.fetch_add(batch.bad.len(), Ordering::Relaxed);
+        let p = Progress {
+            done: shared.done.fetch_add(finished, Ordering::Relaxed) + finished,
+            total: shared.run.total as usize,
+            elapsed: shared.started.elapsed().as_secs_f64(),
+        };
+        metrics::gauge!("forecast_grading_assets_done").set(p.done as f64);
+        (shared.progress)(p);
+    }
+}
+
 /// Starts (or joins) today's run for the active plugins and works on it
 /// until no task is left, reporting progress after every batch. A task
-/// this run's workers claim and do not report within `lease` is claimed
-/// again by another worker.
+/// this run's workers claim and do not report within `options.lease` is
+/// claimed again by another worker.
 #[tracing::instrument(name = "grading_run", skip_all, fields(run_id = tracing::field::Empty))]
 pub async fn run(
     db: Arc<dyn Database>,
     plugins: Arc<Plugins>,
-    workers: usize,
-    lease: Duration,
+    options: Options,
     progress: Arc<dyn Fn(Progress) + Send + Sync>,
 ) -> Result<Summary, Error> {
     let started = Instant::now();
@@ -376,134 +727,77 @@ pub async fn run(
     let scorer = plugins.scorer();
     let day = Utc::now().date_naive().to_string();
     let assets = db.gradable_assets(MIN_ROWS as i64).await?;
+    let (engine_label, scorer_label) = (engine.info().label(), scorer.info().label());
+    let now = Utc::now().timestamp();
     let run = db
-        .start_or_join_run(
-            &day,
-            &engine.info().label(),
-            &scorer.info().label(),
-            &assets,
-            Utc::now().timestamp(),
-        )
+        .start_or_join_run(&day, &engine_label, &scorer_label, &assets, now)
         .await?;
     tracing::Span::current().record("run_id", tracing::field::display(&run.id));
     tracing::info!(run = %run.id, day = %run.day, total = run.total, status = %run.status, "grading run");
+    // The served run's month-end histories are kept where they still hold
+    // (decision 0084): only one of the same engine and scorer.
+    let previous = match options.rebuild {
+        true => None,
+        false => db
+            .active_grading_run()
+            .await?
+            .filter(|r| r.id != run.id && r.engine == engine_label && r.scorer == scorer_label),
+    };
     // The catalog once per run; a row graded from data that changed since
     // carries the old data version and is never served as the new one's.
-    let catalog: Arc<std::collections::HashMap<i64, Asset>> = Arc::new(
-        db.list_active_assets(None)
-            .await?
-            .into_iter()
-            .map(|a| (a.id, a))
-            .collect(),
-    );
+    let catalog = db
+        .list_active_assets(None)
+        .await?
+        .into_iter()
+        .map(|a| (a.id, a))
+        .collect();
     // The pooled history the scorer calibrates on, from every asset's
     // prices (decision 0079); not needed by a scorer without forecasts.
-    let pooled = Arc::new(match scorer.has_forecasting() {
+    let pooled = match scorer.has_forecasting() {
         true => crate::forecast::build_table(db.as_ref()).await?,
         false => PooledTable::default(),
+    };
+    metrics::gauge!("forecast_grading_assets_total").set(run.total as f64);
+    metrics::gauge!("forecast_grading_assets_done").set(0.0);
+    let shared = Arc::new(Shared {
+        db: db.clone(),
+        plugins: plugins.clone(),
+        scorer,
+        run: run.clone(),
+        previous: previous.map(|r| r.id),
+        catalog,
+        pooled,
+        lease: options.lease.as_secs().clamp(1, i64::MAX as u64) as i64,
+        done: AtomicUsize::new(0),
+        failed: AtomicUsize::new(0),
+        kept: AtomicUsize::new(0),
+        started,
+        progress,
     });
     let prefix = worker_prefix();
-    let lease = lease.as_secs().clamp(1, i64::MAX as u64) as i64;
-    let done = Arc::new(AtomicUsize::new(0));
-    let failed = Arc::new(AtomicUsize::new(0));
-    let total = run.total as usize;
-    metrics::gauge!("forecast_grading_assets_total").set(total as f64);
-    metrics::gauge!("forecast_grading_assets_done").set(0.0);
-    let mut handles = Vec::new();
-    for w in 0..workers.max(1) {
-        let (db, engine, scorer) = (db.clone(), engine.clone(), scorer.clone());
-        let plugins = plugins.clone();
-        let (done, failed, progress) = (done.clone(), failed.clone(), progress.clone());
-        let (catalog, pooled) = (catalog.clone(), pooled.clone());
-        let (run_id, worker) = (run.id.clone(), format!("{prefix}-{w}"));
-        let labels = (run.engine.clone(), run.scorer.clone());
-        let work = async move {
-            let mut session = Some(engine.session());
-            loop {
-                if !runs_active_versions(&plugins, &labels.0, &labels.1) {
-                    return Ok::<(), Error>(());
-                }
-                let ids = db
-                    .claim_grading_tasks(&run_id, &worker, BATCH, Utc::now().timestamp(), lease)
-                    .await?;
-                if ids.is_empty() {
-                    return Ok::<(), Error>(());
-                }
-                // One span per batch: its loads, guest calls and write.
-                let batch_span = tracing::info_span!(
-                    "grading_batch",
-                    run_id = %run_id,
-                    worker = %worker,
-                    assets = ids.len()
-                );
-                let mut batch = Vec::with_capacity(ids.len());
-                for id in &ids {
-                    let asset = catalog.get(id).cloned();
-                    let series = db.load_series(*id).instrument(batch_span.clone()).await?;
-                    batch.push((*id, asset, series));
-                }
-                let (scorer, pooled) = (scorer.clone(), pooled.clone());
-                let mut s = session.take().expect("session returned after each batch");
-                // One permit per worker, for its batch's calls only (not
-                // while it waits on the store): a worker never holds one
-                // while waiting for another, so grading cannot deadlock
-                // with itself or with a backtest's `acquire_many`.
-                let permit = plugins.runtime().acquire().await;
-                let in_batch = batch_span.clone();
-                let (s, rows, track, ok, bad) = tokio::task::spawn_blocking(move || {
-                    let _in = in_batch.enter();
-                    let (mut rows, mut ok, mut bad) = (Vec::new(), Vec::new(), Vec::new());
-                    let mut track = Vec::new();
-                    for (id, asset, series) in batch {
-                        match (asset, series) {
-                            (Some(asset), Some(series)) if series.len() >= MIN_ROWS => {
-                                match grade_asset(&permit, &mut s, &scorer, &asset, &series, &pooled) {
-                                    Ok((r, t)) => {
-                                        rows.extend(r);
-                                        track.extend(t);
-                                        ok.push(id);
-                                    }
-                                    Err(e) => {
-                                        tracing::warn!(ticker = %asset.ticker, error = %e, "grading failed");
-                                        bad.push(id);
-                                    }
-                                }
-                            }
-                            // Deleted, deactivated or shortened since the run started.
-                            _ => bad.push(id),
-                        }
-                    }
-                    (s, rows, track, ok, bad)
-                })
-                .await
-                .map_err(|e| Error::Internal(format!("grading worker failed: {e}")))?;
-                session = Some(s);
-                // Before the grades: a task closes only with its history
-                // stored (a worker that dies between grades the asset again).
-                db.record_track_points(&run_id, &track)
-                    .instrument(batch_span.clone())
-                    .await?;
-                db.record_grades(&run_id, &worker, &rows, &ok, &bad)
-                    .instrument(batch_span)
-                    .await?;
-                done.fetch_add(ok.len() + bad.len(), Ordering::Relaxed);
-                failed.fetch_add(bad.len(), Ordering::Relaxed);
-                let p = Progress {
-                    done: done.load(Ordering::Relaxed),
-                    total,
-                    elapsed: started.elapsed().as_secs_f64(),
-                };
-                metrics::gauge!("forecast_grading_assets_done").set(p.done as f64);
-                progress(p);
-            }
-        };
-        // The workers' batches are spans of the run's.
-        handles.push(tokio::spawn(work.instrument(tracing::Span::current())));
-    }
+    let handles: Vec<_> = (0..options.workers.max(1))
+        .map(|w| {
+            let work = work(shared.clone(), format!("{prefix}-{w}"));
+            // The workers' batches are spans of the run's.
+            tokio::spawn(work.instrument(tracing::Span::current()))
+        })
+        .collect();
     for h in handles {
         h.await
             .map_err(|e| Error::Internal(format!("grading worker failed: {e}")))??;
     }
+    finish(db, &plugins, run, &shared).await
+}
+
+/// Activates the run when it is complete, failed little and still runs
+/// the active versions; the summary of this process's part.
+async fn finish(
+    db: Arc<dyn Database>,
+    plugins: &Plugins,
+    run: GradingRun,
+    shared: &Shared,
+) -> Result<Summary, Error> {
+    let started = shared.started;
     let current = db
         .latest_grading_run()
         .await?
@@ -512,7 +806,7 @@ pub async fn run(
     let too_many_failures = current.failures as f64 > current.total as f64 * MAX_FAILED_SHARE;
     // A run is never activated for versions that are no longer active: a
     // rollback (or another activation) while it ran abandons it.
-    let abandoned = !runs_active_versions(&plugins, &current.engine, &current.scorer);
+    let abandoned = !runs_active_versions(plugins, &current.engine, &current.scorer);
     let activated = if abandoned {
         tracing::warn!(
             run = %current.id,
@@ -538,7 +832,7 @@ pub async fn run(
         .await?
         .filter(|r| r.id == current.id)
         .unwrap_or(current);
-    let failed_here = failed.load(Ordering::Relaxed);
+    let failed_here = shared.failed.load(Ordering::Relaxed);
     let data_sources = DataSources::count(
         db.ranking_rows(&run.id, CACHED_RETURN_PERIODS[0], METRICS[0])
             .await?
@@ -548,8 +842,9 @@ pub async fn run(
     metrics::histogram!("forecast_grading_run_duration_seconds")
         .record(started.elapsed().as_secs_f64());
     Ok(Summary {
-        graded_here: done.load(Ordering::Relaxed) - failed_here,
+        graded_here: shared.done.load(Ordering::Relaxed) - failed_here,
         failed_here,
+        kept_here: shared.kept.load(Ordering::Relaxed),
         activated,
         abandoned,
         elapsed: started.elapsed(),
@@ -693,15 +988,12 @@ pub async fn schedule(
             if let Some(kind) = &refresh {
                 wait_for_refresh(db.as_ref(), kind, REFRESH_WAIT).await;
             }
-            match run(
-                db.clone(),
-                plugins.clone(),
+            let options = Options {
                 workers,
                 lease,
-                log_progress.clone(),
-            )
-            .await
-            {
+                rebuild: false,
+            };
+            match run(db.clone(), plugins.clone(), options, log_progress.clone()).await {
                 Ok(s) if s.abandoned => {
                     // The versions changed under the run: decide again now.
                     first = true;
@@ -710,6 +1002,7 @@ pub async fn schedule(
                 Ok(s) => tracing::info!(
                     run = %s.run.id,
                     graded = s.graded_here,
+                    kept = s.kept_here,
                     failures = s.failed_here,
                     activated = s.activated,
                     seconds = s.elapsed.as_secs_f64(),

@@ -14,6 +14,7 @@ pub mod auth;
 pub mod authored;
 pub mod backtest;
 pub mod budget;
+pub mod carry;
 pub mod embeddings;
 pub mod error;
 pub mod evidence;

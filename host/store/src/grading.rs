@@ -80,6 +80,16 @@ pub struct TrackPoints {
     pub body: Vec<u8>,
 }
 
+/// What a run's grade of one asset leaves for the next run, as the
+/// services encode it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GradeCarry {
+    /// Asset.
+    pub asset_id: i64,
+    /// The encoded carry.
+    pub body: Vec<u8>,
+}
+
 /// A stored grade history with the asset fields its filters read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrackedAsset {
@@ -191,9 +201,23 @@ pub trait GradingStore: Send + Sync {
         metric: Metric,
     ) -> StoreResult<Vec<RankedRow>>;
 
-    /// Stores grade histories of a run (replacing any of the same asset,
-    /// period and metric); they go with the run's grades.
-    async fn record_track_points(&self, run_id: &str, points: &[TrackPoints]) -> StoreResult<()>;
+    /// Stores grade histories of a run and the carries of their assets
+    /// (replacing any of the same asset, period and metric, or asset) in
+    /// one transaction; they go with the run's grades.
+    async fn record_track_points(
+        &self,
+        run_id: &str,
+        points: &[TrackPoints],
+        carries: &[GradeCarry],
+    ) -> StoreResult<()>;
+
+    /// One asset's carry (if the run left one) and its grade histories
+    /// in a run, by (period, metric).
+    async fn asset_history(
+        &self,
+        run_id: &str,
+        asset_id: i64,
+    ) -> StoreResult<(Option<Vec<u8>>, Vec<TrackPoints>)>;
 
     /// A run's grade histories for (period, metric), of active assets, by
     /// asset id.
@@ -321,6 +345,31 @@ macro_rules! impl_grading_store {
                     .fetch_all(&self.pool)
                     .await?;
                 rows.iter().map($crate::rows::tracked).collect()
+            }
+
+            async fn asset_history(
+                &self,
+                run_id: &str,
+                asset_id: i64,
+            ) -> $crate::StoreResult<(Option<Vec<u8>>, Vec<$crate::TrackPoints>)> {
+                use $crate::rows::Cols as _;
+                let carry = sqlx::query($crate::sql::CARRY)
+                    .bind(run_id)
+                    .bind(asset_id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map(|r| r.bytes("body"))
+                    .transpose()?;
+                let rows = sqlx::query($crate::sql::ASSET_TRACK_POINTS)
+                    .bind(run_id)
+                    .bind(asset_id)
+                    .fetch_all(&self.pool)
+                    .await?;
+                let points = rows
+                    .iter()
+                    .map($crate::rows::track_points)
+                    .collect::<$crate::StoreResult<_>>()?;
+                Ok((carry, points))
             }
 
             async fn claim_grading_tasks(

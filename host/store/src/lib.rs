@@ -53,7 +53,9 @@ pub use assets::{AssetStore, CachedMetadata, CatalogEntry};
 pub use caches::{CacheStore, SettingsStore};
 pub use embeddings::{EmbeddingStore, StoredEmbedding};
 pub use generations::{GenerationStore, Generations};
-pub use grading::{GradeRow, GradingRun, GradingStore, RankedRow, TrackPoints, TrackedAsset};
+pub use grading::{
+    GradeCarry, GradeRow, GradingRun, GradingStore, RankedRow, TrackPoints, TrackedAsset,
+};
 pub use jobs::{JobRun, JobStore};
 pub use postgres::PgStore;
 pub use quotas::{Consumption, QuotaStore, Window, WindowUsage};

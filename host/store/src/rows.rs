@@ -243,6 +243,17 @@ pub(crate) fn tracked(r: &impl Cols) -> StoreResult<TrackedAsset> {
     })
 }
 
+/// A row of `sql::ASSET_TRACK_POINTS`.
+pub(crate) fn track_points(r: &impl Cols) -> StoreResult<crate::TrackPoints> {
+    Ok(crate::TrackPoints {
+        asset_id: r.int("asset_id")?,
+        return_period: u32::try_from(r.int("return_period")?)
+            .map_err(|_| crate::StoreError::Corrupt("return_period out of range".into()))?,
+        metric: r.parsed("metric")?,
+        body: r.bytes("body")?,
+    })
+}
+
 fn kind(r: &impl Cols) -> StoreResult<PluginKind> {
     r.parsed("kind")
 }

@@ -331,6 +331,23 @@ pub(crate) const DELETE_OTHER_GRADES: &str = "DELETE FROM grades WHERE run_id IN
 pub(crate) const DELETE_OTHER_TRACK_POINTS: &str = "DELETE FROM track_points WHERE run_id IN
      (SELECT id FROM grading_runs WHERE day < (SELECT day FROM grading_runs WHERE id = $1))";
 
+/// Carries go with their run's grade histories.
+pub(crate) const DELETE_OTHER_CARRIES: &str = "DELETE FROM grade_carries WHERE run_id IN
+     (SELECT id FROM grading_runs WHERE day < (SELECT day FROM grading_runs WHERE id = $1))";
+
+pub(crate) const UPSERT_CARRY: &str = "INSERT INTO grade_carries (run_id, asset_id, body)
+     VALUES ($1, $2, $3)
+     ON CONFLICT (run_id, asset_id) DO UPDATE SET body = excluded.body";
+
+/// One asset's carry in a run.
+pub(crate) const CARRY: &str = "SELECT body FROM grade_carries WHERE run_id = $1 AND asset_id = $2";
+
+/// One asset's grade histories in a run, whatever the asset's state.
+pub(crate) const ASSET_TRACK_POINTS: &str = "SELECT asset_id,
+     CAST(return_period AS BIGINT) AS return_period, metric, body
+     FROM track_points WHERE run_id = $1 AND asset_id = $2
+     ORDER BY return_period, metric";
+
 pub(crate) const UPSERT_TRACK_POINTS: &str =
     "INSERT INTO track_points (run_id, asset_id, return_period, metric, body)
      VALUES ($1, $2, $3, $4, $5)

@@ -168,8 +168,17 @@ crate::grading::impl_grading_store!(PgStore {
         &self,
         run_id: &str,
         points: &[crate::TrackPoints],
+        carries: &[crate::GradeCarry],
     ) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
+        for c in carries {
+            sqlx::query(sql::UPSERT_CARRY)
+                .bind(run_id)
+                .bind(c.asset_id)
+                .bind(&c.body)
+                .execute(&mut *tx)
+                .await?;
+        }
         for p in points {
             sqlx::query(sql::UPSERT_TRACK_POINTS)
                 .bind(run_id)
@@ -223,6 +232,7 @@ crate::grading::impl_grading_store!(PgStore {
             sql::SET_ACTIVE_RUN,
             sql::DELETE_OTHER_GRADES,
             sql::DELETE_OTHER_TRACK_POINTS,
+            sql::DELETE_OTHER_CARRIES,
             sql::DELETE_OTHER_TASKS,
         ] {
             sqlx::query(statement)

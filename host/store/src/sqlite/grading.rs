@@ -116,9 +116,18 @@ crate::grading::impl_grading_store!(SqliteStore {
         &self,
         run_id: &str,
         points: &[crate::TrackPoints],
+        carries: &[crate::GradeCarry],
     ) -> StoreResult<()> {
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for c in carries {
+            sqlx::query(sql::UPSERT_CARRY)
+                .bind(run_id)
+                .bind(c.asset_id)
+                .bind(&c.body)
+                .execute(&mut *tx)
+                .await?;
+        }
         for p in points {
             sqlx::query(sql::UPSERT_TRACK_POINTS)
                 .bind(run_id)
@@ -154,6 +163,7 @@ crate::grading::impl_grading_store!(SqliteStore {
             sql::SET_ACTIVE_RUN,
             sql::DELETE_OTHER_GRADES,
             sql::DELETE_OTHER_TRACK_POINTS,
+            sql::DELETE_OTHER_CARRIES,
             sql::DELETE_OTHER_TASKS,
         ] {
             sqlx::query(statement)

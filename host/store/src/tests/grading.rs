@@ -1,6 +1,7 @@
 //! Grading runs, tasks, grades and rankings.
 
 use super::*;
+use crate::GradeCarry;
 
 fn grade_row(asset_id: i64, period: u32, score: f64) -> GradeRow {
     GradeRow {
@@ -159,12 +160,29 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
         metric: Metric::Return,
         body: body.to_vec(),
     };
-    db.record_track_points(&run.id, &[points(1, b"old"), points(2, b"two")])
+    let carry = |asset_id, body: &[u8]| GradeCarry {
+        asset_id,
+        body: body.to_vec(),
+    };
+    db.record_track_points(
+        &run.id,
+        &[points(1, b"old"), points(2, b"two")],
+        &[carry(1, b"c-old")],
+    )
+    .await
+    .unwrap();
+    db.record_track_points(&run.id, &[points(1, b"new")], &[carry(1, b"c-new")])
         .await
         .unwrap();
-    db.record_track_points(&run.id, &[points(1, b"new")])
-        .await
-        .unwrap();
+    // One asset's histories and carry, as the next run reads them.
+    assert_eq!(
+        db.asset_history(&run.id, 1).await.unwrap(),
+        (Some(b"c-new".to_vec()), vec![points(1, b"new")])
+    );
+    assert_eq!(
+        db.asset_history(&run.id, 2).await.unwrap(),
+        (None, vec![points(2, b"two")])
+    );
     let stored = db.track_points(&run.id, 90, Metric::Return).await.unwrap();
     assert_eq!(
         stored
@@ -219,6 +237,11 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
             .unwrap()
             .is_empty(),
         "old grade histories dropped with them"
+    );
+    assert_eq!(
+        db.asset_history(&run.id, 1).await.unwrap(),
+        (None, Vec::new()),
+        "and their carries"
     );
     assert_eq!(
         db.ranking_rows(&next.id, 90, Metric::Return)
