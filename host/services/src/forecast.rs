@@ -539,14 +539,30 @@ pub fn by_horizon(
         ends: &[],
         sets: &[],
     };
+    let at = Known {
+        prior: none,
+        last: None,
+    };
     by_horizon_after(
-        permit, session, scorer, s, queries, params, walks, ends, none, pooled,
+        permit, session, scorer, s, queries, params, walks, ends, at, pooled,
     )
     .map(|(by, _)| by)
 }
 
-/// [`by_horizon`] at `prior.ends` followed by `ends`, the engine asked
-/// only about `ends` (the walks hold states at `ends` only): the scorer
+/// What is known before the engine is asked for episodes: the carried
+/// inputs of earlier month-ends, and the episodes at the last of the new
+/// row indices per return set (today's evidence reports them), if known.
+#[derive(Debug, Clone, Copy)]
+pub struct Known<'a> {
+    /// Earlier month-ends' inputs.
+    pub prior: Prior<'a>,
+    /// Per return-metric set, the episodes at the last row index.
+    pub last: Option<&'a [u32]>,
+}
+
+/// [`by_horizon`] at `known.prior.ends` followed by `ends`, the engine
+/// asked only about `ends` (the walks hold states at `ends` only; its
+/// episodes only where `known.last` does not give them): the scorer
 /// forecasts every point, the earlier ones from the carried inputs. Also
 /// each return set's inputs at all those row indices.
 #[allow(clippy::too_many_arguments)]
@@ -559,9 +575,10 @@ pub fn by_horizon_after(
     params: &[forecast_plugins::segmentation::AnalysisParams],
     walks: &[Vec<forecast_plugins::segmentation::StateAt>],
     ends: &[u32],
-    prior: Prior<'_>,
+    known: Known<'_>,
     pooled: Option<(&PooledTable, Pool)>,
 ) -> Result<(ByHorizon, Vec<SetInputs>), String> {
+    let prior = known.prior;
     if !scorer.has_forecasting() || !session.plugin().has_episodes() || ends.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
@@ -569,9 +586,7 @@ pub fn by_horizon_after(
         .filter(|&i| queries[i].metric == forecast_domain::Metric::Return)
         .collect();
     let set_params: Vec<_> = sets.iter().map(|&i| params[i]).collect();
-    let episodes = session
-        .episodes_at(permit, s, &set_params, ends)
-        .map_err(|e| e.to_string())?;
+    let episodes = episodes_at(permit, session, s, &set_params, ends, known.last)?;
     if episodes.len() != sets.len() || !(prior.sets.is_empty() || prior.sets.len() == sets.len()) {
         return Err(format!(
             "{} episode lists and {} carried for {} sets",
@@ -584,7 +599,6 @@ pub fn by_horizon_after(
     let mut out = Vec::with_capacity(sets.len());
     let mut inputs = Vec::with_capacity(sets.len());
     for (n, (&i, eps)) in sets.iter().zip(episodes).enumerate() {
-        let eps = eps.map_err(|e| format!("episodes: {e:?}"))?;
         let walk = &walks[i];
         if eps.len() != ends.len() || walk.len() != ends.len() {
             return Err(format!(
@@ -621,6 +635,38 @@ pub fn by_horizon_after(
         inputs.push(set);
     }
     Ok((out, inputs))
+}
+
+/// Per set of `params`, its episodes at each of `ends`: from the engine,
+/// but at the last row index from `last` when given (one per set), so the
+/// engine is asked only about the others (not at all for one row index).
+fn episodes_at(
+    permit: &forecast_plugins::Permit,
+    session: &mut forecast_plugins::SegmentationSession,
+    s: &PriceSeries,
+    params: &[forecast_plugins::segmentation::AnalysisParams],
+    ends: &[u32],
+    last: Option<&[u32]>,
+) -> Result<Vec<Vec<u32>>, String> {
+    let asked = match last {
+        Some(last) if last.len() == params.len() => &ends[..ends.len() - 1],
+        _ => ends,
+    };
+    let mut out: Vec<Vec<u32>> = match asked.is_empty() {
+        true => vec![Vec::new(); params.len()],
+        false => session
+            .episodes_at(permit, s, params, asked)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|r| r.map_err(|e| format!("episodes: {e:?}")))
+            .collect::<Result<_, _>>()?,
+    };
+    if asked.len() < ends.len() {
+        for (set, &n) in out.iter_mut().zip(last.unwrap_or_default()) {
+            set.push(n);
+        }
+    }
+    Ok(out)
 }
 
 /// The wire form of a graded point's forecast.

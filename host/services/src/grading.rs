@@ -182,6 +182,8 @@ struct Walked {
     grades: Vec<forecast_plugins::scorer::Grade>,
     track: Vec<TrackPoints>,
     forecasts: crate::forecast::ByHorizon,
+    /// Today's evidence, when the walk asked for it.
+    evidence: Option<Vec<Option<EvidenceReport>>>,
     carry: Option<Carry>,
     kept: bool,
 }
@@ -229,7 +231,10 @@ fn grade_asset(
         ));
     }
     let window = series.clone().last_rows(max);
-    let evidence = today_evidence(permit, session, &window, &params, &walked.today)?;
+    let evidence = match walked.evidence.clone() {
+        Some(evidence) => evidence,
+        None => today_evidence(permit, session, &window, &params, &walked.today)?,
+    };
     let rows = queries
         .iter()
         .zip(&walked.today)
@@ -326,9 +331,28 @@ fn walk_histories(
     if all.len() != inputs.len() {
         return Err(format!("{} grades for {} states", all.len(), inputs.len()));
     }
-    let prior = crate::forecast::Prior {
-        ends: &month_ends[..k],
-        sets: kept.as_ref().map_or(&[][..], |kept| &kept.carry.sets[..]),
+    // Today's evidence, and from it today's episodes of the return sets.
+    let today: Vec<_> = walks.iter().map(|w| w[w.len() - 1].clone()).collect();
+    let evidence = today_evidence(c.permit, session, series, c.params, &today)?;
+    let last: Option<Vec<u32>> = queries
+        .iter()
+        .zip(&evidence)
+        .zip(&today)
+        .filter(|((q, _), _)| q.metric == Metric::Return)
+        .map(|((_, e), st)| {
+            e.as_ref()?
+                .segments
+                .iter()
+                .find(|b| b.segment_idx == st.current.segment)
+                .map(|b| b.episodes)
+        })
+        .collect();
+    let known = crate::forecast::Known {
+        prior: crate::forecast::Prior {
+            ends: &month_ends[..k],
+            sets: kept.as_ref().map_or(&[][..], |kept| &kept.carry.sets[..]),
+        },
+        last: last.as_deref(),
     };
     let (forecasts, mut inputs) = crate::forecast::by_horizon_after(
         c.permit,
@@ -339,7 +363,7 @@ fn walk_histories(
         c.params,
         &walks,
         &ends,
-        prior,
+        known,
         Some((pooled, pool)),
     )?;
     forecast_grades(queries, &forecasts, &mut all, ends.len(), k);
@@ -383,6 +407,7 @@ fn walk_histories(
         grades,
         track,
         forecasts,
+        evidence: Some(evidence),
         carry: Carry::of(series, &month_ends, on, inputs),
         kept: k > 0,
     })
@@ -430,6 +455,7 @@ fn states_without_history(
         grades,
         track,
         forecasts: Vec::new(),
+        evidence: None,
         carry: None,
         kept: false,
     })
