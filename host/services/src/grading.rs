@@ -332,7 +332,7 @@ fn walk_histories(
         return Err(format!("{} grades for {} states", all.len(), inputs.len()));
     }
     // Today's evidence, and from it today's episodes of the return sets.
-    let today: Vec<_> = walks.iter().map(|w| w[w.len() - 1].clone()).collect();
+    let today: Vec<_> = walks.iter().map(|w| w[w.len() - 1]).collect();
     let evidence = today_evidence(c.permit, session, series, c.params, &today)?;
     let last: Option<Vec<u32>> = queries
         .iter()
