@@ -294,13 +294,8 @@ fn walk_histories(
     let pool = Pool::of(c.asset.data_source);
     let month_ends = crate::track_record::month_ends(series);
     let months = month_ends.len();
-    let sets = match c.scorer.has_forecasting() && session.plugin().has_episodes() {
-        true => queries
-            .iter()
-            .filter(|q| q.metric == Metric::Return)
-            .count(),
-        false => 0,
-    };
+    let forecasting = c.scorer.has_forecasting() && session.plugin().has_episodes();
+    let sets = usize::from(forecasting) * return_sets(queries);
     let on = crate::carry::Inputs {
         params: c.params,
         table: pooled,
@@ -310,43 +305,12 @@ fn walk_histories(
     let k = kept.as_ref().map_or(0, |kept| kept.carry.ends.len());
     let mut ends = month_ends[k..].to_vec();
     ends.push(series.len() as u32 - 1);
-    let walks = session
-        .states_at(c.permit, series, c.params, &ends)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|r| r.map_err(|e| format!("{e:?}")))
-        .collect::<Result<Vec<_>, String>>()?;
-    if walks.len() != c.params.len() || walks.iter().any(|w| w.len() != ends.len()) {
-        return Err(format!(
-            "the engine answered {} state lists for {} parameter sets",
-            walks.len(),
-            c.params.len()
-        ));
-    }
-    let inputs: Vec<_> = walks.iter().flatten().map(verdict::score_input).collect();
-    let mut all = c
-        .scorer
-        .score(c.permit, &inputs)
-        .map_err(|e| e.to_string())?;
-    if all.len() != inputs.len() {
-        return Err(format!("{} grades for {} states", all.len(), inputs.len()));
-    }
+    let walks = walk_at(session, c, &ends)?;
+    let mut all = score_all(c, &walks)?;
     // Today's evidence, and from it today's episodes of the return sets.
     let today: Vec<_> = walks.iter().map(|w| w[w.len() - 1]).collect();
     let evidence = today_evidence(c.permit, session, series, c.params, &today)?;
-    let last: Option<Vec<u32>> = queries
-        .iter()
-        .zip(&evidence)
-        .zip(&today)
-        .filter(|((q, _), _)| q.metric == Metric::Return)
-        .map(|((_, e), st)| {
-            e.as_ref()?
-                .segments
-                .iter()
-                .find(|b| b.segment_idx == st.current.segment)
-                .map(|b| b.episodes)
-        })
-        .collect();
+    let last = today_episodes(queries, &evidence, &today);
     let known = crate::forecast::Known {
         prior: crate::forecast::Prior {
             ends: &month_ends[..k],
@@ -411,6 +375,76 @@ fn walk_histories(
         carry: Carry::of(series, &month_ends, on, inputs),
         kept: k > 0,
     })
+}
+
+/// How many of `queries` grade the return metric (the sets forecast).
+fn return_sets(queries: &[AnalysisQuery]) -> usize {
+    queries
+        .iter()
+        .filter(|q| q.metric == Metric::Return)
+        .count()
+}
+
+/// The scorer's grade of every state of `walks`, in one call.
+fn score_all(
+    c: &Call<'_>,
+    walks: &[Vec<forecast_plugins::segmentation::StateAt>],
+) -> Result<Vec<forecast_plugins::scorer::Grade>, String> {
+    let inputs: Vec<_> = walks.iter().flatten().map(verdict::score_input).collect();
+    let all = c
+        .scorer
+        .score(c.permit, &inputs)
+        .map_err(|e| e.to_string())?;
+    if all.len() != inputs.len() {
+        return Err(format!("{} grades for {} states", all.len(), inputs.len()));
+    }
+    Ok(all)
+}
+
+/// Each parameter set's state at each of `ends`, in one engine call.
+fn walk_at(
+    session: &mut forecast_plugins::SegmentationSession,
+    c: &Call<'_>,
+    ends: &[u32],
+) -> Result<Vec<Vec<forecast_plugins::segmentation::StateAt>>, String> {
+    let series = c.series;
+    let walks = session
+        .states_at(c.permit, series, c.params, ends)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|r| r.map_err(|e| format!("{e:?}")))
+        .collect::<Result<Vec<_>, String>>()?;
+    if walks.len() != c.params.len() || walks.iter().any(|w| w.len() != ends.len()) {
+        return Err(format!(
+            "the engine answered {} state lists for {} parameter sets",
+            walks.len(),
+            c.params.len()
+        ));
+    }
+    Ok(walks)
+}
+
+/// The episodes behind today's bucket of each return-metric query, as
+/// today's evidence reports them (what `episodes-at` answers for the last
+/// row); `None` when one is missing.
+fn today_episodes(
+    queries: &[AnalysisQuery],
+    evidence: &[Option<EvidenceReport>],
+    today: &[forecast_plugins::segmentation::StateAt],
+) -> Option<Vec<u32>> {
+    queries
+        .iter()
+        .zip(evidence)
+        .zip(today)
+        .filter(|((q, _), _)| q.metric == Metric::Return)
+        .map(|((_, e), st)| {
+            e.as_ref()?
+                .segments
+                .iter()
+                .find(|b| b.segment_idx == st.current.segment)
+                .map(|b| b.episodes)
+        })
+        .collect()
 }
 
 /// An engine before WIT 1.7.0, or a history longer than the engine is
