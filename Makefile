@@ -263,8 +263,11 @@ bench-heavy: components model
 bench-uploads: components
 	$(CARGO) bench -p forecast-host --bench uploads
 
-## lint: formatting and clippy, host and components
+## lint: the docs (decision records' format, the index, the front docs' sizes:
+## tools/lint/docs.py), formatting and clippy, host and components
 lint: components
+	python3 tools/lint/docs.py
+	python3 -m unittest tools/lint/test_docs.py
 	$(CARGO) fmt --all -- --check
 	cd components && $(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

@@ -95,6 +95,8 @@ const CASES: &[(&str, &str, Auth, f64)] = &[
         Auth::Key,
         0.8,
     ),
+    ("usage `/api/usage`", "/api/usage", Auth::Key, 0.5),
+    ("web: usage", "/web/api/usage", Auth::Session, 0.5),
     (
         "web: ranking, default",
         "/web/api/ranking",

@@ -224,6 +224,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         origin: Arc::from(origin.as_str()),
         cookie_secure,
         strategy_listing: Default::default(),
+        results: Default::default(),
         plugins,
     });
     Ok(App { state, db, demo })

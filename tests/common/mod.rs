@@ -8,6 +8,7 @@
 
 pub mod client;
 mod inproc;
+pub mod postgres;
 pub mod smtp;
 pub mod webhook;
 

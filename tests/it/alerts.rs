@@ -1079,9 +1079,7 @@ async fn one_accounts_slow_endpoints_delay_only_that_account() {
 /// event is recorded and delivered once.
 #[tokio::test]
 async fn two_replicas_fire_each_event_once() {
-    let Some(db) = crate::replicas::PgDatabase::create().await else {
-        return;
-    };
+    let db = common::postgres::ScratchPg::create("alerts").await;
     common::cli_ok_url(&db.url, &["demo", "load", "--small"], "");
     common::cli_ok_url(
         &db.url,

@@ -748,21 +748,8 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
 
 #[tokio::test]
 async fn two_processes_split_one_run_on_postgres() {
-    let Ok(admin) = std::env::var("TEST_DATABASE_URL") else {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: TEST_DATABASE_URL is not set; the PostgreSQL grading split did not run"
-        );
-        return;
-    };
-    let name = format!("fe_grading_{}", uuid::Uuid::new_v4().simple());
-    let pool = sqlx::PgPool::connect(&admin).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    let url = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
+    let db = common::postgres::ScratchPg::create("grading").await;
+    let url = db.url.clone();
     common::cli_ok_url(&url, &["demo", "load"], "");
     let n = small_universe(&url).await;
     let spawn = || {
@@ -813,11 +800,6 @@ async fn two_processes_split_one_run_on_postgres() {
             && stdout.contains(&format!("run total {n} graded, 0 failed")),
         "{stdout}"
     );
-    pool.close().await;
-    let cleanup = sqlx::PgPool::connect(&admin).await.unwrap();
-    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .execute(&cleanup)
-        .await;
 }
 
 #[tokio::test]

@@ -284,24 +284,7 @@ async fn incremental_runs_store_what_a_rebuild_stores_on_sqlite() {
 
 #[tokio::test]
 async fn incremental_runs_store_what_a_rebuild_stores_on_postgres() {
-    let Ok(admin) = std::env::var("TEST_DATABASE_URL") else {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: TEST_DATABASE_URL is not set; incremental grading on PostgreSQL did not run"
-        );
-        return;
-    };
-    let name = format!("fe_incremental_{}", uuid::Uuid::new_v4().simple());
-    let pool = sqlx::PgPool::connect(&admin).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    let url = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
-    common::cli_ok_url(&url, &["demo", "load"], "");
-    the_three_cases(&url).await;
-    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .execute(&pool)
-        .await;
+    let db = common::postgres::ScratchPg::create("incremental").await;
+    common::cli_ok_url(&db.url, &["demo", "load"], "");
+    the_three_cases(&db.url).await;
 }

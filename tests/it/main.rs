@@ -50,4 +50,5 @@ mod strategy_uploads;
 mod telemetry;
 mod track_record;
 mod upload_abuse;
+mod usage;
 mod web;

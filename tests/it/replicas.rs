@@ -1,73 +1,17 @@
 //! Two `forecast serve` replicas on one PostgreSQL database: quotas, key
 //! limits, revocations and tier changes hold across them.
 //!
-//! Needs `TEST_DATABASE_URL` (a PostgreSQL server whose user may create
-//! databases); `.ci/run` sets it. Without it the test says so loudly and
-//! returns.
+//! Needs a PostgreSQL server whose user may create databases
+//! ([`ScratchPg`]: `TEST_DATABASE_URL`, which `.ci/run` sets).
 
 use crate::common;
 
-use std::io::Write;
-
+use common::postgres::ScratchPg;
 use common::{cli_ok_url, Server};
 use reqwest::header::{COOKIE, ORIGIN, SET_COOKIE};
 use serde_json::json;
 
 const ORIGIN_URL: &str = "http://app.example";
-
-/// A fresh database on the test server, dropped when the guard drops.
-pub(crate) struct PgDatabase {
-    admin: String,
-    name: String,
-    pub(crate) url: String,
-}
-
-impl PgDatabase {
-    pub(crate) async fn create() -> Option<PgDatabase> {
-        let Ok(admin) = std::env::var("TEST_DATABASE_URL") else {
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED: TEST_DATABASE_URL is not set; the two-replica PostgreSQL tests did not run"
-            );
-            return None;
-        };
-        let name = format!("fe_replicas_{}", uuid::Uuid::new_v4().simple());
-        let pool = sqlx::PgPool::connect(&admin)
-            .await
-            .expect("connect to TEST_DATABASE_URL");
-        sqlx::query(&format!("CREATE DATABASE {name}"))
-            .execute(&pool)
-            .await
-            .unwrap();
-        pool.close().await;
-        let base = admin
-            .rsplit_once('/')
-            .map_or(admin.as_str(), |(b, _)| b)
-            .to_string();
-        Some(PgDatabase {
-            url: format!("{base}/{name}"),
-            admin,
-            name,
-        })
-    }
-}
-
-impl Drop for PgDatabase {
-    fn drop(&mut self) {
-        let (admin, name) = (self.admin.clone(), self.name.clone());
-        // A runtime of its own: drop may run outside the test's runtime.
-        let _ = std::thread::spawn(move || {
-            tokio::runtime::Runtime::new().unwrap().block_on(async {
-                if let Ok(pool) = sqlx::PgPool::connect(&admin).await {
-                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                        .execute(&pool)
-                        .await;
-                }
-            })
-        })
-        .join();
-    }
-}
 
 async fn login(s: &Server, email: &str, password: &str) -> String {
     let r = s
@@ -84,9 +28,7 @@ async fn login(s: &Server, email: &str, password: &str) -> String {
 
 #[tokio::test]
 async fn two_replicas_share_quotas_keys_and_revocations() {
-    let Some(db) = PgDatabase::create().await else {
-        return;
-    };
+    let db = ScratchPg::create("replicas").await;
     cli_ok_url(&db.url, &["demo", "load"], "");
     cli_ok_url(
         &db.url,
@@ -263,9 +205,7 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
 /// replicas within 5 seconds, and so is its rollback.
 #[tokio::test]
 async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
-    let Some(db) = PgDatabase::create().await else {
-        return;
-    };
+    let db = ScratchPg::create("replicas").await;
     cli_ok_url(&db.url, &["demo", "load"], "");
     cli_ok_url(
         &db.url,
@@ -375,9 +315,7 @@ async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
 /// database is not a demo.
 #[tokio::test]
 async fn postgres_gets_the_demo_account_only_when_asked() {
-    let Some(db) = PgDatabase::create().await else {
-        return;
-    };
+    let db = ScratchPg::create("replicas").await;
     cli_ok_url(&db.url, &["demo", "load", "--small"], "");
     // Stdout is a pipe: a demo login goes to `demo-login.txt` in the
     // working directory (there is no database file to put it beside).
@@ -425,9 +363,7 @@ use crate::fake_provider;
 /// fetched history replaces the stored one.
 #[tokio::test]
 async fn the_scheduled_refresh_is_split_across_replicas() {
-    let Some(db) = PgDatabase::create().await else {
-        return;
-    };
+    let db = ScratchPg::create("replicas").await;
     cli_ok_url(&db.url, &["demo", "load", "--small"], "");
     let fake = fake_provider::FakeProvider::start();
     fake.script(
@@ -506,9 +442,7 @@ async fn the_scheduled_refresh_is_split_across_replicas() {
 /// runs count in the resource figures both list (one database).
 #[tokio::test]
 async fn two_replicas_share_uploads_their_sharing_and_their_run_figures() {
-    let Some(db) = PgDatabase::create().await else {
-        return;
-    };
+    let db = ScratchPg::create("replicas").await;
     cli_ok_url(&db.url, &["demo", "load"], "");
     cli_ok_url(
         &db.url,
@@ -614,9 +548,7 @@ async fn two_replicas_share_uploads_their_sharing_and_their_run_figures() {
 /// grades and moves its last price) on their next request.
 #[tokio::test]
 async fn two_replicas_see_an_ingest_in_their_ranking_and_catalog_at_once() {
-    let Some(db) = PgDatabase::create().await else {
-        return;
-    };
+    let db = ScratchPg::create("replicas").await;
     cli_ok_url(&db.url, &["demo", "load"], "");
     let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
     sqlx::query("UPDATE assets SET is_active = ticker IN ('^GSPC', '^IXIC', 'AAPL')")

@@ -38,6 +38,7 @@ import { MethodologyPage } from "./pages/methodology";
 import { TrackRecordPage } from "./pages/track-record";
 import { AlertsPage } from "./pages/alerts";
 import { refreshUnread, setUnread, useUnread } from "./unread";
+import { UsageMeter } from "./usage";
 
 export { useSession };
 
@@ -146,6 +147,7 @@ function Header({ loc, user, onSignOut }: { loc: Location; user: Me | null; onSi
               </a>
             )}
           </span>
+          {premium && <UsageMeter path={loc.path} />}
           <button type="button" class="btn btn-ghost" onClick={onSignOut}>
             Sign out
           </button>

@@ -281,6 +281,8 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     await trio(page);
     await page.click("form.bt-form button[type=submit]");
     await page.locator("#downloads-title").waitFor({ timeout: RUN_TIMEOUT });
+    const usage = () => page.evaluate(async () => (await fetch("/web/api/usage")).json());
+    const before = await usage();
     const get = async (label) => {
       const [dl] = await Promise.all([
         page.waitForEvent("download", { timeout: RUN_TIMEOUT }),
@@ -298,6 +300,19 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     assert.equal(sheet.name, "backtest-tear-sheet.html");
     assert.doesNotMatch(sheet.text, /<script|https?:\/\//);
     assert.match(await page.locator("#download-status").innerText(), /Downloaded backtest-tear-sheet\.html/);
+    // The downloads were answered from the run: nothing more was spent, and
+    // the account menu's meter shows what the run cost, by route.
+    const after = await usage();
+    assert.equal(after.day.used, before.day.used, "downloads are free");
+    await page.locator(".usage summary").click();
+    await page.locator(".usage-routes").waitFor();
+    assert.match(await page.locator(".usage-figure").innerText(), new RegExp(`^${after.day.used.toLocaleString("en-US")}/`));
+    assert.match(await page.locator(".usage-routes").innerText(), /POST \/api\/backtest \(web app\)/);
+    const panel = await page.locator(".usage-panel").boundingBox();
+    assert.ok(panel.x >= 0 && panel.x + panel.width <= DESKTOP.width, `the panel is on screen (${JSON.stringify(panel)})`);
+    await shot(page, "account-quota-meter");
+    await axe(page, "quota meter");
+    await page.locator(".usage summary").click();
     // Offline, it still draws every chart.
     const offline = await env.browser.newContext({ viewport: DESKTOP, offline: true });
     const p = await offline.newPage();

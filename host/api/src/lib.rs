@@ -24,6 +24,7 @@ pub mod models;
 pub mod ranking;
 pub mod research;
 pub mod track_record;
+pub mod usage;
 
 use serde::Serialize;
 use utoipa::ToSchema;

@@ -19,7 +19,9 @@ use super::error::ApiError;
 use super::export::{self, ExportQuery, Want};
 use super::extract::{Json as JsonBody, Query};
 use super::guard::{ApiUser, BacktestSlot, Fresh};
+use super::recall::{self, Recalled, RequestKey};
 use crate::AppState;
+use forecast_services::backtest::UserSlot;
 
 /// The backtest route (metered at cost 5 by the caller's route layer).
 pub fn router() -> OpenApiRouter<AppState> {
@@ -50,17 +52,32 @@ pub fn monte_carlo_router() -> OpenApiRouter<AppState> {
 )]
 async fn monte_carlo(
     State(state): State<AppState>,
-    Extension(slot): Extension<BacktestSlot>,
+    (slot, key, recalled): Kept,
     headers: HeaderMap,
     Query(export): Query<ExportQuery>,
     JsonBody(body): JsonBody<MonteCarloRequest>,
 ) -> Result<Response, ApiError> {
     let want = Want::of::<MonteCarloResponse>(&headers, &export)?;
     let (req, mc) = body.validate()?;
-    let slot = slot
-        .take()
-        .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
-    want.respond(state.backtests.monte_carlo(req, mc, slot).await?)
+    let answer = recall::answer(&state.results, key, recalled, async {
+        Ok(state.backtests.monte_carlo(req, mc, take(slot)?).await?)
+    });
+    want.respond(answer.await?)
+}
+
+/// What a kept route's handler takes besides its request: the backtest
+/// slot the guard took (none for a recalled download), the request's key
+/// and the recalled answer (`crate::recall`).
+pub(crate) type Kept = (
+    Option<Extension<BacktestSlot>>,
+    Option<Extension<RequestKey>>,
+    Option<Extension<Recalled>>,
+);
+
+/// The slot the guard took for this request.
+pub(crate) fn take(slot: Option<Extension<BacktestSlot>>) -> Result<UserSlot, ApiError> {
+    slot.and_then(|Extension(s)| s.take())
+        .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))
 }
 
 /// The strategy listing (cost 1).
@@ -86,7 +103,7 @@ pub fn listing_router() -> OpenApiRouter<AppState> {
 )]
 async fn run(
     State(state): State<AppState>,
-    Extension(slot): Extension<BacktestSlot>,
+    (slot, key, recalled): Kept,
     headers: HeaderMap,
     Query(export): Query<ExportQuery>,
     JsonBody(body): JsonBody<BacktestRequest>,
@@ -97,10 +114,10 @@ async fn run(
         false => Some(Want::of::<BacktestResponse>(&headers, &export)?),
     };
     let req = body.validate()?;
-    let slot = slot
-        .take()
-        .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
-    let answer = state.backtests.run(req, slot).await?;
+    let answer = recall::answer(&state.results, key, recalled, async {
+        Ok(state.backtests.run(req, take(slot)?).await?)
+    })
+    .await?;
     match want {
         Some(want) => want.respond(answer),
         None => Ok(export::tear_sheet(&answer)),

@@ -395,6 +395,21 @@ pub fn backtest_bounds(doc: &mut OpenApi) {
     }
 }
 
+/// Says on every operation of `doc` that a download of an answer the same
+/// key or session just received costs nothing (`crate::recall`).
+pub fn recalled(doc: &mut OpenApi) {
+    let minutes = crate::recall::KEEP_FOR.as_secs() / 60;
+    for op in operations(doc) {
+        let text = op.description.get_or_insert_with(String::new);
+        text.push_str(&format!(
+            " Downloads are free: an export of the same request (format=csv or html, or \
+             Accept: text/csv; the same route, body and key or session) within {minutes} \
+             minutes of its answer is answered from that answer, costs 0 quota units and \
+             needs no backtest slot."
+        ));
+    }
+}
+
 /// Documents the session cookie on every operation of `doc`: its security
 /// requirement, its 401, and the Origin check (403) of state changes.
 pub fn session(doc: &mut OpenApi) {

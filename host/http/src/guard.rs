@@ -49,6 +49,15 @@ fn cost_of(extensions: &axum::http::Extensions, route: Cost) -> Cost {
     extensions.get::<Priced>().map_or(route, |p| Cost(p.0))
 }
 
+/// The route's concurrency rule, except for a download answered from a
+/// kept answer (`crate::recall`), which runs nothing and takes no slot.
+fn concurrency_of(extensions: &axum::http::Extensions, route: Concurrency) -> Concurrency {
+    match extensions.get::<crate::recall::Recalled>() {
+        Some(_) => Concurrency::Unbounded,
+        None => route,
+    }
+}
+
 /// The authenticated user, for handlers that need it.
 #[derive(Debug, Clone)]
 pub struct ApiUser(pub User);
@@ -129,6 +138,7 @@ pub async fn bearer(
     next: Next,
 ) -> Response {
     let cost = cost_of(req.extensions(), cost);
+    let concurrency = concurrency_of(req.extensions(), concurrency);
     // Owned, so the future holds no borrow of the (non-Sync) request.
     let authorization = req
         .headers()
@@ -235,17 +245,29 @@ async fn admitted(
     }
     crate::record_user(user);
     req.extensions_mut().insert(ApiUser(user.clone()));
+    let route = route_of(&req);
     let response = next.run(req).await;
-    answered(&state, user, cost, window, now, response).await
+    answered(&state, user, (&route, cost), window, now, response).await
+}
+
+/// The method and route template of a request (`GET /api/ranking`), as
+/// `GET /api/usage` lists what each route cost.
+fn route_of(req: &Request) -> String {
+    let path = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(|| req.uri().path(), |p| p.as_str());
+    format!("{} {path}", req.method())
 }
 
 /// The rate headers on an answer, after giving the charge back when the
 /// work was refused before it started (a 503 from the heavy-work budget
-/// or the wait for plugin slots: [`super::error::Uncharged`]).
+/// or the wait for plugin slots: [`super::error::Uncharged`]); what the
+/// route finally cost is tallied for `GET /api/usage`.
 async fn answered(
     state: &AppState,
     user: &User,
-    cost: Cost,
+    (route, cost): (&str, Cost),
     mut window: WindowUsage,
     now: i64,
     mut response: Response,
@@ -269,6 +291,14 @@ async fn answered(
             Ok(()) => window.used = window.used.saturating_sub(back),
             Err(e) => tracing::warn!(error = %e, "could not give back a refused request's charge"),
         }
+    }
+    // Bookkeeping: a failure to count it must not fail the request.
+    if let Err(e) = state
+        .quota
+        .tally(user, route, cost.0.saturating_sub(back), now)
+        .await
+    {
+        tracing::warn!(error = %e, "could not tally a route's usage");
     }
     rate_headers(response.headers_mut(), &window);
     response
@@ -299,6 +329,7 @@ pub async fn session(
 ) -> Response {
     let (mut parts, body) = req.into_parts();
     let cost = cost_of(&parts.extensions, cost);
+    let concurrency = concurrency_of(&parts.extensions, concurrency);
     let now = chrono::Utc::now().timestamp();
     // A remembered session is charged first and confirmed after, with the
     // counters its charge's commit read (one wait on the store, as for a
@@ -392,8 +423,9 @@ async fn session_admitted(
             .insert(BacktestSlot(Arc::new(Mutex::new(Some(slot)))));
     }
     req.extensions_mut().insert(ApiUser(user.clone()));
+    let route = route_of(&req);
     let response = next.run(req).await;
-    answered(&state, &user, cost, window, now, response).await
+    answered(&state, &user, (&route, cost), window, now, response).await
 }
 
 /// The active key of a Bearer header and its owner (401 otherwise), from

@@ -29,10 +29,12 @@ pub mod limits;
 mod matcher;
 pub mod metrics;
 mod ranking;
+pub mod recall;
 mod research;
 pub mod session;
 mod state;
 mod strategies;
+mod usage;
 mod watchlist;
 mod web_app;
 
@@ -60,8 +62,8 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 const REQUEST_ID: &str = "x-request-id";
 
 /// The data routes, by what they cost against the quota: the unread
-/// count a page polls 0 (authenticated and tier-checked, never refused for
-/// an exhausted quota), everything else 1,
+/// count a page polls and the usage 0 (authenticated and tier-checked,
+/// never refused for an exhausted quota), everything else 1,
 /// the backtest 5, its Monte Carlo 10, the sweep and walk-forward 1 per
 /// combination and at least 5 (priced by their body before the guard:
 /// [`research::price`]); the last three under one of the user's
@@ -71,10 +73,11 @@ const REQUEST_ID: &str = "x-request-id";
 fn data_groups() -> [DataGroup; 5] {
     [
         DataGroup {
-            routes: alerts::free_router(),
+            routes: alerts::free_router().merge(usage::router()),
             cost: 0,
             concurrency: guard::Concurrency::Unbounded,
             priced: false,
+            kept: false,
         },
         DataGroup {
             routes: OpenApiRouter::new()
@@ -87,24 +90,28 @@ fn data_groups() -> [DataGroup; 5] {
             cost: 1,
             concurrency: guard::Concurrency::Unbounded,
             priced: false,
+            kept: false,
         },
         DataGroup {
             routes: backtest::router(),
             cost: 5,
             concurrency: guard::Concurrency::Backtest,
             priced: false,
+            kept: true,
         },
         DataGroup {
             routes: backtest::monte_carlo_router(),
             cost: 10,
             concurrency: guard::Concurrency::Backtest,
             priced: false,
+            kept: true,
         },
         DataGroup {
             routes: research::router(),
             cost: forecast_api::research::MIN_COST,
             concurrency: guard::Concurrency::Backtest,
             priced: true,
+            kept: true,
         },
     ]
 }
@@ -117,6 +124,8 @@ struct DataGroup {
     concurrency: guard::Concurrency,
     /// Whether the body prices each call ([`research::price`]).
     priced: bool,
+    /// Whether its answers are kept for free downloads ([`recall`]).
+    kept: bool,
 }
 
 impl DataGroup {
@@ -132,6 +141,14 @@ impl DataGroup {
                 .routes
                 .route_layer(middleware::from_fn_with_state(guard_state, guard::session)),
         };
+        // Run before the guard, the price first: a recalled download's
+        // price of 0 replaces the body's.
+        if self.kept {
+            routes = routes.route_layer(middleware::from_fn_with_state(
+                state.results.clone(),
+                recall::recall,
+            ));
+        }
         if self.priced {
             routes = routes.route_layer(middleware::from_fn(research::price));
         }
@@ -145,6 +162,9 @@ impl DataGroup {
         }
         if self.concurrency == guard::Concurrency::Backtest {
             docs::backtest_bounds(doc);
+        }
+        if self.kept {
+            docs::recalled(doc);
         }
         routes
     }

@@ -8,7 +8,6 @@ use axum::http::HeaderMap;
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::Extension;
 use forecast_api::research::{
     self, SweepRequest, SweepResponse, WalkForwardRequest, WalkForwardResponse, MAX_COMBINATIONS,
 };
@@ -16,10 +15,12 @@ use forecast_api::ErrorBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::backtest::{take, Kept};
 use super::error::ApiError;
 use super::export::{ExportQuery, Want};
 use super::extract::{Json as JsonBody, Query};
-use super::guard::{BacktestSlot, Priced};
+use super::guard::Priced;
+use super::recall;
 use crate::AppState;
 
 /// The sweep and walk-forward routes (priced by [`price`], metered by the
@@ -96,17 +97,17 @@ pub async fn price(req: Request, next: Next) -> Response {
 )]
 async fn sweep(
     State(state): State<AppState>,
-    Extension(slot): Extension<BacktestSlot>,
+    (slot, key, recalled): Kept,
     headers: HeaderMap,
     Query(export): Query<ExportQuery>,
     JsonBody(body): JsonBody<SweepRequest>,
 ) -> Result<Response, ApiError> {
     let want = Want::of::<SweepResponse>(&headers, &export)?;
     let sweep = body.validate()?;
-    let slot = slot
-        .take()
-        .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
-    want.respond(state.backtests.sweep(sweep, slot).await?)
+    let answer = recall::answer(&state.results, key, recalled, async {
+        Ok(state.backtests.sweep(sweep, take(slot)?).await?)
+    });
+    want.respond(answer.await?)
 }
 
 /// A walk-forward.
@@ -127,15 +128,18 @@ async fn sweep(
 )]
 async fn walk_forward(
     State(state): State<AppState>,
-    Extension(slot): Extension<BacktestSlot>,
+    (slot, key, recalled): Kept,
     headers: HeaderMap,
     Query(export): Query<ExportQuery>,
     JsonBody(body): JsonBody<WalkForwardRequest>,
 ) -> Result<Response, ApiError> {
     let want = Want::of::<WalkForwardResponse>(&headers, &export)?;
     let (sweep, split) = body.validate()?;
-    let slot = slot
-        .take()
-        .ok_or_else(|| ApiError::Internal("the backtest slot was taken twice".into()))?;
-    want.respond(state.backtests.walk_forward(sweep, split, slot).await?)
+    let answer = recall::answer(&state.results, key, recalled, async {
+        Ok(state
+            .backtests
+            .walk_forward(sweep, split, take(slot)?)
+            .await?)
+    });
+    want.respond(answer.await?)
 }

@@ -109,6 +109,8 @@ pub struct Shared {
     pub cookie_secure: bool,
     /// `GET /api/strategies`' built-in part and the strategies it lists.
     pub strategy_listing: StrategyListing,
+    /// Backtest answers kept for their free downloads (`crate::recall`).
+    pub results: Arc<crate::recall::Results>,
 }
 
 /// The built-in strategies' listing and the loaded strategies it was made

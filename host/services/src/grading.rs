@@ -721,18 +721,26 @@ async fn work(shared: Arc<Shared>, worker: String) -> Result<(), Error> {
         }
         // One span per batch: its loads, guest calls and write.
         let span = tracing::info_span!("grading_batch", run_id = %run_id, worker = %worker, assets = ids.len());
+        // The previous run's histories of the whole batch in one read.
+        let previous: Vec<Option<Previous>> = match &shared.previous {
+            Some(prev) => db
+                .asset_histories(prev, &ids)
+                .instrument(span.clone())
+                .await?
+                .into_iter()
+                .map(|h| {
+                    Some(Previous {
+                        carry: h.carry,
+                        bodies: h.points,
+                    })
+                })
+                .collect(),
+            None => vec![None; ids.len()],
+        };
         let mut items = Vec::with_capacity(ids.len());
-        for id in &ids {
+        for (id, previous) in ids.iter().zip(previous) {
             let asset = shared.catalog.get(id).cloned();
             let series = db.load_series(*id).instrument(span.clone()).await?;
-            let previous = match &shared.previous {
-                Some(prev) => {
-                    let (carry, bodies) =
-                        db.asset_history(prev, *id).instrument(span.clone()).await?;
-                    Some(Previous { carry, bodies })
-                }
-                None => None,
-            };
             items.push((*id, asset, series, previous));
         }
         let mut s = session.take().expect("session returned after each batch");

@@ -88,7 +88,8 @@ pub const OTHER: &[Other] = &[
         name: "TEST_DATABASE_URL",
         read_by: "the tests",
         meaning: "A PostgreSQL server whose user may create databases: the PostgreSQL tests run \
-                  against it. Unset: they are skipped.",
+                  against it. Unset: the local server at \
+                  postgres://postgres@127.0.0.1:5432/test; unreachable, they fail (never skip).",
     },
 ];
 

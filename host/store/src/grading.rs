@@ -80,6 +80,18 @@ pub struct TrackPoints {
     pub body: Vec<u8>,
 }
 
+/// What a run kept of one asset: its carry, if it left one, and its grade
+/// histories by (period, metric).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AssetHistory {
+    /// Asset.
+    pub asset_id: i64,
+    /// The encoded carry (see the services' `carry` module).
+    pub carry: Option<Vec<u8>>,
+    /// The grade histories, by (period, metric).
+    pub points: Vec<TrackPoints>,
+}
+
 /// What a run's grade of one asset leaves for the next run, as the
 /// services encode it.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,13 +223,14 @@ pub trait GradingStore: Send + Sync {
         carries: &[GradeCarry],
     ) -> StoreResult<()>;
 
-    /// One asset's carry (if the run left one) and its grade histories
-    /// in a run, by (period, metric).
-    async fn asset_history(
+    /// The carries (where the run left one) and grade histories, by
+    /// (period, metric), of some assets in a run: one entry per asset asked
+    /// for, in that order, read in two queries whatever their number.
+    async fn asset_histories(
         &self,
         run_id: &str,
-        asset_id: i64,
-    ) -> StoreResult<(Option<Vec<u8>>, Vec<TrackPoints>)>;
+        asset_ids: &[i64],
+    ) -> StoreResult<Vec<AssetHistory>>;
 
     /// A run's grade histories for (period, metric), of active assets, by
     /// asset id.
@@ -251,6 +264,32 @@ pub(crate) fn new_run(
         failures: 0,
     }
 }
+
+/// Writes one batch's carries and grade histories in the open transaction
+/// `$tx` (both backends; only how the transaction is opened differs).
+macro_rules! write_track_points {
+    ($tx:ident, $run_id:ident, $points:ident, $carries:ident) => {
+        for c in $carries {
+            sqlx::query($crate::sql::UPSERT_CARRY)
+                .bind($run_id)
+                .bind(c.asset_id)
+                .bind(&c.body)
+                .execute(&mut *$tx)
+                .await?;
+        }
+        for p in $points {
+            sqlx::query($crate::sql::UPSERT_TRACK_POINTS)
+                .bind($run_id)
+                .bind(p.asset_id)
+                .bind(i64::from(p.return_period))
+                .bind(p.metric.as_str())
+                .bind(&p.body)
+                .execute(&mut *$tx)
+                .await?;
+        }
+    };
+}
+pub(crate) use write_track_points;
 
 /// [`GradingStore`] for a backend's store type (`$store`, with a `pool`
 /// field): the readers are written once here, over the shared statements;
@@ -347,29 +386,48 @@ macro_rules! impl_grading_store {
                 rows.iter().map($crate::rows::tracked).collect()
             }
 
-            async fn asset_history(
+            async fn asset_histories(
                 &self,
                 run_id: &str,
-                asset_id: i64,
-            ) -> $crate::StoreResult<(Option<Vec<u8>>, Vec<$crate::TrackPoints>)> {
+                asset_ids: &[i64],
+            ) -> $crate::StoreResult<Vec<$crate::AssetHistory>> {
                 use $crate::rows::Cols as _;
-                let carry = sqlx::query($crate::sql::CARRY)
+                // The ids as one JSON array: each backend's SQL unpacks it.
+                let ids = format!(
+                    "[{}]",
+                    asset_ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+                );
+                let mut out: Vec<$crate::AssetHistory> = asset_ids
+                    .iter()
+                    .map(|&asset_id| $crate::AssetHistory {
+                        asset_id,
+                        carry: None,
+                        points: Vec::new(),
+                    })
+                    .collect();
+                let at = |id: i64| asset_ids.iter().position(|&a| a == id);
+                let carries = sqlx::query(BATCH_CARRIES)
                     .bind(run_id)
-                    .bind(asset_id)
-                    .fetch_optional(&self.pool)
-                    .await?
-                    .map(|r| r.bytes("body"))
-                    .transpose()?;
-                let rows = sqlx::query($crate::sql::ASSET_TRACK_POINTS)
-                    .bind(run_id)
-                    .bind(asset_id)
+                    .bind(&ids)
                     .fetch_all(&self.pool)
                     .await?;
-                let points = rows
-                    .iter()
-                    .map($crate::rows::track_points)
-                    .collect::<$crate::StoreResult<_>>()?;
-                Ok((carry, points))
+                for r in &carries {
+                    if let Some(i) = at(r.int("asset_id")?) {
+                        out[i].carry = Some(r.bytes("body")?);
+                    }
+                }
+                let rows = sqlx::query(BATCH_TRACK_POINTS)
+                    .bind(run_id)
+                    .bind(&ids)
+                    .fetch_all(&self.pool)
+                    .await?;
+                for r in &rows {
+                    let p = $crate::rows::track_points(r)?;
+                    if let Some(i) = at(p.asset_id) {
+                        out[i].points.push(p);
+                    }
+                }
+                Ok(out)
             }
 
             async fn claim_grading_tasks(

@@ -54,7 +54,8 @@ pub use caches::{CacheStore, SettingsStore};
 pub use embeddings::{EmbeddingStore, StoredEmbedding};
 pub use generations::{GenerationStore, Generations};
 pub use grading::{
-    GradeCarry, GradeRow, GradingRun, GradingStore, RankedRow, TrackPoints, TrackedAsset,
+    AssetHistory, GradeCarry, GradeRow, GradingRun, GradingStore, RankedRow, TrackPoints,
+    TrackedAsset,
 };
 pub use jobs::{JobRun, JobStore};
 pub use postgres::PgStore;

@@ -86,6 +86,27 @@ pub trait QuotaStore: Send + Sync {
         now: i64,
     ) -> StoreResult<()>;
 
+    /// Adds `cost` units to `subject`'s counters of `windows`, ignoring
+    /// their limits (bookkeeping, such as the units spent by route): a
+    /// counter of an earlier window starts again from `cost`. A backend may
+    /// make it durable with its next write.
+    async fn tally(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<()>;
+
+    /// `subject`'s counters whose kind starts with `prefix`, as (kind,
+    /// window start, used), in kind order; a counter of an ended window is
+    /// listed as stored (the caller compares its start).
+    async fn counters_of(
+        &self,
+        subject: &str,
+        prefix: &str,
+    ) -> StoreResult<Vec<(String, i64, i64)>>;
+
     /// Forgets every counter of `subject` (a successful sign-in resets its
     /// failure counts).
     async fn reset(&self, subject: &str) -> StoreResult<()>;

@@ -226,6 +226,10 @@ pub(crate) const PURGE_SESSIONS: &str = "DELETE FROM sessions WHERE expires_at <
 pub(crate) const PURGE_COUNTERS: &str = "DELETE FROM counters
      WHERE (kind LIKE 'login%' AND window_start < $1) OR window_start < $2";
 
+/// A subject's counters whose kind starts with `$2`.
+pub(crate) const COUNTERS_OF: &str = "SELECT kind, window_start, used FROM counters
+     WHERE subject = $1 AND substr(kind, 1, length($2)) = $2 ORDER BY kind";
+
 pub(crate) const RESET_COUNTERS: &str = "DELETE FROM counters WHERE subject = $1";
 
 pub(crate) const COUNT_ACTIVE_KEYS: &str =
@@ -339,14 +343,32 @@ pub(crate) const UPSERT_CARRY: &str = "INSERT INTO grade_carries (run_id, asset_
      VALUES ($1, $2, $3)
      ON CONFLICT (run_id, asset_id) DO UPDATE SET body = excluded.body";
 
-/// One asset's carry in a run.
-pub(crate) const CARRY: &str = "SELECT body FROM grade_carries WHERE run_id = $1 AND asset_id = $2";
+/// Some assets' carries in a run; `{ids}` is how the backend unpacks the
+/// JSON array of asset ids bound as `$2`.
+macro_rules! batch_carries {
+    ($ids:literal) => {
+        concat!(
+            "SELECT asset_id, body FROM grade_carries WHERE run_id = $1 AND asset_id IN (",
+            $ids,
+            ")"
+        )
+    };
+}
+pub(crate) use batch_carries;
 
-/// One asset's grade histories in a run, whatever the asset's state.
-pub(crate) const ASSET_TRACK_POINTS: &str = "SELECT asset_id,
-     CAST(return_period AS BIGINT) AS return_period, metric, body
-     FROM track_points WHERE run_id = $1 AND asset_id = $2
-     ORDER BY return_period, metric";
+/// Some assets' grade histories in a run, whatever the assets' state, in
+/// (asset, period, metric) order; `$ids` as in [`batch_carries`].
+macro_rules! batch_track_points {
+    ($ids:literal) => {
+        concat!(
+            "SELECT asset_id, CAST(return_period AS BIGINT) AS return_period, metric, body
+     FROM track_points WHERE run_id = $1 AND asset_id IN (",
+            $ids,
+            ") ORDER BY asset_id, return_period, metric"
+        )
+    };
+}
+pub(crate) use batch_track_points;
 
 pub(crate) const UPSERT_TRACK_POINTS: &str =
     "INSERT INTO track_points (run_id, asset_id, return_period, metric, body)

@@ -378,7 +378,7 @@ export interface paths {
         put?: never;
         /**
          * Portfolio backtest of a strategy plugin over a universe
-         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots. Before any work it waits for a turn of the server's heavy-work budget (FORECAST_HEAVY_SLOTS jobs and FORECAST_HEAVY_MEMORY_MB at once, all accounts together) at most FORECAST_HEAVY_WAIT_MS, then for its plugin slots at most FORECAST_BACKTEST_QUEUE_MS (default 10 s each); past either, or with the budget's queue full, the answer is 503 with Retry-After and nothing is charged. An account runs at most FORECAST_BACKTESTS_PER_USER (default 1) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
+         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots. Before any work it waits for a turn of the server's heavy-work budget (FORECAST_HEAVY_SLOTS jobs and FORECAST_HEAVY_MEMORY_MB at once, all accounts together) at most FORECAST_HEAVY_WAIT_MS, then for its plugin slots at most FORECAST_BACKTEST_QUEUE_MS (default 10 s each); past either, or with the budget's queue full, the answer is 503 with Retry-After and nothing is charged. An account runs at most FORECAST_BACKTESTS_PER_USER (default 1) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n). Downloads are free: an export of the same request (format=csv or html, or Accept: text/csv; the same route, body and key or session) within 15 minutes of its answer is answered from that answer, costs 0 quota units and needs no backtest slot.
          */
         post: operations["backtest"];
         delete?: never;
@@ -398,7 +398,7 @@ export interface paths {
         put?: never;
         /**
          * A backtest's daily returns reordered many times: how its CAGR, drawdown and final equity spread over other orderings of the same returns
-         * @description Runs the backtest exactly as POST /api/backtest (every field of its request, the same bounds, time limit, budget, per-account cap and errors), then draws `runs` paths (1 to 5,000, default 1,000) as long as the run by a seeded stationary block bootstrap of its daily returns: each path starts at a random day and walks forward, jumping to a new random day before each next one with probability 1/`block_days` (1 to 250, default 20), so blocks keep the returns' short-range dependence. Answers the 5th, 50th and 95th percentiles of CAGR, maximum drawdown and final equity, the probability of a loss and of a drawdown beyond -50 %, the fan chart of equity percentiles (at most 500 dates) and the run's own metrics. The same request and `seed` (default 1) give the same figures. Costs 10 quota units.
+         * @description Runs the backtest exactly as POST /api/backtest (every field of its request, the same bounds, time limit, budget, per-account cap and errors), then draws `runs` paths (1 to 5,000, default 1,000) as long as the run by a seeded stationary block bootstrap of its daily returns: each path starts at a random day and walks forward, jumping to a new random day before each next one with probability 1/`block_days` (1 to 250, default 20), so blocks keep the returns' short-range dependence. Answers the 5th, 50th and 95th percentiles of CAGR, maximum drawdown and final equity, the probability of a loss and of a drawdown beyond -50 %, the fan chart of equity percentiles (at most 500 dates) and the run's own metrics. The same request and `seed` (default 1) give the same figures. Costs 10 quota units. Downloads are free: an export of the same request (format=csv or html, or Accept: text/csv; the same route, body and key or session) within 15 minutes of its answer is answered from that answer, costs 0 quota units and needs no backtest slot.
          */
         post: operations["backtestMonteCarlo"];
         delete?: never;
@@ -418,7 +418,7 @@ export interface paths {
         put?: never;
         /**
          * One backtest per combination of up to three parameters' values: a row of metrics each, ranked, with its place on the grid for a heatmap
-         * @description Takes every field of POST /api/backtest as the base run, plus `sweep`, an object of 1 to 3 parameters (top_n, rebalance, return_period, metric, decay_factor, num_segments, zscore_lookback, zscore_entry, zscore_exit, include_costs) to lists of distinct values, at most 48 combinations (the product of the lists' lengths), and `rank_by` (total_return, cagr, sharpe_ratio (default), sortino_ratio, calmar_ratio or max_drawdown; higher is better for each). A swept parameter may not also be a base field. Each combination is validated as a backtest (a bad value answers the backtest's message, prefixed with the combination). Combinations with the same engine parameters (return_period, num_segments, decay_factor, metric) share one pass of the engine over the universe; the runs use every plugin slot the request holds. Rows come in row-major order of the axes, the order `sweep` was written in (the last varies fastest); `cell` is each value's index on its axis, `rank` 1 the best `score`. Costs 1 quota unit per combination, at least 5; one stopped at its time limit (504) is charged 1 unit per combination whose run had ended, at least 5, and the rest is given back. Bounded as a backtest (the same budget, per-account cap and waits), with its own time limit FORECAST_RESEARCH_TIMEOUT_MS (default 35 s) for all combinations together.
+         * @description Takes every field of POST /api/backtest as the base run, plus `sweep`, an object of 1 to 3 parameters (top_n, rebalance, return_period, metric, decay_factor, num_segments, zscore_lookback, zscore_entry, zscore_exit, include_costs) to lists of distinct values, at most 48 combinations (the product of the lists' lengths), and `rank_by` (total_return, cagr, sharpe_ratio (default), sortino_ratio, calmar_ratio or max_drawdown; higher is better for each). A swept parameter may not also be a base field. Each combination is validated as a backtest (a bad value answers the backtest's message, prefixed with the combination). Combinations with the same engine parameters (return_period, num_segments, decay_factor, metric) share one pass of the engine over the universe; the runs use every plugin slot the request holds. Rows come in row-major order of the axes, the order `sweep` was written in (the last varies fastest); `cell` is each value's index on its axis, `rank` 1 the best `score`. Costs 1 quota unit per combination, at least 5; one stopped at its time limit (504) is charged 1 unit per combination whose run had ended, at least 5, and the rest is given back. Bounded as a backtest (the same budget, per-account cap and waits), with its own time limit FORECAST_RESEARCH_TIMEOUT_MS (default 35 s) for all combinations together. Downloads are free: an export of the same request (format=csv or html, or Accept: text/csv; the same route, body and key or session) within 15 minutes of its answer is answered from that answer, costs 0 quota units and needs no backtest slot.
          */
         post: operations["backtestSweep"];
         delete?: never;
@@ -438,7 +438,7 @@ export interface paths {
         put?: never;
         /**
          * Walk-forward: on each train split the sweep's best combination by rank_by, applied to the next test split; the stitched out-of-sample curve and in-sample against out-of-sample figures
-         * @description Takes everything POST /api/backtest/sweep takes, plus `train_years` (1 to 20, default 3), `test_years` (1 to 10, default 1) and `mode` (`rolling`, default: each train split is the train_years before its test split; `expanding`: every train split starts at the window's start). Test splits follow each other from train_years after the window's start to its end (the last may be shorter, but at least 21 rows; the window needs room for one). Every combination runs once over the whole window; a split's figures are those of the rows inside it (the move into its first row included), so a test split's first day holds the positions the chosen combination held then, decided from earlier data only. The answer's `equity_curve` chains the chosen combinations' daily returns over the test splits from the initial capital; `in_sample` is the mean over splits of the chosen combinations' train figures, `out_of_sample` the figures of the stitched curve, and `efficiency` their ratio for rank_by (out / in; for max_drawdown in / out), null when the in-sample figure is not positive. Costs 1 quota unit per combination, at least 5; one stopped at its time limit (504) is charged 1 unit per combination whose run had ended, at least 5, and the rest is given back. Bounded as the sweep.
+         * @description Takes everything POST /api/backtest/sweep takes, plus `train_years` (1 to 20, default 3), `test_years` (1 to 10, default 1) and `mode` (`rolling`, default: each train split is the train_years before its test split; `expanding`: every train split starts at the window's start). Test splits follow each other from train_years after the window's start to its end (the last may be shorter, but at least 21 rows; the window needs room for one). Every combination runs once over the whole window; a split's figures are those of the rows inside it (the move into its first row included), so a test split's first day holds the positions the chosen combination held then, decided from earlier data only. The answer's `equity_curve` chains the chosen combinations' daily returns over the test splits from the initial capital; `in_sample` is the mean over splits of the chosen combinations' train figures, `out_of_sample` the figures of the stitched curve, and `efficiency` their ratio for rank_by (out / in; for max_drawdown in / out), null when the in-sample figure is not positive. Costs 1 quota unit per combination, at least 5; one stopped at its time limit (504) is charged 1 unit per combination whose run had ended, at least 5, and the rest is given back. Bounded as the sweep. Downloads are free: an export of the same request (format=csv or html, or Accept: text/csv; the same route, body and key or session) within 15 minutes of its answer is answered from that answer, costs 0 quota units and needs no backtest slot.
          */
         post: operations["backtestWalkForward"];
         delete?: never;
@@ -631,6 +631,26 @@ export interface paths {
          * @description For each month-end of the asset's history with at least 300 rows up to it, the grade and score the active engine and scorer give from the rows up to that date only (equal to the verdict with end_date set to that date and the same return_period and metric), the median prediction, and the simple return realised over the next return_period calendar days (null until that day has come). by_grade sums the realised returns per letter. Consecutive month-ends' windows overlap when return_period is over a month, so the rows are not independent. For a synthetic history the outcomes say nothing about any market: the prices are generated, not observed. Computed once per asset, price data, engine, scorer, return_period and metric, then served from memory; at most the first 60,000 rows of a longer history are graded (where the verdict's window agrees).
          */
         get: operations["track_record_asset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your quota: what you have spent this minute and today (UTC), in all and by route
+         * @description `minute` and `day` are the windows the X-RateLimit-* headers describe (limit, used, remaining, reset in Unix seconds). `routes` lists what each route cost today and this minute, most expensive first; the web app's calls appear as their `/web/api` twins. Units given back (a run refused before it started, or charged less because it stopped part way) are not counted; free routes (this one, the unread count) never appear. Costs nothing.
+         */
+        get: operations["usage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -974,7 +994,7 @@ export interface paths {
         put?: never;
         /**
          * Portfolio backtest of a strategy plugin over a universe
-         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots. Before any work it waits for a turn of the server's heavy-work budget (FORECAST_HEAVY_SLOTS jobs and FORECAST_HEAVY_MEMORY_MB at once, all accounts together) at most FORECAST_HEAVY_WAIT_MS, then for its plugin slots at most FORECAST_BACKTEST_QUEUE_MS (default 10 s each); past either, or with the budget's queue full, the answer is 503 with Retry-After and nothing is charged. An account runs at most FORECAST_BACKTESTS_PER_USER (default 1) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n).
+         * @description Signals at a rebalance date come from data up to that date only (the engine's walk-forward series); decisions fill at the next calendar row's close. The strategy decides target weights; the host does all accounting. The work is bounded by FORECAST_BACKTEST_TIMEOUT_MS (default 30 s) once the run holds its plugin slots. Before any work it waits for a turn of the server's heavy-work budget (FORECAST_HEAVY_SLOTS jobs and FORECAST_HEAVY_MEMORY_MB at once, all accounts together) at most FORECAST_HEAVY_WAIT_MS, then for its plugin slots at most FORECAST_BACKTEST_QUEUE_MS (default 10 s each); past either, or with the budget's queue full, the answer is 503 with Retry-After and nothing is charged. An account runs at most FORECAST_BACKTESTS_PER_USER (default 1) backtests at once per server, /api and /web/api together; more get 429 with Retry-After and are not counted. A run stops when its client goes away. decay_factor is rounded to a multiple of 0.001 (metadata.decay_factor). The body carries at most the first 10,000 trades (metadata.trades_total, metadata.trades_truncated); metrics.total_trades counts them all. Besides the bounds of each field: start_date must be on or before end_date, tickers must be known active assets, strategy one of GET /api/strategies, at least one asset of the universe tradeable (300 rows of history by end_date and a price between start_date and end_date), and top_n at most the number of tradeable assets (longshort holds top_n long and top_n short, so 2·top_n). Downloads are free: an export of the same request (format=csv or html, or Accept: text/csv; the same route, body and key or session) within 15 minutes of its answer is answered from that answer, costs 0 quota units and needs no backtest slot.
          */
         post: operations["webBacktest"];
         delete?: never;
@@ -994,7 +1014,7 @@ export interface paths {
         put?: never;
         /**
          * A backtest's daily returns reordered many times: how its CAGR, drawdown and final equity spread over other orderings of the same returns
-         * @description Runs the backtest exactly as POST /api/backtest (every field of its request, the same bounds, time limit, budget, per-account cap and errors), then draws `runs` paths (1 to 5,000, default 1,000) as long as the run by a seeded stationary block bootstrap of its daily returns: each path starts at a random day and walks forward, jumping to a new random day before each next one with probability 1/`block_days` (1 to 250, default 20), so blocks keep the returns' short-range dependence. Answers the 5th, 50th and 95th percentiles of CAGR, maximum drawdown and final equity, the probability of a loss and of a drawdown beyond -50 %, the fan chart of equity percentiles (at most 500 dates) and the run's own metrics. The same request and `seed` (default 1) give the same figures. Costs 10 quota units.
+         * @description Runs the backtest exactly as POST /api/backtest (every field of its request, the same bounds, time limit, budget, per-account cap and errors), then draws `runs` paths (1 to 5,000, default 1,000) as long as the run by a seeded stationary block bootstrap of its daily returns: each path starts at a random day and walks forward, jumping to a new random day before each next one with probability 1/`block_days` (1 to 250, default 20), so blocks keep the returns' short-range dependence. Answers the 5th, 50th and 95th percentiles of CAGR, maximum drawdown and final equity, the probability of a loss and of a drawdown beyond -50 %, the fan chart of equity percentiles (at most 500 dates) and the run's own metrics. The same request and `seed` (default 1) give the same figures. Costs 10 quota units. Downloads are free: an export of the same request (format=csv or html, or Accept: text/csv; the same route, body and key or session) within 15 minutes of its answer is answered from that answer, costs 0 quota units and needs no backtest slot.
          */
         post: operations["webBacktestMonteCarlo"];
         delete?: never;
@@ -1014,7 +1034,7 @@ export interface paths {
         put?: never;
         /**
          * One backtest per combination of up to three parameters' values: a row of metrics each, ranked, with its place on the grid for a heatmap
-         * @description Takes every field of POST /api/backtest as the base run, plus `sweep`, an object of 1 to 3 parameters (top_n, rebalance, return_period, metric, decay_factor, num_segments, zscore_lookback, zscore_entry, zscore_exit, include_costs) to lists of distinct values, at most 48 combinations (the product of the lists' lengths), and `rank_by` (total_return, cagr, sharpe_ratio (default), sortino_ratio, calmar_ratio or max_drawdown; higher is better for each). A swept parameter may not also be a base field. Each combination is validated as a backtest (a bad value answers the backtest's message, prefixed with the combination). Combinations with the same engine parameters (return_period, num_segments, decay_factor, metric) share one pass of the engine over the universe; the runs use every plugin slot the request holds. Rows come in row-major order of the axes, the order `sweep` was written in (the last varies fastest); `cell` is each value's index on its axis, `rank` 1 the best `score`. Costs 1 quota unit per combination, at least 5; one stopped at its time limit (504) is charged 1 unit per combination whose run had ended, at least 5, and the rest is given back. Bounded as a backtest (the same budget, per-account cap and waits), with its own time limit FORECAST_RESEARCH_TIMEOUT_MS (default 35 s) for all combinations together.
+         * @description Takes every field of POST /api/backtest as the base run, plus `sweep`, an object of 1 to 3 parameters (top_n, rebalance, return_period, metric, decay_factor, num_segments, zscore_lookback, zscore_entry, zscore_exit, include_costs) to lists of distinct values, at most 48 combinations (the product of the lists' lengths), and `rank_by` (total_return, cagr, sharpe_ratio (default), sortino_ratio, calmar_ratio or max_drawdown; higher is better for each). A swept parameter may not also be a base field. Each combination is validated as a backtest (a bad value answers the backtest's message, prefixed with the combination). Combinations with the same engine parameters (return_period, num_segments, decay_factor, metric) share one pass of the engine over the universe; the runs use every plugin slot the request holds. Rows come in row-major order of the axes, the order `sweep` was written in (the last varies fastest); `cell` is each value's index on its axis, `rank` 1 the best `score`. Costs 1 quota unit per combination, at least 5; one stopped at its time limit (504) is charged 1 unit per combination whose run had ended, at least 5, and the rest is given back. Bounded as a backtest (the same budget, per-account cap and waits), with its own time limit FORECAST_RESEARCH_TIMEOUT_MS (default 35 s) for all combinations together. Downloads are free: an export of the same request (format=csv or html, or Accept: text/csv; the same route, body and key or session) within 15 minutes of its answer is answered from that answer, costs 0 quota units and needs no backtest slot.
          */
         post: operations["webBacktestSweep"];
         delete?: never;
@@ -1034,7 +1054,7 @@ export interface paths {
         put?: never;
         /**
          * Walk-forward: on each train split the sweep's best combination by rank_by, applied to the next test split; the stitched out-of-sample curve and in-sample against out-of-sample figures
-         * @description Takes everything POST /api/backtest/sweep takes, plus `train_years` (1 to 20, default 3), `test_years` (1 to 10, default 1) and `mode` (`rolling`, default: each train split is the train_years before its test split; `expanding`: every train split starts at the window's start). Test splits follow each other from train_years after the window's start to its end (the last may be shorter, but at least 21 rows; the window needs room for one). Every combination runs once over the whole window; a split's figures are those of the rows inside it (the move into its first row included), so a test split's first day holds the positions the chosen combination held then, decided from earlier data only. The answer's `equity_curve` chains the chosen combinations' daily returns over the test splits from the initial capital; `in_sample` is the mean over splits of the chosen combinations' train figures, `out_of_sample` the figures of the stitched curve, and `efficiency` their ratio for rank_by (out / in; for max_drawdown in / out), null when the in-sample figure is not positive. Costs 1 quota unit per combination, at least 5; one stopped at its time limit (504) is charged 1 unit per combination whose run had ended, at least 5, and the rest is given back. Bounded as the sweep.
+         * @description Takes everything POST /api/backtest/sweep takes, plus `train_years` (1 to 20, default 3), `test_years` (1 to 10, default 1) and `mode` (`rolling`, default: each train split is the train_years before its test split; `expanding`: every train split starts at the window's start). Test splits follow each other from train_years after the window's start to its end (the last may be shorter, but at least 21 rows; the window needs room for one). Every combination runs once over the whole window; a split's figures are those of the rows inside it (the move into its first row included), so a test split's first day holds the positions the chosen combination held then, decided from earlier data only. The answer's `equity_curve` chains the chosen combinations' daily returns over the test splits from the initial capital; `in_sample` is the mean over splits of the chosen combinations' train figures, `out_of_sample` the figures of the stitched curve, and `efficiency` their ratio for rank_by (out / in; for max_drawdown in / out), null when the in-sample figure is not positive. Costs 1 quota unit per combination, at least 5; one stopped at its time limit (504) is charged 1 unit per combination whose run had ended, at least 5, and the rest is given back. Bounded as the sweep. Downloads are free: an export of the same request (format=csv or html, or Accept: text/csv; the same route, body and key or session) within 15 minutes of its answer is answered from that answer, costs 0 quota units and needs no backtest slot.
          */
         post: operations["webBacktestWalkForward"];
         delete?: never;
@@ -1154,6 +1174,26 @@ export interface paths {
          * @description For each month-end of the asset's history with at least 300 rows up to it, the grade and score the active engine and scorer give from the rows up to that date only (equal to the verdict with end_date set to that date and the same return_period and metric), the median prediction, and the simple return realised over the next return_period calendar days (null until that day has come). by_grade sums the realised returns per letter. Consecutive month-ends' windows overlap when return_period is over a month, so the rows are not independent. For a synthetic history the outcomes say nothing about any market: the prices are generated, not observed. Computed once per asset, price data, engine, scorer, return_period and metric, then served from memory; at most the first 60,000 rows of a longer history are graded (where the verdict's window agrees).
          */
         get: operations["webTrack_record_asset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/web/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your quota: what you have spent this minute and today (UTC), in all and by route
+         * @description `minute` and `day` are the windows the X-RateLimit-* headers describe (limit, used, remaining, reset in Unix seconds). `routes` lists what each route cost today and this minute, most expensive first; the web app's calls appear as their `/web/api` twins. Units given back (a run refused before it started, or charged less because it stopped part way) are not counted; free routes (this one, the unread count) never appear. Costs nothing.
+         */
+        get: operations["webUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3086,6 +3126,24 @@ export interface components {
              */
             id: string;
         };
+        /** @description What one route cost in the current windows. */
+        RouteUsage: {
+            /**
+             * @description Method and route as the service names it (`GET /api/ranking`,
+             *     `POST /web/api/backtest`: the web app's calls are its `/web` twins).
+             */
+            route: string;
+            /**
+             * Format: int32
+             * @description Units it cost this minute.
+             */
+            minute: number;
+            /**
+             * Format: int32
+             * @description Units it cost today (UTC).
+             */
+            day: number;
+        };
         /** @description The forecast of one row and the climatology it is judged against. */
         RowForecast: {
             /**
@@ -4008,6 +4066,42 @@ export interface components {
             shared: boolean;
             /** @description False when this exact version was already stored (the same bytes). */
             created: boolean;
+        };
+        /** @description `GET /api/usage`. */
+        UsageResponse: {
+            /** @description The current minute's window. */
+            minute: components["schemas"]["UsageWindow"];
+            /** @description Today's window (UTC). */
+            day: components["schemas"]["UsageWindow"];
+            /**
+             * @description The routes that cost something today, most expensive first (then
+             *     by route). Free routes never appear; units given back (a refused or
+             *     stopped run) are not counted.
+             */
+            routes: components["schemas"]["RouteUsage"][];
+        };
+        /** @description One quota window: its limit, what is used, what is left, when it ends. */
+        UsageWindow: {
+            /**
+             * Format: int32
+             * @description Units allowed in the window.
+             */
+            limit: number;
+            /**
+             * Format: int32
+             * @description Units spent in it.
+             */
+            used: number;
+            /**
+             * Format: int32
+             * @description Units left.
+             */
+            remaining: number;
+            /**
+             * Format: int64
+             * @description Unix seconds when the window ends (as `X-RateLimit-Reset`).
+             */
+            reset: number;
         };
         /** @description `metadata` of a verdict. */
         VerdictMetadata: {
@@ -8620,6 +8714,67 @@ export interface operations {
             };
         };
     };
+    usage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageResponse"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable: the request is refused */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     login: {
         parameters: {
             query?: never;
@@ -12494,6 +12649,67 @@ export interface operations {
             /** @description A plugin ran past its time limit */
             504: {
                 headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageResponse"];
+                };
+            };
+            /** @description No valid session, or a Bearer key was sent */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable: the request is refused */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
                     "X-RateLimit-Limit"?: number;
                     /** @description Units left in that window. */

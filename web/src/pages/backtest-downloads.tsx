@@ -1,7 +1,8 @@
 // Downloads of a finished run: each table of the answer as CSV, and a
 // backtest's tear sheet as one HTML file. Each is the server's own export
-// of the same request (`?format=csv&table=…`, `?format=html`), so it runs
-// again and is charged as the run was; cached signals make it quick.
+// of the same request (`?format=csv&table=…`, `?format=html`); within 15
+// minutes of the run the server answers it from the run's own answer and
+// charges nothing (decision 0085), later it runs again at the run's cost.
 import { useState } from "preact/hooks";
 import { WEB } from "../api/client";
 
@@ -89,7 +90,7 @@ export function Downloads({ tab, body, cost }: { tab: Tab; body: Record<string, 
     <section class="card downloads" aria-labelledby="downloads-title">
       <h2 id="downloads-title">Download</h2>
       <p class="muted small">
-        Each file is the server's export of this same run: it runs again and costs {cost} quota units, as the run did.
+        Each file is the server's export of this same run. For 15 minutes after the run it is free; later it runs again and costs {cost} quota units, as the run did.
       </p>
       <div class="download-buttons">
         {OFFERS[tab].map(([label, format, table]) => (

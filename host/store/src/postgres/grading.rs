@@ -11,6 +11,13 @@ use crate::rows::{self, Cols};
 use crate::work_list::GRADING_TASKS;
 use crate::{sql, GradeRow, GradingRun, StoreError, StoreResult};
 
+const BATCH_CARRIES: &str = sql::batch_carries!(
+    "SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($2 AS jsonb))"
+);
+const BATCH_TRACK_POINTS: &str = sql::batch_track_points!(
+    "SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($2 AS jsonb))"
+);
+
 const INSERT_RUN: &str =
     "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
      VALUES ($1, $2, $3, $4, 'running', $5, $6)
@@ -171,24 +178,7 @@ crate::grading::impl_grading_store!(PgStore {
         carries: &[crate::GradeCarry],
     ) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        for c in carries {
-            sqlx::query(sql::UPSERT_CARRY)
-                .bind(run_id)
-                .bind(c.asset_id)
-                .bind(&c.body)
-                .execute(&mut *tx)
-                .await?;
-        }
-        for p in points {
-            sqlx::query(sql::UPSERT_TRACK_POINTS)
-                .bind(run_id)
-                .bind(p.asset_id)
-                .bind(i64::from(p.return_period))
-                .bind(p.metric.as_str())
-                .bind(&p.body)
-                .execute(&mut *tx)
-                .await?;
-        }
+        crate::grading::write_track_points!(tx, run_id, points, carries);
         tx.commit().await?;
         Ok(())
     }

@@ -21,6 +21,14 @@ const LOCK_COUNTERS: &str = "SELECT kind, window_start, used FROM counters
 const REFUND: &str = "UPDATE counters SET used = GREATEST(used - $4, 0)
      WHERE subject = $1 AND kind = $2 AND window_start = $3";
 
+/// Adds to a counter of the current window, or starts a new window.
+const TALLY: &str = "INSERT INTO counters (subject, kind, window_start, used)
+     VALUES ($1, $2, $3, $4)
+     ON CONFLICT (subject, kind) DO UPDATE SET
+       used = CASE WHEN counters.window_start = excluded.window_start
+                   THEN counters.used + excluded.used ELSE excluded.used END,
+       window_start = excluded.window_start";
+
 const SAVE_COUNTER: &str =
     "UPDATE counters SET window_start = $3, used = $4 WHERE subject = $1 AND kind = $2";
 
@@ -96,6 +104,42 @@ impl QuotaStore for PgStore {
                 .await?;
         }
         Ok(())
+    }
+
+    async fn tally(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        for w in windows {
+            sqlx::query(TALLY)
+                .bind(subject)
+                .bind(w.kind)
+                .bind(window_start(now, w.seconds))
+                .bind(i64::from(cost))
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn counters_of(
+        &self,
+        subject: &str,
+        prefix: &str,
+    ) -> StoreResult<Vec<(String, i64, i64)>> {
+        let rows = sqlx::query(crate::sql::COUNTERS_OF)
+            .bind(subject)
+            .bind(prefix)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((r.text("kind")?, r.int("window_start")?, r.int("used")?)))
+            .collect()
     }
 
     async fn reset(&self, subject: &str) -> StoreResult<()> {

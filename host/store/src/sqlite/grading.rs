@@ -9,6 +9,9 @@ use crate::rows::{self, Cols};
 use crate::work_list::GRADING_TASKS;
 use crate::{sql, GradeRow, GradingRun, StoreResult};
 
+const BATCH_CARRIES: &str = sql::batch_carries!("SELECT value FROM json_each($2)");
+const BATCH_TRACK_POINTS: &str = sql::batch_track_points!("SELECT value FROM json_each($2)");
+
 const INSERT_RUN: &str =
     "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
      VALUES ($1, $2, $3, $4, 'running', $5, $6)";
@@ -120,24 +123,7 @@ crate::grading::impl_grading_store!(SqliteStore {
     ) -> StoreResult<()> {
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        for c in carries {
-            sqlx::query(sql::UPSERT_CARRY)
-                .bind(run_id)
-                .bind(c.asset_id)
-                .bind(&c.body)
-                .execute(&mut *tx)
-                .await?;
-        }
-        for p in points {
-            sqlx::query(sql::UPSERT_TRACK_POINTS)
-                .bind(run_id)
-                .bind(p.asset_id)
-                .bind(i64::from(p.return_period))
-                .bind(p.metric.as_str())
-                .bind(&p.body)
-                .execute(&mut *tx)
-                .await?;
-        }
+        crate::grading::write_track_points!(tx, run_id, points, carries);
         tx.commit().await?;
         Ok(())
     }

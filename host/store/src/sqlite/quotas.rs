@@ -1,8 +1,8 @@
 //! SQLite [`crate::QuotaStore`]: counters in this process's memory,
 //! made durable by group commit before a request is admitted.
 
-use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -28,8 +28,9 @@ use crate::{
 /// not per request (measured in docs/BENCHMARKS.md).
 #[derive(Default)]
 pub(super) struct Counters {
-    /// (subject, window kind) → (window start, used).
-    values: HashMap<(String, String), (i64, i64)>,
+    /// (subject, window kind) → (window start, used); ordered, so one
+    /// subject's counters are one range.
+    values: BTreeMap<(String, String), (i64, i64)>,
     dirty: HashSet<(String, String)>,
     /// Bumped by every change; the flusher publishes the generation it
     /// has committed.
@@ -207,6 +208,32 @@ impl SqliteStore {
         }
     }
 
+    /// Reads into `counters` those of `subject`'s `windows` it does not
+    /// hold yet (once per counter and process).
+    async fn load_missing(
+        &self,
+        counters: &mut Counters,
+        subject: &str,
+        windows: &[Window],
+        now: i64,
+    ) -> StoreResult<()> {
+        for w in windows {
+            let key = (subject.to_string(), w.kind.to_string());
+            if let Entry::Vacant(slot) = counters.values.entry(key) {
+                let row = sqlx::query(LOAD_COUNTER)
+                    .bind(subject)
+                    .bind(w.kind)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                slot.insert(match row {
+                    Some(r) => (r.int("window_start")?, r.int("used")?),
+                    None => (crate::quotas::window_start(now, w.seconds), 0),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Wakes the flusher (which ends once the pool is closed).
     pub(super) fn durability_wake(&self) {
         self.durability.wake.notify_one();
@@ -252,20 +279,8 @@ impl QuotaStore for SqliteStore {
         // check-and-count atomic; the table is read once per (subject,
         // window), and an admission returns once it is committed.
         let mut counters = self.counters.lock().await;
-        for w in windows {
-            let key = (subject.to_string(), w.kind.to_string());
-            if let Entry::Vacant(slot) = counters.values.entry(key) {
-                let row = sqlx::query(LOAD_COUNTER)
-                    .bind(subject)
-                    .bind(w.kind)
-                    .fetch_optional(&self.pool)
-                    .await?;
-                slot.insert(match row {
-                    Some(r) => (r.int("window_start")?, r.int("used")?),
-                    None => (crate::quotas::window_start(now, w.seconds), 0),
-                });
-            }
-        }
+        self.load_missing(&mut counters, subject, windows, now)
+            .await?;
         let consumption = admit(
             windows,
             |w| {
@@ -318,6 +333,59 @@ impl QuotaStore for SqliteStore {
         // crash only leaves the user charged, never over the limit).
         self.durability_wake();
         Ok(())
+    }
+
+    async fn tally(
+        &self,
+        subject: &str,
+        windows: &[Window],
+        cost: u32,
+        now: i64,
+    ) -> StoreResult<()> {
+        let mut counters = self.counters.lock().await;
+        self.load_missing(&mut counters, subject, windows, now)
+            .await?;
+        for w in windows {
+            let key = (subject.to_string(), w.kind.to_string());
+            let start = crate::quotas::window_start(now, w.seconds);
+            let entry = counters.values.entry(key.clone()).or_insert((start, 0));
+            *entry = match *entry {
+                (s, used) if s == start => (s, used.saturating_add(i64::from(cost))),
+                _ => (start, i64::from(cost)),
+            };
+            counters.dirty.insert(key);
+        }
+        counters.generation += 1;
+        drop(counters);
+        // Written with the next batch; not waited for (bookkeeping only).
+        self.durability_wake();
+        Ok(())
+    }
+
+    async fn counters_of(
+        &self,
+        subject: &str,
+        prefix: &str,
+    ) -> StoreResult<Vec<(String, i64, i64)>> {
+        // The table, then this process's newer values over it.
+        let rows = sqlx::query(crate::sql::COUNTERS_OF)
+            .bind(subject)
+            .bind(prefix)
+            .fetch_all(&self.pool)
+            .await?;
+        let mut out = std::collections::BTreeMap::new();
+        for r in &rows {
+            out.insert(r.text("kind")?, (r.int("window_start")?, r.int("used")?));
+        }
+        let counters = self.counters.lock().await;
+        let from = (subject.to_string(), prefix.to_string());
+        for ((s, kind), v) in counters.values.range(from..) {
+            if s != subject || !kind.starts_with(prefix) {
+                break;
+            }
+            out.insert(kind.clone(), *v);
+        }
+        Ok(out.into_iter().map(|(k, (s, u))| (k, s, u)).collect())
     }
 
     async fn reset(&self, subject: &str) -> StoreResult<()> {
