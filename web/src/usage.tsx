@@ -55,37 +55,39 @@ export function UsageMeter({ path }: { path: string }) {
           <span class="sr-only"> quota units used today</span>
         </span>
       </summary>
-      <div class={toRight ? "usage-panel to-right" : "usage-panel"} role="group" aria-label="Quota used">
-        <p>
-          <strong>Today:</strong> {fmt(day.used)} of {fmt(day.limit)} units, {fmt(day.remaining)} left (resets in {resetIn(day.reset)}).
-        </p>
-        <p>
-          <strong>This minute:</strong> {fmt(minute.used)} of {fmt(minute.limit)}, {fmt(minute.remaining)} left.
-        </p>
-        {usage.routes.length === 0 ? (
-          <p class="muted">Nothing spent today. Status checks such as this one and the alerts count are free.</p>
-        ) : (
-          <table class="usage-routes">
-            <caption class="sr-only">Units by route</caption>
-            <thead>
-              <tr>
-                <th scope="col">Route</th>
-                <th scope="col" class="num">Minute</th>
-                <th scope="col" class="num">Today</th>
-              </tr>
-            </thead>
-            <tbody>
-              {usage.routes.slice(0, 8).map((r) => (
-                <tr key={r.route}>
-                  <td>{routeLabel(r.route)}</td>
-                  <td class="num">{fmt(r.minute)}</td>
-                  <td class="num">{fmt(r.day)}</td>
+      {open && (
+        <div class={toRight ? "usage-panel to-right" : "usage-panel"} role="group" aria-label="Quota used">
+          <p>
+            <strong>Today:</strong> {fmt(day.used)} of {fmt(day.limit)} units, {fmt(day.remaining)} left (resets in {resetIn(day.reset)}).
+          </p>
+          <p>
+            <strong>This minute:</strong> {fmt(minute.used)} of {fmt(minute.limit)}, {fmt(minute.remaining)} left.
+          </p>
+          {usage.routes.length === 0 ? (
+            <p class="muted">Nothing spent today. Status checks such as this one and the alerts count are free.</p>
+          ) : (
+            <table class="usage-routes">
+              <caption class="sr-only">Units by route</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Route</th>
+                  <th scope="col" class="num">Minute</th>
+                  <th scope="col" class="num">Today</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </div>
+              </thead>
+              <tbody>
+                {usage.routes.slice(0, 8).map((r) => (
+                  <tr key={r.route}>
+                    <td>{routeLabel(r.route)}</td>
+                    <td class="num">{fmt(r.minute)}</td>
+                    <td class="num">{fmt(r.day)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </div>
+      )}
     </details>
   );
 }
