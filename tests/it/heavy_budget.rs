@@ -148,7 +148,11 @@ async fn eight_accounts_backtesting_the_universe_at_once_stay_under_two_gigabyte
         "8 accounts × universe backtest: {served} served, {refused} refused, peak RSS {} MiB",
         peak >> 20
     );
-    assert!(served >= 2, "the budget runs two at once by default");
+    // A universe backtest is estimated at 872 MiB (64 MiB + 3,232 × 256
+    // KiB) against the default 1,024 MiB, so they run one at a time: how
+    // many of the others finish within their 10 s wait depends on the
+    // machine, but the first admitted always does.
+    assert!(served >= 1, "the first backtest admitted is served");
     assert!(
         peak <= MAX_PEAK_BYTES,
         "peak RSS {} MiB is over 2 GB",
