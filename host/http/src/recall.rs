@@ -19,9 +19,8 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::header::{ACCEPT, AUTHORIZATION};
-use axum::http::StatusCode;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Extension;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -133,15 +132,9 @@ pub async fn recall(
     next: Next,
 ) -> Response {
     let (mut parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+    let bytes = match super::extract::buffered_body(body).await {
         Ok(b) => b,
-        Err(e) if e.to_string().contains("length limit") => {
-            return StatusCode::PAYLOAD_TOO_LARGE.into_response();
-        }
-        Err(e) => {
-            return ApiError::BadRequest(format!("the request body could not be read: {e}"))
-                .into_response();
-        }
+        Err(refused) => return refused,
     };
     if let Some(key) = request_key(&parts, &bytes) {
         if is_export(&parts) {

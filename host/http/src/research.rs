@@ -5,9 +5,8 @@
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::HeaderMap;
-use axum::http::StatusCode;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use forecast_api::research::{
     self, SweepRequest, SweepResponse, WalkForwardRequest, WalkForwardResponse, MAX_COMBINATIONS,
 };
@@ -42,18 +41,9 @@ pub const COST_RULE: &str = "1 unit per combination (the product of the lengths 
 /// and put back unchanged.
 pub async fn price(req: Request, next: Next) -> Response {
     let (mut parts, body) = req.into_parts();
-    // The server's body limit has wrapped the body: past it, reading fails.
-    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+    let bytes = match super::extract::buffered_body(body).await {
         Ok(b) => b,
-        Err(e) if e.to_string().contains("length limit") => {
-            // Rewritten to `{detail}` naming the limit by the error layer.
-            return StatusCode::PAYLOAD_TOO_LARGE.into_response();
-        }
-        Err(e) => {
-            // A body past its deadline is answered 408 by the deadline layer.
-            return ApiError::BadRequest(format!("the request body could not be read: {e}"))
-                .into_response();
-        }
+        Err(refused) => return refused,
     };
     let combinations = serde_json::from_slice::<serde_json::Value>(&bytes)
         .ok()
