@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads bench-routes lint fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs smtp-sink
+.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads bench-routes lint lint-cheap fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs smtp-sink
 
 all: build
 
@@ -265,11 +265,15 @@ bench-uploads: components
 
 ## lint: the docs (decision records' format, the index, the front docs' sizes:
 ## tools/lint/docs.py), formatting and clippy, host and components
-lint: components
+## lint-cheap: the docs lint and formatting, seconds and no build (`make lint`
+## runs them first, so a drifted doc fails before the components build)
+lint-cheap:
 	python3 tools/lint/docs.py
 	python3 -m unittest tools/lint/test_docs.py
 	$(CARGO) fmt --all -- --check
 	cd components && $(CARGO) fmt --all -- --check
+
+lint: lint-cheap components
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	cd components && $(CARGO) clippy --release --target $(WASM_TARGET) -- -D warnings
 	cd components && $(CARGO) clippy --release -p forecast-engine -p forecast-backtest -p topn -p zscore -p longshort -p matcher --all-targets -- -D warnings

@@ -3,8 +3,8 @@
 //! of a fresh database (all of it to compute, minutes on 2 cores), and the
 //! process exits 0 within the shutdown grace period; the vectors stored
 //! before the signal (whole steps, each with its text's hash) are reused
-//! by the next start, which sets out to compute only the rest. The bound asserted is
-//! the grace period's own plus a margin, never a speed.
+//! by the next start, which sets out to compute only the rest. The bound
+//! asserted is the grace period's own plus a margin, never a speed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
