@@ -14,7 +14,8 @@
 //! cores, so the numbers are a lower bound for the server.
 //! `BENCH_SECONDS` sets the length of each case (default 10; the three
 //! cases at 32 connections run it in three rounds, and each ratio is the
-//! median round's).
+//! median round's). Last, live verdicts under scorer 1.0.0 and 2.1.0 back
+//! to back (`common::live`).
 
 mod common;
 
@@ -36,6 +37,36 @@ fn met(ok: bool) -> &'static str {
     } else {
         "**missed**"
     }
+}
+
+/// The live verdicts' rows: each version's mean and median, and the
+/// newer's ratio to the older's mean against issue 39's 1.2×.
+fn live_rows((old, new): &(common::live::Times, common::live::Times)) {
+    let ratio = new.mean().as_secs_f64() / old.mean().as_secs_f64();
+    for t in [old, new] {
+        println!(
+            "live verdict, scorer {}: mean {}, median {} ({} requests)",
+            t.version,
+            ms(t.mean()),
+            ms(t.median()),
+            t.sorted.len()
+        );
+    }
+    summary(
+        &format!(
+            "live verdict (5 assets × 8 segment counts, one at a time), scorer {} vs {}",
+            new.version, old.version
+        ),
+        &format!(
+            "{ratio:.2}× (mean {} vs {}; median {} vs {})",
+            ms(new.mean()),
+            ms(old.mean()),
+            ms(new.median()),
+            ms(old.median())
+        ),
+        "≤ 1.2×",
+        Verdict::of(ratio <= 1.2),
+    );
 }
 
 #[tokio::main]
@@ -110,8 +141,10 @@ async fn main() {
     let (s_health32, strategies32) = (&rounds[s_round].0, &rounds[s_round].2);
     let verdict4 = load(&addr, verdict, Some(&key), 4, seconds).await;
     let health4 = load(&addr, "/api/health", None, 4, seconds).await;
+    let live = common::live::scorer_ab(&db, &base, &key, "1.0.0", "2.1.0").await;
     server.kill().ok();
     server.wait().ok();
+    live_rows(&live);
 
     println!("| case | connections | requests | errors | req/s | p50 | p99 | target | |");
     println!("|---|---|---|---|---|---|---|---|---|");

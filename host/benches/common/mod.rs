@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod abuse;
+pub mod live;
 pub mod load;
 pub mod summary;
 

@@ -493,8 +493,13 @@ impl AnalysisService {
                 EngineError::InvalidInput(m) => Error::Invalid(m),
             })?;
             // Empty: every bucket.
-            let evidence =
-                crate::evidence::bucket_evidence(&plugin, &permit, &window, params, Vec::new())?;
+            let evidence = crate::evidence::bucket_evidence(
+                &mut plugin.session(),
+                &permit,
+                &window,
+                params,
+                Vec::new(),
+            )?;
             let response = shape(
                 &asset,
                 &window,

@@ -17,17 +17,17 @@ use crate::error::Error;
 /// analysis, when it has an `evidence` interface (`None` otherwise: an
 /// engine built before WIT 1.7.0 is served without it). Blocking.
 pub(crate) fn bucket_evidence(
-    plugin: &forecast_plugins::SegmentationPlugin,
+    session: &mut forecast_plugins::SegmentationSession,
     permit: &forecast_plugins::Permit,
     window: &PriceSeries,
     params: AnalysisParams,
     segments: Vec<u32>,
 ) -> Result<Option<EvidenceReport>, Error> {
-    if !plugin.has_evidence() {
+    if !session.plugin().has_evidence() {
         return Ok(None);
     }
     let request = EvidenceRequest { params, segments };
-    match plugin.analyse_evidence(permit, window, &[request])?.pop() {
+    match session.analyse_evidence(permit, window, &[request])?.pop() {
         Some(Ok(report)) => Ok(Some(report)),
         Some(Err(e)) => Err(Error::Internal(format!("engine evidence failed: {e:?}"))),
         None => Err(Error::Internal("the engine answered no evidence".into())),

@@ -6,6 +6,7 @@
 //! fit, the forecast and the grade are the scorer's.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::Datelike;
 use forecast_domain::series::{from_days, PriceSeries};
@@ -374,25 +375,146 @@ pub fn points(
     episodes: &[u32],
     pooled: Option<(&PooledTable, Pool)>,
 ) -> Vec<Point> {
-    let fwd = forward_returns(s, horizon);
-    let climates = climatologies_of(s, &fwd, horizon, ends);
-    ends.iter()
-        .zip(climates)
-        .zip(medians.iter().zip(episodes))
-        .map(|((&t, climatology), (&median_return, &episodes))| {
-            let date = s.dates[t as usize];
-            let realised = fwd.get(t as usize);
-            Point {
-                date,
-                median_return,
-                episodes,
-                climatology,
-                pooled: pooled.and_then(|(table, pool)| table.before(pool, horizon, date)),
-                realised: realised.map(|r| r.0),
-                known: realised.map_or(i32::MAX, |r| s.dates[r.1]),
-            }
+    SeriesFacts::of(s, horizon, ends.to_vec()).points(medians, episodes, pooled)
+}
+
+/// What a series says at some row indices for one horizon, whatever the
+/// engine's parameters: each index's date, climatology and realised
+/// return with the day it became known. A live verdict keeps it per
+/// asset's data and window, so changing only the segmentation asks the
+/// series nothing again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesFacts {
+    horizon: u32,
+    /// The row indices, ascending.
+    pub ends: Vec<u32>,
+    dates: Vec<i32>,
+    climates: Vec<Option<Climatology>>,
+    /// Realised return and the day it became known.
+    realised: Vec<Option<(f64, i32)>>,
+}
+
+impl SeriesFacts {
+    /// The facts of `s` at `ends` (ascending row indices) and `horizon`.
+    pub fn of(s: &PriceSeries, horizon: u32, ends: Vec<u32>) -> Self {
+        let fwd = forward_returns(s, horizon);
+        let climates = climatologies_of(s, &fwd, horizon, &ends);
+        let at = |t: u32| fwd.get(t as usize).map(|r| (r.0, s.dates[r.1]));
+        SeriesFacts {
+            horizon,
+            dates: ends.iter().map(|&t| s.dates[t as usize]).collect(),
+            realised: ends.iter().map(|&t| at(t)).collect(),
+            climates,
+            ends,
+        }
+    }
+
+    /// The horizon the facts are of.
+    pub fn horizon(&self) -> u32 {
+        self.horizon
+    }
+
+    /// Heap bytes held.
+    pub fn bytes(&self) -> usize {
+        self.ends.len()
+            * (std::mem::size_of::<u32>()
+                + std::mem::size_of::<i32>()
+                + std::mem::size_of::<Option<Climatology>>()
+                + std::mem::size_of::<Option<(f64, i32)>>())
+    }
+
+    /// The scorer's points at the facts' row indices: the engine's medians
+    /// and episodes there (one per index) and the pooled history before
+    /// each date.
+    pub fn points(
+        &self,
+        medians: &[f64],
+        episodes: &[u32],
+        pooled: Option<(&PooledTable, Pool)>,
+    ) -> Vec<Point> {
+        let horizon = self.horizon;
+        self.dates
+            .iter()
+            .zip(self.climates.iter().zip(&self.realised))
+            .zip(medians.iter().zip(episodes))
+            .map(
+                |((&date, (&climatology, &realised)), (&median_return, &episodes))| Point {
+                    date,
+                    median_return,
+                    episodes,
+                    climatology,
+                    pooled: pooled.and_then(|(table, pool)| table.before(pool, horizon, date)),
+                    realised: realised.map(|r| r.0),
+                    known: realised.map_or(i32::MAX, |r| r.1),
+                },
+            )
+            .collect()
+    }
+}
+
+/// A window of an asset's prices as [`FactsCache`] knows it: the asset,
+/// its data version, the window's first and last dates, length and last
+/// close (a correction inside the window moves the data version), and the
+/// horizon.
+pub type FactsKey = (i64, i64, i32, i32, usize, u64, u32);
+
+/// Bytes of [`SeriesFacts`] live verdicts keep at most: about 300 of the
+/// longest histories (every month-end of 65 years), a few thousand of the
+/// demo universe's.
+const FACTS_BYTES: u64 = 16 << 20;
+
+/// The [`SeriesFacts`] of the windows live verdicts asked about, by
+/// [`FactsKey`], least recently used first out, bounded in bytes; an
+/// ingest gives the asset a new data version and so a new key.
+#[derive(Clone)]
+pub struct FactsCache(moka::sync::Cache<FactsKey, Arc<SeriesFacts>>);
+
+impl Default for FactsCache {
+    fn default() -> Self {
+        FactsCache(
+            moka::sync::Cache::builder()
+                .max_capacity(FACTS_BYTES)
+                .weigher(|_: &FactsKey, f: &Arc<SeriesFacts>| {
+                    u32::try_from(f.bytes()).unwrap_or(u32::MAX)
+                })
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
+                .build(),
+        )
+    }
+}
+
+impl FactsCache {
+    /// The facts of `window` (of asset `asset` at `data_version`) at its
+    /// month-ends and last row for `horizon`: kept, or worked out and kept.
+    pub fn month_ends(
+        &self,
+        asset: i64,
+        data_version: i64,
+        window: &PriceSeries,
+        horizon: u32,
+    ) -> Arc<SeriesFacts> {
+        let (Some(&first), Some(&last), Some(close)) = (
+            window.dates.first(),
+            window.dates.last(),
+            window.closes.last(),
+        ) else {
+            return Arc::new(SeriesFacts::of(window, horizon, Vec::new()));
+        };
+        let key = (
+            asset,
+            data_version,
+            first,
+            last,
+            window.len(),
+            close.to_bits(),
+            horizon,
+        );
+        self.0.get_with(key, || {
+            let mut ends = crate::track_record::month_ends(window);
+            ends.push(window.len() as u32 - 1);
+            Arc::new(SeriesFacts::of(window, horizon, ends))
         })
-        .collect()
+    }
 }
 
 /// Builds the pooled table of every active asset in `assets` (by id, so
@@ -521,7 +643,8 @@ pub struct Prior<'a> {
 /// The forecasts of every horizon of `queries` at the row indices `ends`
 /// of `s`, from the return-metric walks among `walks` (one per query, one
 /// state per end): one `episodes-at` call for those sets, one scorer call
-/// per horizon. Empty when the scorer makes no forecasts or the engine
+/// per horizon (its points from `facts` when they are of that horizon and
+/// these ends). Empty when the scorer makes no forecasts or the engine
 /// reports no episodes.
 #[allow(clippy::too_many_arguments)]
 pub fn by_horizon(
@@ -534,6 +657,7 @@ pub fn by_horizon(
     walks: &[Vec<forecast_plugins::segmentation::StateAt>],
     ends: &[u32],
     pooled: Option<(&PooledTable, Pool)>,
+    facts: Option<&SeriesFacts>,
 ) -> Result<ByHorizon, String> {
     let none = Prior {
         ends: &[],
@@ -542,6 +666,7 @@ pub fn by_horizon(
     let at = Known {
         prior: none,
         last: None,
+        facts,
     };
     by_horizon_after(
         permit, session, scorer, s, queries, params, walks, ends, at, pooled,
@@ -558,6 +683,10 @@ pub struct Known<'a> {
     pub prior: Prior<'a>,
     /// Per return-metric set, the episodes at the last row index.
     pub last: Option<&'a [u32]>,
+    /// The series' facts at every row index (earlier and new) for one
+    /// horizon, when already known; a set of another horizon, or facts at
+    /// other indices, are worked out from the series.
+    pub facts: Option<&'a SeriesFacts>,
 }
 
 /// [`by_horizon`] at `known.prior.ends` followed by `ends`, the engine
@@ -620,7 +749,12 @@ pub fn by_horizon_after(
             ));
         }
         let horizon = queries[i].return_period;
-        let pts = points(s, horizon, &all_ends, &set.medians, &set.episodes, pooled);
+        let pts = match known.facts {
+            Some(f) if f.horizon() == horizon && f.ends == all_ends => {
+                f.points(&set.medians, &set.episodes, pooled)
+            }
+            _ => points(s, horizon, &all_ends, &set.medians, &set.episodes, pooled),
+        };
         let graded = scorer
             .forecast(permit, horizon, &pts)
             .map_err(|e| e.to_string())?;
@@ -775,6 +909,63 @@ mod tests {
             .before(Pool::Synthetic, 90, to_days("2004-06-15".parse().unwrap()))
             .unwrap();
         assert_eq!(syn.assets, 1);
+    }
+
+    #[test]
+    fn a_window_s_facts_are_kept_per_data_version_and_window() {
+        let s = series(700);
+        let cache = FactsCache::default();
+        let a = cache.month_ends(1, 1, &s, 30);
+        let mut ends = crate::track_record::month_ends(&s);
+        ends.push(699);
+        assert_eq!(*a, SeriesFacts::of(&s, 30, ends.clone()));
+        assert_eq!(a.ends, ends);
+        assert!(Arc::ptr_eq(&a, &cache.month_ends(1, 1, &s, 30)), "kept");
+        // A new data version, another horizon or another window is asked of
+        // the series again.
+        let b = cache.month_ends(1, 2, &s, 30);
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(*a, *b);
+        assert_eq!(cache.month_ends(1, 1, &s, 90).horizon(), 90);
+        let cut = s.clone().first_rows(650);
+        assert_eq!(cache.month_ends(1, 1, &cut, 30).ends.last(), Some(&649));
+        let mut moved = s.clone();
+        *moved.closes.last_mut().unwrap() *= 1.01;
+        let c = cache.month_ends(1, 1, &moved, 30);
+        assert_ne!(
+            c.points(&[0.0; 64], &[0; 64], None),
+            a.points(&[0.0; 64], &[0; 64], None)
+        );
+    }
+
+    #[test]
+    fn facts_give_the_points_worked_out_from_the_series() {
+        let s = series(900);
+        let ends = [400u32, 500, 899];
+        let facts = SeriesFacts::of(&s, 90, ends.to_vec());
+        let direct: Vec<Point> = ends
+            .iter()
+            .zip(climatologies(&s, 90, &ends))
+            .map(|(&t, climatology)| Point {
+                date: s.dates[t as usize],
+                median_return: 0.01,
+                episodes: 3,
+                climatology,
+                pooled: None,
+                realised: realised_at(&s, t, 90).map(|r| r.0),
+                known: realised_at(&s, t, 90).map_or(i32::MAX, |r| r.1),
+            })
+            .collect();
+        assert_eq!(facts.points(&[0.01; 3], &[3; 3], None), direct);
+        assert!(facts.bytes() >= 3 * std::mem::size_of::<Option<Climatology>>());
+    }
+
+    /// The realised return at row `t` and the date it became known, by a
+    /// direct search.
+    fn realised_at(s: &PriceSeries, t: u32, horizon: u32) -> Option<(f64, i32)> {
+        let t = t as usize;
+        let j = (t..s.len()).find(|&j| s.dates[j] >= s.dates[t] + horizon as i32)?;
+        Some((s.closes[j] / s.closes[t] - 1.0, s.dates[j]))
     }
 
     #[test]

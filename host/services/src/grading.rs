@@ -317,6 +317,7 @@ fn walk_histories(
             sets: kept.as_ref().map_or(&[][..], |kept| &kept.carry.sets[..]),
         },
         last: last.as_deref(),
+        facts: None,
     };
     let (forecasts, mut inputs) = crate::forecast::by_horizon_after(
         c.permit,

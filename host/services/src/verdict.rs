@@ -195,6 +195,8 @@ pub struct VerdictService {
     pooled: Arc<crate::forecast::PooledCache>,
     /// Model cards by grading run.
     models: moka::sync::Cache<String, Arc<ModelsResponse>>,
+    /// What live verdicts' windows say whatever the segmentation.
+    facts: crate::forecast::FactsCache,
     /// One computation of a missing track record at a time per key.
     record_gates: Arc<crate::gate::Gates<RecordKey>>,
     universe_gates: Arc<crate::gate::Gates<(String, UniverseTrackRecordQuery)>>,
@@ -228,6 +230,7 @@ impl VerdictService {
             universe: moka::sync::Cache::new(RECORD_ENTRIES),
             pooled: Arc::new(crate::forecast::PooledCache::default()),
             models: moka::sync::Cache::new(8),
+            facts: crate::forecast::FactsCache::default(),
             record_gates: Arc::default(),
             universe_gates: Arc::default(),
         }
@@ -441,7 +444,15 @@ impl VerdictService {
             // the metric asked for.
             let walk = (query.metric == Metric::Return).then(|| states.clone());
             let walked = forecasts_at(
-                &permit, &engine, &scorer, &graded, &ends, &query, periods, pool, walk,
+                &permit,
+                &mut engine.session(),
+                &scorer,
+                &graded,
+                At::Rows(&ends),
+                &query,
+                periods,
+                pool,
+                walk,
             )?;
             if let Some(w) = walked {
                 crate::track_record::with_forecasts(&mut history, &w.graded, &w.points);
@@ -562,6 +573,7 @@ impl VerdictService {
             .admit(client, Work::Verdict, analysis_bytes(window.len()))
             .await?;
         let permit = self.plugins.runtime().acquire().await;
+        let facts = self.facts.clone();
         // The guest calls' spans nest under this one on the blocking thread.
         let span = tracing::Span::current();
         crate::budget::spawn_heavy(move || {
@@ -578,6 +590,7 @@ impl VerdictService {
                 periods,
                 last_price_date,
                 pool,
+                facts: &facts,
             })
         })
         .await
@@ -678,6 +691,7 @@ struct LiveInputs<'a> {
     periods: u32,
     last_price_date: chrono::NaiveDate,
     pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
+    facts: &'a crate::forecast::FactsCache,
 }
 
 /// A verdict computed now: the state at the last row (from the forecast's
@@ -685,14 +699,14 @@ struct LiveInputs<'a> {
 /// (the forecast's when the scorer forecasts), the bucket's evidence.
 fn live_verdict(x: LiveInputs<'_>) -> Result<VerdictResponse, Error> {
     let (query, periods) = (x.query, x.periods);
-    let (forecast, last) = live_forecast(
-        x.permit, x.engine, x.scorer, x.window, query, periods, x.pool,
-    )?;
+    // One instance of the engine answers every call of the verdict.
+    let mut session = x.engine.session();
+    let (forecast, last) = live_forecast(&x, &mut session)?;
     let params = crate::analysis::engine_params(query, periods);
     let summary = match last {
         Some(state) if query.metric == Metric::Return => state,
         _ => state_at(
-            &x.engine
+            &session
                 .analyse_state(x.permit, x.window, params)?
                 .map_err(|e| match e {
                     EngineError::InsufficientData(rows) => Error::InsufficientData(format!(
@@ -717,7 +731,7 @@ fn live_verdict(x: LiveInputs<'_>) -> Result<VerdictResponse, Error> {
             .ok_or_else(|| Error::Internal("the scorer answered no grade".into()))?,
     };
     let evidence = crate::evidence::bucket_evidence(
-        x.engine,
+        &mut session,
         x.permit,
         x.window,
         params,
@@ -745,18 +759,27 @@ fn live_verdict(x: LiveInputs<'_>) -> Result<VerdictResponse, Error> {
 /// episodes; with the return metric's state at the last row (what
 /// `analyse-state` answers for it).
 fn live_forecast(
-    permit: &forecast_plugins::Permit,
-    engine: &Arc<forecast_plugins::SegmentationPlugin>,
-    scorer: &Arc<forecast_plugins::ScorerPlugin>,
-    window: &forecast_domain::series::PriceSeries,
-    query: &AnalysisQuery,
-    periods: u32,
-    pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
+    x: &LiveInputs<'_>,
+    session: &mut forecast_plugins::SegmentationSession,
 ) -> Result<(Option<GradedForecast>, Option<StateAt>), Error> {
-    let mut ends = crate::track_record::month_ends(window);
-    ends.push(window.len() as u32 - 1);
+    let (asset, window) = (x.asset, x.window);
+    let facts = match (&x.pool, x.scorer.has_forecasting()) {
+        (Some(_), true) => {
+            x.facts
+                .month_ends(asset.id, asset.data_version, window, x.query.return_period)
+        }
+        _ => return Ok((None, None)),
+    };
     let walked = forecasts_at(
-        permit, engine, scorer, window, &ends, query, periods, pool, None,
+        x.permit,
+        session,
+        x.scorer,
+        window,
+        At::Facts(&facts),
+        x.query,
+        x.periods,
+        x.pool.clone(),
+        None,
     )?;
     Ok(match walked {
         Some(mut w) => (w.graded.pop(), w.walk.pop()),
@@ -772,7 +795,24 @@ struct Walked {
     graded: Vec<GradedForecast>,
 }
 
-/// The scorer's forecasts of `series` at the row indices `ends` and
+/// Where a walk forecasts: row indices of a series, or the series' facts
+/// at them (which hold the indices).
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Rows(&'a [u32]),
+    Facts(&'a crate::forecast::SeriesFacts),
+}
+
+impl At<'_> {
+    fn ends(&self) -> &[u32] {
+        match self {
+            At::Rows(ends) => ends,
+            At::Facts(f) => &f.ends,
+        }
+    }
+}
+
+/// The scorer's forecasts of `series` at the row indices `at` and
 /// `query`'s horizon, from the return metric's states there (`walk` when
 /// the caller has them, else one `states-at` walk); none when there is no
 /// pooled table (the scorer makes no forecasts) or the engine reports no
@@ -780,18 +820,20 @@ struct Walked {
 #[allow(clippy::too_many_arguments)]
 fn forecasts_at(
     permit: &forecast_plugins::Permit,
-    engine: &Arc<forecast_plugins::SegmentationPlugin>,
+    session: &mut forecast_plugins::SegmentationSession,
     scorer: &Arc<forecast_plugins::ScorerPlugin>,
     series: &forecast_domain::series::PriceSeries,
-    ends: &[u32],
+    at: At<'_>,
     query: &AnalysisQuery,
     periods: u32,
     pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
     walk: Option<Vec<StateAt>>,
 ) -> Result<Option<Walked>, Error> {
+    let ends = at.ends();
     let Some((table, pool)) = pool else {
         return Ok(None);
     };
+    let engine = session.plugin();
     if ends.is_empty() || !engine.has_evidence() || !engine.has_episodes() {
         return Ok(None);
     }
@@ -802,16 +844,15 @@ fn forecasts_at(
     let params = crate::analysis::engine_params(&fq, periods);
     let walk = match walk {
         Some(w) => w,
-        None => engine
+        None => session
             .states_at(permit, series, &[params], ends)?
             .pop()
             .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
             .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?,
     };
-    let mut session = engine.session();
     let by = crate::forecast::by_horizon(
         permit,
-        &mut session,
+        session,
         scorer,
         series,
         &[fq],
@@ -819,6 +860,10 @@ fn forecasts_at(
         std::slice::from_ref(&walk),
         ends,
         Some((&table, pool)),
+        match at {
+            At::Facts(f) => Some(f),
+            At::Rows(_) => None,
+        },
     )
     .map_err(Error::Internal)?;
     Ok(by.into_iter().next().map(|(_, points, graded)| Walked {
