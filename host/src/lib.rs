@@ -25,7 +25,6 @@ pub use forecast_domain::series;
 pub use forecast_http as http;
 pub use forecast_ingest::{self as ingest, demo};
 pub use forecast_plugins as plugins;
-pub use forecast_services::{
-    active, analysis, auth, backtest, grading, matcher, registry, verdict,
-};
+pub use forecast_research::backtest;
+pub use forecast_services::{active, analysis, auth, grading, matcher, registry, verdict};
 pub use forecast_store as store;

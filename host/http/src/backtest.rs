@@ -21,7 +21,7 @@ use super::extract::{Json as JsonBody, Query};
 use super::guard::{ApiUser, BacktestSlot, Fresh};
 use super::recall::{self, Recalled, RequestKey};
 use crate::AppState;
-use forecast_services::backtest::UserSlot;
+use forecast_research::backtest::UserSlot;
 
 /// The backtest route (metered at cost 5 by the caller's route layer).
 pub fn router() -> OpenApiRouter<AppState> {

@@ -30,8 +30,8 @@ use super::error::ApiError;
 use super::session::SessionUser;
 use crate::AppState;
 use forecast_domain::{ApiKeyRecord, Tier, User};
+use forecast_research::backtest::UserSlot;
 use forecast_services::auth;
-use forecast_services::backtest::UserSlot;
 use forecast_services::quota::{Generations, WindowUsage};
 
 /// What a route costs against the quota (a backtest costs 5).

@@ -211,7 +211,7 @@ fn upload_routes(state: &AppState) -> OpenApiRouter<AppState> {
     bearer
         .merge(OpenApiRouter::new().nest("/web", web))
         .layer(RequestBodyLimitLayer::new(
-            forecast_services::authored::MAX_UPLOAD_BYTES,
+            forecast_research::authored::MAX_UPLOAD_BYTES,
         ))
 }
 
@@ -443,7 +443,7 @@ async fn json_errors(req: Request, next: Next) -> Response {
             let limit = if admin_path {
                 admin::MAX_UPLOAD_BYTES
             } else if upload_path {
-                forecast_services::authored::MAX_UPLOAD_BYTES
+                forecast_research::authored::MAX_UPLOAD_BYTES
             } else {
                 MAX_BODY_BYTES
             };

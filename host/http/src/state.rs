@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use forecast_research::backtest::BacktestService;
 use forecast_services::active::Plugins;
 use forecast_services::alerts::AlertService;
 use forecast_services::analysis::AnalysisService;
 use forecast_services::assets::AssetService;
-use forecast_services::backtest::BacktestService;
 use forecast_services::health::HealthService;
 use forecast_services::keys::KeyService;
 use forecast_services::matcher::MatcherService;
@@ -76,7 +76,7 @@ pub struct Shared {
     /// `POST /api/backtest`.
     pub backtests: BacktestService,
     /// `/api/strategies`: the authors' uploads.
-    pub authored: forecast_services::authored::AuthoredService,
+    pub authored: forecast_research::authored::AuthoredService,
     /// `POST /api/match-tickers`.
     pub matcher: MatcherService,
     /// `GET /api/ranking`.

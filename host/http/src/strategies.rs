@@ -17,7 +17,7 @@ use super::guard::ApiUser;
 use crate::AppState;
 use forecast_api::authored::{StrategyChange, StrategyState, UploadedStrategy};
 use forecast_api::ErrorBody;
-use forecast_services::authored::{Upload, MAX_UPLOAD_BYTES};
+use forecast_research::authored::{Upload, MAX_UPLOAD_BYTES};
 
 /// The upload route (its own body limit: [`MAX_UPLOAD_BYTES`], also for
 /// the body extractor, whose default would stop at 2 MiB).

@@ -24,7 +24,7 @@ pub use forecast_api::analysis::{
 pub use forecast_domain::defaults::{GRADED_RETURN_PERIODS as CACHED_RETURN_PERIODS, MIN_ROWS};
 
 /// The engine's metric for a domain [`Metric`].
-pub(crate) fn wit_metric(m: Metric) -> seg::Metric {
+pub fn wit_metric(m: Metric) -> seg::Metric {
     match m {
         Metric::Return => seg::Metric::TotalReturn,
         Metric::Sharpe => seg::Metric::Sharpe,

@@ -11,8 +11,6 @@ pub mod alerts;
 pub mod analysis;
 pub mod assets;
 pub mod auth;
-pub mod authored;
-pub mod backtest;
 pub mod budget;
 pub mod carry;
 pub mod embeddings;
@@ -37,7 +35,7 @@ pub mod watchlist;
 
 /// Counts a lookup of one of the result caches (`analysis`, `verdict`) in
 /// `forecast_cache_lookups_total`.
-pub(crate) fn cache_lookup(cache: &'static str, hit: bool) {
+pub fn cache_lookup(cache: &'static str, hit: bool) {
     let result = if hit { "hit" } else { "miss" };
     metrics::counter!("forecast_cache_lookups_total", "cache" => cache, "result" => result)
         .increment(1);

@@ -19,8 +19,8 @@ use super::response::{shape, DataUse};
 use super::signals::{signals_for, Cancel, CancelOnDrop};
 use super::universe::{load_histories, universe_assets, FEED_AHEAD};
 use super::{timed_out, validation, BacktestService};
-use crate::budget::{backtest_bytes, Ticket, Work};
-use crate::error::Error;
+use forecast_services::budget::{backtest_bytes, Ticket, Work};
+use forecast_services::error::Error;
 
 /// Runs a validated request end to end under `slot` (see
 /// [`BacktestService::run`]).
@@ -87,7 +87,7 @@ pub(super) async fn run(
     let sha256 = job.strategy.info().sha256.clone();
     // The strategy's calls nest under the run's span on the blocking thread.
     let span = tracing::Span::current();
-    let body = crate::budget::spawn_heavy(move || span.in_scope(|| job.execute()))
+    let body = forecast_services::budget::spawn_heavy(move || span.in_scope(|| job.execute()))
         .await
         .map_err(|e| Error::Internal(format!("backtest task failed: {e}")))??;
     // What the strategy used, for its figures in GET /api/strategies.
@@ -163,7 +163,7 @@ pub(super) async fn load(
     // rest as the store reads them; they give the permits back.
     let (feed, fed) = tokio::sync::mpsc::channel(FEED_AHEAD);
     let assets_count = assets.len();
-    let signals_task = crate::budget::spawn_heavy({
+    let signals_task = forecast_services::budget::spawn_heavy({
         let (engine, cache, req, cancel) = (
             engine.clone(),
             svc.signals.clone(),

@@ -30,10 +30,10 @@ use sha2::{Digest, Sha256};
 
 use forecast_bundle::TrustPolicy;
 
-use crate::active::Plugins;
-use crate::budget::{compile_bytes, spawn_heavy, Work, WorkBudget};
-use crate::error::Error;
-use crate::registry::{self_test, Loaded};
+use forecast_services::active::Plugins;
+use forecast_services::budget::{compile_bytes, spawn_heavy, Work, WorkBudget};
+use forecast_services::error::Error;
+use forecast_services::registry::{self_test, Loaded};
 
 /// The largest component or bundle an upload may carry.
 pub const MAX_UPLOAD_BYTES: usize = 8 << 20;
@@ -449,7 +449,7 @@ impl AuthoredService {
                     forecast_api::quote(&info.name)
                 )));
             }
-            if !crate::registry::valid_version(&info.version) {
+            if !forecast_services::registry::valid_version(&info.version) {
                 return Err(Error::Refused(format!(
                     "the strategy reports version '{}', not a semantic version such as 1.2.3",
                     forecast_api::quote(&info.version)
@@ -580,7 +580,7 @@ impl AuthoredService {
             }
             held.by_viewer.get(viewer_id).cloned()
         });
-        crate::cache_lookup("strategies", kept.is_some());
+        forecast_services::cache_lookup("strategies", kept.is_some());
         let items = match kept {
             Some(items) => items,
             None => {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use forecast_plugins::{Permits, PluginRuntime};
 
 use super::BacktestLimits;
-use crate::error::Error;
+use forecast_services::error::Error;
 
 /// The backtests each user has running on this server.
 #[derive(Default)]

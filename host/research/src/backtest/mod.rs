@@ -11,7 +11,7 @@
 //! once on a server ([`BacktestService::admit`], taken by the HTTP guard
 //! before the quota is charged, held until the blocking work has really
 //! ended); a backtest then takes a ticket of the server's heavy-work
-//! budget ([`crate::budget`]; 503 before any work when there is no room
+//! budget ([`forecast_services::budget`]; 503 before any work when there is no room
 //! in time), waits at most `queue_wait` for its plugin slots
 //! (then [`Error::Busy`], 503) and loads the histories only once it holds
 //! them; a dropped request or a passed deadline raises a flag the signal
@@ -28,10 +28,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::active::Plugins;
 use crate::authored::AuthoredService;
-use crate::budget::WorkBudget;
-use crate::error::Error;
 pub use forecast_api::backtest::{
     BacktestMetadata, BacktestRequest, BacktestResponse, BenchmarkBody, EquityPoint, FanPoint,
     MetricsBody, MonteCarloParams, MonteCarloRequest, MonteCarloResponse, PathSpread, TradeBody,
@@ -39,6 +36,9 @@ pub use forecast_api::backtest::{
     MAX_TRADES, MAX_UNUSABLE_LISTED,
 };
 use forecast_api::research::{SplitParams, SweepResponse, ValidSweep, WalkForwardResponse};
+use forecast_services::active::Plugins;
+use forecast_services::budget::WorkBudget;
+use forecast_services::error::Error;
 use forecast_store::AssetStore;
 
 mod admission;

@@ -12,7 +12,7 @@ use tokio::sync::mpsc::Sender;
 use super::cache::{HistoryKey, SignalCache};
 use super::signals::Cancel;
 use super::timed_out;
-use crate::error::Error;
+use forecast_services::error::Error;
 
 /// One loaded history for the signal workers.
 pub(super) struct Work {

@@ -19,8 +19,8 @@ use super::admission::{self, UserSlot};
 use super::run::{admit, inputs, load, metas, resolve, run_error, Loaded};
 use super::signals::{Cancel, CancelOnDrop};
 use super::{validation, BacktestService};
-use crate::budget::Ticket;
-use crate::error::Error;
+use forecast_services::budget::Ticket;
+use forecast_services::error::Error;
 
 /// The runs of a batch, in the order of its requests, and what they share.
 pub(super) struct Batch {
@@ -127,7 +127,7 @@ pub(super) async fn run_batch(
             held,
         };
         let span = tracing::Span::current();
-        let done = crate::budget::spawn_heavy(move || span.in_scope(|| work.execute()))
+        let done = forecast_services::budget::spawn_heavy(move || span.in_scope(|| work.execute()))
             .await
             .map_err(|e| Error::Internal(format!("batch task failed: {e}")))?;
         let (runs, back, back_held) = done.map_err(|e| after(e, &reports))?;

@@ -17,7 +17,7 @@ use tokio::sync::mpsc::Receiver;
 use super::cache::{SignalCache, SignalKey};
 use super::timed_out;
 use super::universe::Work;
-use crate::error::Error;
+use forecast_services::error::Error;
 
 /// The stop flag of one backtest: raised when the request is dropped (the
 /// client went away: [`CancelOnDrop`]) or its deadline passes; the signal
@@ -179,7 +179,7 @@ impl Workers<'_> {
             return_period: self.req.params.return_period,
             num_segments: self.req.params.num_segments,
             decay_factor: self.req.params.decay_factor,
-            metric: crate::analysis::wit_metric(self.req.metric),
+            metric: forecast_services::analysis::wit_metric(self.req.metric),
             periods_per_year: Some(series.periods_per_year()),
         };
         let _asset = tracing::info_span!("signals", ticker = %asset.ticker).entered();

@@ -14,7 +14,7 @@ use forecast_domain::series::{from_days, to_days};
 use super::batch::{run_batch, Batch};
 use super::response::metrics;
 use super::BacktestService;
-use crate::error::Error;
+use forecast_services::error::Error;
 
 /// Shortest test split kept, in calendar rows (a month of trading days):
 /// the last split ends at the window's end and may be shorter than

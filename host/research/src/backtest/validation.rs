@@ -10,8 +10,8 @@ use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::Asset;
 use forecast_plugins::StrategyPlugin;
 
-use crate::active::Plugins;
-use crate::error::Error;
+use forecast_services::active::Plugins;
+use forecast_services::error::Error;
 
 /// The loaded strategy `name`, else a 400 listing the loaded ones.
 pub(super) fn strategy(plugins: &Plugins, name: &str) -> Result<Arc<StrategyPlugin>, Error> {
