@@ -16,10 +16,10 @@ use forecast_embed::Embedder;
 use forecast_http::{AppState, HttpConfig, Shared};
 use forecast_ingest::demo;
 use forecast_ingest::metadata::CatalogProvider;
+use forecast_jobs::alerts::AlertService;
 use forecast_research::authored::AuthoredService;
 use forecast_research::backtest::{BacktestLimits, BacktestService};
 use forecast_services::active::Plugins;
-use forecast_services::alerts::AlertService;
 use forecast_services::analysis::AnalysisService;
 use forecast_services::assets::AssetService;
 use forecast_services::auth;
@@ -163,7 +163,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
             db.clone(),
             db.clone(),
             verdicts.clone(),
-            forecast_services::alerts::AlertSettings {
+            forecast_jobs::alerts::AlertSettings {
                 origin: origin.clone(),
                 ..config.alerts.clone()
             },
@@ -428,7 +428,7 @@ pub fn start_background(app: &App, config: &Config) -> Vec<tokio::task::JoinHand
     }
 
     if config.grading {
-        tasks.push(tokio::spawn(forecast_services::grading::schedule(
+        tasks.push(tokio::spawn(forecast_jobs::grading::schedule(
             db.clone(),
             state.plugins.clone(),
             config.grade_at,

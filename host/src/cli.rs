@@ -737,8 +737,8 @@ async fn grade(rebuild: bool) -> anyhow::Result<()> {
         forecast_services::active::Plugins::load(&config.plugins_config(), db.as_ref()).await?,
     );
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let progress: std::sync::Arc<dyn Fn(forecast_services::grading::Progress) + Send + Sync> =
-        std::sync::Arc::new(|p: forecast_services::grading::Progress| {
+    let progress: std::sync::Arc<dyn Fn(forecast_jobs::grading::Progress) + Send + Sync> =
+        std::sync::Arc::new(|p: forecast_jobs::grading::Progress| {
             let eta = p.eta().map_or("?".to_string(), |s| format!("{s:.0}s"));
             let pct = (p.done * 100).checked_div(p.total).unwrap_or(100);
             eprint!(
@@ -748,12 +748,12 @@ async fn grade(rebuild: bool) -> anyhow::Result<()> {
                 p.rate()
             );
         });
-    let options = forecast_services::grading::Options {
+    let options = forecast_jobs::grading::Options {
         workers,
         lease: config.grading_lease,
         rebuild,
     };
-    let result = forecast_services::grading::run(db.clone(), plugins, options, progress).await;
+    let result = forecast_jobs::grading::run(db.clone(), plugins, options, progress).await;
     eprintln!();
     // A completed run is what alerts read: evaluate them now (a server
     // following the database would, within its interval, too; whoever
@@ -785,7 +785,7 @@ async fn grade(rebuild: bool) -> anyhow::Result<()> {
         s.failed_here,
         s.elapsed.as_secs_f64(),
         forecast_services::analysis::CACHED_RETURN_PERIODS.len(),
-        forecast_services::grading::METRICS.len(),
+        forecast_jobs::grading::METRICS.len(),
         s.kept_here,
         s.run.graded,
         s.run.failures,

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use clap::Subcommand;
 
 use crate::config::Config;
+use forecast_jobs::alerts::{AlertService, EvaluationSummary};
 use forecast_services::active::Plugins;
-use forecast_services::alerts::{AlertService, EvaluationSummary};
 use forecast_services::budget::WorkBudget;
 use forecast_services::freshness::Freshness;
 use forecast_services::verdict::VerdictService;

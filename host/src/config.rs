@@ -570,7 +570,7 @@ pub struct Config {
     pub alerts_follow: bool,
     /// `FORECAST_ALERTS_INTERVAL_MS`, `FORECAST_SMTP_URL`, `FORECAST_SMTP_FROM`
     /// and the webhook settings (the web origin is filled in by the server).
-    pub alerts: forecast_services::alerts::AlertSettings,
+    pub alerts: forecast_jobs::alerts::AlertSettings,
     /// `FORECAST_GRADING`.
     pub grading: bool,
     /// `FORECAST_GRADE_AT`.
@@ -876,10 +876,10 @@ impl Settings {
                 per_day: accounts.quota_per_day,
             },
             alerts_follow: alerts.alerts,
-            alerts: forecast_services::alerts::AlertSettings {
+            alerts: forecast_jobs::alerts::AlertSettings {
                 smtp: alerts
                     .smtp_url
-                    .map(|url| forecast_services::alerts::SmtpSettings {
+                    .map(|url| forecast_jobs::alerts::SmtpSettings {
                         url,
                         from: alerts.smtp_from,
                     }),

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use forecast_jobs::alerts::AlertService;
 use forecast_research::backtest::BacktestService;
 use forecast_services::active::Plugins;
-use forecast_services::alerts::AlertService;
 use forecast_services::analysis::AnalysisService;
 use forecast_services::assets::AssetService;
 use forecast_services::health::HealthService;

@@ -629,7 +629,7 @@ pub struct SetInputs {
     pub episodes: Vec<u32>,
 }
 
-/// Forecast inputs of earlier month-ends (a run's [`crate::carry::Carry`]):
+/// Forecast inputs of earlier month-ends (a grading run's carry):
 /// their row indices and, per return-metric set in query order, the inputs
 /// at them.
 #[derive(Debug, Clone, Copy)]

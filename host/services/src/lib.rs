@@ -7,19 +7,16 @@
 //! with, following the registry ([`registry`]) in the store.
 
 pub mod active;
-pub mod alerts;
 pub mod analysis;
 pub mod assets;
 pub mod auth;
 pub mod budget;
-pub mod carry;
 pub mod embeddings;
 pub mod error;
 pub mod evidence;
 pub mod forecast;
 pub mod freshness;
 pub mod gate;
-pub mod grading;
 pub mod health;
 pub mod keys;
 pub mod matcher;

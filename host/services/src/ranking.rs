@@ -125,7 +125,7 @@ fn by_key(a: &RankedAsset, b: &RankedAsset, sort_by: SortKey) -> Ordering {
 
 /// The `forecast` of a stored verdict body (any other field is skipped
 /// unparsed).
-pub(crate) fn forecast_of(body: &str) -> Option<forecast_api::analysis::ForecastBody> {
+pub fn forecast_of(body: &str) -> Option<forecast_api::analysis::ForecastBody> {
     #[derive(serde::Deserialize)]
     struct Only {
         forecast: Option<forecast_api::analysis::ForecastBody>,

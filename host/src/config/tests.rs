@@ -80,7 +80,7 @@ fn the_defaults_are_those_of_the_layers() {
     assert_eq!(c.backtests_per_user, DEFAULT_BACKTESTS_PER_USER);
     assert_eq!(
         c.grading_lease,
-        Duration::from_secs(forecast_services::grading::LEASE_SECONDS as u64)
+        Duration::from_secs(forecast_jobs::grading::LEASE_SECONDS as u64)
     );
     assert_eq!(c.yahoo_url, yahoo::DEFAULT_BASE_URL);
     assert_eq!(c.stooq_url, stooq::DEFAULT_BASE_URL);

@@ -25,8 +25,8 @@ use forecast_store::{
     GradingStore, WebhookRecord,
 };
 
-use crate::error::Error;
-use crate::verdict::VerdictService;
+use forecast_services::error::Error;
+use forecast_services::verdict::VerdictService;
 
 pub use deliver::{sign, DeliverySummary, SmtpSettings};
 pub use evaluate::EvaluationSummary;

@@ -12,8 +12,8 @@
 //! run to active in one transaction: readers see the previous day's
 //! snapshot until then, and a failed or interrupted run leaves it served.
 
-use crate::error::Error;
 use forecast_api::assets::DataSources;
+use forecast_services::error::Error;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,16 +21,16 @@ use std::time::{Duration, Instant};
 use chrono::{NaiveTime, Utc};
 use tracing::Instrument as _;
 
-use crate::active::Plugins;
-use crate::analysis::{AnalysisQuery, CACHED_RETURN_PERIODS, MIN_ROWS};
 use crate::carry::Carry;
-use crate::forecast::{Pool, PooledTable};
-use crate::verdict::{self, VerdictParts};
 use forecast_domain::schedule::{seconds_until, worker_prefix};
 use forecast_domain::series::{from_days, PriceSeries};
 use forecast_domain::Asset;
 use forecast_domain::Metric;
 use forecast_plugins::segmentation::{EvidenceReport, EvidenceRequest};
+use forecast_services::active::Plugins;
+use forecast_services::analysis::{AnalysisQuery, CACHED_RETURN_PERIODS, MIN_ROWS};
+use forecast_services::forecast::{Pool, PooledTable};
+use forecast_services::verdict::{self, VerdictParts};
 use forecast_store::{
     Database, GradeCarry, GradeRow, GradingRun, GradingStore, StoreError, TrackPoints,
 };
@@ -142,7 +142,7 @@ impl Previous {
                     .bodies
                     .iter()
                     .find(|b| b.return_period == q.return_period && b.metric == q.metric)?;
-                let rows = crate::track_record::decode(&stored.body).ok()?;
+                let rows = forecast_services::track_record::decode(&stored.body).ok()?;
                 let dates = ends[..k]
                     .iter()
                     .map(|&t| from_days(series.dates[t as usize]));
@@ -181,7 +181,7 @@ struct Walked {
     today: Vec<forecast_plugins::segmentation::StateAt>,
     grades: Vec<forecast_plugins::scorer::Grade>,
     track: Vec<TrackPoints>,
-    forecasts: crate::forecast::ByHorizon,
+    forecasts: forecast_services::forecast::ByHorizon,
     /// Today's evidence, when the walk asked for it.
     evidence: Option<Vec<Option<EvidenceReport>>>,
     carry: Option<Carry>,
@@ -191,7 +191,7 @@ struct Walked {
 /// Grades every (period, metric) of one asset with a reused engine
 /// instance, under the worker's `permit`, with the evidence of each
 /// current bucket and the asset's grade history (the state at every
-/// month-end, [`crate::track_record`]) — the month-ends of `previous` kept
+/// month-end, [`forecast_services::track_record`]) — the month-ends of `previous` kept
 /// when they still hold; an error when the engine or scorer failed for it.
 fn grade_asset(
     permit: &forecast_plugins::Permit,
@@ -207,7 +207,7 @@ fn grade_asset(
     let queries = graded_queries();
     let params: Vec<_> = queries
         .iter()
-        .map(|q| crate::analysis::engine_params(q, periods))
+        .map(|q| forecast_services::analysis::engine_params(q, periods))
         .collect();
     let max = forecast_domain::defaults::MAX_HISTORY_ROWS;
     let walked = if engine.has_evidence() && series.len() <= max {
@@ -253,7 +253,7 @@ fn grade_asset(
                     .forecasts
                     .iter()
                     .find(|f| f.0 == query.return_period)
-                    .and_then(|(h, _, g)| crate::forecast::body(*h, g.last()?)),
+                    .and_then(|(h, _, g)| forecast_services::forecast::body(*h, g.last()?)),
                 engine_version: &engine.info().version,
                 scorer_version: &scorer.info().version,
             });
@@ -292,7 +292,7 @@ fn walk_histories(
 ) -> Result<Walked, String> {
     let (series, queries) = (c.series, c.queries);
     let pool = Pool::of(c.asset.data_source);
-    let month_ends = crate::track_record::month_ends(series);
+    let month_ends = forecast_services::track_record::month_ends(series);
     let months = month_ends.len();
     let forecasting = c.scorer.has_forecasting() && session.plugin().has_episodes();
     let sets = usize::from(forecasting) * return_sets(queries);
@@ -311,15 +311,15 @@ fn walk_histories(
     let today: Vec<_> = walks.iter().map(|w| w[w.len() - 1]).collect();
     let evidence = today_evidence(c.permit, session, series, c.params, &today)?;
     let last = today_episodes(queries, &evidence, &today);
-    let known = crate::forecast::Known {
-        prior: crate::forecast::Prior {
+    let known = forecast_services::forecast::Known {
+        prior: forecast_services::forecast::Prior {
             ends: &month_ends[..k],
             sets: kept.as_ref().map_or(&[][..], |kept| &kept.carry.sets[..]),
         },
         last: last.as_deref(),
         facts: None,
     };
-    let (forecasts, mut inputs) = crate::forecast::by_horizon_after(
+    let (forecasts, mut inputs) = forecast_services::forecast::by_horizon_after(
         c.permit,
         session,
         c.scorer,
@@ -341,10 +341,13 @@ fn walk_histories(
         // The kept month-ends' rows, their realised returns as of today.
         let mut rows = old_rows.pop().unwrap_or_default();
         for (row, &t) in rows.iter_mut().zip(&month_ends) {
-            row.realised_return =
-                crate::track_record::realised_return(series, t as usize, query.return_period);
+            row.realised_return = forecast_services::track_record::realised_return(
+                series,
+                t as usize,
+                query.return_period,
+            );
         }
-        rows.extend(crate::track_record::rows(
+        rows.extend(forecast_services::track_record::rows(
             series,
             &ends[..ends.len() - 1],
             &walk,
@@ -352,13 +355,17 @@ fn walk_histories(
             query.return_period,
         ));
         if let Some((_, pts, g)) = forecasts.iter().find(|f| f.0 == query.return_period) {
-            crate::track_record::with_forecasts(&mut rows, &g[..months], &pts[..months]);
+            forecast_services::track_record::with_forecasts(
+                &mut rows,
+                &g[..months],
+                &pts[..months],
+            );
         }
         track.push(TrackPoints {
             asset_id: c.asset.id,
             return_period: query.return_period,
             metric: query.metric,
-            body: crate::track_record::encode(&rows),
+            body: forecast_services::track_record::encode(&rows),
         });
     }
     today.reverse();
@@ -553,7 +560,7 @@ fn today_evidence(
 /// cover `kept` earlier month-ends first.
 fn forecast_grades(
     queries: &[AnalysisQuery],
-    forecasts: &crate::forecast::ByHorizon,
+    forecasts: &forecast_services::forecast::ByHorizon,
     all: &mut [forecast_plugins::scorer::Grade],
     ends: usize,
     kept: usize,
@@ -584,7 +591,7 @@ fn track_points(
     let graded = full
         .clone()
         .first_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
-    let ends = crate::track_record::month_ends(&graded);
+    let ends = forecast_services::track_record::month_ends(&graded);
     if ends.is_empty() {
         return Ok(Vec::new());
     }
@@ -619,7 +626,7 @@ fn track_points(
             asset_id: asset.id,
             return_period: q.return_period,
             metric: q.metric,
-            body: crate::track_record::encode(&crate::track_record::rows(
+            body: forecast_services::track_record::encode(&forecast_services::track_record::rows(
                 full,
                 &ends,
                 states,
@@ -838,7 +845,7 @@ pub async fn run(
     // The pooled history the scorer calibrates on, from every asset's
     // prices (decision 0079); not needed by a scorer without forecasts.
     let pooled = match scorer.has_forecasting() {
-        true => crate::forecast::build_table(db.as_ref()).await?,
+        true => forecast_services::forecast::build_table(db.as_ref()).await?,
         false => PooledTable::default(),
     };
     metrics::gauge!("forecast_grading_assets_total").set(run.total as f64);

@@ -17,8 +17,8 @@
 use forecast_domain::series::PriceSeries;
 use sha2::{Digest, Sha256};
 
-use crate::forecast::{Pool, PooledTable, SetInputs};
 use forecast_plugins::segmentation::AnalysisParams;
+use forecast_services::forecast::{Pool, PooledTable, SetInputs};
 
 /// Format and meaning of a carry. Raise it whenever the host's grade
 /// history (month-ends, rows, forecast points) is computed differently:
@@ -215,7 +215,7 @@ mod tests {
     }
 
     fn carry_of(s: &PriceSeries, table: &PooledTable) -> Carry {
-        let ends = crate::track_record::month_ends(s);
+        let ends = forecast_services::track_record::month_ends(s);
         let sets = vec![
             SetInputs {
                 medians: ends.iter().map(|&e| f64::from(e) / 7.0).collect(),
@@ -250,14 +250,14 @@ mod tests {
         let table = PooledTable::new([(
             Pool::Observed,
             90,
-            crate::forecast::contribution(&series(1400), 90),
+            forecast_services::forecast::contribution(&series(1400), 90),
         )]);
         let s = series(900);
         let c = carry_of(&s, &table);
         let n = c.ends.len();
         assert!(n > 10);
         let longer = series(960);
-        let ends = crate::track_record::month_ends(&longer);
+        let ends = forecast_services::track_record::month_ends(&longer);
         assert!(ends.len() > n);
         assert_eq!(c.reusable(&longer, &ends, on(&table, Pool::Observed)), n);
         // An old price corrected.
@@ -271,14 +271,14 @@ mod tests {
         let moved = PooledTable::new([(
             Pool::Observed,
             90,
-            crate::forecast::contribution(&older, 90),
+            forecast_services::forecast::contribution(&older, 90),
         )]);
         assert_eq!(c.reusable(&longer, &ends, on(&moved, Pool::Observed)), 0);
         // A row removed before the last month-end moves every month-end.
         let mut gap = longer.clone();
         gap.dates.remove(100);
         gap.closes.remove(100);
-        let gap_ends = crate::track_record::month_ends(&gap);
+        let gap_ends = forecast_services::track_record::month_ends(&gap);
         assert_eq!(c.reusable(&gap, &gap_ends, on(&table, Pool::Observed)), 0);
     }
 
@@ -288,10 +288,10 @@ mod tests {
     fn a_carry_stands_only_for_the_same_engine_parameters() {
         let table = PooledTable::default();
         let s = series(900);
-        let ends = crate::track_record::month_ends(&s);
-        let q = crate::analysis::AnalysisQuery::default();
-        let weekdays = [crate::analysis::engine_params(&q, 252)];
-        let every_day = [crate::analysis::engine_params(&q, 365)];
+        let ends = forecast_services::track_record::month_ends(&s);
+        let q = forecast_services::analysis::AnalysisQuery::default();
+        let weekdays = [forecast_services::analysis::engine_params(&q, 252)];
+        let every_day = [forecast_services::analysis::engine_params(&q, 365)];
         let with = |params| Inputs {
             params,
             table: &table,

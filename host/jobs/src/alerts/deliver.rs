@@ -22,7 +22,7 @@ use sha2::Sha256;
 use tokio::task::JoinSet;
 
 use super::AlertService;
-use crate::error::Error;
+use forecast_services::error::Error;
 
 /// A claimed delivery not finished within this long (milliseconds) may be
 /// claimed again.

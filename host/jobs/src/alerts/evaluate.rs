@@ -31,7 +31,7 @@ use forecast_store::{
 };
 
 use super::{parse_spec, AlertService};
-use crate::error::Error;
+use forecast_services::error::Error;
 
 /// A claimed evaluation whose process has not finished it for this long
 /// may be taken over.
@@ -194,7 +194,7 @@ fn from_ranking(row: &RankedRow, rank: usize, ranked: usize, run: &GradingRun) -
             last_price_date: Some(row.last_price_date),
             rank: Some(rank as u32),
             ranked: Some(ranked as u32),
-            forecast: crate::ranking::forecast_of(&g.body),
+            forecast: forecast_services::ranking::forecast_of(&g.body),
             ..Observation::default()
         },
         engine: run.engine.clone(),
