@@ -59,7 +59,7 @@ pub fn wants_html(q: &ExportQuery) -> bool {
 
 /// A backtest's tear sheet as an HTML attachment.
 pub fn tear_sheet(r: &BacktestResponse) -> Response {
-    let html = forecast_research::backtest::tearsheet::tear_sheet(r);
+    let html = forecast_report::tearsheet::tear_sheet(r);
     let mut response = html.into_response();
     let headers = response.headers_mut();
     headers.insert(

@@ -48,7 +48,6 @@ mod research;
 mod response;
 mod run;
 mod signals;
-pub mod tearsheet;
 mod universe;
 mod validation;
 
