@@ -146,6 +146,23 @@ async fn main() {
     server.wait().ok();
     live_rows(&live);
 
+    table(
+        (health32, verdict32),
+        (s_health32, strategies32),
+        (&verdict4, &health4),
+    );
+}
+
+/// The table of the request-path cases and their summary rows: health and
+/// the cached verdict at 32 connections (the verdict's median round),
+/// health and strategies (the strategies' median round), the verdict and
+/// health at 4.
+fn table(
+    (health32, verdict32): (&Stats, &Stats),
+    (s_health32, strategies32): (&Stats, &Stats),
+    (verdict4, health4): (&Stats, &Stats),
+) {
+    let ratio = |a: &Stats, b: &Stats| a.per_second / b.per_second.max(1.0);
     println!("| case | connections | requests | errors | req/s | p50 | p99 | target | |");
     println!("|---|---|---|---|---|---|---|---|---|");
     let row = |name: &str, c: usize, s: &Stats, target: String, ok: Option<bool>| {
@@ -185,15 +202,15 @@ async fn main() {
     row(
         "cached verdict",
         4,
-        &verdict4,
+        verdict4,
         format!("p99 ≤ 2 ms: {}", ms(verdict4.p99)),
         Some(verdict4.p99 <= Duration::from_millis(2) && verdict4.errors == 0),
     );
     row(
         "`GET /api/health` (no key)",
         4,
-        &health4,
-        format!("scale; verdict at 4 is {:.2}×", ratio(&verdict4, &health4)),
+        health4,
+        format!("scale; verdict at 4 is {:.2}×", ratio(verdict4, health4)),
         None,
     );
     summary(

@@ -416,56 +416,17 @@ impl VerdictService {
         let response = crate::budget::spawn_heavy(move || {
             let _in = span.enter();
             let _ticket = ticket;
-            let params = crate::analysis::engine_params(&query, periods);
-            let states = match ends.is_empty() {
-                true => Vec::new(),
-                false => engine
-                    .states_at(&permit, &graded, &[params], &ends)?
-                    .pop()
-                    .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
-                    .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?,
-            };
-            let inputs: Vec<_> = states.iter().map(score_input).collect();
-            let grades = match inputs.is_empty() {
-                true => Vec::new(),
-                false => scorer.score(&permit, &inputs)?,
-            };
-            if states.len() != ends.len() || grades.len() != ends.len() {
-                return Err(Error::Internal(format!(
-                    "{} month-ends, {} states, {} grades",
-                    ends.len(),
-                    states.len(),
-                    grades.len()
-                )));
-            }
-            let mut history =
-                crate::track_record::rows(&prices, &ends, &states, &grades, query.return_period);
-            // The return metric's walk is the one just made when that is
-            // the metric asked for.
-            let walk = (query.metric == Metric::Return).then(|| states.clone());
-            let walked = forecasts_at(
-                &permit,
-                &mut engine.session(),
-                &scorer,
-                &graded,
-                At::Rows(&ends),
-                &query,
+            record_of(RecordInputs {
+                permit: &permit,
+                engine: &engine,
+                scorer: &scorer,
+                asset: &asset,
+                prices: &prices,
+                graded: &graded,
+                ends: &ends,
+                query: &query,
                 periods,
                 pool,
-                walk,
-            )?;
-            if let Some(w) = walked {
-                crate::track_record::with_forecasts(&mut history, &w.graded, &w.points);
-            }
-            Ok(TrackRecordResponse {
-                ticker: asset.ticker.clone(),
-                return_period: query.return_period,
-                metric: query.metric,
-                data_source: asset.data_source,
-                engine_version: engine.info().version.clone(),
-                scorer_version: scorer.info().version.clone(),
-                by_grade: crate::track_record::by_grade(&history, &crate::track_record::LETTERS),
-                history,
             })
         })
         .await
@@ -679,7 +640,81 @@ impl VerdictService {
     }
 }
 
-/// The 404 of an unknown or inactive ticker.
+/// What one asset's track record is computed from.
+struct RecordInputs<'a> {
+    permit: &'a forecast_plugins::Permit,
+    engine: &'a Arc<forecast_plugins::SegmentationPlugin>,
+    scorer: &'a Arc<forecast_plugins::ScorerPlugin>,
+    asset: &'a Asset,
+    /// The whole stored history (realised returns read it to its end).
+    prices: &'a forecast_domain::series::PriceSeries,
+    /// What the engine is given: at most its first MAX_HISTORY_ROWS rows.
+    graded: &'a forecast_domain::series::PriceSeries,
+    ends: &'a [u32],
+    query: &'a AnalysisQuery,
+    periods: u32,
+    pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
+}
+
+/// One asset's track record: the state and grade at every month-end (one
+/// walk and one scorer call, in one engine instance), the realised
+/// returns, and the calibrated forecast each month-end showed.
+fn record_of(x: RecordInputs<'_>) -> Result<TrackRecordResponse, Error> {
+    let (query, ends) = (x.query, x.ends);
+    let mut session = x.engine.session();
+    let params = crate::analysis::engine_params(query, x.periods);
+    let states = match ends.is_empty() {
+        true => Vec::new(),
+        false => session
+            .states_at(x.permit, x.graded, &[params], ends)?
+            .pop()
+            .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
+            .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?,
+    };
+    let inputs: Vec<_> = states.iter().map(score_input).collect();
+    let grades = match inputs.is_empty() {
+        true => Vec::new(),
+        false => x.scorer.score(x.permit, &inputs)?,
+    };
+    if states.len() != ends.len() || grades.len() != ends.len() {
+        return Err(Error::Internal(format!(
+            "{} month-ends, {} states, {} grades",
+            ends.len(),
+            states.len(),
+            grades.len()
+        )));
+    }
+    let mut history =
+        crate::track_record::rows(x.prices, ends, &states, &grades, query.return_period);
+    // The return metric's walk is the one just made when that is the
+    // metric asked for.
+    let walk = (query.metric == Metric::Return).then(|| states.clone());
+    let walked = forecasts_at(
+        x.permit,
+        &mut session,
+        x.scorer,
+        x.graded,
+        At::Rows(ends),
+        query,
+        x.periods,
+        x.pool,
+        walk,
+    )?;
+    if let Some(w) = walked {
+        crate::track_record::with_forecasts(&mut history, &w.graded, &w.points);
+    }
+    Ok(TrackRecordResponse {
+        ticker: x.asset.ticker.clone(),
+        return_period: query.return_period,
+        metric: query.metric,
+        data_source: x.asset.data_source,
+        engine_version: x.engine.info().version.clone(),
+        scorer_version: x.scorer.info().version.clone(),
+        by_grade: crate::track_record::by_grade(&history, &crate::track_record::LETTERS),
+        history,
+    })
+}
+
 /// What a live verdict is computed from.
 struct LiveInputs<'a> {
     permit: &'a forecast_plugins::Permit,
@@ -873,6 +908,7 @@ fn forecasts_at(
     }))
 }
 
+/// The 404 of an unknown or inactive ticker.
 fn unknown(ticker: &str) -> Error {
     Error::NotFound(format!("unknown ticker '{}'", forecast_api::quote(ticker)))
 }
