@@ -237,73 +237,13 @@ async fn dispatch(
         .await
         .map_err(refused)?;
     match command {
-        PluginCommand::List { json } => {
-            let rows = registry::list(db).await.map_err(refused)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&rows)?);
-            } else {
-                println!(
-                    "{:<13} {:<14} {:<26} {:<12} {:<7} ADDED BY",
-                    "KIND", "NAME", "VERSION", "SHA256", "ACTIVE"
-                );
-                for r in rows {
-                    let state = match (r.active, r.shadow) {
-                        (true, _) => "yes",
-                        (false, true) => "shadow",
-                        _ => "",
-                    };
-                    let activated = r
-                        .activated_by
-                        .as_deref()
-                        .map(|by| format!("  (activated by {by})"))
-                        .unwrap_or_default();
-                    println!(
-                        "{:<13} {:<14} {:<26} {:<12} {:<7} {}{activated}",
-                        // `as_str`: the kind's `Display` ignores padding.
-                        r.kind.as_str(),
-                        r.name,
-                        r.version,
-                        &r.sha256[..12],
-                        state,
-                        r.added_by
-                    );
-                }
-            }
-        }
+        PluginCommand::List { json } => print_list(db, json).await?,
         PluginCommand::Add {
             file,
             kind,
             name,
             version,
-        } => {
-            let bytes = std::fs::read(&file).with_context(|| format!("read {}", file.display()))?;
-            let (trust, unsigned_allowed) = &config.plugin_trust;
-            let policy =
-                bundle::TrustPolicy::parse(trust, *unsigned_allowed).map_err(anyhow::Error::msg)?;
-            let added = admit(&policy, bytes, kind, name, version)?;
-            let by = match &added.signer {
-                Some(signer) => format!("{}, signed by {signer}", operator()),
-                None => operator(),
-            };
-            let r = registry::add(
-                db,
-                &runtime,
-                added.kind,
-                &added.name,
-                &added.version,
-                added.component,
-                &by,
-            )
-            .await
-            .map_err(refused)?;
-            if let Some(signer) = &added.signer {
-                println!("signature verified: signed by {signer}");
-            }
-            println!(
-                "registered {}/{}@{} ({} bytes, sha256 {}); activate it with: forecast plugin activate {} {} {}",
-                r.kind, r.name, r.version, r.size, r.sha256, r.kind, r.name, r.version
-            );
-        }
+        } => add(config, db, &runtime, &file, (kind, name, version)).await?,
         PluginCommand::Activate {
             kind,
             name,
@@ -332,28 +272,17 @@ async fn dispatch(
             json,
             rows,
         } => {
-            let req = forecast_api::models::CompareRequest {
-                kind: kind.to_string(),
-                name: name.clone(),
-                a,
-                b,
-                return_period: Some(return_period),
-            };
-            let horizon = req.horizon().map_err(|e| anyhow::anyhow!(e.0))?;
-            let (c, scored) =
-                registry::lifecycle::compare(db, &runtime, kind, &name, (&req.a, &req.b), horizon)
-                    .await
-                    .map_err(refused)?;
-            if let Some(path) = rows {
-                let lag = (return_period as usize).div_ceil(30);
-                let doc = serde_json::json!({ "lag": lag, "rows": scored });
-                std::fs::write(&path, serde_json::to_vec(&doc)?)
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
-            match json {
-                true => println!("{}", serde_json::to_string_pretty(&c)?),
-                false => print!("{}", comparison_text(&c)),
-            }
+            let versions = (a, b);
+            compare(
+                db,
+                &runtime,
+                (kind, name),
+                versions,
+                return_period,
+                json,
+                rows,
+            )
+            .await?
         }
         PluginCommand::Rollback { kind, name } => {
             let a = registry::rollback(db, kind, &name).await.map_err(refused)?;
@@ -394,6 +323,116 @@ async fn dispatch(
             println!("stopped the {kind} shadow run");
         }
         PluginCommand::Tools(_) => unreachable!("run by `run`"),
+    }
+    Ok(())
+}
+
+/// `plugin list`: every registered version, as a table or JSON.
+async fn print_list(db: &dyn Database, json: bool) -> anyhow::Result<()> {
+    let rows = registry::list(db).await.map_err(refused)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!(
+            "{:<13} {:<14} {:<26} {:<12} {:<7} ADDED BY",
+            "KIND", "NAME", "VERSION", "SHA256", "ACTIVE"
+        );
+        for r in rows {
+            let state = match (r.active, r.shadow) {
+                (true, _) => "yes",
+                (false, true) => "shadow",
+                _ => "",
+            };
+            let activated = r
+                .activated_by
+                .as_deref()
+                .map(|by| format!("  (activated by {by})"))
+                .unwrap_or_default();
+            println!(
+                "{:<13} {:<14} {:<26} {:<12} {:<7} {}{activated}",
+                // `as_str`: the kind's `Display` ignores padding.
+                r.kind.as_str(),
+                r.name,
+                r.version,
+                &r.sha256[..12],
+                state,
+                r.added_by
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `plugin add`: checks the file against the trust policy and registers it.
+async fn add(
+    config: &Config,
+    db: &dyn Database,
+    runtime: &Arc<PluginRuntime>,
+    file: &std::path::Path,
+    (kind, name, version): (Option<PluginKind>, Option<String>, Option<String>),
+) -> anyhow::Result<()> {
+    let bytes = std::fs::read(file).with_context(|| format!("read {}", file.display()))?;
+    let (trust, unsigned_allowed) = &config.plugin_trust;
+    let policy =
+        bundle::TrustPolicy::parse(trust, *unsigned_allowed).map_err(anyhow::Error::msg)?;
+    let added = admit(&policy, bytes, kind, name, version)?;
+    let by = match &added.signer {
+        Some(signer) => format!("{}, signed by {signer}", operator()),
+        None => operator(),
+    };
+    let r = registry::add(
+        db,
+        runtime,
+        added.kind,
+        &added.name,
+        &added.version,
+        added.component,
+        &by,
+    )
+    .await
+    .map_err(refused)?;
+    if let Some(signer) = &added.signer {
+        println!("signature verified: signed by {signer}");
+    }
+    println!(
+        "registered {}/{}@{} ({} bytes, sha256 {}); activate it with: forecast plugin activate {} {} {}",
+        r.kind, r.name, r.version, r.size, r.sha256, r.kind, r.name, r.version
+    );
+    Ok(())
+}
+
+/// `plugin compare`: two versions on the same walk-forward rows, as text or
+/// JSON, the second's scored rows written to `rows` when given.
+async fn compare(
+    db: &dyn Database,
+    runtime: &Arc<PluginRuntime>,
+    (kind, name): (PluginKind, String),
+    (a, b): (String, String),
+    return_period: u32,
+    json: bool,
+    rows: Option<std::path::PathBuf>,
+) -> anyhow::Result<()> {
+    let req = forecast_api::models::CompareRequest {
+        kind: kind.to_string(),
+        name: name.clone(),
+        a,
+        b,
+        return_period: Some(return_period),
+    };
+    let horizon = req.horizon().map_err(|e| anyhow::anyhow!(e.0))?;
+    let (c, scored) =
+        registry::lifecycle::compare(db, runtime, kind, &name, (&req.a, &req.b), horizon)
+            .await
+            .map_err(refused)?;
+    if let Some(path) = rows {
+        let lag = (return_period as usize).div_ceil(30);
+        let doc = serde_json::json!({ "lag": lag, "rows": scored });
+        std::fs::write(&path, serde_json::to_vec(&doc)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    match json {
+        true => println!("{}", serde_json::to_string_pretty(&c)?),
+        false => print!("{}", comparison_text(&c)),
     }
     Ok(())
 }
