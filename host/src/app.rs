@@ -73,57 +73,14 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
     let db = store::connect(&config.database_url)
         .await
         .with_context(|| format!("open database {}", store::redact(&config.database_url)))?;
-    // An empty database gets the demo universe; one holding an older
-    // build's demo load is updated in place (new assets and real
-    // histories; users, keys and ingested prices kept: `demo::load`). One
-    // log line before and one after, none per batch.
-    let universe = if db.counts().await?.assets == 0 {
-        tracing::info!("empty database: loading the demo universe");
-        Some(demo::Universe::Full)
-    } else {
-        let update = demo::needs_update(db.as_ref()).await?;
-        if update.is_some() {
-            tracing::info!(
-                version = demo::DEMO_VERSION,
-                "the database holds an older demo universe: updating it"
-            );
-        }
-        update
-    };
-    if let Some(universe) = universe {
-        let started = Instant::now();
-        let summary = demo::load(db.as_ref(), universe, &mut |_, _| {}).await?;
-        tracing::info!(
-            assets = summary.assets,
-            real = summary.real,
-            synthetic = summary.synthetic,
-            ingested = summary.ingested,
-            added = summary.added,
-            changed = summary.changed,
-            kept = summary.kept,
-            retired = summary.retired,
-            seconds = started.elapsed().as_secs_f64(),
-            "demo universe loaded"
-        );
-    }
+    load_demo_if_needed(db.as_ref()).await?;
     let demo = if config.demo_account || db.backend() == "sqlite" {
         ensure_demo_account(db.as_ref()).await?
     } else {
         None
     };
     let plugins = Arc::new(Plugins::load(&config.plugins_config(), db.as_ref()).await?);
-    let mut matcher = MatcherService::new(
-        db.clone(),
-        plugins.clone(),
-        db.clone(),
-        config.match_per_minute,
-    );
-    if let Some(embedder) = load_model(&config.model).await? {
-        matcher = matcher.with_embeddings(Arc::new(CatalogEmbeddings::new(embedder, db.clone())));
-    }
-    if let Some(membership) = load_membership(&config.reference)? {
-        matcher = matcher.with_membership(membership);
-    }
+    let matcher = matcher_service(config, &db, &plugins).await?;
     let origin = config.resolved_origin(bound);
     let cookie_secure = config.resolved_cookie_secure(&origin);
     // One reader of the generation counters for every in-memory copy.
@@ -156,29 +113,12 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
             plugins.clone(),
             budget.clone(),
         ),
-        alerts: AlertService::new(
-            db.clone(),
-            db.clone(),
-            db.clone(),
-            db.clone(),
-            db.clone(),
-            verdicts.clone(),
-            forecast_jobs::alerts::AlertSettings {
-                origin: origin.clone(),
-                ..config.alerts.clone()
-            },
-        ),
+        alerts: alert_service(config, &db, &verdicts, &origin),
         verdicts,
         backtests: BacktestService::new(
             db.clone(),
             plugins.clone(),
-            BacktestLimits {
-                timeout: config.backtest_timeout,
-                signal_cache_bytes: config.signal_cache_bytes,
-                per_user: config.backtests_per_user,
-                queue_wait: config.backtest_queue_wait,
-                research_timeout: config.research_timeout,
-            },
+            backtest_limits(config),
             budget.clone(),
             authored.clone(),
         ),
@@ -208,15 +148,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
             config.trust_policy(),
         ),
         health: HealthService::new(db.clone(), config.database_url.clone()),
-        config: Arc::new(HttpConfig {
-            admin_token: config.admin_token.clone(),
-            match_per_minute: config.match_per_minute,
-            request_timeout: config.limits.request_timeout,
-            body_timeout: config.limits.body_timeout,
-            metrics_on_main: config.metrics_addr.is_none(),
-            upgrade_url: config.upgrade_url.clone(),
-            trusted_proxies: config.trusted_proxies.clone(),
-        }),
+        config: Arc::new(http_config(config)),
         clients: Arc::new(forecast_http::clients::ClientLimiter::new(
             config.client_per_minute,
         )),
@@ -228,6 +160,111 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         plugins,
     });
     Ok(App { state, db, demo })
+}
+
+/// An empty database gets the demo universe; one holding an older build's
+/// demo load is updated in place (new assets and real histories; users,
+/// keys and ingested prices kept: `demo::load`). One log line before and
+/// one after, none per batch.
+async fn load_demo_if_needed(db: &dyn Database) -> anyhow::Result<()> {
+    let universe = if db.counts().await?.assets == 0 {
+        tracing::info!("empty database: loading the demo universe");
+        Some(demo::Universe::Full)
+    } else {
+        let update = demo::needs_update(db).await?;
+        if update.is_some() {
+            tracing::info!(
+                version = demo::DEMO_VERSION,
+                "the database holds an older demo universe: updating it"
+            );
+        }
+        update
+    };
+    if let Some(universe) = universe {
+        let started = Instant::now();
+        let summary = demo::load(db, universe, &mut |_, _| {}).await?;
+        tracing::info!(
+            assets = summary.assets,
+            real = summary.real,
+            synthetic = summary.synthetic,
+            ingested = summary.ingested,
+            added = summary.added,
+            changed = summary.changed,
+            kept = summary.kept,
+            retired = summary.retired,
+            seconds = started.elapsed().as_secs_f64(),
+            "demo universe loaded"
+        );
+    }
+    Ok(())
+}
+
+/// The matcher with the sentence-embedding model and the index membership
+/// the configuration names, when present.
+async fn matcher_service(
+    config: &Config,
+    db: &Arc<dyn Database>,
+    plugins: &Arc<Plugins>,
+) -> anyhow::Result<MatcherService> {
+    let mut matcher = MatcherService::new(
+        db.clone(),
+        plugins.clone(),
+        db.clone(),
+        config.match_per_minute,
+    );
+    if let Some(embedder) = load_model(&config.model).await? {
+        matcher = matcher.with_embeddings(Arc::new(CatalogEmbeddings::new(embedder, db.clone())));
+    }
+    if let Some(membership) = load_membership(&config.reference)? {
+        matcher = matcher.with_membership(membership);
+    }
+    Ok(matcher)
+}
+
+/// The alerts, observing assets through `verdicts`, their links pointing
+/// at `origin`.
+fn alert_service(
+    config: &Config,
+    db: &Arc<dyn Database>,
+    verdicts: &VerdictService,
+    origin: &str,
+) -> AlertService {
+    AlertService::new(
+        db.clone(),
+        db.clone(),
+        db.clone(),
+        db.clone(),
+        db.clone(),
+        verdicts.clone(),
+        forecast_jobs::alerts::AlertSettings {
+            origin: origin.to_string(),
+            ..config.alerts.clone()
+        },
+    )
+}
+
+/// What the HTTP layer reads of the configuration.
+fn http_config(config: &Config) -> HttpConfig {
+    HttpConfig {
+        admin_token: config.admin_token.clone(),
+        match_per_minute: config.match_per_minute,
+        request_timeout: config.limits.request_timeout,
+        body_timeout: config.limits.body_timeout,
+        metrics_on_main: config.metrics_addr.is_none(),
+        upgrade_url: config.upgrade_url.clone(),
+        trusted_proxies: config.trusted_proxies.clone(),
+    }
+}
+
+/// What bounds a backtest, from the configuration.
+fn backtest_limits(config: &Config) -> BacktestLimits {
+    BacktestLimits {
+        timeout: config.backtest_timeout,
+        signal_cache_bytes: config.signal_cache_bytes,
+        per_user: config.backtests_per_user,
+        queue_wait: config.backtest_queue_wait,
+        research_timeout: config.research_timeout,
+    }
 }
 
 /// The matcher's sentence-embedding model as `setting` says (see
