@@ -260,32 +260,7 @@ pub fn aggregate(
         .filter(|a| q.source.covers(a.data_source))
         .filter(|a| q.category.is_none_or(|c| a.category == c))
         .collect();
-    let mut letters: Vec<String> = LETTERS.iter().map(|l| l.to_string()).collect();
-    let mut by_date: BTreeMap<NaiveDate, Vec<Point>> = BTreeMap::new();
-    let mut evaluated = Vec::new();
-    for a in &covered {
-        for r in decode(&a.body)? {
-            let Some(realised) = r.realised_return else {
-                continue;
-            };
-            if let Some(f) = &r.forecast {
-                evaluated.push(eval_row(r.date, f, realised));
-            }
-            let letter = match letters.iter().position(|l| *l == r.grade) {
-                Some(i) => i,
-                None => {
-                    letters.push(r.grade.clone());
-                    letters.len() - 1
-                }
-            };
-            by_date.entry(r.date).or_default().push(Point {
-                score: r.score,
-                predicted: r.predicted_median_return,
-                realised,
-                letter,
-            });
-        }
-    }
+    let (letters, by_date, evaluated) = points_by_date(&covered)?;
     let dates: Vec<NaiveDate> = by_date.keys().copied().collect();
     let block = block_months(q.return_period);
     let observations = by_date.values().map(Vec::len).sum::<usize>();
@@ -319,41 +294,12 @@ pub fn aggregate(
             spreads.push(quintile_spread(points));
         }
     }
-    let by_grade = letters
-        .iter()
-        .enumerate()
-        .map(|(i, letter)| {
-            let ys = &mut all_by_letter[i];
-            ys.sort_unstable_by(f64::total_cmp);
-            let n = ys.len();
-            let cells = &per_letter[i];
-            let sums = cells.iter().fold((0.0, 0.0), |a, c| (a.0 + c.0, a.1 + c.1));
-            UniverseGradeOutcome {
-                grade: letter.clone(),
-                count: n as u32,
-                mean_realised_return: (n > 0).then(|| sums.0 / n as f64),
-                mean_ci: ratio_interval(cells, block, i as u64),
-                median_realised_return: (n > 0).then(|| median_sorted(ys)),
-                hit_rate: (n > 0)
-                    .then(|| ys.iter().filter(|&&y| y > 0.0).count() as f64 / n as f64),
-                mean_excess_return: (n > 0).then(|| sums.1 / n as f64),
-            }
-        })
-        .collect();
+    let by_grade = grade_outcomes(&letters, &per_letter, &mut all_by_letter, block);
     let ics: Vec<f64> = ic_series.iter().map(|p| p.ic).collect();
     let mut all: Vec<&Point> = by_date.values().flatten().collect();
     all.sort_unstable_by(|a, b| a.predicted.total_cmp(&b.predicted));
     let calibration = calibration(&all);
-    let mut notes = vec![
-        "Each grade uses the prices up to its month-end only; the realised return is the simple return over the following return_period calendar days.".to_string(),
-        format!(
-            "Month-ends fewer than {block} apart share part of their horizon, so consecutive figures are not independent: every interval resamples blocks of {block} consecutive month-ends."
-        ),
-        "Past grades and returns do not promise future ones; the catalog holds today's assets, so assets that disappeared are missing.".to_string(),
-    ];
-    if q.source != SourceFilter::Real {
-        notes.push("Synthetic histories are generated, not observed: whatever the grades find in them is a property of the generator, not of any market, and says nothing about real assets.".to_string());
-    }
+    let notes = notes(block, q.source);
     Ok(UniverseTrackRecordResponse {
         return_period: q.return_period,
         metric: q.metric,
@@ -377,6 +323,92 @@ pub fn aggregate(
         forecast_evaluation: forecast_evaluation(evaluated, q.return_period),
         notes,
     })
+}
+
+/// The covered assets' month-ends with a realised return, by date, with
+/// the letters seen (the usual ones first, any other after them) and the
+/// rows a calibrated forecast was shown for, ready for evaluation.
+#[allow(clippy::type_complexity)]
+fn points_by_date(
+    covered: &[&TrackedAsset],
+) -> Result<(Vec<String>, BTreeMap<NaiveDate, Vec<Point>>, Vec<EvalRow>), String> {
+    let mut letters: Vec<String> = LETTERS.iter().map(|l| l.to_string()).collect();
+    let mut by_date: BTreeMap<NaiveDate, Vec<Point>> = BTreeMap::new();
+    let mut evaluated = Vec::new();
+    for a in covered {
+        for r in decode(&a.body)? {
+            let Some(realised) = r.realised_return else {
+                continue;
+            };
+            if let Some(f) = &r.forecast {
+                evaluated.push(eval_row(r.date, f, realised));
+            }
+            let letter = match letters.iter().position(|l| *l == r.grade) {
+                Some(i) => i,
+                None => {
+                    letters.push(r.grade.clone());
+                    letters.len() - 1
+                }
+            };
+            by_date.entry(r.date).or_default().push(Point {
+                score: r.score,
+                predicted: r.predicted_median_return,
+                realised,
+                letter,
+            });
+        }
+    }
+    Ok((letters, by_date, evaluated))
+}
+
+/// Per letter: its count, mean (with a block-bootstrap interval over the
+/// per-month-end `cells`), median, hit rate and mean excess return; each
+/// letter's realised returns in `all_by_letter` are sorted here.
+fn grade_outcomes(
+    letters: &[String],
+    per_letter: &[Vec<(f64, f64, u32)>],
+    all_by_letter: &mut [Vec<f64>],
+    block: usize,
+) -> Vec<UniverseGradeOutcome> {
+    letters
+        .iter()
+        .enumerate()
+        .map(|(i, letter)| {
+            let ys = &mut all_by_letter[i];
+            ys.sort_unstable_by(f64::total_cmp);
+            let n = ys.len();
+            let cells = &per_letter[i];
+            let sums = cells.iter().fold((0.0, 0.0), |a, c| (a.0 + c.0, a.1 + c.1));
+            UniverseGradeOutcome {
+                grade: letter.clone(),
+                count: n as u32,
+                mean_realised_return: (n > 0).then(|| sums.0 / n as f64),
+                mean_ci: ratio_interval(cells, block, i as u64),
+                median_realised_return: (n > 0).then(|| median_sorted(ys)),
+                hit_rate: (n > 0)
+                    .then(|| ys.iter().filter(|&&y| y > 0.0).count() as f64 / n as f64),
+                mean_excess_return: (n > 0).then(|| sums.1 / n as f64),
+            }
+        })
+        .collect()
+}
+
+/// The notes every universe track record carries: what a row is, why
+/// neighbouring figures are not independent (blocks of `block`
+/// month-ends), what the past cannot promise, and for `source`s that
+/// include generated histories, what those say.
+fn notes(block: usize, source: SourceFilter) -> Vec<String> {
+    let mut notes = vec![
+        "Each grade uses the prices up to its month-end only; the realised return is the simple return over the following return_period calendar days.".to_string(),
+        format!(
+            "Month-ends fewer than {block} apart share part of their horizon, so consecutive figures are not independent: every interval resamples blocks of {block} consecutive month-ends."
+        ),
+        "Past grades and returns do not promise future ones; the catalog holds today's assets, so assets that disappeared are missing.".to_string(),
+    ];
+    if source != SourceFilter::Real {
+        notes.push("Synthetic histories are generated, not observed: whatever the grades find in them is a property of the generator, not of any market, and says nothing about real assets.".to_string());
+    }
+    notes
 }
 
 fn eval_row(date: NaiveDate, f: &RowForecast, realised: f64) -> EvalRow {
