@@ -348,35 +348,11 @@ impl AuthoredService {
             imports: plugin.imports().to_vec(),
         };
         let label = format!("@{handle}/{}", info.name);
-        let created = match self
+        let outcome = self
             .store
             .add_upload(&handle, &record, &bytes, LIMITS)
-            .await?
-        {
-            UploadOutcome::Added => true,
-            UploadOutcome::AlreadyPresent => false,
-            UploadOutcome::Conflict(existing) => {
-                return Err(Error::Conflict(format!(
-                    "{label} version {} is already stored with other bytes (sha256 {existing}); \
-                     a version never changes: raise the version your component reports",
-                    info.version
-                )))
-            }
-            UploadOutcome::TooManyStrategies => {
-                return Err(Error::Conflict(format!(
-                    "this account already has {} strategies, the most one account may; \
-                     delete one first",
-                    LIMITS.strategies_per_owner
-                )))
-            }
-            UploadOutcome::TooManyVersions => {
-                return Err(Error::Conflict(format!(
-                    "{label} already has {} versions, the most one strategy may; delete it \
-                     and upload again, or publish under another name",
-                    LIMITS.versions_per_strategy
-                )))
-            }
-        };
+            .await?;
+        let created = added(outcome, &label, &info.version)?;
         self.keep(plugin.clone()).await;
         let held = self
             .store
@@ -819,6 +795,36 @@ fn check_imports(imports: &[String]) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Whether an upload's store outcome added the version (`false`: the same
+/// bytes were already there), or the 409 that refuses it.
+fn added(outcome: UploadOutcome, label: &str, version: &str) -> Result<bool, Error> {
+    Ok(match outcome {
+        UploadOutcome::Added => true,
+        UploadOutcome::AlreadyPresent => false,
+        UploadOutcome::Conflict(existing) => {
+            return Err(Error::Conflict(format!(
+                "{label} version {} is already stored with other bytes (sha256 {existing}); \
+                 a version never changes: raise the version your component reports",
+                version
+            )))
+        }
+        UploadOutcome::TooManyStrategies => {
+            return Err(Error::Conflict(format!(
+                "this account already has {} strategies, the most one account may; \
+                 delete one first",
+                LIMITS.strategies_per_owner
+            )))
+        }
+        UploadOutcome::TooManyVersions => {
+            return Err(Error::Conflict(format!(
+                "{label} already has {} versions, the most one strategy may; delete it \
+                 and upload again, or publish under another name",
+                LIMITS.versions_per_strategy
+            )))
+        }
+    })
 }
 
 #[cfg(test)]
