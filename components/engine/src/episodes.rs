@@ -152,3 +152,45 @@ impl<'a> Counts<'a> {
         }
     }
 }
+
+/// The median prediction and the current bucket's episodes at some rows,
+/// recorded by [`crate::forecast_inputs`]'s walk as it passes them (the
+/// episodes counted as [`walk`] counts them, on the walk's grid).
+pub(crate) struct Marked<'a> {
+    counts: Counts<'a>,
+    rows: &'a [usize],
+    pub(crate) medians: Vec<f64>,
+    pub(crate) episodes: Vec<u32>,
+}
+
+impl<'a> Marked<'a> {
+    pub(crate) fn new(
+        dates: &'a [i32],
+        exits: &'a [Option<usize>],
+        params: &Params,
+        rows: &'a [usize],
+    ) -> Self {
+        let k = params.num_segments as usize;
+        Marked {
+            counts: Counts::new(dates, exits, params.return_period as i32, k),
+            rows,
+            medians: Vec::with_capacity(rows.len()),
+            episodes: Vec::with_capacity(rows.len()),
+        }
+    }
+
+    /// The grid moved at row `t`, before the row is counted.
+    pub(crate) fn regroup(&mut self, grid: &Grid, drawdowns: &[f64], t: usize) {
+        self.counts.regroup(grid, drawdowns, t);
+    }
+
+    /// Row `t` falls in `bucket` with median prediction `median`.
+    pub(crate) fn row(&mut self, t: usize, bucket: usize, median: f64) {
+        self.counts.row(t, bucket);
+        self.counts.confirm(t);
+        if self.rows.get(self.medians.len()) == Some(&t) {
+            self.medians.push(median);
+            self.episodes.push(self.counts.confirmed[bucket]);
+        }
+    }
+}

@@ -526,6 +526,22 @@ struct Walk {
     segments: Vec<u8>,
     /// The states of the prefixes asked for, in order.
     snapshots: Vec<StateAt>,
+    /// At the rows of [`Marks::Forecast`], in order: the median prediction
+    /// and the confirmed episodes of the row's bucket.
+    medians: Vec<f64>,
+    episodes: Vec<u32>,
+}
+
+/// Rows at which a walk reports more than the last row's state.
+#[derive(Debug, Clone, Copy)]
+enum Marks<'a> {
+    /// None.
+    None,
+    /// The state of the prefix ending at each ([`analyse_states_at`]).
+    States(&'a [usize]),
+    /// The median prediction and the current bucket's episodes at each
+    /// ([`forecast_inputs`]).
+    Forecast(&'a [usize]),
 }
 
 /// The point-in-time signals of every row ([`walk_forward`]): what a
@@ -623,7 +639,7 @@ pub fn analyse_states(
         .iter()
         .map(|p| {
             validate_params(p)?;
-            let w = walk_prepared(&prepared, p, exits.of(dates, p), Keep::State, &[]);
+            let w = walk_prepared(&prepared, p, exits.of(dates, p), Keep::State, Marks::None);
             Ok(summarise(&w, &prepared.drawdowns, closes, typical))
         })
         .collect()
@@ -770,28 +786,99 @@ fn states_at(
     exits: &[Option<usize>],
     ends: &[usize],
 ) -> Vec<StateAt> {
-    if params.periods_per_year.is_some() {
-        return walk_prepared(prepared, params, exits, Keep::State, ends).snapshots;
+    let mut out = Vec::with_capacity(ends.len());
+    for (p, part) in prefix_periods(prepared.dates, params, ends) {
+        out.extend(walk_prepared(prepared, &p, exits, Keep::State, Marks::States(part)).snapshots);
     }
-    // A prefix infers 365 periods a year once it holds a weekend: the ends
-    // before the first weekend are walked with 252, the rest with 365.
-    let dates = prepared.dates;
+    out
+}
+
+/// `ends` in parts walked with one `periods_per_year` each, as the state
+/// of each prefix infers it: `params`' own when given; otherwise 252 for
+/// the ends before the first weekend and 365 from it (a prefix infers 365
+/// once it holds a weekend).
+fn prefix_periods<'e>(
+    dates: &[i32],
+    params: &Params,
+    ends: &'e [usize],
+) -> Vec<(Params, &'e [usize])> {
+    if params.periods_per_year.is_some() {
+        return vec![(*params, ends)];
+    }
     let first_weekend = dates
         .iter()
         .position(|&d| is_weekend(d))
         .unwrap_or(dates.len());
     let split = ends.partition_point(|&e| e < first_weekend);
-    let mut out = Vec::with_capacity(ends.len());
-    for (part, a) in [(&ends[..split], 252), (&ends[split..], 365)] {
-        if !part.is_empty() {
+    [(&ends[..split], 252), (&ends[split..], 365)]
+        .into_iter()
+        .filter(|(part, _)| !part.is_empty())
+        .map(|(part, a)| {
             let p = Params {
                 periods_per_year: Some(a),
                 ..*params
             };
-            out.extend(walk_prepared(prepared, &p, exits, Keep::State, part).snapshots);
+            (p, part)
+        })
+        .collect()
+}
+
+/// What a forecast of the prefixes ending at some rows needs from the
+/// engine ([`forecast_inputs`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForecastInputs {
+    /// At each end: the median prediction of the prefix ending there (the
+    /// `current.median_return` of [`analyse_states_at`]).
+    pub medians: Vec<f64>,
+    /// At each end: the confirmed episodes of that prefix's current bucket
+    /// (what [`episodes_at`] answers).
+    pub episodes: Vec<u32>,
+    /// The state of the whole series (what [`analyse_state`] answers).
+    pub state: StateSummary,
+}
+
+/// The median predictions and episodes at `ends` (as
+/// [`analyse_states_at`] and [`episodes_at`] answer them, with their
+/// checks) and the state of the whole series, in one walk where the
+/// prefixes' periods per year agree (given, or the `return` metric, whose
+/// outcomes do not annualise): a live forecast's engine work at the cost
+/// of one [`analyse_state`], without the per-prefix bucket statistics.
+pub fn forecast_inputs(
+    dates: &[i32],
+    closes: &[f64],
+    params: &Params,
+    ends: &[u32],
+) -> Result<ForecastInputs, EngineError> {
+    let prepared = Prepared::new(dates, closes, reads_prefix(params.metric))?;
+    check_ends(ends, closes.len())?;
+    validate_params(params)?;
+    let ends: Vec<usize> = ends.iter().map(|&e| e as usize).collect();
+    let exits = exits(dates, params.return_period as i32);
+    let one_walk = params.periods_per_year.is_some() || !reads_prefix(params.metric);
+    let marks = if one_walk {
+        Marks::Forecast(&ends)
+    } else {
+        Marks::None
+    };
+    let mut w = walk_prepared(&prepared, params, &exits, Keep::State, marks);
+    let state = summarise(
+        &w,
+        &prepared.drawdowns,
+        closes,
+        typical_max_drawdown(dates, closes),
+    );
+    if !one_walk {
+        for (p, part) in prefix_periods(dates, params, &ends) {
+            let m = walk_prepared(&prepared, &p, &exits, Keep::State, Marks::Forecast(part));
+            w.medians.extend(m.medians);
+            w.episodes.extend(m.episodes);
         }
     }
-    out
+    Ok(ForecastInputs {
+        medians: w.medians,
+        episodes: w.episodes,
+        state,
+    })
 }
 
 /// [`typical_max_drawdown`] of the rows pushed so far, kept up to date one
@@ -837,22 +924,27 @@ fn walk(dates: &[i32], closes: &[f64], params: &Params, keep: Keep) -> Result<Wa
     validate_params(params)?;
     let prepared = Prepared::new(dates, closes, reads_prefix(params.metric))?;
     let exits = exits(dates, params.return_period as i32);
-    let mut w = walk_prepared(&prepared, params, &exits, keep, &[]);
+    let mut w = walk_prepared(&prepared, params, &exits, keep, Marks::None);
     w.drawdowns = prepared.drawdowns;
     Ok(w)
 }
 
 /// The walk-forward of DESIGN.md §4 over a checked series for one checked
 /// `params`, whose horizon's exits are `exits`; keeps what `keep` says, and
-/// the state of the rows up to each of `snapshots` (ascending row indices)
-/// as [`analyse_state`] would answer it for that prefix.
+/// what `marks` asks at its rows (ascending row indices): the state of the
+/// rows up to each as [`analyse_state`] would answer it for that prefix,
+/// or its median prediction and episodes.
 fn walk_prepared(
     prepared: &Prepared,
     params: &Params,
     exits: &[Option<usize>],
     keep: Keep,
-    snapshots: &[usize],
+    marks: Marks<'_>,
 ) -> Walk {
+    let snapshots = match marks {
+        Marks::States(rows) => rows,
+        _ => &[],
+    };
     let Prepared {
         dates,
         closes,
@@ -896,6 +988,10 @@ fn walk_prepared(
     let mut taken = Vec::with_capacity(snapshots.len());
     let mut typical = TypicalMaxDrawdown::default();
     let mut tracker = (!snapshots.is_empty()).then(|| snapshot::Tracker::new(k as usize));
+    let mut marked = match marks {
+        Marks::Forecast(rows) => Some(episodes::Marked::new(dates, exits, params, rows)),
+        _ => None,
+    };
 
     for t in 0..n {
         let steps = floor_steps[t];
@@ -909,6 +1005,9 @@ fn walk_prepared(
             }
             if let Some(tracker) = &mut tracker {
                 tracker.regroup(&grid, drawdowns, t, &outcomes);
+            }
+            if let Some(marked) = &mut marked {
+                marked.regroup(&grid, drawdowns, t);
             }
         }
         // Confirm every outcome whose exit is t.
@@ -958,6 +1057,9 @@ fn walk_prepared(
             .unwrap_or((0.0, 0.0));
         series.expected_returns.push(ema);
         series.median_returns.push(med);
+        if let Some(marked) = &mut marked {
+            marked.row(t, segment, med);
+        }
         if signals {
             let cum = |sum: f64| (err_n > 0).then(|| sum / f64::from(err_n));
             series.prediction_error_cumavg.push(cum(ema_err_sum));
@@ -998,6 +1100,10 @@ fn walk_prepared(
         grid,
         segments,
         snapshots: taken,
+        medians: marked
+            .as_mut()
+            .map_or(Vec::new(), |m| std::mem::take(&mut m.medians)),
+        episodes: marked.map_or(Vec::new(), |m| m.episodes),
     }
 }
 

@@ -1106,3 +1106,74 @@ fn episodes_at_refuses_what_states_at_refuses() {
     assert_eq!(episodes_at(&dates, &closes, &p, &[]).unwrap(), vec![]);
     assert!(episodes_at_many(&dates, &closes, &[], &[299]).is_empty());
 }
+
+/// One walk's forecast inputs equal what three calls answer: the median
+/// predictions of `analyse_states_at`, the episodes of `episodes_at` and
+/// the state of `analyse_state`, bit for bit, for every metric, fixed or
+/// inferred periods (a calendar that gains weekends half-way), grids that
+/// move and horizons of a week to a year.
+#[test]
+fn forecast_inputs_equal_the_states_episodes_and_state_they_replace() {
+    let mut rng = Rng(59);
+    let n = 1_100;
+    let mut mixed = weekdays(n / 2);
+    let from = *mixed.last().unwrap() + 1;
+    mixed.extend(every_day(from, n - n / 2));
+    let cases = [
+        ("walk", weekdays(n), random_walk(&mut rng, n, 0.02), true),
+        (
+            "crashes",
+            every_day(0, n),
+            walk_with_crashes(&mut rng, n),
+            true,
+        ),
+        (
+            "mixed",
+            mixed.clone(),
+            walk_with_crashes(&mut rng, n),
+            false,
+        ),
+        ("mixed fixed", mixed, random_walk(&mut rng, n, 0.03), true),
+    ];
+    for (name, dates, closes, fixed) in &cases {
+        for p in episode_params() {
+            let p = Params {
+                periods_per_year: fixed.then(|| infer_periods_per_year(dates)),
+                ..p
+            };
+            let ends: Vec<u32> = (MIN_ROWS as u32 - 1..n as u32).step_by(13).collect();
+            let got = forecast_inputs(dates, closes, &p, &ends).unwrap();
+            let states = analyse_states_at(dates, closes, &p, &ends).unwrap();
+            let medians: Vec<u64> = states
+                .iter()
+                .map(|s| s.current.median_return.to_bits())
+                .collect();
+            let at = format!("{name} {p:?}");
+            assert_eq!(
+                got.medians.iter().map(|m| m.to_bits()).collect::<Vec<_>>(),
+                medians,
+                "{at}"
+            );
+            assert_eq!(
+                got.episodes,
+                episodes_at(dates, closes, &p, &ends).unwrap(),
+                "{at}"
+            );
+            assert_eq!(got.state, analyse_state(dates, closes, &p).unwrap(), "{at}");
+        }
+    }
+    // The checks of `states-at`: ends out of order, too early or past the
+    // series, and a bad parameter set, refused; no ends, no marks.
+    let (dates, closes) = (weekdays(n), random_walk(&mut rng, n, 0.02));
+    let p = Params::default();
+    for ends in [&[400, 400][..], &[10], &[n as u32]] {
+        assert!(
+            forecast_inputs(&dates, &closes, &p, ends).is_err(),
+            "{ends:?}"
+        );
+    }
+    assert!(forecast_inputs(&dates, &closes, &params(400, Metric::Return), &[500]).is_err());
+    let none = forecast_inputs(&dates, &closes, &p, &[]).unwrap();
+    assert!(none.medians.is_empty() && none.episodes.is_empty());
+    assert_eq!(none.state, analyse_state(&dates, &closes, &p).unwrap());
+}

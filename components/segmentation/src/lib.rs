@@ -14,6 +14,7 @@ use exports::forecast::plugins::episodes::Guest as EpisodesGuest;
 use exports::forecast::plugins::evidence::{
     EvidenceReport, EvidenceRequest, Guest as EvidenceGuest, SegmentEvidence, StateAt,
 };
+use exports::forecast::plugins::forecast_inputs::{Guest as InputsGuest, Inputs};
 use forecast::plugins::types::{Metric, PriceSeries};
 use forecast_engine as core;
 
@@ -30,6 +31,22 @@ impl EpisodesGuest for Component {
             .into_iter()
             .map(|r| r.map_err(error_to_wit))
             .collect()
+    }
+}
+
+impl InputsGuest for Component {
+    fn inputs_at(
+        series: PriceSeries,
+        params: AnalysisParams,
+        ends: Vec<u32>,
+    ) -> Result<Inputs, EngineError> {
+        core::forecast_inputs(&series.dates, &series.closes, &to_core(&params), &ends)
+            .map(|i| Inputs {
+                medians: i.medians,
+                episodes: i.episodes,
+                state: state_to_wit(i.state),
+            })
+            .map_err(error_to_wit)
     }
 }
 

@@ -25,7 +25,8 @@ pub use exports::forecast::plugins::engine::{
 pub use exports::forecast::plugins::evidence::{
     EvidenceReport, EvidenceRequest, SegmentEvidence, StateAt,
 };
-use exports::forecast::plugins::{engine, episodes, evidence};
+pub use exports::forecast::plugins::forecast_inputs::Inputs as ForecastInputs;
+use exports::forecast::plugins::{engine, episodes, evidence, forecast_inputs};
 
 impl self::forecast::plugins::host_log::Host for CallState {
     fn log(&mut self, level: self::forecast::plugins::host_log::Level, message: String) {
@@ -47,13 +48,14 @@ pub struct SegmentationWorld;
 
 /// A pre-linked engine: `engine` always, `evidence` when the component
 /// exports it (built against WIT 1.7.0 or later), `episodes` likewise
-/// (1.9.0 or later). Not the bindgen'd world type, which would refuse
-/// engines of earlier minors.
+/// (1.9.0 or later), `forecast-inputs` (1.10.0 or later). Not the bindgen'd
+/// world type, which would refuse engines of earlier minors.
 pub struct LinkedSegmentation {
     pre: InstancePre<CallState>,
     engine: engine::GuestIndices,
     evidence: Option<evidence::GuestIndices>,
     episodes: Option<episodes::GuestIndices>,
+    inputs: Option<forecast_inputs::GuestIndices>,
 }
 
 /// The exports of one engine instance.
@@ -61,6 +63,7 @@ pub struct SegmentationExports {
     engine: engine::Guest,
     evidence: Option<evidence::Guest>,
     episodes: Option<episodes::Guest>,
+    inputs: Option<forecast_inputs::Guest>,
 }
 
 impl SegmentationExports {
@@ -83,6 +86,16 @@ impl SegmentationExports {
             wasmtime::format_err!("the engine exports no `episodes` interface (WIT before 1.9.0)")
         })
     }
+
+    /// The `forecast-inputs` interface, or an error naming the engine's
+    /// age (callers ask [`SegmentationPlugin::has_forecast_inputs`] first).
+    fn inputs(&self) -> wasmtime::Result<&forecast_inputs::Guest> {
+        self.inputs.as_ref().ok_or_else(|| {
+            wasmtime::format_err!(
+                "the engine exports no `forecast-inputs` interface (WIT before 1.10.0)"
+            )
+        })
+    }
 }
 
 impl World for SegmentationWorld {
@@ -100,6 +113,7 @@ impl World for SegmentationWorld {
             engine: engine::GuestIndices::new(&pre)?,
             evidence: evidence::GuestIndices::new(&pre).ok(),
             episodes: episodes::GuestIndices::new(&pre).ok(),
+            inputs: forecast_inputs::GuestIndices::new(&pre).ok(),
             pre,
         })
     }
@@ -117,6 +131,10 @@ impl World for SegmentationWorld {
             },
             episodes: match &pre.episodes {
                 Some(episodes) => Some(episodes.load(&mut *store, &instance)?),
+                None => None,
+            },
+            inputs: match &pre.inputs {
+                Some(inputs) => Some(inputs.load(&mut *store, &instance)?),
                 None => None,
             },
         })
@@ -282,6 +300,11 @@ impl Plugin<SegmentationWorld> {
         })
     }
 
+    /// Whether the engine exports `forecast-inputs` (WIT 1.10.0 or later).
+    pub fn has_forecast_inputs(&self) -> bool {
+        self.pre().inputs.is_some()
+    }
+
     /// A reusable instance for many calls in a row (the grading job): one
     /// instantiation, a fresh deadline per call, and a fresh instance after
     /// any failure. Each call still takes a [`Permit`].
@@ -386,6 +409,29 @@ impl SegmentationSession {
             bindings
                 .episodes()?
                 .call_episodes_at(store, &input, params, ends)
+        })
+    }
+
+    /// `forecast-inputs.inputs-at` on the session's instance: the median
+    /// predictions and episodes at `ends` and the whole series' state, in
+    /// one walk (what [`SegmentationSession::states_at`],
+    /// [`SegmentationSession::episodes_at`] and
+    /// [`SegmentationSession::analyse_state`] answer of them). A
+    /// [`PluginError`] when the engine has none (see
+    /// [`SegmentationPlugin::has_forecast_inputs`]).
+    pub fn forecast_inputs(
+        &mut self,
+        permit: &Permit,
+        series: &Series,
+        params: AnalysisParams,
+        ends: &[u32],
+    ) -> Result<Result<ForecastInputs, EngineError>, PluginError> {
+        let input = wit_series(series);
+        let _call = guest_span!("inputs-at", self.plugin.label()).entered();
+        self.call(permit, None, |store, bindings| {
+            bindings
+                .inputs()?
+                .call_inputs_at(store, &input, params, ends)
         })
     }
 

@@ -584,6 +584,55 @@ fn a_matcher_without_mentions_or_priors_still_loads_and_answers() {
         .is_empty());
 }
 
+/// The built-in engine exports `forecast-inputs` (WIT 1.10.0): through the
+/// component, one call answers what `states-at` (its medians),
+/// `episodes-at` and `analyse-state` answer, bit for bit; bad ends are an
+/// engine error; the `misbehave` fixture (engine only) has none, and
+/// asking it is an error naming the interface.
+#[test]
+fn forecast_inputs_equal_the_three_calls_they_replace() {
+    let rt = runtime(10_000);
+    let permit = rt.try_acquire().unwrap();
+    let plugin =
+        Arc::new(SegmentationPlugin::load(rt.clone(), "default", builtin::SEGMENTATION).unwrap());
+    assert!(plugin.has_forecast_inputs());
+    let s = series(1_500);
+    let ends: Vec<u32> = vec![299, 300, 640, 1_001, 1_377, 1_499];
+    let mut session = plugin.session();
+    for period in [7, 90, 365] {
+        let p = params(period);
+        let got = session
+            .forecast_inputs(&permit, &s, p, &ends)
+            .unwrap()
+            .unwrap();
+        let states = session.states_at(&permit, &s, &[p], &ends).unwrap();
+        let medians: Vec<u64> = states[0]
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|st| st.current.median_return.to_bits())
+            .collect();
+        let got_medians: Vec<u64> = got.medians.iter().map(|m| m.to_bits()).collect();
+        assert_eq!(got_medians, medians, "{period}");
+        let episodes = session.episodes_at(&permit, &s, &[p], &ends).unwrap();
+        assert_eq!(&got.episodes, episodes[0].as_ref().unwrap(), "{period}");
+        let state = session.analyse_state(&permit, &s, p).unwrap().unwrap();
+        assert_eq!(format!("{:?}", got.state), format!("{state:?}"), "{period}");
+    }
+    let bad = session
+        .forecast_inputs(&permit, &s, params(30), &[10])
+        .unwrap();
+    assert!(matches!(bad, Err(EngineError::InvalidInput(_))), "{bad:?}");
+
+    let old = Arc::new(SegmentationPlugin::load(rt, "misbehave", &misbehave_bytes()).unwrap());
+    assert!(!old.has_forecast_inputs());
+    let err = old
+        .session()
+        .forecast_inputs(&permit, &s, params(30), &ends)
+        .unwrap_err();
+    assert!(err.to_string().contains("no `forecast-inputs`"), "{err}");
+}
+
 /// The built-in engine exports `episodes` (WIT 1.9.0): per parameter set
 /// and end, the episodes of the current bucket that the native evidence of
 /// the series cut after that row reports, on a fresh instance and on a

@@ -792,7 +792,8 @@ fn live_verdict(x: LiveInputs<'_>) -> Result<VerdictResponse, Error> {
 /// horizon (the return metric's states at every month-end of the window
 /// and at its last row), when the scorer forecasts and the engine reports
 /// episodes; with the return metric's state at the last row (what
-/// `analyse-state` answers for it).
+/// `analyse-state` answers for it). An engine with `forecast-inputs` (WIT
+/// 1.10.0) answers the medians, the episodes and the state in one walk.
 fn live_forecast(
     x: &LiveInputs<'_>,
     session: &mut forecast_plugins::SegmentationSession,
@@ -805,6 +806,9 @@ fn live_forecast(
         }
         _ => return Ok((None, None)),
     };
+    if session.plugin().has_forecast_inputs() {
+        return forecast_in_one_walk(x, session, &facts);
+    }
     let walked = forecasts_at(
         x.permit,
         session,
@@ -820,6 +824,43 @@ fn live_forecast(
         Some(mut w) => (w.graded.pop(), w.walk.pop()),
         None => (None, None),
     })
+}
+
+/// [`live_forecast`] from one `forecast-inputs` call: the same points,
+/// forecasts and state as the walk, the episodes and `analyse-state`.
+fn forecast_in_one_walk(
+    x: &LiveInputs<'_>,
+    session: &mut forecast_plugins::SegmentationSession,
+    facts: &crate::forecast::SeriesFacts,
+) -> Result<(Option<GradedForecast>, Option<StateAt>), Error> {
+    let Some((table, pool)) = &x.pool else {
+        return Ok((None, None));
+    };
+    if facts.ends.is_empty() {
+        return Ok((None, None));
+    }
+    let fq = AnalysisQuery {
+        metric: Metric::Return,
+        ..*x.query
+    };
+    let params = crate::analysis::engine_params(&fq, x.periods);
+    let inputs = session
+        .forecast_inputs(x.permit, x.window, params, &facts.ends)?
+        .map_err(|e| Error::Internal(format!("engine forecast inputs failed: {e:?}")))?;
+    if inputs.medians.len() != facts.ends.len() || inputs.episodes.len() != facts.ends.len() {
+        return Err(Error::Internal(format!(
+            "the engine answered {} medians and {} episodes for {} ends",
+            inputs.medians.len(),
+            inputs.episodes.len(),
+            facts.ends.len()
+        )));
+    }
+    let points = facts.points(&inputs.medians, &inputs.episodes, Some((table, *pool)));
+    let mut graded = x
+        .scorer
+        .forecast(x.permit, x.query.return_period, &points)
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    Ok((graded.pop(), Some(state_at(&inputs.state))))
 }
 
 /// The return metric's walk over some ends of a series, and the scorer's
