@@ -264,12 +264,15 @@ bench-uploads: components
 	$(CARGO) bench -p forecast-host --bench uploads
 
 ## lint: the docs (decision records' format, the index, the front docs' sizes:
-## tools/lint/docs.py), formatting and clippy, host and components
-## lint-cheap: the docs lint and formatting, seconds and no build (`make lint`
-## runs them first, so a drifted doc fails before the components build)
+## tools/lint/docs.py), ARCHITECTURE.md's layer table against the host's crates
+## and their dependencies (tools/lint/layers.py, from `cargo metadata`, which
+## compiles nothing), formatting and clippy, host and components
+## lint-cheap: the docs and layers lints and formatting, seconds and no build
+## (`make lint` runs them first, so a drifted doc fails before the components build)
 lint-cheap:
 	python3 tools/lint/docs.py
-	python3 -m unittest tools/lint/test_docs.py
+	python3 tools/lint/layers.py
+	python3 -m unittest tools/lint/test_docs.py tools/lint/test_layers.py
 	$(CARGO) fmt --all -- --check
 	cd components && $(CARGO) fmt --all -- --check
 

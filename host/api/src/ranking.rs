@@ -184,17 +184,7 @@ impl RawRankingQuery {
         };
         let sort_by = match self.sort_by.as_deref() {
             None => SortKey::MedianReturn,
-            Some(s) => SortKey::ALL
-                .into_iter()
-                .find(|k| k.as_str() == s)
-                .ok_or_else(|| {
-                    let names: Vec<&str> = SortKey::ALL.iter().map(|k| k.as_str()).collect();
-                    format!(
-                        "sort_by must be one of {} (got '{}')",
-                        names.join(", "),
-                        crate::quote(s)
-                    )
-                })?,
+            Some(s) => sort_key(s)?,
         };
         let order = match self.sort.as_deref() {
             None | Some("desc") => SortOrder::Desc,
@@ -206,30 +196,10 @@ impl RawRankingQuery {
                 )))
             }
         };
-        let limit = match self.limit.as_deref() {
-            None => DEFAULT_LIMIT,
-            Some(raw) => match crate::integer(raw.trim()) {
-                Some(n) if (1..=MAX_LIMIT as i64).contains(&n) => n as usize,
-                _ => {
-                    return Err(Invalid::from(format!(
-                        "limit must be an integer between 1 and {MAX_LIMIT} inclusive (got '{}')",
-                        crate::quote(raw)
-                    )))
-                }
-            },
-        };
-        let offset = match self.offset.as_deref() {
-            None => 0,
-            Some(raw) => match crate::integer(raw.trim()) {
-                Some(n) if (0..=MAX_OFFSET as i64).contains(&n) => n as usize,
-                _ => {
-                    return Err(Invalid::from(format!(
-                        "offset must be an integer between 0 and {MAX_OFFSET} inclusive (got '{}')",
-                        crate::quote(raw)
-                    )))
-                }
-            },
-        };
+        let limit = bounded("limit", self.limit.as_deref(), 1, MAX_LIMIT as i64)?
+            .map_or(DEFAULT_LIMIT, |n| n as usize);
+        let offset = bounded("offset", self.offset.as_deref(), 0, MAX_OFFSET as i64)?
+            .map_or(0, |n| n as usize);
         let text = match self.q.as_deref() {
             None => None,
             Some(raw) if raw.chars().count() > MAX_QUERY_CHARS => {
@@ -256,18 +226,13 @@ impl RawRankingQuery {
             None => Metric::Return,
             Some(m) => m.parse()?,
         };
-        let max_age_days = match self.max_age_days.as_deref() {
-            None => None,
-            Some(raw) => match crate::integer(raw.trim()) {
-                Some(n) if (0..=i64::from(MAX_AGE_DAYS)).contains(&n) => Some(n as u32),
-                _ => {
-                    return Err(Invalid::from(format!(
-                        "max_age_days must be an integer between 0 and {MAX_AGE_DAYS} inclusive (got '{}')",
-                        crate::quote(raw)
-                    )))
-                }
-            },
-        };
+        let max_age_days = bounded(
+            "max_age_days",
+            self.max_age_days.as_deref(),
+            0,
+            i64::from(MAX_AGE_DAYS),
+        )?
+        .map(|n| n as u32);
         Ok(RankingQuery {
             categories,
             sort_by,
@@ -280,6 +245,36 @@ impl RawRankingQuery {
             max_age_days,
         })
     }
+}
+
+/// The integer `raw` of the query parameter `name` within `lo..=hi`
+/// (`None` when absent), or the 422 naming the parameter and its bounds.
+fn bounded(name: &str, raw: Option<&str>, lo: i64, hi: i64) -> Result<Option<i64>, Invalid> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    match crate::integer(raw.trim()) {
+        Some(n) if (lo..=hi).contains(&n) => Ok(Some(n)),
+        _ => Err(Invalid::from(format!(
+            "{name} must be an integer between {lo} and {hi} inclusive (got '{}')",
+            crate::quote(raw)
+        ))),
+    }
+}
+
+/// The `sort_by` key named `s`, or the 422 listing every key.
+fn sort_key(s: &str) -> Result<SortKey, Invalid> {
+    SortKey::ALL
+        .into_iter()
+        .find(|k| k.as_str() == s)
+        .ok_or_else(|| {
+            let names: Vec<&str> = SortKey::ALL.iter().map(|k| k.as_str()).collect();
+            Invalid::from(format!(
+                "sort_by must be one of {} (got '{}')",
+                names.join(", "),
+                crate::quote(s)
+            ))
+        })
 }
 
 /// One ranked asset.

@@ -246,9 +246,10 @@ pub struct EventPage {
     pub unread: i64,
 }
 
-/// Alerts, their states and events, endpoints and the outbox.
+/// Alerts, their states, evaluations and events; endpoints and the outbox
+/// through [`WebhookStore`].
 #[async_trait]
-pub trait AlertStore: Send + Sync {
+pub trait AlertStore: WebhookStore {
     /// Stores an alert unless its owner already has `max` (`None` then).
     async fn create_alert(&self, alert: &AlertRecord, max: u32)
         -> StoreResult<Option<AlertRecord>>;
@@ -298,6 +299,16 @@ pub trait AlertStore: Send + Sync {
     /// changed.
     async fn mark_read(&self, user_id: &str, ids: Option<&[String]>, now: i64) -> StoreResult<u64>;
 
+    /// Forgets what no one needs any more: each user's events beyond their
+    /// newest `keep_events`, deliveries and evaluations finished before
+    /// `before` (Unix seconds). Rows deleted.
+    async fn purge_alerts(&self, keep_events: u32, before: i64) -> StoreResult<u64>;
+}
+
+/// Users' webhook endpoints and the delivery outbox: what the alerts
+/// deliver through ([`AlertStore`] has them as its supertrait).
+#[async_trait]
+pub trait WebhookStore: Send + Sync {
     /// Stores an endpoint unless its owner already has `max` (`None` then).
     async fn create_webhook(
         &self,
@@ -339,10 +350,6 @@ pub trait AlertStore: Send + Sync {
     async fn finish_delivery(&self, attempt: &Attempt) -> StoreResult<()>;
     /// Pending deliveries (for diagnostics and tests).
     async fn pending_deliveries(&self) -> StoreResult<i64>;
-    /// Forgets what no one needs any more: each user's events beyond their
-    /// newest `keep_events`, deliveries and evaluations finished before
-    /// `before` (Unix seconds). Rows deleted.
-    async fn purge_alerts(&self, keep_events: u32, before: i64) -> StoreResult<u64>;
 }
 
 pub(crate) fn alert_row(r: &impl crate::rows::Cols) -> StoreResult<AlertRecord> {
@@ -873,6 +880,43 @@ macro_rules! impl_alert_store {
                 Ok(n)
             }
 
+            async fn purge_alerts(
+                &self,
+                keep_events: u32,
+                before: i64,
+            ) -> $crate::StoreResult<u64> {
+                let mut tx = self.pool.begin().await?;
+                let mut n = sqlx::query(
+                    "DELETE FROM alert_events WHERE id IN (SELECT id FROM (SELECT id, \
+                     ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY created_at DESC, id DESC) \
+                     AS position FROM alert_events) ranked WHERE position > $1)",
+                )
+                .bind(i64::from(keep_events))
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                n += sqlx::query(
+                    "DELETE FROM deliveries WHERE status <> 'pending' AND finished_at < $1",
+                )
+                .bind(before)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                // Keys are counters that only grow: an old one never recurs.
+                n += sqlx::query(
+                    "DELETE FROM alert_evaluations WHERE finished_at < $1",
+                )
+                .bind(before)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                tx.commit().await?;
+                Ok(n)
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::WebhookStore for $store {
             async fn create_webhook(
                 &self,
                 webhook: &$crate::WebhookRecord,
@@ -1122,40 +1166,6 @@ macro_rules! impl_alert_store {
                 }
                 tx.commit().await?;
                 Ok(())
-            }
-
-            async fn purge_alerts(
-                &self,
-                keep_events: u32,
-                before: i64,
-            ) -> $crate::StoreResult<u64> {
-                let mut tx = self.pool.begin().await?;
-                let mut n = sqlx::query(
-                    "DELETE FROM alert_events WHERE id IN (SELECT id FROM (SELECT id, \
-                     ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY created_at DESC, id DESC) \
-                     AS position FROM alert_events) ranked WHERE position > $1)",
-                )
-                .bind(i64::from(keep_events))
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-                n += sqlx::query(
-                    "DELETE FROM deliveries WHERE status <> 'pending' AND finished_at < $1",
-                )
-                .bind(before)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-                // Keys are counters that only grow: an old one never recurs.
-                n += sqlx::query(
-                    "DELETE FROM alert_evaluations WHERE finished_at < $1",
-                )
-                .bind(before)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-                tx.commit().await?;
-                Ok(n)
             }
 
             async fn pending_deliveries(&self) -> $crate::StoreResult<i64> {

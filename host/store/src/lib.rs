@@ -1,8 +1,8 @@
 //! The store: one trait per aggregate, one implementation per backend.
 //!
 //! Each aggregate of the host's state has its own trait — [`AccountStore`]
-//! (users, sessions, API keys), [`AlertStore`] (alerts, their events,
-//! webhook endpoints and the outbox), [`QuotaStore`] (counting windows),
+//! (users, sessions, API keys), [`AlertStore`] (alerts, their events;
+//! webhook endpoints and the outbox in its supertrait [`WebhookStore`]), [`QuotaStore`] (counting windows),
 //! [`AssetStore`] (catalog, price series, metadata), [`CacheStore`]
 //! (cached analyses), [`SettingsStore`], [`GradingStore`] (runs, tasks,
 //! grades), [`JobStore`] (work of the day split across replicas),
@@ -47,7 +47,7 @@ use async_trait::async_trait;
 pub use accounts::AccountStore;
 pub use alerts::{
     AlertRecord, AlertState, AlertStore, Attempt, Claim, DeliveryRecord, DueDelivery, EventPage,
-    EventRecord, NewEvent, Recorded, StateWrite, UserEvaluation, WebhookRecord,
+    EventRecord, NewEvent, Recorded, StateWrite, UserEvaluation, WebhookRecord, WebhookStore,
 };
 pub use assets::{AssetStore, CachedMetadata, CatalogEntry};
 pub use caches::{CacheStore, SettingsStore};
@@ -74,7 +74,7 @@ pub mod prelude {
     pub use crate::{
         AccountStore, AlertStore, AssetStore, CacheStore, Database, EmbeddingStore,
         GenerationStore, GradingStore, JobStore, PluginRegistry, QuotaStore, SettingsStore,
-        StoreAdmin, StrategyStore,
+        StoreAdmin, StrategyStore, WebhookStore,
     };
 }
 

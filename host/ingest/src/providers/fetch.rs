@@ -124,6 +124,19 @@ pub struct FetchProgress {
     pub failed: usize,
 }
 
+impl FetchProgress {
+    /// Nothing finished yet of `total`.
+    fn none_of(total: usize) -> Self {
+        FetchProgress {
+            done: 0,
+            total,
+            loaded: 0,
+            unchanged: 0,
+            failed: 0,
+        }
+    }
+}
+
 /// The progress callback.
 pub type ProgressFn = Arc<dyn Fn(FetchProgress) + Send + Sync>;
 
@@ -158,65 +171,24 @@ pub async fn fetch_assets(
         quota_spent: AtomicBool::new(false),
         quota_reason: Mutex::new(String::new()),
         reports: Mutex::new(vec![None; total]),
-        counts: Mutex::new(FetchProgress {
-            done: 0,
-            total,
-            loaded: 0,
-            unchanged: 0,
-            failed: 0,
-        }),
+        counts: Mutex::new(FetchProgress::none_of(total)),
     });
-    progress(FetchProgress {
-        done: 0,
-        total,
-        loaded: 0,
-        unchanged: 0,
-        failed: 0,
-    });
+    progress(FetchProgress::none_of(total));
     let workers = options
         .concurrency
         .clamp(*CONCURRENCY_RANGE.start(), *CONCURRENCY_RANGE.end()) as usize;
     let mut set = tokio::task::JoinSet::new();
     for _ in 0..workers.min(total.max(1)) {
-        let shared = shared.clone();
-        let store = store.clone();
-        let provider = provider.clone();
-        let http = http.clone();
-        let progress = progress.clone();
-        let since = options.since;
-        let rules = Rules::new(today, options.allow_jumps);
-        set.spawn(async move {
-            loop {
-                let i = shared.next.fetch_add(1, Ordering::SeqCst);
-                let Some(asset) = shared.assets.get(i) else {
-                    break;
-                };
-                let started = Instant::now();
-                let report = fetch_one(
-                    &shared,
-                    store.as_ref(),
-                    provider.as_ref(),
-                    &http,
-                    asset,
-                    since,
-                    rules,
-                )
-                .await;
-                log(&report, provider.name(), started.elapsed());
-                let p = {
-                    let mut c = shared.counts.lock().expect("counts lock");
-                    c.done += 1;
-                    match report.outcome {
-                        FetchOutcome::Loaded => c.loaded += 1,
-                        FetchOutcome::Unchanged => c.unchanged += 1,
-                        FetchOutcome::Failed(_) => c.failed += 1,
-                    }
-                    *c
-                };
-                shared.reports.lock().expect("reports lock")[i] = Some(report);
-                progress(p);
-            }
-        });
+        let worker = Worker {
+            shared: shared.clone(),
+            store: store.clone(),
+            provider: provider.clone(),
+            http: http.clone(),
+            progress: progress.clone(),
+            since: options.since,
+            rules: Rules::new(today, options.allow_jumps),
+        };
+        set.spawn(worker.run());
     }
     while let Some(joined) = set.join_next().await {
         if let Err(e) = joined {
@@ -231,6 +203,54 @@ pub async fn fetch_assets(
             r.unwrap_or_else(|| failed_report(a, None, "not fetched: a worker failed".into()))
         })
         .collect()
+}
+
+/// One of a run's workers: it fetches the next asset of the run until
+/// none is left, counting and reporting each.
+struct Worker {
+    shared: Arc<Shared>,
+    store: Arc<dyn AssetStore>,
+    provider: Arc<dyn PriceProvider>,
+    http: Arc<Http>,
+    progress: ProgressFn,
+    since: Option<NaiveDate>,
+    rules: Rules,
+}
+
+impl Worker {
+    async fn run(self) {
+        let shared = &self.shared;
+        loop {
+            let i = shared.next.fetch_add(1, Ordering::SeqCst);
+            let Some(asset) = shared.assets.get(i) else {
+                break;
+            };
+            let started = Instant::now();
+            let report = fetch_one(
+                shared,
+                self.store.as_ref(),
+                self.provider.as_ref(),
+                &self.http,
+                asset,
+                self.since,
+                self.rules,
+            )
+            .await;
+            log(&report, self.provider.name(), started.elapsed());
+            let p = {
+                let mut c = shared.counts.lock().expect("counts lock");
+                c.done += 1;
+                match report.outcome {
+                    FetchOutcome::Loaded => c.loaded += 1,
+                    FetchOutcome::Unchanged => c.unchanged += 1,
+                    FetchOutcome::Failed(_) => c.failed += 1,
+                }
+                *c
+            };
+            shared.reports.lock().expect("reports lock")[i] = Some(report);
+            (self.progress)(p);
+        }
+    }
 }
 
 struct Shared {

@@ -204,29 +204,7 @@ const DAY: i64 = 86_400;
 /// Parses a chart answer (see the module docs).
 pub fn parse(body: &[u8]) -> Result<Parsed, ParseError> {
     let invalid = ParseError::Invalid;
-    let env: Envelope = serde_json::from_slice(body).map_err(|e| {
-        invalid(format!(
-            "yahoo answer is not valid chart JSON ({e}){}",
-            if e.is_eof() {
-                "; the answer was cut off"
-            } else {
-                ""
-            }
-        ))
-    })?;
-    if let Some(err) = env.chart.error {
-        let msg = err.message();
-        return Err(if err.code.as_deref() == Some("Not Found") {
-            ParseError::NoData(format!("yahoo: {msg}"))
-        } else {
-            invalid(format!("yahoo: {msg}"))
-        });
-    }
-    let result = env
-        .chart
-        .result
-        .and_then(|r| r.into_iter().next())
-        .ok_or_else(|| ParseError::NoData("yahoo answered no result".to_string()))?;
+    let result = chart_result(body)?;
     let offset = result.meta.gmtoffset.unwrap_or(0);
     if offset.abs() > DAY {
         return Err(invalid(format!(
@@ -242,25 +220,7 @@ pub fn parse(body: &[u8]) -> Result<Parsed, ParseError> {
     let indicators = result
         .indicators
         .ok_or_else(|| invalid("yahoo answer has no indicators".to_string()))?;
-    let adjusted = indicators
-        .adjclose
-        .into_iter()
-        .next()
-        .and_then(|a| a.adjclose);
-    let (column, closes) = match adjusted {
-        Some(a) => ("adjclose", a),
-        None => (
-            "close",
-            indicators
-                .quote
-                .into_iter()
-                .next()
-                .and_then(|q| q.close)
-                .ok_or_else(|| {
-                    invalid("yahoo answer has neither adjclose nor close".to_string())
-                })?,
-        ),
-    };
+    let (column, closes) = close_column(indicators)?;
     if closes.len() != timestamps.len() {
         return Err(invalid(format!(
             "yahoo {column} has {} values for {} timestamps",
@@ -305,6 +265,58 @@ pub fn parse(body: &[u8]) -> Result<Parsed, ParseError> {
     }
     parsed.rows = rows;
     Ok(parsed)
+}
+
+/// The first result of a chart answer: an error for JSON that is not a
+/// chart, "no data" for Yahoo's "Not Found" or an empty result.
+fn chart_result(body: &[u8]) -> Result<ChartResult, ParseError> {
+    let invalid = ParseError::Invalid;
+    let env: Envelope = serde_json::from_slice(body).map_err(|e| {
+        invalid(format!(
+            "yahoo answer is not valid chart JSON ({e}){}",
+            if e.is_eof() {
+                "; the answer was cut off"
+            } else {
+                ""
+            }
+        ))
+    })?;
+    if let Some(err) = env.chart.error {
+        let msg = err.message();
+        return Err(if err.code.as_deref() == Some("Not Found") {
+            ParseError::NoData(format!("yahoo: {msg}"))
+        } else {
+            invalid(format!("yahoo: {msg}"))
+        });
+    }
+    env.chart
+        .result
+        .and_then(|r| r.into_iter().next())
+        .ok_or_else(|| ParseError::NoData("yahoo answered no result".to_string()))
+}
+
+/// The closes to keep and their column's name: the adjusted ones when
+/// given, else the plain closes.
+fn close_column(indicators: Indicators) -> Result<(&'static str, Vec<Option<f64>>), ParseError> {
+    let adjusted = indicators
+        .adjclose
+        .into_iter()
+        .next()
+        .and_then(|a| a.adjclose);
+    Ok(match adjusted {
+        Some(a) => ("adjclose", a),
+        None => (
+            "close",
+            indicators
+                .quote
+                .into_iter()
+                .next()
+                .and_then(|q| q.close)
+                .ok_or_else(|| {
+                    ParseError::Invalid("yahoo answer has neither adjclose nor close".to_string())
+                })?,
+        ),
+    })
 }
 
 /// The calendar day of a bar at `ts` in a zone `offset` seconds from UTC.
