@@ -252,6 +252,72 @@ async fn removing_later_prices_changes_nothing_forecast_before_them() {
     }
 }
 
+/// A live verdict's kept facts (climatology, realised returns at the
+/// month-ends) follow the prices: after an old AAPL close is corrected
+/// through `forecast ingest csv` while the server runs, its live forecast
+/// (non-default segments, so computed for the request) becomes what a
+/// fresh server answers for the corrected prices, not a mix of old facts
+/// and new medians.
+#[tokio::test]
+async fn a_corrected_old_price_reaches_the_live_forecast() {
+    const PATH: &str = "/api/analysis/AAPL/verdict?num_segments=13";
+    let db = graded_copy().await;
+    let running = Server::app_with(db.clone(), &[]).await;
+    let (status, before) = running.get(PATH).await;
+    assert_eq!(status, 200, "{before}");
+    assert!(before["forecast"].is_object(), "{before}");
+
+    // AAPL's close of 2005-06-01, 30 % higher.
+    let store = forecast::store::connect(&sqlite_url(&db)).await.unwrap();
+    let a = store.asset_by_ticker("AAPL").await.unwrap().unwrap();
+    let series = store.load_series(a.id).await.unwrap().unwrap();
+    store.close().await;
+    let day = forecast::series::to_days("2005-06-01".parse().unwrap());
+    let row = series
+        .dates
+        .iter()
+        .position(|&d| d == day)
+        .expect("a close on 2005-06-01");
+    let file = db.with_extension("aapl-fix.csv");
+    let close = series.closes[row] * 1.3;
+    std::fs::write(&file, format!("date,close\n2005-06-01,{close:.6}\n")).unwrap();
+    cli_ok(
+        &db,
+        &["ingest", "csv", "--ticker", "AAPL", file.to_str().unwrap()],
+        "",
+    );
+
+    let fresh = Server::app_with(db, &[]).await;
+    let (status, want) = fresh.get(PATH).await;
+    assert_eq!(status, 200, "{want}");
+    let keys = ["central", "p10", "p90", "central_se", "reference"];
+    assert!(
+        (f(&want["forecast"]["central"]) - f(&before["forecast"]["central"])).abs() > 1e-9,
+        "the correction moves the forecast: {} {}",
+        before["forecast"],
+        want["forecast"]
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (status, got) = running.get(PATH).await;
+        assert_eq!(status, 200, "{got}");
+        let same = keys
+            .iter()
+            .all(|k| (f(&got["forecast"][k]) - f(&want["forecast"][k])).abs() <= 1e-12);
+        if same {
+            assert_eq!(got["grade"], want["grade"]);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the running server still answers {} (a fresh one {})",
+            got["forecast"],
+            want["forecast"]
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
 /// Thin evidence never earns A or F: over every active asset, a verdict
 /// lettered A or F has `forecast.thin` false, a bucket of fewer than ten
 /// independent episodes is thin, and a thin verdict's score is within

@@ -402,9 +402,10 @@ fn rolling_section(
     out.push_str("</section>\n");
 }
 
-fn metrics_section(out: &mut String, m: &MetricsBody) {
+/// The metrics table's rows: name, formatted value, what it means.
+fn metric_rows(m: &MetricsBody) -> [(&'static str, String, &'static str); 21] {
     let days = |d: i64| format!("{} days", thousands(d as f64, 0));
-    let rows: [(&str, String, &str); 21] = [
+    [
         (
             "Total return",
             pct(m.total_return),
@@ -492,12 +493,15 @@ fn metrics_section(out: &mut String, m: &MetricsBody) {
             finite(m.years).map_or_else(|| DASH.to_string(), |v| fixed(v, 2)),
             "Returns in the curve over periods per year.",
         ),
-    ];
+    ]
+}
+
+fn metrics_section(out: &mut String, m: &MetricsBody) {
     out.push_str(
         "<section>\n<h2>Metrics</h2>\n<table class=\"metrics\">\n<thead><tr><th>Metric</th>\
          <th>Value</th><th></th></tr></thead>\n<tbody>\n",
     );
-    for (name, value, what) in rows {
+    for (name, value, what) in metric_rows(m) {
         w!(
             out,
             "<tr><td>{}</td><td>{}</td><td class=\"what\">{}</td></tr>\n",
@@ -506,7 +510,13 @@ fn metrics_section(out: &mut String, m: &MetricsBody) {
             esc(what)
         );
     }
-    out.push_str("</tbody>\n</table>\n<h2>Against the benchmarks</h2>\n");
+    out.push_str("</tbody>\n</table>\n");
+    relative_section(out, m);
+}
+
+/// The strategy against each benchmark.
+fn relative_section(out: &mut String, m: &MetricsBody) {
+    out.push_str("<h2>Against the benchmarks</h2>\n");
     if m.relative.is_empty() {
         out.push_str("<p class=\"empty\">No benchmarks.</p>\n</section>\n");
         return;
@@ -894,9 +904,9 @@ fn thin(ys: &[f64], max: usize, valid: impl Fn(f64) -> bool) -> Vec<usize> {
     out
 }
 
-fn chart(out: &mut String, c: &Chart<'_>, lines: &[Line<'_>], domain: Option<(f64, f64)>) {
-    let log = c.scale == Scale::Log;
-    let valid = move |y: f64| y.is_finite() && (!log || y > 0.0);
+/// The y range of the lines' drawable points, widened to `c.include`;
+/// none without a drawable point.
+fn y_range(c: &Chart<'_>, lines: &[Line<'_>], valid: impl Fn(f64) -> bool) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for l in lines {
         for (&x, &y) in l.xs.iter().zip(&l.ys) {
@@ -906,41 +916,37 @@ fn chart(out: &mut String, c: &Chart<'_>, lines: &[Line<'_>], domain: Option<(f6
             }
         }
     }
-    let Some((x0, x1)) = domain else {
-        out.push_str("<p class=\"empty\">No data to draw.</p>\n");
-        return;
-    };
     if lo > hi {
-        out.push_str("<p class=\"empty\">No data to draw.</p>\n");
-        return;
+        return None;
     }
     for &v in c.include {
         lo = lo.min(v);
         hi = hi.max(v);
     }
-    let axis = if log {
-        log_axis(lo, hi)
-    } else {
-        linear_axis(lo, hi, c.flat)
-    };
-    let tf = move |v: f64| if log { v.ln() } else { v };
-    let (h, pw) = (c.height, WIDTH - PAD_LEFT - PAD_RIGHT);
-    let ph = h - PAD_TOP - PAD_BOTTOM;
-    let sx = move |x: f64| {
-        if x1 > x0 {
-            PAD_LEFT + (x - x0) / (x1 - x0) * pw
-        } else {
-            PAD_LEFT + pw / 2.0
-        }
-    };
-    let (t0, t1) = (axis.t0, axis.t1);
-    let sy = move |v: f64| PAD_TOP + (t1 - tf(v)) / (t1 - t0) * ph;
+    Some((lo, hi))
+}
 
-    w!(
-        out,
-        "<svg viewBox=\"0 0 {WIDTH} {h}\" role=\"img\" aria-label=\"{}\">\n",
-        esc(c.label)
-    );
+/// A chart's drawing area: its height, the plot's width and height, the
+/// x domain.
+struct Frame {
+    h: f64,
+    pw: f64,
+    ph: f64,
+    x: (f64, f64),
+}
+
+/// The horizontal and vertical grid with their labels, and the reference
+/// line.
+fn grid(
+    out: &mut String,
+    c: &Chart<'_>,
+    axis: &Axis,
+    f: &Frame,
+    sx: &dyn Fn(f64) -> f64,
+    sy: &dyn Fn(f64) -> f64,
+) {
+    let (h, pw, ph) = (f.h, f.pw, f.ph);
+    let (x0, x1) = f.x;
     // Horizontal grid and y labels.
     for &v in &axis.ticks {
         let y = sy(v);
@@ -982,6 +988,45 @@ fn chart(out: &mut String, c: &Chart<'_>, lines: &[Line<'_>], domain: Option<(f6
             );
         }
     }
+}
+
+fn chart(out: &mut String, c: &Chart<'_>, lines: &[Line<'_>], domain: Option<(f64, f64)>) {
+    let log = c.scale == Scale::Log;
+    let valid = move |y: f64| y.is_finite() && (!log || y > 0.0);
+    let (Some((x0, x1)), Some((lo, hi))) = (domain, y_range(c, lines, valid)) else {
+        out.push_str("<p class=\"empty\">No data to draw.</p>\n");
+        return;
+    };
+    let axis = if log {
+        log_axis(lo, hi)
+    } else {
+        linear_axis(lo, hi, c.flat)
+    };
+    let tf = move |v: f64| if log { v.ln() } else { v };
+    let (h, pw) = (c.height, WIDTH - PAD_LEFT - PAD_RIGHT);
+    let ph = h - PAD_TOP - PAD_BOTTOM;
+    let sx = move |x: f64| {
+        if x1 > x0 {
+            PAD_LEFT + (x - x0) / (x1 - x0) * pw
+        } else {
+            PAD_LEFT + pw / 2.0
+        }
+    };
+    let (t0, t1) = (axis.t0, axis.t1);
+    let sy = move |v: f64| PAD_TOP + (t1 - tf(v)) / (t1 - t0) * ph;
+
+    w!(
+        out,
+        "<svg viewBox=\"0 0 {WIDTH} {h}\" role=\"img\" aria-label=\"{}\">\n",
+        esc(c.label)
+    );
+    let frame = Frame {
+        h,
+        pw,
+        ph,
+        x: (x0, x1),
+    };
+    grid(out, c, &axis, &frame, &sx, &sy);
     let base = sy(0.0);
     for l in lines {
         let rows = thin(&l.ys, MAX_LINE_POINTS, valid);
