@@ -309,7 +309,6 @@ async fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
         None => None,
     };
     let app = crate::app::build(&config, local).await?;
-    let demo = app.demo.clone();
     let shutdown = {
         // The catalog embedding stops at its next step as soon as the
         // signal comes, not after the drain; the other background tasks
@@ -323,12 +322,47 @@ async fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
     };
     // Tests read this first line to learn the port. Write errors (a closed
     // pipe) must not take the server down, hence no println!.
+    let banner = banner(&app, &config.database_url, local, metrics.as_ref()).await?;
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
+    }
+    // They run as long as the server does.
+    let background = crate::app::start_background(&app, &config);
+    let crate::app::App { state, db, .. } = app;
+    let served = crate::app::serve(state, listener, metrics, config.limits, shutdown).await;
+    // Background work ends at its next await (a step running on a
+    // blocking thread finishes first, and the runtime waits for it): a
+    // store write cut there is a transaction rolled back, and the grading,
+    // the refresh and the embedding resume from what is stored on the
+    // next start (their module headers).
+    for task in &background {
+        task.abort();
+    }
+    for task in background {
+        let _ = task.await;
+    }
+    // Persist what is kept behind (quota counters) and checkpoint.
+    db.close().await;
+    served
+}
+
+/// What the server prints when it starts listening: where, how to sign in
+/// (the demo login, the file it was written to, or how to make an
+/// account), and curl lines to try.
+async fn banner(
+    app: &crate::app::App,
+    database_url: &str,
+    local: std::net::SocketAddr,
+    metrics: Option<&tokio::net::TcpListener>,
+) -> anyhow::Result<String> {
     // The demo login is a credential: printed only to a terminal (a
     // newcomer's `make run`); with stdout piped or redirected (a service,
     // a log collector) it goes to a file only its owner can read.
-    let shown = match &demo {
+    let shown = match &app.demo {
         Some(d) if std::io::stdout().is_terminal() => DemoShown::Printed(d),
-        Some(d) => DemoShown::Written(write_demo_login(d, &config.database_url)),
+        Some(d) => DemoShown::Written(write_demo_login(d, database_url)),
         None => DemoShown::Before,
     };
     let key_hint = match &shown {
@@ -375,11 +409,11 @@ async fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
         DemoShown::Before if key_hint.is_empty() => "with your account",
         _ => "with the demo login",
     };
-    let metrics_hint = match &metrics {
+    let metrics_hint = match metrics {
         Some(m) => format!("Metrics: http://{}/metrics\n", m.local_addr()?),
         None => String::new(),
     };
-    let banner = format!(
+    Ok(format!(
         "Forecast Engine listening on http://{local}\n{key_hint}\
          Web app: open http://{local}/ in a browser and sign in {sign_in}.\n\
          Try:\n  curl http://{local}/api/health\n  \
@@ -388,30 +422,7 @@ async fn serve(settings: Settings, demo: bool) -> anyhow::Result<()> {
          curl -H \"Authorization: Bearer {key}\" -H 'Content-Type: application/json' \\\n    \
          -d '{{\"strategy\":\"topn\",\"category\":\"Crypto\",\"top_n\":5}}' http://{local}/api/backtest\n  \
          curl http://{local}/api/openapi.json\n{metrics_hint}"
-    );
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
-    }
-    // They run as long as the server does.
-    let background = crate::app::start_background(&app, &config);
-    let crate::app::App { state, db, .. } = app;
-    let served = crate::app::serve(state, listener, metrics, config.limits, shutdown).await;
-    // Background work ends at its next await (a step running on a
-    // blocking thread finishes first, and the runtime waits for it): a
-    // store write cut there is a transaction rolled back, and the grading,
-    // the refresh and the embedding resume from what is stored on the
-    // next start (their module headers).
-    for task in &background {
-        task.abort();
-    }
-    for task in background {
-        let _ = task.await;
-    }
-    // Persist what is kept behind (quota counters) and checkpoint.
-    db.close().await;
-    served
+    ))
 }
 
 /// How the demo account of this start, if any, reaches its operator.

@@ -815,28 +815,7 @@ impl Settings {
             matcher,
             alerts,
         } = self;
-        let backtest_longest = heavy.heavy_wait_ms
-            + backtests
-                .backtest_timeout_ms
-                .max(backtests.research_timeout_ms)
-            + backtests.backtest_queue_ms;
-        let request_timeout = http.request_timeout_ms.unwrap_or_else(|| {
-            crate::server::Limits::default()
-                .request_timeout
-                .max(backtest_longest + Duration::from_secs(5))
-        });
-        if request_timeout <= backtest_longest {
-            return Err(ConfigError::new(
-                "FORECAST_REQUEST_TIMEOUT_MS",
-                format!(
-                    "must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + the \
-                     larger of FORECAST_BACKTEST_TIMEOUT_MS and FORECAST_RESEARCH_TIMEOUT_MS \
-                     ({} ms), got {} ms",
-                    backtest_longest.as_millis(),
-                    request_timeout.as_millis()
-                ),
-            ));
-        }
+        let request_timeout = request_timeout(&http, &heavy, &backtests)?;
         if let Err(e) =
             forecast_bundle::TrustPolicy::parse(&plugins.plugin_trust, plugins.plugin_unsigned)
         {
@@ -845,17 +824,7 @@ impl Settings {
                 e.trim_start_matches("FORECAST_PLUGIN_TRUST: "),
             ));
         }
-        let llm = match matcher.llm_url {
-            None => None,
-            Some(url) => Some(forecast_plugins::llm::LlmConfig {
-                url,
-                model: matcher.llm_model.ok_or_else(|| {
-                    ConfigError::new("FORECAST_LLM_MODEL", "must be set when FORECAST_LLM_URL is")
-                })?,
-                api_key: matcher.llm_api_key,
-                timeout: matcher.llm_timeout_ms,
-            }),
-        };
+        let llm = llm(&matcher)?;
         Ok(Config {
             addr: serving.addr,
             database_url: serving.database_url,
@@ -941,6 +910,56 @@ impl Settings {
             trusted_proxies: serving.trusted_proxies,
         })
     }
+}
+
+/// The request deadline: `FORECAST_REQUEST_TIMEOUT_MS`, or by default the
+/// server's or the longest a backtest may take plus 5 s; an error unless it
+/// exceeds that longest backtest (its wait for a heavy-work turn and for
+/// plugin slots plus its time limit).
+fn request_timeout(
+    http: &HttpLimits,
+    heavy: &HeavyWork,
+    backtests: &Backtests,
+) -> Result<Duration, ConfigError> {
+    let backtest_longest = heavy.heavy_wait_ms
+        + backtests
+            .backtest_timeout_ms
+            .max(backtests.research_timeout_ms)
+        + backtests.backtest_queue_ms;
+    let request_timeout = http.request_timeout_ms.unwrap_or_else(|| {
+        crate::server::Limits::default()
+            .request_timeout
+            .max(backtest_longest + Duration::from_secs(5))
+    });
+    if request_timeout <= backtest_longest {
+        return Err(ConfigError::new(
+            "FORECAST_REQUEST_TIMEOUT_MS",
+            format!(
+                "must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + the \
+                 larger of FORECAST_BACKTEST_TIMEOUT_MS and FORECAST_RESEARCH_TIMEOUT_MS \
+                 ({} ms), got {} ms",
+                backtest_longest.as_millis(),
+                request_timeout.as_millis()
+            ),
+        ));
+    }
+    Ok(request_timeout)
+}
+
+/// The matcher's LLM: none without `FORECAST_LLM_URL`; with it, an error
+/// unless `FORECAST_LLM_MODEL` is set too.
+fn llm(matcher: &Matcher) -> Result<Option<forecast_plugins::llm::LlmConfig>, ConfigError> {
+    let Some(url) = matcher.llm_url.clone() else {
+        return Ok(None);
+    };
+    Ok(Some(forecast_plugins::llm::LlmConfig {
+        url,
+        model: matcher.llm_model.clone().ok_or_else(|| {
+            ConfigError::new("FORECAST_LLM_MODEL", "must be set when FORECAST_LLM_URL is")
+        })?,
+        api_key: matcher.llm_api_key.clone(),
+        timeout: matcher.llm_timeout_ms,
+    }))
 }
 
 /// Where an optional data folder of the matcher is read from: the

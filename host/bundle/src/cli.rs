@@ -135,81 +135,85 @@ pub async fn run(tool: Tool) -> anyhow::Result<()> {
         Tool::Verify {
             bundle: path,
             trust,
-        } => {
-            let bytes = read(&path)?;
-            if !bundle::is_bundle(&bytes) {
-                anyhow::bail!(
-                    "{} is not a bundle{}",
-                    path.display(),
-                    if bytes.starts_with(b"\0asm") {
-                        " (it is a bare, unsigned Wasm component)"
-                    } else {
-                        ""
-                    }
-                );
-            }
-            let policy = bundle::TrustPolicy::parse(&trust, true).map_err(anyhow::Error::msg)?;
-            let opened = bundle::open(&bytes)
-                .map_err(|e| anyhow::anyhow!("{} does not verify: {e}", path.display()))?;
-            let m = &opened.manifest;
-            println!("manifest:");
-            println!("  name:        {}", m.name);
-            println!("  version:     {}", m.version);
-            println!("  world:       {}", m.world);
-            println!("  description: {}", m.description);
-            println!("  licence:     {}", m.licence);
-            println!("  author:      {}", m.author);
-            println!("signer: {}", opened.signer);
-            println!("sha256: {}", m.sha256);
-            policy
-                .check_signed(&opened.signer)
-                .map_err(|e| anyhow::anyhow!("{} is not trusted: {e}", path.display()))?;
-            if policy.keys().is_empty() {
-                println!(
-                    "signature valid (no trusted keys given: any valid signature is accepted)"
-                );
+        } => verify(&path, &trust)?,
+        Tool::Publish { file, url } => publish(&file, &url).await?,
+    }
+    Ok(())
+}
+
+/// `verify`: the bundle's manifest and signer, and whether `trust` trusts it.
+fn verify(path: &Path, trust: &str) -> anyhow::Result<()> {
+    let bytes = read(path)?;
+    if !bundle::is_bundle(&bytes) {
+        anyhow::bail!(
+            "{} is not a bundle{}",
+            path.display(),
+            if bytes.starts_with(b"\0asm") {
+                " (it is a bare, unsigned Wasm component)"
             } else {
-                println!("signature valid; the signer is trusted");
+                ""
             }
-        }
-        Tool::Publish { file, url } => {
-            let api_key = std::env::var("FORECAST_API_KEY").unwrap_or_default();
-            let api_key = api_key.trim();
-            if api_key.is_empty() {
-                anyhow::bail!("set FORECAST_API_KEY to the API key to publish with");
-            }
-            let bytes = read(&file)?;
-            if bundle::is_bundle(&bytes) {
-                // Refuse locally what the server would refuse anyway.
-                let opened = bundle::open(&bytes)
-                    .map_err(|e| anyhow::anyhow!("{} does not verify: {e}", file.display()))?;
-                eprintln!(
-                    "publishing bundle {}@{} signed by {}",
-                    opened.manifest.name, opened.manifest.version, opened.signer
-                );
-            } else if bytes.starts_with(b"\0asm") {
-                eprintln!("publishing an unsigned component");
-            } else {
-                anyhow::bail!(
-                    "{} is neither a bundle nor a Wasm component",
-                    file.display()
-                );
-            }
-            let answer = bundle::publish::publish(&url, api_key, bytes)
-                .await
-                .map_err(anyhow::Error::msg)?;
-            println!("{}", serde_json::to_string_pretty(&answer)?);
-            // The name to call, where a reader finds it (the JSON is long).
-            if let (Some(name), Some(version)) =
-                (answer["strategy"].as_str(), answer["version"].as_str())
-            {
-                let shared = answer["shared"].as_bool().unwrap_or(false);
-                eprintln!(
-                    "published {name} {version} ({}); call it as \"strategy\": \"{name}\"",
-                    if shared { "shared" } else { "private" }
-                );
-            }
-        }
+        );
+    }
+    let policy = bundle::TrustPolicy::parse(trust, true).map_err(anyhow::Error::msg)?;
+    let opened = bundle::open(&bytes)
+        .map_err(|e| anyhow::anyhow!("{} does not verify: {e}", path.display()))?;
+    let m = &opened.manifest;
+    println!("manifest:");
+    println!("  name:        {}", m.name);
+    println!("  version:     {}", m.version);
+    println!("  world:       {}", m.world);
+    println!("  description: {}", m.description);
+    println!("  licence:     {}", m.licence);
+    println!("  author:      {}", m.author);
+    println!("signer: {}", opened.signer);
+    println!("sha256: {}", m.sha256);
+    policy
+        .check_signed(&opened.signer)
+        .map_err(|e| anyhow::anyhow!("{} is not trusted: {e}", path.display()))?;
+    if policy.keys().is_empty() {
+        println!("signature valid (no trusted keys given: any valid signature is accepted)");
+    } else {
+        println!("signature valid; the signer is trusted");
+    }
+    Ok(())
+}
+
+/// `publish`: a bundle or bare component to the service at `url`.
+async fn publish(file: &Path, url: &str) -> anyhow::Result<()> {
+    let api_key = std::env::var("FORECAST_API_KEY").unwrap_or_default();
+    let api_key = api_key.trim();
+    if api_key.is_empty() {
+        anyhow::bail!("set FORECAST_API_KEY to the API key to publish with");
+    }
+    let bytes = read(file)?;
+    if bundle::is_bundle(&bytes) {
+        // Refuse locally what the server would refuse anyway.
+        let opened = bundle::open(&bytes)
+            .map_err(|e| anyhow::anyhow!("{} does not verify: {e}", file.display()))?;
+        eprintln!(
+            "publishing bundle {}@{} signed by {}",
+            opened.manifest.name, opened.manifest.version, opened.signer
+        );
+    } else if bytes.starts_with(b"\0asm") {
+        eprintln!("publishing an unsigned component");
+    } else {
+        anyhow::bail!(
+            "{} is neither a bundle nor a Wasm component",
+            file.display()
+        );
+    }
+    let answer = bundle::publish::publish(url, api_key, bytes)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    println!("{}", serde_json::to_string_pretty(&answer)?);
+    // The name to call, where a reader finds it (the JSON is long).
+    if let (Some(name), Some(version)) = (answer["strategy"].as_str(), answer["version"].as_str()) {
+        let shared = answer["shared"].as_bool().unwrap_or(false);
+        eprintln!(
+            "published {name} {version} ({}); call it as \"strategy\": \"{name}\"",
+            if shared { "shared" } else { "private" }
+        );
     }
     Ok(())
 }
