@@ -845,20 +845,7 @@ impl Settings {
                 per_day: accounts.quota_per_day,
             },
             alerts_follow: alerts.alerts,
-            alerts: forecast_jobs::alerts::AlertSettings {
-                smtp: alerts
-                    .smtp_url
-                    .map(|url| forecast_jobs::alerts::SmtpSettings {
-                        url,
-                        from: alerts.smtp_from,
-                    }),
-                allow_private: alerts.webhook_allow_private,
-                retry_base: Duration::from_secs(alerts.webhook_retry_base_seconds),
-                max_attempts: alerts.webhook_max_attempts,
-                max_failures: alerts.webhook_max_failures,
-                interval: alerts.alerts_interval_ms,
-                ..Default::default()
-            },
+            alerts: alert_settings(alerts),
             grading: grading.grading,
             grade_at: grading.grade_at,
             grading_lease: Duration::from_secs(grading.grading_lease_seconds),
@@ -897,15 +884,7 @@ impl Settings {
                 per_client_queue: heavy.heavy_queue_per_account as usize,
                 wait: heavy.heavy_wait_ms,
             },
-            limits: crate::server::Limits {
-                header_timeout: http.header_timeout_ms,
-                idle_timeout: http.idle_timeout_ms,
-                body_timeout: http.body_timeout_ms,
-                request_timeout,
-                max_connections: http.max_connections as usize,
-                max_connections_per_client: http.max_connections_per_client as usize,
-                shutdown_grace: http.shutdown_grace_ms,
-            },
+            limits: limits(&http, request_timeout),
             metrics_addr: serving.metrics_addr,
             trusted_proxies: serving.trusted_proxies,
         })
@@ -944,6 +923,37 @@ fn request_timeout(
         ));
     }
     Ok(request_timeout)
+}
+
+/// The alerts' delivery settings.
+fn alert_settings(alerts: Alerts) -> forecast_jobs::alerts::AlertSettings {
+    forecast_jobs::alerts::AlertSettings {
+        smtp: alerts
+            .smtp_url
+            .map(|url| forecast_jobs::alerts::SmtpSettings {
+                url,
+                from: alerts.smtp_from,
+            }),
+        allow_private: alerts.webhook_allow_private,
+        retry_base: Duration::from_secs(alerts.webhook_retry_base_seconds),
+        max_attempts: alerts.webhook_max_attempts,
+        max_failures: alerts.webhook_max_failures,
+        interval: alerts.alerts_interval_ms,
+        ..Default::default()
+    }
+}
+
+/// The HTTP server's limits, with the request deadline already checked.
+fn limits(http: &HttpLimits, request_timeout: Duration) -> crate::server::Limits {
+    crate::server::Limits {
+        header_timeout: http.header_timeout_ms,
+        idle_timeout: http.idle_timeout_ms,
+        body_timeout: http.body_timeout_ms,
+        request_timeout,
+        max_connections: http.max_connections as usize,
+        max_connections_per_client: http.max_connections_per_client as usize,
+        shutdown_grace: http.shutdown_grace_ms,
+    }
 }
 
 /// The matcher's LLM: none without `FORECAST_LLM_URL`; with it, an error

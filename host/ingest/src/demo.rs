@@ -569,39 +569,10 @@ pub async fn load(
     let update = db.counts().await?.assets > 0;
 
     // What the database holds for each catalog ticker (an update only).
-    let mut existing: HashMap<String, Asset> = HashMap::new();
-    let mut retired = Vec::new();
-    if update {
-        for e in &mut entries {
-            if let Some(a) = db.asset_by_ticker(&e.ticker).await? {
-                // The stored id wins: keys and watchlists point at it.
-                e.id = a.id;
-                existing.insert(e.ticker.clone(), a);
-            }
-        }
-        for ticker in retired_tickers() {
-            if let Some(a) = db.asset_by_ticker(ticker).await? {
-                if a.is_active {
-                    retired.push(CatalogEntry {
-                        id: a.id,
-                        ticker: a.ticker,
-                        name: a.name,
-                        category: a.category,
-                        exchange: a.exchange,
-                        currency: a.currency,
-                        country: a.country,
-                        sector: a.sector,
-                        industry: a.industry,
-                        website: a.website,
-                        summary: a.summary,
-                        isin: a.isin,
-                        is_active: false,
-                        is_premium: a.is_premium,
-                    });
-                }
-            }
-        }
-    }
+    let (existing, retired) = match update {
+        true => held_assets(db, &mut entries).await?,
+        false => (HashMap::new(), Vec::new()),
+    };
     let mut upserts = entries.clone();
     upserts.extend(retired.iter().cloned());
     db.upsert_catalog(&upserts).await?;
@@ -629,22 +600,11 @@ pub async fn load(
                 Some(_) => db.load_series(e.id).await?,
                 None => None,
             };
-            let count = |summary: &mut DemoSummary, s: &PriceSeries, source: DataSource| {
-                match source {
-                    DataSource::Real => summary.real += 1,
-                    DataSource::Synthetic => summary.synthetic += 1,
-                    DataSource::Ingested => summary.ingested += 1,
-                }
-                if s.len() < 300 {
-                    summary.short_history += 1;
-                }
-                summary.price_rows += s.len();
-            };
             // Ingested prices are the user's: never replaced.
             if let (Some(a), Some(s)) = (held, &stored) {
                 if a.data_source == DataSource::Ingested {
                     summary.kept += 1;
-                    count(&mut summary, s, DataSource::Ingested);
+                    summary.count(s, DataSource::Ingested);
                     continue;
                 }
             }
@@ -655,7 +615,7 @@ pub async fn load(
                     DataSource::Synthetic,
                 ),
             };
-            count(&mut summary, &series, source);
+            summary.count(&series, source);
             match (held, &stored) {
                 (Some(a), Some(s)) if a.data_source == source && *s == series => {
                     summary.kept += 1;
@@ -678,6 +638,62 @@ pub async fn load(
         .await?;
     tracing::debug!(?summary, "demo universe loaded");
     Ok(summary)
+}
+
+/// On an update, what the database holds for each catalog ticker of
+/// `entries` (whose ids become the stored ones: keys and watchlists point
+/// at them), and the retired tickers still active, as entries that
+/// deactivate them.
+async fn held_assets(
+    db: &dyn Database,
+    entries: &mut [CatalogEntry],
+) -> Result<(HashMap<String, Asset>, Vec<CatalogEntry>), DemoError> {
+    let mut existing = HashMap::new();
+    for e in entries.iter_mut() {
+        if let Some(a) = db.asset_by_ticker(&e.ticker).await? {
+            e.id = a.id;
+            existing.insert(e.ticker.clone(), a);
+        }
+    }
+    let mut retired = Vec::new();
+    for ticker in retired_tickers() {
+        if let Some(a) = db.asset_by_ticker(ticker).await? {
+            if a.is_active {
+                retired.push(CatalogEntry {
+                    id: a.id,
+                    ticker: a.ticker,
+                    name: a.name,
+                    category: a.category,
+                    exchange: a.exchange,
+                    currency: a.currency,
+                    country: a.country,
+                    sector: a.sector,
+                    industry: a.industry,
+                    website: a.website,
+                    summary: a.summary,
+                    isin: a.isin,
+                    is_active: false,
+                    is_premium: a.is_premium,
+                });
+            }
+        }
+    }
+    Ok((existing, retired))
+}
+
+impl DemoSummary {
+    /// Counts a stored series of `source`.
+    fn count(&mut self, s: &PriceSeries, source: DataSource) {
+        match source {
+            DataSource::Real => self.real += 1,
+            DataSource::Synthetic => self.synthetic += 1,
+            DataSource::Ingested => self.ingested += 1,
+        }
+        if s.len() < 300 {
+            self.short_history += 1;
+        }
+        self.price_rows += s.len();
+    }
 }
 
 /// The value [`load`] records under [`SETTING_KEY`].
