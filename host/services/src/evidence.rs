@@ -27,10 +27,20 @@ pub(crate) fn bucket_evidence(
         return Ok(None);
     }
     let request = EvidenceRequest { params, segments };
-    match session.analyse_evidence(permit, window, &[request])?.pop() {
-        Some(Ok(report)) => Ok(Some(report)),
-        Some(Err(e)) => Err(Error::Internal(format!("engine evidence failed: {e:?}"))),
-        None => Err(Error::Internal("the engine answered no evidence".into())),
+    let answers = session.analyse_evidence(permit, window, &[request])?;
+    only_answer(answers, "evidence").map(Some)
+}
+
+/// The one answer of an engine call made with one parameter set: an
+/// internal error naming `what` when it failed or is missing.
+pub(crate) fn only_answer<T, E: std::fmt::Debug>(
+    mut answers: Vec<Result<T, E>>,
+    what: &str,
+) -> Result<T, Error> {
+    match answers.pop() {
+        Some(Ok(answer)) => Ok(answer),
+        Some(Err(e)) => Err(Error::Internal(format!("engine {what} failed: {e:?}"))),
+        None => Err(Error::Internal(format!("the engine answered no {what}"))),
     }
 }
 

@@ -105,20 +105,16 @@ pub fn rows(
             continue;
         }
         let params = crate::analysis::engine_params(&query, s.periods_per_year());
-        let walk = model
-            .engine
-            .states_at(permit, s, &[params], &ends)?
-            .pop()
-            .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
-            .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?;
+        let walk = crate::evidence::only_answer(
+            model.engine.states_at(permit, s, &[params], &ends)?,
+            "states",
+        )?;
         let medians: Vec<f64> = walk.iter().map(|st| st.current.median_return).collect();
         let episodes = match model.engine.has_episodes() {
-            true => model
-                .engine
-                .episodes_at(permit, s, &[params], &ends)?
-                .pop()
-                .ok_or_else(|| Error::Internal("the engine answered no episodes".into()))?
-                .map_err(|e| Error::Internal(format!("engine episodes failed: {e:?}")))?,
+            true => crate::evidence::only_answer(
+                model.engine.episodes_at(permit, s, &[params], &ends)?,
+                "episodes",
+            )?,
             false => vec![0; ends.len()],
         };
         let pts = points(

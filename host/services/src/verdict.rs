@@ -665,11 +665,10 @@ fn record_of(x: RecordInputs<'_>) -> Result<TrackRecordResponse, Error> {
     let params = crate::analysis::engine_params(query, x.periods);
     let states = match ends.is_empty() {
         true => Vec::new(),
-        false => session
-            .states_at(x.permit, x.graded, &[params], ends)?
-            .pop()
-            .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
-            .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?,
+        false => crate::evidence::only_answer(
+            session.states_at(x.permit, x.graded, &[params], ends)?,
+            "states",
+        )?,
     };
     let inputs: Vec<_> = states.iter().map(score_input).collect();
     let grades = match inputs.is_empty() {
@@ -920,11 +919,10 @@ fn forecasts_at(
     let params = crate::analysis::engine_params(&fq, periods);
     let walk = match walk {
         Some(w) => w,
-        None => session
-            .states_at(permit, series, &[params], ends)?
-            .pop()
-            .ok_or_else(|| Error::Internal("the engine answered no states".into()))?
-            .map_err(|e| Error::Internal(format!("engine states failed: {e:?}")))?,
+        None => crate::evidence::only_answer(
+            session.states_at(permit, series, &[params], ends)?,
+            "states",
+        )?,
     };
     let by = crate::forecast::by_horizon(
         permit,

@@ -462,7 +462,101 @@ pub(crate) const DUE: &str =
 // `user_tx(user_id)` (a transaction holding the user's lock, with its
 // guard) and `due_suffix()` (the locking clause of `DUE`).
 macro_rules! impl_alert_store {
-    ($store:ty) => {
+    ($store:ty, $db:ty) => {
+
+        impl $store {
+            /// Inserts an evaluation's events (each once) and queues a
+            /// webhook call per enabled hook of the user for each new one:
+            /// (events, calls).
+            async fn insert_events(
+                tx: &mut sqlx::Transaction<'static, $db>,
+                write: &$crate::UserEvaluation,
+                gone: &std::collections::HashSet<String>,
+            ) -> $crate::StoreResult<(usize, usize)> {
+                use $crate::rows::Cols;
+                let (mut events, mut calls) = (0, 0);
+                for e in write.events.iter().filter(|e| !gone.contains(&e.alert_id)) {
+                    let n = sqlx::query(
+                        "INSERT INTO alert_events \
+                         (id, user_id, alert_id, asset_id, evaluation, body, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                         ON CONFLICT (alert_id, asset_id, evaluation) DO NOTHING",
+                    )
+                    .bind(&e.id)
+                    .bind(&write.user_id)
+                    .bind(&e.alert_id)
+                    .bind(e.asset_id)
+                    .bind(&write.evaluation)
+                    .bind(&e.body)
+                    .bind(write.now)
+                    .execute(&mut **tx)
+                    .await?
+                    .rows_affected();
+                    if n == 0 {
+                        continue;
+                    }
+                    events += 1;
+                    let hooks = sqlx::query(
+                        "SELECT id FROM webhooks WHERE user_id = $1 AND enabled ORDER BY id",
+                    )
+                    .bind(&write.user_id)
+                    .fetch_all(&mut **tx)
+                    .await?;
+                    for h in &hooks {
+                        sqlx::query($crate::alerts::INSERT_DELIVERY)
+                            .bind(uuid::Uuid::new_v4().to_string())
+                            .bind("webhook")
+                            .bind(&write.user_id)
+                            .bind(h.text("id")?)
+                            .bind(&e.id)
+                            .bind(&write.evaluation)
+                            .bind(&e.webhook_payload)
+                            .bind(write.now * 1000)
+                            .bind(write.now)
+                            .execute(&mut **tx)
+                            .await?;
+                        calls += 1;
+                    }
+                }
+                Ok((events, calls))
+            }
+
+            /// Queues the evaluation's e-mail digest unless one is queued
+            /// already: how many were queued (0 or 1).
+            async fn queue_digest(
+                tx: &mut sqlx::Transaction<'static, $db>,
+                write: &$crate::UserEvaluation,
+                digest: &str,
+            ) -> $crate::StoreResult<usize> {
+                use $crate::rows::Cols;
+                let queued = sqlx::query(
+                    "SELECT COUNT(*) AS n FROM deliveries \
+                     WHERE kind = 'email' AND user_id = $1 AND evaluation = $2",
+                )
+                .bind(&write.user_id)
+                .bind(&write.evaluation)
+                .fetch_one(&mut **tx)
+                .await?
+                .int("n")?;
+                if queued != 0 {
+                    return Ok(0);
+                }
+                sqlx::query($crate::alerts::INSERT_DELIVERY)
+                    .bind(uuid::Uuid::new_v4().to_string())
+                    .bind("email")
+                    .bind(&write.user_id)
+                    .bind(None::<String>)
+                    .bind(None::<String>)
+                    .bind(&write.evaluation)
+                    .bind(digest)
+                    .bind(write.now * 1000)
+                    .bind(write.now)
+                    .execute(&mut **tx)
+                    .await?;
+                Ok(1)
+            }
+        }
+
         #[async_trait::async_trait]
         impl $crate::AlertStore for $store {
             async fn create_alert(
@@ -719,77 +813,11 @@ macro_rules! impl_alert_store {
                     .execute(&mut *tx)
                     .await?;
                 }
-                let (mut events, mut calls) = (0, 0);
-                for e in write.events.iter().filter(|e| !gone.contains(&e.alert_id)) {
-                    let n = sqlx::query(
-                        "INSERT INTO alert_events \
-                         (id, user_id, alert_id, asset_id, evaluation, body, created_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                         ON CONFLICT (alert_id, asset_id, evaluation) DO NOTHING",
-                    )
-                    .bind(&e.id)
-                    .bind(&write.user_id)
-                    .bind(&e.alert_id)
-                    .bind(e.asset_id)
-                    .bind(&write.evaluation)
-                    .bind(&e.body)
-                    .bind(write.now)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                    if n == 0 {
-                        continue;
-                    }
-                    events += 1;
-                    let hooks = sqlx::query(
-                        "SELECT id FROM webhooks WHERE user_id = $1 AND enabled ORDER BY id",
-                    )
-                    .bind(&write.user_id)
-                    .fetch_all(&mut *tx)
-                    .await?;
-                    for h in &hooks {
-                        sqlx::query($crate::alerts::INSERT_DELIVERY)
-                            .bind(uuid::Uuid::new_v4().to_string())
-                            .bind("webhook")
-                            .bind(&write.user_id)
-                            .bind(h.text("id")?)
-                            .bind(&e.id)
-                            .bind(&write.evaluation)
-                            .bind(&e.webhook_payload)
-                            .bind(write.now * 1000)
-                            .bind(write.now)
-                            .execute(&mut *tx)
-                            .await?;
-                        calls += 1;
-                    }
-                }
-                let mut digests = 0;
-                if let Some(digest) = write.digest.as_ref().filter(|_| events > 0) {
-                    let queued = sqlx::query(
-                        "SELECT COUNT(*) AS n FROM deliveries \
-                         WHERE kind = 'email' AND user_id = $1 AND evaluation = $2",
-                    )
-                    .bind(&write.user_id)
-                    .bind(&write.evaluation)
-                    .fetch_one(&mut *tx)
-                    .await?
-                    .int("n")?;
-                    if queued == 0 {
-                        sqlx::query($crate::alerts::INSERT_DELIVERY)
-                            .bind(uuid::Uuid::new_v4().to_string())
-                            .bind("email")
-                            .bind(&write.user_id)
-                            .bind(None::<String>)
-                            .bind(None::<String>)
-                            .bind(&write.evaluation)
-                            .bind(digest)
-                            .bind(write.now * 1000)
-                            .bind(write.now)
-                            .execute(&mut *tx)
-                            .await?;
-                        digests = 1;
-                    }
-                }
+                let (events, calls) = Self::insert_events(&mut tx, write, &gone).await?;
+                let digests = match write.digest.as_ref().filter(|_| events > 0) {
+                    Some(digest) => Self::queue_digest(&mut tx, write, digest).await?,
+                    None => 0,
+                };
                 tx.commit().await?;
                 Ok($crate::Recorded::Done {
                     events,

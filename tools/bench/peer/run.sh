@@ -66,3 +66,11 @@ DATABASE_URL="sqlite://$db" ./target/release/forecast plugin compare scorer defa
   CARGO_TARGET_DIR="$root/$out/forecast-eval" ${CARGO:-cargo} run --release --quiet -- \
     "$root/$out/forecast-model.json" --rows "$root/$out/forecast-rows.json")
 "$venv/bin/python" tools/bench/peer/forecast_eval.py "$out/forecast-model.json"
+
+# 7. How much of each 365-day decile's calibration gap these rows can
+#    resolve (docs/decisions/0089): the active scorer's rows at 365 days,
+#    each decile's gap with its block-bootstrap error, and what a
+#    look-ahead linear refit would leave. Prints; never fails.
+DATABASE_URL="sqlite://$db" ./target/release/forecast plugin compare scorer default 1.0.0 2.1.0 \
+  --return-period 365 --rows "$out/forecast-rows-365.json" >/dev/null
+"$venv/bin/python" tools/bench/peer/decile_noise.py "$out/forecast-rows-365.json" 365

@@ -13,6 +13,7 @@ use chrono::NaiveDate;
 use forecast_api::backtest::ValidRequest;
 use forecast_backtest as bt;
 use forecast_domain::series::to_days;
+use forecast_domain::Asset;
 use forecast_plugins::{Permit, Permits, StrategyPlugin};
 
 use super::admission::{self, UserSlot};
@@ -61,25 +62,9 @@ pub(super) async fn run_batch(
     timeout: Duration,
 ) -> Result<Batch, Error> {
     let queued = Instant::now();
-    let strategy = match base.strategy.starts_with('@') {
-        true => svc.authored.resolve(slot.user(), &base.strategy).await?,
-        false => validation::strategy(&svc.plugins, &base.strategy)?,
-    };
     let engine = svc.plugins.segmentation();
     tracing::info!(strategy = %base.strategy, runs = requests.len(), "batch started");
-    let assets = resolve(svc, base, queued).await?;
-    let ticket = admit(svc, &slot, assets.len(), queued).await?;
-    let runtime = svc.plugins.runtime();
-    let mut permits = admission::plugin_slots(runtime, svc.limits.queue_wait, queued).await?;
-    let strategy_permit = match strategy.metered() {
-        true => Some(svc.authored.permit().await),
-        false => None,
-    };
-    let mut held = Held {
-        _slot: slot,
-        _ticket: ticket,
-        strategy_permit,
-    };
+    let (strategy, assets, mut permits, mut held) = hold(svc, base, slot, queued).await?;
     let started = Instant::now();
     let flag = Arc::new(AtomicBool::new(false));
     let mut stop_on_drop = CancelOnDrop {
@@ -157,6 +142,35 @@ pub(super) async fn run_batch(
         signal_passes: groups.len(),
         signals_cached,
     })
+}
+
+/// What a batch waits for before its first pass, in order: the strategy,
+/// the universe, the heavy-work ticket, the plugin slots and an upload's
+/// metered permit (every wait measured from `queued`).
+async fn hold(
+    svc: &BacktestService,
+    base: &ValidRequest,
+    slot: UserSlot,
+    queued: Instant,
+) -> Result<(Arc<StrategyPlugin>, Vec<Asset>, Permits, Held), Error> {
+    let strategy = match base.strategy.starts_with('@') {
+        true => svc.authored.resolve(slot.user(), &base.strategy).await?,
+        false => validation::strategy(&svc.plugins, &base.strategy)?,
+    };
+    let assets = resolve(svc, base, queued).await?;
+    let ticket = admit(svc, &slot, assets.len(), queued).await?;
+    let runtime = svc.plugins.runtime();
+    let permits = admission::plugin_slots(runtime, svc.limits.queue_wait, queued).await?;
+    let strategy_permit = match strategy.metered() {
+        true => Some(svc.authored.permit().await),
+        false => None,
+    };
+    let held = Held {
+        _slot: slot,
+        _ticket: ticket,
+        strategy_permit,
+    };
+    Ok((strategy, assets, permits, held))
 }
 
 /// A time limit reached after some of the batch's runs had ended: the

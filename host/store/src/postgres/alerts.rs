@@ -30,4 +30,4 @@ impl PgStore {
     }
 }
 
-crate::alerts::impl_alert_store!(PgStore);
+crate::alerts::impl_alert_store!(PgStore, Postgres);

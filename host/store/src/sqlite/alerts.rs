@@ -39,4 +39,4 @@ impl SqliteStore {
     }
 }
 
-crate::alerts::impl_alert_store!(SqliteStore);
+crate::alerts::impl_alert_store!(SqliteStore, Sqlite);
