@@ -321,6 +321,14 @@ impl Server {
         (status, body)
     }
 
+    /// GET with the test key, its 200 body read as the API's own type `T`
+    /// (panics on another status, naming the body).
+    pub async fn get_typed<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+        let (status, body) = self.get(path).await;
+        assert_eq!(status, 200, "GET {path}: {body}");
+        serde_json::from_value(body).unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
+
     /// `GET /api/health?debug=1` with the admin token: the diagnostics.
     pub async fn debug_health(&self) -> (u16, serde_json::Value) {
         let r = self

@@ -281,6 +281,121 @@ fn tickers(r: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The screener: sources, letters, score and drawdown ranges and a least
+/// number of episodes filter the whole ranking before it is counted and
+/// paged, each as the rows' own figures say; a bad value is a 400 naming
+/// its parameter; the CSV carries the screened rows.
+#[tokio::test]
+async fn the_screener_filters_the_whole_ranking() {
+    use forecast_api::ranking::{RankedAsset, RankingResponse};
+    use forecast_domain::DataSource;
+    let (db, n) = sqlite_small().await;
+    let url = sqlite_url(&db);
+    assert!(grade(&url, &[]).0);
+    let s = Server::app_with(db, &[]).await;
+    let whole: RankingResponse = s.get_typed("/api/ranking?sort_by=ticker&limit=500").await;
+    assert_eq!(whole.ranked_assets.len(), n);
+    let has = |src: DataSource| whole.ranked_assets.iter().any(|a| a.data_source == src);
+    assert!(has(DataSource::Real) && has(DataSource::Synthetic));
+    assert!(whole.ranked_assets.iter().all(|a| a.episodes.is_some()));
+    type Keep = Box<dyn Fn(&RankedAsset) -> bool>;
+    let screens: Vec<(&str, Keep)> = vec![
+        (
+            "source=real,ingested",
+            Box::new(|a| a.data_source != DataSource::Synthetic),
+        ),
+        (
+            "source=synthetic",
+            Box::new(|a| a.data_source == DataSource::Synthetic),
+        ),
+        (
+            "grades=c,d",
+            Box::new(|a| ["C", "D"].contains(&a.grade.as_str())),
+        ),
+        (
+            "min_score=45&max_score=60",
+            Box::new(|a| (45.0..=60.0).contains(&a.score)),
+        ),
+        (
+            "max_current_drawdown=-0.1",
+            Box::new(|a| a.current_drawdown <= -0.1),
+        ),
+        ("min_win_rate=0.5", Box::new(|a| a.win_rate >= 0.5)),
+        (
+            "min_median_return=0&max_expected_return=0.5",
+            Box::new(|a| a.median_return >= 0.0 && a.expected_return <= 0.5),
+        ),
+        ("min_episodes=10", Box::new(|a| a.episodes.unwrap() >= 10)),
+        ("currency=usd", Box::new(|a| a.currency == "USD")),
+        (
+            "source=real&min_episodes=5&grades=A,B,C",
+            Box::new(|a| {
+                a.data_source == DataSource::Real
+                    && a.episodes.unwrap() >= 5
+                    && a.grade.as_str() <= "C"
+            }),
+        ),
+    ];
+    let mut narrowed = 0;
+    for (screen, keep) in &screens {
+        let want: Vec<&str> = whole
+            .ranked_assets
+            .iter()
+            .filter(|a| keep(a))
+            .map(|a| a.ticker.as_str())
+            .collect();
+        let got: RankingResponse = s
+            .get_typed(&format!("/api/ranking?sort_by=ticker&limit=500&{screen}"))
+            .await;
+        let tickers: Vec<&str> = got
+            .ranked_assets
+            .iter()
+            .map(|a| a.ticker.as_str())
+            .collect();
+        assert_eq!(tickers, want, "{screen}");
+        assert_eq!(got.metadata.filtered_assets, want.len(), "{screen}");
+        assert_eq!(got.metadata.total_assets, n, "{screen}");
+        let synthetic = got
+            .ranked_assets
+            .iter()
+            .filter(|a| a.data_source == DataSource::Synthetic)
+            .count();
+        assert_eq!(got.metadata.data_sources.synthetic, synthetic, "{screen}");
+        narrowed += usize::from(want.len() < n && !want.is_empty());
+    }
+    assert!(
+        narrowed >= 5,
+        "the screens must keep some rows and drop others"
+    );
+    // The screened rows as CSV: a header and one line per row.
+    let csv = s
+        .client()
+        .get(s.url("/api/ranking?format=csv&limit=500&source=real"))
+        .bearer_auth(common::test_key())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(csv.status().as_u16(), 200);
+    let real = whole
+        .ranked_assets
+        .iter()
+        .filter(|a| a.data_source == DataSource::Real)
+        .count();
+    assert_eq!(csv.text().await.unwrap().lines().count(), real + 1);
+    for (query, needles) in [
+        ("source=stonks", &["source", "stonks"][..]),
+        ("min_score=101", &["min_score"]),
+        ("min_score=60&max_score=40", &["min_score", "max_score"]),
+        ("max_current_drawdown=0.5", &["max_current_drawdown"]),
+        ("min_win_rate=nan", &["min_win_rate"]),
+        ("grades=ABC", &["grades"]),
+        ("min_episodes=-1", &["min_episodes"]),
+        ("currency=dollars", &["currency"]),
+    ] {
+        assert_error(&s.get(&format!("/api/ranking?{query}")).await, 400, needles);
+    }
+}
+
 /// Issue 24: the whole ranking sorts by any column, filters by text and
 /// pages past one answer; each row says its currency, and so do verdicts
 /// (served from a snapshot stored before verdicts had one, too).

@@ -26,6 +26,8 @@ once, with the same Bearer key the run uses:
   `top_n_*`); a target is a ticker or `watchlist: true`, not both; a
   change of an existing alert keeps its condition (the hook cannot know
   it) and changes only what applies to every condition;
+* ranking: each screener range's `min_` at most its `max_`, and
+  `grades` a comma list of at most ten letters of one or two characters;
 * marking events read: `ids` or `all: true`, exactly one;
 * webhooks: a URL the server may call (the run allows private targets,
   `FORECAST_WEBHOOK_ALLOW_PRIVATE=on`; nothing listens at the one used, so
@@ -207,6 +209,30 @@ def analysis_window(ctx, case):
     lo = bisect.bisect_left(days, start.toordinal()) if start else 0
     if hi - lo < MIN_HISTORY:
         query["start_date"] = dt.date.fromordinal(days[hi - MIN_HISTORY]).isoformat()
+    return case
+
+
+RANKING = r"^/(web/)?api/ranking$"
+SCREEN_RANGES = ("score", "current_drawdown", "median_return", "expected_return", "win_rate")
+GRADE_LETTERS = ("A", "B", "C", "D", "F")
+
+
+@schemathesis.hook("map_case").apply_to(path_regex=RANKING)
+def ranking_screen(ctx, case):
+    """Each range's bounds in order; `grades` a list of letters the server takes."""
+    if not _positive(case) or not isinstance(case.query, dict):
+        return case
+    q = case.query
+    for name in SCREEN_RANGES:
+        lo, hi = q.get(f"min_{name}"), q.get(f"max_{name}")
+        try:
+            if lo is not None and hi is not None and float(lo) > float(hi):
+                q[f"min_{name}"], q[f"max_{name}"] = hi, lo
+        except (TypeError, ValueError):
+            pass
+    if "grades" in q:
+        n = len(str(q["grades"])) % len(GRADE_LETTERS) + 1
+        q["grades"] = ",".join(GRADE_LETTERS[:n])
     return case
 
 

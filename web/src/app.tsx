@@ -22,7 +22,7 @@ import { Loading } from "./lib";
 import { LockedPage, LockMark } from "./locked";
 import { NotFound } from "./notfound";
 import { AssetSearch } from "./search";
-import { isPremium, SessionContext, useSession } from "./session";
+import { isPremium, rememberTier, SessionContext, useSession } from "./session";
 import { LoginPage } from "./pages/login";
 import { HomePage } from "./pages/home";
 import { OnboardingPage } from "./pages/onboarding";
@@ -302,7 +302,10 @@ export function App() {
   useEffect(() => {
     setUnauthorizedHandler(() => setUser(null));
     api.me().then(
-      (me) => setUser(me),
+      (me) => {
+        setUser(me);
+        rememberTier(isPremium(me));
+      },
       (e) => {
         setUser(null);
         if (!(e instanceof ApiError && e.status === 401)) console.warn("could not check the session", e);
@@ -347,6 +350,7 @@ export function App() {
     } catch {
       /* the session is gone either way */
     }
+    rememberTier(false);
     setUser(null);
     navigate("/login", { replace: true });
   };

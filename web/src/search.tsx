@@ -17,6 +17,8 @@ export interface Found {
   ticker: string;
   name: string;
   category: string;
+  /** Where its prices come from, when known (the catalog says). */
+  data_source?: string;
 }
 
 let catalog: Promise<AssetItem[]> | null = null;
@@ -34,7 +36,13 @@ function loadCatalog(): Promise<AssetItem[]> {
   return catalog;
 }
 
-/** Up to `n` assets whose ticker or name contains `text`, best first: exact ticker, ticker prefix, name prefix, the rest. */
+/**
+ * Up to `n` assets whose ticker or name contains `text`, best first: exact
+ * ticker, ticker prefix, a name starting with the text as a whole word
+ * ("Gold" before "Goldman Sachs"), a name prefix, a word inside the name,
+ * the rest. Within a class, market prices before generated ones, then the
+ * shorter name ("Bitcoin USD" before "Bitcoin Cash USD"), then the ticker.
+ */
 export function findAssets(all: Found[], text: string, n = 8): Found[] {
   const q = text.trim().toLowerCase();
   if (!q) return [];
@@ -45,14 +53,23 @@ export function findAssets(all: Found[], text: string, n = 8): Found[] {
     let s: number;
     if (t === q) s = 0;
     else if (t.startsWith(q)) s = 1;
-    else if (name.startsWith(q)) s = 2;
-    else if (name.includes(` ${q}`)) s = 3;
-    else if (t.includes(q)) s = 4;
-    else if (name.includes(q)) s = 5;
+    else if (name.startsWith(q) && !/[a-z0-9]/.test(name.charAt(q.length))) s = 2;
+    else if (name.startsWith(q)) s = 3;
+    else if (name.includes(` ${q}`)) s = 4;
+    else if (t.includes(q)) s = 5;
+    else if (name.includes(q)) s = 6;
     else continue;
     scored.push([s, a]);
   }
-  scored.sort((x, y) => x[0] - y[0] || x[1].ticker.length - y[1].ticker.length || x[1].ticker.localeCompare(y[1].ticker));
+  const generated = (a: Found) => (a.data_source === "synthetic" ? 1 : 0);
+  scored.sort(
+    (x, y) =>
+      x[0] - y[0] ||
+      generated(x[1]) - generated(y[1]) ||
+      x[1].name.length - y[1].name.length ||
+      x[1].ticker.length - y[1].ticker.length ||
+      x[1].ticker.localeCompare(y[1].ticker),
+  );
   return scored.slice(0, n).map((x) => x[1]);
 }
 

@@ -28,3 +28,28 @@ export function tierName(tier: string | null | undefined): string {
   const t = tier ?? "free";
   return t.charAt(0).toUpperCase() + t.slice(1);
 }
+
+/** Where the app remembers whether the last session it saw was Premium. */
+const PREMIUM_HINT = "forecast.premium";
+
+/** Remembers the tier the server said, for the next first load. */
+export function rememberTier(premium: boolean) {
+  try {
+    localStorage.setItem(PREMIUM_HINT, premium ? "1" : "0");
+  } catch {
+    /* storage off: no hint, no prefetch */
+  }
+}
+
+/**
+ * Whether the last session this browser saw was Premium: a hint only, so
+ * the first page may ask for its data before the session is checked (a
+ * Free account's page would be locked and make no data call).
+ */
+export function wasPremium(): boolean {
+  try {
+    return localStorage.getItem(PREMIUM_HINT) === "1";
+  } catch {
+    return false;
+  }
+}

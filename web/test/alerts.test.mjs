@@ -170,7 +170,12 @@ describe("alerts", { timeout: 300_000 }, () => {
     assert.match(await item.locator(".event-evidence").innerText(), new RegExp(`${ev.bucket_samples} past days in the bucket, ${ev.episodes} independent episodes`));
     assert.equal(await item.locator(".mark-thin").count(), ev.thin ? 1 : 0, "the thin mark exactly when the server says thin");
     const run = await item.locator(".event-run").innerText();
-    for (const part of [`engine ${e.engine_version}`, `scorer ${e.scorer_version}`, `run ${e.run_id}`, `evaluation ${e.evaluation}`]) assert.ok(run.includes(part), `${part} in “${run}”`);
+    for (const part of [`engine ${e.engine_version}`, `scorer ${e.scorer_version}`]) assert.ok(run.includes(part), `${part} in “${run}”`);
+    // The run and evaluation ids are folded away until asked for.
+    assert.ok(!(await item.locator(".event-ids .mono").first().isVisible()), "ids hidden at first");
+    await item.locator(".event-ids summary").click();
+    const ids = await item.locator(".event-ids").innerText();
+    for (const part of [`run ${e.run_id}`, `evaluation ${e.evaluation}`]) assert.ok(ids.includes(part), `${part} in “${ids}”`);
     assert.equal(await item.locator("time").innerText(), utc(e.created_at), "the time in UTC, whatever the browser's zone");
     assert.equal(await item.getByRole("link", { name: "Open AAPL" }).getAttribute("href"), "/assets/AAPL");
     assert.match(await page.locator("#inbox-count").innerText(), /1 unread of 1 event/);

@@ -372,6 +372,36 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     const lastDates = await page.$$eval("#ranking-table tbody tr", (rows) => rows.map((r) => r.querySelector("td.c-current_price .dated-price").dataset.date));
     const cutoff = new Date(Date.now() - 3650 * 86400e3).toISOString().slice(0, 10);
     assert.ok(lastDates.length > 0 && lastDates.every((d) => d >= cutoff), `${lastDates} ≥ ${cutoff}`);
+    // The screener: market prices only, B or better, a least number of
+    // episodes; the CSV carries the same rows.
+    await page.goto("/ranking");
+    await page.locator("#ranking-table tbody tr").first().waitFor();
+    await page.selectOption("#r-source", "real,ingested");
+    await page.waitForURL((u) => u.searchParams.get("source") === "real,ingested");
+    await page.locator("#ranking-table[aria-busy=false]").waitFor();
+    await page.getByText(/passing the screen/).waitFor();
+    assert.equal(await page.locator("#ranking-table tbody .mark-synthetic").count(), 0, "no synthetic row");
+    assert.match(await page.locator("#ranking-sources").textContent(), /Prices: \d+ real · \d+ ingested · 0 synthetic/);
+    await page.fill("#r-episodes", "10");
+    await page.press("#r-episodes", "Enter");
+    await page.waitForURL((u) => u.searchParams.get("min_episodes") === "10");
+    await page.locator("#ranking-table[aria-busy=false]").waitFor();
+    const screened = await (await page.request.get("/web/api/ranking?source=real,ingested&min_episodes=10&limit=500")).json();
+    assert.ok(screened.ranked_assets.every((a) => a.episodes >= 10 && a.data_source !== "synthetic"));
+    const href = await page.locator("#ranking-download a").getAttribute("href");
+    assert.match(href, /format=csv/);
+    const csv = await (await page.request.get(href)).text();
+    assert.equal(csv.trim().split("\n").length, screened.metadata.filtered_assets + 1, "a header and one line per screened asset");
+    await shot(page, "ranking-screened");
+    // Sorted by price, prices of several currencies are said to be plain
+    // numbers; one currency at a time compares like with like.
+    await page.goto("/ranking?sort_by=current_price");
+    await page.locator("#ranking-currencies").getByText(/compared as plain numbers/).waitFor();
+    await page.selectOption("#r-currency", "USD");
+    await page.waitForURL((u) => u.searchParams.get("currency") === "USD");
+    await page.locator("#ranking-currencies").getByText("Prices compared in USD only.").waitFor();
+    const usd = await (await page.request.get("/web/api/ranking?sort_by=current_price&currency=USD&limit=500")).json();
+    assert.ok(usd.ranked_assets.length > 0 && usd.ranked_assets.every((a) => a.currency === "USD"));
     await page.goto("/ranking");
     await page.locator("#ranking-table tbody tr").first().waitFor();
     await shot(page, "ranking");

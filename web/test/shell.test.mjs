@@ -161,6 +161,14 @@ describe("the app's shell", { timeout: 240_000 }, () => {
     await box.press("Enter");
     await page.waitForURL((u) => u.pathname === "/assets/%5EIXIC");
     assert.equal(await box.inputValue(), "", "the field is cleared after going");
+    // The asset a name means comes first: Bitcoin before Bitcoin Cash,
+    // gold before Goldman Sachs.
+    for (const [text, first] of [["bitcoin", "BTC-USD"], ["gold", "GC=F"]]) {
+      await box.fill(text);
+      await page.locator("#header-search-list [role=option]").first().waitFor();
+      const shown = await page.locator("#header-search-list [role=option] .ticker").allTextContents();
+      assert.equal(shown[0], first, `${text}: ${shown}`);
+    }
     // By mouse too.
     await box.fill("bitcoin");
     await page.locator("#header-search-list [role=option]", { hasText: "BTC-USD" }).click();

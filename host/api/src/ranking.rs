@@ -133,6 +133,236 @@ pub struct RawRankingQuery {
     pub max_age_days: Option<String>,
 }
 
+/// The screener's parameters, as strings so every problem is named. A
+/// range's bounds are inclusive, either may be left out, and `min_x` above
+/// `max_x` is refused.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RawScreen {
+    /// Comma-separated sources of the prices (`real,ingested`: market
+    /// prices only).
+    #[param(value_type = Option<Vec<DataSource>>, style = Form, explode = false)]
+    pub source: Option<String>,
+    /// Comma-separated grade letters to keep (`A,B`): at most 10, each of
+    /// one or two characters (letters, digits, `+`, `-`).
+    #[param(value_type = Option<String>, example = "A,B")]
+    pub grades: Option<String>,
+    /// Lowest score kept (0 to 100).
+    #[param(value_type = Option<f64>, minimum = 0, maximum = 100)]
+    pub min_score: Option<String>,
+    /// Highest score kept (0 to 100).
+    #[param(value_type = Option<f64>, minimum = 0, maximum = 100)]
+    pub max_score: Option<String>,
+    /// Lowest drawdown at the last row kept, a fraction (−0.5 is 50 % below
+    /// the peak).
+    #[param(value_type = Option<f64>, minimum = -1, maximum = 0)]
+    pub min_current_drawdown: Option<String>,
+    /// Highest drawdown at the last row kept, a fraction.
+    #[param(value_type = Option<f64>, minimum = -1, maximum = 0)]
+    pub max_current_drawdown: Option<String>,
+    /// Lowest rolling median forward return kept, a fraction.
+    #[param(value_type = Option<f64>, minimum = -1, maximum = 1000000)]
+    pub min_median_return: Option<String>,
+    /// Highest rolling median forward return kept, a fraction.
+    #[param(value_type = Option<f64>, minimum = -1, maximum = 1000000)]
+    pub max_median_return: Option<String>,
+    /// Lowest EMA prediction kept, a fraction.
+    #[param(value_type = Option<f64>, minimum = -1, maximum = 1000000)]
+    pub min_expected_return: Option<String>,
+    /// Highest EMA prediction kept, a fraction.
+    #[param(value_type = Option<f64>, minimum = -1, maximum = 1000000)]
+    pub max_expected_return: Option<String>,
+    /// Lowest win rate kept (0 to 1).
+    #[param(value_type = Option<f64>, minimum = 0, maximum = 1)]
+    pub min_win_rate: Option<String>,
+    /// Highest win rate kept (0 to 1).
+    #[param(value_type = Option<f64>, minimum = 0, maximum = 1)]
+    pub max_win_rate: Option<String>,
+    /// Fewest independent episodes in the current bucket kept (an asset
+    /// whose engine reports none is left out by any value above 0).
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 100000)]
+    pub min_episodes: Option<String>,
+    /// Keep only prices in this currency (ISO 4217, `USD`): sorting by
+    /// `current_price` then compares like with like.
+    #[param(value_type = Option<String>, pattern = "^[A-Za-z]{3}$", example = "USD")]
+    pub currency: Option<String>,
+}
+
+/// An inclusive range of a figure, either side open; kept as the bounds'
+/// bits so a query stays a cache key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Between {
+    min: Option<u64>,
+    max: Option<u64>,
+}
+
+impl Between {
+    /// The range [min, max].
+    pub fn new(min: Option<f64>, max: Option<f64>) -> Self {
+        Between {
+            min: min.map(f64::to_bits),
+            max: max.map(f64::to_bits),
+        }
+    }
+
+    /// Whether `x` lies within the range.
+    pub fn holds(&self, x: f64) -> bool {
+        self.min.is_none_or(|m| x >= f64::from_bits(m))
+            && self.max.is_none_or(|m| x <= f64::from_bits(m))
+    }
+}
+
+/// The validated screener: every filter given must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Screen {
+    /// Keep only these sources (`None`: all).
+    pub sources: Option<Vec<DataSource>>,
+    /// Keep only these letters (`None`: all).
+    pub grades: Option<Vec<String>>,
+    /// The score's range.
+    pub score: Between,
+    /// The drawdown's range.
+    pub current_drawdown: Between,
+    /// The median return's range.
+    pub median_return: Between,
+    /// The EMA prediction's range.
+    pub expected_return: Between,
+    /// The win rate's range.
+    pub win_rate: Between,
+    /// Fewest episodes (`None`: no filter).
+    pub min_episodes: Option<u32>,
+    /// Keep only this currency, upper-cased (`None`: all).
+    pub currency: Option<String>,
+}
+
+/// Most letters `grades` may list.
+const MAX_GRADES: usize = 10;
+
+impl RawScreen {
+    /// Checks every parameter; the error names it.
+    pub fn validate(&self) -> Result<Screen, Invalid> {
+        let sources = match self.source.as_deref() {
+            None => None,
+            Some(list) => Some(
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| {
+                        DataSource::parse(s).ok_or_else(|| {
+                            Invalid::from(format!(
+                                "source must list real, ingested or synthetic (got '{}')",
+                                crate::quote(s)
+                            ))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            )
+            .filter(|v: &Vec<DataSource>| !v.is_empty()),
+        };
+        let grades = match self.grades.as_deref() {
+            None => None,
+            Some(list) => {
+                let letters: Vec<String> = list
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|g| !g.is_empty())
+                    .map(str::to_uppercase)
+                    .collect();
+                if letters.len() > MAX_GRADES
+                    || letters.iter().any(|g| {
+                        g.chars().count() > 2
+                            || !g
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '-')
+                    })
+                {
+                    return Err(Invalid::from(format!(
+                        "grades must list at most {MAX_GRADES} letters such as A,B (got '{}')",
+                        crate::quote(list)
+                    )));
+                }
+                Some(letters).filter(|v| !v.is_empty())
+            }
+        };
+        let min_episodes =
+            bounded("min_episodes", self.min_episodes.as_deref(), 0, 100_000)?.map(|n| n as u32);
+        let currency = match self.currency.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(c) if c.len() == 3 && c.chars().all(|ch| ch.is_ascii_alphabetic()) => {
+                Some(c.to_ascii_uppercase())
+            }
+            Some(c) => {
+                return Err(Invalid::from(format!(
+                    "currency must be a three-letter code such as USD (got '{}')",
+                    crate::quote(c)
+                )))
+            }
+        };
+        Ok(Screen {
+            sources,
+            grades,
+            score: range("score", &self.min_score, &self.max_score, (0.0, 100.0))?,
+            current_drawdown: range(
+                "current_drawdown",
+                &self.min_current_drawdown,
+                &self.max_current_drawdown,
+                (-1.0, 0.0),
+            )?,
+            median_return: range(
+                "median_return",
+                &self.min_median_return,
+                &self.max_median_return,
+                (-1.0, 1e6),
+            )?,
+            expected_return: range(
+                "expected_return",
+                &self.min_expected_return,
+                &self.max_expected_return,
+                (-1.0, 1e6),
+            )?,
+            win_rate: range(
+                "win_rate",
+                &self.min_win_rate,
+                &self.max_win_rate,
+                (0.0, 1.0),
+            )?,
+            min_episodes,
+            currency,
+        })
+    }
+}
+
+/// The range of `min_{name}` and `max_{name}` within `lo..=hi`, or the 400
+/// naming the parameter.
+fn range(
+    name: &str,
+    min: &Option<String>,
+    max: &Option<String>,
+    (lo, hi): (f64, f64),
+) -> Result<Between, Invalid> {
+    let parse = |side: &str, raw: &Option<String>| -> Result<Option<f64>, Invalid> {
+        let Some(raw) = raw.as_deref() else {
+            return Ok(None);
+        };
+        match raw.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok(Some(x)),
+            _ => Err(Invalid::from(format!(
+                "{side}_{name} must be a number between {lo} and {hi} (got '{}')",
+                crate::quote(raw)
+            ))),
+        }
+    };
+    let (a, b) = (parse("min", min)?, parse("max", max)?);
+    if let (Some(a), Some(b)) = (a, b) {
+        if a > b {
+            return Err(Invalid::from(format!(
+                "min_{name} ({a}) is above max_{name} ({b})"
+            )));
+        }
+    }
+    Ok(Between::new(a, b))
+}
+
 /// The largest `max_age_days` (100 years).
 pub const MAX_AGE_DAYS: u32 = 36_500;
 
@@ -163,6 +393,8 @@ pub struct RankingQuery {
     pub metric: Metric,
     /// Keep only assets whose last price is at most this many days old.
     pub max_age_days: Option<u32>,
+    /// The screener's filters ([`RawScreen`], its own query parameters).
+    pub screen: Screen,
 }
 
 impl RawRankingQuery {
@@ -243,6 +475,7 @@ impl RawRankingQuery {
             return_period,
             metric,
             max_age_days,
+            screen: Screen::default(),
         })
     }
 }
@@ -307,6 +540,11 @@ pub struct RankedAsset {
     /// `forecast`; absent where the scorer makes none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forecast: Option<crate::analysis::ForecastBody>,
+    /// Independent episodes of the current bucket (the graded verdict's
+    /// `current_state.evidence.episodes`; absent where the engine reports
+    /// no evidence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub episodes: Option<u32>,
 }
 
 /// `metadata` of a ranking.
@@ -315,7 +553,8 @@ pub struct RankedAsset {
 pub struct RankingMetadata {
     /// Graded assets of the snapshot for this period and metric.
     pub total_assets: usize,
-    /// After every filter (`category`/`categories`, `q`, `max_age_days`),
+    /// After every filter (`category`/`categories`, `q`, `max_age_days`,
+    /// the screener's),
     /// before `offset` and `limit`.
     pub filtered_assets: usize,
     /// Ranked assets skipped before the first returned (the `offset` asked
@@ -385,6 +624,7 @@ mod tests {
                 return_period: 90,
                 metric: Metric::Return,
                 max_age_days: None,
+                screen: Screen::default(),
             }
         );
         for (k, v, needle) in [

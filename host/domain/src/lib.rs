@@ -125,7 +125,7 @@ impl FromStr for Category {
 
 /// Where an asset's price history came from. Served wherever prices are,
 /// so synthetic data is never mistaken for market data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DataSource {
     /// Real history shipped in `data/prices/`.

@@ -382,6 +382,7 @@ struct RankingCsvRow<'a> {
     forecast_p90: Option<f64>,
     forecast_method: Option<&'a str>,
     forecast_thin: Option<bool>,
+    episodes: Option<u32>,
 }
 
 impl<'a> RankingCsvRow<'a> {
@@ -409,6 +410,7 @@ impl<'a> RankingCsvRow<'a> {
             forecast_p90: f.map(|f| f.p90),
             forecast_method: f.map(|f| f.method.as_str()),
             forecast_thin: f.map(|f| f.thin),
+            episodes: a.episodes,
         }
     }
 }
@@ -443,6 +445,7 @@ impl Tables for RankingResponse {
                 "forecast_p90",
                 "forecast_method",
                 "forecast_thin",
+                "episodes",
             ])?;
         }
         Ok(())

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::IntoResponse;
 use axum::response::Response;
 use axum::Extension;
-use forecast_api::ranking::{RankingResponse, RawRankingQuery};
+use forecast_api::ranking::{RankingQuery, RankingResponse, RawRankingQuery, RawScreen};
 use forecast_api::ErrorBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -28,8 +28,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     path = "/api/ranking",
     operation_id = "ranking",
     summary = "Assets ranked from the daily grading snapshot",
-    description = "The whole snapshot is filtered (category or categories, the text q on ticker or name, max_age_days), sorted by sort_by (ties by ticker, ascending) and cut to one page: offset rows skipped, then at most limit. rank is the position in the whole filtered, sorted list, and metadata.filtered_assets its length, so pages of limit rows from offset 0, limit, 2·limit, … cover it.",
-    params(RawRankingQuery),
+    description = "The whole snapshot is filtered (category or categories, the text q on ticker or name, max_age_days, and the screener: source, grades, the min_/max_ ranges of score, current_drawdown, median_return, expected_return and win_rate, min_episodes, currency; every filter given must hold, and a min_ above its max_ is a 400), sorted by sort_by (ties by ticker, ascending) and cut to one page: offset rows skipped, then at most limit. rank is the position in the whole filtered, sorted list, and metadata.filtered_assets its length, so pages of limit rows from offset 0, limit, 2·limit, … cover it.",
+    params(RawRankingQuery, RawScreen),
     responses(
         (status = 200, description = "OK", body = RankingResponse),
         (status = 400, description = "A parameter is invalid; detail names it", body = ErrorBody),
@@ -42,9 +42,13 @@ async fn ranking(
     headers: HeaderMap,
     Query(export): Query<ExportQuery>,
     Query(raw): Query<RawRankingQuery>,
+    Query(screen): Query<RawScreen>,
 ) -> Result<Response, ApiError> {
     let want = Want::of::<RankingResponse>(&headers, &export)?;
-    let q = raw.validate()?;
+    let q = RankingQuery {
+        screen: screen.validate()?,
+        ..raw.validate()?
+    };
     let generations = Fresh::or_read(fresh, &state).await;
     if want.is_csv() {
         return want.respond(state.ranking.rank(&q, generations).await?);

@@ -16,7 +16,8 @@ use bytes::Bytes;
 use chrono::{DateTime, NaiveDate};
 use forecast_api::assets::DataSources;
 use forecast_api::ranking::{
-    DateRange, RankedAsset, RankingMetadata, RankingQuery, RankingResponse, SortKey, SortOrder,
+    DateRange, RankedAsset, RankingMetadata, RankingQuery, RankingResponse, Screen, SortKey,
+    SortOrder,
 };
 use forecast_domain::Metric;
 use forecast_store::{Generations, GradingRun, GradingStore, RankedRow};
@@ -71,12 +72,14 @@ struct Row {
 
 impl From<RankedRow> for Row {
     fn from(r: RankedRow) -> Self {
+        let (forecast, episodes) = graded_figures(&r.grade.body);
         Row {
             ticker_lower: r.ticker.to_lowercase(),
             name_lower: r.name.to_lowercase(),
             asset: RankedAsset {
                 rank: 0,
-                forecast: forecast_of(&r.grade.body),
+                forecast,
+                episodes,
                 ticker: r.ticker,
                 name: r.name,
                 category: r.category,
@@ -126,11 +129,48 @@ fn by_key(a: &RankedAsset, b: &RankedAsset, sort_by: SortKey) -> Ordering {
 /// The `forecast` of a stored verdict body (any other field is skipped
 /// unparsed).
 pub fn forecast_of(body: &str) -> Option<forecast_api::analysis::ForecastBody> {
+    graded_figures(body).0
+}
+
+/// The `forecast` and `current_state.evidence.episodes` of a stored
+/// verdict body, in one parse (any other field is skipped unparsed).
+fn graded_figures(body: &str) -> (Option<forecast_api::analysis::ForecastBody>, Option<u32>) {
     #[derive(serde::Deserialize)]
     struct Only {
         forecast: Option<forecast_api::analysis::ForecastBody>,
+        current_state: Option<State>,
     }
-    serde_json::from_str::<Only>(body).ok()?.forecast
+    #[derive(serde::Deserialize)]
+    struct State {
+        evidence: Option<Evidence>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Evidence {
+        episodes: u32,
+    }
+    match serde_json::from_str::<Only>(body) {
+        Ok(o) => (
+            o.forecast,
+            o.current_state.and_then(|s| s.evidence).map(|e| e.episodes),
+        ),
+        Err(_) => (None, None),
+    }
+}
+
+/// Whether the ranked asset passes every filter of the screener.
+fn screened(a: &RankedAsset, s: &Screen) -> bool {
+    s.sources
+        .as_ref()
+        .is_none_or(|v| v.contains(&a.data_source))
+        && s.grades.as_ref().is_none_or(|v| v.contains(&a.grade))
+        && s.score.holds(a.score)
+        && s.current_drawdown.holds(a.current_drawdown)
+        && s.median_return.holds(a.median_return)
+        && s.expected_return.holds(a.expected_return)
+        && s.win_rate.holds(a.win_rate)
+        && s.min_episodes
+            .is_none_or(|m| m == 0 || a.episodes.is_some_and(|e| e >= m))
+        && s.currency.as_ref().is_none_or(|c| *c == a.currency)
 }
 
 /// Whether the row's ticker or name contains `text` (lower-cased).
@@ -198,6 +238,7 @@ impl Table {
                 .as_ref()
                 .is_some_and(|c| !c.contains(&a.category))
                 || q.text.as_ref().is_some_and(|t| !matches(row, t))
+                || !screened(a, &q.screen)
             {
                 continue;
             }
@@ -494,6 +535,7 @@ mod tests {
             return_period: 90,
             metric: Metric::Return,
             max_age_days,
+            screen: Screen::default(),
         };
         let today = NaiveDate::from_ymd_opt(2020, 1, 4).unwrap();
         let a = t.answer(&run(), &q(None, Some(2), 1, 1), today);
@@ -612,6 +654,7 @@ mod tests {
                             return_period: 90,
                             metric: Metric::Return,
                             max_age_days,
+                            screen: Screen::default(),
                         };
                         let got: Vec<_> = t
                             .answer(&run(), &q, today)
@@ -626,6 +669,94 @@ mod tests {
             }
         }
         assert_eq!(checked, 7 * 2 * 4 * 3);
+    }
+
+    /// Each filter of the screener on its own and together, against the
+    /// rows' figures written out by hand.
+    #[test]
+    fn the_screener_keeps_what_every_filter_allows() {
+        use forecast_api::ranking::{Between, RawScreen};
+        let mut rows = sample();
+        let figures = [
+            // (source, letter, score, drawdown, episodes in the body)
+            (DataSource::Real, "A", 85.0, -0.40, Some(12)),
+            (DataSource::Ingested, "B", 70.0, -0.05, Some(3)),
+            (DataSource::Synthetic, "C", 50.0, -0.20, None),
+            (DataSource::Real, "F", 10.0, -0.60, Some(40)),
+        ];
+        for (r, (source, letter, score, dd, episodes)) in rows.iter_mut().zip(figures) {
+            r.data_source = source;
+            r.grade.letter = letter.into();
+            r.grade.score = score;
+            r.grade.current_drawdown = dd;
+            r.grade.body = match episodes {
+                Some(e) => format!(r#"{{"current_state":{{"evidence":{{"episodes":{e}}}}}}}"#),
+                None => "{}".into(),
+            };
+        }
+        let t = Table::new(rows);
+        let today = NaiveDate::from_ymd_opt(2020, 1, 4).unwrap();
+        let kept = |screen: Screen| {
+            let q = RankingQuery {
+                screen,
+                ..forecast_api::ranking::RawRankingQuery::default()
+                    .validate()
+                    .unwrap()
+            };
+            let mut t: Vec<String> = t
+                .answer(&run(), &q, today)
+                .ranked_assets
+                .into_iter()
+                .map(|a| a.ticker)
+                .collect();
+            t.sort();
+            t
+        };
+        let tickers: Vec<String> = t.rows.iter().map(|r| r.asset.ticker.clone()).collect();
+        let (a, b, c, d) = (&tickers[0], &tickers[1], &tickers[2], &tickers[3]);
+        let sorted = |mut v: Vec<&String>| {
+            v.sort();
+            v.into_iter().cloned().collect::<Vec<_>>()
+        };
+        let parse = |pairs: &[(&str, &str)]| {
+            let q: String = pairs
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join("&");
+            serde_urlencoded::from_str::<RawScreen>(&q)
+                .unwrap()
+                .validate()
+                .unwrap()
+        };
+        assert_eq!(kept(Screen::default()).len(), 4);
+        assert_eq!(
+            kept(parse(&[("source", "real,ingested")])),
+            sorted(vec![a, b, d])
+        );
+        assert_eq!(kept(parse(&[("grades", "a,b")])), sorted(vec![a, b]));
+        assert_eq!(kept(parse(&[("min_score", "50")])), sorted(vec![a, b, c]));
+        assert_eq!(
+            kept(parse(&[("min_score", "20"), ("max_score", "80")])),
+            sorted(vec![b, c])
+        );
+        assert_eq!(
+            kept(parse(&[("min_current_drawdown", "-0.3")])),
+            sorted(vec![b, c])
+        );
+        // Episodes: a row without evidence never passes a positive minimum.
+        assert_eq!(kept(parse(&[("min_episodes", "10")])), sorted(vec![a, d]));
+        assert_eq!(kept(parse(&[("min_episodes", "0")])).len(), 4);
+        assert_eq!(
+            kept(parse(&[
+                ("source", "real"),
+                ("min_episodes", "10"),
+                ("max_score", "50")
+            ])),
+            sorted(vec![d])
+        );
+        assert!(Between::new(Some(1.0), None).holds(1.0));
+        assert!(!Between::new(None, Some(1.0)).holds(1.5));
     }
 
     #[test]

@@ -45,16 +45,51 @@ export function loginUrl(next: string, expired: boolean): string {
   return s ? `/login?${s}` : "/login";
 }
 
-export async function request<T>(method: string, path: string, opts: Options = {}): Promise<T> {
-  let url = path;
-  if (opts.query) {
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(opts.query)) {
-      if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
-    }
-    const s = q.toString();
-    if (s) url += `?${s}`;
+/** `path` with the query's non-empty values. */
+function urlOf(path: string, query?: Query): string {
+  if (!query) return path;
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
   }
+  const s = q.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+/** A prefetched answer is used only this soon after it was asked for. */
+const EARLY_MS = 10_000;
+/** GETs started before the page that needs them is drawn, by URL; each is used once. */
+const early = new Map<string, { res: Promise<Response>; at: number }>();
+
+/**
+ * Starts a GET the first page will make, while the app still checks the
+ * session: one round trip fewer before the page has its data. The answer
+ * waits unread until `request` asks for the same URL (its errors are
+ * handled then, or never if it is not asked for).
+ */
+export function prefetch(path: string, query?: Query) {
+  const url = urlOf(path, query);
+  const res = fetch(url, { method: "GET", credentials: "same-origin", headers: { Accept: "application/json" } });
+  res.catch(() => {});
+  early.set(url, { res, at: Date.now() });
+}
+
+/**
+ * The prefetched answer of a GET of `url`, when one was asked for within
+ * EARLY_MS and came back OK. Anything else (a 401 of a session that had
+ * ended, a failure) is dropped and the caller asks again.
+ */
+async function earlyAnswer(method: string, url: string): Promise<Response | undefined> {
+  const pre = method === "GET" ? early.get(url) : undefined;
+  if (!pre) return undefined;
+  early.delete(url);
+  if (Date.now() - pre.at >= EARLY_MS) return undefined;
+  const res = await pre.res.catch(() => undefined);
+  return res?.ok ? res : undefined;
+}
+
+export async function request<T>(method: string, path: string, opts: Options = {}): Promise<T> {
+  const url = urlOf(path, opts.query);
   const init: RequestInit = {
     method,
     credentials: "same-origin",
@@ -66,7 +101,7 @@ export async function request<T>(method: string, path: string, opts: Options = {
   }
   let res: Response;
   try {
-    res = await fetch(url, init);
+    res = (await earlyAnswer(method, url)) ?? (await fetch(url, init));
   } catch {
     throw new ApiError(0, "Could not reach the server — check your connection and try again.");
   }

@@ -549,7 +549,7 @@ export interface paths {
         };
         /**
          * Assets ranked from the daily grading snapshot
-         * @description The whole snapshot is filtered (category or categories, the text q on ticker or name, max_age_days), sorted by sort_by (ties by ticker, ascending) and cut to one page: offset rows skipped, then at most limit. rank is the position in the whole filtered, sorted list, and metadata.filtered_assets its length, so pages of limit rows from offset 0, limit, 2·limit, … cover it.
+         * @description The whole snapshot is filtered (category or categories, the text q on ticker or name, max_age_days, and the screener: source, grades, the min_/max_ ranges of score, current_drawdown, median_return, expected_return and win_rate, min_episodes, currency; every filter given must hold, and a min_ above its max_ is a 400), sorted by sort_by (ties by ticker, ascending) and cut to one page: offset rows skipped, then at most limit. rank is the position in the whole filtered, sorted list, and metadata.filtered_assets its length, so pages of limit rows from offset 0, limit, 2·limit, … cover it.
          */
         get: operations["ranking"];
         put?: never;
@@ -1092,7 +1092,7 @@ export interface paths {
         };
         /**
          * Assets ranked from the daily grading snapshot
-         * @description The whole snapshot is filtered (category or categories, the text q on ticker or name, max_age_days), sorted by sort_by (ties by ticker, ascending) and cut to one page: offset rows skipped, then at most limit. rank is the position in the whole filtered, sorted list, and metadata.filtered_assets its length, so pages of limit rows from offset 0, limit, 2·limit, … cover it.
+         * @description The whole snapshot is filtered (category or categories, the text q on ticker or name, max_age_days, and the screener: source, grades, the min_/max_ ranges of score, current_drawdown, median_return, expected_return and win_rate, min_episodes, currency; every filter given must hold, and a min_ above its max_ is a 400), sorted by sort_by (ties by ticker, ascending) and cut to one page: offset rows skipped, then at most limit. rank is the position in the whole filtered, sorted list, and metadata.filtered_assets its length, so pages of limit rows from offset 0, limit, 2·limit, … cover it.
          */
         get: operations["webRanking"];
         put?: never;
@@ -2981,13 +2981,21 @@ export interface components {
              */
             currency: string;
             forecast?: null | components["schemas"]["ForecastBody"];
+            /**
+             * Format: int32
+             * @description Independent episodes of the current bucket (the graded verdict's
+             *     `current_state.evidence.episodes`; absent where the engine reports
+             *     no evidence).
+             */
+            episodes?: number | null;
         };
         /** @description `metadata` of a ranking. */
         RankingMetadata: {
             /** @description Graded assets of the snapshot for this period and metric. */
             total_assets: number;
             /**
-             * @description After every filter (`category`/`categories`, `q`, `max_age_days`),
+             * @description After every filter (`category`/`categories`, `q`, `max_age_days`,
+             *     the screener's),
              *     before `offset` and `limit`.
              */
             filtered_assets: number;
@@ -7871,6 +7879,51 @@ export interface operations {
                  *     before today (UTC): real histories end on different days.
                  */
                 max_age_days?: number;
+                /**
+                 * @description Comma-separated sources of the prices (`real,ingested`: market
+                 *     prices only).
+                 */
+                source?: components["schemas"]["DataSource"][];
+                /**
+                 * @description Comma-separated grade letters to keep (`A,B`): at most 10, each of
+                 *     one or two characters (letters, digits, `+`, `-`).
+                 * @example A,B
+                 */
+                grades?: string;
+                /** @description Lowest score kept (0 to 100). */
+                min_score?: number;
+                /** @description Highest score kept (0 to 100). */
+                max_score?: number;
+                /**
+                 * @description Lowest drawdown at the last row kept, a fraction (−0.5 is 50 % below
+                 *     the peak).
+                 */
+                min_current_drawdown?: number;
+                /** @description Highest drawdown at the last row kept, a fraction. */
+                max_current_drawdown?: number;
+                /** @description Lowest rolling median forward return kept, a fraction. */
+                min_median_return?: number;
+                /** @description Highest rolling median forward return kept, a fraction. */
+                max_median_return?: number;
+                /** @description Lowest EMA prediction kept, a fraction. */
+                min_expected_return?: number;
+                /** @description Highest EMA prediction kept, a fraction. */
+                max_expected_return?: number;
+                /** @description Lowest win rate kept (0 to 1). */
+                min_win_rate?: number;
+                /** @description Highest win rate kept (0 to 1). */
+                max_win_rate?: number;
+                /**
+                 * @description Fewest independent episodes in the current bucket kept (an asset
+                 *     whose engine reports none is left out by any value above 0).
+                 */
+                min_episodes?: number;
+                /**
+                 * @description Keep only prices in this currency (ISO 4217, `USD`): sorting by
+                 *     `current_price` then compares like with like.
+                 * @example USD
+                 */
+                currency?: string;
                 /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
                 format?: "json" | "csv";
                 /** @description With CSV, which table (default `assets`) */
@@ -11793,6 +11846,51 @@ export interface operations {
                  *     before today (UTC): real histories end on different days.
                  */
                 max_age_days?: number;
+                /**
+                 * @description Comma-separated sources of the prices (`real,ingested`: market
+                 *     prices only).
+                 */
+                source?: components["schemas"]["DataSource"][];
+                /**
+                 * @description Comma-separated grade letters to keep (`A,B`): at most 10, each of
+                 *     one or two characters (letters, digits, `+`, `-`).
+                 * @example A,B
+                 */
+                grades?: string;
+                /** @description Lowest score kept (0 to 100). */
+                min_score?: number;
+                /** @description Highest score kept (0 to 100). */
+                max_score?: number;
+                /**
+                 * @description Lowest drawdown at the last row kept, a fraction (−0.5 is 50 % below
+                 *     the peak).
+                 */
+                min_current_drawdown?: number;
+                /** @description Highest drawdown at the last row kept, a fraction. */
+                max_current_drawdown?: number;
+                /** @description Lowest rolling median forward return kept, a fraction. */
+                min_median_return?: number;
+                /** @description Highest rolling median forward return kept, a fraction. */
+                max_median_return?: number;
+                /** @description Lowest EMA prediction kept, a fraction. */
+                min_expected_return?: number;
+                /** @description Highest EMA prediction kept, a fraction. */
+                max_expected_return?: number;
+                /** @description Lowest win rate kept (0 to 1). */
+                min_win_rate?: number;
+                /** @description Highest win rate kept (0 to 1). */
+                max_win_rate?: number;
+                /**
+                 * @description Fewest independent episodes in the current bucket kept (an asset
+                 *     whose engine reports none is left out by any value above 0).
+                 */
+                min_episodes?: number;
+                /**
+                 * @description Keep only prices in this currency (ISO 4217, `USD`): sorting by
+                 *     `current_price` then compares like with like.
+                 * @example USD
+                 */
+                currency?: string;
                 /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
                 format?: "json" | "csv";
                 /** @description With CSV, which table (default `assets`) */

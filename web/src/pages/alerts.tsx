@@ -107,9 +107,13 @@ function EventItem({ ev, onRead, busy }: { ev: AlertEvent; onRead: (id: string) 
         )}
       </dl>
       <p class="muted small event-run">
-        engine {ev.engine_version} · scorer {ev.scorer_version} · run <span class="mono">{ev.run_id ?? "none yet"}</span> · evaluation{" "}
-        <span class="mono">{ev.evaluation}</span>
+        engine {ev.engine_version} · scorer {ev.scorer_version}
       </p>
+      {/* The identifiers support needs; folded away from the person reading. */}
+      <details class="muted small event-ids">
+        <summary>Identifiers</summary>
+        run <span class="mono">{ev.run_id ?? "none yet"}</span> · evaluation <span class="mono">{ev.evaluation}</span>
+      </details>
       <div class="row-actions event-actions">
         {unread && (
           <button type="button" class="btn btn-small" disabled={busy} onClick={() => onRead(ev.id)}>

@@ -662,7 +662,7 @@ function BucketEvidence({ ev, seg }: { ev: SegmentEvidence; seg: Segment }) {
         <dt>Fell further before the horizon</dt>
         <dd id="verdict-fell">
           {pct(ev.fell_further, 0)}
-          <span class="dd-sub">of the {int(ev.episodes)} episodes</span>
+          <span class="dd-sub">{ev.episodes === 1 ? "of the one episode" : `of the ${int(ev.episodes)} episodes`}</span>
         </dd>
       </div>
       <div>

@@ -69,6 +69,7 @@ const COLUMNS: Column[] = [
     ),
   },
   { id: "score", label: "Grade", sort: "score", num: true, help: "grade", render: (a) => <GradeBadge letter={a.grade} score={a.score} /> },
+  { id: "episodes", label: "Episodes", num: true, opt: true, help: "episodes", render: (a) => (a.episodes == null ? "—" : int(a.episodes)) },
   // Shown only when the server sends `forecast` on the rows (see `columnsFor`);
   // on a phone the row keeps rank, ticker, grade and the dated price.
   { id: "forecast", label: "Expected", num: true, opt: true, help: "forecast", render: (a) => <ExpectedCell f={forecastOf(a)} /> },
@@ -117,24 +118,116 @@ function columnsFor(rows: Row[]): Column[] {
   return COLUMNS.filter((c) => c.id !== "forecast" || withForecast);
 }
 
+/** "Grade at least" letters: the grades the server keeps for each choice. */
+const MIN_GRADES: [string, string][] = [
+  ["", "Any grade"],
+  ["A", "A"],
+  ["A,B", "B or better"],
+  ["A,B,C", "C or better"],
+  ["A,B,C,D", "D or better"],
+];
+/** Which prices: all, market prices only, or the generated ones. */
+const SOURCES: [string, string][] = [
+  ["", "All prices"],
+  ["real,ingested", "Market prices only (real and ingested)"],
+  ["synthetic", "Synthetic only"],
+];
+
+/** The page's parameters, from its URL (every one lives there). */
+export function rankingParams(q: URLSearchParams) {
+  return {
+    category: q.get("category") ?? "",
+    return_period: q.get("return_period") ?? "90",
+    metric: q.get("metric") ?? "return",
+    limit: q.get("limit") ?? "50",
+    sort_by: q.get("sort_by") ?? "median_return",
+    sort: q.get("sort") === "asc" ? "asc" : "desc",
+    // `filter` was the name of this parameter before the server filtered.
+    q: q.get("q") ?? q.get("filter") ?? "",
+    offset: q.get("offset") ?? "",
+    max_age_days: q.get("max_age_days") ?? "",
+    source: q.get("source") ?? "",
+    grades: q.get("grades") ?? "",
+    min_episodes: q.get("min_episodes") ?? "",
+    max_current_drawdown: q.get("max_current_drawdown") ?? "",
+    currency: q.get("currency") ?? "",
+  };
+}
+
+type Params = ReturnType<typeof rankingParams>;
+
+/** The server's query for the page's parameters (the same URL the app's first load prefetches). */
+export function rankingQuery(p: Params): Record<string, string | undefined> {
+  return {
+    category: p.category || undefined,
+    return_period: p.return_period,
+    metric: p.metric,
+    limit: p.limit,
+    sort_by: p.sort_by,
+    sort: p.sort,
+    q: p.q || undefined,
+    offset: p.offset && p.offset !== "0" ? p.offset : undefined,
+    max_age_days: p.max_age_days || undefined,
+    source: p.source || undefined,
+    grades: p.grades || undefined,
+    min_episodes: p.min_episodes || undefined,
+    max_current_drawdown: p.max_current_drawdown || undefined,
+    currency: p.currency || undefined,
+  };
+}
+
+/** The CSV of the whole filtered ranking as sorted (up to 500 rows). */
+function csvUrl(p: Params): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries({ ...rankingQuery(p), offset: undefined, limit: "500", format: "csv" })) if (v) q.set(k, v);
+  return `/web/api/ranking?${q}`;
+}
+
+/**
+ * Sorting by price compares numbers: across currencies that says nothing
+ * (a yen price is not "higher" than a dollar one). When the rows hold more
+ * than one currency the page says so and offers one currency at a time.
+ */
+function PriceCurrencies({ rows, current, onPick }: { rows: Row[]; current: string; onPick: (c: string) => void }) {
+  const seen = [...new Set(rows.map((r) => r.currency || "").filter(Boolean))].sort();
+  if (!current && seen.length < 2) return null;
+  return (
+    <p class="note" id="ranking-currencies" role="note">
+      {current ? (
+        <>Prices compared in {current} only. </>
+      ) : (
+        <>
+          These prices are in {seen.length} currencies ({seen.join(", ")}): sorted by price, they are compared as plain numbers, not converted.{" "}
+        </>
+      )}
+      <label for="r-currency">Compare prices in </label>
+      <select id="r-currency" value={current} onChange={(e) => onPick((e.target as HTMLSelectElement).value)}>
+        <option value="">every currency</option>
+        {(current && !seen.includes(current) ? [...seen, current] : seen).map((c) => (
+          <option key={c} value={c}>
+            {c}
+          </option>
+        ))}
+      </select>
+    </p>
+  );
+}
+
+/** A drawdown fraction (−0.2) as the percent the box shows (20), and back. */
+const ddPercent = (v: string) => (v === "" || !Number.isFinite(Number(v)) ? "" : String(Math.round(-Number(v) * 1000) / 10));
+const ddFraction = (v: string) => (v.trim() === "" ? "" : String(-Number(v) / 100));
+
 export function RankingPage({ loc }: { loc: Location }) {
   useTitle("Ranking");
-  const p = {
-    category: loc.query.get("category") ?? "",
-    return_period: loc.query.get("return_period") ?? "90",
-    metric: loc.query.get("metric") ?? "return",
-    limit: loc.query.get("limit") ?? "50",
-    sort_by: loc.query.get("sort_by") ?? "median_return",
-    sort: loc.query.get("sort") === "asc" ? "asc" : "desc",
-    // `filter` was the name of this parameter before the server filtered.
-    q: loc.query.get("q") ?? loc.query.get("filter") ?? "",
-    offset: loc.query.get("offset") ?? "",
-    max_age_days: loc.query.get("max_age_days") ?? "",
-  };
+  const p = rankingParams(loc.query);
   const [limit, setLimit] = useState(p.limit);
   useEffect(() => setLimit(p.limit), [p.limit]);
   const [maxAge, setMaxAge] = useState(p.max_age_days);
   useEffect(() => setMaxAge(p.max_age_days), [p.max_age_days]);
+  const [episodes, setEpisodes] = useState(p.min_episodes);
+  useEffect(() => setEpisodes(p.min_episodes), [p.min_episodes]);
+  const [depth, setDepth] = useState(ddPercent(p.max_current_drawdown));
+  useEffect(() => setDepth(ddPercent(p.max_current_drawdown)), [p.max_current_drawdown]);
   const [text, setText] = useState(p.q);
   // Follow the URL (back/forward) without fighting the typing: a `q` this
   // box sent itself is not written back into it.
@@ -146,17 +239,7 @@ export function RankingPage({ loc }: { loc: Location }) {
     }
   }, [p.q]);
 
-  const query = {
-    category: p.category || undefined,
-    return_period: p.return_period,
-    metric: p.metric,
-    limit: p.limit,
-    sort_by: p.sort_by,
-    sort: p.sort,
-    q: p.q || undefined,
-    offset: p.offset && p.offset !== "0" ? p.offset : undefined,
-    max_age_days: p.max_age_days || undefined,
-  };
+  const query = rankingQuery(p);
   const r = useData(() => api.ranking(query), [JSON.stringify(query)]);
   const go = (next: Partial<typeof p>) => {
     // Anything but paging starts again from the first row.
@@ -184,7 +267,7 @@ export function RankingPage({ loc }: { loc: Location }) {
 
   const rows = (r.data?.ranked_assets ?? []) as Row[];
   const columns = columnsFor(rows);
-  const badField = fieldOf(r.error, ["categories", "category", "return_period", "metric", "limit", "sort_by", "sort", "max_age_days", "offset", "q"]);
+  const badField = fieldOf(r.error, ["categories", "category", "return_period", "metric", "limit", "sort_by", "sort", "max_age_days", "offset", "q", "source", "grades", "min_episodes", "max_current_drawdown", "currency"]);
   const invalid = (k: string) => (badField === k ? { "aria-invalid": true, "aria-describedby": "ranking-error" } : {});
   const meta = r.data?.metadata as (NonNullable<typeof r.data>["metadata"] & { offset?: number }) | undefined;
   const sources = meta?.data_sources;
@@ -210,7 +293,7 @@ export function RankingPage({ loc }: { loc: Location }) {
           onSubmit={(e) => {
             e.preventDefault();
             sent.current = text.trim();
-            go({ limit, max_age_days: maxAge, q: text.trim() });
+            go({ limit, max_age_days: maxAge, q: text.trim(), min_episodes: episodes, max_current_drawdown: ddFraction(depth) });
           }}
         >
           <div class="field grow">
@@ -289,6 +372,57 @@ export function RankingPage({ loc }: { loc: Location }) {
               onChange={(e) => go({ max_age_days: (e.target as HTMLInputElement).value })}
             />
           </div>
+          <div class="field">
+            <label for="r-source">Prices</label>
+            <select id="r-source" value={p.source} onChange={(e) => go({ source: (e.target as HTMLSelectElement).value })} {...invalid("source")}>
+              {SOURCES.map(([v, label]) => (
+                <option key={v} value={v}>
+                  {label}
+                </option>
+              ))}
+              {p.source && !SOURCES.some(([v]) => v === p.source) && <option value={p.source}>{p.source}</option>}
+            </select>
+          </div>
+          <div class="field small-field">
+            <label for="r-grades">Grade at least</label>
+            <select id="r-grades" value={p.grades} onChange={(e) => go({ grades: (e.target as HTMLSelectElement).value })} {...invalid("grades")}>
+              {MIN_GRADES.map(([v, label]) => (
+                <option key={v} value={v}>
+                  {label}
+                </option>
+              ))}
+              {p.grades && !MIN_GRADES.some(([v]) => v === p.grades) && <option value={p.grades}>{p.grades}</option>}
+            </select>
+          </div>
+          <div class="field small-field">
+            <label for="r-episodes">Episodes at least</label>
+            <input
+              id="r-episodes"
+              type="number"
+              min={0}
+              max={100000}
+              placeholder="any"
+              value={episodes}
+              {...invalid("min_episodes")}
+              onInput={(e) => setEpisodes((e.target as HTMLInputElement).value)}
+              onChange={(e) => go({ min_episodes: (e.target as HTMLInputElement).value })}
+            />
+          </div>
+          <div class="field small-field">
+            <label for="r-depth">Drawdown at least (%)</label>
+            <input
+              id="r-depth"
+              type="number"
+              min={0}
+              max={100}
+              step="any"
+              placeholder="any"
+              value={depth}
+              {...invalid("max_current_drawdown")}
+              onInput={(e) => setDepth((e.target as HTMLInputElement).value)}
+              onChange={(e) => go({ max_current_drawdown: ddFraction((e.target as HTMLInputElement).value) })}
+            />
+          </div>
         </form>
       </Card>
       {r.loading && <Loading label="Loading the ranking…" />}
@@ -311,7 +445,9 @@ export function RankingPage({ loc }: { loc: Location }) {
               <>No rows here: {int(total)} assets match</>
             )}
             {p.category ? ` in ${p.category}` : ""}
-            {p.q ? ` matching “${p.q}”` : ""} ({int(meta.total_assets)} graded) · sorted by {sortLabel.toLowerCase()},{" "}
+            {p.q ? ` matching “${p.q}”` : ""}
+            {p.source || p.grades || p.min_episodes || p.max_current_drawdown ? " passing the screen" : ""}
+            {p.currency ? ` priced in ${p.currency}` : ""} ({int(meta.total_assets)} graded) · sorted by {sortLabel.toLowerCase()},{" "}
             {p.sort === "asc" ? "ascending" : "descending"} · graded {when(meta.calculated_at)}
             {meta.stale_excluded > 0 && <> · {int(meta.stale_excluded)} left out for an older last price</>}
           </p>
@@ -320,6 +456,15 @@ export function RankingPage({ loc }: { loc: Location }) {
               Prices: {sources.real} real · {sources.ingested} ingested · {sources.synthetic} synthetic (generated, not market data)
               {dates && <> · last prices from {dates.oldest} to {dates.newest}</>} <Help term="data-sources" />
             </p>
+          )}
+          <p class="small" id="ranking-download">
+            <a class="btn btn-small" href={csvUrl(p)} download>
+              Download CSV
+            </a>{" "}
+            <span class="muted">these filters and this order, up to 500 rows</span>
+          </p>
+          {p.sort_by === "current_price" && (
+            <PriceCurrencies rows={rows} current={p.currency} onPick={(c) => go({ currency: c })} />
           )}
           <ModelRecord returnPeriod={p.return_period} metric={p.metric} />
           <div class="table-wrap">

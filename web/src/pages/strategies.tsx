@@ -372,6 +372,12 @@ function Upload({ onUploaded, onUnauthorized }: { onUploaded: (u: Uploaded) => v
         A WebAssembly component of the <code>strategy</code> world (<code>.wasm</code>, at most 8 MiB). The server compiles it
         and runs its self-tests before storing it as <code>@your-handle/name</code>; it starts private, runnable by you only.
       </p>
+      <p class="muted small" id="upload-howto">
+        To make one, from a clone of the repository: <code>make plugin NAME=my-strategy</code> writes a Rust template to{" "}
+        <code>plugins/my-strategy</code>; put your rule in <code>rebalance</code>, run <code>cargo test</code> there (a backtest
+        over the shipped prices), then <code>cargo build --release --target wasm32-wasip2</code>. The file to upload is{" "}
+        <code>target/wasm32-wasip2/release/my_strategy.wasm</code>; <code>sdk/README.md</code> explains the rest.
+      </p>
       <div
         class={`dropzone${over ? " over" : ""}${checking ? " busy" : ""}`}
         id="dropzone"
