@@ -56,6 +56,12 @@ const CASES: &[(&str, &str, Auth, f64)] = &[
         0.5,
     ),
     ("ranking, `q=bank`", "/api/ranking?q=bank", Auth::Key, 0.5),
+    (
+        "ranking, screened (`source=real,ingested&min_episodes=10&grades=A,B,C`)",
+        "/api/ranking?source=real,ingested&min_episodes=10&grades=A,B,C",
+        Auth::Key,
+        0.5,
+    ),
     ("catalog `/api/assets`", "/api/assets", Auth::Key, 0.5),
     (
         "catalog `/api/assets`, `Accept-Encoding: br`",

@@ -302,16 +302,19 @@ export function App() {
   useEffect(() => {
     setUnauthorizedHandler(() => setUser(null));
     api.me().then(
-      (me) => {
-        setUser(me);
-        rememberTier(isPremium(me));
-      },
+      (me) => setUser(me),
       (e) => {
         setUser(null);
         if (!(e instanceof ApiError && e.status === 401)) console.warn("could not check the session", e);
       },
     );
   }, []);
+
+  // Whether this browser's session is Premium, for the next first load's
+  // prefetch (main.tsx); signed out counts as not.
+  useEffect(() => {
+    if (user !== undefined) rememberTier(isPremium(user));
+  }, [user]);
 
   // The header's unread count: a Premium account's, asked on load, after each
   // navigation to another page and every minute.
@@ -350,7 +353,6 @@ export function App() {
     } catch {
       /* the session is gone either way */
     }
-    rememberTier(false);
     setUser(null);
     navigate("/login", { replace: true });
   };

@@ -109,6 +109,8 @@ interface Props {
   id?: string;
   /** Extra `data-*` attributes on the container (what a test reads: e.g. the medians drawn). */
   dataset?: Record<string, string>;
+  /** Called with each new plot (after a change of data, options or scheme), e.g. to set its range again. */
+  onPlot?: (u: uPlot) => void;
 }
 
 /** The x scale's bounds, written on the container (`data-x-min`, `data-x-max`) for tests and tools. */
@@ -118,7 +120,17 @@ function markScale(el: HTMLElement, u: uPlot) {
   if (x?.max != null) el.dataset.xMax = String(x.max);
 }
 
-export function Chart({ options, data, height = 280, label, id, dataset }: Props) {
+/**
+ * With no row under the cursor (before any hover, on a touch screen, after
+ * the pointer leaves) the legend shows the last row's values, not dashes.
+ */
+function lastInLegend(u: uPlot) {
+  if (u.cursor.idx != null) return;
+  const n = u.data[0]?.length ?? 0;
+  if (n > 0) u.setLegend({ idx: n - 1 }, false);
+}
+
+export function Chart({ options, data, height = 280, label, id, dataset, onPlot }: Props) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const scheme = useScheme();
@@ -133,11 +145,17 @@ export function Chart({ options, data, height = 280, label, id, dataset }: Props
       ...base,
       width,
       height,
-      hooks: { ...base.hooks, setScale: [...(base.hooks?.setScale ?? []), (u: uPlot, key: string) => key === "x" && markScale(el, u)] },
+      hooks: {
+        ...base.hooks,
+        setScale: [...(base.hooks?.setScale ?? []), (u: uPlot, key: string) => key === "x" && markScale(el, u)],
+        setCursor: [...(base.hooks?.setCursor ?? []), lastInLegend],
+      },
     } as uPlot.Options;
     plot.current?.destroy();
     plot.current = new uPlot(opts, data, el);
     markScale(el, plot.current);
+    lastInLegend(plot.current);
+    onPlot?.(plot.current);
     let last = width;
     const ro = new ResizeObserver(() => {
       const w = Math.max(240, el.clientWidth);
@@ -152,6 +170,7 @@ export function Chart({ options, data, height = 280, label, id, dataset }: Props
       plot.current?.destroy();
       plot.current = null;
     };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [data, options, scheme, height]);
 
   const attrs: Record<string, string> = {};

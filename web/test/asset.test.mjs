@@ -300,6 +300,36 @@ describe("the asset page", { timeout: 300_000 }, () => {
     await c.close();
   });
 
+  test("the price chart's range presets and log scale", async () => {
+    const { c, p } = await premiumPage("ranges");
+    const { a } = await openAsset(p);
+    const chart = p.locator("#chart-price");
+    const day = (d) => Date.parse(`${d}T00:00:00Z`) / 1000;
+    const first = day(a.time_series.dates[0]);
+    const last = day(a.time_series.dates.at(-1));
+    const bounds = async () => [Number(await chart.getAttribute("data-x-min")), Number(await chart.getAttribute("data-x-max"))];
+    assert.deepEqual(await bounds(), [first, last], "the whole history at first");
+    for (const [label, years] of [["5Y", 5], ["1Y", 1]]) {
+      await p.click(`#price button[data-range="${label}"]`);
+      assert.equal(await p.getAttribute(`#price button[data-range="${label}"]`, "aria-pressed"), "true");
+      const [lo, hi] = await bounds();
+      assert.equal(hi, last, `${label} ends at the last row`);
+      assert.ok(Math.abs(lo - (last - years * 365.25 * 86400)) < 1, `${label} starts ${years} years before it`);
+    }
+    // The log scale keeps the range chosen and says so.
+    await p.check("#price-log");
+    await p.waitForFunction(() => document.querySelector("#chart-price")?.dataset.scale === "log");
+    assert.match(await chart.getAttribute("aria-label"), /log scale/);
+    const [lo] = await bounds();
+    assert.ok(Math.abs(lo - (last - 365.25 * 86400)) < 1, "still one year after the toggle");
+    await p.click('#price button[data-range="Max"]');
+    assert.deepEqual(await bounds(), [first, last], "Max shows it all again");
+    await p.locator("#price").scrollIntoViewIfNeeded();
+    await shot(p, "asset-price-log");
+    await axe(p, "asset (price tools)");
+    await c.close();
+  });
+
   test("the asset page at 1280 px: glossary links, axe, screenshot", async () => {
     const { c, p } = await premiumPage("desktop");
     const { v } = await openAsset(p);

@@ -6,7 +6,7 @@
 // drawing while every statistic shown (verdict, table, box chart, histogram)
 // is the server's, computed on all rows. Nothing here computes a statistic
 // from `time_series` or from the `scatter_data` sample.
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { ApiError, describe, fieldOf } from "../api/client";
 import { api, type Analysis, type AnalysisParams, type AssetInfo, type Segment, type SegmentEvidence, type Verdict } from "../api/endpoints";
@@ -55,7 +55,25 @@ function useDays(a: Analysis): number[] {
 
 // ---------------------------------------------------------------- charts
 
+/** The price chart's range presets: years back from the last row (0: all of it). */
+const RANGES: [string, number][] = [
+  ["1Y", 1],
+  ["5Y", 5],
+  ["10Y", 10],
+  ["Max", 0],
+];
+const YEAR_SECONDS = 365.25 * 86400;
+
+/** The x range `years` back from the last day of `days` (all of them for 0). */
+function rangeOf(days: number[], years: number): { min: number; max: number } {
+  const max = days[days.length - 1];
+  return { min: years > 0 ? Math.max(days[0], max - years * YEAR_SECONDS) : days[0], max };
+}
+
 function PriceChart({ a, days }: { a: Analysis; days: number[] }) {
+  const [years, setYears] = useState(0);
+  const [log, setLog] = useState(false);
+  const plot = useRef<uPlot | null>(null);
   const data = useMemo<uPlot.AlignedData>(() => {
     const s = a.time_series;
     return [days, s.prices, s.projected_prices.map((v) => v ?? null)] as uPlot.AlignedData;
@@ -65,7 +83,8 @@ function PriceChart({ a, days }: { a: Analysis; days: number[] }) {
       ({
         ...utcTime,
         cursor: { drag: { x: true, y: false } },
-        scales: { x: { time: true } },
+        // Log: equal ratios take equal heights (a 65-year history stays readable).
+        scales: { x: { time: true }, y: log ? { distr: 3 } : {} },
         axes: [timeAxis(t), axis(t, { size: 70, values: (_u: uPlot, v: number[]) => v.map((x) => compact(x)) })],
         series: [
           dateSeries,
@@ -74,9 +93,43 @@ function PriceChart({ a, days }: { a: Analysis; days: number[] }) {
           { label: "Projected", show: false, stroke: t.accent2, width: 1, dash: [4, 4], value: (_u: uPlot, v: number | null) => price(v) },
         ],
       }) as Opts,
-    [],
+    [log],
   );
-  return <Chart id="chart-price" data={data} options={options} height={260} label={`Daily closing price of ${a.ticker}`} />;
+  const show = (y: number) => {
+    setYears(y);
+    if (plot.current && days.length > 1) plot.current.setScale("x", rangeOf(days, y));
+  };
+  // A new plot (log toggled, new data) starts from the preset chosen.
+  const onPlot = (u: uPlot) => {
+    plot.current = u;
+    if (years > 0 && days.length > 1) u.setScale("x", rangeOf(days, years));
+  };
+  return (
+    <>
+      <div class="chart-tools" role="toolbar" aria-label="Price chart range and scale">
+        <div class="range-group" role="group" aria-label="Range">
+          {RANGES.map(([label, y]) => (
+            <button key={label} type="button" class="btn btn-small" aria-pressed={years === y} data-range={label} onClick={() => show(y)}>
+              {label}
+            </button>
+          ))}
+        </div>
+        <label class="chart-check">
+          <input type="checkbox" id="price-log" checked={log} onChange={(e) => setLog((e.target as HTMLInputElement).checked)} /> Log scale
+        </label>
+        <span class="muted small">Drag across the chart to zoom; Max shows it all again.</span>
+      </div>
+      <Chart
+        id="chart-price"
+        data={data}
+        options={options}
+        height={260}
+        label={`Daily closing price of ${a.ticker}${log ? ", log scale" : ""}`}
+        dataset={{ scale: log ? "log" : "linear" }}
+        onPlot={onPlot}
+      />
+    </>
+  );
 }
 
 function DrawdownChart({ a, days }: { a: Analysis; days: number[] }) {
