@@ -166,6 +166,27 @@ async fn ranking_analysis_and_sweep_tables_export() {
     assert_eq!(cd, "attachment; filename=\"analysis-segments.csv\"");
     assert_eq!(rows(&segments).len() - 1, 20);
 
+    // An asset's grade history: one line per month-end of the JSON.
+    let (_, _, _, json) = call(&s, None, "/api/track-record/%5EGSPC", None).await;
+    let tr: forecast_api::track_record::TrackRecordResponse = serde_json::from_str(&json).unwrap();
+    let (status, _, cd, csv) = call(&s, None, "/api/track-record/%5EGSPC?format=csv", None).await;
+    assert_eq!(status, 200, "{csv}");
+    assert_eq!(cd, "attachment; filename=\"track-record-history.csv\"");
+    let t = rows(&csv);
+    assert_eq!(
+        t[0][0..5],
+        [
+            "date",
+            "grade",
+            "score",
+            "predicted_median_return",
+            "realised_return"
+        ]
+    );
+    assert_eq!(t.len() - 1, tr.history.len());
+    assert_eq!(t[1][0], tr.history[0].date.to_string());
+    assert_eq!(t[1][1], tr.history[0].grade);
+
     let body = json!({"tickers": ["^GSPC", "^IXIC", "AAPL"], "start_date": "2008-01-01",
                       "end_date": "2014-12-31", "sweep": {"top_n": [1, 2]}});
     let (status, _, _, csv) = call(&s, Some(&body), "/api/backtest/sweep?format=csv", None).await;

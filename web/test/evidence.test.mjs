@@ -209,6 +209,13 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
       assert.match(notes, /consecutive month-ends overlap/);
       assert.match(notes, /synthetic data the grades describe the generator, not a market/);
       assert.equal(await p.locator("#grade-history-synthetic").count(), tr.data_source === "synthetic" ? 1 : 0);
+      // The download: the same month-ends as CSV, for the page's horizon.
+      const href = await p.locator("#grade-history-download a").getAttribute("href");
+      assert.equal(new URL(href, env.base).searchParams.get("return_period") ?? "90", rp);
+      const csv = (await (await p.request.get(href)).text()).trim().split("\n");
+      assert.equal(csv[0], "date,grade,score,predicted_median_return,realised_return,forecast_central,forecast_p10,forecast_p90,climatology_mean");
+      assert.equal(csv.length, tr.history.length + 1);
+      assert.ok(csv[1].startsWith(`${tr.history[0].date},${tr.history[0].grade},`), csv[1]);
     }
     // A synthetic history says its grades describe the generator.
     const [res] = await Promise.all([p.waitForResponse(isHistory, { timeout: 120_000 }), p.goto("/assets/BTC-USD")]);

@@ -145,14 +145,19 @@ async fn track_record(
     headers: HeaderMap,
     Extension(ApiUser(user)): Extension<ApiUser>,
     Path(ticker): Path<String>,
+    Query(export): Query<ExportQuery>,
     Query(raw): Query<RawTrackRecordQuery>,
 ) -> Result<Response, ApiError> {
+    let want = Want::of::<TrackRecordResponse>(&headers, &export)?;
     let q = raw.validate()?;
     let generations = Fresh::or_read(fresh, &state).await;
     let answer = state
         .verdicts
         .track_record(&ticker, &q, generations, &user.id)
         .await?;
+    if want.is_csv() {
+        return want.respond(answer.value().clone());
+    }
     Ok(crate::kept_json(&headers, answer.body()?))
 }
 

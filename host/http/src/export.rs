@@ -12,6 +12,7 @@ use forecast_api::analysis::AnalysisResponse;
 use forecast_api::backtest::{BacktestResponse, MetricsBody, MonteCarloResponse};
 use forecast_api::ranking::RankingResponse;
 use forecast_api::research::{SplitMetrics, SweepResponse, WalkForwardResponse};
+use forecast_api::track_record::TrackRecordResponse;
 use serde::{Deserialize, Serialize};
 use utoipa::IntoParams;
 
@@ -34,7 +35,7 @@ pub struct ExportQuery {
 /// The exportable routes (their `/web` twins too), their tables (the
 /// default first) and whether `format=html` answers a tear sheet: what the
 /// OpenAPI document lists.
-pub const EXPORTS: [(&str, &[&str], bool); 6] = [
+pub const EXPORTS: [(&str, &[&str], bool); 7] = [
     ("/api/backtest", BacktestResponse::TABLES, true),
     (
         "/api/backtest/monte-carlo",
@@ -49,6 +50,11 @@ pub const EXPORTS: [(&str, &[&str], bool); 6] = [
     ),
     ("/api/ranking", RankingResponse::TABLES, false),
     ("/api/analysis/{ticker}", AnalysisResponse::TABLES, false),
+    (
+        "/api/track-record/{ticker}",
+        TrackRecordResponse::TABLES,
+        false,
+    ),
 ];
 
 /// Whether the request asks for the HTML tear sheet (`format=html`, on
@@ -447,6 +453,55 @@ impl Tables for RankingResponse {
                 "forecast_thin",
                 "episodes",
             ])?;
+        }
+        Ok(())
+    }
+}
+
+/// One month-end of an asset's grade history as a CSV row.
+#[derive(Serialize)]
+struct TrackRecordCsvRow<'a> {
+    date: chrono::NaiveDate,
+    grade: &'a str,
+    score: f64,
+    predicted_median_return: f64,
+    realised_return: Option<f64>,
+    forecast_central: Option<f64>,
+    forecast_p10: Option<f64>,
+    forecast_p90: Option<f64>,
+    climatology_mean: Option<f64>,
+}
+
+impl Tables for TrackRecordResponse {
+    const NAME: &'static str = "track-record";
+    const TABLES: &'static [&'static str] = &["history"];
+    fn write(&self, _table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
+        if self.history.is_empty() {
+            return w.write_record([
+                "date",
+                "grade",
+                "score",
+                "predicted_median_return",
+                "realised_return",
+                "forecast_central",
+                "forecast_p10",
+                "forecast_p90",
+                "climatology_mean",
+            ]);
+        }
+        for r in &self.history {
+            let f = r.forecast.as_ref();
+            w.serialize(TrackRecordCsvRow {
+                date: r.date,
+                grade: &r.grade,
+                score: r.score,
+                predicted_median_return: r.predicted_median_return,
+                realised_return: r.realised_return,
+                forecast_central: f.map(|f| f.central),
+                forecast_p10: f.map(|f| f.p10),
+                forecast_p90: f.map(|f| f.p90),
+                climatology_mean: f.map(|f| f.climatology_mean),
+            })?;
         }
         Ok(())
     }

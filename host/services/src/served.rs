@@ -65,6 +65,11 @@ impl<T: serde::Serialize> Served<T> {
         }
     }
 
+    /// The value itself (e.g. to write it in another format).
+    pub fn value(&self) -> &T {
+        &self.value
+    }
+
     /// The body of the value.
     pub fn body(&self) -> Result<&Body, Error> {
         if let Some(b) = self.body.get() {

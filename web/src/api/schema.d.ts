@@ -8625,6 +8625,10 @@ export interface operations {
                  *     is always the simple return).
                  */
                 metric?: components["schemas"]["Metric"];
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `history`) */
+                table?: "history";
             };
             header?: never;
             path: {
@@ -8651,6 +8655,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TrackRecordResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A parameter is out of bounds; detail names it */
@@ -12619,6 +12624,10 @@ export interface operations {
                  *     is always the simple return).
                  */
                 metric?: components["schemas"]["Metric"];
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `history`) */
+                table?: "history";
             };
             header?: never;
             path: {
@@ -12645,6 +12654,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TrackRecordResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A parameter is out of bounds; detail names it */

@@ -120,6 +120,13 @@ function ByGradeTable({ tr }: { tr: TrackRecord }) {
   );
 }
 
+/** The grade history of `ticker` as CSV (the session's route, the same query). */
+function csvOf(ticker: string, q: Record<string, string | undefined>): string {
+  const p = new URLSearchParams({ format: "csv" });
+  for (const [k, v] of Object.entries(q)) if (v) p.set(k, v);
+  return `/web/api/track-record/${encodeURIComponent(ticker)}?${p}`;
+}
+
 export function GradeHistory({ ticker, returnPeriod, metric }: { ticker: string; returnPeriod?: string; metric?: string }) {
   const q = { return_period: returnPeriod || undefined, metric: metric || undefined };
   const r = useData(() => api.trackRecord(ticker, q), [ticker, q.return_period, q.metric]);
@@ -156,6 +163,12 @@ export function GradeHistory({ ticker, returnPeriod, metric }: { ticker: string;
             not independent{tr.return_period > 31 ? ` (here each ${tr.return_period}-day window spans about ${Math.round(tr.return_period / 30.4)} month-ends)` : ""}.
             On synthetic data the grades describe the generator, not a market{tr.data_source === "synthetic" ? " — and these prices are synthetic" : ""}.
             Past outcomes do not promise future ones. <a href="/methodology#track-record">How the track record is computed</a>.
+          </p>
+          <p class="small" id="grade-history-download">
+            <a class="btn btn-small" href={csvOf(tr.ticker, q)} download>
+              Download CSV
+            </a>{" "}
+            <span class="muted">every month-end: grade, score, forecast and what followed</span>
           </p>
         </>
       )}
