@@ -36,6 +36,7 @@ import { PlansPage } from "./pages/plans";
 import { GlossaryPage } from "./pages/glossary";
 import { MethodologyPage } from "./pages/methodology";
 import { TrackRecordPage } from "./pages/track-record";
+import { ComparePage } from "./pages/compare";
 import { AlertsPage } from "./pages/alerts";
 import { refreshUnread, setUnread, useUnread } from "./unread";
 import { UsageMeter } from "./usage";
@@ -177,6 +178,11 @@ function locked(p: string): { title: string; shows: string } | null {
       shows:
         "how past grades turned out: at every month-end each asset graded from its data up to then, and the return that followed — outcomes per grade with their 90 % intervals, the rank correlation of score with outcome over time, the spread between the top and bottom fifth, and calibration.",
     };
+  if (p === "/compare")
+    return {
+      title: "Compare",
+      shows: "two to five assets on one chart — their prices rebased to 100 on the first day they share and their drawdowns — and their verdicts side by side.",
+    };
   if (p === "/backtest")
     return {
       title: "Backtest a strategy",
@@ -227,6 +233,7 @@ function route(loc: Location, user: Me) {
   if (p === "/explore") return <ExplorePage loc={loc} />;
   if (p === "/ranking") return <RankingPage loc={loc} />;
   if (p === "/track-record") return <TrackRecordPage loc={loc} />;
+  if (p === "/compare") return <ComparePage loc={loc} />;
   if (p === "/backtest") return <BacktestPage loc={loc} />;
   if (p === "/strategies") return <StrategiesPage />;
   if (p === "/alerts") return <AlertsPage loc={loc} />;

@@ -408,6 +408,50 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await axe(page, "ranking");
   });
 
+  test("compare: prices rebased to 100 on the first shared day, drawdowns, verdicts side by side", async () => {
+    const tickers = ["AAPL", "^GSPC", "MSFT"];
+    const firsts = {};
+    for (const t of tickers) {
+      const a = await (await page.request.get(`/web/api/analysis/${encodeURIComponent(t)}?max_points=2000`)).json();
+      firsts[t] = a.time_series.dates[0];
+    }
+    const latest = tickers.reduce((x, y) => (firsts[y] > firsts[x] ? y : x));
+    await page.goto(`/compare?tickers=${tickers.map(encodeURIComponent).join(",")}`);
+    await page.locator("#chart-compare canvas").waitFor({ timeout: 60_000 });
+    await page.locator("#chart-compare-drawdown canvas").waitFor();
+    assert.match(await page.locator("#compare-from").textContent(), new RegExp(firsts[latest]));
+    const cols = await page.locator("#compare-verdicts .cmp-verdict").evaluateAll((els) => els.map((e) => e.dataset.ticker));
+    assert.deepEqual(cols, tickers);
+    // At the left edge the asset that starts last is at 100 (its first close is the base).
+    const over = page.locator("#chart-compare .u-over");
+    const box = await over.boundingBox();
+    await page.mouse.move(box.x + 0.5, box.y + box.height / 2);
+    const legend = page.locator("#chart-compare .u-legend .u-series");
+    assert.equal((await legend.nth(0).locator(".u-value").innerText()).trim(), firsts[latest]);
+    assert.equal((await legend.nth(1 + tickers.indexOf(latest)).locator(".u-value").innerText()).trim(), "100.0");
+    await page.mouse.move(0, 0);
+    await shot(page, "compare", true);
+    await axe(page, "compare");
+    // One asset is not a comparison; an unknown ticker is named.
+    await page.goto("/compare?tickers=AAPL");
+    await page.getByText("Name at least two assets to compare.").waitFor();
+    await page.goto("/compare?tickers=AAPL,NOSUCH");
+    await page.locator("#compare-error").getByText(/NOSUCH/).waitFor();
+    // The asset page links here.
+    await page.goto("/assets/AAPL");
+    await page.locator("#price-compare").click();
+    await page.waitForURL((u) => u.pathname === "/compare" && u.searchParams.get("tickers") === "AAPL,^GSPC");
+    // On a phone nothing scrolls sideways.
+    const c = await newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const p = await c.newPage();
+    watch(p, "compare-phone");
+    await signIn(p, PREMIUM);
+    await p.goto("/compare?tickers=AAPL,MSFT");
+    await p.locator("#chart-compare canvas").waitFor({ timeout: 60_000 });
+    assert.ok(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), "no sideways scroll");
+    await c.close();
+  });
+
   test("a backtest runs and draws its equity curve", async () => {
     await page.goto("/backtest");
     await page.locator("#b-strategy option[value=zscore]").waitFor({ state: "attached" });

@@ -70,9 +70,9 @@ pub fn root_file(path: &str) -> Option<WebFile> {
 /// The application's pages (each answers `index.html`): `/`, `/login`,
 /// `/onboarding`, `/keys`, `/explore`, `/ranking`, `/backtest`,
 /// `/strategies`, `/plans`, `/glossary`, `/track-record`, `/methodology`,
-/// `/alerts` and `/assets/{ticker}`.
+/// `/alerts`, `/compare` and `/assets/{ticker}`.
 pub fn is_page(path: &str) -> bool {
-    const PAGES: [&str; 13] = [
+    const PAGES: [&str; 14] = [
         "/",
         "/login",
         "/onboarding",
@@ -86,6 +86,7 @@ pub fn is_page(path: &str) -> bool {
         "/track-record",
         "/methodology",
         "/alerts",
+        "/compare",
     ];
     let trimmed = path.trim_end_matches('/');
     PAGES.contains(&if trimmed.is_empty() { "/" } else { trimmed })
@@ -114,6 +115,7 @@ mod tests {
             "/track-record",
             "/methodology",
             "/alerts",
+            "/compare",
         ] {
             assert!(is_page(page), "{page}");
         }

@@ -118,6 +118,9 @@ function PriceChart({ a, days }: { a: Analysis; days: number[] }) {
           <input type="checkbox" id="price-log" checked={log} onChange={(e) => setLog((e.target as HTMLInputElement).checked)} /> Log scale
         </label>
         <span class="muted small">Drag across the chart to zoom; Max shows it all again.</span>
+        <a class="small" id="price-compare" href={withQuery("/compare", { tickers: a.ticker === "^GSPC" ? "^GSPC,^IXIC" : `${a.ticker},^GSPC` })}>
+          Compare with {a.ticker === "^GSPC" ? "the Nasdaq" : "the S&P 500"}
+        </a>
       </div>
       <Chart
         id="chart-price"
