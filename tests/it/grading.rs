@@ -327,6 +327,7 @@ async fn the_screener_filters_the_whole_ranking() {
         ),
         ("min_episodes=10", Box::new(|a| a.episodes.unwrap() >= 10)),
         ("currency=usd", Box::new(|a| a.currency == "USD")),
+        ("currency=&source=", Box::new(|_| true)),
         (
             "source=real&min_episodes=5&grades=A,B,C",
             Box::new(|a| {

@@ -182,9 +182,9 @@ pub struct RawScreen {
     /// whose engine reports none is left out by any value above 0).
     #[param(value_type = Option<i64>, minimum = 0, maximum = 100000)]
     pub min_episodes: Option<String>,
-    /// Keep only prices in this currency (ISO 4217, `USD`): sorting by
-    /// `current_price` then compares like with like.
-    #[param(value_type = Option<String>, pattern = "^[A-Za-z]{3}$", example = "USD")]
+    /// Keep only prices in this currency (ISO 4217, `USD`; empty: all):
+    /// sorting by `current_price` then compares like with like.
+    #[param(value_type = Option<String>, pattern = "^([A-Za-z]{3})?$", example = "USD")]
     pub currency: Option<String>,
 }
 

@@ -7919,8 +7919,8 @@ export interface operations {
                  */
                 min_episodes?: number;
                 /**
-                 * @description Keep only prices in this currency (ISO 4217, `USD`): sorting by
-                 *     `current_price` then compares like with like.
+                 * @description Keep only prices in this currency (ISO 4217, `USD`; empty: all):
+                 *     sorting by `current_price` then compares like with like.
                  * @example USD
                  */
                 currency?: string;
@@ -11891,8 +11891,8 @@ export interface operations {
                  */
                 min_episodes?: number;
                 /**
-                 * @description Keep only prices in this currency (ISO 4217, `USD`): sorting by
-                 *     `current_price` then compares like with like.
+                 * @description Keep only prices in this currency (ISO 4217, `USD`; empty: all):
+                 *     sorting by `current_price` then compares like with like.
                  * @example USD
                  */
                 currency?: string;
