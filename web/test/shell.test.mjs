@@ -165,7 +165,11 @@ describe("the app's shell", { timeout: 240_000 }, () => {
     // gold before Goldman Sachs.
     for (const [text, first] of [["bitcoin", "BTC-USD"], ["gold", "GC=F"]]) {
       await box.fill(text);
-      await page.locator("#header-search-list [role=option]").first().waitFor();
+      // The suggestions of this text, not the last one's.
+      await page.waitForFunction((q) => {
+        const o = [...document.querySelectorAll("#header-search-list [role=option]")];
+        return o.length > 0 && o.every((e) => e.textContent.toLowerCase().includes(q));
+      }, text);
       const shown = await page.locator("#header-search-list [role=option] .ticker").allTextContents();
       assert.equal(shown[0], first, `${text}: ${shown}`);
     }
