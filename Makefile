@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads bench-routes lint lint-cheap fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs smtp-sink
+.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads bench-routes lint lint-cheap fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs smtp-sink plugin-rust plugin-python python-sdk python-strategies
 
 all: build
 
@@ -150,7 +150,7 @@ run: build
 ## application in a real browser (web-test)
 # The log feeds the one-line total printed last (cargo ends on doc-test
 # summaries that count 0, which would hide how many tests ran).
-test: components web model reference smtp-sink
+test: components web model reference smtp-sink python-strategies
 	@mkdir -p target
 	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort -p matcher) \
 	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
@@ -286,17 +286,32 @@ fmt:
 	$(CARGO) fmt --all
 	cd components && $(CARGO) fmt --all
 
-## plugin: a new strategy plugin from sdk/template, e.g. `make plugin NAME=my-strategy`
-## (plugins/ is ignored by git: it holds authors' own plugins)
+## plugin: a new strategy plugin, e.g. `make plugin NAME=my-strategy`: Rust
+## from sdk/template (LANG=rust, the default), or Python from
+## sdk/python/template (LANG=python: installed, built with componentize-py
+## and its tests run once); plugins/ is ignored by git: it holds authors'
+## own plugins
+# LANG from the command line only: the environment's LANG is the locale.
+ifeq ($(origin LANG),command line)
+PLUGIN_LANG := $(LANG)
+else
+PLUGIN_LANG := rust
+endif
 plugin:
 	@name='$(NAME)'; \
 	if [ -z "$$name" ]; then \
-	  echo "usage: make plugin NAME=my-strategy" >&2; exit 2; fi; \
+	  echo "usage: make plugin NAME=my-strategy [LANG=rust|python]" >&2; exit 2; fi; \
 	if ! [[ "$$name" =~ ^[a-z][a-z0-9]*(-[a-z0-9]+)*$$ ]]; then \
 	  echo "NAME '$$name' is invalid: lower-case letters, digits and '-', starting with a letter (e.g. my-strategy)" >&2; exit 2; fi; \
+	case '$(PLUGIN_LANG)' in rust|python) ;; *) \
+	  echo "LANG '$(PLUGIN_LANG)' is not supported: rust (the default) or python" >&2; exit 2;; esac; \
 	dir="plugins/$$name"; \
 	if [ -e "$$dir" ]; then \
-	  echo "$$dir already exists; pick another NAME or remove it" >&2; exit 1; fi; \
+	  echo "$$dir already exists; pick another NAME or remove it" >&2; exit 1; fi
+	@$(MAKE) --no-print-directory plugin-$(PLUGIN_LANG) LANG=C.UTF-8
+
+plugin-rust:
+	@name='$(NAME)'; dir="plugins/$$name"; \
 	crate="$${name//-/_}"; \
 	mkdir -p plugins; \
 	cp -R sdk/template "$$dir"; \
@@ -313,6 +328,55 @@ plugin:
 	echo "  cd ../.. && mkdir -p plugins/dist && cp $$dir/target/$(WASM_TARGET)/release/$$crate.wasm plugins/dist/"; \
 	echo "  FORECAST_PLUGIN_DIR=plugins/dist make run       # then POST /api/backtest with \"strategy\": \"$$name\""; \
 	echo "Or publish it to a server you do not operate (sign, publish, run): see sdk/README.md, Quick start."
+
+# The template, its names filled in; componentize-py installed; the
+# component built; its tests run (the backtest through target/release/forecast).
+plugin-python: python-sdk
+	@name='$(NAME)'; dir="plugins/$$name"; \
+	module="$${name//-/_}"; \
+	mkdir -p plugins; \
+	cp -R sdk/python/template "$$dir"; \
+	rm -rf "$$dir/build" "$$dir/bindings"; \
+	for f in Makefile README.md src/app.py tests/test_app.py; do \
+	  sed -e "s/{{name}}/$$name/g" -e "s/{{module}}/$$module/g" "$$dir/$$f" > "$$dir/$$f.tmp"; \
+	  mv "$$dir/$$f.tmp" "$$dir/$$f"; \
+	done; \
+	$(MAKE) --no-print-directory -C "$$dir" build types; \
+	echo "Created $$dir: strategy \"$$name\" in Python (edit $$dir/src/app.py)."; \
+	echo "  the plugin: $$dir/build/$$module.wasm"; \
+	echo "Next steps:"; \
+	echo "  cd $$dir"; \
+	echo "  make test      # unit tests, then a backtest through target/release/forecast"; \
+	echo "                 # (cargo build --release --bin forecast, once)"; \
+	echo "  make build     # after each edit"; \
+	echo "Sign and publish it as a Rust one: see sdk/README.md, Python."
+
+## python-sdk: componentize-py, which builds Python strategies (pinned by
+## version and SHA-256 in sdk/python/requirements.txt, pip --require-hashes)
+## in $(PY_SDK_VENV), rebuilt only when the requirements change
+PY_SDK_VENV := target/python-sdk-venv
+python-sdk: $(PY_SDK_VENV)/.stamp
+$(PY_SDK_VENV)/.stamp: sdk/python/requirements.txt
+	rm -rf $(PY_SDK_VENV)
+	python3 -m venv $(PY_SDK_VENV)
+	$(PY_SDK_VENV)/bin/pip install --quiet --disable-pip-version-check \
+	  --require-hashes --no-deps --only-binary=:all: -r sdk/python/requirements.txt
+	@touch $@
+
+## python-strategies: the Python strategies the integration tests upload
+## (tests/it/python_strategies.rs), built with componentize-py into
+## $(PY_STRATEGIES): the `topn` example (sdk/python/examples/topn) and the
+## abuse fixture (sdk/python/tests/misbehave)
+PY_STRATEGIES := target/python-strategies
+PY_SDK_LIB    := $(wildcard sdk/python/lib/forecast_strategy/*.py)
+python-strategies: $(PY_STRATEGIES)/topn_py.wasm $(PY_STRATEGIES)/misbehave_py.wasm
+$(PY_STRATEGIES)/topn_py.wasm: sdk/python/examples/topn/app.py
+$(PY_STRATEGIES)/misbehave_py.wasm: sdk/python/tests/misbehave/app.py
+$(PY_STRATEGIES)/%.wasm: $(PY_SDK_VENV)/.stamp $(PY_SDK_LIB) wit/forecast.wit
+	@mkdir -p $(PY_STRATEGIES)
+	$(PY_SDK_VENV)/bin/componentize-py -d wit -w strategy componentize --stub-wasi \
+	  -p sdk/python/lib -p $(dir $(filter %/app.py,$^)) app -o $@.tmp
+	mv $@.tmp $@
 
 ## clean-data: forget the local SQLite database (the demo universe reloads on next run)
 clean-data:
