@@ -137,6 +137,31 @@ $(SMTP_VENV)/.stamp: tools/smtp-sink/requirements.txt
 	  --require-hashes --no-deps --only-binary=:all: -r tools/smtp-sink/requirements.txt
 	@touch $@
 
+## python-client-test: the Python client (clients/python) against a real
+## server: its tools (pytest, the model generator, the package's
+## dependencies; pinned by version and SHA-256 in
+## clients/python/requirements-dev.txt, pip --require-hashes) in
+## $(PYCLIENT_VENV), rebuilt only when the requirements change; the package
+## installed from ./clients/python; its pytest suite, which starts
+## target/release/forecast (FORECAST_BIN overrides) on a free port
+## python-client-types: regenerate clients/python/src/forecast_client/models.py
+## from web/openapi.json (after `make web-types` when the API changed)
+.PHONY: python-client-test python-client-types
+PYCLIENT_VENV := target/python-client-venv
+$(PYCLIENT_VENV)/.stamp: clients/python/requirements-dev.txt
+	rm -rf $(PYCLIENT_VENV)
+	python3 -m venv $(PYCLIENT_VENV)
+	$(PYCLIENT_VENV)/bin/pip install --quiet --disable-pip-version-check \
+	  --require-hashes --no-deps --only-binary=:all: -r clients/python/requirements-dev.txt
+	@touch $@
+python-client-test: $(PYCLIENT_VENV)/.stamp
+	$(PYCLIENT_VENV)/bin/pip install --quiet --disable-pip-version-check \
+	  --no-deps --no-build-isolation --no-index --force-reinstall ./clients/python
+	cd clients/python && FORECAST_BIN=$${FORECAST_BIN:-$(CURDIR)/target/release/forecast} \
+	  $(CURDIR)/$(PYCLIENT_VENV)/bin/python -m pytest -p no:cacheprovider
+python-client-types: $(PYCLIENT_VENV)/.stamp
+	$(PYCLIENT_VENV)/bin/python clients/python/scripts/generate_models.py
+
 ## build: components + the web application + the `forecast` binary at
 ## target/release/forecast (which embeds both)
 build: components web model reference
@@ -157,6 +182,7 @@ test: components web model reference smtp-sink python-strategies
 	  && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
 	$(MAKE) --no-print-directory web-test
+	$(MAKE) --no-print-directory python-client-test
 
 ## chromium: Debian's Chromium for the browser tests, installed when missing
 chromium:
