@@ -17,6 +17,9 @@ import pandas as pd
 
 from forecast_client import Client, ForecastAPIError
 
+pd.set_option("display.width", 160)
+pd.set_option("display.max_columns", 12)
+
 client = Client(
     os.environ.get("FORECAST_URL", "http://127.0.0.1:8080"),
     api_key=os.environ["FORECAST_API_KEY"],

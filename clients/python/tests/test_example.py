@@ -14,7 +14,9 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"
 def test_quickstart_runs(server, client):
     env = {**os.environ, "FORECAST_URL": server.base, "FORECAST_API_KEY": server.key}
     r = subprocess.run([sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=300)
+    print(r.stdout)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert not r.stderr, r.stderr
     out = r.stdout
     v = client.verdict("AAPL")
     assert f"AAPL grade {v.grade.letter} (score {v.grade.score:.1f})" in out
