@@ -123,7 +123,8 @@ class Client:
 
     def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, json: Any = None) -> Any:
         """Sends one request to `path` (e.g. `/api/assets`) and returns the
-        decoded JSON body; raises `ForecastAPIError` on an error answer."""
+        decoded JSON body (None for an empty one); raises `ForecastAPIError`
+        on an error answer."""
         url = self.base_url + path
         query = _query(params or {})
         attempt = 0
@@ -133,7 +134,7 @@ class Client:
             if limit is not None:
                 self.rate_limit = limit
             if response.is_success:
-                return response.json()
+                return response.json() if response.content else None
             wait = _retry_after(response)
             if (
                 self.wait_on_rate_limit
