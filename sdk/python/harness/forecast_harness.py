@@ -81,7 +81,10 @@ class Harness:
         env = dict(os.environ)
         env["DATABASE_URL"] = f"sqlite://{self.dir / 'forecast.db'}"
         env["FORECAST_MODULE_CACHE"] = "off"
-        env.setdefault("RUST_LOG", "warn")
+        # No background grading or alerts: they would only slow the run down.
+        env["FORECAST_GRADING"] = "off"
+        env["FORECAST_ALERTS"] = "off"
+        env.setdefault("RUST_LOG", "error")
         env.update(self.extra_env)
         return env
 
@@ -113,13 +116,16 @@ class Harness:
             self.close()
             raise RuntimeError(f"unexpected first line from forecast serve: {first!r}")
         # Keep draining stdout so the server never writes into a full pipe.
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        self._drain = threading.Thread(target=self.process.stdout.read, daemon=True)
+        self._drain.start()
         return self
 
     def close(self) -> None:
         if self.process is not None:
             self.process.terminate()
             self.process.wait(timeout=30)
+            self._drain.join(timeout=5)  # EOF once the server has exited
+            self.process.stdout.close()
             self.process = None
         shutil.rmtree(self.dir, ignore_errors=True)
 

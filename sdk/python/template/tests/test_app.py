@@ -17,7 +17,7 @@ def params(top_n: int) -> RunParams:
     """The server's defaults, `top_n` aside."""
     return RunParams(
         top_n=top_n, rebalance=Schedule.MONTHLY, return_period=90, num_segments=20,
-        decay_factor=0.95, metric=Metric.RETURN, initial_capital=100_000.0,
+        decay_factor=0.95, metric=Metric.TOTAL_RETURN, initial_capital=100_000.0,
         include_costs=True, zscore_lookback=252, zscore_entry=2.0, zscore_exit=0.0,
     )
 
