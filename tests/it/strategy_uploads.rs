@@ -261,8 +261,8 @@ async fn bad_uploads_are_refused_with_the_reason_and_store_nothing() {
             422,
             "not a loadable strategy",
         ),
-        ("application/wasm", vec![0u8; 9 << 20], 413, "8 MiB"),
-        // Under the 8 MiB limit (and over axum's default 2 MiB): checked,
+        ("application/wasm", vec![0u8; 33 << 20], 413, "32 MiB"),
+        // Under the 32 MiB limit (and over axum's default 2 MiB): checked,
         // not refused for its size.
         (
             "application/wasm",
