@@ -392,10 +392,17 @@ $(PY_SDK_VENV)/.stamp: sdk/python/requirements.txt
 ## python-strategies: the Python strategies the integration tests upload
 ## (tests/it/python_strategies.rs), built with componentize-py into
 ## $(PY_STRATEGIES): the `topn` example (sdk/python/examples/topn) and the
-## abuse fixture (sdk/python/tests/misbehave)
+## abuse fixture (sdk/python/tests/misbehave); first the Python SDK's own
+## tests (sdk/python/tests) in CPython over componentize-py's bindings
 PY_STRATEGIES := target/python-strategies
 PY_SDK_LIB    := $(wildcard sdk/python/lib/forecast_strategy/*.py)
-python-strategies: $(PY_STRATEGIES)/topn_py.wasm $(PY_STRATEGIES)/misbehave_py.wasm
+python-strategies: $(PY_STRATEGIES)/sdk-tests.ok $(PY_STRATEGIES)/topn_py.wasm $(PY_STRATEGIES)/misbehave_py.wasm
+$(PY_STRATEGIES)/sdk-tests.ok: $(PY_SDK_VENV)/.stamp $(PY_SDK_LIB) sdk/python/tests/test_forecast_strategy.py wit/forecast.wit
+	rm -rf $(PY_STRATEGIES)/bindings
+	$(PY_SDK_VENV)/bin/componentize-py -d wit -w strategy bindings $(PY_STRATEGIES)/bindings
+	PYTHONPATH=$(PY_STRATEGIES)/bindings:sdk/python/lib PYTHONDONTWRITEBYTECODE=1 \
+	  $(PY_SDK_VENV)/bin/python -m unittest discover -s sdk/python/tests -p 'test_*.py'
+	@touch $@
 $(PY_STRATEGIES)/topn_py.wasm: sdk/python/examples/topn/app.py
 $(PY_STRATEGIES)/misbehave_py.wasm: sdk/python/tests/misbehave/app.py
 $(PY_STRATEGIES)/%.wasm: $(PY_SDK_VENV)/.stamp $(PY_SDK_LIB) wit/forecast.wit
