@@ -215,12 +215,13 @@ web-test: build chromium
 bench-web: build chromium
 	cd web && FORECAST_BIN=$(CURDIR)/target/release/forecast node test/bench-load.mjs
 
-## web-types: the OpenAPI snapshot the web app's types come from
+## web-types: the OpenAPI snapshot the web app's (and the Python client's) types come from
 ## (web/openapi.json, checked by the `web` integration test) and the types
 web-types: web/node_modules/.ci-stamp
 	FORECAST_WRITE_OPENAPI=1 $(CARGO) test --release --test it -- --exact web::the_web_apps_openapi_snapshot_is_current
 	node -e 'const fs = require("fs"), f = "web/openapi.json"; fs.writeFileSync(f, JSON.stringify(JSON.parse(fs.readFileSync(f, "utf8")), null, 2) + "\n")'
 	cd web && npm run gen:types
+	$(MAKE) --no-print-directory python-client-types
 
 ## config-docs: docs/CONFIG.md, every setting and variable, from the
 ## declaration in host/src/config.rs (`forecast config --markdown`; a test

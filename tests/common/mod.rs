@@ -441,6 +441,27 @@ impl<'a> Browser<'a> {
     }
 }
 
+impl Browser<'_> {
+    /// A GET's status, `content-disposition` and body as text (a download).
+    pub async fn download(&self, path: &str) -> (u16, String, String) {
+        let r = self
+            .server
+            .client()
+            .get(self.server.url(path))
+            .header(reqwest::header::COOKIE, &self.cookie)
+            .send()
+            .await
+            .unwrap();
+        let cd = r
+            .headers()
+            .get(reqwest::header::CONTENT_DISPOSITION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        (r.status().as_u16(), cd, r.text().await.unwrap())
+    }
+}
+
 /// Asserts an error response: the status and a `{detail}` string that
 /// contains every needle.
 pub fn assert_error(got: &(u16, serde_json::Value), status: u16, needles: &[&str]) {

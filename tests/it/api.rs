@@ -445,6 +445,16 @@ async fn bucket_quantiles_are_all_outcomes_and_max_points_thins_only_the_series(
     // max_points: the same answer but the series, thinned to real rows.
     let (_, full) = s.get("/api/analysis/%5EGSPC").await;
     assert_eq!(full["metadata"]["from_cache"], true);
+    // The cached answer is the live one, to the last digit (floats read
+    // back from the cache round-trip exactly).
+    for key in [
+        "time_series",
+        "segments",
+        "current_state",
+        "return_distribution",
+    ] {
+        assert_eq!(full[key], again[key], "{key}: cached vs live");
+    }
     let rows = full["time_series"]["dates"].as_array().unwrap().len();
     assert_eq!(rows, 16_607);
     let full_bytes = serde_json::to_vec(&full).unwrap().len();
@@ -541,6 +551,76 @@ async fn bucket_quantiles_are_all_outcomes_and_max_points_thins_only_the_series(
                 .await,
             400,
             &["max_points", "between 100 and 20000"],
+        );
+    }
+    zoomed_windows_are_every_row_of_the_window(&s, &full).await;
+}
+
+/// `draw_from`/`draw_to`: the rows of the window only, every one of them
+/// up to `max_points`, the statistics unchanged (a zoomed chart).
+async fn zoomed_windows_are_every_row_of_the_window(s: &Server, full: &Value) {
+    let full: forecast_api::analysis::AnalysisResponse =
+        serde_json::from_value(full.clone()).unwrap();
+    let day = |d: &str| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap();
+    let (from, to) = (day("2008-01-01"), day("2009-12-31"));
+    let inside: Vec<usize> = (0..full.time_series.dates.len())
+        .filter(|&i| (from..=to).contains(&full.time_series.dates[i]))
+        .collect();
+    assert!(inside.len() > 450, "{}", inside.len());
+    let (status, body) = s
+        .get("/api/analysis/%5EGSPC?draw_from=2008-01-01&draw_to=2009-12-31&max_points=1500")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let zoomed: forecast_api::analysis::AnalysisResponse = serde_json::from_value(body).unwrap();
+    let drawn = zoomed.metadata.drawn.expect("the window is recorded");
+    assert_eq!((drawn.from, drawn.to), (Some(from), Some(to)));
+    assert_eq!(drawn.rows as usize, inside.len());
+    assert_eq!(
+        zoomed.time_series.dates,
+        inside
+            .iter()
+            .map(|&i| full.time_series.dates[i])
+            .collect::<Vec<_>>(),
+        "every row of the window, under the budget"
+    );
+    assert_eq!(
+        zoomed.time_series.drawdowns,
+        inside
+            .iter()
+            .map(|&i| full.time_series.drawdowns[i])
+            .collect::<Vec<_>>(),
+        "drawdowns from the whole history's peaks"
+    );
+    assert_eq!(zoomed.segments, full.segments);
+    assert_eq!(zoomed.current_state, full.current_state);
+    assert_eq!(
+        zoomed.metadata.time_series_rows,
+        full.metadata.time_series_rows
+    );
+    // A wider window than the budget is thinned within the window.
+    let (_, body) = s
+        .get("/api/analysis/%5EGSPC?draw_from=1970-01-01&max_points=100")
+        .await;
+    let wide: forecast_api::analysis::AnalysisResponse = serde_json::from_value(body).unwrap();
+    assert!(wide.time_series.dates.len() <= 100);
+    assert!(wide.time_series.dates[0] >= day("1970-01-01"));
+    assert_eq!(
+        *wide.time_series.dates.last().unwrap(),
+        *full.time_series.dates.last().unwrap()
+    );
+    assert!(full.metadata.drawn.is_none(), "null without a window");
+    for (query, needles) in [
+        ("draw_from=2009-13-01", &["draw_from", "YYYY-MM-DD"][..]),
+        ("draw_to=yesterday", &["draw_to", "YYYY-MM-DD"][..]),
+        (
+            "draw_from=2010-01-01&draw_to=2009-01-01",
+            &["draw_from (2010-01-01) is after draw_to (2009-01-01)"][..],
+        ),
+    ] {
+        assert_error(
+            &s.get(&format!("/api/analysis/%5EGSPC?{query}")).await,
+            400,
+            needles,
         );
     }
 }

@@ -125,8 +125,8 @@ async fn a_backtest_answers_the_spec_response_and_costs_five_requests() {
     }
     assert_eq!(b["metrics"]["total_trades"], trades.len());
     let benchmarks = b["benchmarks"].as_object().unwrap();
-    assert_eq!(benchmarks.len(), 2);
-    for name in ["equal_weight_buy_hold", "equal_weight_rebalanced"] {
+    assert_eq!(benchmarks.len(), 3, "the two baskets and ^GSPC by default");
+    for name in ["equal_weight_buy_hold", "equal_weight_rebalanced", "^GSPC"] {
         let bm = &benchmarks[name];
         let dates = bm["dates"].as_array().unwrap();
         assert_eq!(dates.len(), curve.len(), "{name}");
@@ -407,8 +407,17 @@ fn risk_equals_an_independent_computation(b: &Value, curve: &[f64], p: f64) {
     );
     assert!(f(&m["turnover"]) > 0.0);
     assert!(m["longest_drawdown_days"].as_i64().unwrap() > 0);
-    // Against each benchmark.
-    for name in ["equal_weight_buy_hold", "equal_weight_rebalanced"] {
+    // Against each benchmark (^GSPC's prices end in 2015: in the crypto
+    // window it is left out).
+    let names: Vec<String> = b["benchmarks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(names.len(), if p == 252.0 { 3 } else { 2 }, "{names:?}");
+    for name in &names {
+        let name = name.as_str();
         let bench: Vec<f64> = b["benchmarks"][name]["equity"]
             .as_array()
             .unwrap()
@@ -704,4 +713,107 @@ fn a_plugin_folder_with_a_broken_file_stops_the_start_naming_it() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("broken.wasm"), "{err}");
+}
+
+/// Benchmarks by ticker: each held from its last close on or before the
+/// first day (the stored prices say what its curve must be), ^GSPC by
+/// default, none with `[]`, one that starts too late named as left out,
+/// and every bad list refused before any work.
+#[tokio::test]
+async fn benchmarks_chosen_by_ticker_are_held_from_the_first_day() {
+    let s = Server::app().await;
+    let base = json!({"tickers": ["^IXIC", "^DJI", "^NDX"], "top_n": 1,
+                      "start_date": "2012-01-01", "end_date": "2014-12-31"});
+    let with = |extra: Value| {
+        let mut b = base.clone();
+        b.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        b
+    };
+    let r: forecast_api::backtest::BacktestResponse =
+        serde_json::from_value(ok(&s, with(json!({"benchmarks": ["^GSPC", "^FTSE"]}))).await)
+            .unwrap();
+    for ticker in ["^GSPC", "^FTSE"] {
+        let (_, a) = s
+            .get(&format!("/api/analysis/{}", ticker.replace('^', "%5E")))
+            .await;
+        let a: forecast_api::analysis::AnalysisResponse = serde_json::from_value(a).unwrap();
+        let close_on = |d: chrono::NaiveDate| {
+            let i = a.time_series.dates.partition_point(|&x| x <= d);
+            a.time_series.prices[i - 1]
+        };
+        let first = close_on(r.equity_curve[0].date);
+        let bench = &r.benchmarks[ticker];
+        assert_eq!(bench.dates.len(), r.equity_curve.len());
+        for (p, (&d, &e)) in r
+            .equity_curve
+            .iter()
+            .zip(bench.dates.iter().zip(&bench.equity))
+        {
+            assert_eq!(p.date, d);
+            assert!(
+                close(e, 100_000.0 * close_on(d) / first),
+                "{ticker} {d}: {e}"
+            );
+        }
+        let rel = &r.metrics.relative[ticker];
+        assert!(
+            rel.beta.is_some() && rel.tracking_error.is_some(),
+            "{ticker}: {rel:?}"
+        );
+    }
+    assert!(r.metadata.benchmarks_left_out.is_empty());
+    assert_eq!(r.benchmarks.len(), 4);
+
+    let none: forecast_api::backtest::BacktestResponse =
+        serde_json::from_value(ok(&s, with(json!({"benchmarks": []}))).await).unwrap();
+    let names: Vec<&String> = none.benchmarks.keys().collect();
+    assert_eq!(names, ["equal_weight_buy_hold", "equal_weight_rebalanced"]);
+    assert_eq!(
+        none.equity_curve, r.equity_curve,
+        "the run itself is the same"
+    );
+
+    // A benchmark whose prices start after the window's first day.
+    let late = ok(
+        &s,
+        json!({"tickers": ["^GSPC", "^DJI"], "top_n": 1, "start_date": "1995-01-01",
+                             "end_date": "1999-12-31", "benchmarks": ["BTC-USD", "^DJI"]}),
+    )
+    .await;
+    assert_eq!(late["metadata"]["benchmarks_left_out"], json!(["BTC-USD"]));
+    assert!(late["benchmarks"].get("BTC-USD").is_none());
+    assert!(late["benchmarks"]["^DJI"].is_object());
+    // And one whose prices ended before the window (^GSPC's end in 2015):
+    // left out by default too, not drawn as a flat line.
+    let ended = ok(
+        &s,
+        json!({"tickers": ["BTC-USD", "ETH-USD"], "top_n": 1,
+               "start_date": "2021-01-01", "end_date": "2022-12-31"}),
+    )
+    .await;
+    assert_eq!(ended["metadata"]["benchmarks_left_out"], json!(["^GSPC"]));
+
+    for (benchmarks, needles) in [
+        (
+            json!(["NOPE"]),
+            &["benchmarks: unknown or inactive ticker 'NOPE'"][..],
+        ),
+        (
+            json!(["^GSPC", "^GSPC"]),
+            &["benchmarks names '^GSPC' twice"][..],
+        ),
+        (
+            json!(["^GSPC", "^DJI", "^IXIC", "^NDX"]),
+            &["benchmarks may name at most 3"][..],
+        ),
+        (
+            json!([""]),
+            &["benchmarks must not hold an empty ticker"][..],
+        ),
+    ] {
+        let a = post(&s, with(json!({ "benchmarks": benchmarks }))).await;
+        assert_error(&(a.status, a.body), 400, needles);
+    }
 }

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{assert_error, test_key, Server};
+use common::{assert_error, cli_ok, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
 use serde_json::{json, Value};
 
 /// The status, content type, disposition and body of a request.
@@ -71,7 +71,8 @@ async fn a_backtests_tables_are_its_json_as_csv() {
             "date",
             "equity",
             "equal_weight_buy_hold",
-            "equal_weight_rebalanced"
+            "equal_weight_rebalanced",
+            "^GSPC"
         ]
     );
     let curve = json["equity_curve"].as_array().unwrap();
@@ -233,4 +234,110 @@ async fn the_openapi_document_lists_the_exports() {
             "{path}: {names:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn the_watchlist_exports_its_graded_rows_to_premium_and_its_assets_to_free() {
+    let (db, _) = crate::grading::sqlite_small().await;
+    let url = common::sqlite_url(&db);
+    let (ok, _, stderr) = crate::grading::grade(&url, &[]);
+    assert!(ok, "{stderr}");
+    // Active after the run: on the watchlist, but not graded yet.
+    crate::grading::exec_and_count(
+        &url,
+        "UPDATE assets SET is_active = TRUE WHERE ticker = 'MSFT'",
+        "SELECT COUNT(*) FROM assets WHERE ticker = 'MSFT' AND is_active",
+    )
+    .await;
+    let s = Server::app_with(db, &[]).await;
+    let (_, json) = s.get_as("/api/ranking?limit=100", Some(test_key())).await;
+    let ranking: forecast_api::ranking::RankingResponse = serde_json::from_value(json).unwrap();
+    let row = |t: &str| {
+        ranking
+            .ranked_assets
+            .iter()
+            .find(|a| a.ticker == t)
+            .unwrap()
+    };
+    let list = json!({ "tickers": ["AAPL", "MSFT", "^GSPC"] });
+
+    let b = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
+    assert_eq!(
+        b.send(reqwest::Method::PUT, "/web/watchlist", Some(list.clone()))
+            .await
+            .0,
+        200
+    );
+    let (status, cd, csv) = b.download("/web/watchlist?format=csv").await;
+    assert_eq!(status, 200, "{csv}");
+    assert_eq!(cd, "attachment; filename=\"watchlist-assets.csv\"");
+    let t = rows(&csv);
+    assert_eq!(
+        t[0][0..6],
+        [
+            "ticker",
+            "name",
+            "category",
+            "data_source",
+            "currency",
+            "grade"
+        ]
+    );
+    let tickers: Vec<&str> = t[1..].iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(tickers, ["AAPL", "MSFT", "^GSPC"], "the order chosen");
+    for (line, ticker) in [(1, "AAPL"), (3, "^GSPC")] {
+        let (r, a) = (&t[line], row(ticker));
+        assert_eq!(r[3], "real");
+        assert_eq!(r[5], a.grade);
+        close(&r[6], &json!(a.score));
+        close(&r[8], &json!(a.current_price));
+        assert_eq!(r[9], a.last_price_date.to_string());
+        close(&r[11], &json!(a.median_return));
+    }
+    assert!(
+        t[2][5..].iter().all(String::is_empty),
+        "MSFT was not graded: {:?}",
+        t[2]
+    );
+    assert!(!t[2][1].is_empty(), "but it is named");
+    // JSON stays the default; a bad format is named.
+    assert_eq!(
+        b.send(reqwest::Method::GET, "/web/watchlist", None).await.1["tickers"][0]["ticker"],
+        "AAPL"
+    );
+    let (status, _, body) = b.download("/web/watchlist?format=xlsx").await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("format must be json or csv"), "{body}");
+
+    // A Free account: its assets, no graded figures (its page shows none).
+    cli_ok(
+        &s.db,
+        &[
+            "user",
+            "add",
+            "--email",
+            "free@example.com",
+            "--tier",
+            "free",
+            "--password-stdin",
+        ],
+        "free password\n",
+    );
+    let free = Browser::login(&s, "free@example.com", "free password").await;
+    assert_eq!(
+        free.send(reqwest::Method::PUT, "/web/watchlist", Some(list))
+            .await
+            .0,
+        200
+    );
+    let (status, _, csv) = free.download("/web/watchlist?format=csv").await;
+    assert_eq!(status, 200, "{csv}");
+    let t = rows(&csv);
+    assert_eq!(t.len(), 4);
+    assert!(
+        t[1..]
+            .iter()
+            .all(|r| !r[1].is_empty() && r[5..].iter().all(String::is_empty)),
+        "{t:?}"
+    );
 }

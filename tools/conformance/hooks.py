@@ -10,11 +10,12 @@ The rules depend on data (which assets exist, their histories, which
 strategies are loaded), so the hooks read them from the server under test
 once, with the same Bearer key the run uses:
 
-* analysis, verdict and backtest: `start_date` on or before `end_date`;
+* analysis, verdict and backtest: `start_date` on or before `end_date`
+  (and the analysis's `draw_from` on or before `draw_to`);
 * analysis and verdict: an asset with at least 300 price rows, and 300 of
   them inside the window (else 422);
 * watchlist: `tickers` known active assets;
-* backtest and its Monte Carlo: `tickers` known active assets; `strategy` one of
+* backtest and its Monte Carlo: `tickers` and `benchmarks` known active assets; `strategy` one of
   `GET /api/strategies`; the window must contain a tradeable asset (300
   rows of history by `end_date` and a price inside the window) and
   `top_n` be at most the number of such assets (half of it for
@@ -164,11 +165,11 @@ class _Universe:
 UNIVERSE = _Universe()
 
 
-def _order_dates(container: dict) -> None:
-    """`start_date` on or before `end_date` when both are given."""
-    start, end = _date(container.get("start_date")), _date(container.get("end_date"))
+def _order_dates(container: dict, first: str = "start_date", last: str = "end_date") -> None:
+    """`first` on or before `last` when both are given."""
+    start, end = _date(container.get(first)), _date(container.get(last))
     if start and end and start > end:
-        container["start_date"], container["end_date"] = container["end_date"], container["start_date"]
+        container[first], container[last] = container[last], container[first]
 
 
 # The web application's twins of the data routes (`/web/api/…`, same
@@ -198,6 +199,7 @@ def analysis_window(ctx, case):
         return case
     query = case.query
     _order_dates(query)
+    _order_dates(query, "draw_from", "draw_to")
     days = UNIVERSE.load().dates.get(_ticker(case))
     if not days:
         return case
@@ -258,6 +260,17 @@ def backtest_runtime_rules(ctx, case):
             free.remove(choice)
             mapped.append(choice)
         body["tickers"] = mapped
+
+    benchmarks = body.get("benchmarks")
+    if benchmarks is not None:
+        # Known active tickers, each once, as the universe's.
+        free = list(u.tickers)
+        mapped = []
+        for t in benchmarks[: len(free)]:
+            choice = t if t in free else _pick(t, free)
+            free.remove(choice)
+            mapped.append(choice)
+        body["benchmarks"] = mapped
 
     _order_dates(body)
     members = u.members(body)

@@ -91,12 +91,35 @@ pub struct RawDrawingQuery {
     /// thinning. Unset: every row.
     #[param(value_type = Option<i64>, minimum = 100, maximum = 20000)]
     max_points: Option<String>,
+    /// Send only the `time_series` rows dated on or after this day
+    /// (YYYY-MM-DD), then thin those to `max_points`: a zoomed chart's
+    /// window at full resolution. Every statistic is still computed on all
+    /// rows, as without it. Unset: from the first row.
+    #[param(value_type = Option<String>, format = Date)]
+    draw_from: Option<String>,
+    /// Send only the `time_series` rows dated on or before this day
+    /// (YYYY-MM-DD; on or after `draw_from`). Unset: to the last row.
+    #[param(value_type = Option<String>, format = Date)]
+    draw_to: Option<String>,
+}
+
+/// What of `time_series` to send: a date window, thinned to a row budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Drawing {
+    /// The row budget (`None`: every row of the window).
+    pub max_points: Option<u32>,
+    /// The window's first day (`None`: the first row).
+    pub from: Option<NaiveDate>,
+    /// The window's last day (`None`: the last row).
+    pub to: Option<NaiveDate>,
 }
 
 impl RawDrawingQuery {
-    /// The row budget (`None`: every row), or why it is refused.
-    pub fn validate(&self) -> Result<Option<u32>, Invalid> {
-        self.max_points
+    /// The drawing asked for, or why it is refused (the error names the
+    /// parameter).
+    pub fn validate(&self) -> Result<Drawing, Invalid> {
+        let max_points = self
+            .max_points
             .as_deref()
             .map(|raw| {
                 parse_int(
@@ -108,7 +131,35 @@ impl RawDrawingQuery {
                 )
                 .map_err(Invalid::from)
             })
-            .transpose()
+            .transpose()?;
+        let day = |name: &str, raw: &Option<String>| -> Result<Option<NaiveDate>, Invalid> {
+            raw.as_deref()
+                .map(|r| {
+                    NaiveDate::parse_from_str(r.trim(), "%Y-%m-%d").map_err(|_| {
+                        Invalid::from(format!(
+                            "{name} must be a date YYYY-MM-DD (got '{}')",
+                            crate::quote(r)
+                        ))
+                    })
+                })
+                .transpose()
+        };
+        let (from, to) = (
+            day("draw_from", &self.draw_from)?,
+            day("draw_to", &self.draw_to)?,
+        );
+        if let (Some(f), Some(t)) = (from, to) {
+            if f > t {
+                return Err(Invalid::from(format!(
+                    "draw_from ({f}) is after draw_to ({t})"
+                )));
+            }
+        }
+        Ok(Drawing {
+            max_points,
+            from,
+            to,
+        })
     }
 }
 
@@ -416,6 +467,23 @@ pub struct AnalysisMetadata {
     #[serde(default)]
     #[schema(required = true, minimum = 100, maximum = 20000)]
     pub max_points: Option<u32>,
+    /// With `draw_from` or `draw_to`: the window asked for and how many of
+    /// the `time_series_rows` rows fall in it (before thinning); null
+    /// without them.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub drawn: Option<DrawnWindow>,
+}
+
+/// The window of `time_series` an answer sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DrawnWindow {
+    /// `draw_from` (null: from the first row).
+    pub from: Option<NaiveDate>,
+    /// `draw_to` (null: to the last row).
+    pub to: Option<NaiveDate>,
+    /// Rows of the window before thinning.
+    pub rows: u32,
 }
 
 /// The spec's AnalysisResponse.
@@ -569,10 +637,10 @@ mod tests {
     #[test]
     fn max_points_is_bounded_and_named() {
         let drawing = |q: &str| serde_urlencoded::from_str::<RawDrawingQuery>(q).unwrap();
-        assert_eq!(drawing("").validate().unwrap(), None);
+        assert_eq!(drawing("").validate().unwrap(), Drawing::default());
         assert_eq!(
             drawing("return_period=30").validate().unwrap(),
-            None,
+            Drawing::default(),
             "the analysis parameters are not its business"
         );
         for (raw, n) in [
@@ -582,7 +650,10 @@ mod tests {
             ("500.0", 500),
         ] {
             assert_eq!(
-                drawing(&format!("max_points={raw}")).validate().unwrap(),
+                drawing(&format!("max_points={raw}"))
+                    .validate()
+                    .unwrap()
+                    .max_points,
                 Some(n)
             );
         }

@@ -16,6 +16,13 @@ pub const DEFAULT_STRATEGY: &str = "topn";
 pub const DEFAULT_YEARS: u32 = 10;
 /// Most tickers one request may name.
 pub const MAX_TICKERS: usize = 3_000;
+
+/// Most benchmarks a request may name by ticker.
+pub const MAX_BENCHMARKS: usize = 3;
+
+/// The benchmark a run gets without `benchmarks`, where its prices cover
+/// the window.
+pub const DEFAULT_BENCHMARK: &str = "^GSPC";
 /// Most trades one response body carries: the first ones in date order
 /// (`metadata.trades_total` counts them all, `metadata.trades_truncated`
 /// says when some were left out). A daily long-short of 2 × 500 positions
@@ -46,6 +53,19 @@ pub struct BacktestRequest {
     /// Assets to trade (known, active tickers, each once); wins over `category`.
     #[schema(schema_with = tickers_schema)]
     pub tickers: Option<Vec<String>>,
+    /// Benchmarks by ticker (known, active assets, each once, at most 3),
+    /// beside the two equal-weight baskets: each is bought with the
+    /// initial capital at its last close on or before the window's first
+    /// day and held, without costs; its curve is in `benchmarks` and its
+    /// figures in `metrics.relative`, under its ticker. Default: `^GSPC`
+    /// when its prices cover the window; `[]` for none. One without a price
+    /// on or before the window's first day, or without one after it inside
+    /// the window, is left out and named in `metadata.benchmarks_left_out`
+    /// (a history that ends inside the window is held flat after its last
+    /// close). Sweeps and walk-forward runs take
+    /// the field and ignore it.
+    #[schema(schema_with = benchmarks_schema)]
+    pub benchmarks: Option<Vec<String>>,
     /// Trade one category's active assets.
     #[schema(value_type = Option<Category>)]
     pub category: Option<String>,
@@ -94,6 +114,23 @@ pub struct BacktestRequest {
     /// z-score exit threshold.
     #[schema(minimum = -10.0, maximum = 10.0, default = 0.0)]
     pub zscore_exit: Option<f64>,
+}
+
+/// `benchmarks`: 0 to [`MAX_BENCHMARKS`] distinct non-empty symbols.
+fn benchmarks_schema() -> utoipa::openapi::schema::Array {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
+    ArrayBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(64))
+                .examples(["^GSPC"]),
+        )
+        .max_items(Some(MAX_BENCHMARKS))
+        .unique_items(true)
+        .build()
 }
 
 /// `tickers`: 1 to [`MAX_TICKERS`] distinct non-empty symbols.
@@ -152,6 +189,9 @@ pub struct ValidRequest {
     pub params: bt::RunParams,
     /// The engine metric, as named on the wire.
     pub metric: Metric,
+    /// Benchmarks by ticker (`None`: [`DEFAULT_BENCHMARK`] where it
+    /// covers the window).
+    pub benchmarks: Option<Vec<String>>,
 }
 
 /// An integer field as `u32`, its default when absent (bounds are checked
@@ -177,6 +217,33 @@ fn date(name: &str, raw: &Option<String>) -> Result<Option<NaiveDate>, String> {
 }
 
 impl BacktestRequest {
+    /// `benchmarks`, checked: at most [`MAX_BENCHMARKS`] distinct
+    /// non-empty tickers.
+    fn valid_benchmarks(&self) -> Result<Option<Vec<String>>, Invalid> {
+        let Some(list) = &self.benchmarks else {
+            return Ok(None);
+        };
+        if list.len() > MAX_BENCHMARKS {
+            return Err(Invalid::from(format!(
+                "benchmarks may name at most {MAX_BENCHMARKS} assets (got {})",
+                list.len()
+            )));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for t in list {
+            if t.trim().is_empty() {
+                return Err("benchmarks must not hold an empty ticker".into());
+            }
+            if !seen.insert(t.as_str()) {
+                return Err(Invalid::from(format!(
+                    "benchmarks names '{}' twice",
+                    crate::quote(t)
+                )));
+            }
+        }
+        Ok(Some(list.clone()))
+    }
+
     /// Checks every field that can be checked without data; the error
     /// names the field and what it accepts.
     pub fn validate(&self) -> Result<ValidRequest, Invalid> {
@@ -271,6 +338,7 @@ impl BacktestRequest {
             end_date,
             params,
             metric,
+            benchmarks: self.valid_benchmarks()?,
         })
     }
 }
@@ -434,6 +502,11 @@ pub struct BacktestMetadata {
     /// not counted here).
     #[serde(default)]
     pub plugin_usage: Vec<PluginUsage>,
+    /// Benchmarks asked for by ticker (or the default one) without a price
+    /// on or before the window's first day or without one after it inside
+    /// the window, so they are not in `benchmarks`.
+    #[serde(default)]
+    pub benchmarks_left_out: Vec<String>,
 }
 
 /// What one plugin used in a run.

@@ -62,7 +62,7 @@ async fn full(
 ) -> Result<Response, ApiError> {
     let want = Want::of::<AnalysisResponse>(&headers, &export)?;
     let q = raw.validate()?;
-    let max_points = drawing.validate()?;
+    let drawing = drawing.validate()?;
     let mut answer = state.analysis.analyse(&ticker, &q, &user.id).await?;
     state.analysis.maybe_shadow(&ticker, &q);
     // The verdict's forecast (from the graded snapshot for the defaults):
@@ -74,7 +74,7 @@ async fn full(
             None
         }
     };
-    forecast_services::analysis::thin_for_drawing(&mut answer, max_points);
+    forecast_services::analysis::thin_for_drawing(&mut answer, drawing);
     want.respond(answer)
 }
 

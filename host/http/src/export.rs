@@ -35,7 +35,7 @@ pub struct ExportQuery {
 /// The exportable routes (their `/web` twins too), their tables (the
 /// default first) and whether `format=html` answers a tear sheet: what the
 /// OpenAPI document lists.
-pub const EXPORTS: [(&str, &[&str], bool); 7] = [
+pub const EXPORTS: [(&str, &[&str], bool); 8] = [
     ("/api/backtest", BacktestResponse::TABLES, true),
     (
         "/api/backtest/monte-carlo",
@@ -55,6 +55,7 @@ pub const EXPORTS: [(&str, &[&str], bool); 7] = [
         TrackRecordResponse::TABLES,
         false,
     ),
+    ("/watchlist", WatchlistTable::TABLES, false),
 ];
 
 /// Whether the request asks for the HTML tear sheet (`format=html`, on
@@ -211,7 +212,9 @@ impl Tables for BacktestResponse {
     fn write(&self, table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
         match table {
             "equity" => {
-                let names: Vec<&String> = self.benchmarks.keys().collect();
+                // The two baskets first, then the benchmarks chosen by ticker.
+                let mut names: Vec<&String> = self.benchmarks.keys().collect();
+                names.sort_by_key(|n| !n.starts_with("equal_weight_"));
                 let mut header = vec!["date".to_string(), "equity".to_string()];
                 header.extend(names.iter().map(|n| n.to_string()));
                 w.write_record(&header)?;
@@ -452,6 +455,64 @@ impl Tables for RankingResponse {
                 "forecast_method",
                 "forecast_thin",
                 "episodes",
+            ])?;
+        }
+        Ok(())
+    }
+}
+
+/// The watchlist with each asset's graded row (the ranking's default
+/// horizon and metric), `None` where there is none to show: not graded,
+/// or an account without Premium (whose page shows no verdicts either).
+#[derive(Serialize)]
+pub struct WatchlistTable {
+    /// The watchlist in the order chosen.
+    pub items: Vec<forecast_api::accounts::WatchlistItem>,
+    /// Each item's graded row, by position.
+    pub graded: Vec<Option<forecast_api::ranking::RankedAsset>>,
+}
+
+impl Tables for WatchlistTable {
+    const NAME: &'static str = "watchlist";
+    const TABLES: &'static [&'static str] = &["assets"];
+    fn write(&self, _table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
+        w.write_record([
+            "ticker",
+            "name",
+            "category",
+            "data_source",
+            "currency",
+            "grade",
+            "score",
+            "expected_return",
+            "current_price",
+            "last_price_date",
+            "current_drawdown",
+            "median_return",
+            "win_rate",
+            "episodes",
+        ])?;
+        for (i, item) in self.items.iter().enumerate() {
+            let g = self.graded.get(i).and_then(Option::as_ref);
+            let category = serde_json::to_value(item.category).map(|v| scalar(&v));
+            let source = serde_json::to_value(item.data_source).map(|v| scalar(&v));
+            w.write_record([
+                item.ticker.clone(),
+                item.name.clone(),
+                category.unwrap_or_default(),
+                source.unwrap_or_default(),
+                item.currency.clone(),
+                g.map(|g| g.grade.clone()).unwrap_or_default(),
+                num(g.map(|g| g.score)),
+                num(g.map(|g| g.expected_return)),
+                num(g.map(|g| g.current_price)),
+                g.map(|g| g.last_price_date.to_string()).unwrap_or_default(),
+                num(g.map(|g| g.current_drawdown)),
+                num(g.map(|g| g.median_return)),
+                num(g.map(|g| g.win_rate)),
+                g.and_then(|g| g.episodes)
+                    .map(|e| e.to_string())
+                    .unwrap_or_default(),
             ])?;
         }
         Ok(())

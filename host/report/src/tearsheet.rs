@@ -1540,6 +1540,7 @@ mod tests {
                 unusable_assets_count: 0,
                 unusable_assets: Vec::new(),
                 plugin_usage: Vec::new(),
+                benchmarks_left_out: Vec::new(),
             },
         }
     }

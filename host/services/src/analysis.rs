@@ -18,8 +18,8 @@ use forecast_plugins::segmentation::{self as seg, AnalysisParams, EngineError};
 use forecast_store::{AssetStore, CacheStore, PluginRegistry};
 
 pub use forecast_api::analysis::{
-    AnalysisMetadata, AnalysisQuery, AnalysisResponse, CurrentStateBody, DistributionBody,
-    Quantiles, ScatterBody, SegmentBody, SegmentPathsBody, Signals, TimeSeriesBody,
+    AnalysisMetadata, AnalysisQuery, AnalysisResponse, CurrentStateBody, DistributionBody, Drawing,
+    DrawnWindow, Quantiles, ScatterBody, SegmentBody, SegmentPathsBody, Signals, TimeSeriesBody,
 };
 pub use forecast_domain::defaults::{GRADED_RETURN_PERIODS as CACHED_RETURN_PERIODS, MIN_ROWS};
 
@@ -197,6 +197,7 @@ fn shape(
             last_price_date: last_price_date(asset, window),
             time_series_rows: window.len() as u32,
             max_points: None,
+            drawn: None,
         },
         forecast: None,
         typical_max_drawdown: a.typical_max_drawdown,
@@ -325,31 +326,53 @@ fn pick<T: Clone>(v: &[T], rows: &[usize]) -> Vec<T> {
     rows.iter().filter_map(|&i| v.get(i).cloned()).collect()
 }
 
-/// Readies an answer for drawing: records `max_points` in the metadata and,
-/// with it, thins every per-row array of `time_series` to the same
-/// [`drawing_rows`]. Nothing else changes: every statistic was computed on
+/// Readies an answer for drawing: keeps the rows of `time_series` inside
+/// the drawing's date window (recorded in `metadata.drawn`), records
+/// `max_points` in the metadata and, with it, thins every per-row array to
+/// the same [`drawing_rows`]. Nothing else changes: every statistic was computed on
 /// all rows, and `metadata.time_series_rows` keeps their count.
-pub fn thin_for_drawing(response: &mut AnalysisResponse, max_points: Option<u32>) {
-    response.metadata.max_points = max_points;
-    let Some(max) = max_points else {
+pub fn thin_for_drawing(response: &mut AnalysisResponse, drawing: Drawing) {
+    response.metadata.max_points = drawing.max_points;
+    let t = &mut response.time_series;
+    if drawing.from.is_some() || drawing.to.is_some() {
+        let lo = drawing
+            .from
+            .map_or(0, |f| t.dates.partition_point(|d| *d < f));
+        let hi = drawing
+            .to
+            .map_or(t.dates.len(), |to| t.dates.partition_point(|d| *d <= to))
+            .max(lo);
+        let rows: Vec<usize> = (lo..hi).collect();
+        select_rows(t, &rows);
+        response.metadata.drawn = Some(DrawnWindow {
+            from: drawing.from,
+            to: drawing.to,
+            rows: (hi - lo) as u32,
+        });
+    }
+    let Some(max) = drawing.max_points else {
         return;
     };
-    let t = &mut response.time_series;
     if t.dates.len() <= max as usize {
         return;
     }
     let rows = drawing_rows(&t.prices, &t.drawdowns, max as usize);
-    t.dates = pick(&t.dates, &rows);
-    t.prices = pick(&t.prices, &rows);
-    t.drawdowns = pick(&t.drawdowns, &rows);
-    t.expected_returns = pick(&t.expected_returns, &rows);
-    t.prediction_errors = pick(&t.prediction_errors, &rows);
-    t.prediction_error_cumavg = pick(&t.prediction_error_cumavg, &rows);
-    t.actual_returns = pick(&t.actual_returns, &rows);
-    t.median_returns = pick(&t.median_returns, &rows);
-    t.median_errors = pick(&t.median_errors, &rows);
-    t.median_error_cumavg = pick(&t.median_error_cumavg, &rows);
-    t.projected_prices = pick(&t.projected_prices, &rows);
+    select_rows(t, &rows);
+}
+
+/// Keeps `rows` (in order) of every per-row array of `t`.
+fn select_rows(t: &mut TimeSeriesBody, rows: &[usize]) {
+    t.dates = pick(&t.dates, rows);
+    t.prices = pick(&t.prices, rows);
+    t.drawdowns = pick(&t.drawdowns, rows);
+    t.expected_returns = pick(&t.expected_returns, rows);
+    t.prediction_errors = pick(&t.prediction_errors, rows);
+    t.prediction_error_cumavg = pick(&t.prediction_error_cumavg, rows);
+    t.actual_returns = pick(&t.actual_returns, rows);
+    t.median_returns = pick(&t.median_returns, rows);
+    t.median_errors = pick(&t.median_errors, rows);
+    t.median_error_cumavg = pick(&t.median_error_cumavg, rows);
+    t.projected_prices = pick(&t.projected_prices, rows);
 }
 
 /// The date of the asset's last stored price, read with the asset (and its

@@ -331,6 +331,25 @@ impl RankingService {
         Ok(body)
     }
 
+    /// The graded rows of `tickers` in their order (`None` for one the
+    /// run did not grade) for `q`'s period and metric: the watchlist's
+    /// table, read from the same snapshot as the ranking.
+    pub async fn rows_for(
+        &self,
+        tickers: &[String],
+        q: &RankingQuery,
+        generations: Option<Generations>,
+    ) -> Result<Vec<Option<RankedAsset>>, Error> {
+        let (_, table) = self.table(q, generations).await?;
+        Ok(tickers
+            .iter()
+            .map(|t| {
+                let row = table.rows.iter().find(|r| r.asset.ticker == *t)?;
+                Some(row.asset.clone())
+            })
+            .collect())
+    }
+
     /// The active run and the table of `q`'s period and metric: from the
     /// snapshot of `generations` (read now when `None`), or, when the
     /// counters cannot be read, from the store for this request alone.

@@ -572,7 +572,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a strategy component: type-checked against the strategy world, self-tested, stored immutable, private to you
-         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. A body refused before any work (400, 413, 415, or a 422 for what it would compile into: more than 8 core modules, 2 memories, 16 tables, 4,096 data segments or 16 MiB of initial memory spanned by its data segments) is not charged; a component that was compiled and then refused is. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version" (another account's strategy, also a pinned version, only when the server's trust policy admits that version's signer: 422 otherwise).
+         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 32 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 60 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. A body refused before any work (400, 413, 415, or a 422 for what it would compile into: more than 64 core modules, 2 memories, 16 tables, 4,096 data segments or 16 MiB of initial memory spanned by its data segments) is not charged; a component that was compiled and then refused is. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version" (another account's strategy, also a pinned version, only when the server's trust policy admits that version's signer: 422 otherwise).
          */
         post: operations["uploadStrategy"];
         delete?: never;
@@ -1115,7 +1115,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a strategy component: type-checked against the strategy world, self-tested, stored immutable, private to you
-         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 8 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 30 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. A body refused before any work (400, 413, 415, or a 422 for what it would compile into: more than 8 core modules, 2 memories, 16 tables, 4,096 data segments or 16 MiB of initial memory spanned by its data segments) is not charged; a component that was compiled and then refused is. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version" (another account's strategy, also a pinned version, only when the server's trust policy admits that version's signer: 422 otherwise).
+         * @description The body is a WebAssembly component of the strategy world (Content-Type: application/wasm) or a signed bundle holding one (Content-Type: application/vnd.forecast.bundle: a manifest, the component and an ed25519 signature over both, made by `forecast plugin sign`; its manifest must name the component's name and version, and its signer is shown wherever the strategy is listed), at most 32 MiB. It is compiled and checked as heavy work of the server's budget (503 with Retry-After when there is no turn; not charged) within 60 s (else 422): every import must be the strategy world's or one of the WASI interfaces a Rust standard library imports (wasi:cli, wasi:io, wasi:clocks, wasi:random; linked as traps), the name it reports 1–64 lower-case letters, digits, '-' or '_', its version semantic, and it must pass the strategy self-tests. A body refused before any work (400, 413, 415, or a 422 for what it would compile into: more than 64 core modules, 2 memories, 16 tables, 4,096 data segments or 16 MiB of initial memory spanned by its data segments) is not charged; a component that was compiled and then refused is. It is stored as @handle/name (your handle: @u and 10 hex digits), version → sha256 forever: the same bytes again answer 200, other bytes under a stored version 409. The first version of a strategy is its current one and private (only you can list and run it); PATCH shares it or picks the version that runs. An account holds at most 20 strategies of at most 50 versions each (409 past either). Run it with POST /api/backtest {"strategy": "@handle/name"} or "@handle/name@version" (another account's strategy, also a pinned version, only when the server's trust policy admits that version's signer: 422 otherwise).
          */
         post: operations["webUploadStrategy"];
         delete?: never;
@@ -1209,7 +1209,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in user's watchlist (active assets, in the order chosen) */
+        /**
+         * The signed-in user's watchlist (active assets, in the order chosen)
+         * @description As CSV (format=csv or Accept: text/csv), one row per asset with, for a Premium account, its latest graded figures at the default horizon and metric (90 days, return; the ranking's row, from the same snapshot); cells are empty for an asset the last run did not grade, and the graded columns for a Free account. Not metered.
+         */
         get: operations["getWatchlist"];
         /**
          * Replace the signed-in user's watchlist
@@ -1422,6 +1425,7 @@ export interface components {
              *     holds at most this many of the `time_series_rows` rows.
              */
             max_points: number | null;
+            drawn: null | components["schemas"]["DrawnWindow"];
         };
         /** @description The spec's AnalysisResponse. */
         AnalysisResponse: {
@@ -1586,6 +1590,12 @@ export interface components {
              *     not counted here).
              */
             plugin_usage?: components["schemas"]["PluginUsage"][];
+            /**
+             * @description Benchmarks asked for by ticker (or the default one) without a price
+             *     on or before the window's first day or without one after it inside
+             *     the window, so they are not in `benchmarks`.
+             */
+            benchmarks_left_out?: string[];
         };
         /**
          * @description The request body. Every field is optional; unknown fields are refused
@@ -1599,6 +1609,7 @@ export interface components {
              */
             strategy: string | null;
             tickers?: string[] | null;
+            benchmarks?: string[] | null;
             category?: null | components["schemas"]["Category"];
             /**
              * Format: double
@@ -1954,6 +1965,24 @@ export interface components {
         DistributionBody: {
             bins: number[];
             counts: number[];
+        };
+        /** @description The window of `time_series` an answer sends. */
+        DrawnWindow: {
+            /**
+             * Format: date
+             * @description `draw_from` (null: from the first row).
+             */
+            from?: string | null;
+            /**
+             * Format: date
+             * @description `draw_to` (null: to the last row).
+             */
+            to?: string | null;
+            /**
+             * Format: int32
+             * @description Rows of the window before thinning.
+             */
+            rows: number;
         };
         /** @description One point of the equity curve. */
         EquityPoint: {
@@ -2615,6 +2644,7 @@ export interface components {
              */
             strategy: string | null;
             tickers?: string[] | null;
+            benchmarks?: string[] | null;
             category?: null | components["schemas"]["Category"];
             /**
              * Format: double
@@ -3614,6 +3644,7 @@ export interface components {
              */
             strategy: string | null;
             tickers?: string[] | null;
+            benchmarks?: string[] | null;
             category?: null | components["schemas"]["Category"];
             /**
              * Format: double
@@ -4172,6 +4203,7 @@ export interface components {
              */
             strategy: string | null;
             tickers?: string[] | null;
+            benchmarks?: string[] | null;
             category?: null | components["schemas"]["Category"];
             /**
              * Format: double
@@ -6359,6 +6391,18 @@ export interface operations {
                  *     thinning. Unset: every row.
                  */
                 max_points?: number;
+                /**
+                 * @description Send only the `time_series` rows dated on or after this day
+                 *     (YYYY-MM-DD), then thin those to `max_points`: a zoomed chart's
+                 *     window at full resolution. Every statistic is still computed on all
+                 *     rows, as without it. Unset: from the first row.
+                 */
+                draw_from?: string;
+                /**
+                 * @description Send only the `time_series` rows dated on or before this day
+                 *     (YYYY-MM-DD; on or after `draw_from`). Unset: to the last row.
+                 */
+                draw_to?: string;
                 /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
                 format?: "json" | "csv";
                 /** @description With CSV, which table (default `time_series`) */
@@ -8105,7 +8149,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The component's bytes (at most 8 MiB) */
+        /** @description The component's bytes (at most 32 MiB) */
         requestBody: {
             content: {
                 "application/wasm": number[];
@@ -8190,7 +8234,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Body over 8 MiB */
+            /** @description Body over 32 MiB */
             413: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -10573,6 +10617,18 @@ export interface operations {
                  *     thinning. Unset: every row.
                  */
                 max_points?: number;
+                /**
+                 * @description Send only the `time_series` rows dated on or after this day
+                 *     (YYYY-MM-DD), then thin those to `max_points`: a zoomed chart's
+                 *     window at full resolution. Every statistic is still computed on all
+                 *     rows, as without it. Unset: from the first row.
+                 */
+                draw_from?: string;
+                /**
+                 * @description Send only the `time_series` rows dated on or before this day
+                 *     (YYYY-MM-DD; on or after `draw_from`). Unset: to the last row.
+                 */
+                draw_to?: string;
                 /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
                 format?: "json" | "csv";
                 /** @description With CSV, which table (default `time_series`) */
@@ -12077,7 +12133,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The component's bytes (at most 8 MiB) */
+        /** @description The component's bytes (at most 32 MiB) */
         requestBody: {
             content: {
                 "application/wasm": number[];
@@ -12171,7 +12227,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Body over 8 MiB */
+            /** @description Body over 32 MiB */
             413: {
                 headers: {
                     /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
@@ -12834,7 +12890,12 @@ export interface operations {
     };
     getWatchlist: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `assets`) */
+                table?: "assets";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -12848,6 +12909,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Watchlist"];
+                    "text/csv": string;
+                };
+            };
+            /** @description format or table is not one the route knows; detail names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description No valid session, or a Bearer key was sent */

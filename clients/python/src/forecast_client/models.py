@@ -56,6 +56,10 @@ class Ticker(RootModel[str]):
     root: Annotated[str, Field(examples=["AAPL"], max_length=64, min_length=1)]
 
 
+class Benchmark(RootModel[str]):
+    root: Annotated[str, Field(examples=["^GSPC"], max_length=64, min_length=1)]
+
+
 class BenchmarkBody(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -310,6 +314,24 @@ class DistributionBody(BaseModel):
     )
     bins: list[float]
     counts: list[Count]
+
+
+class DrawnWindow(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    from_: Annotated[date_aliased | None, Field(alias="from")] = None
+    """
+    `draw_from` (null: from the first row).
+    """
+    to: date_aliased | None = None
+    """
+    `draw_to` (null: to the last row).
+    """
+    rows: Annotated[int, Field(ge=0)]
+    """
+    Rows of the window before thinning.
+    """
 
 
 class EquityPoint(BaseModel):
@@ -1400,6 +1422,7 @@ class SweepRequest(BaseModel):
     Strategy plugin name (`GET /api/strategies` lists them).
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
+    benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
     """
@@ -1819,6 +1842,7 @@ class WalkForwardRequest(BaseModel):
     Strategy plugin name (`GET /api/strategies` lists them).
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
+    benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
     """
@@ -2057,6 +2081,7 @@ class AnalysisMetadata(BaseModel):
     The `max_points` asked for (null without it): `time_series` then
     holds at most this many of the `time_series_rows` rows.
     """
+    drawn: DrawnWindow | None
 
 
 class AssetInfo(BaseModel):
@@ -2228,6 +2253,12 @@ class BacktestMetadata(BaseModel):
     engine's signals are computed once per asset and cached, and are
     not counted here).
     """
+    benchmarks_left_out: list[str] | None = None
+    """
+    Benchmarks asked for by ticker (or the default one) without a price
+    on or before the window's first day or without one after it inside
+    the window, so they are not in `benchmarks`.
+    """
 
 
 class BacktestRequest(BaseModel):
@@ -2239,6 +2270,7 @@ class BacktestRequest(BaseModel):
     Strategy plugin name (`GET /api/strategies` lists them).
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
+    benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
     """
@@ -2734,6 +2766,7 @@ class MonteCarloRequest(BaseModel):
     Strategy plugin name (`GET /api/strategies` lists them).
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
+    benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
     """

@@ -13,14 +13,12 @@ use chrono::NaiveDate;
 use forecast_api::backtest::ValidRequest;
 use forecast_backtest as bt;
 use forecast_domain::series::to_days;
-use forecast_domain::Asset;
 use forecast_plugins::{Permit, Permits, StrategyPlugin};
 
-use super::admission::{self, UserSlot};
-use super::run::{admit, inputs, load, metas, resolve, run_error, Loaded};
+use super::admission::UserSlot;
+use super::run::{hold, inputs, load, metas, run_error, Held, Loaded};
 use super::signals::{Cancel, CancelOnDrop};
 use super::{validation, BacktestService};
-use forecast_services::budget::Ticket;
 use forecast_services::error::Error;
 
 /// The runs of a batch, in the order of its requests, and what they share.
@@ -39,14 +37,6 @@ pub(super) struct Batch {
     pub(super) signal_passes: usize,
     /// Assets whose signals came from the cache, over all passes.
     pub(super) signals_cached: usize,
-}
-
-/// What a batch holds until its work has stopped: the user's slot, the
-/// heavy-work ticket, the plugin slots and an upload's metered permit.
-struct Held {
-    _slot: UserSlot,
-    _ticket: Ticket,
-    strategy_permit: Option<Permit>,
 }
 
 /// Runs every request of `requests` (the same strategy, universe and
@@ -142,35 +132,6 @@ pub(super) async fn run_batch(
         signal_passes: groups.len(),
         signals_cached,
     })
-}
-
-/// What a batch waits for before its first pass, in order: the strategy,
-/// the universe, the heavy-work ticket, the plugin slots and an upload's
-/// metered permit (every wait measured from `queued`).
-async fn hold(
-    svc: &BacktestService,
-    base: &ValidRequest,
-    slot: UserSlot,
-    queued: Instant,
-) -> Result<(Arc<StrategyPlugin>, Vec<Asset>, Permits, Held), Error> {
-    let strategy = match base.strategy.starts_with('@') {
-        true => svc.authored.resolve(slot.user(), &base.strategy).await?,
-        false => validation::strategy(&svc.plugins, &base.strategy)?,
-    };
-    let assets = resolve(svc, base, queued).await?;
-    let ticket = admit(svc, &slot, assets.len(), queued).await?;
-    let runtime = svc.plugins.runtime();
-    let permits = admission::plugin_slots(runtime, svc.limits.queue_wait, queued).await?;
-    let strategy_permit = match strategy.metered() {
-        true => Some(svc.authored.permit().await),
-        false => None,
-    };
-    let held = Held {
-        _slot: slot,
-        _ticket: ticket,
-        strategy_permit,
-    };
-    Ok((strategy, assets, permits, held))
 }
 
 /// A time limit reached after some of the batch's runs had ended: the

@@ -43,6 +43,7 @@ use forecast_store::AssetStore;
 
 mod admission;
 mod batch;
+mod benchmarks;
 mod cache;
 mod research;
 mod response;

@@ -222,5 +222,6 @@ fn metadata(
             peak_memory_bytes: usage.peak_memory as u64,
             log_lines_dropped: usage.log_lines_dropped,
         }],
+        benchmarks_left_out: Vec::new(),
     }
 }

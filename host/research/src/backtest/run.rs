@@ -15,6 +15,7 @@ use forecast_plugins::strategy::RunFailure;
 use forecast_plugins::{Permit, Permits, PluginError, SegmentationPlugin, StrategyPlugin};
 
 use super::admission::{self, UserSlot, WaitingForSlots};
+use super::benchmarks;
 use super::response::{shape, DataUse};
 use super::signals::{signals_for, Cancel, CancelOnDrop};
 use super::universe::{load_histories, universe_assets, FEED_AHEAD};
@@ -31,23 +32,11 @@ pub(super) async fn run(
 ) -> Result<BacktestResponse, Error> {
     let queued = Instant::now();
     let user_id = slot.user().to_string();
-    let strategy = match req.strategy.starts_with('@') {
-        // An author's upload, if this user may run it.
-        true => svc.authored.resolve(slot.user(), &req.strategy).await?,
-        false => validation::strategy(&svc.plugins, &req.strategy)?,
-    };
     let engine = svc.plugins.segmentation();
     // From here on a dropped request is logged, whatever the phase.
     tracing::info!(strategy = %req.strategy, "backtest started");
-    let assets = resolve(svc, &req, queued).await?;
-    let ticket = admit(svc, &slot, assets.len(), queued).await?;
-    let runtime = svc.plugins.runtime();
-    let permits = admission::plugin_slots(runtime, svc.limits.queue_wait, queued).await?;
-    // An upload runs on the metered runtime, under one of its permits.
-    let strategy_permit = match strategy.metered() {
-        true => Some(svc.authored.permit().await),
-        false => None,
-    };
+    let benchmark_assets = benchmarks::resolve(svc.assets.as_ref(), &req).await?;
+    let (strategy, assets, permits, held) = hold(svc, &req, slot, queued).await?;
     let started = Instant::now();
     let flag = Arc::new(AtomicBool::new(false));
     // Dropped with this future: a client that goes away stops the work.
@@ -70,10 +59,10 @@ pub(super) async fn run(
     )
     .await?;
     let (start, end) = validation::window(&req, &loaded.universe)?;
+    let benchmarks = benchmarks::load(svc.assets.as_ref(), &svc.signals, benchmark_assets).await?;
     let job = Job {
-        slot,
-        ticket,
-        strategy_permit,
+        held,
+        benchmarks,
         cancel,
         strategy,
         engine_version: engine.info().version.clone(),
@@ -95,6 +84,45 @@ pub(super) async fn run(
         svc.authored.record_run(&sha256, &user_id, usage).await;
     }
     Ok(body)
+}
+
+/// What a run or a batch holds until its work has stopped: the user's
+/// slot, the heavy-work ticket and an upload's metered permit (the plugin
+/// slots travel with the loaded data).
+pub(super) struct Held {
+    _slot: UserSlot,
+    _ticket: Ticket,
+    /// The metered runtime's permit an uploaded strategy runs under.
+    pub(super) strategy_permit: Option<Permit>,
+}
+
+/// What a run or a batch waits for before its first pass, in order: the strategy,
+/// the universe, the heavy-work ticket, the plugin slots and an upload's
+/// metered permit (every wait measured from `queued`).
+pub(super) async fn hold(
+    svc: &BacktestService,
+    base: &ValidRequest,
+    slot: UserSlot,
+    queued: Instant,
+) -> Result<(Arc<StrategyPlugin>, Vec<Asset>, Permits, Held), Error> {
+    let strategy = match base.strategy.starts_with('@') {
+        true => svc.authored.resolve(slot.user(), &base.strategy).await?,
+        false => validation::strategy(&svc.plugins, &base.strategy)?,
+    };
+    let assets = resolve(svc, base, queued).await?;
+    let ticket = admit(svc, &slot, assets.len(), queued).await?;
+    let runtime = svc.plugins.runtime();
+    let permits = admission::plugin_slots(runtime, svc.limits.queue_wait, queued).await?;
+    let strategy_permit = match strategy.metered() {
+        true => Some(svc.authored.permit().await),
+        false => None,
+    };
+    let held = Held {
+        _slot: slot,
+        _ticket: ticket,
+        strategy_permit,
+    };
+    Ok((strategy, assets, permits, held))
 }
 
 /// The universe's assets by name: an unknown ticker is a 400 before any
@@ -206,10 +234,9 @@ pub(super) async fn load(
 
 /// The blocking part of a run: the accounting and the body.
 struct Job {
-    slot: UserSlot,
-    ticket: Ticket,
-    /// The metered runtime's permit an uploaded strategy runs under.
-    strategy_permit: Option<Permit>,
+    held: Held,
+    /// The benchmarks chosen by ticker, with their histories.
+    benchmarks: Vec<(String, Arc<PriceSeries>)>,
     cancel: Cancel,
     strategy: Arc<StrategyPlugin>,
     engine_version: String,
@@ -226,9 +253,8 @@ struct Job {
 impl Job {
     fn execute(self) -> Result<BacktestResponse, Error> {
         let Job {
-            slot,
-            ticket,
-            strategy_permit,
+            held,
+            benchmarks,
             cancel,
             strategy,
             engine_version,
@@ -239,9 +265,8 @@ impl Job {
             waited,
             started,
         } = self;
-        // Held until this returns: the user's slot and the plugin slots
+        // `held` and the loaded plugin slots live until this returns: they
         // are free only once the work has stopped.
-        let _slot = (slot, ticket);
         let stopped = |e: Error| {
             if cancel.dropped() {
                 tracing::info!(
@@ -258,7 +283,7 @@ impl Job {
             .collect();
         let inputs = inputs(&kept, &metas, &loaded);
         // The signal workers are done: the run takes the first permit.
-        let permit = strategy_permit.as_ref().unwrap_or(&loaded.permits[0]);
+        let permit = held.strategy_permit.as_ref().unwrap_or(&loaded.permits[0]);
         let mut instance = strategy.instance(permit, cancel.deadline)?;
         let window = bt::Window {
             start: to_days(start),
@@ -286,7 +311,14 @@ impl Job {
             histories_cached: loaded.histories_cached,
             signals_cached: loaded.signals_cached,
         };
-        let body = shape(
+        let curves = benchmarks::curves(
+            &benchmarks,
+            &report.dates,
+            &report.equity,
+            req.params.initial_capital,
+            report.periods_per_year,
+        );
+        let mut body = shape(
             report,
             &inputs,
             &strategy,
@@ -296,6 +328,7 @@ impl Job {
             data,
             usage,
         );
+        benchmarks::attach(&mut body, curves);
         finished.log(waited, started, loaded.loaded_at, loaded.signals_at, run_at);
         Ok(body)
     }
