@@ -187,7 +187,7 @@ function locked(p: string): { title: string; shows: string } | null {
     return {
       title: "Backtest a strategy",
       shows:
-        "how a trading strategy (top N, z-score or long/short) would have done on past prices of the assets you choose, with trading costs: its equity curve against two benchmarks, its metrics and its trades.",
+        "how a trading strategy (top N, z-score or long/short) would have done on past prices of the assets you choose, with trading costs: its equity curve against equal-weight baskets and benchmarks you pick (the S&P 500 by default), its metrics and its trades.",
     };
   if (p === "/strategies")
     return {

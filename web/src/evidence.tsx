@@ -6,10 +6,11 @@
 // then nothing is shown. /methodology explains each one.
 import type { SegmentEvidence, StateEvidence } from "./api/endpoints";
 import { int, pct } from "./lib";
+import { plural } from "./format";
 
 /** "45 independent episodes (2,523 days)". */
 export function episodesText(episodes: number, days?: number | null): string {
-  const e = `${int(episodes)} independent episode${episodes === 1 ? "" : "s"}`;
+  const e = `${plural(episodes, "independent episode")}`;
   return days === undefined || days === null ? e : `${e} (${int(days)} day${days === 1 ? "" : "s"})`;
 }
 

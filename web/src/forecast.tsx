@@ -44,14 +44,8 @@ export function hasForecastField(x: unknown): boolean {
   return !!x && typeof x === "object" && "forecast" in x;
 }
 
-/** A fraction as a signed percentage with a true minus: 0.031 → "+3.1 %", -0.098 → "−9.8 %" (no-break space before "%"). */
-export function signedPct(v: number | null | undefined, digits = 1): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
-  // A no-break space keeps the number and its sign together with "%".
-  const s = (Math.abs(v) * 100).toFixed(digits);
-  if (Number(s) === 0) return `${s}\u00a0%`;
-  return `${v > 0 ? "+" : "−"}${s}\u00a0%`;
-}
+import { signedPct } from "./format";
+export { signedPct };
 
 /** What the method means, in words. */
 export function methodText(f: Forecast): string {

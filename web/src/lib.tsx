@@ -75,33 +75,9 @@ export function Card({ title, children, id }: { title?: string; children: Compon
   );
 }
 
-const nf2 = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2, minimumFractionDigits: 2 });
-const nfPrice = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 6 });
-const nfInt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+import { compact, int, num, pct, price } from "./format";
+export { compact, int, num, pct, price };
 
-/** A fraction as a percentage: 0.1234 → "12.34 %". */
-export function pct(v: number | null | undefined, digits = 2): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
-  return `${(v * 100).toFixed(digits)} %`;
-}
-export function num(v: number | null | undefined): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
-  return nf2.format(v);
-}
-export function price(v: number | null | undefined): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
-  return Math.abs(v) >= 1000 ? nf2.format(v) : nfPrice.format(v);
-}
-const nfCompact = new Intl.NumberFormat("en-US", { notation: "compact", maximumSignificantDigits: 3 });
-/** Axis labels: 1,250,000 → "1.25M", 2,500 → "2.5K", 3.14159 → "3.14". */
-export function compact(v: number | null | undefined): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return "";
-  return Math.abs(v) >= 1000 ? nfCompact.format(v) : nfPrice.format(Number(v.toPrecision(4)));
-}
-export function int(v: number | null | undefined): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
-  return nfInt.format(v);
-}
 /** A timestamp as "2026-11-26 14:03 UTC" (never shifted to the browser's time zone). */
 export function when(v: string | null | undefined): string {
   return utcStamp(v);

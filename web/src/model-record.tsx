@@ -27,12 +27,8 @@ function load(returnPeriod: string, metric: string): Promise<UniverseTrackRecord
   return p;
 }
 
-/** A correlation with a true minus and two decimals (three when two would read 0.00): −0.01, 0.05, 0.004. */
-export function corrText(v: number): string {
-  const digits = v !== 0 && Math.abs(v) < 0.005 ? 3 : 2;
-  const s = Math.abs(v).toFixed(digits);
-  return v < 0 && Number(s) !== 0 ? `−${s}` : s;
-}
+import { corr as corrText } from "./format";
+export { corrText };
 
 export type Verdict = "better" | "worse" | "undecided";
 

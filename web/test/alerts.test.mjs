@@ -15,6 +15,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { start, webDir, repoRoot, PREMIUM, FREE, signIn, seriousA11y } from "./harness.mjs";
+import { pct } from "./fmt.mjs";
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -66,7 +67,7 @@ async function until(fn, what, ms = 30_000, why = async () => "") {
 }
 
 /** As the app prints a fraction: -0.3804 → "-38.0 %". */
-const pct1 = (v) => `${(v * 100).toFixed(1)} %`;
+const pct1 = (v) => pct(v, 1);
 /** As the app prints a timestamp: always UTC. */
 const utc = (v) => `${new Date(v).toISOString().slice(0, 10)} ${new Date(v).toISOString().slice(11, 16)} UTC`;
 

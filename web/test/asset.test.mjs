@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { start, webDir, repoRoot, PASSWORD, PREMIUM, seriousA11y } from "./harness.mjs";
+import { pct } from "./fmt.mjs";
 
 const shots = join(repoRoot, "docs/screenshots");
 
@@ -88,7 +89,6 @@ function assertClose(x, y, path) {
 }
 
 /** The app's percentage format (lib.tsx `pct`). */
-const pct = (v, digits = 2) => (v === null || v === undefined || !Number.isFinite(v) ? "—" : `${(v * 100).toFixed(digits)} %`);
 
 /**
  * Moves the cursor to a fraction of a chart's plotting area (0: its left
@@ -188,9 +188,13 @@ describe("the asset page", { timeout: 300_000 }, () => {
       // Chart legends: the first and last rows' dates, as the API sends them.
       const first = a.time_series.dates[0];
       const last = a.time_series.dates.at(-1);
+      // The walk-forward chart draws one row per month- or quarter-end: its first is the first period's last row.
+      const months = (await p.getAttribute("#chart-walk", "data-period")) === "quarter" ? 3 : 1;
+      const period = (d) => `${d.slice(0, 4)}-${Math.floor((Number(d.slice(5, 7)) - 1) / months)}`;
+      const firstEnd = a.time_series.dates.findLast((d) => period(d) === period(first));
       for (const id of ["chart-price", "chart-drawdown", "chart-walk"]) {
         assert.equal(await legendDateAt(p, id, 1), last, `${id}: the last row's date`);
-        assert.equal(await legendDateAt(p, id, 0), first, `${id}: the first row's date`);
+        assert.equal(await legendDateAt(p, id, 0), id === "chart-walk" ? firstEnd : first, `${id}: the first row's date`);
         const mid = await legendDateAt(p, id, 0.5);
         assert.match(mid, /^\d{4}-\d{2}-\d{2}$/, `${id}: a calendar date, no time`);
         assert.ok(a.time_series.dates.includes(mid), `${id}: ${mid} is a date of the series`);
@@ -308,22 +312,55 @@ describe("the asset page", { timeout: 300_000 }, () => {
     const first = day(a.time_series.dates[0]);
     const last = day(a.time_series.dates.at(-1));
     const bounds = async () => [Number(await chart.getAttribute("data-x-min")), Number(await chart.getAttribute("data-x-max"))];
+    // The range shown, once it has settled (a window's own rows replace the plot).
+    const settles = (lo, hi) =>
+      p.waitForFunction(
+        ([lo, hi]) => {
+          const d = document.querySelector("#chart-price")?.dataset;
+          return d && Math.abs(Number(d.xMin) - lo) < 1 && Math.abs(Number(d.xMax) - hi) < 1;
+        },
+        [lo, hi],
+      );
     assert.deepEqual(await bounds(), [first, last], "the whole history at first");
+    const thinned = a.metadata.time_series_rows > a.time_series.dates.length;
     for (const [label, years] of [["5Y", 5], ["1Y", 1]]) {
       await p.click(`#price button[data-range="${label}"]`);
       assert.equal(await p.getAttribute(`#price button[data-range="${label}"]`, "aria-pressed"), "true");
-      const [lo, hi] = await bounds();
-      assert.equal(hi, last, `${label} ends at the last row`);
-      assert.ok(Math.abs(lo - (last - years * 365.25 * 86400)) < 1, `${label} starts ${years} years before it`);
+      await settles(last - years * 365.25 * 86400, last);
+    }
+    // A year of a thinned history: its own rows, every one of them.
+    if (thinned) {
+      await p.locator("#chart-price[data-detail=window][data-loading='0']").waitFor();
+      const full = await (await p.request.get(`/web/api/analysis/${encodeURIComponent(a.ticker)}`)).json();
+      const from = new Date((last - 365.25 * 86400) * 1000).toISOString().slice(0, 10);
+      const year = full.time_series.dates.filter((d) => d >= from).length;
+      assert.equal(Number(await chart.getAttribute("data-rows")), year, "every row of the year");
+      assert.match(await p.locator("#price-zoom-note").innerText(), new RegExp(`${year} daily rows from ${from}`));
     }
     // The log scale keeps the range chosen and says so.
     await p.check("#price-log");
     await p.waitForFunction(() => document.querySelector("#chart-price")?.dataset.scale === "log");
     assert.match(await chart.getAttribute("aria-label"), /log scale/);
-    const [lo] = await bounds();
-    assert.ok(Math.abs(lo - (last - 365.25 * 86400)) < 1, "still one year after the toggle");
+    await settles(last - 365.25 * 86400, last);
     await p.click('#price button[data-range="Max"]');
-    assert.deepEqual(await bounds(), [first, last], "Max shows it all again");
+    await settles(first, last);
+    assert.equal(await p.locator("#price-reset").count(), 0, "no reset at the whole range");
+    // A drag zooms; Reset zoom shows it all again.
+    const box = await chart.locator(".u-over").boundingBox();
+    await p.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
+    await p.mouse.down();
+    await p.mouse.move(box.x + box.width * 0.8, box.y + box.height / 2, { steps: 5 });
+    await p.mouse.up();
+    await p.locator("#price-reset").waitFor();
+    const [zlo, zhi] = await bounds();
+    assert.ok(zlo > first && zhi < last, "zoomed in");
+    if (thinned) await p.locator("#chart-price[data-detail=window][data-loading='0']").waitFor();
+    await p.locator("#price").scrollIntoViewIfNeeded();
+    await shot(p, "asset-price-zoomed");
+    await p.click("#price-reset");
+    await settles(first, last);
+    await p.locator("#chart-price[data-detail=all]").waitFor();
+    await p.check("#price-log");
     await p.locator("#price").scrollIntoViewIfNeeded();
     await shot(p, "asset-price-log");
     await axe(p, "asset (price tools)");

@@ -174,6 +174,18 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await signIn(page, PREMIUM);
     await page.waitForURL("**/onboarding");
     await page.getByText("Nothing selected yet.").waitFor();
+    // With nothing chosen, Save waits for a choice and Skip leaves for good
+    // (the empty watchlist says so instead of looping back here).
+    assert.ok(await page.locator(".actions .btn-primary").isDisabled(), "Save (0) is disabled");
+    await page.locator("#onboarding-hint").waitFor();
+    await page.getByRole("button", { name: "Skip for now" }).click();
+    await page.waitForURL((u) => u.pathname === "/");
+    await page.getByText("Your watchlist is empty.").waitFor();
+    await page.waitForTimeout(300);
+    assert.equal(new URL(page.url()).pathname, "/", "no loop back to onboarding");
+    await page.getByRole("link", { name: "Tell us what you hold or follow" }).click();
+    await page.waitForURL("**/onboarding");
+    await page.getByText("Nothing selected yet.").waitFor();
     // A whole sentence fills the chips, one asset per mention the server is
     // sure of (issue 15).
     const sentence = "I own apple, tesla and some bitcoin";
@@ -219,6 +231,12 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     const rows = await page.locator("tbody tr a.ticker").allTextContents();
     assert.deepEqual(rows.sort(), ["AAPL", "BTC-USD"]);
     await page.waitForFunction(() => !document.body.innerText.includes("Loading verdict"));
+    // The download: the same assets in the same order, each with the grade its row shows.
+    const csv = (await (await page.request.get(await page.locator("#watchlist-download").getAttribute("href"))).text()).trim().split("\n");
+    assert.equal(csv[0].split(",").slice(0, 6).join(","), "ticker,name,category,data_source,currency,grade");
+    const shown = await page.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [tr.dataset.ticker, tr.querySelector(".grade")?.textContent?.trim()[0]]));
+    const cells = (line) => [...line.matchAll(/(?:^|,)("(?:[^"]|"")*"|[^,]*)/g)].map((m) => m[1].replace(/^"|"$/g, ""));
+    assert.deepEqual(csv.slice(1).map((l) => [cells(l)[0], cells(l)[5]]), shown);
     await shot(page, "watchlist");
     await axe(page, "watchlist");
   });
@@ -283,6 +301,13 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     assert.equal(await page.inputValue("#p-num_segments"), "12");
     assert.equal(await page.inputValue("#p-metric"), "sharpe");
     assert.equal(await page.locator("#segment-table tbody tr").count(), 12);
+    // The table's download: the same 12 buckets, for the same parameters.
+    const href = await page.locator("#segments-download a").getAttribute("href");
+    const q = new URL(href, "http://x").searchParams;
+    assert.deepEqual([q.get("table"), q.get("num_segments"), q.get("return_period")], ["segments", "12", "180"]);
+    const rows = (await (await page.request.get(href)).text()).trim().split("\n");
+    assert.equal(rows.length, 13, "a header and 12 buckets");
+    assert.ok(rows[0].startsWith("segment_idx,lower_bound,upper_bound,count"), rows[0]);
     // Dark theme screenshot of the same page.
     const dark = await newContext({ colorScheme: "dark" });
     const dp = await dark.newPage();
@@ -470,7 +495,10 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     assert.match(risk, /Longest drawdown\d+ days/);
     assert.match(risk, /Winning months\d+\.\d+ %/);
     const rows = await page.locator("#bt-relative tbody tr th").allTextContents();
+    // The S&P 500 is the default benchmark where its prices cover the
+    // window; the shipped ones end in 2015, before this crypto window.
     assert.deepEqual(rows, ["Equal weight, buy & hold", "Equal weight, rebalanced"]);
+    assert.match(await page.locator("#bt-left-out").innerText(), /Left out: \^GSPC, whose stored prices do not cover this window/);
     const url = new URL(page.url());
     assert.equal(url.searchParams.get("top_n"), "3");
     await page.waitForTimeout(150);
@@ -480,6 +508,29 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await page.fill("#b-top_n", "0");
     await page.click("form.bt-form button[type=submit]");
     await page.locator("#b-top_n-err").getByText(/top_n/).waitFor();
+    // What the user holds: the watchlist as the universe, against benchmarks of their choice.
+    await page.selectOption("#b-universe", "watchlist");
+    await page.locator("#b-watchlist").getByText("AAPL, BTC-USD").waitFor();
+    await page.fill("#b-top_n", "1");
+    await page.fill("#b-benchmarks", "^DJI, EURUSD=X, ^IXIC");
+    const [res] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith("/web/api/backtest") && r.request().method() === "POST", { timeout: 60_000 }),
+      page.click("form.bt-form button[type=submit]"),
+    ]);
+    assert.equal(res.status(), 200, await res.text());
+    const got = await res.json();
+    // The window starts with BTC-USD's prices (2020); the shipped ^IXIC ends in 2018.
+    assert.deepEqual([Object.keys(got.benchmarks).sort(), got.metadata.benchmarks_left_out], [["EURUSD=X", "^DJI", "equal_weight_buy_hold", "equal_weight_rebalanced"], ["^IXIC"]]);
+    const sent = JSON.parse(res.request().postData());
+    assert.deepEqual([sent.tickers, sent.benchmarks], [["AAPL", "BTC-USD"], ["^DJI", "EURUSD=X", "^IXIC"]]);
+    await page.waitForURL((u) => u.searchParams.get("universe") === "watchlist" && u.searchParams.get("benchmarks") === "^DJI, EURUSD=X, ^IXIC");
+    await page.locator("#bt-relative tbody tr th", { hasText: "EURUSD=X" }).waitFor();
+    assert.match(await page.locator("#bt-left-out").innerText(), /Left out: \^IXIC/);
+    const mine = await page.locator("#bt-relative tbody tr th").allTextContents();
+    assert.deepEqual(mine, ["Equal weight, buy & hold", "Equal weight, rebalanced", "EURUSD=X", "^DJI"]);
+    await page.waitForTimeout(150);
+    await shot(page, "backtest-watchlist-benchmarks", true);
+    await axe(page, "backtest (watchlist, benchmarks)");
   });
 
   test("a Free user sees what needs Premium", async () => {

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { start, webDir, repoRoot, PASSWORD, PREMIUM, seriousA11y } from "./harness.mjs";
+import { int, pct } from "./fmt.mjs";
 
 const shots = join(repoRoot, "docs/screenshots");
 const PHONE = { width: 390, height: 844 };
@@ -64,8 +65,6 @@ async function noSidewaysScroll(p, what) {
 }
 
 /** The app's formats (lib.tsx `int`, `pct`). */
-const int = (v) => new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 }).format(v);
-const pct = (v, digits = 2) => (v === null || v === undefined || !Number.isFinite(v) ? "—" : `${(v * 100).toFixed(digits)} %`);
 
 const isVerdict = (r) => /\/web\/api\/analysis\/[^/?]+\/verdict/.test(r.url());
 const isAnalysis = (r) => /\/web\/api\/analysis\/[^/?]+(\?|$)/.test(r.url()) && r.request().method() === "GET";

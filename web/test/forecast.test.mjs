@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { start, webDir, repoRoot, PREMIUM, signIn, seriousA11y } from "./harness.mjs";
+import { int, num, pct } from "./fmt.mjs";
 
 let env;
 let servesThisBuild = false;
@@ -65,8 +66,6 @@ async function sideways(p) {
 
 const squash = (s) => s.replace(/\s+/g, " ").trim();
 /** The app's formats: lib.tsx `pct`, forecast.tsx `signedPct`, model-record.tsx `corrText`, `int`. */
-const pct = (v, d = 2) => (v === null || v === undefined || !Number.isFinite(v) ? "—" : `${(v * 100).toFixed(d)} %`);
-const num = (v) => (v === null || v === undefined || !Number.isFinite(v) ? "—" : new Intl.NumberFormat("en-US", { maximumFractionDigits: 2, minimumFractionDigits: 2 }).format(v));
 function signed(v, d = 1) {
   if (v === null || v === undefined || !Number.isFinite(v)) return "—";
   const s = (Math.abs(v) * 100).toFixed(d);
@@ -78,7 +77,6 @@ function corr(v) {
   const s = Math.abs(v).toFixed(d);
   return v < 0 && Number(s) !== 0 ? `−${s}` : s;
 }
-const int = (v) => new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 }).format(v);
 const episodes = (n) => `${int(n)} independent episode${n === 1 ? "" : "s"}`;
 
 /** The sentence the bulk line must say for a track record (the test's own reading of `ic`). */

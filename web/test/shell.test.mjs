@@ -132,9 +132,20 @@ describe("the app's shell", { timeout: 240_000 }, () => {
     await page.goBack();
     await page.waitForURL((u) => u.pathname === "/explore");
     await focusOnHeading(page, /Explore the catalog/);
-    // A glossary link lands on its entry.
+    // A "?" opens its glossary entry over the page; Escape closes it and
+    // the focus returns; "More in the glossary" lands on the entry.
     await page.goto("/explore");
-    await page.locator("a.help[href='/glossary#data-sources']").first().click();
+    const help = page.locator("a.help[href='/glossary#data-sources']").first();
+    await help.click();
+    const pop = page.locator(".help-pop:popover-open");
+    await pop.waitFor();
+    assert.equal(new URL(page.url()).pathname, "/explore", "the page stays");
+    assert.match(await pop.innerText(), /Data source/i);
+    assert.equal(await page.evaluate(() => document.activeElement?.className), "help-pop-close");
+    await page.keyboard.press("Escape");
+    await page.locator(".help-pop:popover-open").waitFor({ state: "detached" });
+    await help.click();
+    await pop.getByRole("link", { name: "More in the glossary" }).click();
     await page.waitForURL((u) => u.pathname === "/glossary" && u.hash === "#data-sources");
     await page.waitForFunction(() => document.activeElement?.id === "data-sources");
   });

@@ -22,7 +22,7 @@ export class ApiError extends Error {
   }
 }
 
-type Query = Record<string, string | number | boolean | undefined | null>;
+export type Query = Record<string, string | number | boolean | undefined | null>;
 
 interface Options {
   query?: Query;
@@ -45,8 +45,8 @@ export function loginUrl(next: string, expired: boolean): string {
   return s ? `/login?${s}` : "/login";
 }
 
-/** `path` with the query's non-empty values. */
-function urlOf(path: string, query?: Query): string {
+/** `path` with the query's non-empty values (the data calls' and the download links' one encoding). */
+export function urlOf(path: string, query?: Query): string {
   if (!query) return path;
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {

@@ -76,9 +76,14 @@ export const api = {
 
   assets: (category?: string) => request<AssetList>("GET", `${WEB}/api/assets`, { query: { category } }),
   assetInfo: (ticker: string) => request<AssetInfo>("GET", `${WEB}/api/asset-info/${t(ticker)}`),
-  /** `maxPoints`: thin the per-row series for drawing (100..=20000); statistics are the same. */
-  analysis: (ticker: string, q: AnalysisParams, maxPoints?: number) =>
-    request<Analysis>("GET", `${WEB}/api/analysis/${t(ticker)}`, { query: { ...q, max_points: maxPoints } }),
+  /**
+   * `maxPoints`: thin the per-row series for drawing (100..=20000); `window`: send only the rows
+   * between these days (YYYY-MM-DD), thinned to `maxPoints`. The statistics are the same.
+   */
+  analysis: (ticker: string, q: AnalysisParams, maxPoints?: number, window?: { from: string; to: string }) =>
+    request<Analysis>("GET", `${WEB}/api/analysis/${t(ticker)}`, {
+      query: { ...q, max_points: maxPoints, draw_from: window?.from, draw_to: window?.to },
+    }),
   verdict: (ticker: string, q: AnalysisParams = {}) =>
     request<Verdict>("GET", `${WEB}/api/analysis/${t(ticker)}/verdict`, { query: { ...q } }),
   ranking: (q: Record<string, string | undefined>) => request<Ranking>("GET", `${WEB}/api/ranking`, { query: q }),

@@ -34,6 +34,7 @@ import { episodesText } from "../evidence";
 import { utcStamp } from "../facts";
 import { Help } from "../glossary-link";
 import { Card, ErrorNote, int, Loading, pct, useData, useTitle, type Loaded } from "../lib";
+import { plural } from "../format";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { setUnread, useUnread } from "../unread";
 import { ModelRecord } from "../model-record";
@@ -60,7 +61,7 @@ function watched(c: Condition): { label: string; show: (o: Observation) => strin
 function evidenceText(o: Observation): string | null {
   const ev = o.evidence;
   if (!ev) return null;
-  return `${int(ev.bucket_samples)} past day${ev.bucket_samples === 1 ? "" : "s"} in the bucket, ${episodesText(ev.episodes)}`;
+  return `${plural(ev.bucket_samples, "past day")} in the bucket, ${episodesText(ev.episodes)}`;
 }
 
 const METRIC_NAMES: Record<Metric, string> = { return: "return", sharpe: "Sharpe", sortino: "Sortino" };

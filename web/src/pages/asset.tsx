@@ -8,12 +8,13 @@
 // from `time_series` or from the `scatter_data` sample.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
-import { ApiError, describe, fieldOf } from "../api/client";
+import { ApiError, describe, fieldOf, urlOf, WEB } from "../api/client";
 import { api, type Analysis, type AnalysisParams, type AssetInfo, type Segment, type SegmentEvidence, type Verdict } from "../api/endpoints";
 import { navigate, withQuery, type Location } from "../router";
 import { axis, Chart, dateSeries, dayTs, pctAxis, timeAxis, utcTime, type Opts, type Theme } from "../chart";
 import { compact, Card, ErrorNote, GradeBadge, Loading, SourceBadge, int, pct, price, signClass, useData, useTitle, when } from "../lib";
 import { DatedPrice } from "../facts";
+import { tags } from "../format";
 import { ciText, episodesText, recoveryText, ThinNote } from "../evidence";
 import { ForecastLead, forecastOf, signedPct } from "../forecast";
 import { GradeHistory } from "./grade-history";
@@ -70,14 +71,87 @@ function rangeOf(days: number[], years: number): { min: number; max: number } {
   return { min: years > 0 ? Math.max(days[0], max - years * YEAR_SECONDS) : days[0], max };
 }
 
-function PriceChart({ a, days }: { a: Analysis; days: number[] }) {
+/** A UTC day (seconds) as YYYY-MM-DD. */
+const isoDay = (ts: number) => new Date(ts * 1000).toISOString().slice(0, 10);
+
+/** The rows of a zoomed window at full resolution, fetched for it. */
+type Detail = { min: number; max: number; a: Analysis; days: number[] };
+
+/** Loads the rows of a window; the page's parameters and row budget. */
+export type WindowLoader = (from: string, to: string) => Promise<Analysis>;
+
+type Range = { min: number; max: number };
+
+/** The rows of `range` at full resolution, loaded when the series shown is thinned (`null`: the whole series). */
+function useWindowRows(range: Range | null, thinned: boolean, loadWindow: WindowLoader) {
+  const [detail, setDetail] = useState<Detail | null>(null);
+  const [loading, setLoading] = useState(false);
+  // A window narrower than the whole, of a thinned series: load its rows.
+  useEffect(() => {
+    if (!range) {
+      setDetail(null);
+      return;
+    }
+    if (!thinned || (detail && detail.min <= range.min && detail.max >= range.max && detail.a.metadata.drawn?.rows === detail.days.length)) return;
+    let live = true;
+    const timer = setTimeout(() => {
+      setLoading(true);
+      loadWindow(isoDay(range.min), isoDay(range.max)).then(
+        (w) => {
+          if (!live) return;
+          setDetail({ min: range.min, max: range.max, a: w, days: w.time_series.dates.map(dayTs) });
+          setLoading(false);
+        },
+        () => live && setLoading(false),
+      );
+    }, 250);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [range?.min, range?.max, thinned]);
+  return { detail, setDetail, loading };
+}
+
+/** What a zoomed price chart draws: the window's rows, and how many of them. */
+function ZoomNote({ loading, detail, range, drawn }: { loading: boolean; detail: Detail | null; range: Range | null; drawn: number }) {
+  const rows = detail?.a.metadata.drawn?.rows ?? drawn;
+  return (
+    <p class="muted small chart-note" id="price-zoom-note" aria-live="polite">
+      {loading
+        ? "Loading every row of this window…"
+        : detail
+          ? `${int(rows)} daily rows from ${isoDay(range?.min ?? detail.min)} to ${isoDay(range?.max ?? detail.max)}${rows > drawn ? `, ${int(drawn)} of them drawn` : ", every one drawn"}.`
+          : ""}
+    </p>
+  );
+}
+
+/**
+ * The price chart. The page's series is thinned to the row budget (a
+ * 65-year history keeps each stretch's highs and lows); zooming in (a
+ * preset or a drag) loads the window's own rows, up to the same budget, so
+ * a year shows its every day. "Reset zoom" (or Max) goes back to it all.
+ */
+function PriceChart({ a, days, loadWindow }: { a: Analysis; days: number[]; loadWindow: WindowLoader }) {
   const [years, setYears] = useState(0);
   const [log, setLog] = useState(false);
+  const [range, setRange] = useState<Range | null>(null);
+  const thinned = (a.metadata.time_series_rows ?? 0) > a.time_series.dates.length;
+  const { detail, setDetail, loading } = useWindowRows(range, thinned, loadWindow);
   const plot = useRef<uPlot | null>(null);
+  const shown = detail ?? { a, days };
   const data = useMemo<uPlot.AlignedData>(() => {
-    const s = a.time_series;
-    return [days, s.prices, s.projected_prices.map((v) => v ?? null)] as uPlot.AlignedData;
-  }, [a, days]);
+    const s = shown.a.time_series;
+    return [shown.days, s.prices, s.projected_prices.map((v) => v ?? null)] as uPlot.AlignedData;
+  }, [shown.a, shown.days]);
+  // A drag reports its new x range here (through a ref: the options are made once per scale).
+  const onZoom = useRef((_min: number, _max: number) => {});
+  onZoom.current = (min, max) => {
+    if (range && Math.abs(range.min - min) < 1 && Math.abs(range.max - max) < 1) return;
+    const whole = min <= days[0] + 1 && max >= days[days.length - 1] - 1;
+    setRange(whole ? null : { min, max });
+  };
   const options = useMemo(
     () => (t: Theme) =>
       ({
@@ -92,24 +166,39 @@ function PriceChart({ a, days }: { a: Analysis; days: number[] }) {
           // Off at first (click its legend entry): it sits on top of the close.
           { label: "Projected", show: false, stroke: t.accent2, width: 1, dash: [4, 4], value: (_u: uPlot, v: number | null) => price(v) },
         ],
+        hooks: {
+          setScale: [
+            (u: uPlot, key: string) => {
+              const x = u.scales.x;
+              if (key === "x" && x.min != null && x.max != null) onZoom.current(x.min, x.max);
+            },
+          ],
+        },
       }) as Opts,
     [log],
   );
   const show = (y: number) => {
+    const r = y > 0 && days.length > 1 ? rangeOf(days, y) : null;
     setYears(y);
-    if (plot.current && days.length > 1) plot.current.setScale("x", rangeOf(days, y));
+    setRange(r);
+    // On the whole series the plot stays and moves at once; a window's own
+    // rows give way to the whole series (a new plot, at `r`).
+    if (detail) setDetail(null);
+    else if (plot.current && days.length > 1) plot.current.setScale("x", r ?? rangeOf(days, 0));
   };
-  // A new plot (log toggled, new data) starts from the preset chosen.
+  const reset = () => show(0);
+  // A new plot (log toggled, new data) shows the window chosen.
   const onPlot = (u: uPlot) => {
     plot.current = u;
-    if (years > 0 && days.length > 1) u.setScale("x", rangeOf(days, years));
+    if (range) u.setScale("x", range);
   };
+  const drawn = shown.a.time_series.dates.length;
   return (
     <>
       <div class="chart-tools" role="toolbar" aria-label="Price chart range and scale">
         <div class="range-group" role="group" aria-label="Range">
           {RANGES.map(([label, y]) => (
-            <button key={label} type="button" class="btn btn-small" aria-pressed={years === y} data-range={label} onClick={() => show(y)}>
+            <button key={label} type="button" class="btn btn-small" aria-pressed={years === y && (y > 0 || !range)} data-range={label} onClick={() => show(y)}>
               {label}
             </button>
           ))}
@@ -117,7 +206,13 @@ function PriceChart({ a, days }: { a: Analysis; days: number[] }) {
         <label class="chart-check">
           <input type="checkbox" id="price-log" checked={log} onChange={(e) => setLog((e.target as HTMLInputElement).checked)} /> Log scale
         </label>
-        <span class="muted small">Drag across the chart to zoom; Max shows it all again.</span>
+        {range ? (
+          <button type="button" class="btn btn-small" id="price-reset" onClick={reset}>
+            Reset zoom
+          </button>
+        ) : (
+          <span class="muted small">Drag across the chart to zoom.</span>
+        )}
         <a class="small" id="price-compare" href={withQuery("/compare", { tickers: a.ticker === "^GSPC" ? "^GSPC,^IXIC" : `${a.ticker},^GSPC` })}>
           Compare with {a.ticker === "^GSPC" ? "the Nasdaq" : "the S&P 500"}
         </a>
@@ -127,10 +222,11 @@ function PriceChart({ a, days }: { a: Analysis; days: number[] }) {
         data={data}
         options={options}
         height={260}
-        label={`Daily closing price of ${a.ticker}${log ? ", log scale" : ""}`}
-        dataset={{ scale: log ? "log" : "linear" }}
+        label={`Daily closing price of ${a.ticker}${log ? ", log scale" : ""}${range ? `, from ${isoDay(range.min)} to ${isoDay(range.max)}` : ""}`}
+        dataset={{ scale: log ? "log" : "linear", rows: String(drawn), detail: detail ? "window" : "all", loading: loading ? "1" : "0" }}
         onPlot={onPlot}
       />
+      <ZoomNote loading={loading} detail={detail} range={range} drawn={drawn} />
     </>
   );
 }
@@ -478,12 +574,31 @@ function FanChart({ a }: { a: Analysis }) {
   );
 }
 
+/**
+ * The rows drawn by the walk-forward chart: the last row of each month, or
+ * of each quarter over 20 years. Daily predictions of a long history drawn
+ * together read as a band; one per period reads as lines.
+ */
+export function periodEnds(dates: string[]): { rows: number[]; months: number } {
+  const years = dates.length > 1 ? (Date.parse(dates[dates.length - 1]) - Date.parse(dates[0])) / (365.25 * 86_400_000) : 0;
+  const months = years > 20 ? 3 : 1;
+  const key = (d: string) => {
+    const m = Number(d.slice(5, 7)) - 1;
+    return `${d.slice(0, 4)}-${Math.floor(m / months)}`;
+  };
+  const rows: number[] = [];
+  for (let i = 0; i < dates.length; i++) if (i === dates.length - 1 || key(dates[i]) !== key(dates[i + 1])) rows.push(i);
+  return { rows, months };
+}
+
 function WalkForwardChart({ a, days }: { a: Analysis; days: number[] }) {
+  const ends = useMemo(() => periodEnds(a.time_series.dates), [a]);
   const data = useMemo(() => {
     const s = a.time_series;
+    const at = <T,>(v: T[]) => ends.rows.map((i) => v[i] ?? null);
     // Actual first, so it is drawn underneath the predictions.
-    return [days, s.actual_returns.map((v) => v ?? null), s.median_returns, s.expected_returns] as uPlot.AlignedData;
-  }, [a, days]);
+    return [at(days), at(s.actual_returns), at(s.median_returns), at(s.expected_returns)] as uPlot.AlignedData;
+  }, [a, days, ends]);
   const options = useMemo(
     () => (t: Theme) =>
       ({
@@ -493,7 +608,7 @@ function WalkForwardChart({ a, days }: { a: Analysis; days: number[] }) {
         axes: [timeAxis(t), axis(t, { size: 60, values: pctAxis })],
         series: [
           dateSeries,
-          { label: "Actual", stroke: t.muted, width: 1, alpha: 0.45, value: (_u: uPlot, v: number | null) => pct(v) },
+          { label: "Actual", stroke: t.muted, width: 1.5, alpha: 0.7, value: (_u: uPlot, v: number | null) => pct(v) },
           { label: "Predicted (median)", stroke: t.accent2, width: 2, value: (_u: uPlot, v: number | null) => pct(v) },
           { label: "Predicted (EMA)", stroke: t.accent, width: 1, dash: [5, 3], value: (_u: uPlot, v: number | null) => pct(v) },
         ] as uPlot.Series[],
@@ -501,13 +616,20 @@ function WalkForwardChart({ a, days }: { a: Analysis; days: number[] }) {
     [a],
   );
   return (
-    <Chart
-      id="chart-walk"
-      data={data}
-      options={options}
-      height={260}
-      label={`Walk-forward: the ${a.metadata.return_period}-day return predicted on each day against the return that actually followed`}
-    />
+    <>
+      <Chart
+        id="chart-walk"
+        data={data}
+        options={options}
+        height={260}
+        label={`Walk-forward: the ${a.metadata.return_period}-day return predicted at each ${ends.months === 3 ? "quarter" : "month"}-end against the return that actually followed`}
+        dataset={{ points: String(ends.rows.length), period: ends.months === 3 ? "quarter" : "month" }}
+      />
+      <p class="muted small chart-note" id="walk-note">
+        One point per {ends.months === 3 ? "quarter" : "month"}-end ({int(ends.rows.length)} points): what was predicted that day and what followed over
+        the next {a.metadata.return_period} days. Every figure on the page counts every day.
+      </p>
+    </>
   );
 }
 
@@ -975,7 +1097,7 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
         <>
           {analysis.loading && <Loading label="Running the analysis…" />}
           {!formError && <ErrorNote error={analysis.error} what="The analysis" />}
-          {a && <AnalysisView a={a} />}
+          {a && <AnalysisView a={a} segmentsCsv={segmentsCsv(ticker, params)} loadWindow={(from, to) => api.analysis(ticker, params, points, { from, to })} />}
           {!formError && <GradeHistory ticker={ticker} returnPeriod={params.return_period} metric={params.metric} />}
         </>
       )}
@@ -986,13 +1108,18 @@ export function AssetPage({ ticker: raw, loc }: { ticker: string; loc: Location 
 function AssetFacts({ info }: { info: AssetInfo }) {
   return (
     <p class="muted small asset-facts">
-      {[info.exchange, info.currency, info.sector, info.industry].filter(Boolean).join(" · ")} <SourceBadge source={info.data_source} />
+      {[info.exchange, info.currency, info.sector, ...tags(info.industry)].filter(Boolean).join(" · ")} <SourceBadge source={info.data_source} />
       <Help term="data-sources" label="a data source" />
     </p>
   );
 }
 
-function AnalysisView({ a }: { a: Analysis }) {
+/** The segment table of the analysis shown, as CSV (the session's route, the same parameters). */
+function segmentsCsv(ticker: string, params: AnalysisParams): string {
+  return urlOf(`${WEB}/api/analysis/${encodeURIComponent(ticker)}`, { ...params, format: "csv", table: "segments" });
+}
+
+function AnalysisView({ a, segmentsCsv, loadWindow }: { a: Analysis; segmentsCsv: string; loadWindow: WindowLoader }) {
   const days = useDays(a);
   const rows = a.metadata.time_series_rows;
   const drawn = a.time_series.dates.length;
@@ -1011,7 +1138,7 @@ function AnalysisView({ a }: { a: Analysis }) {
       </p>
       <div class="grid2">
         <Card title="Price" id="price">
-          <PriceChart a={a} days={days} />
+          <PriceChart a={a} days={days} loadWindow={loadWindow} />
         </Card>
         <Card title="Drawdown and segment buckets" id="drawdown">
           <DrawdownChart a={a} days={days} />
@@ -1035,6 +1162,12 @@ function AnalysisView({ a }: { a: Analysis }) {
       </Card>
       <Card title="Segment table" id="segment-table">
         <SegmentTable a={a} />
+        <p class="small" id="segments-download">
+          <a class="btn btn-small" href={segmentsCsv} download>
+            Download CSV
+          </a>{" "}
+          <span class="muted">every bucket's figures, unrounded (counts as an analysis against your quota)</span>
+        </p>
       </Card>
     </>
   );

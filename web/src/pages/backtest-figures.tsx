@@ -97,6 +97,9 @@ export const BENCHMARK_LABELS: Record<string, string> = {
   equal_weight_rebalanced: "Equal weight, rebalanced",
 };
 export const benchmarkLabel = (name: string) => BENCHMARK_LABELS[name] ?? name.replace(/_/g, " ");
+/** Benchmark names in the order shown: the two baskets, then the chosen tickers. */
+export const benchmarkOrder = (names: string[]) =>
+  [...names].sort((a, b) => Number(!(a in BENCHMARK_LABELS)) - Number(!(b in BENCHMARK_LABELS)) || (a < b ? -1 : a > b ? 1 : 0));
 
 /** "the equal-weight, buy & hold benchmark". */
 function benchmarkPhrase(name: string): string {
@@ -120,7 +123,7 @@ export function benchmarkFigures(b: unknown, periods: number): CurveFigures {
 
 /** Every benchmark's figures, by name, in the response's order. */
 export function allBenchmarkFigures(r: BacktestResponse): [string, CurveFigures][] {
-  return Object.keys(r.benchmarks ?? {}).map((name) => [name, benchmarkFigures(r.benchmarks[name], r.metadata.periods_per_year)]);
+  return benchmarkOrder(Object.keys(r.benchmarks ?? {})).map((name) => [name, benchmarkFigures(r.benchmarks[name], r.metadata.periods_per_year)]);
 }
 
 /** The strategy's row and one per benchmark: total return, CAGR, Sharpe, max drawdown; and who made more. */

@@ -32,7 +32,7 @@ import { DatedPrice, utcStamp } from "../facts";
 import { Help } from "../glossary-link";
 import { compact, Card, ErrorNote, Loading, int, num, pct, price, signClass, useData, useTitle } from "../lib";
 import { Downloads } from "./backtest-downloads";
-import { allBenchmarkFigures, BenchmarksTable, benchmarkLabel, sourcesOf, SyntheticBanner, type Sources } from "./backtest-figures";
+import { allBenchmarkFigures, BenchmarksTable, benchmarkLabel, benchmarkOrder, sourcesOf, SyntheticBanner, type Sources } from "./backtest-figures";
 import { combinations, MonteCarloView, RankBySelect, SweepEditor, sweepValues, SweepView, WalkForwardView, type SweepField } from "./backtest-research";
 
 /** The server's default number of positions (BacktestRequest.top_n). */
@@ -47,6 +47,7 @@ const DEFAULTS = {
   universe: "category",
   category: "Crypto",
   tickers: "",
+  benchmarks: "",
   start_date: "",
   end_date: "",
   rebalance: "monthly",
@@ -97,7 +98,7 @@ function tradeableIn(e: unknown): number | null {
 
 /** How many assets of the catalog `list` a universe can hold (those with prices). */
 function universeSize(f: Form, list: AssetList | null): number | null {
-  if (f.universe === "tickers") return tickerList(f.tickers).length;
+  if (byTickers(f.universe)) return tickerList(f.tickers).length;
   if (!list) return null;
   return list.assets.filter((a) => a.last_price_date && (f.universe === "all" || a.category === f.category) && (!f.start_date || a.last_price_date >= f.start_date)).length;
 }
@@ -110,7 +111,7 @@ function universeSize(f: Form, list: AssetList | null): number | null {
 function universeSources(base: Record<string, string>, list: AssetList | null): Sources | null {
   if (!list) return null;
   const universe = base.universe ?? DEFAULTS.universe;
-  const wanted = universe === "tickers" ? new Set(tickerList(base.tickers ?? "").map((t) => t.toUpperCase())) : null;
+  const wanted = byTickers(universe) ? new Set(tickerList(base.tickers ?? "").map((t) => t.toUpperCase())) : null;
   const ds: Sources = { real: 0, ingested: 0, synthetic: 0 };
   for (const a of list.assets) {
     if (!a.last_price_date) continue;
@@ -121,6 +122,9 @@ function universeSources(base: Record<string, string>, list: AssetList | null): 
   }
   return ds.real + ds.ingested + ds.synthetic > 0 ? ds : null;
 }
+
+/** Universes sent as `tickers`: typed ones, or the watchlist's (copied into the form when chosen, so a run's URL reproduces it). */
+const byTickers = (universe: string) => universe === "tickers" || universe === "watchlist";
 
 const SUBJECT: Record<Tab, string> = { result: "this result", sweep: "this sweep", "walk-forward": "this walk-forward", "monte-carlo": "this simulation" };
 
@@ -158,7 +162,9 @@ function toRequest(f: Form): BacktestRequest {
     start_date: f.start_date || undefined,
     end_date: f.end_date || undefined,
   };
-  if (f.universe === "tickers") {
+  const bench = f.benchmarks.trim();
+  if (bench) body.benchmarks = bench.toLowerCase() === "none" ? [] : tickerList(bench);
+  if (byTickers(f.universe)) {
     body.tickers = tickerList(f.tickers);
   } else if (f.universe === "category") body.category = f.category;
   for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
@@ -180,7 +186,7 @@ const utcDate = (ts: number) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC");
 
 function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, string> }) {
   const [page, setPage] = useState(0);
-  const names = Object.keys(r.benchmarks);
+  const names = benchmarkOrder(Object.keys(r.benchmarks));
   const data = useMemo(() => {
     const x = r.equity_curve.map((p) => ts(p.date));
     return [x, r.equity_curve.map((p) => p.equity), ...names.map((n) => r.benchmarks[n].equity)] as uPlot.AlignedData;
@@ -225,7 +231,7 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
         <time dateTime={r.metadata.end_date}>{r.metadata.end_date}</time> · {int(r.metadata.assets_count)} assets
       </p>
       <Card title="Equity curve against the benchmarks (log scale)" id="equity">
-        <Chart id="chart-equity" data={data} options={eqOptions} height={300} label="Equity of the strategy and of the two equal-weight benchmarks over time" />
+        <Chart id="chart-equity" data={data} options={eqOptions} height={300} label="Equity of the strategy and of its benchmarks over time" />
       </Card>
       <Card title="The strategy against the benchmarks" id="bt-vs">
         <BenchmarksTable r={r} />
@@ -300,7 +306,7 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
               <tr><th scope="col">Benchmark</th><th scope="col">Its total return</th><th scope="col">Beta</th><th scope="col">Alpha</th><th scope="col">Tracking error</th><th scope="col">Information ratio</th></tr>
             </thead>
             <tbody>
-              {Object.entries(m.relative).map(([name, rel]) => (
+              {benchmarkOrder(Object.keys(m.relative)).map((name) => [name, m.relative[name]] as const).map(([name, rel]) => (
                 <tr key={name} data-row={name}>
                   <th scope="row">{benchmarkLabel(name)}</th>
                   <td class={`rel-return ${signClass(benchmarkReturns.get(name))}`}>{pct(benchmarkReturns.get(name) ?? null)}</td>
@@ -313,6 +319,12 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
             </tbody>
           </table>
         </div>
+        {(r.metadata.benchmarks_left_out ?? []).length > 0 && (
+          <p class="muted small" id="bt-left-out" role="note">
+            Left out: {r.metadata.benchmarks_left_out!.join(", ")}, whose stored prices do not cover this window (none on or before its first
+            day, or none after it).
+          </p>
+        )}
         <p class="muted small">
           How each figure is computed: <a href="/methodology#backtest-metrics">Methodology</a>.
         </p>
@@ -529,6 +541,18 @@ export function BacktestPage({ loc }: { loc: Location }) {
     const el = e.target as HTMLInputElement;
     setF({ ...f, [k]: el.type === "checkbox" ? String(el.checked) : el.value });
   };
+  const [watchError, setWatchError] = useState<unknown>(null);
+  // "My watchlist": its tickers go into the form, as typed ones would.
+  const pickUniverse = (e: Event) => {
+    const universe = (e.target as HTMLSelectElement).value;
+    setF({ ...f, universe });
+    setWatchError(null);
+    if (universe !== "watchlist") return;
+    api.watchlist().then(
+      (w) => setF((g) => (g.universe === "watchlist" ? { ...g, tickers: w.tickers.map((i) => i.ticker).join(", ") } : g)),
+      (err) => setWatchError(err),
+    );
+  };
   const setExtra = (k: XKey) => (e: Event) => setX({ ...x, [k]: (e.target as HTMLInputElement).value });
   const outcome = outcomes[tab];
   const error = outcome?.error ?? null;
@@ -591,7 +615,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
       if (top !== null) base.top_n = String(top);
       if (!form.start_date) base.start_date = res.metadata.start_date;
       if (!form.end_date) base.end_date = res.metadata.end_date;
-      if (form.universe !== "tickers") delete base.tickers;
+      if (!byTickers(form.universe)) delete base.tickers;
       if (form.universe !== "category") delete base.category;
       for (const p of names) delete base[p];
       // A new sweep keeps the view's slice and order.
@@ -750,7 +774,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
       <h1>Backtest a strategy</h1>
       <p class="lead">
         Replays a strategy over history using only what the engine knew on each day, with trading costs, against two
-        equal-weight benchmarks.
+        equal-weight baskets and the benchmarks you pick (the S&amp;P 500 by default).
       </p>
       <div class="tabs" role="tablist" aria-label="Backtest views" onKeyDown={onTabKey}>
         {TABS.map((t) => (
@@ -834,8 +858,9 @@ export function BacktestPage({ loc }: { loc: Location }) {
               <legend>Universe and window</legend>
               <div class="field">
                 <label for="b-universe">Trade</label>
-                <select id="b-universe" value={f.universe} onChange={set("universe")}>
+                <select id="b-universe" value={f.universe} onChange={pickUniverse}>
                   <option value="category">One category</option>
+                  <option value="watchlist">My watchlist</option>
                   <option value="tickers">These tickers</option>
                   <option value="all">Every active asset</option>
                 </select>
@@ -851,6 +876,24 @@ export function BacktestPage({ loc }: { loc: Location }) {
                   {err("category")}
                 </div>
               )}
+              {f.universe === "watchlist" && (
+                <div class="field grow" id="b-watchlist">
+                  <span class="label">From your watchlist</span>
+                  <p class="small">
+                    {watchError ? (
+                      describe(watchError, "The watchlist")
+                    ) : f.tickers ? (
+                      <>
+                        {tickerList(f.tickers).join(", ")} · <a href="/onboarding">edit the watchlist</a>
+                      </>
+                    ) : (
+                      <>
+                        Your watchlist is empty: <a href="/onboarding">add the assets you hold</a>.
+                      </>
+                    )}
+                  </p>
+                </div>
+              )}
               {f.universe === "tickers" && (
                 <div class={`field grow${bad === "tickers" ? " has-error" : ""}`}>
                   <label for="b-tickers">Tickers (comma-separated)</label>
@@ -858,6 +901,13 @@ export function BacktestPage({ loc }: { loc: Location }) {
                   {err("tickers")}
                 </div>
               )}
+              <div class={`field${bad === "benchmarks" ? " has-error" : ""}`}>
+                <label for="b-benchmarks">
+                  Benchmarks <Help term="benchmarks" label="a benchmark" />
+                </label>
+                <input id="b-benchmarks" type="text" value={f.benchmarks} placeholder="^GSPC" onInput={set("benchmarks")} {...aria("benchmarks")} />
+                {err("benchmarks") ?? <span class="hint">up to 3 tickers held from the start; empty: ^GSPC; none: only the baskets</span>}
+              </div>
               <div class={`field${bad === "start_date" ? " has-error" : ""}`}>
                 <label for="b-start_date">From</label>
                 <input id="b-start_date" type="date" value={f.start_date} onInput={set("start_date")} {...aria("start_date")} />

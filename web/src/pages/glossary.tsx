@@ -336,7 +336,25 @@ export const GLOSSARY: Record<TermId, Entry> = {
           backtest reports the rates it used, the total paid, and the cost drag: total costs as a percentage of the initial
           capital.
         </p>
-        <p>The two benchmarks (equal-weight buy and hold, and equal weight rebalanced) pay no costs.</p>
+        <p>The benchmarks (the equal-weight baskets and those chosen by ticker) pay no costs.</p>
+      </>
+    ),
+  },
+  benchmarks: {
+    term: "Benchmarks",
+    body: (
+      <>
+        <p>
+          What the strategy is measured against, over the same days and from the same initial capital, without costs. Every
+          backtest has two baskets of its own universe: <strong>equal weight, buy and hold</strong> (each asset bought in
+          equal parts on the first day and held) and <strong>equal weight, rebalanced</strong> (brought back to equal parts
+          at each rebalance).
+        </p>
+        <p>
+          Beside them, up to three assets chosen by ticker, each bought on the first day at its last close and held: by
+          default the S&amp;P 500 (^GSPC) where its prices cover the window. Beta, alpha, tracking error and information
+          ratio compare the strategy's daily returns with each benchmark's.
+        </p>
       </>
     ),
   },
@@ -417,7 +435,7 @@ const GROUPS: { id: string; title: string; terms: TermId[] }[] = [
   {
     id: "backtests",
     title: "Backtests",
-    terms: ["strategies", "trades", "costs", "total-return", "cagr", "sharpe", "sortino", "max-drawdown", "volatility"],
+    terms: ["strategies", "trades", "costs", "benchmarks", "total-return", "cagr", "sharpe", "sortino", "max-drawdown", "volatility"],
   },
 ];
 

@@ -6,6 +6,7 @@
 import { useMemo } from "preact/hooks";
 import uPlot from "uplot";
 import { api, type TrackRecord } from "../api/endpoints";
+import { urlOf, WEB } from "../api/client";
 import { axis, Chart, dateSeries, dayTs, pctAxis, timeAxis, utcTime, type Opts, type Theme } from "../chart";
 import { Help } from "../glossary-link";
 import { Card, ErrorNote, GradeBadge, Loading, int, pct, signClass, useData } from "../lib";
@@ -16,7 +17,15 @@ const CUTS = [80, 65, 50, 35];
 function HistoryChart({ tr }: { tr: TrackRecord }) {
   const data = useMemo(() => {
     const h = tr.history;
-    return [h.map((r) => dayTs(r.date)), h.map((r) => r.score), h.map((r) => r.realised_return ?? null)] as uPlot.AlignedData;
+    // The trailing 12-month mean of the score: month to month the score
+    // jumps, and 60 years of jumps read as a band.
+    const mean: (number | null)[] = h.map((_, i) => {
+      if (i < 11) return null;
+      let sum = 0;
+      for (let j = i - 11; j <= i; j++) sum += h[j].score;
+      return sum / 12;
+    });
+    return [h.map((r) => dayTs(r.date)), h.map((r) => r.score), mean, h.map((r) => r.realised_return ?? null)] as uPlot.AlignedData;
   }, [tr]);
   const options = useMemo(
     () => (t: Theme) =>
@@ -31,13 +40,16 @@ function HistoryChart({ tr }: { tr: TrackRecord }) {
         ],
         series: [
           dateSeries,
-          { label: "Score (0–100)", scale: "score", stroke: t.accent, width: 1.5, value: (_u: uPlot, v: number | null) => (v == null ? "—" : v.toFixed(0)) },
+          { label: "Score (0–100)", scale: "score", stroke: t.accent, width: 1, alpha: 0.35, value: (_u: uPlot, v: number | null) => (v == null ? "—" : v.toFixed(0)) },
+          { label: "Score, 12-month mean", scale: "score", stroke: t.accent, width: 2.25, value: (_u: uPlot, v: number | null) => (v == null ? "—" : v.toFixed(0)) },
           {
+            // Dots, not a line: each is one month-end's own outcome.
             label: `Realised ${tr.return_period}-day return`,
             scale: "ret",
             stroke: t.accent2,
             width: 1,
-            alpha: 0.8,
+            paths: () => null,
+            points: { show: true, size: 4, width: 1, fill: t.accent2 },
             value: (_u: uPlot, v: number | null) => pct(v),
           },
         ],
@@ -122,9 +134,7 @@ function ByGradeTable({ tr }: { tr: TrackRecord }) {
 
 /** The grade history of `ticker` as CSV (the session's route, the same query). */
 function csvOf(ticker: string, q: Record<string, string | undefined>): string {
-  const p = new URLSearchParams({ format: "csv" });
-  for (const [k, v] of Object.entries(q)) if (v) p.set(k, v);
-  return `/web/api/track-record/${encodeURIComponent(ticker)}?${p}`;
+  return urlOf(`${WEB}/api/track-record/${encodeURIComponent(ticker)}`, { format: "csv", ...q });
 }
 
 export function GradeHistory({ ticker, returnPeriod, metric }: { ticker: string; returnPeriod?: string; metric?: string }) {

@@ -16,6 +16,7 @@ import { LockMark } from "../locked";
 import { isPremium, useSession } from "../session";
 import { ExpectedCell, forecastOf, hasForecastField } from "../forecast";
 import { ModelRecord } from "../model-record";
+import { skippedOnboarding } from "./onboarding";
 
 /** The currency of a verdict (the backend adds `metadata.currency`), else the item's. */
 function currencyOf(v: Verdict | null, a: WatchItem): string | null {
@@ -96,7 +97,7 @@ export function HomePage() {
   useEffect(() => setItems(w.data?.tickers ?? null), [w.data]);
   const empty = items !== null && items.length === 0;
   useEffect(() => {
-    if (empty) navigate("/onboarding", { replace: true });
+    if (empty && !skippedOnboarding()) navigate("/onboarding", { replace: true });
   }, [empty]);
 
   const remove = async (ticker: string) => {
@@ -133,6 +134,11 @@ export function HomePage() {
                 <LockMark />
               </a>
             ))}
+          {items && items.length > 0 && (
+            <a class="btn" id="watchlist-download" href="/web/watchlist?format=csv" download title={premium ? "Each asset with its latest graded figures" : "The assets; the graded figures need Premium"}>
+              Download CSV
+            </a>
+          )}
           <a class="btn" href="/onboarding">
             Edit watchlist
           </a>
@@ -228,7 +234,8 @@ export function HomePage() {
       )}
       {empty && (
         <p>
-          Your watchlist is empty. <a href="/onboarding">Tell us what you hold or follow</a>.
+          Your watchlist is empty. <a href="/onboarding">Tell us what you hold or follow</a>, or look around first:{" "}
+          {premium ? <a href="/ranking">the ranking</a> : <a href="/plans">what each plan includes</a>}.
         </p>
       )}
     </main>

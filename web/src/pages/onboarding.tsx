@@ -37,6 +37,25 @@ function Likely({ confidence }: { confidence: number }) {
   return <span title={`Of past answers this confident, about ${p} % were right.`}>{p} % likely</span>;
 }
 
+const SKIPPED = "fe-onboarding-skipped";
+
+/** Whether the user left onboarding without choosing assets in this tab (the watchlist then stays empty, not a loop back). */
+export function skippedOnboarding(): boolean {
+  try {
+    return sessionStorage.getItem(SKIPPED) === "1";
+  } catch {
+    return false;
+  }
+}
+
+function skipOnboarding() {
+  try {
+    sessionStorage.setItem(SKIPPED, "1");
+  } catch {
+    /* storage refused: the watchlist page may send the user back once more */
+  }
+}
+
 export function OnboardingPage() {
   useTitle("What do you follow?");
   const [text, setText] = useState("");
@@ -48,11 +67,13 @@ export function OnboardingPage() {
   const [loadError, setLoadError] = useState<unknown>(null);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<unknown>(null);
+  const [savedCount, setSavedCount] = useState(0);
 
   useEffect(() => {
     api.watchlist().then(
       (w) => {
         setSelected(w.tickers);
+        setSavedCount(w.tickers.length);
         setLoaded(true);
       },
       (e) => {
@@ -128,6 +149,7 @@ export function OnboardingPage() {
     setSaveError(null);
     try {
       await api.saveWatchlist(selected.map((s) => s.ticker));
+      if (selected.length === 0) skipOnboarding();
       navigate("/");
     } catch (err) {
       setSaveError(err);
@@ -242,13 +264,25 @@ export function OnboardingPage() {
         </ul>
         <ErrorNote error={saveError} what="The watchlist" />
         <div class="actions">
-          <button type="button" class="btn btn-primary" onClick={save} disabled={saving || !loaded}>
-            {saving ? "Saving…" : `Save watchlist (${selected.length})`}
+          <button type="button" class="btn btn-primary" onClick={save} disabled={saving || !loaded || (selected.length === 0 && savedCount === 0)}>
+            {saving ? "Saving…" : selected.length === 0 && savedCount > 0 ? "Save an empty watchlist" : `Save watchlist (${selected.length})`}
           </button>
-          <a href="/" class="btn btn-ghost">
-            Cancel
-          </a>
+          <button
+            type="button"
+            class="btn btn-ghost"
+            onClick={() => {
+              if (savedCount === 0) skipOnboarding();
+              navigate("/");
+            }}
+          >
+            {savedCount === 0 ? "Skip for now" : "Cancel"}
+          </button>
         </div>
+        {loaded && selected.length === 0 && savedCount === 0 && (
+          <p class="muted small" id="onboarding-hint">
+            Pick at least one asset to save a watchlist, or skip: you can add assets later with the Watch button of any asset page.
+          </p>
+        )}
       </Card>
     </main>
   );

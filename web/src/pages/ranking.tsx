@@ -4,7 +4,7 @@
 // lives in the URL. Prices carry their date, source and currency.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, CATEGORIES, type RankedAsset } from "../api/endpoints";
-import { fieldOf } from "../api/client";
+import { fieldOf, urlOf, WEB } from "../api/client";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { DatedPrice } from "../facts";
 import { Help, type TermId } from "../glossary-link";
@@ -178,9 +178,7 @@ export function rankingQuery(p: Params): Record<string, string | undefined> {
 
 /** The CSV of the whole filtered ranking as sorted (up to 500 rows). */
 function csvUrl(p: Params): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries({ ...rankingQuery(p), offset: undefined, limit: "500", format: "csv" })) if (v) q.set(k, v);
-  return `/web/api/ranking?${q}`;
+  return urlOf(`${WEB}/api/ranking`, { ...rankingQuery(p), offset: undefined, limit: "500", format: "csv" });
 }
 
 /**
