@@ -15,8 +15,8 @@ type Item = Schemas["StrategyItem"];
 type Uploaded = Schemas["UploadedStrategy"];
 type State = Schemas["StrategyState"];
 
-/** The server's limit on a component (8 MiB). */
-const MAX_BYTES = 8 * 1024 * 1024;
+/** The server's limit on a component (32 MiB: a Python strategy carries its interpreter). */
+const MAX_BYTES = 32 * 1024 * 1024;
 
 /**
  * A call with a raw body (the upload) or no JSON answer (a 204), which
@@ -58,7 +58,7 @@ async function send<T>(method: string, path: string, body?: Blob, type?: string,
 function explain(e: unknown, what: string): string {
   if (e instanceof ApiError) {
     if (e.status === 0 || e.status === 402 || e.status === 429) return describe(e, what);
-    if (e.status === 413) return e.detail || "The file is larger than 8 MiB, the most a strategy component may weigh.";
+    if (e.status === 413) return e.detail || "The file is larger than 32 MiB, the most a strategy component may weigh.";
     if (e.status === 503)
       return (e.detail || "The server is busy checking other uploads.") + (e.retryAfter ? ` Try again in ${e.retryAfter} s.` : " Try again in a moment.");
     if (e.detail) return e.detail;
@@ -344,7 +344,7 @@ function Upload({ onUploaded, onUnauthorized }: { onUploaded: (u: Uploaded) => v
       return;
     }
     if (file.size > MAX_BYTES) {
-      setError(new ApiError(413, `“${file.name}” is ${int(file.size)} bytes: a strategy component may weigh at most 8 MiB.`));
+      setError(new ApiError(413, `“${file.name}” is ${int(file.size)} bytes: a strategy component may weigh at most 32 MiB.`));
       return;
     }
     if (file.size === 0) {
@@ -369,14 +369,16 @@ function Upload({ onUploaded, onUnauthorized }: { onUploaded: (u: Uploaded) => v
   return (
     <Card title="Upload a strategy" id="upload">
       <p class="muted small">
-        A WebAssembly component of the <code>strategy</code> world (<code>.wasm</code>, at most 8 MiB). The server compiles it
+        A WebAssembly component of the <code>strategy</code> world (<code>.wasm</code>, at most 32 MiB). The server compiles it
         and runs its self-tests before storing it as <code>@your-handle/name</code>; it starts private, runnable by you only.
       </p>
       <p class="muted small" id="upload-howto">
         To make one, from a clone of the repository: <code>make plugin NAME=my-strategy</code> writes a Rust template to{" "}
         <code>plugins/my-strategy</code>; put your rule in <code>rebalance</code>, run <code>cargo test</code> there (a backtest
         over the shipped prices), then <code>cargo build --release --target wasm32-wasip2</code>. The file to upload is{" "}
-        <code>target/wasm32-wasip2/release/my_strategy.wasm</code>; <code>sdk/README.md</code> explains the rest.
+        <code>target/wasm32-wasip2/release/my_strategy.wasm</code>. In Python: <code>make plugin NAME=my-strategy LANG=python</code>{" "}
+        builds <code>plugins/my-strategy/build/my_strategy.wasm</code> with componentize-py. <code>sdk/README.md</code> explains the
+        rest.
       </p>
       <div
         class={`dropzone${over ? " over" : ""}${checking ? " busy" : ""}`}
