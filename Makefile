@@ -20,7 +20,7 @@ FORECAST_ADDR  ?= 127.0.0.1:8080
 DATABASE_URL   ?= sqlite://data/forecast.db
 export FORECAST_ADDR DATABASE_URL
 
-.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads bench-routes lint lint-cheap fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs smtp-sink plugin-rust plugin-python python-sdk python-strategies
+.PHONY: all run build test conformance bench bench-web bench-peer bench-heavy bench-uploads bench-routes lint lint-cheap fmt components toolchain clean-data plugin web web-test web-types chromium model reference config-docs smtp-sink plugin-rust plugin-python python-sdk python-strategies plugin-ts ts-sdk ts-strategies
 
 all: build
 
@@ -175,7 +175,7 @@ run: build
 ## application in a real browser (web-test)
 # The log feeds the one-line total printed last (cargo ends on doc-test
 # summaries that count 0, which would hide how many tests ran).
-test: components web model reference smtp-sink python-strategies
+test: components web model reference smtp-sink python-strategies ts-strategies
 	@mkdir -p target
 	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort -p matcher) \
 	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
@@ -316,8 +316,9 @@ fmt:
 ## plugin: a new strategy plugin, e.g. `make plugin NAME=my-strategy`: Rust
 ## from sdk/template (LANG=rust, the default), or Python from
 ## sdk/python/template (LANG=python: installed, built with componentize-py
-## and its tests run once); plugins/ is ignored by git: it holds authors'
-## own plugins
+## and its tests run once), or TypeScript from sdk/ts/template (LANG=ts:
+## built with componentize-js); plugins/ is ignored by git: it holds
+## authors' own plugins
 # LANG from the command line only: the environment's LANG is the locale.
 ifeq ($(origin LANG),command line)
 PLUGIN_LANG := $(LANG)
@@ -327,11 +328,11 @@ endif
 plugin:
 	@name='$(NAME)'; \
 	if [ -z "$$name" ]; then \
-	  echo "usage: make plugin NAME=my-strategy [LANG=rust|python]" >&2; exit 2; fi; \
+	  echo "usage: make plugin NAME=my-strategy [LANG=rust|python|ts]" >&2; exit 2; fi; \
 	if ! [[ "$$name" =~ ^[a-z][a-z0-9]*(-[a-z0-9]+)*$$ ]]; then \
 	  echo "NAME '$$name' is invalid: lower-case letters, digits and '-', starting with a letter (e.g. my-strategy)" >&2; exit 2; fi; \
-	case '$(PLUGIN_LANG)' in rust|python) ;; *) \
-	  echo "LANG '$(PLUGIN_LANG)' is not supported: rust (the default) or python" >&2; exit 2;; esac; \
+	case '$(PLUGIN_LANG)' in rust|python|ts) ;; *) \
+	  echo "LANG '$(PLUGIN_LANG)' is not supported: rust (the default), python or ts" >&2; exit 2;; esac; \
 	dir="plugins/$$name"; \
 	if [ -e "$$dir" ]; then \
 	  echo "$$dir already exists; pick another NAME or remove it" >&2; exit 1; fi
@@ -411,6 +412,64 @@ $(PY_STRATEGIES)/%.wasm: $(PY_SDK_VENV)/.stamp $(PY_SDK_LIB) wit/forecast.wit
 	$(PY_SDK_VENV)/bin/componentize-py -d wit -w strategy componentize --stub-wasi \
 	  -p sdk/python/lib -p $(dir $(filter %/app.py,$^)) app -o $@.tmp
 	mv $@.tmp $@
+
+# The template, its names filled in; the TypeScript tools installed; the
+# component built (its tests: `make test` in the plugin's folder).
+plugin-ts: ts-sdk
+	@name='$(NAME)'; dir="plugins/$$name"; \
+	module="$${name//-/_}"; \
+	mkdir -p plugins; \
+	cp -R sdk/ts/template "$$dir"; \
+	rm -rf "$$dir/build"; \
+	for f in Makefile README.md src/app.ts tests/app.test.mjs tests/backtest.test.mjs; do \
+	  sed -e "s/{{name}}/$$name/g" -e "s/{{module}}/$$module/g" "$$dir/$$f" > "$$dir/$$f.tmp"; \
+	  mv "$$dir/$$f.tmp" "$$dir/$$f"; \
+	done; \
+	$(MAKE) --no-print-directory -C "$$dir" build; \
+	echo "Created $$dir: strategy \"$$name\" in TypeScript (edit $$dir/src/app.ts)."; \
+	echo "  the plugin: $$dir/build/$$module.wasm"; \
+	echo "Next steps:"; \
+	echo "  cd $$dir"; \
+	echo "  make test      # a decision under Node, then a backtest through target/release/forecast"; \
+	echo "                 # (cargo build --release --bin forecast, once)"; \
+	echo "  make build     # after each edit"; \
+	echo "Sign and publish it as a Rust one: see sdk/README.md, TypeScript."
+
+## ts-sdk: the tools that build TypeScript strategies (jco, componentize-js,
+## TypeScript, esbuild: exact versions and integrity hashes in
+## sdk/ts/package-lock.json, npm ci) in $(TS_SDK), never global; then the
+## strategy world's types (jco types) in sdk/ts/lib/world/
+TS_SDK := target/ts-sdk
+ts-sdk: $(TS_SDK)/.stamp sdk/ts/lib/world/.stamp
+$(TS_SDK)/.stamp: sdk/ts/package.json sdk/ts/package-lock.json
+	rm -rf $(TS_SDK)
+	mkdir -p $(TS_SDK)
+	cp sdk/ts/package.json sdk/ts/package-lock.json $(TS_SDK)/
+	npm ci --prefix $(TS_SDK) --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+sdk/ts/lib/world/.stamp: $(TS_SDK)/.stamp wit/forecast.wit
+	rm -rf sdk/ts/lib/world
+	node sdk/ts/tools/run.mjs $(TS_SDK) jco types wit -n strategy -q -o sdk/ts/lib/world
+	@touch $@
+
+## ts-strategies: the TypeScript strategies the integration tests upload
+## (tests/it/ts_strategies.rs), built with componentize-js into
+## $(TS_STRATEGIES): the `topn` example (sdk/ts/examples/topn) and the
+## abuse fixture (sdk/ts/tests/misbehave); first the TypeScript SDK's own
+## tests (sdk/ts/tests/forecast-strategy.test.mjs) under Node
+TS_STRATEGIES := target/ts-strategies
+ts-strategies: $(TS_STRATEGIES)/sdk-tests.ok $(TS_STRATEGIES)/topn_ts.wasm $(TS_STRATEGIES)/misbehave_ts.wasm
+$(TS_STRATEGIES)/sdk-tests.ok: $(TS_SDK)/.stamp sdk/ts/lib/world/.stamp sdk/ts/lib/forecast-strategy.ts sdk/ts/tests/forecast-strategy.test.mjs sdk/ts/harness/host-log-node.ts
+	@mkdir -p $(TS_STRATEGIES)
+	$(TS_SDK)/node_modules/.bin/esbuild sdk/ts/tests/forecast-strategy.test.mjs --bundle --format=esm \
+	  --platform=node --tsconfig=sdk/ts/tsconfig.node.json --log-level=warning --outfile=$(TS_STRATEGIES)/sdk-tests.mjs
+	node --test $(TS_STRATEGIES)/sdk-tests.mjs
+	@touch $@
+$(TS_STRATEGIES)/topn_ts.wasm: sdk/ts/examples/topn/app.ts
+$(TS_STRATEGIES)/misbehave_ts.wasm: sdk/ts/tests/misbehave/app.ts
+$(TS_STRATEGIES)/%.wasm: $(TS_SDK)/.stamp sdk/ts/lib/world/.stamp sdk/ts/lib/forecast-strategy.ts sdk/ts/tools/build.sh sdk/ts/tools/run.mjs sdk/ts/tools/wizer-merge.mjs
+	@mkdir -p $(TS_STRATEGIES)
+	sdk/ts/tools/build.sh $(filter %/app.ts,$^) $@ sdk/ts/tsconfig.json
 
 ## clean-data: forget the local SQLite database (the demo universe reloads on next run)
 clean-data:

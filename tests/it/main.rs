@@ -50,6 +50,7 @@ mod smoke;
 mod strategy_uploads;
 mod telemetry;
 mod track_record;
+mod ts_strategies;
 mod upload_abuse;
 mod usage;
 mod web;
