@@ -157,6 +157,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         cookie_secure,
         strategy_listing: Default::default(),
         results: Default::default(),
+        progress: Default::default(),
         plugins,
     });
     Ok(App { state, db, demo })

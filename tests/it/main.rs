@@ -41,6 +41,7 @@ mod matcher;
 mod monte_carlo;
 mod plausible_prices;
 mod plugins;
+mod progress;
 mod python_strategies;
 mod replicas;
 mod request_path;

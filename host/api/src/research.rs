@@ -886,3 +886,24 @@ mod tests {
         assert_eq!(cost(48), 48);
     }
 }
+
+/// `GET /api/progress/{id}`: how far a run started with `Progress-Id: id`
+/// has come, while it lasts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ProgressBody {
+    /// `waiting` (for the heavy-work budget or plugin slots), `loading`
+    /// (histories, with the signals computed beside them), `running` (the
+    /// strategy over the calendar, `done` of `total` rows), `combinations`
+    /// (a sweep's or walk-forward's, `done` of `total`) or `simulating` (a
+    /// Monte Carlo's paths).
+    #[schema(example = "running")]
+    pub phase: String,
+    /// Steps of the phase done.
+    pub done: u64,
+    /// Steps of the phase (0 when not counted).
+    pub total: u64,
+    /// `done / total`, null when not counted.
+    pub fraction: Option<f64>,
+    /// Milliseconds since the run was accepted.
+    pub elapsed_ms: u64,
+}

@@ -19,6 +19,7 @@ use super::error::ApiError;
 use super::export::{self, ExportQuery, Want};
 use super::extract::{Json as JsonBody, Query};
 use super::guard::{ApiUser, BacktestSlot, Fresh};
+use super::progress;
 use super::recall::{self, Recalled, RequestKey};
 use crate::AppState;
 use forecast_research::backtest::UserSlot;
@@ -59,8 +60,12 @@ async fn monte_carlo(
 ) -> Result<Response, ApiError> {
     let want = Want::of::<MonteCarloResponse>(&headers, &export)?;
     let (req, mc) = body.validate()?;
+    let pid = progress::id_of(&headers)?;
     let answer = recall::answer(&state.results, key, recalled, async {
-        Ok(state.backtests.monte_carlo(req, mc, take(slot)?).await?)
+        let slot = take(slot)?;
+        let user = slot.user().to_string();
+        let work = state.backtests.monte_carlo(req, mc, slot);
+        Ok(state.progress.watch(&user, pid, work).await?)
     });
     want.respond(answer.await?)
 }
@@ -114,8 +119,12 @@ async fn run(
         false => Some(Want::of::<BacktestResponse>(&headers, &export)?),
     };
     let req = body.validate()?;
+    let pid = progress::id_of(&headers)?;
     let answer = recall::answer(&state.results, key, recalled, async {
-        Ok(state.backtests.run(req, take(slot)?).await?)
+        let slot = take(slot)?;
+        let user = slot.user().to_string();
+        let work = state.backtests.run(req, slot);
+        Ok(state.progress.watch(&user, pid, work).await?)
     })
     .await?;
     match want {

@@ -28,6 +28,7 @@ mod keys;
 pub mod limits;
 mod matcher;
 pub mod metrics;
+mod progress;
 mod ranking;
 pub mod recall;
 mod research;
@@ -73,7 +74,9 @@ const REQUEST_ID: &str = "x-request-id";
 fn data_groups() -> [DataGroup; 5] {
     [
         DataGroup {
-            routes: alerts::free_router().merge(usage::router()),
+            routes: alerts::free_router()
+                .merge(usage::router())
+                .merge(progress::router()),
             cost: 0,
             concurrency: guard::Concurrency::Unbounded,
             priced: false,

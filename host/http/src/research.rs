@@ -19,6 +19,7 @@ use super::error::ApiError;
 use super::export::{ExportQuery, Want};
 use super::extract::{Json as JsonBody, Query};
 use super::guard::Priced;
+use super::progress;
 use super::recall;
 use crate::AppState;
 
@@ -94,8 +95,12 @@ async fn sweep(
 ) -> Result<Response, ApiError> {
     let want = Want::of::<SweepResponse>(&headers, &export)?;
     let sweep = body.validate()?;
+    let pid = progress::id_of(&headers)?;
     let answer = recall::answer(&state.results, key, recalled, async {
-        Ok(state.backtests.sweep(sweep, take(slot)?).await?)
+        let slot = take(slot)?;
+        let user = slot.user().to_string();
+        let work = state.backtests.sweep(sweep, slot);
+        Ok(state.progress.watch(&user, pid, work).await?)
     });
     want.respond(answer.await?)
 }
@@ -125,11 +130,12 @@ async fn walk_forward(
 ) -> Result<Response, ApiError> {
     let want = Want::of::<WalkForwardResponse>(&headers, &export)?;
     let (sweep, split) = body.validate()?;
+    let pid = progress::id_of(&headers)?;
     let answer = recall::answer(&state.results, key, recalled, async {
-        Ok(state
-            .backtests
-            .walk_forward(sweep, split, take(slot)?)
-            .await?)
+        let slot = take(slot)?;
+        let user = slot.user().to_string();
+        let work = state.backtests.walk_forward(sweep, split, slot);
+        Ok(state.progress.watch(&user, pid, work).await?)
     });
     want.respond(answer.await?)
 }

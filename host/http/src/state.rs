@@ -111,6 +111,8 @@ pub struct Shared {
     pub strategy_listing: StrategyListing,
     /// Backtest answers kept for their free downloads (`crate::recall`).
     pub results: Arc<crate::recall::Results>,
+    /// Long runs' progress, by account and `Progress-Id` (`crate::progress`).
+    pub progress: Arc<forecast_research::progress::Board>,
 }
 
 /// The built-in strategies' listing and the loaded strategies it was made

@@ -7,3 +7,4 @@
 
 pub mod authored;
 pub mod backtest;
+pub mod progress;

@@ -29,7 +29,14 @@ interface Options {
   body?: unknown;
   /** A 401 sends the user to /login?next=… (default true). */
   redirectOn401?: boolean;
+  /** Extra request headers (e.g. `Progress-Id` of a long run). */
+  headers?: Record<string, string>;
+  /** Aborting it closes the request: the server stops the run and frees its slot. */
+  signal?: AbortSignal;
 }
+
+/** The message of a request the user cancelled. */
+export const CANCELLED = "Cancelled: the server stopped the run and freed its slot.";
 
 let onUnauthorized: (() => void) | null = null;
 /** Called when a data call meets a 401 (the app forgets the signed-in user). */
@@ -93,7 +100,8 @@ export async function request<T>(method: string, path: string, opts: Options = {
   const init: RequestInit = {
     method,
     credentials: "same-origin",
-    headers: { Accept: "application/json" },
+    headers: { Accept: "application/json", ...opts.headers },
+    signal: opts.signal,
   };
   if (opts.body !== undefined) {
     init.body = JSON.stringify(opts.body);
@@ -103,6 +111,7 @@ export async function request<T>(method: string, path: string, opts: Options = {
   try {
     res = (await earlyAnswer(method, url)) ?? (await fetch(url, init));
   } catch {
+    if (opts.signal?.aborted) throw new ApiError(0, CANCELLED);
     throw new ApiError(0, "Could not reach the server — check your connection and try again.");
   }
   // A DELETE answers 204 without a body: the caller's type says `void`.

@@ -68,6 +68,21 @@ export interface AnalysisParams {
 
 const t = (ticker: string) => encodeURIComponent(ticker);
 
+/** A long run's progress, as GET /api/progress/{id} answers it. */
+export type RunProgress = Schemas["ProgressBody"];
+
+/** What a long run's request carries so that it can be followed and cancelled. */
+export interface RunOptions {
+  /** Sent as `Progress-Id`. */
+  progressId: string;
+  signal: AbortSignal;
+}
+
+/** The request options of `run`. */
+export function runOpts(run?: RunOptions) {
+  return run ? { headers: { "Progress-Id": run.progressId }, signal: run.signal } : {};
+}
+
 export const api = {
   me: () => request<Me>("GET", "/auth/me", { redirectOn401: false }),
   login: (email: string, password: string) =>
@@ -93,7 +108,9 @@ export const api = {
   /** The whole universe's track record, from the latest grading run. */
   universeTrackRecord: (q: Record<string, string | undefined>) => request<UniverseTrackRecord>("GET", `${WEB}/api/track-record`, { query: q }),
   strategies: () => request<StrategyList>("GET", `${WEB}/api/strategies`),
-  backtest: (body: BacktestRequest) => request<BacktestResponse>("POST", `${WEB}/api/backtest`, { body }),
+  backtest: (body: BacktestRequest, run?: RunOptions) => request<BacktestResponse>("POST", `${WEB}/api/backtest`, { body, ...runOpts(run) }),
+  /** How far a run started with `Progress-Id: id` has come (free; 404 once it has ended). */
+  progress: (id: string) => request<RunProgress>("GET", `${WEB}/api/progress/${encodeURIComponent(id)}`, { redirectOn401: false }),
 
   watchlist: () => request<Watchlist>("GET", `${WEB}/watchlist`),
   saveWatchlist: (tickers: string[]) => request<Watchlist>("PUT", `${WEB}/watchlist`, { body: { tickers } }),

@@ -3,7 +3,7 @@
 // the values a sweep echoes (its axes, a row's params, a split's choice)
 // are typed as the page sent them.
 import { request, WEB, type Schemas } from "./client";
-import type { BacktestRequest } from "./endpoints";
+import { runOpts, type BacktestRequest, type RunOptions } from "./endpoints";
 
 export type MonteCarloRequest = Schemas["MonteCarloRequest"];
 export type MonteCarloResponse = Schemas["MonteCarloResponse"];
@@ -61,7 +61,9 @@ export const researchCost = (combinations: number) => Math.max(5, combinations);
 export const MONTE_CARLO_COST = 10;
 
 export const research = {
-  monteCarlo: (body: MonteCarloRequest) => request<MonteCarloResponse>("POST", `${WEB}/api/backtest/monte-carlo`, { body }),
-  sweep: (body: SweepRequest) => request<SweepResponse>("POST", `${WEB}/api/backtest/sweep`, { body }),
-  walkForward: (body: WalkForwardRequest) => request<WalkForwardResponse>("POST", `${WEB}/api/backtest/walk-forward`, { body }),
+  monteCarlo: (body: MonteCarloRequest, run?: RunOptions) =>
+    request<MonteCarloResponse>("POST", `${WEB}/api/backtest/monte-carlo`, { body, ...runOpts(run) }),
+  sweep: (body: SweepRequest, run?: RunOptions) => request<SweepResponse>("POST", `${WEB}/api/backtest/sweep`, { body, ...runOpts(run) }),
+  walkForward: (body: WalkForwardRequest, run?: RunOptions) =>
+    request<WalkForwardResponse>("POST", `${WEB}/api/backtest/walk-forward`, { body, ...runOpts(run) }),
 };

@@ -540,6 +540,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/progress/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How far your run started with the header Progress-Id has come (backtest, Monte Carlo, sweep, walk-forward)
+         * @description A run's request may carry the header `Progress-Id` (1 to 64 ASCII letters, digits, '-' or '_'; another value is a 400 before any work). While that run lasts, this route answers its phase and how many of the phase's steps are done: `waiting` for the heavy-work budget or plugin slots, `loading` the histories (signals are computed beside them; steps are assets), `running` the strategy over the calendar (steps are rows), `combinations` of a sweep or walk-forward (steps are combinations), `simulating` a Monte Carlo's paths (not counted). Once the run has answered, or stopped, the id is unknown again (404). Only the account that started a run can read it; an account has at most 8 runs tracked at once (more run untracked). To cancel a run, close its request: the server stops the work and frees its slots. Costs nothing.
+         */
+        get: operations["progress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ranking": {
         parameters: {
             query?: never;
@@ -1075,6 +1095,26 @@ export interface paths {
          * @description One card per graded horizon (metric return, real and ingested prices) from the active grading run's stored grade histories: every row's calibrated forecast scored with proper rules against climatology (the asset's own forward-return distribution up to each date): CRPS, quantile loss and squared error with their skill, 90 % intervals and Diebold-Mariano tests (HAC variance over the horizon's overlap), calibration intercept and slope with Driscoll-Kraay intervals, coverage of the 80 % interval, the PIT histogram and the reliability per decile, and the dates covered. A card's evaluation is null where the run stored no forecasts (a scorer without them). Computed once per grading run, then served from memory.
          */
         get: operations["webModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/web/api/progress/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How far your run started with the header Progress-Id has come (backtest, Monte Carlo, sweep, walk-forward)
+         * @description A run's request may carry the header `Progress-Id` (1 to 64 ASCII letters, digits, '-' or '_'; another value is a 400 before any work). While that run lasts, this route answers its phase and how many of the phase's steps are done: `waiting` for the heavy-work budget or plugin slots, `loading` the histories (signals are computed beside them; steps are assets), `running` the strategy over the calendar (steps are rows), `combinations` of a sweep or walk-forward (steps are combinations), `simulating` a Monte Carlo's paths (not counted). Once the run has answered, or stopped, the id is unknown again (404). Only the account that started a run can read it; an account has at most 8 runs tracked at once (more run untracked). To cancel a run, close its request: the server stops the work and frees its slots. Costs nothing.
+         */
+        get: operations["webProgress"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2948,6 +2988,41 @@ export interface components {
              *     lines, 64 KiB), dropped.
              */
             log_lines_dropped?: number;
+        };
+        /**
+         * @description `GET /api/progress/{id}`: how far a run started with `Progress-Id: id`
+         *     has come, while it lasts.
+         */
+        ProgressBody: {
+            /**
+             * @description `waiting` (for the heavy-work budget or plugin slots), `loading`
+             *     (histories, with the signals computed beside them), `running` (the
+             *     strategy over the calendar, `done` of `total` rows), `combinations`
+             *     (a sweep's or walk-forward's, `done` of `total`) or `simulating` (a
+             *     Monte Carlo's paths).
+             * @example running
+             */
+            phase: string;
+            /**
+             * Format: int64
+             * @description Steps of the phase done.
+             */
+            done: number;
+            /**
+             * Format: int64
+             * @description Steps of the phase (0 when not counted).
+             */
+            total: number;
+            /**
+             * Format: double
+             * @description `done / total`, null when not counted.
+             */
+            fraction?: number | null;
+            /**
+             * Format: int64
+             * @description Milliseconds since the run was accepted.
+             */
+            elapsed_ms: number;
         };
         /**
          * @description Quantiles of a set of outcomes, linearly interpolated between order
@@ -7884,6 +7959,88 @@ export interface operations {
             };
         };
     };
+    progress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The Progress-Id of the run
+                 * @example bt-1
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run is under way */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProgressBody"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (not counted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No run of yours under this id is under way (never started, finished or stopped) */
+            404: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable: the request is refused */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     ranking: {
         parameters: {
             query?: {
@@ -11850,6 +12007,88 @@ export interface operations {
                 };
             };
             /** @description The quota store is unavailable (the request is refused), or: No completed grading run has stored grade histories yet, or aggregating them needs a turn of the server's heavy-work budget and none came in time; Retry-After says when to retry */
+            503: {
+                headers: {
+                    /** @description Seconds to wait (when the server was busy). */
+                    "Retry-After"?: number;
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webProgress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The Progress-Id of the run
+                 * @example bt-1
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run is under way */
+            200: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProgressBody"];
+                };
+            };
+            /** @description No valid session, or a Bearer key was sent */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The user is not on the Premium tier (not counted) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No run of yours under this id is under way (never started, finished or stopped) */
+            404: {
+                headers: {
+                    /** @description Units allowed in the binding window (the one with the least remaining; the violated one on 429). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Units left in that window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix epoch seconds (UTC) when that window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The quota store is unavailable: the request is refused */
             503: {
                 headers: {
                     /** @description Seconds to wait (when the server was busy). */

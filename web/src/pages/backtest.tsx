@@ -32,6 +32,7 @@ import { DatedPrice, utcStamp } from "../facts";
 import { Help } from "../glossary-link";
 import { compact, Card, ErrorNote, Loading, int, num, pct, price, signClass, useData, useTitle } from "../lib";
 import { Downloads } from "./backtest-downloads";
+import { RunProgressBar, startRun, type Run } from "../run-progress";
 import { allBenchmarkFigures, BenchmarksTable, benchmarkLabel, benchmarkOrder, sourcesOf, SyntheticBanner, type Sources } from "./backtest-figures";
 import { combinations, MonteCarloView, RankBySelect, SweepEditor, sweepValues, SweepView, WalkForwardView, type SweepField } from "./backtest-research";
 
@@ -527,6 +528,8 @@ export function BacktestPage({ loc }: { loc: Location }) {
   };
   const strategies = useData(() => api.strategies(), []);
   const [running, setRunning] = useState<Tab | null>(null);
+  // The run under way: its Progress-Id and its Cancel.
+  const [live, setLive] = useState<Run | null>(null);
   const [outcomes, setOutcomes] = useState<Partial<Record<Tab, Outcome>>>({});
   const outcomesNow = useRef(outcomes);
   outcomesNow.current = outcomes;
@@ -566,6 +569,8 @@ export function BacktestPage({ loc }: { loc: Location }) {
 
   const execute = async (t: Tab, form: Form, ex: Extra, sw: SweepField[]) => {
     setRunning(t);
+    const run = startRun();
+    setLive(run);
     const names = new Set<string>(sweeps(t) ? sw.map((s) => s.param) : []);
     const auto = form.top_n.trim() === "" && !names.has("top_n");
     const req = toRequest(form) as Record<string, unknown>;
@@ -588,10 +593,10 @@ export function BacktestPage({ loc }: { loc: Location }) {
     const call = (body: Record<string, unknown>): Promise<Answer> => {
       const b = { ...body, ...own };
       sent = b;
-      if (t === "monte-carlo") return research.monteCarlo(b as MonteCarloRequest);
-      if (t === "sweep") return research.sweep(b as SweepRequest);
-      if (t === "walk-forward") return research.walkForward(b as WalkForwardRequest);
-      return api.backtest(b as BacktestRequest);
+      if (t === "monte-carlo") return research.monteCarlo(b as MonteCarloRequest, run);
+      if (t === "sweep") return research.sweep(b as SweepRequest, run);
+      if (t === "walk-forward") return research.walkForward(b as WalkForwardRequest, run);
+      return api.backtest(b as BacktestRequest, run);
     };
     const tabParam = t === "result" ? {} : { tab: t };
     try {
@@ -631,6 +636,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
       setOutcomes((o) => ({ ...o, [t]: { url, base: changed, data: null, error: err, note: null } }));
       if (tabNow.current === t) replaceUrl(url);
     } finally {
+      setLive(null);
       setRunning(null);
     }
   };
@@ -998,7 +1004,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
             ) : null}
           </form>
         </Card>
-        {running === tab && <Loading label={LOADING[tab]} />}
+        {running === tab && (live ? <RunProgressBar run={live} label={LOADING[tab]} /> : <Loading label={LOADING[tab]} />)}
         {data && tab !== "result" && <ResearchBanner tab={tab} data={data} base={outcome?.base ?? {}} catalog={catalog} />}
         {data && tab === "result" && <Results r={data as BacktestResponse} sources={sources} />}
         {data && tab === "monte-carlo" && <MonteCarloView r={data as MonteCarloResponse} />}

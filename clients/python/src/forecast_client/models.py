@@ -761,6 +761,36 @@ class PluginUsage(BaseModel):
     """
 
 
+class ProgressBody(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    phase: Annotated[str, Field(examples=["running"])]
+    """
+    `waiting` (for the heavy-work budget or plugin slots), `loading`
+    (histories, with the signals computed beside them), `running` (the
+    strategy over the calendar, `done` of `total` rows), `combinations`
+    (a sweep's or walk-forward's, `done` of `total`) or `simulating` (a
+    Monte Carlo's paths).
+    """
+    done: Annotated[int, Field(ge=0)]
+    """
+    Steps of the phase done.
+    """
+    total: Annotated[int, Field(ge=0)]
+    """
+    Steps of the phase (0 when not counted).
+    """
+    fraction: float | None = None
+    """
+    `done / total`, null when not counted.
+    """
+    elapsed_ms: Annotated[int, Field(ge=0)]
+    """
+    Milliseconds since the run was accepted.
+    """
+
+
 class Quantiles(BaseModel):
     model_config = ConfigDict(
         extra="allow",

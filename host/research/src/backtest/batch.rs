@@ -19,6 +19,7 @@ use super::admission::UserSlot;
 use super::run::{hold, inputs, load, metas, run_error, Held, Loaded};
 use super::signals::{Cancel, CancelOnDrop};
 use super::{validation, BacktestService};
+use crate::progress::{self, Phase, Progress};
 use forecast_services::error::Error;
 
 /// The runs of a batch, in the order of its requests, and what they share.
@@ -55,6 +56,7 @@ pub(super) async fn run_batch(
     let engine = svc.plugins.segmentation();
     tracing::info!(strategy = %base.strategy, runs = requests.len(), "batch started");
     let (strategy, assets, mut permits, mut held) = hold(svc, base, slot, queued).await?;
+    progress::enter(Phase::Loading, assets.len() as u64);
     let started = Instant::now();
     let flag = Arc::new(AtomicBool::new(false));
     let mut stop_on_drop = CancelOnDrop {
@@ -83,6 +85,9 @@ pub(super) async fn run_batch(
         .await
         .map_err(|e| after(e, &reports))?;
         signals_cached += loaded.signals_cached;
+        if window.is_none() {
+            progress::enter(Phase::Combinations, requests.len() as u64);
+        }
         let (start, end) = match window {
             Some(w) => w,
             None => *window.insert(validation::window(base, &loaded.universe)?),
@@ -100,6 +105,7 @@ pub(super) async fn run_batch(
                 end: to_days(end),
             },
             held,
+            progress: progress::current(),
         };
         let span = tracing::Span::current();
         let done = forecast_services::budget::spawn_heavy(move || span.in_scope(|| work.execute()))
@@ -176,6 +182,8 @@ struct Group {
     cancel: Cancel,
     window: bt::Window,
     held: Held,
+    /// The batch's progress, when its client asked for it.
+    progress: Option<Arc<Progress>>,
 }
 
 /// A group's reports by request index, with the permits and holdings back.
@@ -190,6 +198,7 @@ impl Group {
             cancel,
             window,
             held,
+            progress,
         } = self;
         let metas = metas(&loaded.universe);
         let kept: Vec<usize> = (0..loaded.universe.len())
@@ -210,6 +219,7 @@ impl Group {
             for permit in slots {
                 let (next, results, failure, failed) = (&next, &results, &failure, &failed);
                 let (requests, inputs, strategy, cancel) = (&requests, &inputs, &strategy, &cancel);
+                let progress = progress.as_deref();
                 let span = tracing::Span::current();
                 scope.spawn(move || {
                     let _in = span.enter();
@@ -222,7 +232,12 @@ impl Group {
                             return;
                         };
                         match one(inputs, window, req, strategy, permit, cancel) {
-                            Ok(report) => results.lock().expect("poisoned").push((*i, report)),
+                            Ok(report) => {
+                                results.lock().expect("poisoned").push((*i, report));
+                                if let Some(p) = progress {
+                                    p.step();
+                                }
+                            }
                             Err(e) => {
                                 let e = match e {
                                     Error::Invalid(m) => Error::Invalid(format!("{label}: {m}")),

@@ -140,6 +140,7 @@ impl BacktestService {
         slot: UserSlot,
     ) -> Result<MonteCarloResponse, Error> {
         let run = run::run(self, req, slot).await?;
+        crate::progress::enter(crate::progress::Phase::Simulating, 0);
         tokio::task::spawn_blocking(move || monte_carlo_of(run, mc))
             .await
             .map_err(|e| Error::Internal(format!("monte carlo task failed: {e}")))

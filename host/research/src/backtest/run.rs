@@ -20,6 +20,7 @@ use super::response::{shape, DataUse};
 use super::signals::{signals_for, Cancel, CancelOnDrop};
 use super::universe::{load_histories, universe_assets, FEED_AHEAD};
 use super::{timed_out, validation, BacktestService};
+use crate::progress::{self, Phase, Progress};
 use forecast_services::budget::{backtest_bytes, Ticket, Work};
 use forecast_services::error::Error;
 
@@ -37,6 +38,7 @@ pub(super) async fn run(
     tracing::info!(strategy = %req.strategy, "backtest started");
     let benchmark_assets = benchmarks::resolve(svc.assets.as_ref(), &req).await?;
     let (strategy, assets, permits, held) = hold(svc, &req, slot, queued).await?;
+    progress::enter(Phase::Loading, assets.len() as u64);
     let started = Instant::now();
     let flag = Arc::new(AtomicBool::new(false));
     // Dropped with this future: a client that goes away stops the work.
@@ -63,6 +65,7 @@ pub(super) async fn run(
     let job = Job {
         held,
         benchmarks,
+        progress: progress::current(),
         cancel,
         strategy,
         engine_version: engine.info().version.clone(),
@@ -235,6 +238,8 @@ pub(super) async fn load(
 /// The blocking part of a run: the accounting and the body.
 struct Job {
     held: Held,
+    /// The run's progress, when its client asked for it.
+    progress: Option<Arc<Progress>>,
     /// The benchmarks chosen by ticker, with their histories.
     benchmarks: Vec<(String, Arc<PriceSeries>)>,
     cancel: Cancel,
@@ -255,6 +260,7 @@ impl Job {
         let Job {
             held,
             benchmarks,
+            progress,
             cancel,
             strategy,
             engine_version,
@@ -289,12 +295,20 @@ impl Job {
             start: to_days(start),
             end: to_days(end),
         };
+        if let Some(p) = &progress {
+            p.enter(Phase::Running, calendar_rows(&loaded.universe, window));
+        }
         let report = bt::run_capped(
             &inputs,
             window,
             &req.params,
             &mut instance,
-            &mut || cancel.is_raised(),
+            &mut || {
+                if let Some(p) = &progress {
+                    p.step();
+                }
+                cancel.is_raised()
+            },
             MAX_TRADES,
         )
         .map_err(|e| run_error(e, start, end, &strategy))
@@ -332,6 +346,20 @@ impl Job {
         finished.log(waited, started, loaded.loaded_at, loaded.signals_at, run_at);
         Ok(body)
     }
+}
+
+/// Rows of the run's calendar: the days inside `window` on which an asset
+/// of the universe has a price (what the accounting walks).
+fn calendar_rows(universe: &[(Asset, Arc<PriceSeries>)], window: bt::Window) -> u64 {
+    let days = (window.end - window.start + 1).max(0) as usize;
+    let mut seen = vec![false; days];
+    for (_, s) in universe {
+        let from = s.dates.partition_point(|&d| d < window.start);
+        for &d in s.dates[from..].iter().take_while(|&&d| d <= window.end) {
+            seen[(d - window.start) as usize] = true;
+        }
+    }
+    seen.iter().filter(|&&b| b).count() as u64
 }
 
 /// The accounting's view of each asset of the universe.

@@ -108,6 +108,7 @@ pub(super) async fn load_histories(
             break;
         }
         out.push((a, series));
+        crate::progress::step_in(crate::progress::Phase::Loading);
     }
     Ok((out, hits))
 }
