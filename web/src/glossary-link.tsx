@@ -5,7 +5,7 @@
 // opens the entry in a popover on the page (the browser's top layer, so a
 // scrolling table cannot clip it; Escape or a click outside closes it); a
 // click with a modifier key, or without JavaScript, follows the link.
-import { useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { GLOSSARY } from "./pages/glossary";
 import { navigate } from "./router";
 
@@ -46,13 +46,24 @@ let popovers = 0;
 export function Help({ term, label }: { term: TermId; label?: string }) {
   const pop = useRef<HTMLDivElement>(null);
   const id = useRef(`help-pop-${++popovers}`);
+  // The entry is drawn only while open: closed, the popover is empty (no
+  // text of its own in the figure's label, no component of the entry at work).
+  const [shown, setShown] = useState(false);
+  useEffect(() => {
+    const el = pop.current;
+    const on = (e: Event) => setShown((e as ToggleEvent).newState === "open");
+    el?.addEventListener("toggle", on);
+    return () => el?.removeEventListener("toggle", on);
+  }, []);
   const what = `What is ${label ?? term.replace(/-/g, " ")}?`;
   const open = (e: MouseEvent) => {
     const el = pop.current;
     if (!el || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || !("showPopover" in el)) return;
     e.preventDefault();
+    setShown(true);
     el.showPopover();
-    el.querySelector<HTMLElement>(".help-pop-close")?.focus();
+    // The entry is drawn on the next frame; then the focus goes to its Close.
+    requestAnimationFrame(() => el.querySelector<HTMLElement>(".help-pop-close")?.focus());
   };
   // The entry's own links point within the glossary page: follow them there.
   const within = (e: MouseEvent) => {
@@ -70,16 +81,20 @@ export function Help({ term, label }: { term: TermId; label?: string }) {
         ?
       </a>
       <div ref={pop} id={id.current} class="help-pop" role="dialog" aria-label={entry.term} {...{ popover: "auto" }} onClick={within}>
-        <div class="help-pop-head">
-          <strong>{entry.term}</strong>
-          <button type="button" class="help-pop-close" aria-label="Close" onClick={() => pop.current?.hidePopover()}>
-            ×
-          </button>
-        </div>
-        <div class="help-pop-body">{entry.body}</div>
-        <a class="help-pop-more" href={`/glossary#${term}`}>
-          More in the glossary
-        </a>
+        {shown && (
+          <>
+            <div class="help-pop-head">
+              <strong>{entry.term}</strong>
+              <button type="button" class="help-pop-close" aria-label="Close" onClick={() => pop.current?.hidePopover()}>
+                ×
+              </button>
+            </div>
+            <div class="help-pop-body">{entry.body}</div>
+            <a class="help-pop-more" href={`/glossary#${term}`}>
+              More in the glossary
+            </a>
+          </>
+        )}
       </div>
     </>
   );

@@ -1,6 +1,6 @@
 // A long run's progress bar and its Cancel button. The page starts the run
 // with a fresh Progress-Id and an AbortController (`startRun`); this polls
-// GET /web/api/progress/{id} (free) twice a second while the run lasts and
+// GET /web/api/progress/{id} (free) every 300 ms while the run lasts and
 // says what is being done. Cancel aborts the request: the server stops the
 // run and frees its slot at once.
 import { useEffect, useState } from "preact/hooks";
@@ -50,7 +50,7 @@ export function RunProgressBar({ run, label }: { run: Run; label: string }) {
         (x) => live && setP(x),
         () => {},
       );
-    const timer = setInterval(poll, 500);
+    const timer = setInterval(poll, 300);
     poll();
     return () => {
       live = false;

@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { start, webDir, repoRoot, PREMIUM, signIn, seriousA11y } from "./harness.mjs";
-import { int, num, pct } from "./fmt.mjs";
+import { int, num, pct, signedPct } from "./fmt.mjs";
 
 let env;
 let servesThisBuild = false;
@@ -67,10 +67,7 @@ async function sideways(p) {
 const squash = (s) => s.replace(/\s+/g, " ").trim();
 /** The app's formats: lib.tsx `pct`, forecast.tsx `signedPct`, model-record.tsx `corrText`, `int`. */
 function signed(v, d = 1) {
-  if (v === null || v === undefined || !Number.isFinite(v)) return "—";
-  const s = (Math.abs(v) * 100).toFixed(d);
-  if (Number(s) === 0) return `${s} %`;
-  return `${v > 0 ? "+" : "−"}${s} %`;
+  return signedPct(v, d).replace(/\u00a0/g, " ");
 }
 function corr(v) {
   const d = v !== 0 && Math.abs(v) < 0.005 ? 3 : 2;
@@ -447,7 +444,9 @@ describe("forecast, model record, benchmarks, research banners", { timeout: 900_
         assert.equal(resp.status(), 200, await resp.text());
         const r = await resp.json();
         await p.locator("#bt-benchmarks").waitFor();
-        const names = Object.keys(r.benchmarks);
+        // As the page orders them: the two baskets, then the benchmarks chosen by ticker.
+        const basket = (n) => Number(!n.startsWith("equal_weight_"));
+        const names = Object.keys(r.benchmarks).sort((a, b) => basket(a) - basket(b) || (a < b ? -1 : a > b ? 1 : 0));
         assert.ok(names.length >= 2, `benchmarks: ${names}`);
         const rows = await p.$$eval("#bt-benchmarks tbody tr", (trs) =>
           trs.map((tr) => ({ row: tr.dataset.row, label: tr.querySelector("th").textContent.trim(), cells: [...tr.querySelectorAll("td")].map((td) => [td.dataset.figure, td.innerText.trim()]) })),

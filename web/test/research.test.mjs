@@ -208,21 +208,23 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
   });
 
   test("a long run shows its progress and Cancel frees the server at once", async () => {
-    await page.goto("/backtest");
+    await page.goto("/backtest?tab=monte-carlo");
     await page.locator("#b-strategy option[value=topn]").waitFor({ state: "attached" });
-    // Every asset, daily, from 1900, with an uncached decay: seconds of work.
+    // Every asset, daily, from 1900, with an uncached decay, then 5,000
+    // paths of its returns: seconds of work.
+    await page.fill("#b-runs", "5000");
     await page.selectOption("#b-universe", "all");
     await page.selectOption("#b-rebalance", "daily");
     await page.fill("#b-start_date", "1900-01-01");
     await page.locator("details.advanced summary").click();
     await page.fill("#b-decay_factor", "0.833");
-    const started = page.waitForRequest((r) => new URL(r.url()).pathname === "/web/api/backtest" && r.method() === "POST");
+    const started = page.waitForRequest((r) => new URL(r.url()).pathname === "/web/api/backtest/monte-carlo" && r.method() === "POST");
     await page.click("form.bt-form button[type=submit]");
     const id = (await started).headers()["progress-id"];
     assert.match(id, /^run-[a-z0-9]+-\d+$/, "the run names its progress");
     await page.locator("#run-progress").waitFor();
     // The server's phases, in words, with a bar.
-    await page.waitForFunction(() => /assets|day|Waiting/.test(document.querySelector("#run-progress-said")?.textContent ?? ""), null, { timeout: RUN_TIMEOUT });
+    await page.waitForFunction(() => /assets|day|Waiting|Simulating/.test(document.querySelector("#run-progress-said")?.textContent ?? ""), null, { timeout: RUN_TIMEOUT });
     // A picture of the bar (fast: the run lasts a few seconds), then Cancel.
     await page.locator("#run-progress").screenshot({ path: join(servesThisBuild ? join(repoRoot, "docs/screenshots") : tmpShots, "backtest-progress.png") });
     await page.click("#run-cancel", { timeout: 5_000 });
@@ -235,8 +237,9 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     await page.selectOption("#b-rebalance", "monthly");
     await page.fill("#b-start_date", "");
     await page.fill("#b-decay_factor", "0.95");
+    await page.fill("#b-runs", "200");
     await page.click("form.bt-form button[type=submit]");
-    await page.locator("#chart-equity canvas").waitFor({ timeout: RUN_TIMEOUT });
+    await page.locator("#chart-mc-fan canvas").waitFor({ timeout: RUN_TIMEOUT });
   });
 
   test("Monte Carlo: runs, draws the fan and the spreads; the same URL gives the same numbers", async () => {

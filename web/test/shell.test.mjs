@@ -141,7 +141,7 @@ describe("the app's shell", { timeout: 240_000 }, () => {
     await pop.waitFor();
     assert.equal(new URL(page.url()).pathname, "/explore", "the page stays");
     assert.match(await pop.innerText(), /Data source/i);
-    assert.equal(await page.evaluate(() => document.activeElement?.className), "help-pop-close");
+    await page.waitForFunction(() => document.activeElement?.className === "help-pop-close");
     await page.keyboard.press("Escape");
     await page.locator(".help-pop:popover-open").waitFor({ state: "detached" });
     await help.click();
