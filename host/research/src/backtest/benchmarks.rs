@@ -14,7 +14,7 @@ use forecast_domain::series::PriceSeries;
 use forecast_domain::Asset;
 use forecast_store::AssetStore;
 
-use super::cache::{HistoryKey, SignalCache};
+use super::cache::SignalCache;
 use forecast_services::error::Error;
 
 /// The benchmark assets of `req`, in its order: an unknown or inactive
@@ -42,8 +42,8 @@ pub(super) async fn resolve(db: &dyn AssetStore, req: &ValidRequest) -> Result<V
     Ok(out)
 }
 
-/// The histories of `assets` (from the signal cache's history store when
-/// it holds them), as `(ticker, series)`.
+/// The histories of `assets` as the universe's are read
+/// ([`super::universe::history`]), as `(ticker, series)`.
 pub(super) async fn load(
     db: &dyn AssetStore,
     cache: &SignalCache,
@@ -51,24 +51,7 @@ pub(super) async fn load(
 ) -> Result<Vec<(String, Arc<PriceSeries>)>, Error> {
     let mut out = Vec::with_capacity(assets.len());
     for a in assets {
-        let key = HistoryKey {
-            asset_id: a.id,
-            data_version: a.data_version,
-        };
-        let series = match cache.history(key) {
-            Some(s) => s,
-            None => {
-                // As the universe loads it: the same rows under the same key.
-                let s = db
-                    .load_series(a.id)
-                    .await?
-                    .unwrap_or_default()
-                    .last_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
-                let s = Arc::new(s);
-                cache.put_history(key, s.clone());
-                s
-            }
-        };
+        let (series, _) = super::universe::history(db, cache, &a).await?;
         out.push((a.ticker, series));
     }
     Ok(out)

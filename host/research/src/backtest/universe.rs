@@ -57,6 +57,31 @@ async fn active_tickers(db: &dyn AssetStore, tickers: &[String]) -> Result<Vec<A
     Ok(out)
 }
 
+/// `asset`'s history (and whether it came from the cache): from the cache when it holds its data version, else
+/// from the store (and then kept): as an analysis, at most the last
+/// MAX_HISTORY_ROWS rows, so no stored history is too long for the engine.
+pub(super) async fn history(
+    db: &dyn AssetStore,
+    cache: &SignalCache,
+    asset: &Asset,
+) -> Result<(Arc<PriceSeries>, bool), Error> {
+    let key = HistoryKey {
+        asset_id: asset.id,
+        data_version: asset.data_version,
+    };
+    if let Some(series) = cache.history(key) {
+        return Ok((series, true));
+    }
+    let series = db
+        .load_series(asset.id)
+        .await?
+        .unwrap_or_default()
+        .last_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
+    let series = Arc::new(series);
+    cache.put_history(key, series.clone());
+    Ok((series, false))
+}
+
 /// The histories of `assets`, in their order: from the cache when it holds
 /// the asset's data version, else from the store (and then kept); stops
 /// early when `cancel` is raised (the request was dropped or its deadline
@@ -73,31 +98,11 @@ pub(super) async fn load_histories(
     let mut out = Vec::with_capacity(assets.len());
     let mut hits = 0;
     for (index, a) in assets.into_iter().enumerate() {
-        let key = HistoryKey {
-            asset_id: a.id,
-            data_version: a.data_version,
-        };
-        let series = match cache.history(key) {
-            Some(series) => {
-                hits += 1;
-                series
-            }
-            None => {
-                if cancel.is_raised() {
-                    return Err(timed_out());
-                }
-                // As an analysis: at most the last MAX_HISTORY_ROWS rows, so
-                // no stored history is too long for the engine (issue 25).
-                let series = db
-                    .load_series(a.id)
-                    .await?
-                    .unwrap_or_default()
-                    .last_rows(forecast_domain::defaults::MAX_HISTORY_ROWS);
-                let series = Arc::new(series);
-                cache.put_history(key, series.clone());
-                series
-            }
-        };
+        if cancel.is_raised() {
+            return Err(timed_out());
+        }
+        let (series, cached) = history(db, cache, &a).await?;
+        hits += usize::from(cached);
         let work = Work {
             index,
             asset: a.clone(),
