@@ -98,7 +98,7 @@ pub use select::{equal_weights, rank_by, top_by, weighted};
 
 /// Version of the WIT package (`forecast:plugins`) this SDK's plugins are
 /// built against; the host loads plugins of the same major version.
-pub const WIT_PACKAGE_VERSION: &str = "1.8.0";
+pub const WIT_PACKAGE_VERSION: &str = "1.11.0";
 
 /// A backtest strategy: what an author implements.
 ///
@@ -206,4 +206,18 @@ pub mod prelude {
         equal_weights, format_date, rank_by, top_by, weighted, AssetMeta, AssetState, Context,
         Metric, ParamError, Rebalance, RollingWindow, RollingWindows, RunParams, Strategy, Target,
     };
+}
+
+#[cfg(test)]
+mod version_tests {
+    /// The constant names the package the bindings are generated from.
+    #[test]
+    fn wit_package_version_is_the_one_in_wit() {
+        let wit = include_str!("../../wit/forecast.wit");
+        let declared = format!("package forecast:plugins@{};", super::WIT_PACKAGE_VERSION);
+        assert!(
+            wit.lines().any(|l| l == declared),
+            "{declared} not in wit/forecast.wit"
+        );
+    }
 }

@@ -14,13 +14,13 @@ use serde_json::{json, Value};
 
 const UNIVERSE: [&str; 6] = ["^GSPC", "^IXIC", "^DJI", "^NDX", "^RUT", "^FTSE"];
 
-struct Answer {
-    status: u16,
-    body: Value,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) body: Value,
     remaining: Option<u64>,
 }
 
-async fn post(s: &Server, body: Value) -> Answer {
+pub(crate) async fn post(s: &Server, body: Value) -> Answer {
     let r = s
         .client()
         .post(s.url("/api/backtest"))
@@ -45,13 +45,13 @@ async fn post(s: &Server, body: Value) -> Answer {
     }
 }
 
-async fn ok(s: &Server, body: Value) -> Value {
+pub(crate) async fn ok(s: &Server, body: Value) -> Value {
     let a = post(s, body.clone()).await;
     assert_eq!(a.status, 200, "{body} → {}", a.body);
     a.body
 }
 
-fn f(v: &Value) -> f64 {
+pub(crate) fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
@@ -60,7 +60,7 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 /// Closes of `ticker` from the server's own database.
-async fn prices(s: &Server, ticker: &str) -> (Vec<chrono::NaiveDate>, Vec<f64>) {
+pub(crate) async fn prices(s: &Server, ticker: &str) -> (Vec<chrono::NaiveDate>, Vec<f64>) {
     let db = forecast::store::connect(&common::sqlite_url(&s.db))
         .await
         .expect("open the test database");
@@ -228,6 +228,8 @@ async fn equity_is_cash_plus_positions_and_costs_follow_from_the_trades() {
     let mut cash = 50_000.0;
     let mut costs = 0.0;
     let mut next = 0;
+    let (mut bases, mut realised) = (HashMap::<String, f64>::new(), 0.0);
+    let basis = |t: &str, bases: &HashMap<String, f64>| bases.get(t).copied().unwrap_or(0.0);
     for point in b["equity_curve"].as_array().unwrap() {
         let date: chrono::NaiveDate = point["date"].as_str().unwrap().parse().unwrap();
         while next < trades.len() && trades[next]["date"] == point["date"] {
@@ -239,6 +241,22 @@ async fn equity_is_cash_plus_positions_and_costs_follow_from_the_trades() {
             );
             let signed = f(&t["qty"]) * if t["side"] == "BUY" { 1.0 } else { -1.0 };
             let cost = f(&t["qty"]) * f(&t["price"]) * bps / 10_000.0;
+            assert!(close(f(&t["cost"]), cost), "each fill carries its cost");
+            // topn is long only: a buy grows the position at the average
+            // price, a sell realises against it.
+            let (held, basis) = (
+                qty.get(ticker).copied().unwrap_or(0.0),
+                basis(ticker, &bases),
+            );
+            if signed > 0.0 {
+                assert!(t["realised_pnl"].is_null(), "a buy realises nothing");
+                let avg = (held * basis + signed * f(&t["price"])) / (held + signed);
+                bases.insert(ticker.to_string(), avg);
+            } else {
+                let pnl = -signed * (f(&t["price"]) - basis);
+                assert!((f(&t["realised_pnl"]) - pnl).abs() <= 1e-6 * pnl.abs().max(1.0));
+                realised += pnl;
+            }
             *qty.entry(ticker.to_string()).or_default() += signed;
             cash -= signed * f(&t["price"]) + cost;
             costs += cost;
@@ -254,6 +272,17 @@ async fn equity_is_cash_plus_positions_and_costs_follow_from_the_trades() {
     }
     assert_eq!(next, trades.len(), "every trade lies on a curve date");
     assert!(costs > 0.0);
+    assert!(realised != 0.0, "some positions were closed");
+    let last = b["equity_curve"].as_array().unwrap().last().unwrap();
+    let end: chrono::NaiveDate = last["date"].as_str().unwrap().parse().unwrap();
+    let open: f64 = qty
+        .iter()
+        .map(|(t, q)| q * (close_at(t, end) - basis(t, &bases)))
+        .sum();
+    assert!(
+        (realised - costs + open - (f(&last["equity"]) - 50_000.0)).abs() <= 1e-6 * 50_000.0,
+        "realised - costs + open P&L is the equity's change"
+    );
     assert!(close(f(&b["metrics"]["total_costs"]), costs));
     assert!(close(
         f(&b["metrics"]["cost_drag_pct"]),
@@ -687,7 +716,10 @@ async fn the_sdk_example_runs_from_a_plugin_folder() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["dip-buyer", "longshort", "topn", "zscore"]);
+    assert_eq!(
+        names,
+        ["dip-buyer", "longshort", "portfolio", "topn", "zscore"]
+    );
     let b = ok(
         &s,
         json!({"strategy": "dip-buyer", "tickers": UNIVERSE, "top_n": 3,

@@ -94,7 +94,26 @@ async fn a_backtests_tables_are_its_json_as_csv() {
     .await;
     assert_eq!(cd, "attachment; filename=\"backtest-trades.csv\"");
     let t = rows(&trades);
-    assert_eq!(t[0], ["date", "ticker", "side", "qty", "price"]);
+    assert_eq!(
+        t[0],
+        [
+            "date",
+            "ticker",
+            "side",
+            "qty",
+            "price",
+            "cost",
+            "realised_pnl"
+        ]
+    );
+    for (row, trade) in t[1..].iter().zip(json["trades"].as_array().unwrap()) {
+        assert_eq!(
+            row[5].parse::<f64>().unwrap(),
+            trade["cost"].as_f64().unwrap()
+        );
+        let pnl = trade["realised_pnl"].as_f64();
+        assert_eq!(row[6].parse::<f64>().ok(), pnl, "empty for an opening fill");
+    }
     assert_eq!(t.len() - 1, json["trades"].as_array().unwrap().len());
     let (_, _, _, metrics) = call(
         &s,

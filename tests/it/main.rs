@@ -41,6 +41,7 @@ mod matcher;
 mod monte_carlo;
 mod plausible_prices;
 mod plugins;
+mod portfolio;
 mod progress;
 mod python_strategies;
 mod replicas;

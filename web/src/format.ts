@@ -35,6 +35,14 @@ export function num(v: number | null | undefined): string {
   return fixed(2).format(v);
 }
 
+/** An amount with its sign and two decimals: 1234.5 → "+1,234.50", -3 → "−3.00" (true minus), none at zero. */
+export function signedNum(v: number | null | undefined): string {
+  if (missing(v)) return "—";
+  const s = fixed(2).format(Math.abs(v));
+  if (Number(s.replace(/,/g, "")) === 0) return s;
+  return `${v > 0 ? "+" : "−"}${s}`;
+}
+
 /** A price: two decimals from 1 up ("187.23", "104,523.45"), four significant digits below ("0.01234"). */
 export function price(v: number | null | undefined): string {
   if (missing(v)) return "—";

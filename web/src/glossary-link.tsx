@@ -36,6 +36,7 @@ export type TermId =
   | "max-drawdown"
   | "volatility"
   | "trades"
+  | "realised-pnl"
   | "costs"
   | "benchmarks"
   | "strategies";

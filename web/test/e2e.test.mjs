@@ -531,6 +531,35 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await page.waitForTimeout(150);
     await shot(page, "backtest-watchlist-benchmarks", true);
     await axe(page, "backtest (watchlist, benchmarks)");
+    // A portfolio by weights, bought once and held: the weights are the
+    // universe, no positions to choose.
+    await page.selectOption("#b-strategy", "portfolio");
+    await page.locator("#b-weights").waitFor();
+    assert.equal(await page.locator("#b-top_n").count(), 0, "portfolio takes no top N");
+    assert.equal(await page.locator("#b-universe").count(), 0, "the weights are the universe");
+    await page.fill("#b-weights", "^GSPC 80, ^IXIC 30");
+    await page.fill("#b-benchmarks", "none");
+    await page.fill("#b-start_date", "2008-01-01");
+    await page.fill("#b-end_date", "2012-12-31");
+    await page.selectOption("#b-rebalance", "never");
+    await page.click("form.bt-form button[type=submit]");
+    await page.locator("#b-weights-err").getByText(/at most 1/).waitFor({ timeout: 60_000 });
+    await page.fill("#b-weights", "^GSPC 60, ^IXIC: 30%");
+    const [held] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith("/web/api/backtest") && r.request().method() === "POST", { timeout: 60_000 }),
+      page.click("form.bt-form button[type=submit]"),
+    ]);
+    assert.equal(held.status(), 200, await held.text());
+    const body = JSON.parse(held.request().postData());
+    assert.deepEqual([body.weights, body.tickers, body.top_n, body.rebalance], [{ "^GSPC": 0.6, "^IXIC": 0.3 }, undefined, undefined, "never"]);
+    const bought = (await held.json()).trades;
+    assert.deepEqual(bought.map((t) => [t.ticker, t.side]), [["^GSPC", "BUY"], ["^IXIC", "BUY"]]);
+    await page.waitForURL((u) => u.searchParams.get("weights") === "^GSPC 60, ^IXIC: 30%" && u.searchParams.get("rebalance") === "never" && !u.searchParams.has("top_n"));
+    await page.locator("#trades tbody tr").nth(1).waitFor();
+    assert.equal(await page.locator("#trades tbody tr").count(), 2);
+    await page.waitForTimeout(150);
+    await shot(page, "backtest-portfolio", true);
+    await axe(page, "backtest (portfolio)");
   });
 
   test("a Free user sees what needs Premium", async () => {

@@ -2,7 +2,7 @@
 // and decimals by kind, as every page writes them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { compact, corr, int, num, pct, plural, price, signedPct, tags } from "./fmt.mjs";
+import { compact, corr, int, num, pct, plural, price, signedNum, signedPct, tags } from "./fmt.mjs";
 
 test("percentages: separators at any size, digits by kind, a missing value is a dash", () => {
   assert.equal(pct(0.1234), "12.34 %");
@@ -18,6 +18,13 @@ test("signed percentages carry + or a true minus, none at zero", () => {
   assert.equal(signedPct(-0.098), "−9.8\u00a0%");
   assert.equal(signedPct(0.0001), "0.0\u00a0%");
   assert.equal(signedPct(undefined), "—");
+});
+
+test("signed amounts carry + or a true minus and two decimals, none at zero", () => {
+  assert.equal(signedNum(1234.5), "+1,234.50");
+  assert.equal(signedNum(-3), "−3.00");
+  assert.equal(signedNum(0.001), "0.00");
+  assert.equal(signedNum(null), "—");
 });
 
 test("prices: two decimals from 1 up, four significant digits below", () => {

@@ -330,7 +330,7 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     assert.match(equity.text.split("\n")[0], /^date,equity,equal_weight_buy_hold,equal_weight_rebalanced/);
     assert.ok(equity.text.split("\n").length > 500, "a row per date");
     const trades = await get("Trades (CSV)");
-    assert.equal(trades.text.split("\n")[0], "date,ticker,side,qty,price");
+    assert.equal(trades.text.split("\n")[0], "date,ticker,side,qty,price,cost,realised_pnl");
     const sheet = await get("Tear sheet (HTML)");
     assert.equal(sheet.name, "backtest-tear-sheet.html");
     assert.doesNotMatch(sheet.text, /<script|https?:\/\//);

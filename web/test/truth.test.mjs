@@ -292,6 +292,19 @@ describe("the pages tell the truth", { timeout: 300_000 }, () => {
     // The trade table's prices carry their dates.
     const trade = page.locator("#trades tbody tr").first();
     assert.equal(await trade.locator(".dated-price").getAttribute("data-date"), (await trade.locator("td").first().innerText()).trim());
+    // Each ticker links to its asset page; a buy realises nothing, a sell
+    // shows its signed realised P&L; every fill shows its cost.
+    const ticker = (await trade.locator("td").nth(1).innerText()).trim();
+    assert.equal(await trade.locator("td a").first().getAttribute("href"), `/assets/${encodeURIComponent(ticker)}`);
+    const rows = await page.locator("#trades tbody tr").evaluateAll((trs) =>
+      trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.innerText.trim())),
+    );
+    assert.ok(rows.some((r) => r[2] === "SELL"), "the first page has a sell");
+    for (const r of rows) {
+      assert.match(r[5], /^\d[\d,]*\.\d\d$/, "a cost");
+      if (r[2] === "BUY") assert.equal(r[6], "", "a buy realises nothing");
+      else assert.match(r[6], /^([+−]\d[\d,]*|0)\.\d\d$/, "a sell's realised P&L");
+    }
     // Metrics link to the glossary.
     for (const id of ["total-return", "cagr", "sharpe", "sortino", "max-drawdown"]) {
       assert.equal(await page.locator(`#metrics a.help[href='/glossary#${id}']`).count(), 1, id);
@@ -382,7 +395,7 @@ describe("the pages tell the truth", { timeout: 300_000 }, () => {
 
     await p.goto("/backtest?universe=category&category=Crypto");
     await p.locator("#bt-total-return").waitFor({ timeout: 60_000 });
-    l = await phoneLayout(p, ["#b-strategy", "#b-category", "#b-top_n", "form.bt-form button[type=submit]", "#bt-synthetic", "#bt-total-return", "#chart-equity canvas", "#trades tbody tr td:last-child .dp-value", "#trades tbody tr td:last-child time"]);
+    l = await phoneLayout(p, ["#b-strategy", "#b-category", "#b-top_n", "form.bt-form button[type=submit]", "#bt-synthetic", "#bt-total-return", "#chart-equity canvas", "#trades tbody tr .dp-value", "#trades tbody tr .dated-price time", "#trades tbody tr td:last-child"]);
     assert.ok(l.scrollWidth <= l.vw, `backtest scrolls sideways: ${l.scrollWidth} > ${l.vw}`);
     assert.deepEqual(l.out, []);
     // The screenshot shows the result (the form is above it).

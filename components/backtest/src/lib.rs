@@ -17,6 +17,7 @@
 
 mod metrics;
 pub mod montecarlo;
+pub mod pnl;
 pub mod risk;
 mod types;
 pub mod walkforward;
@@ -273,6 +274,7 @@ fn is_rebalance_row(dates: &[i32], i: usize, schedule: Rebalance) -> bool {
             let (y1, m1, _) = civil_from_days(cur);
             (y0, m0) != (y1, m1)
         }
+        Rebalance::Never => false,
     }
 }
 

@@ -346,6 +346,7 @@ fn schedules_pick_the_first_row_of_each_period() {
     );
     // January 1, February 1 and March 1 2024.
     assert_eq!(pick(Rebalance::Monthly), vec![19_723, 19_754, 19_783]);
+    assert_eq!(pick(Rebalance::Never), vec![19_723], "the first row only");
 }
 
 #[test]
@@ -710,5 +711,40 @@ fn galloping_finds_what_a_binary_search_finds() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn realised_and_open_pnl_less_costs_add_up_to_the_equity_change() {
+    // Random long/short weights reverse positions often, so every branch of
+    // the average-cost method runs.
+    let assets = universe(3);
+    for schedule in [Rebalance::Daily, Rebalance::Monthly] {
+        let window = Window {
+            start: 10_400,
+            end: 11_600,
+        };
+        let mut strategy = Random::new(9);
+        let p = params(schedule);
+        let report = run(&inputs(&assets), window, &p, &mut strategy, &mut never()).unwrap();
+        let (pnl, open) = pnl::realised(&report.trades, report.universe.len());
+        assert!(pnl.iter().any(|x| x.is_some()) && pnl.iter().any(|x| x.is_none()));
+        let last = *report.dates.last().unwrap();
+        let unrealised: f64 = open
+            .iter()
+            .enumerate()
+            .filter(|(_, pos)| pos.qty != 0.0)
+            .map(|(k, pos)| {
+                let close = close_at(&assets[report.universe[k]], last).unwrap();
+                pos.qty * (close - pos.basis)
+            })
+            .sum();
+        let realised: f64 = pnl.iter().flatten().sum();
+        let costs: f64 = report.trades.iter().map(|t| t.cost).sum();
+        let change = report.equity.last().unwrap() - p.initial_capital;
+        assert!(
+            (realised - costs + unrealised - change).abs() <= 1e-6 * p.initial_capital,
+            "{schedule:?}: {realised} - {costs} + {unrealised} vs {change}"
+        );
     }
 }

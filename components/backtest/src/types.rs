@@ -13,15 +13,18 @@ pub enum Rebalance {
     Weekly,
     /// The first row of each calendar month.
     Monthly,
+    /// The window's first row only: one decision, then held (buy and hold).
+    Never,
 }
 
 impl Rebalance {
-    /// The request spelling: `daily`, `weekly` or `monthly`.
+    /// The request spelling: `daily`, `weekly`, `monthly` or `never`.
     pub fn as_str(self) -> &'static str {
         match self {
             Rebalance::Daily => "daily",
             Rebalance::Weekly => "weekly",
             Rebalance::Monthly => "monthly",
+            Rebalance::Never => "never",
         }
     }
 
@@ -31,6 +34,7 @@ impl Rebalance {
             "daily" => Some(Rebalance::Daily),
             "weekly" => Some(Rebalance::Weekly),
             "monthly" => Some(Rebalance::Monthly),
+            "never" => Some(Rebalance::Never),
             _ => None,
         }
     }

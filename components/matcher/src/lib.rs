@@ -196,10 +196,10 @@ mod component {
         inline: "
             package fixture:matcher;
             world matching-only {
-                import forecast:plugins/host-log@1.10.0;
-                import forecast:plugins/llm@1.10.0;
-                import forecast:plugins/semantic@1.10.0;
-                export forecast:plugins/matching@1.10.0;
+                import forecast:plugins/host-log@1.11.0;
+                import forecast:plugins/llm@1.11.0;
+                import forecast:plugins/semantic@1.11.0;
+                export forecast:plugins/matching@1.11.0;
             }
         ",
         path: "../../wit",

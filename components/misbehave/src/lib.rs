@@ -16,8 +16,8 @@ wit_bindgen::generate!({
     inline: "
         package fixture:misbehave;
         world engine-only {
-            import forecast:plugins/host-log@1.10.0;
-            export forecast:plugins/engine@1.10.0;
+            import forecast:plugins/host-log@1.11.0;
+            export forecast:plugins/engine@1.11.0;
         }
     ",
     path: "../../wit",

@@ -58,8 +58,8 @@ mod component {
         inline: "
             package fixture:scorer;
             world classic {
-                import forecast:plugins/host-log@1.10.0;
-                export forecast:plugins/scoring@1.10.0;
+                import forecast:plugins/host-log@1.11.0;
+                export forecast:plugins/scoring@1.11.0;
             }
         ",
         path: "../../wit",

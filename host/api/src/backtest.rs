@@ -12,6 +12,8 @@ use utoipa::ToSchema;
 
 /// Default strategy.
 pub const DEFAULT_STRATEGY: &str = "topn";
+/// Default strategy of a request with `weights`.
+pub const WEIGHTS_STRATEGY: &str = "portfolio";
 /// Years before `end_date` a window starts at when `start_date` is absent.
 pub const DEFAULT_YEARS: u32 = 10;
 /// Most tickers one request may name.
@@ -66,6 +68,15 @@ pub struct BacktestRequest {
     /// the field and ignore it.
     #[schema(schema_with = benchmarks_schema)]
     pub benchmarks: Option<Vec<String>>,
+    /// Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
+    /// takes them (`portfolio`, the default strategy when `weights` is
+    /// given): each a share of equity in (0, 1], together at most 1 (the
+    /// rest stays in cash), at most 3,000 assets. The universe is these
+    /// tickers unless `tickers` names a wider one. `portfolio` trades back to
+    /// them at every rebalance date; with `rebalance: "never"` it buys them
+    /// once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+    #[schema(value_type = Option<BTreeMap<String, f64>>)]
+    pub weights: Option<BTreeMap<String, f64>>,
     /// Trade one category's active assets.
     #[schema(value_type = Option<Category>)]
     pub category: Option<String>,
@@ -161,6 +172,9 @@ pub enum Rebalance {
     Weekly,
     /// The first row of each month.
     Monthly,
+    /// The window's first row only: the portfolio is bought once and held
+    /// (a strategy of WIT 1.10 or earlier is told `monthly` and called once).
+    Never,
 }
 
 /// Which assets a run trades.
@@ -192,6 +206,8 @@ pub struct ValidRequest {
     /// Benchmarks by ticker (`None`: [`DEFAULT_BENCHMARK`] where it
     /// covers the window).
     pub benchmarks: Option<Vec<String>>,
+    /// Portfolio weights by ticker, checked, in ticker order.
+    pub weights: Option<Vec<(String, f64)>>,
 }
 
 /// An integer field as `u32`, its default when absent (bounds are checked
@@ -217,6 +233,89 @@ fn date(name: &str, raw: &Option<String>) -> Result<Option<NaiveDate>, String> {
 }
 
 impl BacktestRequest {
+    /// `weights`, checked: 1 to [`MAX_TICKERS`] non-empty tickers, each a
+    /// finite weight in (0, 1], together at most 1.
+    fn valid_weights(&self) -> Result<Option<Vec<(String, f64)>>, Invalid> {
+        let Some(map) = &self.weights else {
+            return Ok(None);
+        };
+        if map.is_empty() || map.len() > MAX_TICKERS {
+            return Err(Invalid::from(format!(
+                "weights must name 1 to {MAX_TICKERS} assets (got {})",
+                map.len()
+            )));
+        }
+        for (t, &w) in map {
+            if t.trim().is_empty() {
+                return Err("weights must not hold an empty ticker".into());
+            }
+            if !(w.is_finite() && w > 0.0 && w <= 1.0) {
+                return Err(Invalid::from(format!(
+                    "weights['{}'] must be a share of equity in (0, 1] (got {w})",
+                    crate::quote(t)
+                )));
+            }
+        }
+        let total: f64 = map.values().sum();
+        if total > 1.0 + 1e-9 {
+            return Err(Invalid::from(format!(
+                "weights add up to {total}; they may add up to at most 1 (the rest is cash)"
+            )));
+        }
+        Ok(Some(map.iter().map(|(t, &w)| (t.clone(), w)).collect()))
+    }
+
+    /// The universe: `tickers`, else the weighted tickers, else `category`,
+    /// else every active asset.
+    fn valid_universe(&self, weights: Option<&[(String, f64)]>) -> Result<UniverseSpec, Invalid> {
+        let universe = match (&self.tickers, weights, &self.category) {
+            (Some(tickers), _, _) => {
+                if tickers.is_empty() {
+                    return Err("tickers must name at least one asset (or leave it out)".into());
+                }
+                if tickers.len() > MAX_TICKERS {
+                    return Err(Invalid::from(format!(
+                        "tickers may name at most {MAX_TICKERS} assets (got {})",
+                        tickers.len()
+                    )));
+                }
+                let mut seen = std::collections::HashSet::new();
+                for t in tickers {
+                    if !seen.insert(t.as_str()) {
+                        return Err(Invalid::from(format!("tickers names '{t}' twice")));
+                    }
+                }
+                if let Some((t, _)) = weights
+                    .into_iter()
+                    .flatten()
+                    .find(|(t, _)| !seen.contains(t.as_str()))
+                {
+                    return Err(Invalid::from(format!(
+                        "weights names '{}', which tickers does not; weight only assets of the universe",
+                        crate::quote(t)
+                    )));
+                }
+                UniverseSpec::Tickers(tickers.clone())
+            }
+            (None, Some(_), Some(_)) => return Err(
+                "weights and category cannot go together: the weighted tickers are the universe"
+                    .into(),
+            ),
+            (None, Some(w), None) => {
+                UniverseSpec::Tickers(w.iter().map(|(t, _)| t.clone()).collect())
+            }
+            (None, None, Some(c)) => UniverseSpec::Category(c.parse().map_err(|_| {
+                let names: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+                format!(
+                    "unknown category '{c}'; expected one of: {}",
+                    names.join(", ")
+                )
+            })?),
+            (None, None, None) => UniverseSpec::All,
+        };
+        Ok(universe)
+    }
+
     /// `benchmarks`, checked: at most [`MAX_BENCHMARKS`] distinct
     /// non-empty tickers.
     fn valid_benchmarks(&self) -> Result<Option<Vec<String>>, Invalid> {
@@ -247,15 +346,19 @@ impl BacktestRequest {
     /// Checks every field that can be checked without data; the error
     /// names the field and what it accepts.
     pub fn validate(&self) -> Result<ValidRequest, Invalid> {
-        let strategy = self
-            .strategy
-            .clone()
-            .unwrap_or_else(|| DEFAULT_STRATEGY.to_string());
+        let weights = self.valid_weights()?;
+        let strategy = self.strategy.clone().unwrap_or_else(|| {
+            match weights {
+                Some(_) => WEIGHTS_STRATEGY,
+                None => DEFAULT_STRATEGY,
+            }
+            .to_string()
+        });
         let rebalance = match self.rebalance.as_deref() {
             None => bt::Rebalance::Monthly,
             Some(r) => bt::Rebalance::parse(r).ok_or_else(|| {
                 format!(
-                    "rebalance must be one of daily, weekly, monthly (got '{}')",
+                    "rebalance must be one of daily, weekly, monthly, never (got '{}')",
                     crate::quote(r)
                 )
             })?,
@@ -266,7 +369,13 @@ impl BacktestRequest {
         };
         let defaults = bt::RunParams::default();
         let params = bt::RunParams {
-            top_n: int_or("top_n", self.top_n, defaults.top_n)?,
+            // `portfolio` does not use it, and the accounting refuses more
+            // positions than tradeable assets.
+            top_n: int_or(
+                "top_n",
+                self.top_n,
+                if weights.is_some() { 1 } else { defaults.top_n },
+            )?,
             rebalance,
             return_period: int_or("return_period", self.return_period, defaults.return_period)?,
             num_segments: int_or("num_segments", self.num_segments, defaults.num_segments)?,
@@ -303,34 +412,7 @@ impl BacktestRequest {
                 )));
             }
         }
-        let universe = match (&self.tickers, &self.category) {
-            (Some(tickers), _) => {
-                if tickers.is_empty() {
-                    return Err("tickers must name at least one asset (or leave it out)".into());
-                }
-                if tickers.len() > MAX_TICKERS {
-                    return Err(Invalid::from(format!(
-                        "tickers may name at most {MAX_TICKERS} assets (got {})",
-                        tickers.len()
-                    )));
-                }
-                let mut seen = std::collections::HashSet::new();
-                for t in tickers {
-                    if !seen.insert(t.as_str()) {
-                        return Err(Invalid::from(format!("tickers names '{t}' twice")));
-                    }
-                }
-                UniverseSpec::Tickers(tickers.clone())
-            }
-            (None, Some(c)) => UniverseSpec::Category(c.parse().map_err(|_| {
-                let names: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
-                format!(
-                    "unknown category '{c}'; expected one of: {}",
-                    names.join(", ")
-                )
-            })?),
-            (None, None) => UniverseSpec::All,
-        };
+        let universe = self.valid_universe(weights.as_deref())?;
         Ok(ValidRequest {
             strategy,
             universe,
@@ -339,6 +421,7 @@ impl BacktestRequest {
             params,
             metric,
             benchmarks: self.valid_benchmarks()?,
+            weights,
         })
     }
 }
@@ -365,6 +448,15 @@ pub struct TradeBody {
     pub qty: f64,
     /// Reference close of the fill.
     pub price: f64,
+    /// Trading cost charged on the fill (0 without `include_costs`).
+    pub cost: f64,
+    /// Profit or loss the fill realised, by the average-cost method, before
+    /// costs: `null` for a fill that opens or grows a position; for one that
+    /// shrinks, closes or reverses it, the closed quantity times (this price
+    /// − the position's average entry price), the opposite for a short.
+    /// Over a run without truncated trades, the realised P&L less all
+    /// costs, plus what the open positions gained, is the equity's change.
+    pub realised_pnl: Option<f64>,
 }
 
 /// Metrics of the equity curve; `null` where undefined.

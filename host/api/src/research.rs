@@ -199,7 +199,7 @@ fn sweep_schema() -> utoipa::openapi::Object {
     };
     let fields: [(&str, ObjectBuilder); 10] = [
         ("top_n", int(1, 500)),
-        ("rebalance", words(&["daily", "weekly", "monthly"])),
+        ("rebalance", words(&["daily", "weekly", "monthly", "never"])),
         ("return_period", int(7, 365)),
         ("metric", words(&["return", "sharpe", "sortino"])),
         ("decay_factor", num(0.8, 0.99)),

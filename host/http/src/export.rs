@@ -228,7 +228,15 @@ impl Tables for BacktestResponse {
                 Ok(())
             }
             "trades" => {
-                w.write_record(["date", "ticker", "side", "qty", "price"])?;
+                w.write_record([
+                    "date",
+                    "ticker",
+                    "side",
+                    "qty",
+                    "price",
+                    "cost",
+                    "realised_pnl",
+                ])?;
                 for t in &self.trades {
                     w.write_record([
                         t.date.to_string(),
@@ -236,6 +244,8 @@ impl Tables for BacktestResponse {
                         t.side.clone(),
                         t.qty.to_string(),
                         t.price.to_string(),
+                        t.cost.to_string(),
+                        num(t.realised_pnl),
                     ])?;
                 }
                 Ok(())

@@ -21,7 +21,7 @@ use crate::PluginError;
 // implements `host-log` once (in `segmentation.rs`).
 wasmtime::component::bindgen!({
     path: "../../wit",
-    world: "strategy",
+    world: "weighted-strategy",
     with: {
         "forecast:plugins/host-log": crate::segmentation::forecast::plugins::host_log,
         "forecast:plugins/types": crate::segmentation::forecast::plugins::types,
@@ -30,6 +30,7 @@ wasmtime::component::bindgen!({
 
 use self::exports::forecast::plugins::allocation as wit;
 use self::exports::forecast::plugins::allocation_columns as cols;
+use self::exports::forecast::plugins::allocation_weights as wts;
 use self::forecast::plugins::types::Metric;
 
 /// True for a name `BacktestRequest.strategy` can select: 1 to 64 lower-case
@@ -81,18 +82,22 @@ pub const UNNAMED: &str = "unnamed";
 pub struct StrategyWorld;
 
 /// A pre-linked strategy: `allocation` always, `allocation-columns` when the
-/// component exports it (built against WIT 1.6.0 or later). Not the
-/// bindgen'd world type, which would refuse components of earlier minors.
+/// component exports it (built against WIT 1.6.0 or later),
+/// `allocation-weights` when it is of the `weighted-strategy` world (1.11.0).
+/// Not the bindgen'd world type, which would refuse components of earlier
+/// minors and of the plain `strategy` world.
 pub struct LinkedStrategy {
     pre: InstancePre<CallState>,
     records: wit::GuestIndices,
     columns: Option<cols::GuestIndices>,
+    weights: Option<wts::GuestIndices>,
 }
 
 /// The exports of one strategy instance.
 pub struct StrategyExports {
     records: wit::Guest,
     columns: Option<cols::Guest>,
+    weights: Option<wts::Guest>,
 }
 
 impl World for StrategyWorld {
@@ -102,13 +107,14 @@ impl World for StrategyWorld {
     type Ext = ();
 
     fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-        Strategy::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
+        WeightedStrategy::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
     }
 
     fn pre(pre: InstancePre<CallState>) -> wasmtime::Result<Self::Pre> {
         Ok(LinkedStrategy {
             records: wit::GuestIndices::new(&pre)?,
             columns: cols::GuestIndices::new(&pre).ok(),
+            weights: wts::GuestIndices::new(&pre).ok(),
             pre,
         })
     }
@@ -122,6 +128,10 @@ impl World for StrategyWorld {
             records: pre.records.load(&mut *store, &instance)?,
             columns: match &pre.columns {
                 Some(columns) => Some(columns.load(&mut *store, &instance)?),
+                None => None,
+            },
+            weights: match &pre.weights {
+                Some(weights) => Some(weights.load(&mut *store, &instance)?),
                 None => None,
             },
         })
@@ -171,6 +181,7 @@ impl Plugin<StrategyWorld> {
             plugin: self.clone(),
             permit,
             deadline,
+            weights: None,
         })
     }
 }
@@ -187,6 +198,8 @@ pub struct StrategyRun<'p> {
     columns: Option<cols::ColumnsContext>,
     /// What the calls so far used.
     usage: RunUsage,
+    /// The request's weights by ticker, sent before `start`.
+    weights: Option<Vec<(String, f64)>>,
 }
 
 fn empty_columns() -> cols::ColumnsContext {
@@ -253,6 +266,66 @@ impl StrategyRun<'_> {
     pub fn with_records(mut self) -> Self {
         self.columns = None;
         self
+    }
+
+    /// Gives the run the request's weights by ticker (`allocation-weights`):
+    /// a strategy without that interface then refuses the run at `start`.
+    pub fn with_weights(mut self, weights: Option<&[(String, f64)]>) -> Self {
+        self.weights = weights.map(<[_]>::to_vec);
+        self
+    }
+
+    /// Whether the strategy takes weights (`allocation-weights`).
+    pub fn takes_weights(&self) -> bool {
+        self.live.bindings.weights.is_some()
+    }
+
+    /// Sends the weights before `start`: a refusal when the strategy takes
+    /// none or a weighted asset is not in the run's `universe`.
+    fn send_weights(
+        &mut self,
+        universe: &[wit::Asset],
+    ) -> Result<Result<(), bt::ParamError>, RunFailure> {
+        if !self.takes_weights() {
+            return Ok(match self.weights {
+                Some(_) => Err(bt::ParamError::new(
+                    "weights",
+                    format!(
+                        "strategy {} takes no weights; 'portfolio' does (or leave weights out)",
+                        self.plugin.label()
+                    ),
+                )),
+                None => Ok(()),
+            });
+        }
+        let mut list = Vec::new();
+        for (ticker, weight) in self.weights.iter().flatten() {
+            let Some(k) = universe.iter().position(|a| &a.ticker == ticker) else {
+                return Ok(Err(bt::ParamError::new(
+                    "weights",
+                    format!(
+                        "'{ticker}' cannot trade in this window: it needs {} rows of history by \
+                         end_date and a price inside the window",
+                        bt::MIN_HISTORY
+                    ),
+                )));
+            };
+            list.push(wts::AssetWeight {
+                asset: k as u32,
+                weight: *weight,
+            });
+        }
+        let _call = guest_span!("set-weights", self.plugin.label()).entered();
+        let answer = self.call(universe.len(), |store, b| {
+            b.weights
+                .as_ref()
+                .expect("checked by takes_weights")
+                .call_set_weights(store, &list)
+        })?;
+        Ok(
+            answer
+                .map_err(|e| bt::ParamError::new(bounded(&e.field, 64), bounded(&e.message, 500))),
+        )
     }
 
     /// Whether the run's contexts go as columns (`allocation-columns`).
@@ -373,7 +446,9 @@ impl bt::Strategy for StrategyRun<'_> {
             rebalance: match params.rebalance {
                 bt::Rebalance::Daily => wit::Schedule::Daily,
                 bt::Rebalance::Weekly => wit::Schedule::Weekly,
-                bt::Rebalance::Monthly => wit::Schedule::Monthly,
+                // WIT's schedule has no `never` (a strategy is called once):
+                // a closed enum cannot grow within a major version.
+                bt::Rebalance::Monthly | bt::Rebalance::Never => wit::Schedule::Monthly,
             },
             return_period: params.return_period,
             num_segments: params.num_segments,
@@ -385,6 +460,9 @@ impl bt::Strategy for StrategyRun<'_> {
             zscore_entry: params.zscore_entry,
             zscore_exit: params.zscore_exit,
         };
+        if let Err(refused) = self.send_weights(&universe)? {
+            return Ok(Err(refused));
+        }
         let _call = guest_span!("start", self.plugin.label()).entered();
         let answer = self.call(universe.len(), |store, b| {
             b.records.call_start(store, &universe, params)

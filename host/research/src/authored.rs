@@ -880,7 +880,7 @@ mod tests {
         // A name is matched whole, not by its prefix.
         for bad in [
             "forecast:plugins/llm@1.8.0",
-            "forecast:plugins/semantic@1.10.0",
+            "forecast:plugins/semantic@1.11.0",
             "wasi:cli/evil@0.2.6",
             "wasi:io/streamsx@0.2.6",
             "wasi:random",

@@ -1650,6 +1650,18 @@ export interface components {
             strategy: string | null;
             tickers?: string[] | null;
             benchmarks?: string[] | null;
+            /**
+             * @description Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
+             *     takes them (`portfolio`, the default strategy when `weights` is
+             *     given): each a share of equity in (0, 1], together at most 1 (the
+             *     rest stays in cash), at most 3,000 assets. The universe is these
+             *     tickers unless `tickers` names a wider one. `portfolio` trades back to
+             *     them at every rebalance date; with `rebalance: "never"` it buys them
+             *     once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+             */
+            weights?: {
+                [key: string]: number;
+            } | null;
             category?: null | components["schemas"]["Category"];
             /**
              * Format: double
@@ -2685,6 +2697,18 @@ export interface components {
             strategy: string | null;
             tickers?: string[] | null;
             benchmarks?: string[] | null;
+            /**
+             * @description Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
+             *     takes them (`portfolio`, the default strategy when `weights` is
+             *     given): each a share of equity in (0, 1], together at most 1 (the
+             *     rest stays in cash), at most 3,000 assets. The universe is these
+             *     tickers unless `tickers` names a wider one. `portfolio` trades back to
+             *     them at every rebalance date; with `rebalance: "never"` it buys them
+             *     once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+             */
+            weights?: {
+                [key: string]: number;
+            } | null;
             category?: null | components["schemas"]["Category"];
             /**
              * Format: double
@@ -3141,7 +3165,7 @@ export interface components {
          * @description The rebalance schedules.
          * @enum {string}
          */
-        Rebalance: "daily" | "weekly" | "monthly";
+        Rebalance: "daily" | "weekly" | "monthly" | "never";
         /**
          * @description The equity curve against one benchmark, from daily simple returns `r`
          *     (the curve's) and `b` (the benchmark's) on the same dates, `P` returns
@@ -3720,6 +3744,18 @@ export interface components {
             strategy: string | null;
             tickers?: string[] | null;
             benchmarks?: string[] | null;
+            /**
+             * @description Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
+             *     takes them (`portfolio`, the default strategy when `weights` is
+             *     given): each a share of equity in (0, 1], together at most 1 (the
+             *     rest stays in cash), at most 3,000 assets. The universe is these
+             *     tickers unless `tickers` names a wider one. `portfolio` trades back to
+             *     them at every rebalance date; with `rebalance: "never"` it buys them
+             *     once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+             */
+            weights?: {
+                [key: string]: number;
+            } | null;
             category?: null | components["schemas"]["Category"];
             /**
              * Format: double
@@ -3806,7 +3842,7 @@ export interface components {
              */
             sweep: {
                 top_n?: number[];
-                rebalance?: ("daily" | "weekly" | "monthly")[];
+                rebalance?: ("daily" | "weekly" | "monthly" | "never")[];
                 return_period?: number[];
                 metric?: ("return" | "sharpe" | "sortino")[];
                 decay_factor?: number[];
@@ -3975,6 +4011,21 @@ export interface components {
              * @description Reference close of the fill.
              */
             price: number;
+            /**
+             * Format: double
+             * @description Trading cost charged on the fill (0 without `include_costs`).
+             */
+            cost: number;
+            /**
+             * Format: double
+             * @description Profit or loss the fill realised, by the average-cost method, before
+             *     costs: `null` for a fill that opens or grows a position; for one that
+             *     shrinks, closes or reverses it, the closed quantity times (this price
+             *     − the position's average entry price), the opposite for a short.
+             *     Over a run without truncated trades, the realised P&L less all
+             *     costs, plus what the open positions gained, is the equity's change.
+             */
+            realised_pnl?: number | null;
         };
         /** @description The realised outcomes of one grade letter across the universe. */
         UniverseGradeOutcome: {
@@ -4279,6 +4330,18 @@ export interface components {
             strategy: string | null;
             tickers?: string[] | null;
             benchmarks?: string[] | null;
+            /**
+             * @description Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
+             *     takes them (`portfolio`, the default strategy when `weights` is
+             *     given): each a share of equity in (0, 1], together at most 1 (the
+             *     rest stays in cash), at most 3,000 assets. The universe is these
+             *     tickers unless `tickers` names a wider one. `portfolio` trades back to
+             *     them at every rebalance date; with `rebalance: "never"` it buys them
+             *     once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+             */
+            weights?: {
+                [key: string]: number;
+            } | null;
             category?: null | components["schemas"]["Category"];
             /**
              * Format: double
@@ -4365,7 +4428,7 @@ export interface components {
              */
             sweep: {
                 top_n?: number[];
-                rebalance?: ("daily" | "weekly" | "monthly")[];
+                rebalance?: ("daily" | "weekly" | "monthly" | "never")[];
                 return_period?: number[];
                 metric?: ("return" | "sharpe" | "sortino")[];
                 decay_factor?: number[];

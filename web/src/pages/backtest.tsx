@@ -31,6 +31,7 @@ import { axis, Chart, pctAxis, type Opts, type Theme } from "../chart";
 import { DatedPrice, utcStamp } from "../facts";
 import { Help } from "../glossary-link";
 import { compact, Card, ErrorNote, Loading, int, num, pct, price, signClass, useData, useTitle } from "../lib";
+import { signedNum } from "../format";
 import { Downloads } from "./backtest-downloads";
 import { RunProgressBar, startRun, type Run } from "../run-progress";
 import { allBenchmarkFigures, BenchmarksTable, benchmarkLabel, benchmarkOrder, sourcesOf, SyntheticBanner, type Sources } from "./backtest-figures";
@@ -49,6 +50,7 @@ const DEFAULTS = {
   category: "Crypto",
   tickers: "",
   benchmarks: "",
+  weights: "",
   start_date: "",
   end_date: "",
   rebalance: "monthly",
@@ -79,6 +81,26 @@ function tickerList(text: string): string[] {
   return [...new Set(text.split(/[\s,;]+/).map((t) => t.trim()).filter(Boolean))];
 }
 
+/** The strategy that takes `weights` (the universe is then their tickers). */
+const weighted = (f: { strategy?: string }) => f.strategy === "portfolio";
+
+/**
+ * "SPY 60, TLT 40%" or "SPY: 60" as `weights`: ticker → share of equity. An
+ * entry whose percentage does not parse goes as typed, for the server to
+ * name it.
+ */
+export function parseWeights(text: string): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const entry of text.split(/[,;\n]+/).map((e) => e.trim()).filter(Boolean)) {
+    const m = /^(\S+?)\s*[:=]?\s+([^\s%]+)\s*%?$|^(\S+?)[:=]([^\s%]+)\s*%?$/.exec(entry);
+    const ticker = m ? (m[1] ?? m[3]) : entry.split(/[\s:=]/)[0];
+    const raw = m ? (m[2] ?? m[4]) : entry.slice(ticker.length).trim();
+    const x = Number(raw);
+    out[ticker] = raw !== "" && Number.isFinite(x) ? x / 100 : raw;
+  }
+  return out;
+}
+
 /**
  * The default `top_n` for a universe of `n` tradeable assets: the server
  * refuses more positions than tradeable assets, and longshort holds top_n
@@ -99,6 +121,7 @@ function tradeableIn(e: unknown): number | null {
 
 /** How many assets of the catalog `list` a universe can hold (those with prices). */
 function universeSize(f: Form, list: AssetList | null): number | null {
+  if (weighted(f)) return Object.keys(parseWeights(f.weights)).length;
   if (byTickers(f.universe)) return tickerList(f.tickers).length;
   if (!list) return null;
   return list.assets.filter((a) => a.last_price_date && (f.universe === "all" || a.category === f.category) && (!f.start_date || a.last_price_date >= f.start_date)).length;
@@ -112,7 +135,8 @@ function universeSize(f: Form, list: AssetList | null): number | null {
 function universeSources(base: Record<string, string>, list: AssetList | null): Sources | null {
   if (!list) return null;
   const universe = base.universe ?? DEFAULTS.universe;
-  const wanted = byTickers(universe) ? new Set(tickerList(base.tickers ?? "").map((t) => t.toUpperCase())) : null;
+  const listed = weighted(base) ? Object.keys(parseWeights(base.weights ?? "")) : byTickers(universe) ? tickerList(base.tickers ?? "") : null;
+  const wanted = listed ? new Set(listed.map((t) => t.toUpperCase())) : null;
   const ds: Sources = { real: 0, ingested: 0, synthetic: 0 };
   for (const a of list.assets) {
     if (!a.last_price_date) continue;
@@ -165,7 +189,11 @@ function toRequest(f: Form): BacktestRequest {
   };
   const bench = f.benchmarks.trim();
   if (bench) body.benchmarks = bench.toLowerCase() === "none" ? [] : tickerList(bench);
-  if (byTickers(f.universe)) {
+  if (weighted(f)) {
+    // The weighted tickers are the universe; `portfolio` uses no top_n.
+    body.weights = parseWeights(f.weights);
+    delete body.top_n;
+  } else if (byTickers(f.universe)) {
     body.tickers = tickerList(f.tickers);
   } else if (f.universe === "category") body.category = f.category;
   for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
@@ -347,6 +375,10 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
                     <th scope="col" class="num">
                       Fill price <Help term="data-sources" label="a price's date and source" />
                     </th>
+                    <th scope="col" class="num col-opt">Cost</th>
+                    <th scope="col" class="num">
+                      Realised P&amp;L <Help term="realised-pnl" />
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -357,7 +389,9 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
                         <td class="nowrap">
                           <time dateTime={t.date}>{t.date}</time>
                         </td>
-                        <td>{t.ticker}</td>
+                        <td>
+                          <a href={assetUrl(t.ticker)}>{t.ticker}</a>
+                        </td>
                         <td class={t.side === "BUY" ? "pos" : "neg"}>{t.side}</td>
                         <td class="num col-opt">{num(t.qty)}</td>
                         <td class="num">
@@ -372,6 +406,8 @@ function Results({ r, sources }: { r: BacktestResponse; sources: Map<string, str
                             </span>
                           )}
                         </td>
+                        <td class="num col-opt">{num(t.cost)}</td>
+                        <td class={`num ${signClass(t.realised_pnl)}`}>{t.realised_pnl === null ? "" : signedNum(t.realised_pnl)}</td>
                       </tr>
                     );
                   })}
@@ -572,7 +608,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
     const run = startRun();
     setLive(run);
     const names = new Set<string>(sweeps(t) ? sw.map((s) => s.param) : []);
-    const auto = form.top_n.trim() === "" && !names.has("top_n");
+    const auto = form.top_n.trim() === "" && !names.has("top_n") && !weighted(form);
     const req = toRequest(form) as Record<string, unknown>;
     for (const p of names) delete req[p];
     let top = auto ? fittedTopN(universeSize(form, await loadCatalog()), form.strategy) : null;
@@ -620,8 +656,10 @@ export function BacktestPage({ loc }: { loc: Location }) {
       if (top !== null) base.top_n = String(top);
       if (!form.start_date) base.start_date = res.metadata.start_date;
       if (!form.end_date) base.end_date = res.metadata.end_date;
-      if (!byTickers(form.universe)) delete base.tickers;
-      if (form.universe !== "category") delete base.category;
+      if (!byTickers(form.universe) || weighted(form)) delete base.tickers;
+      if (form.universe !== "category" || weighted(form)) delete base.category;
+      if (weighted(form)) delete base.top_n;
+      else delete base.weights;
       for (const p of names) delete base[p];
       // A new sweep keeps the view's slice and order.
       const v = viewNow.current;
@@ -825,7 +863,7 @@ export function BacktestPage({ loc }: { loc: Location }) {
               {!strategies.loading && strategies.error && !(strategies.error instanceof ApiError && strategies.error.status === 402) ? (
                 <ErrorNote error={strategies.error} what="Strategies" />
               ) : null}
-              <div class={`field${bad === "top_n" ? " has-error" : ""}`}>
+              {!weighted(f) && <div class={`field${bad === "top_n" ? " has-error" : ""}`}>
                 <label for="b-top_n">Positions (top N)</label>
                 <input
                   id="b-top_n"
@@ -849,19 +887,32 @@ export function BacktestPage({ loc }: { loc: Location }) {
                         : `Empty: ${autoTop}, the default ${TOP_N} capped at the size of the universe.`}
                     </span>
                   ))}
-              </div>
+              </div>}
               <div class="field">
                 <label for="b-rebalance">Rebalance</label>
                 <select id="b-rebalance" value={f.rebalance} onChange={set("rebalance")} disabled={swept.has("rebalance")} {...(swept.has("rebalance") ? { "aria-describedby": "b-rebalance-hint" } : {})}>
                   <option value="daily">Daily</option>
                   <option value="weekly">Weekly</option>
                   <option value="monthly">Monthly</option>
+                  <option value="never">Never (buy and hold)</option>
                 </select>
                 {err("rebalance") ?? (swept.has("rebalance") ? sweptHint("rebalance") : null)}
               </div>
             </fieldset>
             <fieldset>
               <legend>Universe and window</legend>
+              {weighted(f) ? (
+                <div class={`field grow${bad === "weights" ? " has-error" : ""}`}>
+                  <label for="b-weights">Weights (ticker and % of equity)</label>
+                  <input id="b-weights" type="text" value={f.weights} placeholder="^GSPC 60, ^IXIC 30" onInput={set("weights")} {...aria("weights")} {...(bad === "weights" ? {} : { "aria-describedby": "b-weights-hint" })} />
+                  {err("weights") ?? (
+                    <span class="hint" id="b-weights-hint">
+                      at most 100 % together; the rest stays in cash. These assets are the universe.
+                    </span>
+                  )}
+                </div>
+              ) : (
+              <>
               <div class="field">
                 <label for="b-universe">Trade</label>
                 <select id="b-universe" value={f.universe} onChange={pickUniverse}>
@@ -906,6 +957,8 @@ export function BacktestPage({ loc }: { loc: Location }) {
                   <input id="b-tickers" type="text" value={f.tickers} placeholder="AAPL, MSFT, BTC-USD" onInput={set("tickers")} {...aria("tickers")} />
                   {err("tickers")}
                 </div>
+              )}
+              </>
               )}
               <div class={`field${bad === "benchmarks" ? " has-error" : ""}`}>
                 <label for="b-benchmarks">

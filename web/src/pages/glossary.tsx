@@ -326,6 +326,17 @@ export const GLOSSARY: Record<TermId, Entry> = {
       </p>
     ),
   },
+  "realised-pnl": {
+    term: "Realised P&L",
+    body: (
+      <p>
+        What a sell (or the buy that covers a short) locked in, by the average-cost method: the quantity closed times the
+        fill price less the position's average entry price (the other way round for a short). A fill that opens or adds to a
+        position realises nothing and shows blank. Costs are not deducted here; each fill shows its own cost. Realised P&amp;L
+        less all costs, plus what the positions still open gained, is the change of the equity over the run.
+      </p>
+    ),
+  },
   costs: {
     term: "Trading costs",
     body: (
@@ -435,7 +446,7 @@ const GROUPS: { id: string; title: string; terms: TermId[] }[] = [
   {
     id: "backtests",
     title: "Backtests",
-    terms: ["strategies", "trades", "costs", "benchmarks", "total-return", "cagr", "sharpe", "sortino", "max-drawdown", "volatility"],
+    terms: ["strategies", "trades", "realised-pnl", "costs", "benchmarks", "total-return", "cagr", "sharpe", "sortino", "max-drawdown", "volatility"],
   },
 ];
 

@@ -858,6 +858,7 @@ class Rebalance(Enum):
     daily = "daily"
     weekly = "weekly"
     monthly = "monthly"
+    never = "never"
 
 
 class RelativeMetrics(BaseModel):
@@ -1377,6 +1378,7 @@ class RebalanceEnum(Enum):
     daily = "daily"
     weekly = "weekly"
     monthly = "monthly"
+    never = "never"
 
 
 class ReturnPeriodItem(RootModel[int]):
@@ -1453,6 +1455,16 @@ class SweepRequest(BaseModel):
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
     benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
+    weights: dict[str, float] | None = None
+    """
+    Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
+    takes them (`portfolio`, the default strategy when `weights` is
+    given): each a share of equity in (0, 1], together at most 1 (the
+    rest stays in cash), at most 3,000 assets. The universe is these
+    tickers unless `tickers` names a wider one. `portfolio` trades back to
+    them at every rebalance date; with `rebalance: "never"` it buys them
+    once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+    """
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
     """
@@ -1624,6 +1636,19 @@ class TradeBody(BaseModel):
     price: float
     """
     Reference close of the fill.
+    """
+    cost: float
+    """
+    Trading cost charged on the fill (0 without `include_costs`).
+    """
+    realised_pnl: float | None = None
+    """
+    Profit or loss the fill realised, by the average-cost method, before
+    costs: `null` for a fill that opens or grows a position; for one that
+    shrinks, closes or reverses it, the closed quantity times (this price
+    − the position's average entry price), the opposite for a short.
+    Over a run without truncated trades, the realised P&L less all
+    costs, plus what the open positions gained, is the equity's change.
     """
 
 
@@ -1873,6 +1898,16 @@ class WalkForwardRequest(BaseModel):
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
     benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
+    weights: dict[str, float] | None = None
+    """
+    Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
+    takes them (`portfolio`, the default strategy when `weights` is
+    given): each a share of equity in (0, 1], together at most 1 (the
+    rest stays in cash), at most 3,000 assets. The universe is these
+    tickers unless `tickers` names a wider one. `portfolio` trades back to
+    them at every rebalance date; with `rebalance: "never"` it buys them
+    once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+    """
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
     """
@@ -2301,6 +2336,16 @@ class BacktestRequest(BaseModel):
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
     benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
+    weights: dict[str, float] | None = None
+    """
+    Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
+    takes them (`portfolio`, the default strategy when `weights` is
+    given): each a share of equity in (0, 1], together at most 1 (the
+    rest stays in cash), at most 3,000 assets. The universe is these
+    tickers unless `tickers` names a wider one. `portfolio` trades back to
+    them at every rebalance date; with `rebalance: "never"` it buys them
+    once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+    """
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
     """
@@ -2797,6 +2842,16 @@ class MonteCarloRequest(BaseModel):
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
     benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
+    weights: dict[str, float] | None = None
+    """
+    Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
+    takes them (`portfolio`, the default strategy when `weights` is
+    given): each a share of equity in (0, 1], together at most 1 (the
+    rest stays in cash), at most 3,000 assets. The universe is these
+    tickers unless `tickers` names a wider one. `portfolio` trades back to
+    them at every rebalance date; with `rebalance: "never"` it buys them
+    once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+    """
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
     """

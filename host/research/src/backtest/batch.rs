@@ -270,7 +270,9 @@ fn one(
     permit: &Permit,
     cancel: &Cancel,
 ) -> Result<bt::Report, Error> {
-    let mut instance = strategy.instance(permit, cancel.deadline)?;
+    let mut instance = strategy
+        .instance(permit, cancel.deadline)?
+        .with_weights(req.weights.as_deref());
     let (start, end) = (
         forecast_domain::series::from_days(window.start),
         forecast_domain::series::from_days(window.end),

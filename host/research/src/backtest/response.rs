@@ -114,10 +114,14 @@ pub(super) fn shape(
 /// The trades the body carries, tickers named.
 fn trades(report: &bt::Report, inputs: &[bt::AssetInput<'_>]) -> Vec<TradeBody> {
     let ticker = |k: usize| inputs[report.universe[k]].meta.ticker.clone();
+    // The kept trades are the first ones in date order, so the average
+    // cost of each is known exactly even when later ones were left out.
+    let (pnl, _) = bt::pnl::realised(&report.trades, report.universe.len());
     report
         .trades
         .iter()
-        .map(|t| TradeBody {
+        .zip(pnl)
+        .map(|(t, realised_pnl)| TradeBody {
             date: from_days(t.date),
             ticker: ticker(t.asset),
             side: match t.side {
@@ -127,6 +131,8 @@ fn trades(report: &bt::Report, inputs: &[bt::AssetInput<'_>]) -> Vec<TradeBody> 
             .to_string(),
             qty: t.qty,
             price: t.price,
+            cost: t.cost,
+            realised_pnl,
         })
         .collect()
 }

@@ -290,7 +290,9 @@ impl Job {
         let inputs = inputs(&kept, &metas, &loaded);
         // The signal workers are done: the run takes the first permit.
         let permit = held.strategy_permit.as_ref().unwrap_or(&loaded.permits[0]);
-        let mut instance = strategy.instance(permit, cancel.deadline)?;
+        let mut instance = strategy
+            .instance(permit, cancel.deadline)?
+            .with_weights(req.weights.as_deref());
         let window = bt::Window {
             start: to_days(start),
             end: to_days(end),

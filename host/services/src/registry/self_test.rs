@@ -285,10 +285,21 @@ impl StrategyFixture {
 fn strategy(p: &Arc<StrategyPlugin>, permit: &Permit) -> Result<(), String> {
     use forecast_backtest as bt;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let mut run = p
+    let run = p
         .instance(permit, deadline)
         .map_err(|e| format!("instantiate failed: {e}"))?;
-    match StrategyFixture::new().run(&mut run) {
+    let fixture = StrategyFixture::new();
+    // A strategy that takes weights gets an equal share of each asset.
+    let weights: Vec<(String, f64)> = fixture
+        .metas
+        .iter()
+        .map(|m| (m.ticker.clone(), 1.0 / fixture.metas.len() as f64))
+        .collect();
+    let mut run = match run.takes_weights() {
+        true => run.with_weights(Some(&weights)),
+        false => run,
+    };
+    match fixture.run(&mut run) {
         Ok(_) => Ok(()),
         Err(bt::RunError::Param(e)) => Err(format!("refused the default parameters: {e}")),
         Err(bt::RunError::Contract(m)) => Err(format!("broke the strategy contract: {m}")),
