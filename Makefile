@@ -286,8 +286,10 @@ bench-heavy: components model
 ## bench-uploads: abusive strategy uploads and runs (issue 26) against a
 ## fresh server: each case's answers, /api/health p50/p99/worst asked every
 ## 10 ms during it, resident memory before and at its peak (VmRSS sampled
-## every 10 ms); prints the table of docs/SECURITY.md and docs/BENCHMARKS.md
-bench-uploads: components
+## every 10 ms); then the Python and TypeScript `topn` (upload to 201, first
+## run, per run) and their memory bombs and endless loops; prints the tables
+## of docs/SECURITY.md and docs/BENCHMARKS.md
+bench-uploads: components python-strategies ts-strategies
 	$(CARGO) bench -p forecast-host --bench uploads
 
 ## lint: the docs (decision records' format, the index, the front docs' sizes:

@@ -10,13 +10,22 @@
 //! `wasi:sockets/tcp@0.2.6`; the `misbehave_strategy` fixture uploaded and
 //! run as an endless loop, a memory bomb and out-of-contract weights;
 //! eight distinct strategies uploaded at once by one account; a second
-//! account probing the first one's private strategy by name. Speed and
+//! account probing the first one's private strategy by name; the built-in
+//! `topn` (native) on the languages' backtest, the per-run time to compare
+//! with; then, per language, the `topn` example in Python and in TypeScript (built by `make
+//! python-strategies` and `make ts-strategies`; missing, the bench stops and
+//! names the target) uploaded (the wall is the upload's compile, to its
+//! 201), its first backtest and its backtest again and again (each run's
+//! time, calls, fuel and guest memory), and the language's misbehave
+//! fixture uploaded and run as a memory bomb and an endless loop. Speed and
 //! memory are reported, never asserted (the machine may be shared); the
-//! bounds a user relies on are asserted by tests/it/upload_abuse.rs.
-//! Prints one markdown table.
+//! bounds a user relies on are asserted by tests/it/upload_abuse.rs,
+//! python_strategies.rs and ts_strategies.rs. Prints the markdown table of
+//! every case, then one row per language summing its cases up.
 
 mod common;
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -108,6 +117,45 @@ impl Answer {
             .unwrap_or_default();
         eprintln!("  {} {text}", self.status);
         format!("{} {}", self.status, clip(text))
+            .trim_end()
+            .to_string()
+    }
+
+    /// A backtest's use of its strategy (`metadata.plugin_usage`): calls
+    /// (`start` and one per rebalance), fuel per call, guest time and the
+    /// instance's peak memory; empty when the answer has none.
+    fn usage(&self) -> Option<Usage> {
+        let u = &self.body["metadata"]["plugin_usage"][0];
+        Some(Usage {
+            calls: u["calls"].as_u64()?,
+            fuel: u["fuel"].as_u64()?,
+            guest_ms: u["guest_ms"].as_f64()?,
+            memory: u["peak_memory_bytes"].as_u64()?,
+        })
+    }
+}
+
+/// What a run used of its strategy, as the backtest reports it.
+struct Usage {
+    calls: u64,
+    fuel: u64,
+    guest_ms: f64,
+    memory: u64,
+}
+
+impl Usage {
+    fn fuel_per_call(&self) -> String {
+        format!("{:.1} M", self.fuel as f64 / self.calls.max(1) as f64 / 1e6)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} calls, {} fuel per call, {:.1} ms in the guest, {:.1} MiB of guest memory",
+            self.calls,
+            self.fuel_per_call(),
+            self.guest_ms,
+            self.memory as f64 / (1u64 << 20) as f64
+        )
     }
 }
 
@@ -220,8 +268,8 @@ impl Bench {
         (status, ct, r.bytes().await.expect("body").to_vec())
     }
 
-    /// Runs `case` under a [`Watch`] and prints its row.
-    async fn case(&self, label: &str, case: impl std::future::Future<Output = String>) {
+    /// Runs `case` under a [`Watch`], prints its row and returns its figures.
+    async fn case(&self, label: &str, case: impl std::future::Future<Output = String>) -> Row {
         eprintln!("{label}…");
         let before = rss(self.pid);
         let watch = Watch::start(&self.base, self.pid);
@@ -229,13 +277,13 @@ impl Bench {
         let answers = case.await;
         let wall = started.elapsed();
         let (health, failed, peak) = watch.stop().await;
-        let failed = if failed > 0 {
+        let failures = if failed > 0 {
             format!(", **{failed} failed**")
         } else {
             String::new()
         };
         println!(
-            "| {label} | {answers} | {:.1} s | {} / {} / {} ({} asks{failed}) | {} → {} |",
+            "| {label} | {answers} | {:.1} s | {} / {} / {} ({} asks{failures}) | {} → {} |",
             wall.as_secs_f64(),
             ms(quantile(&health, 0.5)),
             ms(quantile(&health, 0.99)),
@@ -244,7 +292,25 @@ impl Bench {
             mib(before),
             mib(peak),
         );
+        Row {
+            before,
+            wall,
+            p99: quantile(&health, 0.99),
+            worst: *health.last().expect("at least one ask"),
+            failed,
+            peak,
+        }
     }
+}
+
+/// A case's figures, for the per-language summary.
+struct Row {
+    before: u64,
+    wall: Duration,
+    p99: Duration,
+    worst: Duration,
+    failed: usize,
+    peak: u64,
 }
 
 /// Counts of each status, e.g. `6 × 201, 2 × 503`.
@@ -260,8 +326,64 @@ fn tally(statuses: &[u16]) -> String {
         .join(", ")
 }
 
+/// A component `make <target>` built into `target/<dir>/<stem>.wasm`;
+/// missing, the bench fails here (exit 1) naming the target that builds it.
+fn built(dir: &str, stem: &str, target: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the repository, above host/")
+        .join("target")
+        .join(dir)
+        .join(format!("{stem}.wasm"));
+    std::fs::read(&path).unwrap_or_else(|e| {
+        eprintln!(
+            "error: {}: {e}; build it with `make {target}` (`make bench-uploads` does)",
+            path.display()
+        );
+        std::process::exit(1)
+    })
+}
+
+/// A strategy language's components: its `topn` example and its misbehave
+/// fixture.
+struct Language {
+    name: &'static str,
+    topn: Vec<u8>,
+    misbehave: Vec<u8>,
+}
+
+/// Per-language figures over its cases, one summary row.
+struct Summary {
+    name: &'static str,
+    size: usize,
+    compile: Duration,
+    first: Duration,
+    per_run: Duration,
+    fuel: String,
+    memory: String,
+    p99: Duration,
+    worst: Duration,
+    failed: usize,
+    before: u64,
+    peak: u64,
+    after: u64,
+}
+
 #[tokio::main]
 async fn main() {
+    // Read first, so a missing one stops the bench before any work.
+    let languages = [
+        Language {
+            name: "Python",
+            topn: built("python-strategies", "topn_py", "python-strategies"),
+            misbehave: built("python-strategies", "misbehave_py", "python-strategies"),
+        },
+        Language {
+            name: "TypeScript",
+            topn: built("ts-strategies", "topn_ts", "ts-strategies"),
+            misbehave: built("ts-strategies", "misbehave_ts", "ts-strategies"),
+        },
+    ];
     let dir = tempfile::tempdir().expect("temp dir");
     let db = format!("sqlite://{}", dir.path().join("bench.db").display());
     eprintln!("loading the demo universe…");
@@ -447,6 +569,20 @@ async fn main() {
         }
     );
 
+    // The same backtest by the built-in `topn` (native, not metered), the
+    // per-run time the uploaded ones compare with.
+    let mut builtin = Vec::new();
+    b.case(
+        "built-in `topn` (native), the languages' backtest again and again",
+        again(&b, &author, "topn", seconds, &mut builtin),
+    )
+    .await;
+    let builtin = builtin[builtin.len() / 2];
+    let mut summaries = Vec::new();
+    for lang in &languages {
+        summaries.push(language_cases(&b, &author, lang, seconds).await);
+    }
+
     let (_, _, list) = b
         .raw(reqwest::Method::GET, "/api/strategies", &author, None)
         .await;
@@ -472,6 +608,155 @@ async fn main() {
         files.len(),
         files.iter().sum::<u64>() as f64 / 1e6
     );
+    println!();
+    println!("| language (`topn` example) | component | upload to 201 (compile) | first run | per run (median) | fuel per call | guest memory | health p99 (worst) over its cases | server RSS before → peak → after its cases |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| Rust (the built-in `topn`, native) | — | — | — | {} | not metered | — | — | — |",
+        ms(builtin)
+    );
+    for s in &summaries {
+        let failures = if s.failed > 0 {
+            format!(", **{} failed**", s.failed)
+        } else {
+            String::new()
+        };
+        println!(
+            "| {} | {:.1} MB | {:.1} s | {} | {} | {} | {} | {} ({}{failures}) | {} → {} → {} |",
+            s.name,
+            s.size as f64 / 1e6,
+            s.compile.as_secs_f64(),
+            ms(s.first),
+            ms(s.per_run),
+            s.fuel,
+            s.memory,
+            ms(s.p99),
+            ms(s.worst),
+            mib(s.before),
+            mib(s.peak),
+            mib(s.after),
+        );
+    }
+}
+
+/// The cases of one language: its `topn` uploaded (the wall is the
+/// compile), its first backtest, its backtest again and again; its
+/// misbehave fixture uploaded, run as a memory bomb (`top_n` 8) and an
+/// endless loop (`top_n` 7).
+async fn language_cases(b: &Bench, key: &str, lang: &Language, seconds: Duration) -> Summary {
+    let mut rows = Vec::new();
+    let size = lang.topn.len();
+    let mut name = String::new();
+    let upload = b
+        .case(
+            &format!(
+                "`topn` in {} ({:.1} MB) uploaded",
+                lang.name,
+                size as f64 / 1e6
+            ),
+            async {
+                let a = b.upload(key, lang.topn.clone()).await;
+                name = a.body["strategy"].as_str().unwrap_or_default().to_string();
+                a.short()
+            },
+        )
+        .await;
+    let mut usage = None;
+    let first = b
+        .case("its first backtest (`Indices`, top_n 2)", async {
+            let a = b.backtest(key, &name, Some(2)).await;
+            usage = a.usage();
+            match &usage {
+                Some(u) => format!("{}; {}", a.short(), u.describe()),
+                None => a.short(),
+            }
+        })
+        .await;
+    let mut times = Vec::new();
+    rows.push(
+        b.case(
+            "its backtest again and again",
+            again(b, key, &name, seconds, &mut times),
+        )
+        .await,
+    );
+    let mut bad = String::new();
+    rows.push(
+        b.case(
+            &format!(
+                "its misbehave fixture ({:.1} MB) uploaded",
+                lang.misbehave.len() as f64 / 1e6
+            ),
+            async {
+                let a = b.upload(key, lang.misbehave.clone()).await;
+                bad = a.body["strategy"].as_str().unwrap_or_default().to_string();
+                a.short()
+            },
+        )
+        .await,
+    );
+    for (label, top_n) in [
+        ("its backtest, memory bomb (top_n 8)", 8),
+        ("its backtest, endless loop (top_n 7)", 7),
+    ] {
+        rows.push(repeated!(b, label, seconds, async {
+            b.backtest(key, &bad, Some(top_n)).await.short()
+        }));
+    }
+    let (compile, first_run, before) = (upload.wall, first.wall, upload.before);
+    rows.push(upload);
+    rows.push(first);
+    let worst_p99 = rows.iter().map(|r| r.p99).max().expect("rows");
+    Summary {
+        name: lang.name,
+        size,
+        compile,
+        first: first_run,
+        per_run: times.get(times.len() / 2).copied().unwrap_or_default(),
+        fuel: usage
+            .as_ref()
+            .map(Usage::fuel_per_call)
+            .unwrap_or_else(|| "—".into()),
+        memory: usage
+            .as_ref()
+            .map(|u| format!("{:.1} MiB", u.memory as f64 / (1u64 << 20) as f64))
+            .unwrap_or_else(|| "—".into()),
+        p99: worst_p99,
+        worst: rows.iter().map(|r| r.worst).max().expect("rows"),
+        failed: rows.iter().map(|r| r.failed).sum(),
+        before,
+        peak: rows.iter().map(|r| r.peak).max().expect("rows"),
+        after: rss(b.pid),
+    }
+}
+
+/// The backtest of [`language_cases`] (`Indices`, `top_n` 2) run by `name`
+/// again and again for `seconds` (at least once), each run's time kept in
+/// `times` (sorted); the answers and the median and worst run.
+async fn again(
+    b: &Bench,
+    key: &str,
+    name: &str,
+    seconds: Duration,
+    times: &mut Vec<Duration>,
+) -> String {
+    let until = Instant::now() + seconds;
+    let mut answers = Vec::new();
+    loop {
+        let started = Instant::now();
+        answers.push(b.backtest(key, name, Some(2)).await.short());
+        times.push(started.elapsed());
+        if Instant::now() >= until {
+            break;
+        }
+    }
+    times.sort();
+    format!(
+        "{}; per run {} median, {} worst",
+        summarize(&answers),
+        ms(times[times.len() / 2]),
+        ms(*times.last().expect("one run"))
+    )
 }
 
 /// `a` and `b` are the same bytes once each names its own strategy.
