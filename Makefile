@@ -308,7 +308,7 @@ lint-cheap:
 lint: lint-cheap components
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	cd components && $(CARGO) clippy --release --target $(WASM_TARGET) -- -D warnings
-	cd components && $(CARGO) clippy --release -p forecast-engine -p forecast-backtest -p topn -p zscore -p longshort -p matcher --all-targets -- -D warnings
+	cd components && $(CARGO) clippy --release -p forecast-engine -p forecast-backtest -p topn -p zscore -p longshort -p portfolio -p matcher --all-targets -- -D warnings
 	cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) clippy --release --all-targets -- -D warnings
 
 fmt:

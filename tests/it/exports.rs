@@ -10,7 +10,7 @@ use common::{assert_error, cli_ok, test_key, Browser, Server, TEST_EMAIL, TEST_P
 use serde_json::{json, Value};
 
 /// The status, content type, disposition and body of a request.
-async fn call(
+pub(crate) async fn call(
     s: &Server,
     post: Option<&Value>,
     path: &str,
@@ -43,7 +43,7 @@ fn close(csv: &str, json: &Value) {
     assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
 }
 
-fn rows(csv: &str) -> Vec<Vec<String>> {
+pub(crate) fn rows(csv: &str) -> Vec<Vec<String>> {
     let mut r = csv::Reader::from_reader(csv.as_bytes());
     let mut out = vec![r.headers().unwrap().iter().map(str::to_string).collect()];
     for rec in r.records() {

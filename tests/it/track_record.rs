@@ -196,6 +196,38 @@ async fn the_universe_record_is_stored_by_the_grading_run() {
     assert_eq!(calibration, counted);
     // The same run, the same numbers.
     assert_eq!(s.get("/api/track-record?return_period=30").await.1, real);
+    // Its tables as CSV: the same rows and numbers.
+    let server = &s;
+    let csv = |table: &str| {
+        let path = format!("/api/track-record?return_period=30&format=csv&table={table}");
+        async move { crate::exports::call(server, None, &path, None).await }
+    };
+    let (status, _, cd, text) = csv("by_grade").await;
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(cd, "attachment; filename=\"track-record-by_grade.csv\"");
+    let t = crate::exports::rows(&text);
+    assert_eq!(t[0][..3], ["grade", "count", "mean_realised_return"]);
+    assert_eq!(t.len() - 1, by_grade.len());
+    for (row, g) in t[1..].iter().zip(by_grade) {
+        assert_eq!(row[0], g["grade"].as_str().unwrap());
+        assert_eq!(row[1].parse::<u64>().unwrap(), g["count"].as_u64().unwrap());
+        assert_eq!(
+            row[2].parse::<f64>().ok(),
+            g["mean_realised_return"].as_f64()
+        );
+    }
+    let (_, _, _, text) = csv("ic").await;
+    assert_eq!(
+        crate::exports::rows(&text).len() - 1,
+        real["ic_series"].as_array().unwrap().len()
+    );
+    let (_, _, _, text) = csv("calibration").await;
+    let t = crate::exports::rows(&text);
+    let counted_csv: u64 = t[1..].iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
+    assert_eq!(counted_csv, counted);
+    let (status, _, _, text) = csv("nope").await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("by_grade, ic, calibration"), "{text}");
 
     let (_, synthetic) = s
         .get("/api/track-record?return_period=30&source=synthetic")

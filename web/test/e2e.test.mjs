@@ -562,6 +562,41 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     await axe(page, "backtest (portfolio)");
   });
 
+  test("the research workspace in the dark theme, on a desktop and a phone: compare, screener, a portfolio backtest", async () => {
+    const phone = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
+    for (const [name, opts] of [["dark", {}], ["phone-dark", phone]]) {
+      const c = await newContext({ colorScheme: "dark", ...opts });
+      const p = await c.newPage();
+      watch(p, name);
+      await signIn(p, PREMIUM);
+      const flat = async (what) => assert.ok(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${what} (${name}) scrolls sideways`);
+      await p.goto("/compare?tickers=AAPL,MSFT,^GSPC");
+      await p.locator("#chart-compare canvas").waitFor({ timeout: 60_000 });
+      await p.locator("#compare-verdicts .cmp-verdict").nth(2).waitFor();
+      await flat("compare");
+      await shot(p, `compare-${name}`, true);
+      await axe(p, `compare (${name})`);
+      await p.goto("/ranking?source=real,ingested&min_episodes=10");
+      await p.locator("#ranking-table[aria-busy=false]").waitFor({ timeout: 60_000 });
+      await p.getByText(/passing the screen/).waitFor();
+      assert.equal(await p.locator("#ranking-table tbody .mark-synthetic").count(), 0, "no synthetic row");
+      await flat("screener");
+      await shot(p, `ranking-screened-${name}`);
+      await axe(p, `screener (${name})`);
+      await p.goto("/backtest?strategy=portfolio&weights=%5EGSPC%2060%2C%20%5EIXIC%2030&rebalance=monthly&start_date=2008-01-01&end_date=2012-12-31&benchmarks=none");
+      await p.locator("#bt-total-return").waitFor({ timeout: 60_000 });
+      assert.equal(await p.inputValue("#b-weights"), "^GSPC 60, ^IXIC 30");
+      // Monthly back to the weights: sells realise P&L, shown signed.
+      const pnl = await p.locator("#trades tbody tr td:last-child").allInnerTexts();
+      assert.ok(pnl.some((t) => /^[+−]\d/.test(t)), `a realised P&L: ${pnl.slice(0, 5)}`);
+      await flat("portfolio backtest");
+      await p.evaluate(() => document.querySelector("#trades").scrollIntoView());
+      await shot(p, `backtest-portfolio-${name}`);
+      await axe(p, `portfolio backtest (${name})`);
+      await c.close();
+    }
+  });
+
   test("a Free user sees what needs Premium", async () => {
     const c = await newContext();
     const p = await c.newPage();

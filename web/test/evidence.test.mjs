@@ -326,6 +326,13 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
       for (const n of tr.notes) assert.ok(notes.includes(n), `note shown: ${n}`);
       assert.match(await p.locator("#tr-sources").innerText(), new RegExp(`${int(tr.data_sources.real)} real · ${int(tr.data_sources.ingested)} ingested · ${int(tr.data_sources.synthetic)} synthetic`));
       if (tr.ic_series.length) await p.locator("#chart-tr-ic canvas").waitFor();
+      // The download is the same table, with these filters.
+      const href = await p.locator("#tr-download a.btn").getAttribute("href");
+      const csvQ = new URL(href, "http://x").searchParams;
+      assert.deepEqual([csvQ.get("return_period"), csvQ.get("format"), csvQ.get("table")], ["90", "csv", "by_grade"]);
+      const csv = (await (await p.request.get(href)).text()).trim().split("\n");
+      assert.equal(csv[0].split(",")[0], "grade");
+      assert.deepEqual(csv.slice(1).map((l) => l.split(",").slice(0, 2)), tr.by_grade.map((g) => [g.grade, String(g.count)]));
     } else {
       console.log(`# /web/api/track-record answered ${def.status()}: the data part of this test did not run`);
       await p.locator("#tr-unavailable").waitFor();

@@ -180,14 +180,19 @@ async fn universe_track_record(
     fresh: Option<Extension<Fresh>>,
     headers: HeaderMap,
     Extension(ApiUser(user)): Extension<ApiUser>,
+    Query(export): Query<ExportQuery>,
     Query(raw): Query<RawUniverseTrackRecordQuery>,
 ) -> Result<Response, ApiError> {
+    let want = Want::of::<UniverseTrackRecordResponse>(&headers, &export)?;
     let q = raw.validate()?;
     let generations = Fresh::or_read(fresh, &state).await;
     let answer = state
         .verdicts
         .universe_track_record(&q, generations, &user.id)
         .await?;
+    if want.is_csv() {
+        return want.respond(answer.value().clone());
+    }
     Ok(crate::kept_json(&headers, answer.body()?))
 }
 

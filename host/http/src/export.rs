@@ -12,7 +12,7 @@ use forecast_api::analysis::AnalysisResponse;
 use forecast_api::backtest::{BacktestResponse, MetricsBody, MonteCarloResponse};
 use forecast_api::ranking::RankingResponse;
 use forecast_api::research::{SplitMetrics, SweepResponse, WalkForwardResponse};
-use forecast_api::track_record::TrackRecordResponse;
+use forecast_api::track_record::{TrackRecordResponse, UniverseTrackRecordResponse};
 use serde::{Deserialize, Serialize};
 use utoipa::IntoParams;
 
@@ -35,7 +35,7 @@ pub struct ExportQuery {
 /// The exportable routes (their `/web` twins too), their tables (the
 /// default first) and whether `format=html` answers a tear sheet: what the
 /// OpenAPI document lists.
-pub const EXPORTS: [(&str, &[&str], bool); 8] = [
+pub const EXPORTS: [(&str, &[&str], bool); 9] = [
     ("/api/backtest", BacktestResponse::TABLES, true),
     (
         "/api/backtest/monte-carlo",
@@ -53,6 +53,11 @@ pub const EXPORTS: [(&str, &[&str], bool); 8] = [
     (
         "/api/track-record/{ticker}",
         TrackRecordResponse::TABLES,
+        false,
+    ),
+    (
+        "/api/track-record",
+        UniverseTrackRecordResponse::TABLES,
         false,
     ),
     ("/watchlist", WatchlistTable::TABLES, false),
@@ -541,6 +546,56 @@ struct TrackRecordCsvRow<'a> {
     forecast_p10: Option<f64>,
     forecast_p90: Option<f64>,
     climatology_mean: Option<f64>,
+}
+
+impl Tables for UniverseTrackRecordResponse {
+    const NAME: &'static str = "track-record";
+    const TABLES: &'static [&'static str] = &["by_grade", "ic", "calibration"];
+    fn write(&self, table: &str, w: &mut csv::Writer<Vec<u8>>) -> csv::Result<()> {
+        match table {
+            "by_grade" => {
+                w.write_record([
+                    "grade",
+                    "count",
+                    "mean_realised_return",
+                    "mean_ci_low",
+                    "mean_ci_high",
+                    "median_realised_return",
+                    "hit_rate",
+                    "mean_excess_return",
+                ])?;
+                for g in &self.by_grade {
+                    w.write_record([
+                        g.grade.clone(),
+                        g.count.to_string(),
+                        num(g.mean_realised_return),
+                        num(g.mean_ci.map(|c| c[0])),
+                        num(g.mean_ci.map(|c| c[1])),
+                        num(g.median_realised_return),
+                        num(g.hit_rate),
+                        num(g.mean_excess_return),
+                    ])?;
+                }
+            }
+            "ic" => {
+                w.write_record(["date", "ic", "assets"])?;
+                for p in &self.ic_series {
+                    w.write_record([p.date.to_string(), p.ic.to_string(), p.assets.to_string()])?;
+                }
+            }
+            _ => {
+                w.write_record(["mean_predicted", "mean_realised", "count"])?;
+                for b in &self.calibration {
+                    w.write_record([
+                        b.mean_predicted.to_string(),
+                        b.mean_realised.to_string(),
+                        b.count.to_string(),
+                    ])?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Tables for TrackRecordResponse {

@@ -15,7 +15,7 @@
  * `parseDate`) decide exactly as the Rust SDK's do, so a strategy ported
  * from Rust gives the same targets to the bit.
  */
-import { log as hostLog } from "forecast:plugins/host-log@1.10.0";
+import { log as hostLog } from "forecast:plugins/host-log@1.11.0";
 import type {
   Asset,
   AssetState,

@@ -8785,6 +8785,10 @@ export interface operations {
                 category?: components["schemas"]["Category"];
                 /** @description `real` (market prices, shipped or ingested), `synthetic` or `all`. */
                 source?: components["schemas"]["SourceFilter"];
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `by_grade`) */
+                table?: "by_grade" | "ic" | "calibration";
             };
             header?: never;
             path?: never;
@@ -8805,6 +8809,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UniverseTrackRecordResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A parameter is out of bounds; detail names it */
@@ -12878,6 +12883,10 @@ export interface operations {
                 category?: components["schemas"]["Category"];
                 /** @description `real` (market prices, shipped or ingested), `synthetic` or `all`. */
                 source?: components["schemas"]["SourceFilter"];
+                /** @description `json` (default) or `csv` (as `Accept: text/csv`): the table named by `table` as CSV with a header row */
+                format?: "json" | "csv";
+                /** @description With CSV, which table (default `by_grade`) */
+                table?: "by_grade" | "ic" | "calibration";
             };
             header?: never;
             path?: never;
@@ -12898,6 +12907,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UniverseTrackRecordResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description A parameter is out of bounds; detail names it */

@@ -8,7 +8,7 @@
 // computed it yet and says so.
 import { useMemo } from "preact/hooks";
 import uPlot from "uplot";
-import { ApiError, fieldOf } from "../api/client";
+import { ApiError, fieldOf, urlOf, WEB } from "../api/client";
 import { api, CATEGORIES, type Estimate, type UniverseTrackRecord } from "../api/endpoints";
 import { axis, Chart, dateSeries, dayTs, pctAxis, timeAxis, utcTime, type Opts, type Theme } from "../chart";
 import { ciText } from "../evidence";
@@ -294,6 +294,11 @@ function Unavailable({ error }: { error: ApiError }) {
   );
 }
 
+/** One table of the universe track record with these filters, as CSV. */
+function csvOf(query: Record<string, string | undefined>, table: string): string {
+  return urlOf(`${WEB}/api/track-record`, { ...query, format: "csv", table });
+}
+
 export function TrackRecordPage({ loc }: { loc: Location }) {
   useTitle("Track record");
   const p = {
@@ -428,6 +433,15 @@ export function TrackRecordPage({ loc }: { loc: Location }) {
                 <p class="muted small">
                   Bars: mean realised return of the asset-month-ends given each grade; whiskers: its 90 % interval. Hit rate: the share
                   above 0. Observations overlap in time when the horizon is over a month, so they are not independent.
+                </p>
+                <p class="small" id="tr-download">
+                  <a class="btn btn-small" href={csvOf(query, "by_grade")} download>
+                    Download CSV
+                  </a>{" "}
+                  <span class="muted">
+                    this table; also the <a href={csvOf(query, "ic")} download>IC by month-end</a> and the{" "}
+                    <a href={csvOf(query, "calibration")} download>calibration bins</a>
+                  </span>
                 </p>
               </>
             ) : (
