@@ -20,7 +20,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::load::{load_with, Stats};
+use common::load::{load_answering, load_with, Stats};
 use common::summary::{row as summary, Verdict};
 
 /// How a case authenticates.
@@ -137,6 +137,24 @@ const CASES: &[(&str, &str, Auth, f64)] = &[
     ),
 ];
 
+/// Routes measured on the answer a poll gets once its run is over: the
+/// progress of an id no run holds, a 404 read from the in-memory board
+/// like a live id's 200 (a run in flight would load the machine itself).
+const NOT_FOUND: &[(&str, &str, Auth, f64)] = &[
+    (
+        "progress `/api/progress/{id}`, no such run (404)",
+        "/api/progress/routes-bench-idle",
+        Auth::Key,
+        0.5,
+    ),
+    (
+        "web: progress, no such run (404)",
+        "/web/api/progress/routes-bench-idle",
+        Auth::Session,
+        0.5,
+    ),
+];
+
 const CONNECTIONS: usize = 32;
 
 fn ms(d: Duration) -> String {
@@ -168,7 +186,10 @@ async fn main() {
     println!("| route | requests | errors | req/s | health req/s | ratio | p50 | p99 | target | |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let only = std::env::var("BENCH_ROUTES").unwrap_or_default();
-    for &(label, path, auth, least) in CASES {
+    let cases = CASES.iter().map(|c| (c, 200..300));
+    for (&(label, path, auth, least), expected) in
+        cases.chain(NOT_FOUND.iter().map(|c| (c, 404..405)))
+    {
         if !(label.contains(&only) || path.contains(&only)) {
             continue;
         }
@@ -179,7 +200,7 @@ async fn main() {
             Auth::SessionBrotli => format!("{session}Accept-Encoding: br\r\n"),
         };
         let health = load_with(&addr, "/api/health", "", CONNECTIONS, seconds).await;
-        let case = load_with(&addr, path, &headers, CONNECTIONS, seconds).await;
+        let case = load_answering(&addr, path, &headers, CONNECTIONS, seconds, expected).await;
         report(label, &case, &health, least);
     }
     // Every snapshot the routes above built is in memory now: what the

@@ -28,6 +28,7 @@ mod exports;
 mod fetch;
 mod forecasts;
 mod grading;
+mod guest_strategies;
 mod hardening_backtest;
 mod hardening_clients;
 mod hardening_defaults;

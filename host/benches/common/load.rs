@@ -80,12 +80,25 @@ pub async fn load_with(
     connections: usize,
     seconds: u64,
 ) -> Stats {
+    load_answering(addr, path, headers, connections, seconds, 200..300).await
+}
+
+/// [`load_with`] counting the statuses in `expected` as answers (a route
+/// whose case under test is a 404, say) and every other as an error.
+pub async fn load_answering(
+    addr: &str,
+    path: &str,
+    headers: &str,
+    connections: usize,
+    seconds: u64,
+    expected: std::ops::Range<u16>,
+) -> Stats {
     let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{headers}\r\n").into_bytes();
     let warm_until = Instant::now() + Duration::from_secs(1);
     let deadline = warm_until + Duration::from_secs(seconds);
     let mut tasks = Vec::new();
     for _ in 0..connections {
-        let (addr, request) = (addr.to_string(), request.clone());
+        let (addr, request, expected) = (addr.to_string(), request.clone(), expected.clone());
         tasks.push(tokio::spawn(async move {
             let mut stream = TcpStream::connect(&addr).await.expect("connect");
             stream.set_nodelay(true).ok();
@@ -95,7 +108,7 @@ pub async fn load_with(
             while Instant::now() < deadline {
                 let t = Instant::now();
                 let ok = match get(&mut stream, &request, &mut buf).await {
-                    Ok(status) => (200..300).contains(&status),
+                    Ok(status) => expected.contains(&status),
                     Err(_) => {
                         stream = TcpStream::connect(&addr).await.expect("reconnect");
                         false
