@@ -170,3 +170,262 @@ pub trait StrategyStore: Send + Sync {
     /// `limit`.
     async fn plugin_runs(&self, user_id: &str, limit: u32) -> StoreResult<Vec<PluginRun>>;
 }
+
+// Every method's SQL is the same on both backends; only how a write begins
+// differs. `$store` provides `strategy_owner_tx(owner_id)` (a transaction
+// that no other write of that owner's strategies runs beside, with its
+// guard) and `strategy_run_tx()` (a write transaction, with its guard).
+macro_rules! impl_strategy_store {
+    ($store:ty, $db:ty) => {
+        const _: () = {
+            use $crate::rows::Cols;
+
+            impl $store {
+                /// Stores `wasm` again for `record`'s version if its bytes were dropped.
+                async fn restore_wasm(
+                    tx: &mut sqlx::Transaction<'_, $db>,
+                    record: &$crate::UploadRecord,
+                    wasm: &[u8],
+                ) -> $crate::StoreResult<()> {
+                    sqlx::query($crate::sql::RESTORE_WASM)
+                        .bind(&record.owner_id)
+                        .bind(&record.name)
+                        .bind(&record.version)
+                        .bind(wasm)
+                        .execute(&mut **tx)
+                        .await?;
+                    Ok(())
+                }
+            }
+
+            #[async_trait::async_trait]
+            impl $crate::StrategyStore for $store {
+                async fn add_upload(
+                    &self,
+                    handle: &str,
+                    record: &$crate::UploadRecord,
+                    wasm: &[u8],
+                    limits: $crate::UploadLimits,
+                ) -> $crate::StoreResult<$crate::UploadOutcome> {
+                    let (owner, name, version) = (&record.owner_id, &record.name, &record.version);
+                    let (_guard, mut tx) = self.strategy_owner_tx(owner).await?;
+                    let deleted: Option<bool> = sqlx::query($crate::sql::STRATEGY_DELETED)
+                        .bind(owner)
+                        .bind(name)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                        .map(|r| r.flag("deleted"))
+                        .transpose()?;
+                    // Live: listed, counted against the owner's strategies.
+                    let live = deleted == Some(false);
+                    let existing = sqlx::query($crate::sql::UPLOAD_SHA256)
+                        .bind(owner)
+                        .bind(name)
+                        .bind(version)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                        .map(|r| r.text("sha256"))
+                        .transpose()?;
+                    match existing {
+                        Some(sha) if sha != record.sha256 => {
+                            tx.rollback().await?;
+                            return Ok($crate::UploadOutcome::Conflict(sha));
+                        }
+                        Some(_) if live => {
+                            // The same bytes again: nothing to store (but bytes dropped
+                            // by an earlier delete come back).
+                            Self::restore_wasm(&mut tx, record, wasm).await?;
+                            tx.commit().await?;
+                            return Ok($crate::UploadOutcome::AlreadyPresent);
+                        }
+                        _ => {}
+                    }
+                    if !live {
+                        let n = sqlx::query($crate::sql::COUNT_LIVE_STRATEGIES)
+                            .bind(owner)
+                            .fetch_one(&mut *tx)
+                            .await?
+                            .int("n")?;
+                        if n >= i64::from(limits.strategies_per_owner) {
+                            tx.rollback().await?;
+                            return Ok($crate::UploadOutcome::TooManyStrategies);
+                        }
+                    }
+                    if existing.is_some() {
+                        // A deleted strategy's version uploaded again with its bytes:
+                        // revived with it current, no new version counted.
+                        Self::restore_wasm(&mut tx, record, wasm).await?;
+                    } else {
+                        let n = sqlx::query($crate::sql::COUNT_VERSIONS)
+                            .bind(owner)
+                            .bind(name)
+                            .fetch_one(&mut *tx)
+                            .await?
+                            .int("n")?;
+                        if n >= i64::from(limits.versions_per_strategy) {
+                            tx.rollback().await?;
+                            return Ok($crate::UploadOutcome::TooManyVersions);
+                        }
+                        sqlx::query($crate::sql::INSERT_UPLOAD)
+                            .bind(owner)
+                            .bind(name)
+                            .bind(version)
+                            .bind(n + 1)
+                            .bind(&record.sha256)
+                            .bind(record.size)
+                            .bind(record.signer.as_deref())
+                            .bind(record.manifest.as_deref())
+                            .bind(wasm)
+                            .bind(record.uploaded_at)
+                            .bind(serde_json::to_string(&record.imports).unwrap_or_default())
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    if !live {
+                        sqlx::query($crate::sql::CREATE_OR_REVIVE)
+                            .bind(owner)
+                            .bind(handle)
+                            .bind(name)
+                            .bind(version)
+                            .bind(record.uploaded_at)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    tx.commit().await?;
+                    Ok($crate::UploadOutcome::Added)
+                }
+
+                async fn authored_strategy(
+                    &self,
+                    handle: &str,
+                    name: &str,
+                ) -> $crate::StoreResult<Option<$crate::AuthoredStrategy>> {
+                    let rows = sqlx::query($crate::sql::AUTHORED)
+                        .bind(handle)
+                        .bind(name)
+                        .fetch_all(&self.pool)
+                        .await?;
+                    Ok($crate::rows::strategies(&rows)?.into_iter().next())
+                }
+
+                async fn upload_wasm(
+                    &self,
+                    owner_id: &str,
+                    name: &str,
+                    version: &str,
+                ) -> $crate::StoreResult<Option<Vec<u8>>> {
+                    let row = sqlx::query($crate::sql::UPLOAD_WASM)
+                        .bind(owner_id)
+                        .bind(name)
+                        .bind(version)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                    row.map(|r| r.bytes("wasm")).transpose()
+                }
+
+                async fn visible_strategies(
+                    &self,
+                    viewer_id: &str,
+                ) -> $crate::StoreResult<Vec<$crate::AuthoredStrategy>> {
+                    let rows = sqlx::query($crate::sql::VISIBLE)
+                        .bind(viewer_id)
+                        .fetch_all(&self.pool)
+                        .await?;
+                    $crate::rows::strategies(&rows)
+                }
+
+                async fn update_strategy(
+                    &self,
+                    owner_id: &str,
+                    name: &str,
+                    shared: Option<bool>,
+                    current_version: Option<&str>,
+                ) -> $crate::StoreResult<$crate::UpdateOutcome> {
+                    let (_guard, mut tx) = self.strategy_owner_tx(owner_id).await?;
+                    let deleted = sqlx::query($crate::sql::STRATEGY_DELETED)
+                        .bind(owner_id)
+                        .bind(name)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                        .map(|r| r.flag("deleted"))
+                        .transpose()?;
+                    if deleted != Some(false) {
+                        tx.rollback().await?;
+                        return Ok($crate::UpdateOutcome::NoStrategy);
+                    }
+                    if let Some(version) = current_version {
+                        // A version whose bytes went with an earlier delete cannot run.
+                        let found = sqlx::query($crate::sql::VERSION_HAS_BYTES)
+                            .bind(owner_id)
+                            .bind(name)
+                            .bind(version)
+                            .fetch_optional(&mut *tx)
+                            .await?;
+                        if found.is_none() {
+                            tx.rollback().await?;
+                            return Ok($crate::UpdateOutcome::NoVersion);
+                        }
+                    }
+                    sqlx::query($crate::sql::UPDATE_STRATEGY)
+                        .bind(owner_id)
+                        .bind(name)
+                        .bind(shared)
+                        .bind(current_version)
+                        .execute(&mut *tx)
+                        .await?;
+                    tx.commit().await?;
+                    Ok($crate::UpdateOutcome::Updated)
+                }
+
+                async fn delete_strategy(
+                    &self,
+                    owner_id: &str,
+                    name: &str,
+                ) -> $crate::StoreResult<bool> {
+                    let (_guard, mut tx) = self.strategy_owner_tx(owner_id).await?;
+                    let marked = sqlx::query($crate::sql::MARK_DELETED)
+                        .bind(owner_id)
+                        .bind(name)
+                        .execute(&mut *tx)
+                        .await?;
+                    if marked.rows_affected() == 0 {
+                        tx.rollback().await?;
+                        return Ok(false);
+                    }
+                    sqlx::query($crate::sql::DROP_WASM)
+                        .bind(owner_id)
+                        .bind(name)
+                        .execute(&mut *tx)
+                        .await?;
+                    tx.commit().await?;
+                    Ok(true)
+                }
+
+                async fn record_plugin_run(
+                    &self,
+                    run: &$crate::PluginRun,
+                    keep: u32,
+                ) -> $crate::StoreResult<()> {
+                    let (_guard, mut tx) = self.strategy_run_tx().await?;
+                    $crate::sql::record_plugin_run!(tx, run, keep);
+                    tx.commit().await?;
+                    Ok(())
+                }
+
+                async fn plugin_runs(
+                    &self,
+                    user_id: &str,
+                    limit: u32,
+                ) -> $crate::StoreResult<Vec<$crate::PluginRun>> {
+                    let rows = sqlx::query($crate::sql::PLUGIN_RUNS)
+                        .bind(i64::from(limit))
+                        .bind(user_id)
+                        .fetch_all(&self.pool)
+                        .await?;
+                    rows.iter().map($crate::rows::plugin_run).collect()
+                }
+            }
+        };
+    };
+}
+pub(crate) use impl_strategy_store;

@@ -1,4 +1,5 @@
-//! PostgreSQL [`crate::StrategyStore`]. Every write is one transaction that
+//! PostgreSQL [`crate::StrategyStore`]: the shared implementation
+//! (`crate::strategies`) with this backend's transactions. Every write is one transaction that
 //! first takes a transaction-scoped advisory lock keyed by the owner
 //! (`pg_advisory_xact_lock(STRATEGY_LOCK, hashtext(owner_id))`), so
 //! concurrent writes of one owner — from any replica — run one after the
@@ -13,258 +14,33 @@
 use sqlx::{Postgres, Transaction};
 
 use super::PgStore;
-use crate::rows::{self, Cols};
-use crate::sql;
-use crate::{
-    AuthoredStrategy, PluginRun, StoreResult, StrategyStore, UpdateOutcome, UploadLimits,
-    UploadOutcome, UploadRecord,
-};
+use crate::StoreResult;
 
 /// Class key of the per-owner advisory locks ("FSTR").
 const STRATEGY_LOCK: i32 = 0x4653_5452;
 
 const LOCK_OWNER: &str = "SELECT pg_advisory_xact_lock($1, hashtext($2))";
 
-/// Begins a write of `owner_id`'s strategies, holding its lock until the
-/// transaction ends.
-async fn begin_owner(
-    store: &PgStore,
-    owner_id: &str,
-) -> StoreResult<Transaction<'static, Postgres>> {
-    let mut tx = store.pool.begin().await?;
-    sqlx::query(LOCK_OWNER)
-        .bind(STRATEGY_LOCK)
-        .bind(owner_id)
-        .execute(&mut *tx)
-        .await?;
-    Ok(tx)
-}
-
-#[async_trait::async_trait]
-impl StrategyStore for PgStore {
-    async fn add_upload(
-        &self,
-        handle: &str,
-        record: &UploadRecord,
-        wasm: &[u8],
-        limits: UploadLimits,
-    ) -> StoreResult<UploadOutcome> {
-        let (owner, name, version) = (&record.owner_id, &record.name, &record.version);
-        let mut tx = begin_owner(self, owner).await?;
-        let deleted: Option<bool> = sqlx::query(sql::STRATEGY_DELETED)
-            .bind(owner)
-            .bind(name)
-            .fetch_optional(&mut *tx)
-            .await?
-            .map(|r| r.flag("deleted"))
-            .transpose()?;
-        // Live: listed, counted against the owner's strategies.
-        let live = deleted == Some(false);
-        let existing = sqlx::query(sql::UPLOAD_SHA256)
-            .bind(owner)
-            .bind(name)
-            .bind(version)
-            .fetch_optional(&mut *tx)
-            .await?
-            .map(|r| r.text("sha256"))
-            .transpose()?;
-        match existing {
-            Some(sha) if sha != record.sha256 => {
-                tx.rollback().await?;
-                return Ok(UploadOutcome::Conflict(sha));
-            }
-            Some(_) if live => {
-                // The same bytes again: nothing to store (but bytes dropped
-                // by an earlier delete come back).
-                restore_wasm(&mut tx, record, wasm).await?;
-                tx.commit().await?;
-                return Ok(UploadOutcome::AlreadyPresent);
-            }
-            _ => {}
-        }
-        if !live {
-            let n = sqlx::query(sql::COUNT_LIVE_STRATEGIES)
-                .bind(owner)
-                .fetch_one(&mut *tx)
-                .await?
-                .int("n")?;
-            if n >= i64::from(limits.strategies_per_owner) {
-                tx.rollback().await?;
-                return Ok(UploadOutcome::TooManyStrategies);
-            }
-        }
-        if existing.is_some() {
-            // A deleted strategy's version uploaded again with its bytes:
-            // revived with it current, no new version counted.
-            restore_wasm(&mut tx, record, wasm).await?;
-        } else {
-            let n = sqlx::query(sql::COUNT_VERSIONS)
-                .bind(owner)
-                .bind(name)
-                .fetch_one(&mut *tx)
-                .await?
-                .int("n")?;
-            if n >= i64::from(limits.versions_per_strategy) {
-                tx.rollback().await?;
-                return Ok(UploadOutcome::TooManyVersions);
-            }
-            sqlx::query(sql::INSERT_UPLOAD)
-                .bind(owner)
-                .bind(name)
-                .bind(version)
-                .bind(n + 1)
-                .bind(&record.sha256)
-                .bind(record.size)
-                .bind(record.signer.as_deref())
-                .bind(record.manifest.as_deref())
-                .bind(wasm)
-                .bind(record.uploaded_at)
-                .bind(serde_json::to_string(&record.imports).unwrap_or_default())
-                .execute(&mut *tx)
-                .await?;
-        }
-        if !live {
-            sqlx::query(sql::CREATE_OR_REVIVE)
-                .bind(owner)
-                .bind(handle)
-                .bind(name)
-                .bind(version)
-                .bind(record.uploaded_at)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(UploadOutcome::Added)
-    }
-
-    async fn authored_strategy(
-        &self,
-        handle: &str,
-        name: &str,
-    ) -> StoreResult<Option<AuthoredStrategy>> {
-        let rows = sqlx::query(sql::AUTHORED)
-            .bind(handle)
-            .bind(name)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows::strategies(&rows)?.into_iter().next())
-    }
-
-    async fn upload_wasm(
+impl PgStore {
+    /// Begins a write of `owner_id`'s strategies, holding its lock until
+    /// the transaction ends (no guard of the process's own).
+    async fn strategy_owner_tx(
         &self,
         owner_id: &str,
-        name: &str,
-        version: &str,
-    ) -> StoreResult<Option<Vec<u8>>> {
-        let row = sqlx::query(sql::UPLOAD_WASM)
-            .bind(owner_id)
-            .bind(name)
-            .bind(version)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(|r| r.bytes("wasm")).transpose()
-    }
-
-    async fn visible_strategies(&self, viewer_id: &str) -> StoreResult<Vec<AuthoredStrategy>> {
-        let rows = sqlx::query(sql::VISIBLE)
-            .bind(viewer_id)
-            .fetch_all(&self.pool)
-            .await?;
-        rows::strategies(&rows)
-    }
-
-    async fn update_strategy(
-        &self,
-        owner_id: &str,
-        name: &str,
-        shared: Option<bool>,
-        current_version: Option<&str>,
-    ) -> StoreResult<UpdateOutcome> {
-        let mut tx = begin_owner(self, owner_id).await?;
-        let deleted = sqlx::query(sql::STRATEGY_DELETED)
-            .bind(owner_id)
-            .bind(name)
-            .fetch_optional(&mut *tx)
-            .await?
-            .map(|r| r.flag("deleted"))
-            .transpose()?;
-        if deleted != Some(false) {
-            tx.rollback().await?;
-            return Ok(UpdateOutcome::NoStrategy);
-        }
-        if let Some(version) = current_version {
-            // A version whose bytes went with an earlier delete cannot run.
-            let found = sqlx::query(sql::VERSION_HAS_BYTES)
-                .bind(owner_id)
-                .bind(name)
-                .bind(version)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if found.is_none() {
-                tx.rollback().await?;
-                return Ok(UpdateOutcome::NoVersion);
-            }
-        }
-        sqlx::query(sql::UPDATE_STRATEGY)
-            .bind(owner_id)
-            .bind(name)
-            .bind(shared)
-            .bind(current_version)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(UpdateOutcome::Updated)
-    }
-
-    async fn delete_strategy(&self, owner_id: &str, name: &str) -> StoreResult<bool> {
-        let mut tx = begin_owner(self, owner_id).await?;
-        let marked = sqlx::query(sql::MARK_DELETED)
-            .bind(owner_id)
-            .bind(name)
-            .execute(&mut *tx)
-            .await?;
-        if marked.rows_affected() == 0 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        sqlx::query(sql::DROP_WASM)
-            .bind(owner_id)
-            .bind(name)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(true)
-    }
-
-    async fn record_plugin_run(&self, run: &PluginRun, keep: u32) -> StoreResult<()> {
+    ) -> StoreResult<((), Transaction<'static, Postgres>)> {
         let mut tx = self.pool.begin().await?;
-        sql::record_plugin_run!(tx, run, keep);
-        tx.commit().await?;
-        Ok(())
-    }
-
-    async fn plugin_runs(&self, user_id: &str, limit: u32) -> StoreResult<Vec<PluginRun>> {
-        let rows = sqlx::query(sql::PLUGIN_RUNS)
-            .bind(i64::from(limit))
-            .bind(user_id)
-            .fetch_all(&self.pool)
+        sqlx::query(LOCK_OWNER)
+            .bind(STRATEGY_LOCK)
+            .bind(owner_id)
+            .execute(&mut *tx)
             .await?;
-        rows.iter().map(rows::plugin_run).collect()
+        Ok(((), tx))
+    }
+
+    /// A write transaction (a plugin run's record needs no lock).
+    async fn strategy_run_tx(&self) -> StoreResult<((), Transaction<'static, Postgres>)> {
+        Ok(((), self.pool.begin().await?))
     }
 }
 
-/// Stores `wasm` again for `record`'s version if its bytes were dropped.
-async fn restore_wasm(
-    tx: &mut Transaction<'_, Postgres>,
-    record: &UploadRecord,
-    wasm: &[u8],
-) -> StoreResult<()> {
-    sqlx::query(sql::RESTORE_WASM)
-        .bind(&record.owner_id)
-        .bind(&record.name)
-        .bind(&record.version)
-        .bind(wasm)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}
+crate::strategies::impl_strategy_store!(PgStore, Postgres);
