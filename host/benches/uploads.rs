@@ -419,155 +419,10 @@ async fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(2.0),
     );
-    let refused = [
-        (
-            "garbage (64 KiB after a component preamble)",
-            abuse::garbage(),
-        ),
-        (
-            "strategy whose core memories declare 65,536 pages (4 GiB)",
-            abuse::huge_memory(&dip),
-        ),
-        (
-            "strategy whose tables declare 10,000,000 elements",
-            abuse::huge_table(&dip),
-        ),
-        (
-            "strategy importing `wasi:filesystem/types@0.2.6`",
-            abuse::importing(&dip, "wasi:filesystem/types@0.2.6"),
-        ),
-        (
-            "strategy importing `wasi:sockets/tcp@0.2.6`",
-            abuse::importing(&dip, "wasi:sockets/tcp@0.2.6"),
-        ),
-    ];
-
     println!("| case (each repeated for {seconds:?}, at least once) | answers | wall | health p50 / p99 / worst | RSS before → peak |");
     println!("|---|---|---|---|---|");
-    for (label, bytes) in &refused {
-        repeated!(b, label, seconds, async {
-            b.upload(&author, bytes.clone()).await.short()
-        });
-    }
-    for (label, chunked) in [
-        ("50 MB body, Content-Length declared", false),
-        ("50 MB body, chunked (no length)", true),
-    ] {
-        b.case(label, async {
-            let until = Instant::now() + seconds;
-            let (mut answers, mut written) = (Vec::new(), Vec::new());
-            loop {
-                let a = abuse::post_large(&b.base, "/api/strategies", &author, 50_000_000, chunked)
-                    .await;
-                let detail = serde_json::from_str::<Value>(&a.body)
-                    .ok()
-                    .and_then(|v| v["detail"].as_str().map(str::to_string))
-                    .unwrap_or_default();
-                answers.push(format!("{} {}", a.status, clip(&detail)));
-                written.push(a.sent);
-                if Instant::now() >= until {
-                    break;
-                }
-            }
-            written.sort();
-            format!(
-                "{}; answered when the client had written {:.1} MB (median), {:.1} MB at most",
-                summarize(&answers),
-                written[written.len() / 2] as f64 / 1e6,
-                *written.last().expect("one run") as f64 / 1e6
-            )
-        })
-        .await;
-    }
-
-    let mut name = String::new();
-    b.case("`misbehave_strategy` uploaded", async {
-        let a = b.upload(&author, misbehave.clone()).await;
-        name = a.body["strategy"].as_str().unwrap_or_default().to_string();
-        a.short()
-    })
-    .await;
-    for (label, top_n) in [
-        ("its backtest, endless loop (top_n 7)", 7),
-        ("its backtest, memory bomb (top_n 8)", 8),
-        ("its backtest, out-of-contract weights (top_n 6)", 6),
-    ] {
-        repeated!(b, label, seconds, async {
-            b.backtest(&author, &name, Some(top_n)).await.short()
-        });
-    }
-
-    b.case(
-        "8 distinct strategies uploaded at once by one account",
-        async {
-            let runs: Vec<_> = (0..8)
-                .map(|i| {
-                    let bytes = abuse::renamed(&dip, i);
-                    let (client, url, key) = (
-                        b.client.clone(),
-                        format!("{}/api/strategies", b.base),
-                        author.clone(),
-                    );
-                    tokio::spawn(async move {
-                        client
-                            .post(url)
-                            .bearer_auth(key)
-                            .header("content-type", "application/wasm")
-                            .body(bytes)
-                            .send()
-                            .await
-                            .map(|r| r.status().as_u16())
-                            .unwrap_or(0)
-                    })
-                })
-                .collect();
-            let mut statuses = Vec::new();
-            for r in runs {
-                statuses.push(r.await.expect("upload task"));
-            }
-            tally(&statuses)
-        },
-    )
-    .await;
-
-    // A name of the same length that no one has.
-    let (handle, bare) = name.split_once('/').expect("@handle/name");
-    let missing = format!("{handle}/{}", "z".repeat(bare.len()));
-    repeated!(
-        b,
-        "a second account probing the private strategy by name (GET, PATCH, DELETE, backtest, pinned backtest; list)",
-        seconds,
-        async {
-            let (mut same, mut probes, mut statuses) = (0, 0, Vec::new());
-            for (method, body) in [
-                (reqwest::Method::GET, None),
-                (reqwest::Method::PATCH, Some(json!({ "shared": true }))),
-                (reqwest::Method::DELETE, None),
-            ] {
-                let path = |n: &str| format!("/api/strategies/{n}");
-                let a = b.raw(method.clone(), &path(&name), &prober, body.clone()).await;
-                let m = b.raw(method, &path(&missing), &prober, body).await;
-                statuses.push(a.0);
-                probes += 1;
-                same += usize::from(a.0 == m.0 && a.1 == m.1 && same_bytes(&a.2, &m.2, &name, &missing));
-            }
-            for pin in ["", "@0.0.1"] {
-                let body = |n: &str| Some(json!({ "strategy": format!("{n}{pin}"), "category": "Indices" }));
-                let a = b.raw(reqwest::Method::POST, "/api/backtest", &prober, body(&name)).await;
-                let m = b.raw(reqwest::Method::POST, "/api/backtest", &prober, body(&missing)).await;
-                statuses.push(a.0);
-                probes += 1;
-                same += usize::from(a.0 == m.0 && a.1 == m.1 && same_bytes(&a.2, &m.2, &name, &missing));
-            }
-            let list = b.raw(reqwest::Method::GET, "/api/strategies", &prober, None).await;
-            let listed = String::from_utf8_lossy(&list.2).contains(&name);
-            format!(
-                "({}; {same} of {probes} identical to a missing name's; {})",
-                tally(&statuses),
-                if listed { "**listed** to the prober" } else { "not listed" }
-            )
-        }
-    );
+    refused_uploads(&b, &author, &dip, seconds).await;
+    misbehaving_and_private(&b, &author, &prober, &dip, &misbehave, seconds).await;
 
     // The same backtest by the built-in `topn` (native, not metered), the
     // per-run time the uploaded ones compare with.
@@ -608,6 +463,11 @@ async fn main() {
         files.len(),
         files.iter().sum::<u64>() as f64 / 1e6
     );
+    print_languages(builtin, &summaries);
+}
+
+/// The per-language summary table, beside the built-in's per-run time.
+fn print_languages(builtin: Duration, summaries: &[Summary]) {
     println!();
     println!("| language (`topn` example) | component | upload to 201 (compile) | first run | per run (median) | fuel per call | guest memory | health p99 (worst) over its cases | server RSS before → peak → after its cases |");
     println!("|---|---|---|---|---|---|---|---|---|");
@@ -615,7 +475,7 @@ async fn main() {
         "| Rust (the built-in `topn`, native) | — | — | — | {} | not metered | — | — | — |",
         ms(builtin)
     );
-    for s in &summaries {
+    for s in summaries {
         let failures = if s.failed > 0 {
             format!(", **{} failed**", s.failed)
         } else {
@@ -637,6 +497,169 @@ async fn main() {
             mib(s.after),
         );
     }
+}
+
+/// Uploads refused before any compile (garbage, huge declared memories and
+/// tables, forbidden imports) and 50 MB bodies, with and without a length.
+async fn refused_uploads(b: &Bench, author: &str, dip: &[u8], seconds: Duration) {
+    let refused = [
+        (
+            "garbage (64 KiB after a component preamble)",
+            abuse::garbage(),
+        ),
+        (
+            "strategy whose core memories declare 65,536 pages (4 GiB)",
+            abuse::huge_memory(dip),
+        ),
+        (
+            "strategy whose tables declare 10,000,000 elements",
+            abuse::huge_table(dip),
+        ),
+        (
+            "strategy importing `wasi:filesystem/types@0.2.6`",
+            abuse::importing(dip, "wasi:filesystem/types@0.2.6"),
+        ),
+        (
+            "strategy importing `wasi:sockets/tcp@0.2.6`",
+            abuse::importing(dip, "wasi:sockets/tcp@0.2.6"),
+        ),
+    ];
+
+    for (label, bytes) in &refused {
+        repeated!(b, label, seconds, async {
+            b.upload(author, bytes.clone()).await.short()
+        });
+    }
+    for (label, chunked) in [
+        ("50 MB body, Content-Length declared", false),
+        ("50 MB body, chunked (no length)", true),
+    ] {
+        b.case(label, async {
+            let until = Instant::now() + seconds;
+            let (mut answers, mut written) = (Vec::new(), Vec::new());
+            loop {
+                let a = abuse::post_large(&b.base, "/api/strategies", author, 50_000_000, chunked)
+                    .await;
+                let detail = serde_json::from_str::<Value>(&a.body)
+                    .ok()
+                    .and_then(|v| v["detail"].as_str().map(str::to_string))
+                    .unwrap_or_default();
+                answers.push(format!("{} {}", a.status, clip(&detail)));
+                written.push(a.sent);
+                if Instant::now() >= until {
+                    break;
+                }
+            }
+            written.sort();
+            format!(
+                "{}; answered when the client had written {:.1} MB (median), {:.1} MB at most",
+                summarize(&answers),
+                written[written.len() / 2] as f64 / 1e6,
+                *written.last().expect("one run") as f64 / 1e6
+            )
+        })
+        .await;
+    }
+}
+
+/// The misbehaving strategy uploaded and run (loop, bomb, bad weights), 8
+/// uploads at once, and a second account probing the private upload.
+async fn misbehaving_and_private(
+    b: &Bench,
+    author: &str,
+    prober: &str,
+    dip: &[u8],
+    misbehave: &[u8],
+    seconds: Duration,
+) {
+    let mut name = String::new();
+    b.case("`misbehave_strategy` uploaded", async {
+        let a = b.upload(author, misbehave.to_vec()).await;
+        name = a.body["strategy"].as_str().unwrap_or_default().to_string();
+        a.short()
+    })
+    .await;
+    for (label, top_n) in [
+        ("its backtest, endless loop (top_n 7)", 7),
+        ("its backtest, memory bomb (top_n 8)", 8),
+        ("its backtest, out-of-contract weights (top_n 6)", 6),
+    ] {
+        repeated!(b, label, seconds, async {
+            b.backtest(author, &name, Some(top_n)).await.short()
+        });
+    }
+
+    b.case(
+        "8 distinct strategies uploaded at once by one account",
+        async {
+            let runs: Vec<_> = (0..8)
+                .map(|i| {
+                    let bytes = abuse::renamed(dip, i);
+                    let (client, url, key) = (
+                        b.client.clone(),
+                        format!("{}/api/strategies", b.base),
+                        author.to_string(),
+                    );
+                    tokio::spawn(async move {
+                        client
+                            .post(url)
+                            .bearer_auth(key)
+                            .header("content-type", "application/wasm")
+                            .body(bytes)
+                            .send()
+                            .await
+                            .map(|r| r.status().as_u16())
+                            .unwrap_or(0)
+                    })
+                })
+                .collect();
+            let mut statuses = Vec::new();
+            for r in runs {
+                statuses.push(r.await.expect("upload task"));
+            }
+            tally(&statuses)
+        },
+    )
+    .await;
+
+    // A name of the same length that no one has.
+    let (handle, bare) = name.split_once('/').expect("@handle/name");
+    let missing = format!("{handle}/{}", "z".repeat(bare.len()));
+    repeated!(
+        b,
+        "a second account probing the private strategy by name (GET, PATCH, DELETE, backtest, pinned backtest; list)",
+        seconds,
+        async {
+            let (mut same, mut probes, mut statuses) = (0, 0, Vec::new());
+            for (method, body) in [
+                (reqwest::Method::GET, None),
+                (reqwest::Method::PATCH, Some(json!({ "shared": true }))),
+                (reqwest::Method::DELETE, None),
+            ] {
+                let path = |n: &str| format!("/api/strategies/{n}");
+                let a = b.raw(method.clone(), &path(&name), prober, body.clone()).await;
+                let m = b.raw(method, &path(&missing), prober, body).await;
+                statuses.push(a.0);
+                probes += 1;
+                same += usize::from(a.0 == m.0 && a.1 == m.1 && same_bytes(&a.2, &m.2, &name, &missing));
+            }
+            for pin in ["", "@0.0.1"] {
+                let body = |n: &str| Some(json!({ "strategy": format!("{n}{pin}"), "category": "Indices" }));
+                let a = b.raw(reqwest::Method::POST, "/api/backtest", prober, body(&name)).await;
+                let m = b.raw(reqwest::Method::POST, "/api/backtest", prober, body(&missing)).await;
+                statuses.push(a.0);
+                probes += 1;
+                same += usize::from(a.0 == m.0 && a.1 == m.1 && same_bytes(&a.2, &m.2, &name, &missing));
+            }
+            let list = b.raw(reqwest::Method::GET, "/api/strategies", prober, None).await;
+            let listed = String::from_utf8_lossy(&list.2).contains(&name);
+            format!(
+                "({}; {same} of {probes} identical to a missing name's; {})",
+                tally(&statuses),
+                if listed { "**listed** to the prober" } else { "not listed" }
+            )
+        }
+    );
 }
 
 /// The cases of one language: its `topn` uploaded (the wall is the

@@ -13,4 +13,4 @@ const out = await build({
 });
 const mod = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
 
-export const { compact, corr, int, num, pct, plural, price, signedPct, tags } = mod;
+export const { compact, corr, int, num, pct, plural, price, signedNum, signedPct, tags } = mod;
