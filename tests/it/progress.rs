@@ -125,3 +125,80 @@ async fn a_long_runs_progress_is_readable_while_it_lasts_and_closing_it_frees_th
         free.unwrap().as_millis()
     );
 }
+
+/// A sweep over every asset cancelled by closing its request: the server's
+/// heavy-work budget reads idle again on `/metrics` (nothing running,
+/// waiting or reserved), the progress is gone and the account's slot free.
+/// How long each took is printed (docs/BENCHMARKS.md), not asserted.
+#[tokio::test]
+async fn a_cancelled_universe_sweep_gives_back_its_heavy_work_ticket() {
+    let s = Server::start_with(
+        common::fresh_db(),
+        &[
+            ("FORECAST_BACKTESTS_PER_USER", "1"),
+            ("FORECAST_RESEARCH_TIMEOUT_MS", "600000"),
+        ],
+    );
+    let heavy = |metrics: &str, name: &str| common::metric(metrics, name).unwrap_or(-1.0);
+    // Every asset, daily, from 1900, four combinations: minutes of work.
+    let sweep = json!({"rebalance": "daily", "start_date": "1900-01-01",
+                       "sweep": {"top_n": [2, 4, 8, 16]}});
+    let run = tokio::spawn({
+        let (url, key) = (s.url("/api/backtest/sweep"), test_key().to_string());
+        async move {
+            reqwest::Client::new()
+                .post(&url)
+                .bearer_auth(&key)
+                .header("progress-id", "sweep-1")
+                .json(&sweep)
+                .send()
+                .await
+        }
+    });
+    let started = Instant::now();
+    loop {
+        assert!(!run.is_finished(), "the sweep answered: {:?}", run.await);
+        assert!(started.elapsed() < Duration::from_secs(120), "never ran");
+        let (status, body) = progress(&s, "sweep-1").await;
+        let metrics = s.admin_text("/metrics").await;
+        if status == 200
+            && body["phase"] != "waiting"
+            && heavy(&metrics, "forecast_heavy_work_running") >= 1.0
+            && heavy(&metrics, "forecast_heavy_work_bytes") > 0.0
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    run.abort();
+    let closed = Instant::now();
+    let (mut idle, mut gone, mut free) = (None, None, None);
+    while idle.is_none() || gone.is_none() || free.is_none() {
+        assert!(
+            closed.elapsed() < Duration::from_secs(60),
+            "idle {idle:?}, gone {gone:?}, free {free:?}"
+        );
+        let metrics = s.admin_text("/metrics").await;
+        let at_rest = ["running", "waiting", "bytes"]
+            .iter()
+            .all(|m| heavy(&metrics, &format!("forecast_heavy_work_{m}")) == 0.0);
+        if idle.is_none() && at_rest {
+            idle = Some(closed.elapsed());
+        }
+        if gone.is_none() && progress(&s, "sweep-1").await.0 == 404 {
+            gone = Some(closed.elapsed());
+        }
+        if free.is_none() && post(&s, None, &json!({"top_n": 0})).await.0 == 400 {
+            free = Some(closed.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    eprintln!(
+        "sweep cancel: heavy-work budget idle after {} ms, progress gone after {} ms, \
+         slot free after {} ms",
+        idle.unwrap().as_millis(),
+        gone.unwrap().as_millis(),
+        free.unwrap().as_millis()
+    );
+}
