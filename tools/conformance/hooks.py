@@ -107,7 +107,9 @@ class _Universe:
             s = requests.Session()
             s.headers["Authorization"] = f"Bearer {KEY}"
             strategies = s.get(f"{BASE}/api/strategies", timeout=60).json()["strategies"]
-            self.strategies = sorted(x["name"] for x in strategies)
+            # `portfolio` runs only with `weights`, which these cases leave
+            # out (tests/it/portfolio.rs covers them).
+            self.strategies = sorted(x["name"] for x in strategies if x["name"] != "portfolio")
             assets = s.get(f"{BASE}/api/assets", timeout=60).json()["assets"]
             for a in assets:
                 if not a["is_active"]:
@@ -245,6 +247,10 @@ def backtest_runtime_rules(ctx, case):
         return case
     u = UNIVERSE.load()
 
+    # Weights need a strategy that takes them, weighted assets with 300 rows
+    # by the end and a sum of at most 1 across keys: rules the schema cannot
+    # state, tested in tests/it/portfolio.rs; these cases go without them.
+    body.pop("weights", None)
     strategy = body.get("strategy")
     if strategy is not None and strategy not in u.strategies:
         body["strategy"] = _pick(strategy, u.strategies)

@@ -75,7 +75,7 @@ pub struct BacktestRequest {
     /// tickers unless `tickers` names a wider one. `portfolio` trades back to
     /// them at every rebalance date; with `rebalance: "never"` it buys them
     /// once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
-    #[schema(value_type = Option<BTreeMap<String, f64>>)]
+    #[schema(schema_with = weights_schema)]
     pub weights: Option<BTreeMap<String, f64>>,
     /// Trade one category's active assets.
     #[schema(value_type = Option<Category>)]
@@ -141,6 +141,37 @@ fn benchmarks_schema() -> utoipa::openapi::schema::Array {
         )
         .max_items(Some(MAX_BENCHMARKS))
         .unique_items(true)
+        .build()
+}
+
+/// `weights`: 1 to [`MAX_TICKERS`] tickers, each a share in (0, 1] (their
+/// sum, at most 1, is checked by the server).
+fn weights_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, SchemaType, Type};
+    let share = ObjectBuilder::new()
+        .schema_type(Type::Number)
+        .exclusive_minimum(Some(0.0))
+        .maximum(Some(1.0));
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Object, Type::Null]))
+        .additional_properties(Some(AdditionalProperties::RefOr(share.into())))
+        .min_properties(Some(1))
+        .max_properties(Some(MAX_TICKERS))
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(64)),
+        ))
+        .examples([serde_json::json!({"^GSPC": 0.6, "^IXIC": 0.3})])
+        .description(Some(
+            "Portfolio weights by ticker, for a strategy that takes them (`portfolio`, the \
+             default strategy when `weights` is given): each a share of equity in (0, 1], \
+             together at most 1 (the rest stays in cash). The universe is these tickers unless \
+             `tickers` names a wider one. `portfolio` trades back to them at every rebalance \
+             date; with `rebalance: \"never\"` it buys them once and holds. With `weights`, \
+             `top_n` defaults to 1.",
+        ))
         .build()
 }
 

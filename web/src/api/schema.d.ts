@@ -1651,13 +1651,11 @@ export interface components {
             tickers?: string[] | null;
             benchmarks?: string[] | null;
             /**
-             * @description Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
-             *     takes them (`portfolio`, the default strategy when `weights` is
-             *     given): each a share of equity in (0, 1], together at most 1 (the
-             *     rest stays in cash), at most 3,000 assets. The universe is these
-             *     tickers unless `tickers` names a wider one. `portfolio` trades back to
-             *     them at every rebalance date; with `rebalance: "never"` it buys them
-             *     once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+             * @description Portfolio weights by ticker, for a strategy that takes them (`portfolio`, the default strategy when `weights` is given): each a share of equity in (0, 1], together at most 1 (the rest stays in cash). The universe is these tickers unless `tickers` names a wider one. `portfolio` trades back to them at every rebalance date; with `rebalance: "never"` it buys them once and holds. With `weights`, `top_n` defaults to 1.
+             * @example {
+             *       "^GSPC": 0.6,
+             *       "^IXIC": 0.3
+             *     }
              */
             weights?: {
                 [key: string]: number;
@@ -2698,13 +2696,11 @@ export interface components {
             tickers?: string[] | null;
             benchmarks?: string[] | null;
             /**
-             * @description Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
-             *     takes them (`portfolio`, the default strategy when `weights` is
-             *     given): each a share of equity in (0, 1], together at most 1 (the
-             *     rest stays in cash), at most 3,000 assets. The universe is these
-             *     tickers unless `tickers` names a wider one. `portfolio` trades back to
-             *     them at every rebalance date; with `rebalance: "never"` it buys them
-             *     once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+             * @description Portfolio weights by ticker, for a strategy that takes them (`portfolio`, the default strategy when `weights` is given): each a share of equity in (0, 1], together at most 1 (the rest stays in cash). The universe is these tickers unless `tickers` names a wider one. `portfolio` trades back to them at every rebalance date; with `rebalance: "never"` it buys them once and holds. With `weights`, `top_n` defaults to 1.
+             * @example {
+             *       "^GSPC": 0.6,
+             *       "^IXIC": 0.3
+             *     }
              */
             weights?: {
                 [key: string]: number;
@@ -3745,13 +3741,11 @@ export interface components {
             tickers?: string[] | null;
             benchmarks?: string[] | null;
             /**
-             * @description Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
-             *     takes them (`portfolio`, the default strategy when `weights` is
-             *     given): each a share of equity in (0, 1], together at most 1 (the
-             *     rest stays in cash), at most 3,000 assets. The universe is these
-             *     tickers unless `tickers` names a wider one. `portfolio` trades back to
-             *     them at every rebalance date; with `rebalance: "never"` it buys them
-             *     once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+             * @description Portfolio weights by ticker, for a strategy that takes them (`portfolio`, the default strategy when `weights` is given): each a share of equity in (0, 1], together at most 1 (the rest stays in cash). The universe is these tickers unless `tickers` names a wider one. `portfolio` trades back to them at every rebalance date; with `rebalance: "never"` it buys them once and holds. With `weights`, `top_n` defaults to 1.
+             * @example {
+             *       "^GSPC": 0.6,
+             *       "^IXIC": 0.3
+             *     }
              */
             weights?: {
                 [key: string]: number;
@@ -4331,13 +4325,11 @@ export interface components {
             tickers?: string[] | null;
             benchmarks?: string[] | null;
             /**
-             * @description Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
-             *     takes them (`portfolio`, the default strategy when `weights` is
-             *     given): each a share of equity in (0, 1], together at most 1 (the
-             *     rest stays in cash), at most 3,000 assets. The universe is these
-             *     tickers unless `tickers` names a wider one. `portfolio` trades back to
-             *     them at every rebalance date; with `rebalance: "never"` it buys them
-             *     once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+             * @description Portfolio weights by ticker, for a strategy that takes them (`portfolio`, the default strategy when `weights` is given): each a share of equity in (0, 1], together at most 1 (the rest stays in cash). The universe is these tickers unless `tickers` names a wider one. `portfolio` trades back to them at every rebalance date; with `rebalance: "never"` it buys them once and holds. With `weights`, `top_n` defaults to 1.
+             * @example {
+             *       "^GSPC": 0.6,
+             *       "^IXIC": 0.3
+             *     }
              */
             weights?: {
                 [key: string]: number;

@@ -8,7 +8,15 @@ from enum import Enum, IntEnum
 from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StringConstraints,
+)
+from typing_extensions import TypeAliasType
 
 
 class ActivateRequest(BaseModel):
@@ -58,6 +66,11 @@ class Ticker(RootModel[str]):
 
 class Benchmark(RootModel[str]):
     root: Annotated[str, Field(examples=["^GSPC"], max_length=64, min_length=1)]
+
+
+WeightsAdditionalProperty = TypeAliasType(
+    "WeightsAdditionalProperty", Annotated[float, Field(gt=0.0, le=1.0)]
+)
 
 
 class BenchmarkBody(BaseModel):
@@ -1455,15 +1468,12 @@ class SweepRequest(BaseModel):
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
     benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
-    weights: dict[str, float] | None = None
+    weights: Annotated[
+        dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], WeightsAdditionalProperty] | None,
+        Field(examples=[{"^GSPC": 0.6, "^IXIC": 0.3}], max_length=3000, min_length=1),
+    ] = None
     """
-    Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
-    takes them (`portfolio`, the default strategy when `weights` is
-    given): each a share of equity in (0, 1], together at most 1 (the
-    rest stays in cash), at most 3,000 assets. The universe is these
-    tickers unless `tickers` names a wider one. `portfolio` trades back to
-    them at every rebalance date; with `rebalance: "never"` it buys them
-    once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+    Portfolio weights by ticker, for a strategy that takes them (`portfolio`, the default strategy when `weights` is given): each a share of equity in (0, 1], together at most 1 (the rest stays in cash). The universe is these tickers unless `tickers` names a wider one. `portfolio` trades back to them at every rebalance date; with `rebalance: "never"` it buys them once and holds. With `weights`, `top_n` defaults to 1.
     """
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
@@ -1898,15 +1908,12 @@ class WalkForwardRequest(BaseModel):
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
     benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
-    weights: dict[str, float] | None = None
+    weights: Annotated[
+        dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], WeightsAdditionalProperty] | None,
+        Field(examples=[{"^GSPC": 0.6, "^IXIC": 0.3}], max_length=3000, min_length=1),
+    ] = None
     """
-    Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
-    takes them (`portfolio`, the default strategy when `weights` is
-    given): each a share of equity in (0, 1], together at most 1 (the
-    rest stays in cash), at most 3,000 assets. The universe is these
-    tickers unless `tickers` names a wider one. `portfolio` trades back to
-    them at every rebalance date; with `rebalance: "never"` it buys them
-    once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+    Portfolio weights by ticker, for a strategy that takes them (`portfolio`, the default strategy when `weights` is given): each a share of equity in (0, 1], together at most 1 (the rest stays in cash). The universe is these tickers unless `tickers` names a wider one. `portfolio` trades back to them at every rebalance date; with `rebalance: "never"` it buys them once and holds. With `weights`, `top_n` defaults to 1.
     """
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
@@ -2336,15 +2343,12 @@ class BacktestRequest(BaseModel):
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
     benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
-    weights: dict[str, float] | None = None
+    weights: Annotated[
+        dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], WeightsAdditionalProperty] | None,
+        Field(examples=[{"^GSPC": 0.6, "^IXIC": 0.3}], max_length=3000, min_length=1),
+    ] = None
     """
-    Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
-    takes them (`portfolio`, the default strategy when `weights` is
-    given): each a share of equity in (0, 1], together at most 1 (the
-    rest stays in cash), at most 3,000 assets. The universe is these
-    tickers unless `tickers` names a wider one. `portfolio` trades back to
-    them at every rebalance date; with `rebalance: "never"` it buys them
-    once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+    Portfolio weights by ticker, for a strategy that takes them (`portfolio`, the default strategy when `weights` is given): each a share of equity in (0, 1], together at most 1 (the rest stays in cash). The universe is these tickers unless `tickers` names a wider one. `portfolio` trades back to them at every rebalance date; with `rebalance: "never"` it buys them once and holds. With `weights`, `top_n` defaults to 1.
     """
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
@@ -2842,15 +2846,12 @@ class MonteCarloRequest(BaseModel):
     """
     tickers: Annotated[list[Ticker] | None, Field(max_length=3000, min_length=1)] = None
     benchmarks: Annotated[list[Benchmark] | None, Field(max_length=3)] = None
-    weights: dict[str, float] | None = None
+    weights: Annotated[
+        dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], WeightsAdditionalProperty] | None,
+        Field(examples=[{"^GSPC": 0.6, "^IXIC": 0.3}], max_length=3000, min_length=1),
+    ] = None
     """
-    Portfolio weights by ticker (since WIT 1.11.0), for a strategy that
-    takes them (`portfolio`, the default strategy when `weights` is
-    given): each a share of equity in (0, 1], together at most 1 (the
-    rest stays in cash), at most 3,000 assets. The universe is these
-    tickers unless `tickers` names a wider one. `portfolio` trades back to
-    them at every rebalance date; with `rebalance: "never"` it buys them
-    once and holds (buy and hold). With `weights`, `top_n` defaults to 1.
+    Portfolio weights by ticker, for a strategy that takes them (`portfolio`, the default strategy when `weights` is given): each a share of equity in (0, 1], together at most 1 (the rest stays in cash). The universe is these tickers unless `tickers` names a wider one. `portfolio` trades back to them at every rebalance date; with `rebalance: "never"` it buys them once and holds. With `weights`, `top_n` defaults to 1.
     """
     category: Category | None = None
     initial_capital: Annotated[float | None, Field(gt=0.0, le=1000000000000.0)] = 100000
