@@ -28,9 +28,7 @@ impl SqliteStore {
         tokio::sync::MutexGuard<'_, ()>,
         Transaction<'static, Sqlite>,
     )> {
-        let guard = self.writer.lock().await;
-        let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        Ok((guard, tx))
+        self.write_tx().await
     }
 
     /// No row locks: the writer lock holds every other claimant off.

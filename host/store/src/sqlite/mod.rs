@@ -47,6 +47,21 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// A write transaction under the process's writer lock, begun
+    /// `IMMEDIATE`: no other writer runs until it ends (the guard with it).
+    pub(super) async fn write_tx(
+        &self,
+    ) -> StoreResult<(
+        tokio::sync::MutexGuard<'_, ()>,
+        sqlx::Transaction<'static, sqlx::Sqlite>,
+    )> {
+        let guard = self.writer.lock().await;
+        let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        Ok((guard, tx))
+    }
+}
+
+impl SqliteStore {
     /// Opens `url` (creating the file and its folder), applies migrations.
     pub async fn open(url: &str) -> StoreResult<Self> {
         let options = SqliteConnectOptions::from_str(url)?
