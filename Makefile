@@ -376,8 +376,8 @@ plugin-python: python-sdk
 	echo "  the plugin: $$dir/build/$$module.wasm"; \
 	echo "Next steps:"; \
 	echo "  cd $$dir"; \
-	echo "  make test      # unit tests, then a backtest through target/release/forecast"; \
-	echo "                 # (cargo build --release --bin forecast, once)"; \
+	echo "  make test      # unit tests, then a backtest on a server: the running one named by"; \
+	echo "                 # FORECAST_URL and FORECAST_API_KEY, else target/release/forecast"; \
 	echo "  make build     # after each edit"; \
 	echo "Sign and publish it as a Rust one: see sdk/README.md, Python."
 
@@ -432,8 +432,8 @@ plugin-ts: ts-sdk
 	echo "  the plugin: $$dir/build/$$module.wasm"; \
 	echo "Next steps:"; \
 	echo "  cd $$dir"; \
-	echo "  make test      # a decision under Node, then a backtest through target/release/forecast"; \
-	echo "                 # (cargo build --release --bin forecast, once)"; \
+	echo "  make test      # a decision under Node, then a backtest on a server: the running one"; \
+	echo "                 # named by FORECAST_URL and FORECAST_API_KEY, else target/release/forecast"; \
 	echo "  make build     # after each edit"; \
 	echo "Sign and publish it as a Rust one: see sdk/README.md, TypeScript."
 

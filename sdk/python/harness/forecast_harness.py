@@ -1,15 +1,21 @@
 """A backtest of a built Python strategy component through the real server.
 
 The Python twin of the Rust SDK's `forecast_sdk::harness`: where the Rust
-harness links the server's engine and accounting natively, this one runs the
-`forecast` binary itself on a private copy of the demo universe (its real
-histories ship in data/prices/, data/PROVENANCE.md), uploads the component as
-`forecast-plugin publish` would (`POST /api/strategies`: the server's own
-type check, self-test, fuel, memory cap and deadline apply) and backtests it
-with `POST /api/backtest`. The answer is the server's, to the bit.
+harness links the server's engine and accounting natively, this one uploads
+the component as `forecast-plugin publish` would (`POST /api/strategies`: the
+server's own type check, self-test, fuel, memory cap and deadline apply) and
+backtests the version it stored with `POST /api/backtest`. The answer is the
+server's, to the bit. The server is either
 
-    with Harness() as h:                      # FORECAST_BIN, else target/release/forecast
-        name = h.upload("build/my_strategy.wasm")
+* a running one, when `FORECAST_URL` and `FORECAST_API_KEY` are set (the
+  server you publish to; no Rust build needed): the upload is yours there, a
+  private version of your strategy, as `publish` would store it; or
+* the `forecast` binary (`FORECAST_BIN`, else target/release/forecast),
+  started on a private copy of the demo universe (its real histories ship in
+  data/prices/, data/PROVENANCE.md) and stopped afterwards.
+
+    with Harness() as h:
+        name = h.upload("build/my_strategy.wasm")   # "@handle/name@version"
         report = h.backtest({"strategy": name, "tickers": REAL_TICKERS, "top_n": 3})
 
 Only the standard library is used.
@@ -59,18 +65,32 @@ def forecast_bin() -> Path:
     path = Path(os.environ.get("FORECAST_BIN", ROOT / "target" / "release" / "forecast"))
     if not path.is_file():
         raise FileNotFoundError(
-            f"{path} not found: build it with `cargo build --release --bin forecast` "
-            "at the repository root (or set FORECAST_BIN)"
+            f"{path} not found. Either test on a running server (the one you publish to): "
+            "set FORECAST_URL and FORECAST_API_KEY (a Premium key); or build the server "
+            "with `cargo build --release --bin forecast` at the repository root "
+            "(or set FORECAST_BIN)"
         )
     return path
 
 
+def remote() -> Optional[Tuple[str, str]]:
+    """`FORECAST_URL` and `FORECAST_API_KEY`, when both are set."""
+    url = os.environ.get("FORECAST_URL", "").strip().rstrip("/")
+    key = os.environ.get("FORECAST_API_KEY", "").strip()
+    if url and not key:
+        raise RuntimeError("FORECAST_URL is set but FORECAST_API_KEY is not: "
+                           "a Premium API key of that server is needed to upload")
+    return (url, key) if url else None
+
+
 class Harness:
-    """`forecast serve` on a free port over a fresh copy of the demo universe,
-    with a Premium account whose quotas never bind."""
+    """A running server (`FORECAST_URL`, `FORECAST_API_KEY`), else `forecast
+    serve` on a free port over a fresh copy of the demo universe, with a
+    Premium account whose quotas never bind."""
 
     def __init__(self, binary: Optional[Path] = None, env: Optional[Dict[str, str]] = None):
-        self.binary = binary or forecast_bin()
+        self.remote = None if binary else remote()
+        self.binary = None if self.remote else (binary or forecast_bin())
         self.extra_env = env or {}
         self.dir = Path(tempfile.mkdtemp(prefix="forecast-harness-"))
         self.process: Optional[subprocess.Popen] = None
@@ -98,6 +118,12 @@ class Harness:
         return out.stdout
 
     def __enter__(self) -> "Harness":
+        if self.remote:
+            self.base, self.key = self.remote
+            status, body = self.request("GET", "/api/health")
+            if status != 200:
+                raise HarnessError(f"GET {self.base}/api/health", status, body)
+            return self
         self._cli(["demo", "load"])
         self._cli(["user", "add", "--email", _EMAIL, "--tier", "premium", "--password-stdin"],
                   _PASSWORD + "\n")
@@ -150,13 +176,19 @@ class Harness:
             return status, None
 
     def upload(self, wasm: Path) -> str:
-        """Publishes the component (private to the harness's account) and
-        returns the name to backtest it by (`@handle/name`)."""
+        """Publishes the component (private to the key's account) and returns
+        the name of the version it stored (`@handle/name@version`). The same
+        bytes again are stored once; other bytes under a stored version are a
+        409: raise `VERSION` (a pre-release such as 0.1.1-dev.1 will do)."""
         status, body = self.request("POST", "/api/strategies", Path(wasm).read_bytes(),
                                     "application/wasm")
+        if status == 409 and self.remote:
+            raise HarnessError(
+                f"upload of {wasm} to {self.base} (raise VERSION in your class, e.g. to a "
+                "pre-release such as 0.1.1-dev.1, to test changed code there)", status, body)
         if status not in (200, 201):
             raise HarnessError(f"upload of {wasm}", status, body)
-        return body["strategy"]
+        return f"{body['strategy']}@{body['version']}"
 
     def backtest(self, request: Dict[str, Any]) -> Dict[str, Any]:
         """`POST /api/backtest`; its 200 answer (else HarnessError)."""

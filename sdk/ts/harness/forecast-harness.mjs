@@ -1,14 +1,19 @@
 // A backtest of a built TypeScript strategy component through the real server.
 //
-// The Node twin of sdk/python/harness/forecast_harness.py: it runs the
-// `forecast` binary itself on a private copy of the demo universe (its real
-// histories ship in data/prices/, data/PROVENANCE.md), uploads the component
-// as `forecast-plugin publish` would (`POST /api/strategies`: the server's
-// own type check, self-test, fuel, memory cap and deadline apply) and
-// backtests it with `POST /api/backtest`. The answer is the server's.
+// The Node twin of sdk/python/harness/forecast_harness.py: it uploads the
+// component as `forecast-plugin publish` would (`POST /api/strategies`: the
+// server's own type check, self-test, fuel, memory cap and deadline apply)
+// and backtests the version it stored with `POST /api/backtest`. The answer
+// is the server's. The server is either
+//  * a running one, when FORECAST_URL and FORECAST_API_KEY are set (the
+//    server you publish to; no Rust build needed): the upload is yours there,
+//    a private version of your strategy, as `publish` would store it; or
+//  * the `forecast` binary (FORECAST_BIN, else target/release/forecast),
+//    started on a private copy of the demo universe (its real histories ship
+//    in data/prices/, data/PROVENANCE.md) and stopped afterwards.
 //
-//     const h = await Harness.start();      // FORECAST_BIN, else target/release/forecast
-//     const name = await h.upload("build/my_strategy.wasm");
+//     const h = await Harness.start();
+//     const name = await h.upload("build/my_strategy.wasm");   // "@handle/name@version"
 //     const report = await h.backtest({ strategy: name, tickers: REAL_TICKERS, top_n: 3 });
 //     await h.close();
 //
@@ -45,13 +50,28 @@ export class HarnessError extends Error {
 export function forecastBin() {
   const path = process.env.FORECAST_BIN ?? join(ROOT, "target/release/forecast");
   if (!existsSync(path)) {
-    throw new Error(`${path} not found: build it with \`cargo build --release --bin forecast\` at the repository root (or set FORECAST_BIN)`);
+    throw new Error(
+      `${path} not found. Either test on a running server (the one you publish to): set FORECAST_URL and ` +
+        "FORECAST_API_KEY (a Premium key); or build the server with `cargo build --release --bin forecast` " +
+        "at the repository root (or set FORECAST_BIN)",
+    );
   }
   return path;
 }
 
-/** `forecast serve` on a free port over a fresh copy of the demo universe,
- * with a Premium account whose quotas never bind. */
+/** FORECAST_URL and FORECAST_API_KEY, when both are set. */
+export function remote() {
+  const url = (process.env.FORECAST_URL ?? "").trim().replace(/\/+$/, "");
+  const key = (process.env.FORECAST_API_KEY ?? "").trim();
+  if (url && !key) {
+    throw new Error("FORECAST_URL is set but FORECAST_API_KEY is not: a Premium API key of that server is needed to upload");
+  }
+  return url ? { url, key } : undefined;
+}
+
+/** A running server (FORECAST_URL, FORECAST_API_KEY), else `forecast serve`
+ * on a free port over a fresh copy of the demo universe, with a Premium
+ * account whose quotas never bind. */
 export class Harness {
   constructor(binary, dir) {
     this.binary = binary;
@@ -59,6 +79,7 @@ export class Harness {
     this.base = "";
     this.key = "";
     this.process = undefined;
+    this.remote = false;
   }
 
   env() {
@@ -79,7 +100,18 @@ export class Harness {
     return out.stdout;
   }
 
-  static async start(binary = forecastBin()) {
+  static async start(binary) {
+    const server = binary ? undefined : remote();
+    if (server) {
+      const h = new Harness(undefined, undefined);
+      h.remote = true;
+      h.base = server.url;
+      h.key = server.key;
+      const [status, body] = await h.request("GET", "/api/health");
+      if (status !== 200) throw new HarnessError(`GET ${h.base}/api/health`, status, body);
+      return h;
+    }
+    binary ??= forecastBin();
     const h = new Harness(binary, mkdtempSync(join(tmpdir(), "forecast-harness-")));
     h.cli(["demo", "load"]);
     h.cli(["user", "add", "--email", EMAIL, "--tier", "premium", "--password-stdin"], `${PASSWORD}\n`);
@@ -111,7 +143,7 @@ export class Harness {
       await exited;
     }
     this.process = undefined;
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 
   /** The server's status and JSON answer (null when not JSON). */
@@ -127,12 +159,21 @@ export class Harness {
     }
   }
 
-  /** Publishes the component (private to the harness's account); the name
-   * to backtest it by (`@handle/name`). */
+  /** Publishes the component (private to the key's account); the name of
+   * the version it stored (`@handle/name@version`). The same bytes again are
+   * stored once; other bytes under a stored version are a 409: raise
+   * VERSION (a pre-release such as 0.1.1-dev.1 will do). */
   async upload(wasm) {
     const [status, body] = await this.request("POST", "/api/strategies", readFileSync(wasm), "application/wasm");
+    if (status === 409 && this.remote) {
+      throw new HarnessError(
+        `upload of ${wasm} to ${this.base} (raise VERSION in your class, e.g. to a pre-release such as 0.1.1-dev.1, to test changed code there)`,
+        status,
+        body,
+      );
+    }
     if (status !== 200 && status !== 201) throw new HarnessError(`upload of ${wasm}`, status, body);
-    return body.strategy;
+    return `${body.strategy}@${body.version}`;
   }
 
   /** `POST /api/backtest`; its 200 answer (else HarnessError). */

@@ -1,5 +1,6 @@
 """Tests of `{{name}}`: one decision in CPython, then a whole backtest of the
-built component through the `forecast` server over the real histories of the
+built component on a server over real histories: the running server that
+FORECAST_URL and FORECAST_API_KEY name, else target/release/forecast on the
 demo universe (sdk/python/harness/forecast_harness.py)."""
 
 import math

@@ -1,5 +1,6 @@
-// A whole backtest of the built component (build/{{module}}.wasm) through
-// the `forecast` server over the real histories of the demo universe
+// A whole backtest of the built component (build/{{module}}.wasm) on a
+// server over real histories: the running server that FORECAST_URL and
+// FORECAST_API_KEY name, else target/release/forecast on the demo universe
 // (sdk/ts/harness/forecast-harness.mjs).
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
