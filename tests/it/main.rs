@@ -50,6 +50,7 @@ mod request_path;
 mod research;
 mod shutdown;
 mod smoke;
+mod strategy_templates;
 mod strategy_uploads;
 mod telemetry;
 mod track_record;

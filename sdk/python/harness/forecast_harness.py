@@ -111,7 +111,7 @@ class Harness:
     def _cli(self, args: List[str], stdin: str = "") -> str:
         out = subprocess.run(
             [str(self.binary), *args], input=stdin, capture_output=True, text=True,
-            env=self._env(), check=False,
+            env=self._env(), check=False, cwd=ROOT,
         )
         if out.returncode != 0:
             raise RuntimeError(f"forecast {' '.join(args)} failed: {out.stderr[-2000:]}")
@@ -135,6 +135,7 @@ class Harness:
         env["FORECAST_ADDR"] = "127.0.0.1:0"
         self.process = subprocess.Popen(
             [str(self.binary), "serve"], env=env, stdout=subprocess.PIPE, text=True,
+            cwd=ROOT,  # where data/models and data/reference are
         )
         first = self.process.stdout.readline().strip()
         self.base = first.rsplit(" ", 1)[-1]

@@ -95,7 +95,7 @@ export class Harness {
   }
 
   cli(args, input = "") {
-    const out = spawnSync(this.binary, args, { input, env: this.env(), encoding: "utf8" });
+    const out = spawnSync(this.binary, args, { input, env: this.env(), encoding: "utf8", cwd: ROOT });
     if (out.status !== 0) throw new Error(`forecast ${args.join(" ")} failed: ${out.stderr.slice(-2000)}`);
     return out.stdout;
   }
@@ -119,6 +119,7 @@ export class Harness {
     h.key = h.cli(["key", "create", "--email", EMAIL, "--name", "harness"]).trim().split("\n").pop().trim();
     h.process = spawn(binary, ["serve"], {
       env: { ...h.env(), FORECAST_ADDR: "127.0.0.1:0" },
+      cwd: ROOT, // where data/models and data/reference are
       stdio: ["ignore", "pipe", "inherit"],
     });
     const lines = createInterface({ input: h.process.stdout });
