@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+pub mod clock;
 pub mod defaults;
 pub mod evaluation;
 pub mod metadata;
@@ -10,6 +11,8 @@ pub mod schedule;
 pub mod series;
 
 use serde::{Deserialize, Serialize};
+
+pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 
 /// The 17 asset categories of the API (spec: Category enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
