@@ -295,13 +295,16 @@ bench-uploads: components python-strategies ts-strategies
 ## lint: the docs (decision records' format, the index, the front docs' sizes:
 ## tools/lint/docs.py), ARCHITECTURE.md's layer table against the host's crates
 ## and their dependencies (tools/lint/layers.py, from `cargo metadata`, which
-## compiles nothing), formatting and clippy, host and components
-## lint-cheap: the docs and layers lints and formatting, seconds and no build
+## compiles nothing), ARCHITECTURE.md's Health table against the tree
+## (tools/lint/health.py; `--write` updates it), formatting and clippy, host
+## and components
+## lint-cheap: the docs, layers and health lints and formatting, seconds and no build
 ## (`make lint` runs them first, so a drifted doc fails before the components build)
 lint-cheap:
 	python3 tools/lint/docs.py
 	python3 tools/lint/layers.py
-	python3 -m unittest tools/lint/test_docs.py tools/lint/test_layers.py
+	python3 tools/lint/health.py
+	python3 -m unittest tools/lint/test_docs.py tools/lint/test_layers.py tools/lint/test_health.py
 	$(CARGO) fmt --all -- --check
 	cd components && $(CARGO) fmt --all -- --check
 
