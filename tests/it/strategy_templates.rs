@@ -91,7 +91,12 @@ async fn template_tests_pass_on_a_running_server(lang: &str, source: &str) {
         "the test's upload is listed on the server: {list}"
     );
 
-    edit(&plugin, source, "in the top_n assets", "in the top_n assets (edited)");
+    edit(
+        &plugin,
+        source,
+        "in the top_n assets",
+        "in the top_n assets (edited)",
+    );
     let (ok, out) = make(&plugin.dir, &["test"], &remote);
     assert!(!ok, "changed code under a stored version must fail:\n{out}");
     assert!(
@@ -118,7 +123,10 @@ async fn template_tests_pass_on_a_running_server(lang: &str, source: &str) {
         &[("FORECAST_URL", "http://127.0.0.1:9")],
     );
     assert!(!ok, "a URL without a key must fail");
-    assert!(out.contains("FORECAST_API_KEY"), "names the missing key:\n{out}");
+    assert!(
+        out.contains("FORECAST_API_KEY"),
+        "names the missing key:\n{out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
