@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use common::summary::{row, Verdict};
 
 use forecast::plugins::segmentation::{AnalysisParams, Metric};
-use forecast::plugins::{builtin, PluginRuntime, RuntimeConfig, SegmentationPlugin};
+use forecast::plugins::{builtin, Permit, PluginRuntime, RuntimeConfig, SegmentationPlugin};
 use forecast::series::{to_days, PriceSeries};
 
 fn load_ixic() -> PriceSeries {
@@ -64,6 +64,28 @@ fn fmt(d: Duration) -> String {
     }
 }
 
+/// One segmentation call measured natively and through the component.
+struct Pair {
+    native: Stats,
+    wasm: Stats,
+}
+
+impl Pair {
+    /// The component's median over the native one.
+    fn ratio(&self) -> f64 {
+        self.wasm.median.as_secs_f64() / self.native.median.as_secs_f64()
+    }
+}
+
+/// What the bench needs for every case: its time budget, the series and
+/// the loaded engine with the call slot it holds.
+struct Bench {
+    budget: Duration,
+    series: PriceSeries,
+    plugin: SegmentationPlugin,
+    permit: Permit,
+}
+
 fn main() {
     let budget = Duration::from_secs(
         std::env::var("BENCH_SECONDS")
@@ -76,9 +98,38 @@ fn main() {
     // The bench is the only caller: one permit serves every call.
     let permit = runtime.try_acquire().expect("a free call slot");
     let plugin = SegmentationPlugin::load(runtime, "default", builtin::SEGMENTATION).expect("load");
+    let bench = Bench {
+        budget,
+        series,
+        plugin,
+        permit,
+    };
 
     println!("| case | rows | median | p95 | runs |");
     println!("|---|---|---|---|---|");
+    let worst_ratio = single_analyses(&bench);
+    let states = graded_states(&bench);
+    let ping = measure(bench.budget, || {
+        std::hint::black_box(bench.plugin.ping(&bench.permit).expect("ping"));
+    });
+    println!(
+        "| fresh instance + trivial call (`engine-version`) | | {} | {} | {} |",
+        fmt(ping.median),
+        fmt(ping.p95),
+        ping.runs
+    );
+    summary(bench.series.len(), worst_ratio, &states, &ping);
+}
+
+/// One analysis per metric, natively and through the component, each
+/// printed with their ratio; the worst ratio.
+fn single_analyses(bench: &Bench) -> f64 {
+    let Bench {
+        budget,
+        series,
+        plugin,
+        permit,
+    } = bench;
     let mut worst_ratio: f64 = 0.0;
     for (metric, native_metric, name) in [
         (
@@ -94,7 +145,7 @@ fn main() {
             periods_per_year: Some(252),
             ..forecast_engine::Params::default()
         };
-        let native = measure(budget, || {
+        let native = measure(*budget, || {
             let a = forecast_engine::analyse(&series.dates, &series.closes, &native_params)
                 .expect("native");
             std::hint::black_box(a);
@@ -106,9 +157,9 @@ fn main() {
             metric,
             periods_per_year: Some(252),
         };
-        let wasm = measure(budget, || {
+        let wasm = measure(*budget, || {
             let a = plugin
-                .analyse(&permit, &series, params)
+                .analyse(permit, series, params)
                 .expect("call")
                 .expect("analysis");
             std::hint::black_box(a);
@@ -121,12 +172,22 @@ fn main() {
             native.runs
         );
         println!("| analysis `{name}`, component (instantiate + copy in/out + run) | {rows} | {} | {} | {} |", fmt(wasm.median), fmt(wasm.p95), wasm.runs);
-        let ratio = wasm.median.as_secs_f64() / native.median.as_secs_f64();
+        let ratio = Pair { native, wasm }.ratio();
         worst_ratio = worst_ratio.max(ratio);
         println!("| Wasm/native ratio `{name}` (medians) | | {ratio:.2} | | |");
     }
-    // Grading's call: the 15 graded (period, metric) states of one asset in
-    // one `analyse-states` call, natively and through the component.
+    worst_ratio
+}
+
+/// Grading's call: the 15 graded (period, metric) states of one asset in
+/// one `analyse-states` call, natively and through the component, printed.
+fn graded_states(bench: &Bench) -> Pair {
+    let Bench {
+        budget,
+        series,
+        plugin,
+        permit,
+    } = bench;
     let combos: Vec<(u32, Metric, forecast_engine::Metric)> =
         forecast::domain::defaults::GRADED_RETURN_PERIODS
             .into_iter()
@@ -157,19 +218,15 @@ fn main() {
             periods_per_year: Some(252),
         })
         .collect();
-    let native = measure(budget, || {
+    let native = measure(*budget, || {
         std::hint::black_box(forecast_engine::analyse_states(
             &series.dates,
             &series.closes,
             &native_sets,
         ));
     });
-    let wasm = measure(budget, || {
-        std::hint::black_box(
-            plugin
-                .analyse_states(&permit, &series, &sets)
-                .expect("call"),
-        );
+    let wasm = measure(*budget, || {
+        std::hint::black_box(plugin.analyse_states(permit, series, &sets).expect("call"));
     });
     let rows = series.len();
     println!(
@@ -184,17 +241,16 @@ fn main() {
         fmt(wasm.p95),
         wasm.runs
     );
-    let states_ratio = wasm.median.as_secs_f64() / native.median.as_secs_f64();
-    println!("| Wasm/native ratio, graded states (medians) | | {states_ratio:.2} | | |");
-    let ping = measure(budget, || {
-        std::hint::black_box(plugin.ping(&permit).expect("ping"));
-    });
+    let states = Pair { native, wasm };
     println!(
-        "| fresh instance + trivial call (`engine-version`) | | {} | {} | {} |",
-        fmt(ping.median),
-        fmt(ping.p95),
-        ping.runs
+        "| Wasm/native ratio, graded states (medians) | | {:.2} | | |",
+        states.ratio()
     );
+    states
+}
+
+/// The bench's rows of the summary table, with their targets.
+fn summary(rows: usize, worst_ratio: f64, states: &Pair, ping: &Stats) {
     row(
         &format!("engine analysis, {rows} rows: component / native (worst metric, back to back)"),
         &format!("{worst_ratio:.2}"),
@@ -204,9 +260,10 @@ fn main() {
     row(
         "grading's 15 states in one `analyse-states` call: component / native",
         &format!(
-            "{states_ratio:.2} ({} / {})",
-            fmt(wasm.median),
-            fmt(native.median)
+            "{:.2} ({} / {})",
+            states.ratio(),
+            fmt(states.wasm.median),
+            fmt(states.native.median)
         ),
         "— (the grade's wall time is the target)",
         Verdict::None,

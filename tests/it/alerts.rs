@@ -102,7 +102,29 @@ async fn alerts_are_validated_capped_and_owned() {
     assert_eq!(a["states"], json!([]));
     let id = a["id"].as_str().unwrap().to_string();
 
-    // Every refusal is a 400 (404 for an unknown ticker) naming the field.
+    every_bad_alert_is_refused_naming_its_field(&s).await;
+    an_update_starts_over_or_is_refused_whole(&s, &id).await;
+    fifty_alerts_are_the_cap(&s).await;
+    alerts_are_their_owners_only(&s, &id).await;
+
+    // The inbox's bounds.
+    for q in ["limit=0", "limit=101", "offset=-1", "unread=maybe"] {
+        let got = call(&s, Method::GET, &format!("/api/alerts/events?{q}"), None).await;
+        assert_error(&got, 400, &[q.split('=').next().unwrap()]);
+    }
+    let ids: Vec<String> = (0..101).map(|i| format!("id-{i}")).collect();
+    let got = call(
+        &s,
+        Method::POST,
+        "/api/alerts/events/read",
+        Some(json!({ "ids": ids })),
+    )
+    .await;
+    assert_error(&got, 400, &["at most 100"]);
+}
+
+/// Every refusal is a 400 (404 for an unknown ticker) naming the field.
+async fn every_bad_alert_is_refused_naming_its_field(s: &Server) {
     let refused = [
         (json!({"condition": "grade_changed"}), 400, "target"),
         (
@@ -142,13 +164,15 @@ async fn alerts_are_validated_capped_and_owned() {
         ),
     ];
     for (body, code, needle) in refused {
-        let got = call(&s, Method::POST, "/api/alerts", Some(body.clone())).await;
+        let got = call(s, Method::POST, "/api/alerts", Some(body.clone())).await;
         assert_error(&got, code, &[needle]);
     }
+}
 
-    // Update: a changed level starts over; a bad one is refused whole.
+/// Update: a changed level starts over; a bad one is refused whole.
+async fn an_update_starts_over_or_is_refused_whole(s: &Server, id: &str) {
     let (status, changed) = call(
-        &s,
+        s,
         Method::PATCH,
         &format!("/api/alerts/{id}"),
         Some(json!({"level": -0.3, "email": false})),
@@ -160,7 +184,7 @@ async fn alerts_are_validated_capped_and_owned() {
         (Some(-0.3), Some(false))
     );
     let got = call(
-        &s,
+        s,
         Method::PATCH,
         &format!("/api/alerts/{id}"),
         Some(json!({"bucket": 3})),
@@ -168,15 +192,18 @@ async fn alerts_are_validated_capped_and_owned() {
     .await;
     assert_error(&got, 400, &["bucket does not apply"]);
     assert_error(
-        &call(&s, Method::GET, "/api/alerts/not-a-uuid", None).await,
+        &call(s, Method::GET, "/api/alerts/not-a-uuid", None).await,
         400,
         &["UUID"],
     );
+}
 
-    // The cap: 50 alerts per user, the 51st a 409 naming it.
+/// The cap: 50 alerts per user (the account holds one), the 51st a 409
+/// naming it.
+async fn fifty_alerts_are_the_cap(s: &Server) {
     for i in 1..50 {
         let (status, body) = call(
-            &s,
+            s,
             Method::POST,
             "/api/alerts",
             Some(json!({"watchlist": true, "condition": "drawdown_below", "level": -0.01 * f64::from(i)})),
@@ -185,17 +212,20 @@ async fn alerts_are_validated_capped_and_owned() {
         assert_eq!(status, 201, "alert {i}: {body}");
     }
     let got = call(
-        &s,
+        s,
         Method::POST,
         "/api/alerts",
         Some(json!({"watchlist": true, "condition": "grade_changed"})),
     )
     .await;
     assert_error(&got, 409, &["50 alerts"]);
-    let (_, list) = call(&s, Method::GET, "/api/alerts", None).await;
+    let (_, list) = call(s, Method::GET, "/api/alerts", None).await;
     assert_eq!(list.as_array().unwrap().len(), 50);
+}
 
-    // Another account sees none of them and cannot touch them.
+/// Another account sees none of the alerts and cannot touch alert `id`;
+/// its owner deletes it; without a key there are no alerts.
+async fn alerts_are_their_owners_only(s: &Server, id: &str) {
     common::cli_ok(
         &s.db,
         &[
@@ -218,10 +248,10 @@ async fn alerts_are_validated_capped_and_owned() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 404);
-    let (status, _) = call(&s, Method::DELETE, &format!("/api/alerts/{id}"), None).await;
+    let (status, _) = call(s, Method::DELETE, &format!("/api/alerts/{id}"), None).await;
     assert_eq!(status, 204);
     assert_eq!(
-        call(&s, Method::GET, &format!("/api/alerts/{id}"), None)
+        call(s, Method::GET, &format!("/api/alerts/{id}"), None)
             .await
             .0,
         404
@@ -230,21 +260,6 @@ async fn alerts_are_validated_capped_and_owned() {
     // No key, no alerts.
     let r = s.client().get(s.url("/api/alerts")).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 401);
-
-    // The inbox's bounds.
-    for q in ["limit=0", "limit=101", "offset=-1", "unread=maybe"] {
-        let got = call(&s, Method::GET, &format!("/api/alerts/events?{q}"), None).await;
-        assert_error(&got, 400, &[q.split('=').next().unwrap()]);
-    }
-    let ids: Vec<String> = (0..101).map(|i| format!("id-{i}")).collect();
-    let got = call(
-        &s,
-        Method::POST,
-        "/api/alerts/events/read",
-        Some(json!({ "ids": ids })),
-    )
-    .await;
-    assert_error(&got, 400, &["at most 100"]);
 }
 
 #[tokio::test]
@@ -336,35 +351,8 @@ async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail(
     let db = common::fresh_db();
     let s = Server::start_with(db.clone(), &env);
     let web = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
-    let (status, _) = web
-        .send(
-            Method::PUT,
-            "/web/watchlist",
-            Some(json!({"tickers": ["AAPL", "MSFT"]})),
-        )
-        .await;
-    assert_eq!(status, 200);
-    let before = drawdown(&s, "AAPL").await;
-    let level = ((before.min(drawdown(&s, "MSFT").await) - 0.05) * 100.0).floor() / 100.0;
-    // Days of a 5 % fall that take AAPL's drawdown below the level, and two more.
-    let days = (((1.0 + level) / (1.0 + before)).ln() / 0.95f64.ln()).ceil() as usize + 2;
-    let (status, alert) = web
-        .send(
-            Method::POST,
-            "/web/api/alerts",
-            Some(json!({"watchlist": true, "condition": "drawdown_below", "level": level})),
-        )
-        .await;
-    assert_eq!(status, 201, "{alert}");
-    let (status, hook) = web
-        .send(
-            Method::POST,
-            "/web/api/alerts/webhooks",
-            Some(json!({ "url": receiver.url("/forecast") })),
-        )
-        .await;
-    assert_eq!(status, 201, "{hook}");
-    let secret = hook["secret"].as_str().unwrap().to_string();
+    let watched = watch_and_alert_below_the_drawdowns(&s, &web, &receiver).await;
+    let (before, level, days) = (watched.before, watched.level, watched.days);
 
     // First evaluation: AAPL and MSFT are above the level; nothing fires,
     // and both states are recorded with their evidence.
@@ -394,56 +382,8 @@ async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail(
     );
     assert!(out.contains("2 delivered"), "{out}");
 
-    // The inbox: one unread event with before, after and evidence.
-    let (_, unread) = web.send(Method::GET, "/web/api/alerts/unread", None).await;
-    assert_eq!(unread["unread"], 1);
-    let (_, page) = web.send(Method::GET, "/web/api/alerts/events", None).await;
-    assert_eq!(page["total"], 1, "{page}");
-    let event = &page["events"][0];
-    assert_eq!(event["ticker"], "AAPL");
-    assert_eq!(event["alert_id"], alert["id"]);
-    assert_eq!(event["read"], false);
-    assert!(
-        (event["before"]["drawdown"].as_f64().unwrap() - before).abs() < 1e-9,
-        "{event}"
-    );
-    assert!(
-        (event["after"]["drawdown"].as_f64().unwrap() - after).abs() < 1e-9,
-        "{event}"
-    );
-    assert!(
-        !event["engine_version"].as_str().unwrap().is_empty(),
-        "{event}"
-    );
-    assert!(
-        event["evaluation"].as_str().unwrap().starts_with('g'),
-        "{event}"
-    );
-    assert!(
-        event["message"]
-            .as_str()
-            .unwrap()
-            .contains("past days in this bucket"),
-        "{event}"
-    );
-
-    // The webhook: one call, signed with the secret shown once, carrying
-    // the same event.
-    let calls = receiver.wait_for(1, Duration::from_secs(10)).await;
-    assert_eq!(calls.len(), 1);
-    let call = &calls[0];
-    let header = call
-        .headers
-        .iter()
-        .find(|(k, _)| k == "x-forecast-signature")
-        .map(|(_, v)| v.clone())
-        .expect("a signature header");
-    let t = verify_signature(&secret, &header, &call.body).expect("a valid signature");
-    assert!((chrono::Utc::now().timestamp() - t).abs() < 120);
-    assert!(verify_signature("whsec_wrong", &header, &call.body).is_err());
-    let sent: Value = serde_json::from_slice(&call.body).unwrap();
-    assert_eq!(sent["type"], "alert.fired");
-    assert_eq!(sent["event"]["id"], event["id"]);
+    let event = the_inbox_holds_one_unread_event(&web, &watched.alert, before, after).await;
+    the_webhook_got_the_event_signed(&receiver, &watched.secret, &event).await;
 
     // The e-mail: one digest to the account, naming AAPL.
     let mails = smtp.wait_for(1, Duration::from_secs(10)).await;
@@ -479,6 +419,128 @@ async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail(
     );
 }
 
+/// A watchlist alert set below both watched drawdowns, and what the
+/// stranger's path needs of it.
+struct WatchedAlert {
+    /// AAPL's drawdown before the fall.
+    before: f64,
+    /// The alert's level, 5 points under both watched drawdowns.
+    level: f64,
+    /// Days of a 5 % fall that take AAPL below the level, and two more.
+    days: usize,
+    /// The alert as created.
+    alert: Value,
+    /// The webhook's secret, shown once.
+    secret: String,
+}
+
+/// Through the web app: a watchlist of AAPL and MSFT, a `drawdown_below`
+/// alert on it under both drawdowns, and a webhook at `receiver`.
+async fn watch_and_alert_below_the_drawdowns(
+    s: &Server,
+    web: &Browser<'_>,
+    receiver: &Receiver,
+) -> WatchedAlert {
+    let (status, _) = web
+        .send(
+            Method::PUT,
+            "/web/watchlist",
+            Some(json!({"tickers": ["AAPL", "MSFT"]})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let before = drawdown(s, "AAPL").await;
+    let level = ((before.min(drawdown(s, "MSFT").await) - 0.05) * 100.0).floor() / 100.0;
+    // Days of a 5 % fall that take AAPL's drawdown below the level, and two more.
+    let days = (((1.0 + level) / (1.0 + before)).ln() / 0.95f64.ln()).ceil() as usize + 2;
+    let (status, alert) = web
+        .send(
+            Method::POST,
+            "/web/api/alerts",
+            Some(json!({"watchlist": true, "condition": "drawdown_below", "level": level})),
+        )
+        .await;
+    assert_eq!(status, 201, "{alert}");
+    let (status, hook) = web
+        .send(
+            Method::POST,
+            "/web/api/alerts/webhooks",
+            Some(json!({ "url": receiver.url("/forecast") })),
+        )
+        .await;
+    assert_eq!(status, 201, "{hook}");
+    let secret = hook["secret"].as_str().unwrap().to_string();
+    WatchedAlert {
+        before,
+        level,
+        days,
+        alert,
+        secret,
+    }
+}
+
+/// The inbox: one unread event of `alert` on AAPL with the drawdown
+/// before and after and the evidence; the event.
+async fn the_inbox_holds_one_unread_event(
+    web: &Browser<'_>,
+    alert: &Value,
+    before: f64,
+    after: f64,
+) -> Value {
+    let (_, unread) = web.send(Method::GET, "/web/api/alerts/unread", None).await;
+    assert_eq!(unread["unread"], 1);
+    let (_, page) = web.send(Method::GET, "/web/api/alerts/events", None).await;
+    assert_eq!(page["total"], 1, "{page}");
+    let event = &page["events"][0];
+    assert_eq!(event["ticker"], "AAPL");
+    assert_eq!(event["alert_id"], alert["id"]);
+    assert_eq!(event["read"], false);
+    assert!(
+        (event["before"]["drawdown"].as_f64().unwrap() - before).abs() < 1e-9,
+        "{event}"
+    );
+    assert!(
+        (event["after"]["drawdown"].as_f64().unwrap() - after).abs() < 1e-9,
+        "{event}"
+    );
+    assert!(
+        !event["engine_version"].as_str().unwrap().is_empty(),
+        "{event}"
+    );
+    assert!(
+        event["evaluation"].as_str().unwrap().starts_with('g'),
+        "{event}"
+    );
+    assert!(
+        event["message"]
+            .as_str()
+            .unwrap()
+            .contains("past days in this bucket"),
+        "{event}"
+    );
+    event.clone()
+}
+
+/// The webhook: one call, signed with the secret shown once, carrying
+/// the same event.
+async fn the_webhook_got_the_event_signed(receiver: &Receiver, secret: &str, event: &Value) {
+    let calls = receiver.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(calls.len(), 1);
+    let call = &calls[0];
+    let header = call
+        .headers
+        .iter()
+        .find(|(k, _)| k == "x-forecast-signature")
+        .map(|(_, v)| v.clone())
+        .expect("a signature header");
+    let t = verify_signature(secret, &header, &call.body).expect("a valid signature");
+    assert!((chrono::Utc::now().timestamp() - t).abs() < 120);
+    assert!(verify_signature("whsec_wrong", &header, &call.body).is_err());
+    let sent: Value = serde_json::from_slice(&call.body).unwrap();
+    assert_eq!(sent["type"], "alert.fired");
+    assert_eq!(sent["event"]["id"], event["id"]);
+}
+
 /// Retries after 500s with backoff, the delivery log, the disable rule
 /// and its re-enabling, redirects not followed, and test calls.
 #[tokio::test]
@@ -508,14 +570,59 @@ async fn webhooks_retry_log_and_disable() {
         assert_eq!(status, 201, "{w}");
         hooks.push(w);
     }
-    // A redirect is a failed test call; its target is never called.
-    let (status, t) = call(
+    a_redirect_is_a_failed_test_call(&s, &hooks[2], &target).await;
+
+    // An alert that holds at once (every drawdown is ≤ 0) fires on its
+    // first evaluation, which the server makes within its interval.
+    let (status, _) = call(
         &s,
         Method::POST,
-        &format!(
-            "/api/alerts/webhooks/{}/test",
-            hooks[2]["id"].as_str().unwrap()
-        ),
+        "/api/alerts",
+        Some(json!({"ticker": "MSFT", "condition": "drawdown_below", "level": 0.0})),
+    )
+    .await;
+    assert_eq!(status, 201);
+
+    the_flaky_endpoint_gets_three_signed_attempts(&flaky, hooks[0]["secret"].as_str().unwrap())
+        .await;
+    let log_of = |i: usize| {
+        format!(
+            "/api/alerts/webhooks/{}/deliveries",
+            hooks[i]["id"].as_str().unwrap()
+        )
+    };
+    let log = poll_log(&s, &log_of(0), 50, |log| {
+        log["deliveries"][0]["status"] == "delivered"
+    })
+    .await;
+    assert_eq!(log["deliveries"][0]["status"], "delivered", "{log}");
+    assert_eq!(log["deliveries"][0]["attempts"], 3, "{log}");
+    assert_eq!(log["webhook"]["consecutive_failures"], 0, "{log}");
+
+    the_broken_endpoint_is_disabled_after_three_failures(&s, &broken, &log_of(1)).await;
+
+    // Enabled again by its owner: failures counted from zero.
+    let (status, w) = call(
+        &s,
+        Method::PATCH,
+        &format!("/api/alerts/webhooks/{}", hooks[1]["id"].as_str().unwrap()),
+        Some(json!({"enabled": true})),
+    )
+    .await;
+    assert_eq!(status, 200, "{w}");
+    assert_eq!(
+        (w["enabled"].as_bool(), w["consecutive_failures"].as_i64()),
+        (Some(true), Some(0))
+    );
+}
+
+/// A redirect is a failed test call; its target is never called. The
+/// webhook is deleted after.
+async fn a_redirect_is_a_failed_test_call(s: &Server, hook: &Value, target: &Receiver) {
+    let (status, t) = call(
+        s,
+        Method::POST,
+        &format!("/api/alerts/webhooks/{}/test", hook["id"].as_str().unwrap()),
         None,
     )
     .await;
@@ -531,30 +638,20 @@ async fn webhooks_retry_log_and_disable() {
     );
     assert!(target.received().is_empty());
     call(
-        &s,
+        s,
         Method::DELETE,
-        &format!("/api/alerts/webhooks/{}", hooks[2]["id"].as_str().unwrap()),
+        &format!("/api/alerts/webhooks/{}", hook["id"].as_str().unwrap()),
         None,
     )
     .await;
+}
 
-    // An alert that holds at once (every drawdown is ≤ 0) fires on its
-    // first evaluation, which the server makes within its interval.
-    let (status, _) = call(
-        &s,
-        Method::POST,
-        "/api/alerts",
-        Some(json!({"ticker": "MSFT", "condition": "drawdown_below", "level": 0.0})),
-    )
-    .await;
-    assert_eq!(status, 201);
-
-    // The flaky endpoint: 500, 500, then 200 — three attempts of one
-    // body, each signed, spaced by the backoff (1 s, then 2 s).
+/// The flaky endpoint: 500, 500, then 200 — three attempts of one body,
+/// each signed with `secret`, spaced by the backoff (1 s, then 2 s).
+async fn the_flaky_endpoint_gets_three_signed_attempts(flaky: &Receiver, secret: &str) {
     let calls = flaky.wait_for(3, Duration::from_secs(20)).await;
     assert_eq!(calls.len(), 3, "{} calls", calls.len());
     assert!(calls.iter().all(|c| c.body == calls[0].body));
-    let secret = hooks[0]["secret"].as_str().unwrap();
     for c in &calls {
         let header = c
             .headers
@@ -568,33 +665,30 @@ async fn webhooks_retry_log_and_disable() {
         .map(|w| w[1].at.duration_since(w[0].at).as_secs_f64())
         .collect();
     assert!(gaps[0] >= 0.99 && gaps[1] >= 1.99, "backoff gaps {gaps:?}");
-    let log_of = |i: usize| {
-        format!(
-            "/api/alerts/webhooks/{}/deliveries",
-            hooks[i]["id"].as_str().unwrap()
-        )
-    };
-    let mut log = Value::Null;
-    for _ in 0..50 {
-        log = call(&s, Method::GET, &log_of(0), None).await.1;
-        if log["deliveries"][0]["status"] == "delivered" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(log["deliveries"][0]["status"], "delivered", "{log}");
-    assert_eq!(log["deliveries"][0]["attempts"], 3, "{log}");
-    assert_eq!(log["webhook"]["consecutive_failures"], 0, "{log}");
+}
 
-    // The broken endpoint: disabled after 3 consecutive failures.
+/// The delivery log at `path`, read every 100 ms until `done` holds, at
+/// most `tries` times; the last one read.
+async fn poll_log(s: &Server, path: &str, tries: usize, done: impl Fn(&Value) -> bool) -> Value {
     let mut log = Value::Null;
-    for _ in 0..100 {
-        log = call(&s, Method::GET, &log_of(1), None).await.1;
-        if log["webhook"]["enabled"] == false {
+    for _ in 0..tries {
+        log = call(s, Method::GET, path, None).await.1;
+        if done(&log) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    log
+}
+
+/// The broken endpoint (delivery log at `log_path`): disabled after 3
+/// consecutive failures, and not called after.
+async fn the_broken_endpoint_is_disabled_after_three_failures(
+    s: &Server,
+    broken: &Receiver,
+    log_path: &str,
+) {
+    let log = poll_log(s, log_path, 100, |log| log["webhook"]["enabled"] == false).await;
     assert_eq!(log["webhook"]["enabled"], false, "{log}");
     assert!(
         log["webhook"]["disabled_reason"]
@@ -610,20 +704,6 @@ async fn webhooks_retry_log_and_disable() {
         broken.received().len(),
         3,
         "a disabled endpoint is not called"
-    );
-
-    // Enabled again by its owner: failures counted from zero.
-    let (status, w) = call(
-        &s,
-        Method::PATCH,
-        &format!("/api/alerts/webhooks/{}", hooks[1]["id"].as_str().unwrap()),
-        Some(json!({"enabled": true})),
-    )
-    .await;
-    assert_eq!(status, 200, "{w}");
-    assert_eq!(
-        (w["enabled"].as_bool(), w["consecutive_failures"].as_i64()),
-        (Some(true), Some(0))
     );
 }
 
@@ -1009,14 +1089,7 @@ async fn one_accounts_slow_endpoints_delay_only_that_account() {
         assert_eq!(status, 201, "{w}");
     }
     let (_, assets) = s.get_as("/api/assets", Some(&slow_key)).await;
-    let tickers: Vec<String> = assets["assets"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{assets}"))
-        .iter()
-        .take(5)
-        .map(|x| x["ticker"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(tickers.len(), 5, "{assets}");
+    let tickers = first_tickers(&assets, 5);
     for t in &tickers {
         let (status, a) = call_as(
             &s,
@@ -1081,32 +1154,7 @@ async fn one_accounts_slow_endpoints_delay_only_that_account() {
 async fn two_replicas_fire_each_event_once() {
     let db = common::postgres::ScratchPg::create("alerts").await;
     common::cli_ok_url(&db.url, &["demo", "load", "--small"], "");
-    common::cli_ok_url(
-        &db.url,
-        &[
-            "user",
-            "add",
-            "--email",
-            "alerts@example.com",
-            "--tier",
-            "premium",
-            "--password-stdin",
-        ],
-        "alerts password\n",
-    );
-    let out = common::cli_ok_url(
-        &db.url,
-        &[
-            "key",
-            "create",
-            "--email",
-            "alerts@example.com",
-            "--name",
-            "k",
-        ],
-        "",
-    );
-    let key = out.lines().last().expect("a key line").trim().to_string();
+    let key = premium_key_on(&db.url, "alerts@example.com");
     let receiver = Receiver::start(vec![]).await;
     let env = [
         ("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on"),
@@ -1132,14 +1180,7 @@ async fn two_replicas_fire_each_event_once() {
     assert_eq!(r.status().as_u16(), 201);
     // Alerts created through both replicas, each true at once.
     let (_, assets) = a.get_as("/api/assets?category=Indices", Some(&key)).await;
-    let tickers: Vec<String> = assets["assets"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{assets}"))
-        .iter()
-        .take(4)
-        .map(|x| x["ticker"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(tickers.len(), 4, "{assets}");
+    let tickers = first_tickers(&assets, 4);
     for (i, t) in tickers.iter().enumerate() {
         let s = if i % 2 == 0 { &a } else { &b };
         let r = post(
@@ -1151,12 +1192,63 @@ async fn two_replicas_fire_each_event_once() {
         .unwrap();
         assert_eq!(r.status().as_u16(), 201);
     }
-    let calls = receiver.wait_for(4, Duration::from_secs(30)).await;
+    each_event_is_called_once(&receiver, 4).await;
+    let (_, page) = b.get_as("/api/alerts/events", Some(&key)).await;
+    assert_eq!(page["total"], 4, "{page}");
+    let mut tickers_fired: Vec<&str> = page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["ticker"].as_str().unwrap())
+        .collect();
+    tickers_fired.sort();
+    let mut want: Vec<&str> = tickers.iter().map(String::as_str).collect();
+    want.sort();
+    assert_eq!(tickers_fired, want);
+}
+
+/// A Premium user with a password added to the database at `url`, and an
+/// API key of theirs.
+fn premium_key_on(url: &str, email: &str) -> String {
+    common::cli_ok_url(
+        url,
+        &[
+            "user",
+            "add",
+            "--email",
+            email,
+            "--tier",
+            "premium",
+            "--password-stdin",
+        ],
+        "alerts password\n",
+    );
+    let out = common::cli_ok_url(url, &["key", "create", "--email", email, "--name", "k"], "");
+    out.lines().last().expect("a key line").trim().to_string()
+}
+
+/// The first `n` tickers of an `/api/assets` answer (which has that many).
+fn first_tickers(assets: &Value, n: usize) -> Vec<String> {
+    let tickers: Vec<String> = assets["assets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{assets}"))
+        .iter()
+        .take(n)
+        .map(|x| x["ticker"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tickers.len(), n, "{assets}");
+    tickers
+}
+
+/// `events` events reach `receiver`, each called once (not once per
+/// replica), each a different event.
+async fn each_event_is_called_once(receiver: &Receiver, events: usize) {
+    let calls = receiver.wait_for(events, Duration::from_secs(30)).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let calls_now = receiver.received();
     assert_eq!(
         calls_now.len(),
-        4,
+        events,
         "each event is called once, not once per replica"
     );
     let mut ids: Vec<String> = calls
@@ -1170,19 +1262,7 @@ async fn two_replicas_fire_each_event_once() {
         .collect();
     ids.sort();
     ids.dedup();
-    assert_eq!(ids.len(), 4);
-    let (_, page) = b.get_as("/api/alerts/events", Some(&key)).await;
-    assert_eq!(page["total"], 4, "{page}");
-    let mut tickers_fired: Vec<&str> = page["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["ticker"].as_str().unwrap())
-        .collect();
-    tickers_fired.sort();
-    let mut want: Vec<&str> = tickers.iter().map(String::as_str).collect();
-    want.sort();
-    assert_eq!(tickers_fired, want);
+    assert_eq!(ids.len(), events);
 }
 
 /// A completed grading run is evaluated by `forecast grade` itself: a

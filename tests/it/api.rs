@@ -147,6 +147,15 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
     field(a, "ticker", Value::is_string);
     field(a, "name", Value::is_string);
     field(a, "category", Value::is_string);
+    assert_current_state_and_signals_shape(a);
+    assert_time_series_shape(a, rows);
+    assert_segments_shape(a, segments);
+    assert_distribution_scatter_and_paths_shape(a, segments);
+    assert_metadata_shape(a, rows, segments);
+}
+
+/// `current_state` and `signals`, the latter the former's signals.
+fn assert_current_state_and_signals_shape(a: &Value) {
     let cs = field(a, "current_state", Value::is_object);
     for f in [
         "price",
@@ -178,7 +187,10 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
         assert_eq!(field(sig, f, is_num), &cs[f]);
     }
     assert_eq!(sig["best_method"], cs["best_method"]);
+}
 
+/// `time_series`: every array dense, `rows` long.
+fn assert_time_series_shape(a: &Value, rows: usize) {
     let ts = field(a, "time_series", Value::is_object);
     let arrays: [(&str, Check); 11] = [
         ("dates", Value::is_string),
@@ -200,7 +212,10 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
     }
     let first_date = ts["dates"][0].as_str().unwrap();
     assert!(chrono::NaiveDate::parse_from_str(first_date, "%Y-%m-%d").is_ok());
+}
 
+/// `segments`: `segments` of them, in order.
+fn assert_segments_shape(a: &Value, segments: usize) {
     let segs = field(a, "segments", Value::is_array).as_array().unwrap();
     assert_eq!(segs.len(), segments);
     for (i, g) in segs.iter().enumerate() {
@@ -225,6 +240,10 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
             }
         }
     }
+}
+
+/// `return_distribution`, `scatter_data` and `segment_paths`.
+fn assert_distribution_scatter_and_paths_shape(a: &Value, segments: usize) {
     let dist = field(a, "return_distribution", Value::is_object);
     let bins = field(dist, "bins", Value::is_array).as_array().unwrap();
     let counts = field(dist, "counts", Value::is_array).as_array().unwrap();
@@ -251,6 +270,10 @@ fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
         }
         field(p, "num_paths_total", Value::is_u64);
     }
+}
+
+/// `metadata`, its counts those of the answer.
+fn assert_metadata_shape(a: &Value, rows: usize, segments: usize) {
     let m = field(a, "metadata", Value::is_object);
     field(m, "return_period", Value::is_u64);
     assert_eq!(
@@ -352,95 +375,10 @@ async fn bucket_quantiles_are_all_outcomes_and_max_points_thins_only_the_series(
     ] {
         let (status, a) = s.get(path).await;
         assert_eq!(status, 200, "{path}: {a:.300}");
-        let segs = a["segments"].as_array().unwrap();
-        assert_eq!(segs.len(), segments);
-        // Every confirmed outcome, bucketed by its start row's drawdown
-        // on the final grid, as the engine does.
-        let ts = &a["time_series"];
-        let width = -segs[0]["lower_bound"].as_f64().unwrap();
-        let mut outcomes = vec![Vec::new(); segments];
-        for (d, y) in ts["drawdowns"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .zip(ts["actual_returns"].as_array().unwrap())
-        {
-            if let Some(y) = y.as_f64() {
-                let x = -d.as_f64().unwrap() / width;
-                let i = if x >= 1.0 {
-                    (x as usize).min(segments - 1)
-                } else {
-                    0
-                };
-                outcomes[i].push(y);
-            }
-        }
-        let mut with_outcomes = 0;
-        for (g, ys) in segs.iter().zip(outcomes.iter_mut()) {
-            let q = &g["outcome_quantiles"];
-            let median = &g["static_median_return"];
-            if ys.is_empty() {
-                assert!(q.is_null() && median.is_null(), "{path}: {g}");
-                continue;
-            }
-            with_outcomes += 1;
-            assert_eq!(
-                q["p50"], *median,
-                "{path} bucket {}: the box's median is the table's",
-                g["segment_idx"]
-            );
-            ys.sort_by(f64::total_cmp);
-            let at = |p: f64| {
-                let pos = p * (ys.len() - 1) as f64;
-                let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-                ys[lo] + (ys[hi] - ys[lo]) * (pos - lo as f64)
-            };
-            for (name, p) in [
-                ("p10", 0.1),
-                ("p25", 0.25),
-                ("p50", 0.5),
-                ("p75", 0.75),
-                ("p90", 0.9),
-            ] {
-                let got = q[name].as_f64().unwrap();
-                assert!(
-                    (got - at(p)).abs() < 1e-12,
-                    "{path} {name}: {got} vs {}",
-                    at(p)
-                );
-            }
-            let vals: Vec<f64> = ["p10", "p25", "p50", "p75", "p90"]
-                .iter()
-                .map(|k| q[*k].as_f64().unwrap())
-                .collect();
-            assert!(vals.windows(2).all(|w| w[0] <= w[1]), "{path}: {vals:?}");
-        }
-        assert!(
-            with_outcomes >= 3,
-            "{path}: {with_outcomes} buckets with outcomes"
-        );
+        assert_bucket_quantiles_are_of_all_outcomes(path, &a, segments);
     }
 
-    // An entry cached in the format before the evidence (v2) is not served.
-    let (_, fresh) = s.get("/api/analysis/%5EGSPC").await;
-    assert_eq!(fresh["metadata"]["from_cache"], true);
-    let url = common::sqlite_url(&s.db);
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let moved = sqlx::query(
-        "UPDATE analysis_cache SET cache_key = replace(cache_key, 'analysis/v3/', 'analysis/v2/'),
-             body = json_remove(body, '$.current_state.evidence')
-         WHERE cache_key LIKE 'analysis/v3/%'",
-    )
-    .execute(&pool)
-    .await
-    .unwrap()
-    .rows_affected();
-    pool.close().await;
-    assert!(moved >= 1);
-    let (_, again) = s.get("/api/analysis/%5EGSPC").await;
-    assert_eq!(again["metadata"]["from_cache"], false, "recomputed");
-    assert!(again["segments"][0]["outcome_quantiles"].is_object());
-    assert!(again["current_state"]["evidence"].is_object());
+    let again = a_cache_entry_before_the_evidence_is_recomputed(&s).await;
 
     // max_points: the same answer but the series, thinned to real rows.
     let (_, full) = s.get("/api/analysis/%5EGSPC").await;
@@ -463,68 +401,7 @@ async fn bucket_quantiles_are_all_outcomes_and_max_points_thins_only_the_series(
             .get(&format!("/api/analysis/%5EGSPC?max_points={max}"))
             .await;
         assert_eq!(status, 200);
-        let m = &thin["metadata"];
-        assert_eq!(m["max_points"], max);
-        assert_eq!(m["time_series_rows"], rows);
-        assert_eq!(m["data_points"], rows);
-        assert_eq!(m["from_cache"], true, "thinned after the cache");
-        for key in [
-            "ticker",
-            "current_state",
-            "signals",
-            "segments",
-            "return_distribution",
-            "scatter_data",
-            "segment_paths",
-        ] {
-            assert_eq!(thin[key], full[key], "{key} is computed on all rows");
-        }
-        let ts = &thin["time_series"];
-        let dates = ts["dates"].as_array().unwrap();
-        let kept = dates.len();
-        assert!(
-            kept <= max.min(rows) && kept >= max.min(rows) / 2,
-            "{kept} of {max}"
-        );
-        // The same rows of every array, each a real row of the full series.
-        let full_ts = &full["time_series"];
-        let index: std::collections::HashMap<&str, usize> = full_ts["dates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.as_str().unwrap(), i))
-            .collect();
-        let picked: Vec<usize> = dates.iter().map(|d| index[d.as_str().unwrap()]).collect();
-        assert!(picked.windows(2).all(|w| w[0] < w[1]));
-        assert_eq!((picked[0], *picked.last().unwrap()), (0, rows - 1));
-        for (name, column) in ts.as_object().unwrap() {
-            let column = column.as_array().unwrap();
-            assert_eq!(column.len(), kept, "{name}");
-            let whole = full_ts[name].as_array().unwrap();
-            for (j, &i) in picked.iter().enumerate() {
-                assert_eq!(column[j], whole[i], "{name} row {i}");
-            }
-        }
-        // The lines keep their extremes.
-        let extreme = |v: &Value, f: fn(f64, f64) -> f64, start: f64| {
-            v.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap())
-                .fold(start, f)
-        };
-        for (name, f, start) in [
-            ("prices", f64::min as fn(f64, f64) -> f64, f64::INFINITY),
-            ("prices", f64::max, f64::NEG_INFINITY),
-            ("drawdowns", f64::min, f64::INFINITY),
-        ] {
-            assert_eq!(
-                extreme(&ts[name], f, start),
-                extreme(&full_ts[name], f, start),
-                "{name}"
-            );
-        }
+        assert_thinned_to_real_rows(&thin, &full, max, rows);
         let bytes = serde_json::to_vec(&thin).unwrap().len();
         if max == 1500 {
             assert!(bytes * 3 < full_bytes, "{bytes} of {full_bytes} bytes");
@@ -554,6 +431,170 @@ async fn bucket_quantiles_are_all_outcomes_and_max_points_thins_only_the_series(
         );
     }
     zoomed_windows_are_every_row_of_the_window(&s, &full).await;
+}
+
+/// Each bucket's quantiles are those of every confirmed outcome in it,
+/// bucketed by its start row's drawdown on the final grid, as the engine
+/// does; its p50 is the table's median.
+fn assert_bucket_quantiles_are_of_all_outcomes(path: &str, a: &Value, segments: usize) {
+    let segs = a["segments"].as_array().unwrap();
+    assert_eq!(segs.len(), segments);
+    let ts = &a["time_series"];
+    let width = -segs[0]["lower_bound"].as_f64().unwrap();
+    let mut outcomes = vec![Vec::new(); segments];
+    for (d, y) in ts["drawdowns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(ts["actual_returns"].as_array().unwrap())
+    {
+        if let Some(y) = y.as_f64() {
+            let x = -d.as_f64().unwrap() / width;
+            let i = if x >= 1.0 {
+                (x as usize).min(segments - 1)
+            } else {
+                0
+            };
+            outcomes[i].push(y);
+        }
+    }
+    let mut with_outcomes = 0;
+    for (g, ys) in segs.iter().zip(outcomes.iter_mut()) {
+        let q = &g["outcome_quantiles"];
+        let median = &g["static_median_return"];
+        if ys.is_empty() {
+            assert!(q.is_null() && median.is_null(), "{path}: {g}");
+            continue;
+        }
+        with_outcomes += 1;
+        assert_eq!(
+            q["p50"], *median,
+            "{path} bucket {}: the box's median is the table's",
+            g["segment_idx"]
+        );
+        ys.sort_by(f64::total_cmp);
+        let at = |p: f64| {
+            let pos = p * (ys.len() - 1) as f64;
+            let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+            ys[lo] + (ys[hi] - ys[lo]) * (pos - lo as f64)
+        };
+        for (name, p) in [
+            ("p10", 0.1),
+            ("p25", 0.25),
+            ("p50", 0.5),
+            ("p75", 0.75),
+            ("p90", 0.9),
+        ] {
+            let got = q[name].as_f64().unwrap();
+            assert!(
+                (got - at(p)).abs() < 1e-12,
+                "{path} {name}: {got} vs {}",
+                at(p)
+            );
+        }
+        let vals: Vec<f64> = ["p10", "p25", "p50", "p75", "p90"]
+            .iter()
+            .map(|k| q[*k].as_f64().unwrap())
+            .collect();
+        assert!(vals.windows(2).all(|w| w[0] <= w[1]), "{path}: {vals:?}");
+    }
+    assert!(
+        with_outcomes >= 3,
+        "{path}: {with_outcomes} buckets with outcomes"
+    );
+}
+
+/// An entry cached in the format before the evidence (v2) is not served:
+/// the answer recomputed.
+async fn a_cache_entry_before_the_evidence_is_recomputed(s: &Server) -> Value {
+    let (_, fresh) = s.get("/api/analysis/%5EGSPC").await;
+    assert_eq!(fresh["metadata"]["from_cache"], true);
+    let url = common::sqlite_url(&s.db);
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let moved = sqlx::query(
+        "UPDATE analysis_cache SET cache_key = replace(cache_key, 'analysis/v3/', 'analysis/v2/'),
+             body = json_remove(body, '$.current_state.evidence')
+         WHERE cache_key LIKE 'analysis/v3/%'",
+    )
+    .execute(&pool)
+    .await
+    .unwrap()
+    .rows_affected();
+    pool.close().await;
+    assert!(moved >= 1);
+    let (_, again) = s.get("/api/analysis/%5EGSPC").await;
+    assert_eq!(again["metadata"]["from_cache"], false, "recomputed");
+    assert!(again["segments"][0]["outcome_quantiles"].is_object());
+    assert!(again["current_state"]["evidence"].is_object());
+    again
+}
+
+/// `thin`, the answer with `max_points=max`, is `full` but for its series:
+/// the same real rows of every array, at most `max`, with the lines'
+/// extremes kept.
+fn assert_thinned_to_real_rows(thin: &Value, full: &Value, max: usize, rows: usize) {
+    let m = &thin["metadata"];
+    assert_eq!(m["max_points"], max);
+    assert_eq!(m["time_series_rows"], rows);
+    assert_eq!(m["data_points"], rows);
+    assert_eq!(m["from_cache"], true, "thinned after the cache");
+    for key in [
+        "ticker",
+        "current_state",
+        "signals",
+        "segments",
+        "return_distribution",
+        "scatter_data",
+        "segment_paths",
+    ] {
+        assert_eq!(thin[key], full[key], "{key} is computed on all rows");
+    }
+    let ts = &thin["time_series"];
+    let dates = ts["dates"].as_array().unwrap();
+    let kept = dates.len();
+    assert!(
+        kept <= max.min(rows) && kept >= max.min(rows) / 2,
+        "{kept} of {max}"
+    );
+    // The same rows of every array, each a real row of the full series.
+    let full_ts = &full["time_series"];
+    let index: std::collections::HashMap<&str, usize> = full_ts["dates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.as_str().unwrap(), i))
+        .collect();
+    let picked: Vec<usize> = dates.iter().map(|d| index[d.as_str().unwrap()]).collect();
+    assert!(picked.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!((picked[0], *picked.last().unwrap()), (0, rows - 1));
+    for (name, column) in ts.as_object().unwrap() {
+        let column = column.as_array().unwrap();
+        assert_eq!(column.len(), kept, "{name}");
+        let whole = full_ts[name].as_array().unwrap();
+        for (j, &i) in picked.iter().enumerate() {
+            assert_eq!(column[j], whole[i], "{name} row {i}");
+        }
+    }
+    // The lines keep their extremes.
+    let extreme = |v: &Value, f: fn(f64, f64) -> f64, start: f64| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .fold(start, f)
+    };
+    for (name, f, start) in [
+        ("prices", f64::min as fn(f64, f64) -> f64, f64::INFINITY),
+        ("prices", f64::max, f64::NEG_INFINITY),
+        ("drawdowns", f64::min, f64::INFINITY),
+    ] {
+        assert_eq!(
+            extreme(&ts[name], f, start),
+            extreme(&full_ts[name], f, start),
+            "{name}"
+        );
+    }
 }
 
 /// `draw_from`/`draw_to`: the rows of the window only, every one of them

@@ -216,24 +216,7 @@ async fn a_per_user_override_and_the_day_window_bind() {
 #[tokio::test]
 async fn sessions_and_key_management() {
     let s = Server::app().await;
-    // Wrong password and unknown e-mail are indistinguishable.
-    let login = |email: &'static str, password: &'static str| {
-        let s = &s;
-        async move {
-            let r = s
-                .client()
-                .post(s.url("/auth/login"))
-                .json(&json!({ "email": email, "password": password }))
-                .send()
-                .await
-                .unwrap();
-            (r.status().as_u16(), r.text().await.unwrap())
-        }
-    };
-    let wrong_password = login(TEST_EMAIL, "wrong password!").await;
-    let wrong_email = login("nobody@example.com", TEST_PASSWORD).await;
-    assert_eq!(wrong_password.0, 401);
-    assert_eq!(wrong_password, wrong_email);
+    wrong_password_and_unknown_email_look_alike(&s).await;
 
     let b = Browser::login(&s, "  Tester@Example.com ", TEST_PASSWORD).await;
     let (status, me) = b.send(reqwest::Method::GET, "/auth/me", None).await;
@@ -242,7 +225,59 @@ async fn sessions_and_key_management() {
         (200, Some(TEST_EMAIL), Some("premium"))
     );
 
-    // The template account already has one key ("tests").
+    let created = keys_are_created_up_to_five(&b).await;
+    a_used_key_is_revoked_and_bad_key_requests_are_refused(&s, &b, &created[0]).await;
+    another_users_key_is_not_found(&s, &created[1].0).await;
+    a_free_user_may_not_create_keys(&s).await;
+
+    // Bearer keys are refused on the session endpoints.
+    let r = s
+        .client()
+        .get(s.url("/api/keys"))
+        .bearer_auth(test_key())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    // No session: 401.
+    assert_eq!(
+        s.client()
+            .get(s.url("/api/keys"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+
+    // Logout ends the session.
+    let (status, _) = b.send(reqwest::Method::POST, "/auth/logout", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(b.send(reqwest::Method::GET, "/auth/me", None).await.0, 401);
+}
+
+/// Wrong password and unknown e-mail are indistinguishable.
+async fn wrong_password_and_unknown_email_look_alike(s: &Server) {
+    let login = |email: &'static str, password: &'static str| async move {
+        let r = s
+            .client()
+            .post(s.url("/auth/login"))
+            .json(&json!({ "email": email, "password": password }))
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    };
+    let wrong_password = login(TEST_EMAIL, "wrong password!").await;
+    let wrong_email = login("nobody@example.com", TEST_PASSWORD).await;
+    assert_eq!(wrong_password.0, 401);
+    assert_eq!(wrong_password, wrong_email);
+}
+
+/// The template account already has one key ("tests"): four more are
+/// created, a sixth is refused, and the list never shows a key or its
+/// hash. The four created `(id, key)`.
+async fn keys_are_created_up_to_five(b: &Browser<'_>) -> Vec<(String, String)> {
     let (status, keys) = b.send(reqwest::Method::GET, "/api/keys", None).await;
     assert_eq!(status, 200);
     assert_eq!(keys.as_array().unwrap().len(), 1);
@@ -283,10 +318,19 @@ async fn sessions_and_key_management() {
             "never the key or its hash: {k}"
         );
     }
-    // A created key works, then is revoked and refused on the next request.
-    let (id, key) = created[0].clone();
+    created
+}
+
+/// A created key works, then is revoked and refused on the next request;
+/// a second revocation, a malformed id and malformed key bodies are
+/// refused.
+async fn a_used_key_is_revoked_and_bad_key_requests_are_refused(
+    s: &Server,
+    b: &Browser<'_>,
+    (id, key): &(String, String),
+) {
     assert_eq!(
-        s.get_as("/api/assets?category=Indices", Some(&key)).await.0,
+        s.get_as("/api/assets?category=Indices", Some(key)).await.0,
         200
     );
     let listed = b.send(reqwest::Method::GET, "/api/keys", None).await.1;
@@ -310,66 +354,50 @@ async fn sessions_and_key_management() {
         .await;
     assert_eq!((status, ok["ok"].as_bool()), (200, Some(true)));
     assert_eq!(
-        s.get_as("/api/assets?category=Indices", Some(&key)).await.0,
+        s.get_as("/api/assets?category=Indices", Some(key)).await.0,
         401
     );
-    assert_error(
-        &b.send(
+    let refused: [(reqwest::Method, Value, u16, &[&str]); 4] = [
+        (reqwest::Method::DELETE, json!({ "id": id }), 404, &[]),
+        (
             reqwest::Method::DELETE,
-            "/api/keys",
-            Some(json!({ "id": id })),
-        )
-        .await,
-        404,
-        &[],
-    );
-    assert_error(
-        &b.send(
-            reqwest::Method::DELETE,
-            "/api/keys",
-            Some(json!({ "id": "nope" })),
-        )
-        .await,
-        400,
-        &["UUID"],
-    );
-    assert_error(
-        &b.send(
-            reqwest::Method::POST,
-            "/api/keys",
-            Some(json!({ "name": "" })),
-        )
-        .await,
-        400,
-        &["name"],
-    );
-    assert_error(
-        &b.send(
-            reqwest::Method::POST,
-            "/api/keys",
-            Some(json!({ "nom": "x" })),
-        )
-        .await,
-        400,
-        &[],
-    );
+            json!({ "id": "nope" }),
+            400,
+            &["UUID"],
+        ),
+        (reqwest::Method::POST, json!({ "name": "" }), 400, &["name"]),
+        (reqwest::Method::POST, json!({ "nom": "x" }), 400, &[]),
+    ];
+    for (method, body, status, needles) in refused {
+        assert_error(
+            &b.send(method, "/api/keys", Some(body)).await,
+            status,
+            needles,
+        );
+    }
+}
 
-    // Another user's key id is 404, like a missing one.
+/// `forecast user add` of a user with a password, signed in.
+async fn add_and_log_in<'a>(s: &'a Server, email: &str, tier: &str, password: &str) -> Browser<'a> {
     cli_ok(
         &s.db,
         &[
             "user",
             "add",
             "--email",
-            "eve@example.com",
+            email,
             "--tier",
-            "premium",
+            tier,
             "--password-stdin",
         ],
-        "eve's password\n",
+        &format!("{password}\n"),
     );
-    let eve = Browser::login(&s, "eve@example.com", "eve's password").await;
-    let other = created[1].0.clone();
+    Browser::login(s, email, password).await
+}
+
+/// Another user's key id is 404, like a missing one.
+async fn another_users_key_is_not_found(s: &Server, other: &str) {
+    let eve = add_and_log_in(s, "eve@example.com", "premium", "eve's password").await;
     assert_error(
         &eve.send(
             reqwest::Method::DELETE,
@@ -384,22 +412,11 @@ async fn sessions_and_key_management() {
         eve.send(reqwest::Method::GET, "/api/keys", None).await.1,
         json!([])
     );
+}
 
-    // A non-Premium user may not create keys.
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "free@example.com",
-            "--tier",
-            "free",
-            "--password-stdin",
-        ],
-        "free password\n",
-    );
-    let free = Browser::login(&s, "free@example.com", "free password").await;
+/// A non-Premium user may not create keys.
+async fn a_free_user_may_not_create_keys(s: &Server) {
+    let free = add_and_log_in(s, "free@example.com", "free", "free password").await;
     assert_error(
         &free
             .send(
@@ -411,31 +428,6 @@ async fn sessions_and_key_management() {
         402,
         &[],
     );
-
-    // Bearer keys are refused on the session endpoints.
-    let r = s
-        .client()
-        .get(s.url("/api/keys"))
-        .bearer_auth(test_key())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
-    // No session: 401.
-    assert_eq!(
-        s.client()
-            .get(s.url("/api/keys"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
-
-    // Logout ends the session.
-    let (status, _) = b.send(reqwest::Method::POST, "/auth/logout", None).await;
-    assert_eq!(status, 200);
-    assert_eq!(b.send(reqwest::Method::GET, "/auth/me", None).await.0, 401);
 }
 
 #[tokio::test]

@@ -76,33 +76,7 @@ fn keygen_sign_verify_and_tamper() {
     let db = common::empty_db();
     let dir = tempfile::tempdir().unwrap();
     let id = keygen(&db, dir.path(), "signing.key");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(dir.path().join("signing.key"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
-    // A second keygen onto the same file is refused; the key stays.
-    let before = std::fs::read(dir.path().join("signing.key")).unwrap();
-    let (ok, _, err) = run(
-        &db,
-        &[
-            "plugin",
-            "keygen",
-            "--out",
-            s(&dir.path().join("signing.key")),
-        ],
-        &[],
-    );
-    assert!(!ok);
-    assert!(err.contains("refusing to overwrite"), "{err}");
-    assert_eq!(
-        std::fs::read(dir.path().join("signing.key")).unwrap(),
-        before
-    );
+    a_key_is_private_and_never_overwritten(&db, dir.path());
 
     let out = sign(&db, dir.path(), "signing.key", "dip.febundle");
     let component = std::fs::read(common::component("dip_buyer")).unwrap();
@@ -127,39 +101,8 @@ fn keygen_sign_verify_and_tamper() {
     ] {
         assert!(out.contains(needle), "{needle}: {out}");
     }
-    // Trusted explicitly, and not trusted when another key is listed.
-    let (ok, out, err) = run(&db, &["plugin", "verify", s(&bundle), "--trust", &id], &[]);
-    assert!(ok && out.contains("the signer is trusted"), "{out}{err}");
-    let other = keygen(&db, dir.path(), "other.key");
-    let (ok, _, err) = run(
-        &db,
-        &["plugin", "verify", s(&bundle), "--trust", &other],
-        &[],
-    );
-    assert!(!ok);
-    assert!(
-        err.contains("not a trusted key") && err.contains(&id),
-        "{err}"
-    );
-    // The trust list also comes from FORECAST_PLUGIN_TRUST.
-    let (ok, _, err) = run(
-        &db,
-        &["plugin", "verify", s(&bundle)],
-        &[("FORECAST_PLUGIN_TRUST", &other)],
-    );
-    assert!(!ok && err.contains("not a trusted key"), "{err}");
-
-    // One flipped byte anywhere past the magic: it does not verify.
-    let bytes = std::fs::read(&bundle).unwrap();
-    for at in [20, bytes.len() / 2, bytes.len() - 1] {
-        let mut t = bytes.clone();
-        t[at] ^= 0x01;
-        let path = dir.path().join(format!("flipped-{at}.febundle"));
-        std::fs::write(&path, &t).unwrap();
-        let (ok, _, err) = run(&db, &["plugin", "verify", s(&path)], &[]);
-        assert!(!ok, "byte {at}");
-        assert!(err.contains("does not verify"), "byte {at}: {err}");
-    }
+    verify_obeys_the_trust_list(&db, dir.path(), &bundle, &id);
+    a_flipped_byte_does_not_verify(&db, dir.path(), &bundle);
     // A bare component is not a bundle.
     let (ok, _, err) = run(
         &db,
@@ -186,6 +129,63 @@ fn keygen_sign_verify_and_tamper() {
         &[],
     );
     assert!(!ok && err.contains("exists"), "{err}");
+}
+
+/// The key `dir/signing.key` is readable by its owner only, and a second
+/// keygen onto it is refused, the key kept.
+fn a_key_is_private_and_never_overwritten(db: &Path, dir: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(dir.join("signing.key"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let before = std::fs::read(dir.join("signing.key")).unwrap();
+    let (ok, _, err) = run(
+        db,
+        &["plugin", "keygen", "--out", s(&dir.join("signing.key"))],
+        &[],
+    );
+    assert!(!ok);
+    assert!(err.contains("refusing to overwrite"), "{err}");
+    assert_eq!(std::fs::read(dir.join("signing.key")).unwrap(), before);
+}
+
+/// `bundle`, signed by `id`, is trusted explicitly, and not trusted when
+/// another key is listed (by `--trust` or FORECAST_PLUGIN_TRUST).
+fn verify_obeys_the_trust_list(db: &Path, dir: &Path, bundle: &Path, id: &str) {
+    let (ok, out, err) = run(db, &["plugin", "verify", s(bundle), "--trust", id], &[]);
+    assert!(ok && out.contains("the signer is trusted"), "{out}{err}");
+    let other = keygen(db, dir, "other.key");
+    let (ok, _, err) = run(db, &["plugin", "verify", s(bundle), "--trust", &other], &[]);
+    assert!(!ok);
+    assert!(
+        err.contains("not a trusted key") && err.contains(id),
+        "{err}"
+    );
+    let (ok, _, err) = run(
+        db,
+        &["plugin", "verify", s(bundle)],
+        &[("FORECAST_PLUGIN_TRUST", &other)],
+    );
+    assert!(!ok && err.contains("not a trusted key"), "{err}");
+}
+
+/// One flipped byte anywhere past the magic: the bundle does not verify.
+fn a_flipped_byte_does_not_verify(db: &Path, dir: &Path, bundle: &Path) {
+    let bytes = std::fs::read(bundle).unwrap();
+    for at in [20, bytes.len() / 2, bytes.len() - 1] {
+        let mut t = bytes.clone();
+        t[at] ^= 0x01;
+        let path = dir.join(format!("flipped-{at}.febundle"));
+        std::fs::write(&path, &t).unwrap();
+        let (ok, _, err) = run(db, &["plugin", "verify", s(&path)], &[]);
+        assert!(!ok, "byte {at}");
+        assert!(err.contains("does not verify"), "byte {at}: {err}");
+    }
 }
 
 #[test]
@@ -336,9 +336,52 @@ async fn a_published_bundle_runs_and_is_shared_only_as_the_trust_policy_says() {
     );
 
     let client = reqwest::Client::new();
+    listed_with_its_signed_manifest(&client, &server, &name, &signer).await;
+    let ran = client
+        .post(server.url("/api/backtest"))
+        .bearer_auth(key)
+        .json(&serde_json::json!({ "strategy": name, "category": "Indices" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ran.status(), 200);
+
+    // Signed by a key the server does not trust: private only.
+    let detail = share_refused(&client, &server, &name).await;
+    assert!(
+        detail.contains("cannot be shared") && detail.contains(&signer),
+        "{detail}"
+    );
+
+    // Unsigned: uploaded and runnable by its owner, never shared here.
+    let bare = client
+        .post(server.url("/api/strategies"))
+        .bearer_auth(key)
+        .header("content-type", "application/wasm")
+        .body(std::fs::read(common::component("misbehave_strategy")).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bare.status(), 201);
+    let bare_name = bare.json::<serde_json::Value>().await.unwrap()["strategy"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let detail = share_refused(&client, &server, &bare_name).await;
+    assert!(detail.contains("FORECAST_PLUGIN_UNSIGNED"), "{detail}");
+}
+
+/// The published strategy `name` is listed to the test account with its
+/// signer, its description and its signed manifest.
+async fn listed_with_its_signed_manifest(
+    client: &reqwest::Client,
+    server: &common::Server,
+    name: &str,
+    signer: &str,
+) {
     let list: serde_json::Value = client
         .get(server.url("/api/strategies"))
-        .bearer_auth(key)
+        .bearer_auth(common::test_key())
         .send()
         .await
         .unwrap()
@@ -349,10 +392,10 @@ async fn a_published_bundle_runs_and_is_shared_only_as_the_trust_policy_says() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|i| i["name"] == name.as_str())
+        .find(|i| i["name"] == name)
         .expect("listed")
         .clone();
-    assert_eq!(item["signer"], signer.as_str());
+    assert_eq!(item["signer"], signer);
     assert_eq!(item["description"], "Buys the dip.");
     // The signed manifest, listed as signed.
     let m = &item["manifest"];
@@ -374,54 +417,20 @@ async fn a_published_bundle_runs_and_is_shared_only_as_the_trust_policy_says() {
             .any(|i| i.as_str().unwrap().starts_with("forecast:plugins/types")),
         "{item}"
     );
-    let ran = client
-        .post(server.url("/api/backtest"))
-        .bearer_auth(key)
-        .json(&serde_json::json!({ "strategy": name, "category": "Indices" }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(ran.status(), 200);
+}
 
-    // Signed by a key the server does not trust: private only.
+/// The test account asks to share its strategy `name`: refused with 422;
+/// the refusal's detail.
+async fn share_refused(client: &reqwest::Client, server: &common::Server, name: &str) -> String {
     let share = client
         .patch(server.url(&format!("/api/strategies/{name}")))
-        .bearer_auth(key)
+        .bearer_auth(common::test_key())
         .json(&serde_json::json!({ "shared": true }))
         .send()
         .await
         .unwrap();
     assert_eq!(share.status(), 422);
-    let detail = share.json::<serde_json::Value>().await.unwrap()["detail"].to_string();
-    assert!(
-        detail.contains("cannot be shared") && detail.contains(&signer),
-        "{detail}"
-    );
-
-    // Unsigned: uploaded and runnable by its owner, never shared here.
-    let bare = client
-        .post(server.url("/api/strategies"))
-        .bearer_auth(key)
-        .header("content-type", "application/wasm")
-        .body(std::fs::read(common::component("misbehave_strategy")).unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(bare.status(), 201);
-    let bare_name = bare.json::<serde_json::Value>().await.unwrap()["strategy"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let share = client
-        .patch(server.url(&format!("/api/strategies/{bare_name}")))
-        .bearer_auth(key)
-        .json(&serde_json::json!({ "shared": true }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(share.status(), 422);
-    let detail = share.json::<serde_json::Value>().await.unwrap()["detail"].to_string();
-    assert!(detail.contains("FORECAST_PLUGIN_UNSIGNED"), "{detail}");
+    share.json::<serde_json::Value>().await.unwrap()["detail"].to_string()
 }
 
 /// `POST /api/admin/plugins` obeys the trust policy as `plugin add` does:
@@ -551,25 +560,66 @@ async fn pinned_and_switched_versions_obey_the_trust_policy() {
     );
     let pid = server.process().id();
     let owner = common::test_key();
+    let other = unlimited_premium_key(&server.db, "o@example.com");
+    let api = Strategies {
+        client: reqwest::Client::new(),
+        server: &server,
+    };
+    let name = upload_three_versions(&api, owner, dir.path()).await;
+    let shared = api
+        .patch(owner, &name, serde_json::json!({ "shared": true }))
+        .await;
+    assert_eq!(shared.status(), 200, "the trusted current version");
+    assert_eq!(api.run(&other, &name).await.0, 200);
+    assert_eq!(api.run(&other, &format!("{name}@0.1.0")).await.0, 200);
+    for (version, needle) in [
+        ("0.2.0", "FORECAST_PLUGIN_UNSIGNED"),
+        ("0.3.0", "not a trusted key"),
+    ] {
+        a_version_the_policy_refuses_runs_for_its_owner_only(
+            &api, owner, &other, &name, version, needle,
+        )
+        .await;
+    }
+    refused_pinned_runs_cost_nothing(&api, pid, &other, &name).await;
+    let seen = api.listed(&other, &name).await;
+    assert_eq!(seen["version"], "0.1.0");
+    assert_eq!(seen["versions"], serde_json::json!(["0.1.0"]), "{seen}");
+    let own = api.listed(owner, &name).await;
+    assert_eq!(own["versions"].as_array().unwrap().len(), 3, "{own}");
+    // Unshared, the owner may pick any version; shared again, the check
+    // applies to the version that runs.
+    let unshared = api
+        .patch(
+            owner,
+            &name,
+            serde_json::json!({ "shared": false, "current_version": "0.2.0" }),
+        )
+        .await;
+    assert_eq!(unshared.status(), 200);
+    let reshared = api
+        .patch(owner, &name, serde_json::json!({ "shared": true }))
+        .await;
+    assert_eq!(reshared.status(), 422);
+    let (status, _) = api.run(&other, &name).await;
+    assert_eq!(status, 400, "private again: unknown to others");
+}
+
+/// A Premium user added to `db` with quotas no test reaches; an API key
+/// of theirs.
+fn unlimited_premium_key(db: &Path, email: &str) -> String {
     common::cli_ok(
-        &server.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "o@example.com",
-            "--tier",
-            "premium",
-        ],
+        db,
+        &["user", "add", "--email", email, "--tier", "premium"],
         "",
     );
     common::cli_ok(
-        &server.db,
+        db,
         &[
             "user",
             "set-limits",
             "--email",
-            "o@example.com",
+            email,
             "--per-minute",
             "100000",
             "--per-day",
@@ -577,95 +627,154 @@ async fn pinned_and_switched_versions_obey_the_trust_policy() {
         ],
         "",
     );
-    let other = common::create_key(&server.db, "o@example.com", "other");
-    let client = reqwest::Client::new();
-    let upload = |media: &'static str, body: Vec<u8>| {
-        client
-            .post(server.url("/api/strategies"))
-            .bearer_auth(owner)
+    common::create_key(db, email, "other")
+}
+
+/// The strategy routes of a running server, through one client.
+struct Strategies<'a> {
+    client: reqwest::Client,
+    server: &'a common::Server,
+}
+
+impl Strategies<'_> {
+    /// `POST /api/strategies` of `body` as `media`.
+    async fn upload(&self, key: &str, media: &str, body: Vec<u8>) -> reqwest::Response {
+        self.client
+            .post(self.server.url("/api/strategies"))
+            .bearer_auth(key)
             .header("content-type", media)
             .body(body)
             .send()
-    };
+            .await
+            .unwrap()
+    }
+
+    /// `PATCH /api/strategies/{name}` with `body`.
+    async fn patch(&self, key: &str, name: &str, body: serde_json::Value) -> reqwest::Response {
+        self.client
+            .patch(self.server.url(&format!("/api/strategies/{name}")))
+            .bearer_auth(key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// A backtest of `strategy` on the indices: status and JSON body.
+    async fn run(&self, key: &str, strategy: &str) -> (u16, serde_json::Value) {
+        let r = self
+            .client
+            .post(self.server.url("/api/backtest"))
+            .bearer_auth(key)
+            .json(&serde_json::json!({ "strategy": strategy, "category": "Indices" }))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json::<serde_json::Value>().await.unwrap())
+    }
+
+    /// The strategy `name` as `GET /api/strategies` lists it to `key`.
+    async fn listed(&self, key: &str, name: &str) -> serde_json::Value {
+        let req = self.client.get(self.server.url("/api/strategies"));
+        let v: serde_json::Value = req
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        v["strategies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == name)
+            .cloned()
+            .expect("listed")
+    }
+}
+
+/// The owner uploads dip-buyer 0.1.0 signed by the trusted key, 0.2.0
+/// unsigned and 0.3.0 signed by another key (each accepted: an owner may
+/// upload anything); the strategy's name.
+async fn upload_three_versions(api: &Strategies<'_>, owner: &str, dir: &Path) -> String {
     let bundle = "application/vnd.forecast.bundle";
-    let v1 = upload(
-        bundle,
-        std::fs::read(dir.path().join("v1.febundle")).unwrap(),
-    );
-    let v1 = v1.await.unwrap();
+    let v1 = api
+        .upload(
+            owner,
+            bundle,
+            std::fs::read(dir.join("v1.febundle")).unwrap(),
+        )
+        .await;
     assert_eq!(v1.status(), 201);
     let name = v1.json::<serde_json::Value>().await.unwrap()["strategy"]
         .as_str()
         .unwrap()
         .to_string();
-    let v2 = upload("application/wasm", dip_buyer_as("0.2.0"))
-        .await
-        .unwrap();
+    let v2 = api
+        .upload(owner, "application/wasm", dip_buyer_as("0.2.0"))
+        .await;
     assert_eq!(v2.status(), 201, "the owner may upload unsigned");
-    let v3 = upload(
-        bundle,
-        std::fs::read(dir.path().join("v3.febundle")).unwrap(),
-    );
-    assert_eq!(v3.await.unwrap().status(), 201, "and signed by any key");
+    let v3 = api
+        .upload(
+            owner,
+            bundle,
+            std::fs::read(dir.join("v3.febundle")).unwrap(),
+        )
+        .await;
+    assert_eq!(v3.status(), 201, "and signed by any key");
+    name
+}
 
-    let path = format!("/api/strategies/{name}");
-    let patch = |who: &'static str, body: serde_json::Value| {
-        client
-            .patch(server.url(&path))
-            .bearer_auth(who)
-            .json(&body)
-            .send()
-    };
-    let shared = patch(owner, serde_json::json!({ "shared": true }))
-        .await
-        .unwrap();
-    assert_eq!(shared.status(), 200, "the trusted current version");
-    let run = |who: String, strategy: String| {
-        let req = client
-            .post(server.url("/api/backtest"))
-            .bearer_auth(who)
-            .json(&serde_json::json!({ "strategy": strategy, "category": "Indices" }));
-        async move {
-            let r = req.send().await.unwrap();
-            let status = r.status().as_u16();
-            (status, r.json::<serde_json::Value>().await.unwrap())
-        }
-    };
-    assert_eq!(run(other.clone(), name.clone()).await.0, 200);
-    assert_eq!(run(other.clone(), format!("{name}@0.1.0")).await.0, 200);
-    for (version, needle) in [
-        ("0.2.0", "FORECAST_PLUGIN_UNSIGNED"),
-        ("0.3.0", "not a trusted key"),
-    ] {
-        let (status, body) = run(other.clone(), format!("{name}@{version}")).await;
-        assert_eq!(status, 422, "pinned {version}: {body}");
-        let detail = body["detail"].as_str().unwrap();
-        assert!(
-            detail.contains(&format!("{name}@{version}")) && detail.contains(needle),
-            "{detail}"
-        );
-        // Its owner runs it.
-        let (status, body) = run(owner.to_string(), format!("{name}@{version}")).await;
-        assert_eq!(status, 200, "the owner's own {version}: {body}");
-        // Switching the shared strategy to it is refused; nothing changes.
-        let switched = patch(owner, serde_json::json!({ "current_version": version }));
-        let switched = switched.await.unwrap();
-        assert_eq!(switched.status(), 422, "switch to {version}");
-        let detail = switched.json::<serde_json::Value>().await.unwrap()["detail"].to_string();
-        assert!(
-            detail.contains("cannot be shared") && detail.contains(needle),
-            "{detail}"
-        );
-    }
-    // The attack repeated: twenty pinned runs of the two versions the
-    // policy refuses, each refused before any work; health answers
-    // throughout and resident memory does not move.
+/// `version` of the shared strategy `name`, which the trust policy
+/// refuses (the refusal naming `needle`): another account pinning it gets
+/// 422; its owner runs it; switching the shared strategy to it is
+/// refused.
+async fn a_version_the_policy_refuses_runs_for_its_owner_only(
+    api: &Strategies<'_>,
+    owner: &str,
+    other: &str,
+    name: &str,
+    version: &str,
+    needle: &str,
+) {
+    let (status, body) = api.run(other, &format!("{name}@{version}")).await;
+    assert_eq!(status, 422, "pinned {version}: {body}");
+    let detail = body["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("{name}@{version}")) && detail.contains(needle),
+        "{detail}"
+    );
+    // Its owner runs it.
+    let (status, body) = api.run(owner, &format!("{name}@{version}")).await;
+    assert_eq!(status, 200, "the owner's own {version}: {body}");
+    // Switching the shared strategy to it is refused; nothing changes.
+    let switched = api
+        .patch(
+            owner,
+            name,
+            serde_json::json!({ "current_version": version }),
+        )
+        .await;
+    assert_eq!(switched.status(), 422, "switch to {version}");
+    let detail = switched.json::<serde_json::Value>().await.unwrap()["detail"].to_string();
+    assert!(
+        detail.contains("cannot be shared") && detail.contains(needle),
+        "{detail}"
+    );
+}
+
+/// The attack repeated: twenty pinned runs of the two versions the policy
+/// refuses, each refused before any work; health answers throughout and
+/// the resident memory of the server (process `pid`) does not move.
+async fn refused_pinned_runs_cost_nothing(api: &Strategies<'_>, pid: u32, other: &str, name: &str) {
     let before = common::rss(pid);
-    let (refused, health) = common::with_health(&server, async {
+    let (refused, health) = common::with_health(api.server, async {
         let mut refused = 0;
         for i in 0..20 {
             let version = if i % 2 == 0 { "0.2.0" } else { "0.3.0" };
-            let (status, _) = run(other.clone(), format!("{name}@{version}")).await;
+            let (status, _) = api.run(other, &format!("{name}@{version}")).await;
             refused += usize::from(status == 422);
         }
         refused
@@ -678,36 +787,4 @@ async fn pinned_and_switched_versions_obey_the_trust_policy() {
     );
     assert_eq!(refused, 20);
     assert!(grew < 10_000_000, "resident memory grew by {grew} bytes");
-    let listed = |who: String| {
-        let req = client.get(server.url("/api/strategies")).bearer_auth(who);
-        let name = name.clone();
-        async move {
-            let v: serde_json::Value = req.send().await.unwrap().json().await.unwrap();
-            v["strategies"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|i| i["name"] == name.as_str())
-                .cloned()
-                .expect("listed")
-        }
-    };
-    let seen = listed(other.clone()).await;
-    assert_eq!(seen["version"], "0.1.0");
-    assert_eq!(seen["versions"], serde_json::json!(["0.1.0"]), "{seen}");
-    let own = listed(owner.to_string()).await;
-    assert_eq!(own["versions"].as_array().unwrap().len(), 3, "{own}");
-    // Unshared, the owner may pick any version; shared again, the check
-    // applies to the version that runs.
-    let unshared = patch(
-        owner,
-        serde_json::json!({ "shared": false, "current_version": "0.2.0" }),
-    );
-    assert_eq!(unshared.await.unwrap().status(), 200);
-    let reshared = patch(owner, serde_json::json!({ "shared": true }))
-        .await
-        .unwrap();
-    assert_eq!(reshared.status(), 422);
-    let (status, _) = run(other, name.clone()).await;
-    assert_eq!(status, 400, "private again: unknown to others");
 }

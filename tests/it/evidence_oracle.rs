@@ -199,107 +199,124 @@ fn compare(label: &str, body: &Value, o: &Oracle, mismatches: &mut Vec<String>) 
                 seg["count"], b.rows
             );
         }
+        compare_quantiles(i, &seg["outcome_quantiles"], b, &mut miss);
+        compare_bucket_evidence(label, i, seg, b, &mut miss);
+    }
+    compare_current_state(label, body, o, &mut miss);
+}
 
-        // Quantiles of the bucket's confirmed outcomes.
-        let q = &seg["outcome_quantiles"];
-        if b.outcomes.is_empty() {
-            if !q.is_null() {
+/// Bucket `i`'s quantiles `q` against those of its confirmed outcomes.
+fn compare_quantiles(i: usize, q: &Value, b: &BucketOracle, miss: &mut impl FnMut(String)) {
+    if b.outcomes.is_empty() {
+        if !q.is_null() {
+            miss(format!(
+                "bucket {i} outcome_quantiles: expected null, got {q}"
+            ));
+        }
+    } else if q.is_null() {
+        miss(format!(
+            "bucket {i} outcome_quantiles: expected values, got null"
+        ));
+    } else {
+        for (name, p) in [
+            ("p10", 0.10),
+            ("p25", 0.25),
+            ("p50", 0.50),
+            ("p75", 0.75),
+            ("p90", 0.90),
+        ] {
+            let want = quantile(&b.outcomes, p);
+            let got = q[name].as_f64().expect("a quantile");
+            if (got - want).abs() > TOL * want.abs().max(f64::MIN_POSITIVE) {
                 miss(format!(
-                    "bucket {i} outcome_quantiles: expected null, got {q}"
+                    "bucket {i} outcome_quantiles.{name}: expected {want:e}, got {got:e}"
                 ));
-            }
-        } else if q.is_null() {
-            miss(format!(
-                "bucket {i} outcome_quantiles: expected values, got null"
-            ));
-        } else {
-            for (name, p) in [
-                ("p10", 0.10),
-                ("p25", 0.25),
-                ("p50", 0.50),
-                ("p75", 0.75),
-                ("p90", 0.90),
-            ] {
-                let want = quantile(&b.outcomes, p);
-                let got = q[name].as_f64().expect("a quantile");
-                if (got - want).abs() > TOL * want.abs().max(f64::MIN_POSITIVE) {
-                    miss(format!(
-                        "bucket {i} outcome_quantiles.{name}: expected {want:e}, got {got:e}"
-                    ));
-                }
-            }
-        }
-
-        let ev = &seg["evidence"];
-        assert!(ev.is_object(), "{label} bucket {i}: evidence {ev}");
-        let int = |f: &str| ev[f].as_u64().unwrap_or_else(|| panic!("{f}: {ev}")) as usize;
-
-        if int("episodes") != b.episodes {
-            miss(format!(
-                "bucket {i} episodes: expected {}, got {}",
-                b.episodes, ev["episodes"]
-            ));
-        }
-
-        let ff = ev["fell_further"].as_f64();
-        let want_ff = (b.episodes > 0).then(|| b.fell_further as f64 / b.episodes as f64);
-        let ff_ok = match (ff, want_ff) {
-            (Some(g), Some(w)) => (g - w).abs() <= TOL,
-            (None, None) => true,
-            _ => false,
-        };
-        if !ff_ok {
-            miss(format!(
-                "bucket {i} fell_further: expected {want_ff:?}, got {ff:?}"
-            ));
-        }
-
-        let recovered = b.recovery_days.len();
-        if int("recovered") != recovered {
-            miss(format!(
-                "bucket {i} recovered: expected {recovered}, got {}",
-                ev["recovered"]
-            ));
-        }
-        if int("unrecovered") != b.episodes - recovered {
-            miss(format!(
-                "bucket {i} unrecovered: expected {}, got {}",
-                b.episodes - recovered,
-                ev["unrecovered"]
-            ));
-        }
-        let want_days = (!b.recovery_days.is_empty()).then(|| median(&b.recovery_days));
-        let got_days = ev["recovery_days_median"].as_f64();
-        if got_days != want_days {
-            miss(format!(
-                "bucket {i} recovery_days_median: expected {want_days:?}, got {got_days:?}"
-            ));
-        }
-
-        // The bootstrap interval: present from two episodes on, ordered,
-        // and around the bucket's median.
-        let ci = &ev["median_return_ci"];
-        if b.episodes >= 2 {
-            match (ci[0].as_f64(), ci[1].as_f64()) {
-                (Some(lo), Some(hi)) => {
-                    let med = seg["static_median_return"]
-                        .as_f64()
-                        .expect("a static median with episodes");
-                    if !(lo <= hi && lo - TOL <= med && med <= hi + TOL) {
-                        miss(format!(
-                            "bucket {i} median_return_ci: [{lo}, {hi}] does not bracket \
-                             static_median_return {med}"
-                        ));
-                    }
-                }
-                _ => miss(format!(
-                    "bucket {i} median_return_ci: expected an interval, got {ci}"
-                )),
             }
         }
     }
+}
 
-    // The series-wide median and the current bucket's verdict.
+/// Segment `i`'s evidence (episodes, fell further, recoveries, the
+/// bootstrap interval) against the oracle's bucket `b`.
+fn compare_bucket_evidence(
+    label: &str,
+    i: usize,
+    seg: &Value,
+    b: &BucketOracle,
+    miss: &mut impl FnMut(String),
+) {
+    let ev = &seg["evidence"];
+    assert!(ev.is_object(), "{label} bucket {i}: evidence {ev}");
+    let int = |f: &str| ev[f].as_u64().unwrap_or_else(|| panic!("{f}: {ev}")) as usize;
+
+    if int("episodes") != b.episodes {
+        miss(format!(
+            "bucket {i} episodes: expected {}, got {}",
+            b.episodes, ev["episodes"]
+        ));
+    }
+
+    let ff = ev["fell_further"].as_f64();
+    let want_ff = (b.episodes > 0).then(|| b.fell_further as f64 / b.episodes as f64);
+    let ff_ok = match (ff, want_ff) {
+        (Some(g), Some(w)) => (g - w).abs() <= TOL,
+        (None, None) => true,
+        _ => false,
+    };
+    if !ff_ok {
+        miss(format!(
+            "bucket {i} fell_further: expected {want_ff:?}, got {ff:?}"
+        ));
+    }
+
+    let recovered = b.recovery_days.len();
+    if int("recovered") != recovered {
+        miss(format!(
+            "bucket {i} recovered: expected {recovered}, got {}",
+            ev["recovered"]
+        ));
+    }
+    if int("unrecovered") != b.episodes - recovered {
+        miss(format!(
+            "bucket {i} unrecovered: expected {}, got {}",
+            b.episodes - recovered,
+            ev["unrecovered"]
+        ));
+    }
+    let want_days = (!b.recovery_days.is_empty()).then(|| median(&b.recovery_days));
+    let got_days = ev["recovery_days_median"].as_f64();
+    if got_days != want_days {
+        miss(format!(
+            "bucket {i} recovery_days_median: expected {want_days:?}, got {got_days:?}"
+        ));
+    }
+
+    // The bootstrap interval: present from two episodes on, ordered,
+    // and around the bucket's median.
+    let ci = &ev["median_return_ci"];
+    if b.episodes >= 2 {
+        match (ci[0].as_f64(), ci[1].as_f64()) {
+            (Some(lo), Some(hi)) => {
+                let med = seg["static_median_return"]
+                    .as_f64()
+                    .expect("a static median with episodes");
+                if !(lo <= hi && lo - TOL <= med && med <= hi + TOL) {
+                    miss(format!(
+                        "bucket {i} median_return_ci: [{lo}, {hi}] does not bracket \
+                         static_median_return {med}"
+                    ));
+                }
+            }
+            _ => miss(format!(
+                "bucket {i} median_return_ci: expected an interval, got {ci}"
+            )),
+        }
+    }
+}
+
+/// The series-wide median and the current bucket's verdict.
+fn compare_current_state(label: &str, body: &Value, o: &Oracle, miss: &mut impl FnMut(String)) {
+    let segments = body["segments"].as_array().expect("segments");
     let state = &body["current_state"];
     let sev = &state["evidence"];
     assert!(sev.is_object(), "{label}: current_state.evidence {sev}");

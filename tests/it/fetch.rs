@@ -105,92 +105,10 @@ async fn yahoo_fetch_loads_invalidates_caches_and_a_repeat_is_unchanged() {
         ],
     );
     assert!(ok, "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains(&format!(
-            "loaded    AAPL: 10 rows fetched, {rows_before} -> {} rows stored",
-            rows_before + 10
-        )),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("loaded    BTC-USD: 6 rows fetched")
-            && stdout.contains("(2 null closes skipped, 1 repeated dates, 0 splits adjusted)"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("1 splits adjusted"), "{stdout}");
-    assert!(
-        stdout.contains("fetched 3 assets from yahoo in ")
-            && stdout.contains(": 3 loaded, 0 unchanged, 0 failed"),
-        "{stdout}"
-    );
-    assert!(
-        !stderr.contains("fetching from"),
-        "no progress bar when stderr is not a terminal: {stderr}"
-    );
-
-    // The requests: the real path and query, the project's User-Agent,
-    // one per asset, spaced by the rate limit (2/s, no burst).
-    let requests = fake.requests();
-    assert_eq!(requests.len(), 3, "{requests:?}");
-    for r in &requests {
-        assert!(r.user_agent.starts_with("forecast-engine/"), "{r:?}");
-        assert!(
-            r.target
-                .starts_with(&format!("/v8/finance/chart/{}?interval=1d", r.symbol))
-                && r.target.contains("range=max"),
-            "{r:?}"
-        );
-    }
-    let mut times: Vec<_> = requests.iter().map(|r| r.at).collect();
-    times.sort();
-    for w in times.windows(2) {
-        assert!(
-            w[1] - w[0] >= Duration::from_millis(400),
-            "--rate 2 spaces requests by 500 ms: {:?}",
-            w[1] - w[0]
-        );
-    }
-
-    // Stored: merged by date, flagged ingested, one data version more.
+    assert_first_fetch_reported(&stdout, &stderr, rows_before);
+    requests_are_yahoos_and_spaced_by_the_rate(&fake);
     let after = stored(&db, &tickers).await;
-    for (b, a) in before.iter().zip(&after) {
-        assert_eq!(a.data_version, b.data_version + 1);
-        assert_eq!(a.data_source, "ingested");
-    }
-    let aapl = after[0].series.as_ref().unwrap();
-    let old = before[0].series.as_ref().unwrap();
-    assert_eq!(aapl.len(), old.len() + 10);
-    assert_eq!(&aapl.dates[..old.len()], &old.dates[..], "history kept");
-    assert_eq!(&aapl.closes[..old.len()], &old.closes[..]);
-    // adjclose is stored, not close.
-    assert_eq!(close_on(aapl, "2024-02-05"), Some(186.37));
-    assert_eq!(close_on(aapl, "2024-02-16"), Some(182.31));
-    let btc = after[1].series.as_ref().unwrap();
-    assert_eq!(
-        close_on(btc, "2024-06-08"),
-        Some(69_310.5),
-        "the last bar of a date wins"
-    );
-    // BTC-USD's demo history was synthetic: it is replaced, never mixed
-    // with market data, and a null close stores nothing.
-    assert_eq!(before[1].data_source, "synthetic");
-    assert!(old_close(&before[1], "2024-06-03").is_some());
-    assert_eq!(btc.len(), 6, "only the fetched rows");
-    assert_eq!(close_on(btc, "2024-06-03"), None);
-    // The split is no crash: 1208.88 raw on 06-07 is 120.888 adjusted.
-    let nvda = after[2].series.as_ref().unwrap();
-    assert_eq!(close_on(nvda, "2024-06-07"), Some(120.888));
-    assert_eq!(close_on(nvda, "2024-06-10"), Some(121.79));
-    let from = nvda
-        .dates
-        .iter()
-        .position(|&d| d == day("2024-06-03"))
-        .unwrap();
-    let worst = nvda.closes[from..]
-        .windows(2)
-        .map(|w| w[1] / w[0] - 1.0)
-        .fold(0.0_f64, f64::min);
-    assert!(worst > -0.05, "worst day across the split {worst}");
+    stored_merged_by_date_and_adjusted(&before, &after);
 
     // The running server answers from the new data at once.
     let (status, fresh) = server.get("/api/analysis/AAPL").await;
@@ -249,6 +167,102 @@ async fn yahoo_fetch_loads_invalidates_caches_and_a_repeat_is_unchanged() {
         last.target.contains("period1=1704067200&period2="),
         "{last:?}"
     );
+}
+
+/// The first fetch's report: each asset loaded with its counts (AAPL had
+/// `rows_before` rows), the totals, and no progress bar off a terminal.
+fn assert_first_fetch_reported(stdout: &str, stderr: &str, rows_before: u64) {
+    assert!(
+        stdout.contains(&format!(
+            "loaded    AAPL: 10 rows fetched, {rows_before} -> {} rows stored",
+            rows_before + 10
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("loaded    BTC-USD: 6 rows fetched")
+            && stdout.contains("(2 null closes skipped, 1 repeated dates, 0 splits adjusted)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 splits adjusted"), "{stdout}");
+    assert!(
+        stdout.contains("fetched 3 assets from yahoo in ")
+            && stdout.contains(": 3 loaded, 0 unchanged, 0 failed"),
+        "{stdout}"
+    );
+    assert!(
+        !stderr.contains("fetching from"),
+        "no progress bar when stderr is not a terminal: {stderr}"
+    );
+}
+
+/// The requests: the real path and query, the project's User-Agent, one
+/// per asset, spaced by the rate limit (2/s, no burst).
+fn requests_are_yahoos_and_spaced_by_the_rate(fake: &FakeProvider) {
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    for r in &requests {
+        assert!(r.user_agent.starts_with("forecast-engine/"), "{r:?}");
+        assert!(
+            r.target
+                .starts_with(&format!("/v8/finance/chart/{}?interval=1d", r.symbol))
+                && r.target.contains("range=max"),
+            "{r:?}"
+        );
+    }
+    let mut times: Vec<_> = requests.iter().map(|r| r.at).collect();
+    times.sort();
+    for w in times.windows(2) {
+        assert!(
+            w[1] - w[0] >= Duration::from_millis(400),
+            "--rate 2 spaces requests by 500 ms: {:?}",
+            w[1] - w[0]
+        );
+    }
+}
+
+/// Stored after the fetch of AAPL, BTC-USD and NVDA: merged by date,
+/// flagged ingested, one data version more; adjusted closes, the last bar
+/// of a date, synthetic history replaced, the split adjusted.
+fn stored_merged_by_date_and_adjusted(before: &[Stored], after: &[Stored]) {
+    for (b, a) in before.iter().zip(after) {
+        assert_eq!(a.data_version, b.data_version + 1);
+        assert_eq!(a.data_source, "ingested");
+    }
+    let aapl = after[0].series.as_ref().unwrap();
+    let old = before[0].series.as_ref().unwrap();
+    assert_eq!(aapl.len(), old.len() + 10);
+    assert_eq!(&aapl.dates[..old.len()], &old.dates[..], "history kept");
+    assert_eq!(&aapl.closes[..old.len()], &old.closes[..]);
+    // adjclose is stored, not close.
+    assert_eq!(close_on(aapl, "2024-02-05"), Some(186.37));
+    assert_eq!(close_on(aapl, "2024-02-16"), Some(182.31));
+    let btc = after[1].series.as_ref().unwrap();
+    assert_eq!(
+        close_on(btc, "2024-06-08"),
+        Some(69_310.5),
+        "the last bar of a date wins"
+    );
+    // BTC-USD's demo history was synthetic: it is replaced, never mixed
+    // with market data, and a null close stores nothing.
+    assert_eq!(before[1].data_source, "synthetic");
+    assert!(old_close(&before[1], "2024-06-03").is_some());
+    assert_eq!(btc.len(), 6, "only the fetched rows");
+    assert_eq!(close_on(btc, "2024-06-03"), None);
+    // The split is no crash: 1208.88 raw on 06-07 is 120.888 adjusted.
+    let nvda = after[2].series.as_ref().unwrap();
+    assert_eq!(close_on(nvda, "2024-06-07"), Some(120.888));
+    assert_eq!(close_on(nvda, "2024-06-10"), Some(121.79));
+    let from = nvda
+        .dates
+        .iter()
+        .position(|&d| d == day("2024-06-03"))
+        .unwrap();
+    let worst = nvda.closes[from..]
+        .windows(2)
+        .map(|w| w[1] / w[0] - 1.0)
+        .fold(0.0_f64, f64::min);
+    assert!(worst > -0.05, "worst day across the split {worst}");
 }
 
 fn old_close(s: &Stored, date: &str) -> Option<f64> {

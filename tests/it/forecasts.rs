@@ -526,29 +526,45 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
     let (ok, _, err) = cli(&db, &["plugin", "activate", "scorer", "default", "1.0.0"]);
     assert!(!ok && err.contains("significantly worse"), "{err}");
     assert_eq!(active_version(&db, "scorer"), "2.1.0");
-    cli_ok(
+    activate_forced(&db, "1.0.0", "baseline for the gate test").await;
+    the_calibrated_scorer_is_promoted_over_the_classic(&db).await;
+
+    // (b) The worse fixture is refused, from the CLI and the admin API.
+    let c = the_cli_refuses_the_worse_scorer_with_the_figures(&db);
+    the_admin_api_refuses_the_worse_scorer_and_compares(&db, &c).await;
+
+    // The override, recorded with its reason.
+    activate_forced(&db, "2.1.0-worse", "testing the override").await;
+    // --force without --reason is refused by the command line itself.
+    let (ok, _, err) = cli(
         &db,
         &[
-            "plugin",
-            "activate",
-            "scorer",
-            "default",
-            "1.0.0",
-            "--force",
-            "--reason",
-            "baseline for the gate test",
+            "plugin", "activate", "scorer", "default", "2.1.0", "--force",
+        ],
+    );
+    assert!(!ok && err.contains("--reason"), "{err}");
+}
+
+/// `plugin activate --force --reason` of scorer `version`: active, and
+/// the activation history records the reason.
+async fn activate_forced(db: &Path, version: &str, reason: &str) {
+    cli_ok(
+        db,
+        &[
+            "plugin", "activate", "scorer", "default", version, "--force", "--reason", reason,
         ],
         "",
     );
-    assert_eq!(active_version(&db, "scorer"), "1.0.0");
-    let (version, by) = last_scorer_activation(&db).await;
-    assert_eq!(version, "1.0.0");
-    assert!(
-        by.ends_with(" (forced: baseline for the gate test)"),
-        "{by}"
-    );
+    assert_eq!(active_version(db, "scorer"), version);
+    let (activated, by) = last_scorer_activation(db).await;
+    assert_eq!(activated, version);
+    assert!(by.ends_with(&format!(" (forced: {reason})")), "{by}");
+}
 
-    let c = compare(&db, "1.0.0", "2.1.0");
+/// With the classic scorer active, the calibrated one compares as not
+/// worse and is activated without the override.
+async fn the_calibrated_scorer_is_promoted_over_the_classic(db: &Path) {
+    let c = compare(db, "1.0.0", "2.1.0");
     println!(
         "compare 1.0.0 2.1.0: {}",
         serde_json::to_string_pretty(&c).unwrap()
@@ -560,20 +576,24 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
     assert_eq!(c["b"]["model"], "scorer/default@2.1.0");
     assert!((0.0..=1.0).contains(&f(&c["dm_p"])));
     let out = cli_ok(
-        &db,
+        db,
         &["plugin", "activate", "scorer", "default", "2.1.0"],
         "",
     );
     assert!(out.contains("active: scorer/default@2.1.0"), "{out}");
-    assert_eq!(active_version(&db, "scorer"), "2.1.0");
-    let (version, by) = last_scorer_activation(&db).await;
+    assert_eq!(active_version(db, "scorer"), "2.1.0");
+    let (version, by) = last_scorer_activation(db).await;
     assert_eq!(version, "2.1.0");
     assert!(!by.contains("forced"), "{by}");
+}
 
-    // (b) The worse fixture is refused, from the CLI and the admin API.
+/// The worse fixture, added as 2.1.0-worse, compares as significantly
+/// worse and `plugin activate` refuses it with the figures; the
+/// comparison.
+fn the_cli_refuses_the_worse_scorer_with_the_figures(db: &Path) -> Value {
     let worse = component("scorer_worse");
     cli_ok(
-        &db,
+        db,
         &[
             "plugin",
             "add",
@@ -587,11 +607,11 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
         ],
         "",
     );
-    let c = compare(&db, "2.1.0", "2.1.0-worse");
+    let c = compare(db, "2.1.0", "2.1.0-worse");
     assert_eq!(c["b_significantly_worse"], true, "{c}");
     let crps = |card: &Value| format!("{:.5}", f(&card["evaluation"]["crps"]["forecast"]));
     let (ok, _, err) = cli(
-        &db,
+        db,
         &["plugin", "activate", "scorer", "default", "2.1.0-worse"],
     );
     assert!(!ok, "the worse scorer was activated");
@@ -605,9 +625,16 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
     ] {
         assert!(err.contains(needle), "{err:?} lacks {needle:?}");
     }
-    assert_eq!(active_version(&db, "scorer"), "2.1.0");
+    assert_eq!(active_version(db, "scorer"), "2.1.0");
+    c
+}
 
-    let s = Server::app_with(db.clone(), &[]).await;
+/// The admin API refuses the worse scorer (and a forced activation
+/// without a reason), and its compare route answers as the CLI's `c` did,
+/// behind the admin token, refusing an ungraded horizon and an unknown
+/// version.
+async fn the_admin_api_refuses_the_worse_scorer_and_compares(db: &Path, c: &Value) {
+    let s = Server::app_with(db.to_path_buf(), &[]).await;
     let activate = json!({"kind": "scorer", "name": "default", "version": "2.1.0-worse"});
     let got = admin_post(
         &s,
@@ -623,7 +650,7 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
         let got = admin_post(&s, "/api/admin/plugins/activate", Some(ADMIN_TOKEN), body).await;
         assert_error(&got, 400, &["reason"]);
     }
-    assert_eq!(active_version(&db, "scorer"), "2.1.0");
+    assert_eq!(active_version(db, "scorer"), "2.1.0");
 
     let body = json!({"kind": "scorer", "name": "default", "a": "2.1.0", "b": "2.1.0-worse"});
     let (status, _) = admin_post(&s, "/api/admin/plugins/compare", None, body.clone()).await;
@@ -644,35 +671,6 @@ async fn the_evidence_gate_promotes_the_better_scorer_and_refuses_the_worse() {
     let body = json!({"kind": "scorer", "name": "default", "a": "2.1.0", "b": "9.9.9"});
     let got = admin_post(&s, "/api/admin/plugins/compare", Some(ADMIN_TOKEN), body).await;
     assert_error(&got, 404, &["9.9.9"]);
-    drop(s);
-
-    // The override, recorded with its reason.
-    cli_ok(
-        &db,
-        &[
-            "plugin",
-            "activate",
-            "scorer",
-            "default",
-            "2.1.0-worse",
-            "--force",
-            "--reason",
-            "testing the override",
-        ],
-        "",
-    );
-    assert_eq!(active_version(&db, "scorer"), "2.1.0-worse");
-    let (version, by) = last_scorer_activation(&db).await;
-    assert_eq!(version, "2.1.0-worse");
-    assert!(by.ends_with(" (forced: testing the override)"), "{by}");
-    // --force without --reason is refused by the command line itself.
-    let (ok, _, err) = cli(
-        &db,
-        &[
-            "plugin", "activate", "scorer", "default", "2.1.0", "--force",
-        ],
-    );
-    assert!(!ok && err.contains("--reason"), "{err}");
 }
 
 /// `GET /api/models`: refused before any grading run; after one, the

@@ -101,7 +101,15 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
     assert!(g["last_run"]["duration_seconds"].is_i64());
     assert_eq!(g["active_run"], g["last_run"]["id"]);
 
-    // Verdicts of the graded defaults come from the snapshot.
+    let score = graded_verdicts_come_from_the_snapshot(&s).await;
+    the_default_ranking_is_every_asset_by_median_return(&s, n, score).await;
+    every_ranking_parameter_sorts_filters_and_limits(&s, n).await;
+}
+
+/// Verdicts of the graded defaults come from the snapshot and agree with
+/// a live analysis; custom parameters are computed live; the ^GSPC
+/// verdict's score.
+async fn graded_verdicts_come_from_the_snapshot(s: &Server) -> f64 {
     let (status, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["metadata"]["from_cache"], true);
@@ -151,8 +159,13 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
         &["return_period"],
     );
     assert_error(&s.get("/api/analysis/NOPE/verdict").await, 404, &[]);
+    score
+}
 
-    // The ranking.
+/// The default ranking: the first 50 of the `n` assets, each with its
+/// figures, by median return; ^GSPC's row flagged real and scored
+/// `score`, as its verdict.
+async fn the_default_ranking_is_every_asset_by_median_return(s: &Server, n: usize, score: f64) {
     let (status, r) = s.get("/api/ranking").await;
     assert_eq!(status, 200, "{r}");
     let items = r["ranked_assets"].as_array().unwrap();
@@ -186,6 +199,11 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
         score,
         "ranking and verdict share the grade"
     );
+}
+
+/// Every sort key both ways, the limit, the category filters, every
+/// pre-computed (period, metric), the refusals and the Bearer guard.
+async fn every_ranking_parameter_sorts_filters_and_limits(s: &Server, n: usize) {
     for key in [
         "median_return",
         "expected_return",
@@ -287,7 +305,7 @@ fn tickers(r: &Value) -> Vec<String> {
 /// its parameter; the CSV carries the screened rows.
 #[tokio::test]
 async fn the_screener_filters_the_whole_ranking() {
-    use forecast_api::ranking::{RankedAsset, RankingResponse};
+    use forecast_api::ranking::RankingResponse;
     use forecast_domain::DataSource;
     let (db, n) = sqlite_small().await;
     let url = sqlite_url(&db);
@@ -298,8 +316,51 @@ async fn the_screener_filters_the_whole_ranking() {
     let has = |src: DataSource| whole.ranked_assets.iter().any(|a| a.data_source == src);
     assert!(has(DataSource::Real) && has(DataSource::Synthetic));
     assert!(whole.ranked_assets.iter().all(|a| a.episodes.is_some()));
-    type Keep = Box<dyn Fn(&RankedAsset) -> bool>;
-    let screens: Vec<(&str, Keep)> = vec![
+    let mut narrowed = 0;
+    for (screen, keep) in &screens() {
+        let kept = assert_screened(&s, &whole, n, screen, keep).await;
+        narrowed += usize::from(kept < n && kept > 0);
+    }
+    assert!(
+        narrowed >= 5,
+        "the screens must keep some rows and drop others"
+    );
+    // The screened rows as CSV: a header and one line per row.
+    let csv = s
+        .client()
+        .get(s.url("/api/ranking?format=csv&limit=500&source=real"))
+        .bearer_auth(common::test_key())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(csv.status().as_u16(), 200);
+    let real = whole
+        .ranked_assets
+        .iter()
+        .filter(|a| a.data_source == DataSource::Real)
+        .count();
+    assert_eq!(csv.text().await.unwrap().lines().count(), real + 1);
+    for (query, needles) in [
+        ("source=stonks", &["source", "stonks"][..]),
+        ("min_score=101", &["min_score"]),
+        ("min_score=60&max_score=40", &["min_score", "max_score"]),
+        ("max_current_drawdown=0.5", &["max_current_drawdown"]),
+        ("min_win_rate=nan", &["min_win_rate"]),
+        ("grades=ABC", &["grades"]),
+        ("min_episodes=-1", &["min_episodes"]),
+        ("currency=dollars", &["currency"]),
+    ] {
+        assert_error(&s.get(&format!("/api/ranking?{query}")).await, 400, needles);
+    }
+}
+
+/// Which rows a screen keeps, by the rows' own figures.
+type Keep = Box<dyn Fn(&forecast_api::ranking::RankedAsset) -> bool>;
+
+/// The screens the screener test asks for, each with the rows it keeps.
+fn screens() -> Vec<(&'static str, Keep)> {
+    use forecast_domain::DataSource;
+    vec![
         (
             "source=real,ingested",
             Box::new(|a| a.data_source != DataSource::Synthetic),
@@ -336,65 +397,45 @@ async fn the_screener_filters_the_whole_ranking() {
                     && a.grade.as_str() <= "C"
             }),
         ),
-    ];
-    let mut narrowed = 0;
-    for (screen, keep) in &screens {
-        let want: Vec<&str> = whole
-            .ranked_assets
-            .iter()
-            .filter(|a| keep(a))
-            .map(|a| a.ticker.as_str())
-            .collect();
-        let got: RankingResponse = s
-            .get_typed(&format!("/api/ranking?sort_by=ticker&limit=500&{screen}"))
-            .await;
-        let tickers: Vec<&str> = got
-            .ranked_assets
-            .iter()
-            .map(|a| a.ticker.as_str())
-            .collect();
-        assert_eq!(tickers, want, "{screen}");
-        assert_eq!(got.metadata.filtered_assets, want.len(), "{screen}");
-        assert_eq!(got.metadata.total_assets, n, "{screen}");
-        let synthetic = got
-            .ranked_assets
-            .iter()
-            .filter(|a| a.data_source == DataSource::Synthetic)
-            .count();
-        assert_eq!(got.metadata.data_sources.synthetic, synthetic, "{screen}");
-        narrowed += usize::from(want.len() < n && !want.is_empty());
-    }
-    assert!(
-        narrowed >= 5,
-        "the screens must keep some rows and drop others"
-    );
-    // The screened rows as CSV: a header and one line per row.
-    let csv = s
-        .client()
-        .get(s.url("/api/ranking?format=csv&limit=500&source=real"))
-        .bearer_auth(common::test_key())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(csv.status().as_u16(), 200);
-    let real = whole
+    ]
+}
+
+/// The ranking screened by `screen` is exactly the rows of `whole` (all
+/// `n` assets) that `keep` keeps, counted before paging, its sources
+/// counted; how many.
+async fn assert_screened(
+    s: &Server,
+    whole: &forecast_api::ranking::RankingResponse,
+    n: usize,
+    screen: &str,
+    keep: &Keep,
+) -> usize {
+    use forecast_api::ranking::RankingResponse;
+    use forecast_domain::DataSource;
+    let want: Vec<&str> = whole
         .ranked_assets
         .iter()
-        .filter(|a| a.data_source == DataSource::Real)
+        .filter(|a| keep(a))
+        .map(|a| a.ticker.as_str())
+        .collect();
+    let got: RankingResponse = s
+        .get_typed(&format!("/api/ranking?sort_by=ticker&limit=500&{screen}"))
+        .await;
+    let tickers: Vec<&str> = got
+        .ranked_assets
+        .iter()
+        .map(|a| a.ticker.as_str())
+        .collect();
+    assert_eq!(tickers, want, "{screen}");
+    assert_eq!(got.metadata.filtered_assets, want.len(), "{screen}");
+    assert_eq!(got.metadata.total_assets, n, "{screen}");
+    let synthetic = got
+        .ranked_assets
+        .iter()
+        .filter(|a| a.data_source == DataSource::Synthetic)
         .count();
-    assert_eq!(csv.text().await.unwrap().lines().count(), real + 1);
-    for (query, needles) in [
-        ("source=stonks", &["source", "stonks"][..]),
-        ("min_score=101", &["min_score"]),
-        ("min_score=60&max_score=40", &["min_score", "max_score"]),
-        ("max_current_drawdown=0.5", &["max_current_drawdown"]),
-        ("min_win_rate=nan", &["min_win_rate"]),
-        ("grades=ABC", &["grades"]),
-        ("min_episodes=-1", &["min_episodes"]),
-        ("currency=dollars", &["currency"]),
-    ] {
-        assert_error(&s.get(&format!("/api/ranking?{query}")).await, 400, needles);
-    }
+    assert_eq!(got.metadata.data_sources.synthetic, synthetic, "{screen}");
+    want.len()
 }
 
 /// Issue 24: the whole ranking sorts by any column, filters by text and
@@ -424,7 +465,47 @@ async fn the_whole_ranking_sorts_filters_by_text_and_pages() {
     pool.close().await;
     let s = Server::app_with(db, &[]).await;
 
-    // Every column, over the whole list.
+    every_column_sorts_the_whole_list(&s, n, &currencies).await;
+    pages_make_the_whole_list(&s, n).await;
+    the_text_filter_matches_ticker_or_name(&s, n).await;
+
+    // Verdicts name the currency, cached (from a body stored without it)
+    // and live.
+    for (path, cached) in [
+        ("/api/analysis/%5EGSPC/verdict", true),
+        ("/api/analysis/%5EGSPC/verdict?return_period=45", false),
+    ] {
+        let (status, v) = s.get(path).await;
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["metadata"]["from_cache"], cached, "{path}");
+        assert_eq!(v["metadata"]["currency"], "USD", "{path}");
+    }
+    the_snapshot_verdict_is_compressed_as_asked(&s).await;
+
+    let (_, web) = s.get("/api/ranking?limit=500").await;
+    let non_usd = web["ranked_assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["currency"] != "USD")
+        .unwrap();
+    let (_, v) = s
+        .get(&format!(
+            "/api/analysis/{}/verdict",
+            non_usd["ticker"].as_str().unwrap().replace('^', "%5E")
+        ))
+        .await;
+    assert_eq!(v["metadata"]["from_cache"], true);
+    assert_eq!(v["metadata"]["currency"], non_usd["currency"]);
+}
+
+/// Every column, over the whole list of `n` assets, each row naming its
+/// currency as the catalog does.
+async fn every_column_sorts_the_whole_list(
+    s: &Server,
+    n: usize,
+    currencies: &std::collections::HashMap<String, String>,
+) {
     let (status, whole) = s.get("/api/ranking?sort_by=score&limit=500").await;
     assert_eq!(status, 200, "{whole}");
     let items = whole["ranked_assets"].as_array().unwrap();
@@ -454,8 +535,11 @@ async fn the_whole_ranking_sorts_filters_by_text_and_pages() {
             assert!(sorted_by_text(items, key, desc), "{key} {sort}");
         }
     }
+}
 
-    // Pages of 4 make the whole list, ranked in it.
+/// Pages of 4 make the whole list of `n`, ranked in it; past its end a
+/// page is empty.
+async fn pages_make_the_whole_list(s: &Server, n: usize) {
     for sort_by in ["score", "name"] {
         let (_, whole) = s
             .get(&format!("/api/ranking?sort_by={sort_by}&limit=500"))
@@ -488,8 +572,11 @@ async fn the_whole_ranking_sorts_filters_by_text_and_pages() {
         assert_eq!(past["metadata"]["filtered_assets"], n);
         assert_eq!(past["metadata"]["offset"], offset);
     }
+}
 
-    // The text filter: ticker or name, any case, before counting and paging.
+/// The text filter: ticker or name, any case, before counting and paging;
+/// its bounds and the other parameters' refusals.
+async fn the_text_filter_matches_ticker_or_name(s: &Server, n: usize) {
     let (_, by_ticker) = s
         .get("/api/ranking?sort_by=ticker&sort=asc&limit=500")
         .await;
@@ -548,19 +635,10 @@ async fn the_whole_ranking_sorts_filters_by_text_and_pages() {
     ] {
         assert_error(&s.get(&format!("/api/ranking?{q}")).await, 400, &[name]);
     }
+}
 
-    // Verdicts name the currency, cached (from a body stored without it)
-    // and live.
-    for (path, cached) in [
-        ("/api/analysis/%5EGSPC/verdict", true),
-        ("/api/analysis/%5EGSPC/verdict?return_period=45", false),
-    ] {
-        let (status, v) = s.get(path).await;
-        assert_eq!(status, 200, "{v}");
-        assert_eq!(v["metadata"]["from_cache"], cached, "{path}");
-        assert_eq!(v["metadata"]["currency"], "USD", "{path}");
-    }
-    // The snapshot verdict's stored bytes, compressed as asked (issue 24).
+/// The snapshot verdict's stored bytes, compressed as asked (issue 24).
+async fn the_snapshot_verdict_is_compressed_as_asked(s: &Server) {
     let raw = |encoding: Option<&'static str>| {
         let mut req = s
             .client()
@@ -591,22 +669,6 @@ async fn the_whole_ranking_sorts_filters_by_text_and_pages() {
     assert_eq!(decoded, plain, "the same bytes");
     let v: Value = serde_json::from_slice(&plain).unwrap();
     assert_eq!(v["metadata"]["from_cache"], true);
-
-    let (_, web) = s.get("/api/ranking?limit=500").await;
-    let non_usd = web["ranked_assets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["currency"] != "USD")
-        .unwrap();
-    let (_, v) = s
-        .get(&format!(
-            "/api/analysis/{}/verdict",
-            non_usd["ticker"].as_str().unwrap().replace('^', "%5E")
-        ))
-        .await;
-    assert_eq!(v["metadata"]["from_cache"], true);
-    assert_eq!(v["metadata"]["currency"], non_usd["currency"]);
 }
 
 /// Issue 16: every aggregate says how much of it is real, ingested or
@@ -668,9 +730,14 @@ async fn aggregates_count_their_data_sources_and_answers_say_when_prices_end() {
         newest.as_str() > "2026-01-01",
         "synthetic histories end recently: {newest}"
     );
+    stale_assets_are_left_out_by_age(&s, rows, n, real).await;
+    per_asset_answers_carry_the_last_price_date(&s).await;
+}
 
-    // Leave out what ends more than N days ago: the real histories go, the
-    // recent synthetic ones stay.
+/// Leave out what ends more than N days ago (N reaching back to 2020):
+/// the real histories go, the recent synthetic ones stay. `rows` is the
+/// whole ranking of `n` assets, `real` of them real.
+async fn stale_assets_are_left_out_by_age(s: &Server, rows: &[Value], n: usize, real: usize) {
     let today = chrono::Utc::now().date_naive();
     let since_2020 = (today - chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()).num_days();
     let (status, fresh) = s
@@ -703,9 +770,11 @@ async fn aggregates_count_their_data_sources_and_answers_say_when_prices_end() {
             &["max_age_days"],
         );
     }
+}
 
-    // Per-asset answers: cached and live verdicts, the analysis, the
-    // catalog and the metadata all carry the date.
+/// Per-asset answers: cached and live verdicts, the analysis, the
+/// catalog and the metadata all carry ^GSPC's last price date.
+async fn per_asset_answers_carry_the_last_price_date(s: &Server) {
     for path in [
         "/api/analysis/%5EGSPC/verdict",
         "/api/analysis/%5EGSPC/verdict?return_period=45",
@@ -1034,36 +1103,18 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
         ],
     )
     .await;
-    let active = |h: &serde_json::Value| {
-        h["debug"]["grading"]["active_run"]
-            .as_str()
-            .map(str::to_string)
-    };
-    let wait = |what: &'static str, ok: Box<dyn Fn(&serde_json::Value) -> bool + Send + Sync>| {
-        let s = &s;
-        async move {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-            loop {
-                let (_, h) = s.debug_health().await;
-                if ok(&h) {
-                    return h;
-                }
-                assert!(std::time::Instant::now() < deadline, "{what}: {h}");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            }
-        }
-    };
-    let first = wait(
-        "the first snapshot",
-        Box::new(|h| {
-            let g = &h["debug"]["grading"];
-            g["active_run"].is_string()
-                && g["active_run"] == g["last_run"]["id"]
-                && g["last_run"]["engine"] == "segmentation/default@1.1.0"
-        }),
-    )
+    let first = health_when(&s, "the first snapshot", |h| {
+        let g = &h["debug"]["grading"];
+        g["active_run"].is_string()
+            && g["active_run"] == g["last_run"]["id"]
+            && g["last_run"]["engine"] == "segmentation/default@1.1.0"
+    })
     .await;
-    let original = active(&first).unwrap();
+    let original = first["debug"]["grading"]["active_run"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap();
+    let is_original = |h: &Value| h["debug"]["grading"]["active_run"] == original.as_str();
     let altered = common::component("segmentation_altered");
     let cli = |args: &[&str]| common::cli_ok(&s.db, args, "");
     cli(&[
@@ -1077,60 +1128,38 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
         "--version",
         "1.1.0-altered",
     ]);
-    let verdict_engine = || async {
-        let (_, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
-        (
-            v["metadata"]["engine_version"]
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
-            v["metadata"]["from_cache"] == true,
-        )
-    };
-
-    // 1. Activate, let the candidate's run complete, roll back: the
-    //    original run is served again, from the cache.
-    cli(&[
+    let activate = [
         "plugin",
         "activate",
         "segmentation",
         "default",
         "1.1.0-altered",
-    ]);
-    wait(
-        "the candidate's snapshot",
-        Box::new(|h| {
-            let g = &h["debug"]["grading"];
-            g["active_run"] == g["last_run"]["id"]
-                && g["last_run"]["engine"] == "segmentation/default@1.1.0-altered"
-        }),
-    )
+    ];
+    let rollback = ["plugin", "rollback", "segmentation", "default"];
+
+    // 1. Activate, let the candidate's run complete, roll back: the
+    //    original run is served again, from the cache.
+    cli(&activate);
+    health_when(&s, "the candidate's snapshot", |h| {
+        let g = &h["debug"]["grading"];
+        g["active_run"] == g["last_run"]["id"]
+            && g["last_run"]["engine"] == "segmentation/default@1.1.0-altered"
+    })
     .await;
-    assert_eq!(verdict_engine().await, ("1.1.0-altered".into(), true));
-    cli(&["plugin", "rollback", "segmentation", "default"]);
-    let orig = original.clone();
-    wait(
-        "the original run re-activated",
-        Box::new(move |h| h["debug"]["grading"]["active_run"] == orig.as_str()),
-    )
-    .await;
-    assert_eq!(verdict_engine().await, ("1.1.0".into(), true));
+    assert_eq!(verdict_engine(&s).await, ("1.1.0-altered".into(), true));
+    cli(&rollback);
+    health_when(&s, "the original run re-activated", is_original).await;
+    assert_eq!(verdict_engine(&s).await, ("1.1.0".into(), true));
 
     // 2. Activate and roll back at once, while the candidate grades: the
     //    original run stays (or is at once again) the served one, and the
     //    candidate's run is never activated.
-    cli(&[
-        "plugin",
-        "activate",
-        "segmentation",
-        "default",
-        "1.1.0-altered",
-    ]);
-    cli(&["plugin", "rollback", "segmentation", "default"]);
-    let orig = original.clone();
-    wait(
+    cli(&activate);
+    cli(&rollback);
+    health_when(
+        &s,
         "the original run served after the quick rollback",
-        Box::new(move |h| h["debug"]["grading"]["active_run"] == orig.as_str()),
+        is_original,
     )
     .await;
     for _ in 0..30 {
@@ -1140,8 +1169,35 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
             original.as_str(),
             "the rolled-back engine's run is never served: {h}"
         );
-        let (engine, cached) = verdict_engine().await;
+        let (engine, cached) = verdict_engine(&s).await;
         assert_eq!((engine.as_str(), cached), ("1.1.0", true));
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+}
+
+/// `s`'s debug health, asked every 100 ms until `ok` holds (at most two
+/// minutes, else the test fails naming `what`); the answer that did.
+async fn health_when(s: &Server, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let (_, h) = s.debug_health().await;
+        if ok(&h) {
+            return h;
+        }
+        assert!(std::time::Instant::now() < deadline, "{what}: {h}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// The engine version of ^GSPC's default verdict, and whether it was
+/// served from the snapshot.
+async fn verdict_engine(s: &Server) -> (String, bool) {
+    let (_, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
+    (
+        v["metadata"]["engine_version"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+        v["metadata"]["from_cache"] == true,
+    )
 }

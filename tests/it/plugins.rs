@@ -288,58 +288,7 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     drop(plain);
 
     let s = Server::app_with(common::fresh_db(), &fast_poll()).await;
-    assert_eq!(
-        admin(&s, "GET", "/api/admin/plugins", None, None).await.0,
-        401
-    );
-    assert_eq!(
-        admin(
-            &s,
-            "GET",
-            "/api/admin/plugins",
-            Some("wrong-token-wrong-token"),
-            None
-        )
-        .await
-        .0,
-        401
-    );
-    assert_eq!(
-        admin(
-            &s,
-            "GET",
-            "/api/admin/plugins",
-            Some(common::test_key()),
-            None
-        )
-        .await
-        .0,
-        401,
-        "a user's API key is not an admin token"
-    );
-    let (status, list) = admin(&s, "GET", "/api/admin/plugins", Some(TOKEN), None).await;
-    assert_eq!(status, 200);
-    let names: Vec<String> = list["plugins"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            format!(
-                "{}/{}",
-                p["kind"].as_str().unwrap(),
-                p["name"].as_str().unwrap()
-            )
-        })
-        .collect();
-    for n in [
-        "segmentation/default",
-        "scorer/default",
-        "strategy/topn",
-        "strategy/zscore",
-        "strategy/longshort",
-    ] {
-        assert!(names.contains(&n.to_string()), "{n} in {names:?}");
-    }
+    only_the_admin_token_lists_the_plugins(&s).await;
 
     // Upload the altered engine as raw bytes.
     let bytes = std::fs::read(component("segmentation_altered")).unwrap();
@@ -356,74 +305,7 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
         .unwrap();
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
 
-    // Shadow it on every request.
-    let (status, body) = admin(
-        &s,
-        "POST",
-        "/api/admin/shadow",
-        Some(TOKEN),
-        Some(json!({"kind": "segmentation", "name": "default", "version": ALTERED, "sample": 1.0})),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    let (status, _) = admin(
-        &s,
-        "POST",
-        "/api/admin/shadow",
-        Some(TOKEN),
-        Some(json!({"kind": "segmentation", "name": "default", "version": ALTERED, "sample": 1.5})),
-    )
-    .await;
-    assert_eq!(status, 400, "sample outside (0, 1]");
-
-    for ticker in ["%5EGSPC", "%5EIXIC", "BTC-USD", "AAPL", "%5EGSPC"] {
-        let (status, body) = s
-            .get(&format!("/api/analysis/{ticker}?return_period=30"))
-            .await;
-        assert_eq!(status, 200);
-        assert_eq!(
-            body["metadata"]["engine_version"], "1.1.0",
-            "the candidate's answer is never returned"
-        );
-    }
-    let mut report = Value::Null;
-    for _ in 0..100 {
-        let (status, r) = admin(
-            &s,
-            "GET",
-            "/api/admin/shadow/segmentation",
-            Some(TOKEN),
-            None,
-        )
-        .await;
-        assert_eq!(status, 200, "{r}");
-        report = r;
-        if report["samples"].as_u64().unwrap() >= 5 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(report["samples"], 5, "{report}");
-    assert_eq!(
-        report["candidate"],
-        format!("segmentation/default@{ALTERED}")
-    );
-    assert_eq!(report["errors"], 0);
-    assert!(
-        report["identical_share"].as_f64().unwrap() < 1.0,
-        "{report}"
-    );
-    let diffs = report["max_differences"].as_object().unwrap();
-    assert!(
-        diffs["time_series.expected_returns[]"].as_f64().unwrap() > 0.0,
-        "the EMA of a lower decay differs: {report}"
-    );
-    assert!(
-        !diffs.contains_key("time_series.prices[]"),
-        "prices are the same input: {report}"
-    );
-    assert!(report["active_latency_ms"]["p50"].as_f64().unwrap() > 0.0);
-    assert!(report["candidate_latency_ms"]["p50"].as_f64().unwrap() > 0.0);
+    a_shadowed_candidate_is_compared_and_never_answers(&s).await;
 
     // Promote it through the API, then roll back.
     let (status, body) = admin(
@@ -479,6 +361,118 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     .await;
     assert_eq!(stop.0, 200);
     assert_eq!(report_status().await.0, 404);
+}
+
+/// No token, a wrong one and a user's API key are 401; the admin token
+/// lists the built-in plugins.
+async fn only_the_admin_token_lists_the_plugins(s: &Server) {
+    for token in [
+        None,
+        Some("wrong-token-wrong-token"),
+        Some(common::test_key()),
+    ] {
+        assert_eq!(
+            admin(s, "GET", "/api/admin/plugins", token, None).await.0,
+            401,
+            "{token:?} is not the admin token (a user's API key is not one either)"
+        );
+    }
+    let (status, list) = admin(s, "GET", "/api/admin/plugins", Some(TOKEN), None).await;
+    assert_eq!(status, 200);
+    let names: Vec<String> = list["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{}/{}",
+                p["kind"].as_str().unwrap(),
+                p["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    for n in [
+        "segmentation/default",
+        "scorer/default",
+        "strategy/topn",
+        "strategy/zscore",
+        "strategy/longshort",
+    ] {
+        assert!(names.contains(&n.to_string()), "{n} in {names:?}");
+    }
+}
+
+/// The uploaded altered engine shadowed on every request: the answers
+/// are still the active engine's, and the shadow report compares the two
+/// on each of them.
+async fn a_shadowed_candidate_is_compared_and_never_answers(s: &Server) {
+    let (status, body) = admin(
+        s,
+        "POST",
+        "/api/admin/shadow",
+        Some(TOKEN),
+        Some(json!({"kind": "segmentation", "name": "default", "version": ALTERED, "sample": 1.0})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = admin(
+        s,
+        "POST",
+        "/api/admin/shadow",
+        Some(TOKEN),
+        Some(json!({"kind": "segmentation", "name": "default", "version": ALTERED, "sample": 1.5})),
+    )
+    .await;
+    assert_eq!(status, 400, "sample outside (0, 1]");
+
+    for ticker in ["%5EGSPC", "%5EIXIC", "BTC-USD", "AAPL", "%5EGSPC"] {
+        let (status, body) = s
+            .get(&format!("/api/analysis/{ticker}?return_period=30"))
+            .await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            body["metadata"]["engine_version"], "1.1.0",
+            "the candidate's answer is never returned"
+        );
+    }
+    let mut report = Value::Null;
+    for _ in 0..100 {
+        let (status, r) = admin(
+            s,
+            "GET",
+            "/api/admin/shadow/segmentation",
+            Some(TOKEN),
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{r}");
+        report = r;
+        if report["samples"].as_u64().unwrap() >= 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(report["samples"], 5, "{report}");
+    assert_eq!(
+        report["candidate"],
+        format!("segmentation/default@{ALTERED}")
+    );
+    assert_eq!(report["errors"], 0);
+    assert!(
+        report["identical_share"].as_f64().unwrap() < 1.0,
+        "{report}"
+    );
+    let diffs = report["max_differences"].as_object().unwrap();
+    assert!(
+        diffs["time_series.expected_returns[]"].as_f64().unwrap() > 0.0,
+        "the EMA of a lower decay differs: {report}"
+    );
+    assert!(
+        !diffs.contains_key("time_series.prices[]"),
+        "prices are the same input: {report}"
+    );
+    assert!(report["active_latency_ms"]["p50"].as_f64().unwrap() > 0.0);
+    assert!(report["candidate_latency_ms"]["p50"].as_f64().unwrap() > 0.0);
 }
 
 #[tokio::test]

@@ -48,15 +48,49 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
     let b = Server::start_url(&db.url, &env);
     let replicas = [&a, &b];
 
-    // 20 concurrent key creations over both replicas leave exactly 5 active.
     let cookie = login(&a, "rep@example.com", "replica password").await;
+    let keys = concurrent_key_creations_leave_five(replicas, &cookie).await;
+    let key = keys[0].0.clone();
+    concurrent_requests_of_one_user_admit_sixty(replicas, &key).await;
+    a_key_revoked_on_one_is_refused_by_the_other(replicas, &cookie, &keys[1]).await;
+
+    // A tier change through the CLI reaches both replicas on the next request.
+    cli_ok_url(
+        &db.url,
+        &[
+            "user",
+            "set-tier",
+            "--email",
+            "rep@example.com",
+            "--tier",
+            "lite",
+        ],
+        "",
+    );
+    assert_eq!(a.get_as("/api/assets", Some(&key)).await.0, 402);
+    assert_eq!(b.get_as("/api/assets", Some(&key)).await.0, 402);
+
+    a_sign_out_on_one_ends_the_session_on_the_other(replicas, &cookie).await;
+
+    let (_, health) = a.debug_health().await;
+    assert_eq!(health["debug"]["database"]["backend"], "postgres");
+    drop((a, b));
+    drop(db);
+}
+
+/// 20 concurrent key creations over both replicas leave exactly 5
+/// active; the session works on the other replica. The five `(key, id)`.
+async fn concurrent_key_creations_leave_five(
+    replicas: [&Server; 2],
+    cookie: &str,
+) -> Vec<(String, String)> {
     let mut tasks = Vec::new();
     for i in 0..20 {
         let s = replicas[i % 2];
         let req = s
             .client()
             .post(s.url("/api/keys"))
-            .header(COOKIE, &cookie)
+            .header(COOKIE, cookie)
             .header(ORIGIN, ORIGIN_URL)
             .json(&json!({ "name": format!("k{i}") }));
         tasks.push(tokio::spawn(async move {
@@ -80,10 +114,11 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
         }
     }
     assert_eq!((keys.len(), conflicts), (5, 15));
+    let b = replicas[1];
     let listed = b
         .client()
         .get(b.url("/api/keys"))
-        .header(COOKIE, &cookie)
+        .header(COOKIE, cookie)
         .send()
         .await
         .unwrap()
@@ -95,9 +130,11 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
         5,
         "the session works on the other replica"
     );
+    keys
+}
 
-    // 75 concurrent requests of one user spread over both admit exactly 60.
-    let key = keys[0].0.clone();
+/// 75 concurrent requests of one user spread over both admit exactly 60.
+async fn concurrent_requests_of_one_user_admit_sixty(replicas: [&Server; 2], key: &str) {
     common::within_one_window(60, 25).await;
     let mut tasks = Vec::new();
     for i in 0..75 {
@@ -105,7 +142,7 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
         let req = s
             .client()
             .get(s.url("/api/assets?category=Indices"))
-            .bearer_auth(&key);
+            .bearer_auth(key);
         tasks.push(tokio::spawn(async move {
             req.send().await.unwrap().status().as_u16()
         }));
@@ -120,85 +157,71 @@ async fn two_replicas_share_quotas_keys_and_revocations() {
         }
     }
     assert_eq!((ok, limited), (60, 15));
+}
 
-    // A key revoked through one replica is refused by the other on the
-    // next request (a second key of the same user, so the quota doesn't
-    // interfere: both 401s are decided before admission).
+/// A key revoked through one replica is refused by the other on the
+/// next request (a second key of the same user, so the quota doesn't
+/// interfere: both 401s are decided before admission).
+async fn a_key_revoked_on_one_is_refused_by_the_other(
+    [a, b]: [&Server; 2],
+    cookie: &str,
+    (other_key, other_id): &(String, String),
+) {
     // B has seen the key (and keeps it in memory) before it is revoked:
     // 429 while the user's minute is used up (decided after
     // authentication), 200 if the minute has just turned.
-    let (other_key, other_id) = keys[1].clone();
-    let seen = b.get_as("/api/assets", Some(&other_key)).await.0;
+    let seen = b.get_as("/api/assets", Some(other_key)).await.0;
     assert!([200, 429].contains(&seen), "{seen}");
     let r = a
         .client()
         .delete(a.url("/api/keys"))
-        .header(COOKIE, &cookie)
+        .header(COOKIE, cookie)
         .header(ORIGIN, ORIGIN_URL)
         .json(&json!({ "id": other_id }))
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    assert_eq!(b.get_as("/api/assets", Some(&other_key)).await.0, 401);
+    assert_eq!(b.get_as("/api/assets", Some(other_key)).await.0, 401);
+}
 
-    // A tier change through the CLI reaches both replicas on the next request.
-    cli_ok_url(
-        &db.url,
-        &[
-            "user",
-            "set-tier",
-            "--email",
-            "rep@example.com",
-            "--tier",
-            "lite",
-        ],
-        "",
-    );
-    assert_eq!(a.get_as("/api/assets", Some(&key)).await.0, 402);
-    assert_eq!(b.get_as("/api/assets", Some(&key)).await.0, 402);
-
-    // A session B keeps in memory (issue 41) is refused by B on the next
-    // request after a sign-out through A.
+/// A session B keeps in memory (issue 41) is refused by B on the next
+/// request after a sign-out through A.
+async fn a_sign_out_on_one_ends_the_session_on_the_other([a, b]: [&Server; 2], cookie: &str) {
     let me = |s: &Server| {
         s.client()
             .get(s.url("/auth/me"))
-            .header(COOKIE, &cookie)
+            .header(COOKIE, cookie)
             .send()
     };
     let data = |s: &Server| {
         s.client()
             .get(s.url("/web/api/assets?category=Indices"))
-            .header(COOKIE, &cookie)
+            .header(COOKIE, cookie)
             .send()
     };
-    assert_eq!(me(&b).await.unwrap().status(), 200);
-    assert_eq!(me(&b).await.unwrap().status(), 200, "from memory");
+    assert_eq!(me(b).await.unwrap().status(), 200);
+    assert_eq!(me(b).await.unwrap().status(), 200, "from memory");
     assert_eq!(
-        data(&b).await.unwrap().status(),
+        data(b).await.unwrap().status(),
         402,
         "a remembered session, on the lite tier now"
     );
     let out = a
         .client()
         .post(a.url("/auth/logout"))
-        .header(COOKIE, &cookie)
+        .header(COOKIE, cookie)
         .header(ORIGIN, ORIGIN_URL)
         .send()
         .await
         .unwrap();
     assert!(out.status().is_success(), "{}", out.status());
-    assert_eq!(me(&b).await.unwrap().status(), 401, "signed out everywhere");
+    assert_eq!(me(b).await.unwrap().status(), 401, "signed out everywhere");
     assert_eq!(
-        data(&b).await.unwrap().status(),
+        data(b).await.unwrap().status(),
         401,
         "and on the data routes"
     );
-
-    let (_, health) = a.debug_health().await;
-    assert_eq!(health["debug"]["database"]["backend"], "postgres");
-    drop((a, b));
-    drop(db);
 }
 
 /// An engine activated on one replica's database is served by both
@@ -243,25 +266,8 @@ async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
     ];
     let a = Server::start_url(&db.url, &env);
     let b = Server::start_url(&db.url, &env);
-    let engine_of = |s: &Server| {
-        let (s, key) = (s.url("/api/analysis/%5EGSPC?num_segments=21"), key.clone());
-        async move {
-            let r = reqwest::Client::new()
-                .get(s)
-                .bearer_auth(key)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(r.status(), 200);
-            let body: serde_json::Value = r.json().await.unwrap();
-            body["metadata"]["engine_version"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        }
-    };
-    assert_eq!(engine_of(&a).await, "1.1.0");
-    assert_eq!(engine_of(&b).await, "1.1.0");
+    assert_eq!(engine_of(&a, &key).await, "1.1.0");
+    assert_eq!(engine_of(&b, &key).await, "1.1.0");
 
     // Register and activate through replica A's admin API.
     let altered = common::component("segmentation_altered");
@@ -282,15 +288,8 @@ async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    for (replica, want) in [(&b, "1.1.0-altered"), (&a, "1.1.0-altered")] {
-        let started = std::time::Instant::now();
-        while engine_of(replica).await != want {
-            assert!(
-                started.elapsed() < std::time::Duration::from_secs(5),
-                "a replica did not follow the activation within 5 s"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
+    for replica in [&b, &a] {
+        follows_within_5_s(replica, &key, "1.1.0-altered", "the activation").await;
     }
     // Roll back from the CLI: both follow again.
     cli_ok_url(
@@ -299,14 +298,35 @@ async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
         "",
     );
     for replica in [&a, &b] {
-        let started = std::time::Instant::now();
-        while engine_of(replica).await != "1.1.0" {
-            assert!(
-                started.elapsed() < std::time::Duration::from_secs(5),
-                "a replica did not follow the rollback within 5 s"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
+        follows_within_5_s(replica, &key, "1.1.0", "the rollback").await;
+    }
+}
+
+/// The engine version of a live analysis from replica `s`.
+async fn engine_of(s: &Server, key: &str) -> String {
+    let r = reqwest::Client::new()
+        .get(s.url("/api/analysis/%5EGSPC?num_segments=21"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: serde_json::Value = r.json().await.unwrap();
+    body["metadata"]["engine_version"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Replica `s` serves engine `want` within 5 s (after `what`).
+async fn follows_within_5_s(s: &Server, key: &str, want: &str, what: &str) {
+    let started = std::time::Instant::now();
+    while engine_of(s, key).await != want {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "a replica did not follow {what} within 5 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
 

@@ -165,18 +165,7 @@ async fn writes_by_other_processes_are_seen_on_the_next_request() {
 
     // A key used (so remembered), then revoked by a hand-written
     // statement and by the CLI's tier change: refused on the next request.
-    cli_ok(
-        &db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "mem@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
+    add_premium_user(&db, "mem@example.com");
     let other = create_key(&db, "mem@example.com", "mem");
     assert_eq!(s.get_as("/api/strategies", Some(&other)).await.0, 200);
     exec(
@@ -187,23 +176,26 @@ async fn writes_by_other_processes_are_seen_on_the_next_request() {
     assert_eq!(s.get_as("/api/strategies", Some(&other)).await.0, 401);
     assert_eq!(s.get_as("/api/strategies", Some(key)).await.0, 200);
 
-    // A remembered key is charged before it is confirmed: a stale one gets
-    // its charge back (the 401 counts nothing), and a new limit set by the
-    // CLI binds on the next request.
+    a_stale_remembered_key_gets_its_charge_back_and_new_limits_bind(&s).await;
+}
+
+/// `forecast user add` of a Premium user to `db`.
+fn add_premium_user(db: &std::path::Path, email: &str) {
     cli_ok(
-        &db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "lim@example.com",
-            "--tier",
-            "premium",
-        ],
+        db,
+        &["user", "add", "--email", email, "--tier", "premium"],
         "",
     );
-    let first_key = create_key(&db, "lim@example.com", "lim1");
-    let second_key = create_key(&db, "lim@example.com", "lim2");
+}
+
+/// A remembered key is charged before it is confirmed: a stale one gets
+/// its charge back (the 401 counts nothing), and a new limit set by the
+/// CLI binds on the next request.
+async fn a_stale_remembered_key_gets_its_charge_back_and_new_limits_bind(s: &Server) {
+    let (db, url) = (&s.db, sqlite_url(&s.db));
+    add_premium_user(db, "lim@example.com");
+    let first_key = create_key(db, "lim@example.com", "lim1");
+    let second_key = create_key(db, "lim@example.com", "lim2");
     common::within_one_window(60, 20).await;
     let get = |key: &str| {
         s.client()
@@ -239,7 +231,7 @@ async fn writes_by_other_processes_are_seen_on_the_next_request() {
         "the refused request was not counted"
     );
     cli_ok(
-        &db,
+        db,
         &[
             "user",
             "set-limits",

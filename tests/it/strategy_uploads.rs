@@ -108,91 +108,12 @@ async fn an_author_uploads_runs_shares_picks_and_deletes_a_strategy() {
     let author = test_key().to_string();
     let other = second_account(&s.db);
 
-    let first = upload(&s, &author, "application/wasm", dip_buyer()).await;
-    assert_eq!(first.status, 201, "{}", first.body);
-    let name = first.body["strategy"].as_str().unwrap().to_string();
-    assert!(
-        name.starts_with("@u") && name.ends_with("/dip-buyer"),
-        "{name}"
-    );
-    assert_eq!(first.body["version"], "0.1.0");
-    assert_eq!(first.body["shared"], false);
-    assert_eq!(first.body["current_version"], "0.1.0");
-    let imports = first.body["imports"].to_string();
-    assert!(imports.contains("forecast:plugins/host-log"), "{imports}");
-    let again = upload(&s, &author, "application/wasm", dip_buyer()).await;
-    assert_eq!(again.status, 200, "the same bytes again: {}", again.body);
-    assert_eq!(again.body["created"], false);
-    assert_eq!(again.body["sha256"], first.body["sha256"]);
-
-    // Private: listed and runnable by its owner only; another account gets
-    // exactly what a name that does not exist gets.
-    assert!(listed(&s, &author)
-        .await
-        .contains(&(name.clone(), "private".into())));
-    assert!(!listed(&s, &other).await.iter().any(|(n, _)| n == &name));
-    let ran = backtest(&s, &author, &name).await;
-    assert_eq!(ran.status, 200, "{}", ran.body);
-    assert!(ran.body["metrics"]["total_return"].is_number());
-    let hidden = backtest(&s, &other, &name).await;
-    let (handle, _) = name.split_once('/').unwrap();
-    let missing_name = format!("{handle}/no-such-strategy");
-    let missing = backtest(&s, &other, &missing_name).await;
-    assert_eq!((hidden.status, missing.status), (400, 400));
-    assert_eq!(
-        hidden.body["detail"].as_str().unwrap().replace(&name, "N"),
-        missing.body["detail"]
-            .as_str()
-            .unwrap()
-            .replace(&missing_name, "N"),
-        "a private strategy is answered as a missing one"
-    );
-
-    // Only the owner changes it; another account gets the 404 of a name
-    // that does not exist.
-    let path = format!("/api/strategies/{name}");
-    let by_other = call(
-        &s,
-        &other,
-        reqwest::Method::PATCH,
-        &path,
-        Some(json!({ "shared": true })),
-    )
-    .await;
-    assert_eq!(by_other.status, 404, "{}", by_other.body);
-    let shared = call(
-        &s,
-        &author,
-        reqwest::Method::PATCH,
-        &path,
-        Some(json!({ "shared": true })),
-    )
-    .await;
-    assert_eq!(shared.status, 200, "{}", shared.body);
-    assert_eq!(shared.body["shared"], true);
-    assert!(listed(&s, &other)
-        .await
-        .contains(&(name.clone(), "shared".into())));
-    assert_eq!(backtest(&s, &other, &name).await.status, 200);
-    assert_eq!(
-        backtest(&s, &other, &format!("{name}@0.1.0")).await.status,
-        200,
-        "a pinned version"
-    );
-    let no_version = call(
-        &s,
-        &author,
-        reqwest::Method::PATCH,
-        &path,
-        Some(json!({ "current_version": "9.9.9" })),
-    )
-    .await;
-    assert_eq!(no_version.status, 400, "{}", no_version.body);
-    let nothing = call(&s, &author, reqwest::Method::PATCH, &path, Some(json!({}))).await;
-    assert_eq!(nothing.status, 200, "an empty change: {}", nothing.body);
-    assert_eq!(nothing.body["shared"], true, "unchanged");
+    let name = the_same_bytes_uploaded_twice_are_stored_once(&s, &author).await;
+    a_private_strategy_is_answered_to_others_as_a_missing_one(&s, &author, &other, &name).await;
+    only_the_owner_shares_it_and_picks_its_version(&s, &author, &other, &name).await;
 
     // Deleted: gone for everyone; its version is never reused for other bytes.
+    let path = format!("/api/strategies/{name}");
     assert_eq!(
         call(&s, &other, reqwest::Method::DELETE, &path, None)
             .await
@@ -220,6 +141,90 @@ async fn an_author_uploads_runs_shares_picks_and_deletes_a_strategy() {
     let revived = upload(&s, &author, "application/wasm", dip_buyer()).await;
     assert_eq!(revived.status, 201, "{}", revived.body);
     assert_eq!(revived.body["shared"], false, "revived private");
+}
+
+/// The author uploads dip-buyer: stored private under their handle; the
+/// same bytes again are not stored twice. The strategy's name.
+async fn the_same_bytes_uploaded_twice_are_stored_once(s: &Server, author: &str) -> String {
+    let first = upload(s, author, "application/wasm", dip_buyer()).await;
+    assert_eq!(first.status, 201, "{}", first.body);
+    let name = first.body["strategy"].as_str().unwrap().to_string();
+    assert!(
+        name.starts_with("@u") && name.ends_with("/dip-buyer"),
+        "{name}"
+    );
+    assert_eq!(first.body["version"], "0.1.0");
+    assert_eq!(first.body["shared"], false);
+    assert_eq!(first.body["current_version"], "0.1.0");
+    let imports = first.body["imports"].to_string();
+    assert!(imports.contains("forecast:plugins/host-log"), "{imports}");
+    let again = upload(s, author, "application/wasm", dip_buyer()).await;
+    assert_eq!(again.status, 200, "the same bytes again: {}", again.body);
+    assert_eq!(again.body["created"], false);
+    assert_eq!(again.body["sha256"], first.body["sha256"]);
+    name
+}
+
+/// Private: listed and runnable by its owner only; another account gets
+/// exactly what a name that does not exist gets.
+async fn a_private_strategy_is_answered_to_others_as_a_missing_one(
+    s: &Server,
+    author: &str,
+    other: &str,
+    name: &str,
+) {
+    assert!(listed(s, author)
+        .await
+        .contains(&(name.to_string(), "private".into())));
+    assert!(!listed(s, other).await.iter().any(|(n, _)| n == name));
+    let ran = backtest(s, author, name).await;
+    assert_eq!(ran.status, 200, "{}", ran.body);
+    assert!(ran.body["metrics"]["total_return"].is_number());
+    let hidden = backtest(s, other, name).await;
+    let (handle, _) = name.split_once('/').unwrap();
+    let missing_name = format!("{handle}/no-such-strategy");
+    let missing = backtest(s, other, &missing_name).await;
+    assert_eq!((hidden.status, missing.status), (400, 400));
+    assert_eq!(
+        hidden.body["detail"].as_str().unwrap().replace(name, "N"),
+        missing.body["detail"]
+            .as_str()
+            .unwrap()
+            .replace(&missing_name, "N"),
+        "a private strategy is answered as a missing one"
+    );
+}
+
+/// Only the owner changes it; another account gets the 404 of a name
+/// that does not exist. Shared, others list and run it, pinned too; an
+/// unknown version is refused and an empty change changes nothing.
+async fn only_the_owner_shares_it_and_picks_its_version(
+    s: &Server,
+    author: &str,
+    other: &str,
+    name: &str,
+) {
+    let path = format!("/api/strategies/{name}");
+    let patch = |key, body| call(s, key, reqwest::Method::PATCH, &path, Some(body));
+    let by_other = patch(other, json!({ "shared": true })).await;
+    assert_eq!(by_other.status, 404, "{}", by_other.body);
+    let shared = patch(author, json!({ "shared": true })).await;
+    assert_eq!(shared.status, 200, "{}", shared.body);
+    assert_eq!(shared.body["shared"], true);
+    assert!(listed(s, other)
+        .await
+        .contains(&(name.to_string(), "shared".into())));
+    assert_eq!(backtest(s, other, name).await.status, 200);
+    assert_eq!(
+        backtest(s, other, &format!("{name}@0.1.0")).await.status,
+        200,
+        "a pinned version"
+    );
+    let no_version = patch(author, json!({ "current_version": "9.9.9" })).await;
+    assert_eq!(no_version.status, 400, "{}", no_version.body);
+    let nothing = patch(author, json!({})).await;
+    assert_eq!(nothing.status, 200, "an empty change: {}", nothing.body);
+    assert_eq!(nothing.body["shared"], true, "unchanged");
 }
 
 #[tokio::test]
@@ -374,67 +379,7 @@ async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
         "built-ins are not metered"
     );
 
-    // The listing gives each strategy's min / mean / max over its runs.
-    let list = call(&s, key, reqwest::Method::GET, "/api/strategies", None).await;
-    let item = |n: &str| {
-        list.body["strategies"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == n)
-            .unwrap_or_else(|| panic!("{n} listed: {}", list.body))
-            .clone()
-    };
-    // A bare component's manifest is what it reports; no licence, no author.
-    let m = item(&name)["manifest"].clone();
-    assert_eq!(m["world"], "strategy", "{m}");
-    assert_eq!((&m["licence"], &m["author"]), (&Value::Null, &Value::Null));
-    assert!(!item(&name)["imports"].as_array().unwrap().is_empty());
-    assert!(
-        !item("topn")["imports"].as_array().unwrap().is_empty(),
-        "built-ins list theirs"
-    );
-    assert_eq!(item("topn")["manifest"], Value::Null);
-    // The WIT package each was built against, read off its imports.
-    for n in [name.as_str(), "topn"] {
-        let v = item(n)["wit_version"].as_str().map(str::to_string);
-        let imported = item(n)["imports"].to_string();
-        assert!(
-            v.as_ref()
-                .is_some_and(|v| imported.contains(&format!("forecast:plugins/types@{v}"))),
-            "{n}: {v:?} in {imported}"
-        );
-    }
-    let mine = item(&name)["resources"].clone();
-    assert_eq!(mine["runs"], 2, "{mine}");
-    let fuel = u1["fuel"].as_f64().unwrap();
-    assert_eq!(
-        mine["fuel"],
-        json!({"min": fuel, "mean": fuel, "max": fuel})
-    );
-    let calls = u1["calls"].as_f64().unwrap();
-    assert_eq!(mine["calls"]["max"].as_f64(), Some(calls), "{mine}");
-    let (lo, hi) = (
-        mine["guest_ms"]["min"].as_f64().unwrap(),
-        mine["guest_ms"]["max"].as_f64().unwrap(),
-    );
-    let mean = mine["guest_ms"]["mean"].as_f64().unwrap();
-    assert!(lo <= mean && mean <= hi && lo > 0.0, "{mine}");
-    let topn = item("topn")["resources"].clone();
-    assert_eq!(topn["runs"], 1, "{topn}");
-    // Another account sees nothing of these runs (its own figures only).
-    let other = second_account(&s.db);
-    let theirs = call(&s, &other, reqwest::Method::GET, "/api/strategies", None).await;
-    let topn_theirs = theirs.body["strategies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "topn")
-        .unwrap()
-        .clone();
-    assert_eq!(topn_theirs["resources"], Value::Null, "{topn_theirs}");
-    assert_eq!(topn["fuel"], Value::Null, "built-ins are not metered");
-    assert_eq!(item("zscore")["resources"], Value::Null, "never run");
+    the_listing_gives_manifests_and_each_accounts_resources(&s, &name, &u1).await;
 
     let misbehave = std::fs::read(component("misbehave_strategy")).unwrap();
     let up = upload(&s, key, "application/wasm", misbehave).await;
@@ -455,6 +400,77 @@ async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
         detail.contains("strategy/misbehave@0.0.1") && detail.contains("fuel budget"),
         "{detail}"
     );
+}
+
+/// The test account's listing after two runs of the upload `name` (the
+/// first one's usage `u1`) and one of topn: each strategy's manifest,
+/// imports and WIT version, and the min / mean / max of its runs; another
+/// account sees nothing of these runs.
+async fn the_listing_gives_manifests_and_each_accounts_resources(
+    s: &Server,
+    name: &str,
+    u1: &Value,
+) {
+    let list = call(s, test_key(), reqwest::Method::GET, "/api/strategies", None).await;
+    let item = |n: &str| {
+        list.body["strategies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == n)
+            .unwrap_or_else(|| panic!("{n} listed: {}", list.body))
+            .clone()
+    };
+    // A bare component's manifest is what it reports; no licence, no author.
+    let m = item(name)["manifest"].clone();
+    assert_eq!(m["world"], "strategy", "{m}");
+    assert_eq!((&m["licence"], &m["author"]), (&Value::Null, &Value::Null));
+    assert!(!item(name)["imports"].as_array().unwrap().is_empty());
+    assert!(
+        !item("topn")["imports"].as_array().unwrap().is_empty(),
+        "built-ins list theirs"
+    );
+    assert_eq!(item("topn")["manifest"], Value::Null);
+    // The WIT package each was built against, read off its imports.
+    for n in [name, "topn"] {
+        let v = item(n)["wit_version"].as_str().map(str::to_string);
+        let imported = item(n)["imports"].to_string();
+        assert!(
+            v.as_ref()
+                .is_some_and(|v| imported.contains(&format!("forecast:plugins/types@{v}"))),
+            "{n}: {v:?} in {imported}"
+        );
+    }
+    let mine = item(name)["resources"].clone();
+    assert_eq!(mine["runs"], 2, "{mine}");
+    let fuel = u1["fuel"].as_f64().unwrap();
+    assert_eq!(
+        mine["fuel"],
+        json!({"min": fuel, "mean": fuel, "max": fuel})
+    );
+    let calls = u1["calls"].as_f64().unwrap();
+    assert_eq!(mine["calls"]["max"].as_f64(), Some(calls), "{mine}");
+    let (lo, hi) = (
+        mine["guest_ms"]["min"].as_f64().unwrap(),
+        mine["guest_ms"]["max"].as_f64().unwrap(),
+    );
+    let mean = mine["guest_ms"]["mean"].as_f64().unwrap();
+    assert!(lo <= mean && mean <= hi && lo > 0.0, "{mine}");
+    let topn = item("topn")["resources"].clone();
+    assert_eq!(topn["runs"], 1, "{topn}");
+    // Another account sees nothing of these runs (its own figures only).
+    let other = second_account(&s.db);
+    let theirs = call(s, &other, reqwest::Method::GET, "/api/strategies", None).await;
+    let topn_theirs = theirs.body["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "topn")
+        .unwrap()
+        .clone();
+    assert_eq!(topn_theirs["resources"], Value::Null, "{topn_theirs}");
+    assert_eq!(topn["fuel"], Value::Null, "built-ins are not metered");
+    assert_eq!(item("zscore")["resources"], Value::Null, "never run");
 }
 
 /// Compiled uploads are kept on disk (`FORECAST_MODULE_CACHE`): a stored

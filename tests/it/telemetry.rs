@@ -124,84 +124,9 @@ async fn a_backtest_is_one_trace_from_the_request_to_the_guest_calls() {
     let status = r.status();
     assert_eq!(status, 200, "{:.300}", r.text().await.unwrap());
 
-    // The spans arrive in batches: wait (bounded) for the request's.
-    let started = Instant::now();
-    let (spans, services) = loop {
-        {
-            let got = got.lock().unwrap();
-            let request_span = got.spans.iter().find(|sp| {
-                sp.name == "request" && text(&sp.attributes, "request_id") == Some(&request_id)
-            });
-            if let Some(request_span) = request_span {
-                // The request's span ends last: once it is here, so is the
-                // rest of its trace (or it never comes).
-                let trace = request_span.trace_id.clone();
-                let spans: Vec<Span> = got
-                    .spans
-                    .iter()
-                    .filter(|sp| sp.trace_id == trace)
-                    .cloned()
-                    .collect();
-                break (spans, got.services.clone());
-            }
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no span of request {request_id} reached the collector in 20 s ({} spans did)",
-            got.lock().unwrap().spans.len()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let (spans, services) = the_requests_trace(&got, &request_id).await;
     assert!(services.iter().all(|s| s == "forecast"), "{services:?}");
-
-    let by_id: HashMap<&[u8], &Span> = spans.iter().map(|s| (s.span_id.as_slice(), s)).collect();
-    let request = spans.iter().find(|s| s.name == "request").unwrap();
-    assert!(
-        request.parent_span_id.is_empty(),
-        "the request's span is the trace's root"
-    );
-    assert_eq!(text(&request.attributes, "uri"), Some("/api/backtest"));
-    assert!(
-        text(&request.attributes, "user_id").is_some_and(|u| !u.is_empty()),
-        "the guard records the user on the request's span: {:?}",
-        request.attributes
-    );
-    let service = spans
-        .iter()
-        .find(|s| s.name == "backtest")
-        .unwrap_or_else(|| panic!("no backtest span in {:?}", names(&spans)));
-    assert_eq!(text(&service.attributes, "strategy"), Some("topn"));
-    assert!(
-        ancestry(service, &by_id).ends_with(&["request"]),
-        "{:?}",
-        ancestry(service, &by_id)
-    );
-    // The guest calls: the engine's walk-forward per asset on the signal
-    // workers' threads, the strategy's start on the run's.
-    let guest_calls: Vec<&Span> = spans
-        .iter()
-        .filter(|s| text(&s.attributes, "plugin").is_some())
-        .collect();
-    assert!(
-        !guest_calls.is_empty(),
-        "no guest call in {:?}",
-        names(&spans)
-    );
-    for call in &guest_calls {
-        let chain = ancestry(call, &by_id);
-        assert!(
-            chain.contains(&"backtest") && chain.last() == Some(&"request"),
-            "a guest call outside request → backtest: {chain:?}"
-        );
-        assert_eq!(text(&call.attributes, "outcome"), Some("ok"), "{chain:?}");
-    }
-    let strategy = guest_calls
-        .iter()
-        .find(|s| s.name == "start")
-        .unwrap_or_else(|| panic!("no strategy call in {:?}", names(&spans)));
-    assert!(text(&strategy.attributes, "plugin")
-        .unwrap()
-        .starts_with("strategy/topn@"));
+    assert_request_backtest_and_guest_calls_nest(&spans);
 
     // A guest's own log line during a request names the request.
     let r = s
@@ -236,6 +161,92 @@ async fn a_backtest_is_one_trace_from_the_request_to_the_guest_calls() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The spans arrive in batches: waits (bounded) for the span of request
+/// `request_id`; the spans of its trace, and the service names of every
+/// batch received.
+async fn the_requests_trace(got: &Mutex<Received>, request_id: &str) -> (Vec<Span>, Vec<String>) {
+    let started = Instant::now();
+    loop {
+        {
+            let got = got.lock().unwrap();
+            let request_span = got.spans.iter().find(|sp| {
+                sp.name == "request" && text(&sp.attributes, "request_id") == Some(request_id)
+            });
+            if let Some(request_span) = request_span {
+                // The request's span ends last: once it is here, so is the
+                // rest of its trace (or it never comes).
+                let trace = request_span.trace_id.clone();
+                let spans: Vec<Span> = got
+                    .spans
+                    .iter()
+                    .filter(|sp| sp.trace_id == trace)
+                    .cloned()
+                    .collect();
+                return (spans, got.services.clone());
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no span of request {request_id} reached the collector in 20 s ({} spans did)",
+            got.lock().unwrap().spans.len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// One trace of a topn backtest: the request's span at the root, the
+/// backtest service's under it, and every guest call under that.
+fn assert_request_backtest_and_guest_calls_nest(spans: &[Span]) {
+    let by_id: HashMap<&[u8], &Span> = spans.iter().map(|s| (s.span_id.as_slice(), s)).collect();
+    let request = spans.iter().find(|s| s.name == "request").unwrap();
+    assert!(
+        request.parent_span_id.is_empty(),
+        "the request's span is the trace's root"
+    );
+    assert_eq!(text(&request.attributes, "uri"), Some("/api/backtest"));
+    assert!(
+        text(&request.attributes, "user_id").is_some_and(|u| !u.is_empty()),
+        "the guard records the user on the request's span: {:?}",
+        request.attributes
+    );
+    let service = spans
+        .iter()
+        .find(|s| s.name == "backtest")
+        .unwrap_or_else(|| panic!("no backtest span in {:?}", names(spans)));
+    assert_eq!(text(&service.attributes, "strategy"), Some("topn"));
+    assert!(
+        ancestry(service, &by_id).ends_with(&["request"]),
+        "{:?}",
+        ancestry(service, &by_id)
+    );
+    // The guest calls: the engine's walk-forward per asset on the signal
+    // workers' threads, the strategy's start on the run's.
+    let guest_calls: Vec<&Span> = spans
+        .iter()
+        .filter(|s| text(&s.attributes, "plugin").is_some())
+        .collect();
+    assert!(
+        !guest_calls.is_empty(),
+        "no guest call in {:?}",
+        names(spans)
+    );
+    for call in &guest_calls {
+        let chain = ancestry(call, &by_id);
+        assert!(
+            chain.contains(&"backtest") && chain.last() == Some(&"request"),
+            "a guest call outside request → backtest: {chain:?}"
+        );
+        assert_eq!(text(&call.attributes, "outcome"), Some("ok"), "{chain:?}");
+    }
+    let strategy = guest_calls
+        .iter()
+        .find(|s| s.name == "start")
+        .unwrap_or_else(|| panic!("no strategy call in {:?}", names(spans)));
+    assert!(text(&strategy.attributes, "plugin")
+        .unwrap()
+        .starts_with("strategy/topn@"));
 }
 
 /// The spans' names, for failure messages.

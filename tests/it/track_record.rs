@@ -196,11 +196,38 @@ async fn the_universe_record_is_stored_by_the_grading_run() {
     assert_eq!(calibration, counted);
     // The same run, the same numbers.
     assert_eq!(s.get("/api/track-record?return_period=30").await.1, real);
-    // Its tables as CSV: the same rows and numbers.
-    let server = &s;
+    its_tables_as_csv_are_the_same_rows(&s, &real, counted).await;
+    sources_and_categories_are_kept_apart(&s, &real).await;
+
+    assert_error(
+        &s.get("/api/track-record?return_period=45").await,
+        400,
+        &["return_period", "graded"],
+    );
+    assert_error(
+        &s.get("/api/track-record?source=fake").await,
+        400,
+        &["source", "fake"],
+    );
+    assert_error(
+        &s.get("/api/track-record?category=Gems").await,
+        400,
+        &["category"],
+    );
+    assert_error(
+        &s.get("/api/track-record?metric=alpha").await,
+        400,
+        &["metric"],
+    );
+}
+
+/// The record `real` (30 days, `counted` observations) as CSV tables:
+/// the same rows and numbers; an unknown table is refused naming them.
+async fn its_tables_as_csv_are_the_same_rows(s: &Server, real: &Value, counted: u64) {
+    let by_grade = real["by_grade"].as_array().unwrap();
     let csv = |table: &str| {
         let path = format!("/api/track-record?return_period=30&format=csv&table={table}");
-        async move { crate::exports::call(server, None, &path, None).await }
+        async move { crate::exports::call(s, None, &path, None).await }
     };
     let (status, _, cd, text) = csv("by_grade").await;
     assert_eq!(status, 200, "{text}");
@@ -228,7 +255,11 @@ async fn the_universe_record_is_stored_by_the_grading_run() {
     let (status, _, _, text) = csv("nope").await;
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("by_grade, ic, calibration"), "{text}");
+}
 
+/// The synthetic record is apart from the `real` one and says what it
+/// is; `all` is both; a category narrows the record.
+async fn sources_and_categories_are_kept_apart(s: &Server, real: &Value) {
     let (_, synthetic) = s
         .get("/api/track-record?return_period=30&source=synthetic")
         .await;
@@ -249,27 +280,6 @@ async fn the_universe_record_is_stored_by_the_grading_run() {
         .await;
     assert_eq!(indices["category"], "Indices");
     assert!(indices["assets"].as_u64().unwrap() < real["assets"].as_u64().unwrap());
-
-    assert_error(
-        &s.get("/api/track-record?return_period=45").await,
-        400,
-        &["return_period", "graded"],
-    );
-    assert_error(
-        &s.get("/api/track-record?source=fake").await,
-        400,
-        &["source", "fake"],
-    );
-    assert_error(
-        &s.get("/api/track-record?category=Gems").await,
-        400,
-        &["category"],
-    );
-    assert_error(
-        &s.get("/api/track-record?metric=alpha").await,
-        400,
-        &["metric"],
-    );
 }
 
 /// Abuse: a flood of cold track-record queries (every graded horizon,

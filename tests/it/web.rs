@@ -273,16 +273,8 @@ async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
         )
         .await;
     assert_eq!(status, 200, "{saved}");
-    let tickers = |v: &Value| -> Vec<String> {
-        v["tickers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["ticker"].as_str().unwrap().to_string())
-            .collect()
-    };
     assert_eq!(
-        tickers(&saved),
+        watched(&saved),
         ["AAPL", "BTC-USD", "^GSPC"],
         "order kept, repeat dropped"
     );
@@ -291,54 +283,9 @@ async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
     assert_eq!(saved["tickers"][0]["currency"], "USD", "from the catalog");
     assert_eq!(b.send(Method::GET, "/web/watchlist", None).await.1, saved);
 
-    // Refused whole: an unknown ticker (quoted short), too many, unknown fields.
-    let long = "X".repeat(500);
-    let (status, body) = b
-        .send(
-            Method::PUT,
-            "/web/watchlist",
-            Some(json!({ "tickers": ["MSFT", long] })),
-        )
-        .await;
-    assert_error(
-        &(status, body.clone()),
-        400,
-        &["tickers", "not an active asset"],
-    );
-    assert!(body["detail"].as_str().unwrap().len() < 120, "{body}");
-    assert_error(
-        &b.send(
-            Method::PUT,
-            "/web/watchlist",
-            Some(json!({ "tickers": ["FISV"] })),
-        )
-        .await,
-        400,
-        &["FISV"],
-    );
-    let many: Vec<String> = (0..51).map(|i| format!("T{i}")).collect();
-    assert_error(
-        &b.send(
-            Method::PUT,
-            "/web/watchlist",
-            Some(json!({ "tickers": many })),
-        )
-        .await,
-        400,
-        &["at most 50"],
-    );
+    a_bad_watchlist_is_refused_whole(&b).await;
     assert_eq!(
-        b.send(
-            Method::PUT,
-            "/web/watchlist",
-            Some(json!({ "tickers": [], "extra": 1 })),
-        )
-        .await
-        .0,
-        400
-    );
-    assert_eq!(
-        tickers(&b.send(Method::GET, "/web/watchlist", None).await.1),
+        watched(&b.send(Method::GET, "/web/watchlist", None).await.1),
         ["AAPL", "BTC-USD", "^GSPC"]
     );
 
@@ -380,6 +327,34 @@ async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
         .await
         .unwrap();
     assert_eq!(r.status(), 403);
+}
+
+/// The tickers of a watchlist answer, in order.
+fn watched(v: &Value) -> Vec<String> {
+    v["tickers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["ticker"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Refused whole: an unknown ticker (quoted short), an inactive one, too
+/// many, unknown fields.
+async fn a_bad_watchlist_is_refused_whole(b: &Browser<'_>) {
+    let put = |body: Value| b.send(Method::PUT, "/web/watchlist", Some(body));
+    let long = "X".repeat(500);
+    let (status, body) = put(json!({ "tickers": ["MSFT", long] })).await;
+    assert_error(
+        &(status, body.clone()),
+        400,
+        &["tickers", "not an active asset"],
+    );
+    assert!(body["detail"].as_str().unwrap().len() < 120, "{body}");
+    assert_error(&put(json!({ "tickers": ["FISV"] })).await, 400, &["FISV"]);
+    let many: Vec<String> = (0..51).map(|i| format!("T{i}")).collect();
+    assert_error(&put(json!({ "tickers": many })).await, 400, &["at most 50"]);
+    assert_eq!(put(json!({ "tickers": [], "extra": 1 })).await.0, 400);
 }
 
 /// Issue 24: `GET /auth/me` (and the sign-in's answer) says where a Free
@@ -514,66 +489,7 @@ async fn answers_are_compressed_as_the_client_accepts() {
         ("/metrics", vec![("authorization", admin.as_str())]),
     ];
     for (path, headers) in &cases {
-        // Once first, so that what is cached is served from then on.
-        get_encoded(&s, path, None, headers).await;
-        let (status, plain_h, plain) = get_encoded(&s, path, None, headers).await;
-        assert!(
-            status == 200 || status == 404 || status == 503,
-            "{path}: {status}"
-        );
-        assert!(
-            !plain_h.contains_key("content-encoding"),
-            "{path}: identity"
-        );
-        if status == 200 {
-            assert_eq!(
-                plain_h["content-length"].to_str().unwrap(),
-                plain.len().to_string(),
-                "{path}: an identity answer keeps its length"
-            );
-        }
-        for encoding in ["br", "gzip"] {
-            let offer = format!("{encoding}, identity;q=0.5");
-            let (got, h, body) = get_encoded(&s, path, Some(&offer), headers).await;
-            assert_eq!(got, status, "{path} {encoding}");
-            assert_eq!(
-                h.get("content-encoding").map(|v| v.to_str().unwrap()),
-                Some(encoding),
-                "{path}"
-            );
-            assert!(h.get("vary").is_some_and(|v| v
-                .to_str()
-                .unwrap()
-                .to_ascii_lowercase()
-                .contains("accept-encoding")));
-            if plain.len() > 1000 {
-                assert!(body.len() < plain.len(), "{path} {encoding}: smaller");
-            }
-            let decoded = decode(encoding, &body);
-            if plain_h[CONTENT_TYPE]
-                .to_str()
-                .unwrap()
-                .starts_with("application/json")
-            {
-                let (a, b): (Value, Value) = (
-                    serde_json::from_slice(&decoded).unwrap(),
-                    serde_json::from_slice(&plain).unwrap(),
-                );
-                // Answers computed twice differ in when they were computed.
-                let strip = |mut v: Value| {
-                    v.get_mut("metadata")
-                        .and_then(Value::as_object_mut)
-                        .map(|m| m.remove("calculated_at"));
-                    v
-                };
-                assert_eq!(strip(a), strip(b), "{path} {encoding}: the same JSON");
-            } else if *path != "/metrics" {
-                assert_eq!(decoded, plain, "{path} {encoding}: the same bytes");
-            } else {
-                let text = String::from_utf8(decoded).unwrap();
-                assert!(text.contains("forecast_http_requests_total"), "{text:.300}");
-            }
-        }
+        compressed_as_accepted_to_the_same_content(&s, path, headers).await;
     }
     // Clients that prefer one get it; a tiny body may go either way.
     let (_, h, _) = get_encoded(&s, &script, Some("gzip;q=1, br;q=0.1"), &[]).await;
@@ -597,6 +513,77 @@ async fn answers_are_compressed_as_the_client_accepts() {
             get_encoded(&s, &script, encoding, &[("if-none-match", etag.as_str())]).await;
         assert_eq!(status, 304, "{encoding:?}");
         assert!(body.is_empty() && !h.contains_key("content-encoding"));
+    }
+}
+
+/// `path` (with `headers`): without `Accept-Encoding` as it is, its
+/// length included; with br or with gzip offered, encoded so (smaller
+/// when not tiny, `Vary` said) and decoding to the same JSON, bytes or
+/// metrics.
+async fn compressed_as_accepted_to_the_same_content(
+    s: &Server,
+    path: &str,
+    headers: &[(&str, &str)],
+) {
+    // Once first, so that what is cached is served from then on.
+    get_encoded(s, path, None, headers).await;
+    let (status, plain_h, plain) = get_encoded(s, path, None, headers).await;
+    assert!(
+        status == 200 || status == 404 || status == 503,
+        "{path}: {status}"
+    );
+    assert!(
+        !plain_h.contains_key("content-encoding"),
+        "{path}: identity"
+    );
+    if status == 200 {
+        assert_eq!(
+            plain_h["content-length"].to_str().unwrap(),
+            plain.len().to_string(),
+            "{path}: an identity answer keeps its length"
+        );
+    }
+    for encoding in ["br", "gzip"] {
+        let offer = format!("{encoding}, identity;q=0.5");
+        let (got, h, body) = get_encoded(s, path, Some(&offer), headers).await;
+        assert_eq!(got, status, "{path} {encoding}");
+        assert_eq!(
+            h.get("content-encoding").map(|v| v.to_str().unwrap()),
+            Some(encoding),
+            "{path}"
+        );
+        assert!(h.get("vary").is_some_and(|v| v
+            .to_str()
+            .unwrap()
+            .to_ascii_lowercase()
+            .contains("accept-encoding")));
+        if plain.len() > 1000 {
+            assert!(body.len() < plain.len(), "{path} {encoding}: smaller");
+        }
+        let decoded = decode(encoding, &body);
+        if plain_h[CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+        {
+            let (a, b): (Value, Value) = (
+                serde_json::from_slice(&decoded).unwrap(),
+                serde_json::from_slice(&plain).unwrap(),
+            );
+            // Answers computed twice differ in when they were computed.
+            let strip = |mut v: Value| {
+                v.get_mut("metadata")
+                    .and_then(Value::as_object_mut)
+                    .map(|m| m.remove("calculated_at"));
+                v
+            };
+            assert_eq!(strip(a), strip(b), "{path} {encoding}: the same JSON");
+        } else if path != "/metrics" {
+            assert_eq!(decoded, plain, "{path} {encoding}: the same bytes");
+        } else {
+            let text = String::from_utf8(decoded).unwrap();
+            assert!(text.contains("forecast_http_requests_total"), "{text:.300}");
+        }
     }
 }
 

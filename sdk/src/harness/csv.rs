@@ -31,76 +31,10 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<(Vec<i32>, Vec<f64>), Harn
             message: "file is empty".to_string(),
         });
     };
-    let header: Vec<String> = fields(header.trim_start_matches('\u{feff}'))
-        .map(|f| f.to_ascii_lowercase())
-        .collect();
-    let position = |name: &str| -> Result<Option<usize>, HarnessError> {
-        let mut found = header.iter().enumerate().filter(|(_, h)| *h == name);
-        let first = found.next().map(|(i, _)| i);
-        if found.next().is_some() {
-            return Err(row_error(
-                header_line,
-                format!("column '{name}' appears twice"),
-            ));
-        }
-        Ok(first)
-    };
-    let required = |name: &str| -> Result<usize, HarnessError> {
-        position(name)?.ok_or_else(|| {
-            row_error(
-                header_line,
-                format!(
-                    "header has no '{name}' column (found: {}); expected date,close with optional open,high,low,volume",
-                    header.join(",")
-                ),
-            )
-        })
-    };
-    let date_col = required("date")?;
-    let close_col = required("close")?;
-    let mut optional = Vec::new();
-    for name in ["open", "high", "low", "volume"] {
-        if let Some(i) = position(name)? {
-            optional.push((name, i));
-        }
-    }
-
+    let columns = Columns::of_header(header).map_err(|m| row_error(header_line, m))?;
     let mut rows: Vec<(i32, f64, usize)> = Vec::new();
     for (line, text) in lines {
-        let rec: Vec<String> = fields(text).collect();
-        if rec.len() != header.len() {
-            return Err(row_error(
-                line,
-                format!(
-                    "expected {} fields as in the header, found {}",
-                    header.len(),
-                    rec.len()
-                ),
-            ));
-        }
-        let date_text = &rec[date_col];
-        let date = parse_date(date_text).ok_or_else(|| {
-            if date_text.is_empty() {
-                row_error(line, "date is empty".to_string())
-            } else {
-                row_error(
-                    line,
-                    format!("date '{date_text}' is not a valid YYYY-MM-DD date"),
-                )
-            }
-        })?;
-        let close = number("close", &rec[close_col]).map_err(|m| row_error(line, m))?;
-        if close <= 0.0 {
-            return Err(row_error(
-                line,
-                format!("close '{}' must be greater than 0", rec[close_col]),
-            ));
-        }
-        for &(name, i) in &optional {
-            if !rec[i].is_empty() {
-                number(name, &rec[i]).map_err(|m| row_error(line, m))?;
-            }
-        }
+        let (date, close) = columns.row(text).map_err(|m| row_error(line, m))?;
         rows.push((date, close, line));
     }
     if rows.is_empty() {
@@ -122,6 +56,90 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<(Vec<i32>, Vec<f64>), Harn
         ));
     }
     Ok(rows.into_iter().map(|(d, c, _)| (d, c)).unzip())
+}
+
+/// Where the header puts the columns the harness reads.
+struct Columns {
+    /// The header's names, lower-cased: their count is every row's width.
+    header: Vec<String>,
+    date: usize,
+    close: usize,
+    /// The optional columns present, each checked to be a number when
+    /// non-empty.
+    optional: Vec<(&'static str, usize)>,
+}
+
+impl Columns {
+    /// The columns of a header line; the error message is the header
+    /// line's.
+    fn of_header(line: &str) -> Result<Self, String> {
+        let header: Vec<String> = fields(line.trim_start_matches('\u{feff}'))
+            .map(|f| f.to_ascii_lowercase())
+            .collect();
+        let position = |name: &str| -> Result<Option<usize>, String> {
+            let mut found = header.iter().enumerate().filter(|(_, h)| *h == name);
+            let first = found.next().map(|(i, _)| i);
+            if found.next().is_some() {
+                return Err(format!("column '{name}' appears twice"));
+            }
+            Ok(first)
+        };
+        let required = |name: &str| -> Result<usize, String> {
+            position(name)?.ok_or_else(|| {
+                format!(
+                    "header has no '{name}' column (found: {}); expected date,close with optional open,high,low,volume",
+                    header.join(",")
+                )
+            })
+        };
+        let date = required("date")?;
+        let close = required("close")?;
+        let mut optional = Vec::new();
+        for name in ["open", "high", "low", "volume"] {
+            if let Some(i) = position(name)? {
+                optional.push((name, i));
+            }
+        }
+        Ok(Self {
+            header,
+            date,
+            close,
+            optional,
+        })
+    }
+
+    /// The date and close of a data line; the error message is the line's.
+    fn row(&self, text: &str) -> Result<(i32, f64), String> {
+        let rec: Vec<String> = fields(text).collect();
+        if rec.len() != self.header.len() {
+            return Err(format!(
+                "expected {} fields as in the header, found {}",
+                self.header.len(),
+                rec.len()
+            ));
+        }
+        let date_text = &rec[self.date];
+        let date = parse_date(date_text).ok_or_else(|| {
+            if date_text.is_empty() {
+                "date is empty".to_string()
+            } else {
+                format!("date '{date_text}' is not a valid YYYY-MM-DD date")
+            }
+        })?;
+        let close = number("close", &rec[self.close])?;
+        if close <= 0.0 {
+            return Err(format!(
+                "close '{}' must be greater than 0",
+                rec[self.close]
+            ));
+        }
+        for &(name, i) in &self.optional {
+            if !rec[i].is_empty() {
+                number(name, &rec[i])?;
+            }
+        }
+        Ok((date, close))
+    }
 }
 
 /// The trimmed fields of a line, surrounding double quotes removed.
