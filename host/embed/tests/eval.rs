@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use forecast_embed::{Embedder, VectorIndex, DEFAULT_DIR};
 use matcher::calibration;
 use matcher::eval::{evaluate_groups, load_gibberish, load_queries, Query};
-use matcher::{calibrated, find_mentions_raw, find_with_model, Entry, Index};
+use matcher::{calibrated, find_mentions_raw, find_with_model, Entry, Index, Mention};
 use support::{active_entries, catalog_vectors, read, root};
 
 /// Right or wrong answers by calibrated confidence.
@@ -85,6 +85,13 @@ impl Reliability {
             ));
         }
         out
+    }
+
+    /// Records each of `got`, the answers shown for `q`, as right or wrong.
+    fn show(&mut self, m: &Matcher, q: &Query, got: &[(u32, f64)]) {
+        for &(id, c) in got {
+            self.samples.push((c, m.right(q, id)));
+        }
     }
 
     /// Share right among answers at `at` or more.
@@ -263,42 +270,123 @@ fn evaluation_with_the_model() {
     let vindex = VectorIndex::new(&vectors).expect("vectors");
     let mut index = Index::new(support::matcher_entries(&entries));
     index.set_priors(&priors);
-    let queries = load_queries(&read("components/matcher/eval/queries.csv")).expect("queries");
-    assert!(queries.len() >= 150, "{} queries", queries.len());
-    let classes = load_queries(&read("components/matcher/eval/classes.csv")).expect("classes");
+    let m = Matcher {
+        model: &model,
+        vindex: &vindex,
+        index: &index,
+        entries: &entries,
+    };
+    let mut failed = Vec::new();
+    tuned_groups_reach_their_targets(&m, &mut failed);
 
-    let near = |texts: &[String], k: u32| -> Vec<Vec<(u32, f32)>> {
-        model
+    // Held out: reliability of the shipped calibration and the targets.
+    let mut reliability = Reliability::default();
+    held_out_groups_reach_their_targets(&m, &mut reliability, &mut failed);
+    onboarding_sentences_reach_their_f1(&m, &mut reliability, &mut failed);
+    println!(
+        "[reliability] held-out answers (unseen, onboarding, sec, europe) by reported confidence:\n{}",
+        reliability.table()
+    );
+    let (n, right) = reliability.right_from(0.9);
+    if right < 0.9 {
+        failed.push(format!(
+            "reliability: {:.1} % of {n} answers at >= 0.9 right (< 90 %)",
+            100.0 * right
+        ));
+    }
+
+    for g in load_gibberish(&read("components/matcher/eval/gibberish.txt")) {
+        let r = m.find(&g);
+        if !r.is_empty() {
+            let got: Vec<String> = r
+                .iter()
+                .map(|&(i, c)| format!("{} {c:.2}", entries[i as usize].ticker))
+                .collect();
+            failed.push(format!("gibberish {g:?} found {got:?}"));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// The default matcher over the active catalog with the model answering
+/// its `semantic` import.
+struct Matcher<'a> {
+    model: &'a Embedder,
+    vindex: &'a VectorIndex,
+    index: &'a Index,
+    entries: &'a [Entry],
+}
+
+impl Matcher<'_> {
+    /// The `semantic` import: each text's `k` nearest catalog entries.
+    fn near(&self, texts: &[String], k: u32) -> Vec<Vec<(u32, f32)>> {
+        self.model
             .embed(texts)
             .expect("embedding a query")
             .iter()
-            .map(|v| vindex.nearest(v, k as usize))
+            .map(|v| self.vindex.nearest(v, k as usize))
             .collect()
-    };
-    let find = |q: &str| find_with_model(&index, q, 3, |_| None, near);
+    }
+
+    /// The matcher's `find` of three candidates.
+    fn find(&self, q: &str) -> Vec<(u32, f64)> {
+        self.find_in(self.index, q)
+    }
+
+    /// The matcher's `find` of three candidates in `index` (this one's,
+    /// or a copy with other priors).
+    fn find_in(&self, index: &Index, q: &str) -> Vec<(u32, f64)> {
+        find_with_model(
+            index,
+            q,
+            3,
+            |_| None,
+            |t: &[String], k: u32| self.near(t, k),
+        )
+    }
+
+    /// Every mention of `q` with its three raw candidates.
+    fn mentions(&self, q: &str) -> Vec<Mention> {
+        find_mentions_raw(
+            self.index,
+            q,
+            3,
+            |_| None,
+            |t: &[String], k: u32| self.near(t, k),
+        )
+    }
+
+    /// Whether the catalog entry `id` is one of `q`'s expected tickers.
+    fn right(&self, q: &Query, id: u32) -> bool {
+        expected(q).contains(&self.entries[id as usize].ticker.as_str())
+    }
+}
+
+/// The tuned groups (`queries.csv`, `classes.csv`): top-3 targets on
+/// names, descriptions and several-asset sentences, and the calibration
+/// fitted on them, printed to paste.
+fn tuned_groups_reach_their_targets(m: &Matcher, failed: &mut Vec<String>) {
+    let queries = load_queries(&read("components/matcher/eval/queries.csv")).expect("queries");
+    assert!(queries.len() >= 150, "{} queries", queries.len());
+    let classes = load_queries(&read("components/matcher/eval/classes.csv")).expect("classes");
     // Warm up.
     for q in queries.iter().take(20) {
-        find(&q.text);
+        m.find(&q.text);
     }
-    let mut failed = Vec::new();
     // Calibration samples: (raw score, right) by rank, tuned groups only.
     let mut first: Vec<(f64, bool)> = Vec::new();
     let mut others: Vec<(f64, bool)> = Vec::new();
-    let mut sample = |q: &Query, got: &[(u32, f64)]| {
-        let want = expected(q);
-        for (rank, &(id, c)) in got.iter().enumerate() {
-            let right = want.contains(&entries[id as usize].ticker.as_str());
-            if rank == 0 { &mut first } else { &mut others }.push((c, right));
-        }
-    };
     for q in queries.iter().chain(&classes) {
         // A sentence naming several assets: each mention's list.
-        for m in find_mentions_raw(&index, &q.text, 3, |_| None, near) {
-            sample(q, &m.candidates);
+        for mention in m.mentions(&q.text) {
+            for (rank, &(id, c)) in mention.candidates.iter().enumerate() {
+                let right = m.right(q, id);
+                if rank == 0 { &mut first } else { &mut others }.push((c, right));
+            }
         }
     }
     let tuned: Vec<Query> = queries.iter().chain(&classes).cloned().collect();
-    for (group, report) in evaluate_groups(&tuned, &entries, find) {
+    for (group, report) in evaluate_groups(&tuned, m.entries, |q: &str| m.find(q)) {
         println!("[{group}] {report}");
         let target = match group.as_str() {
             "names" => Some(0.95),
@@ -319,20 +407,18 @@ fn evaluation_with_the_model() {
         round(calibration::fit(&first, 25)),
         round(calibration::fit(&others, 25)),
     );
+}
 
-    // Held out: reliability of the shipped calibration and the targets.
-    let mut reliability = Reliability::default();
-    let mut shown = |q: &Query, got: &[(u32, f64)]| {
-        let want = expected(q);
-        for &(id, c) in got {
-            reliability
-                .samples
-                .push((c, want.contains(&entries[id as usize].ticker.as_str())));
-        }
-    };
+/// The held-out groups (unseen descriptions, SEC titles, European names
+/// and ISINs): top-1 targets; every answer shown goes to `reliability`.
+fn held_out_groups_reach_their_targets(
+    m: &Matcher,
+    reliability: &mut Reliability,
+    failed: &mut Vec<String>,
+) {
     let unseen = load_queries(&read("components/matcher/eval/unseen.csv")).expect("unseen");
-    let sec = sec_queries(&entries);
-    let (europe_names, europe_isins) = europe_queries(&entries);
+    let sec = sec_queries(m.entries);
+    let (europe_names, europe_isins) = europe_queries(m.entries);
     assert!(sec.len() >= 500, "{} SEC titles", sec.len());
     assert!(
         europe_names.len() >= 200,
@@ -347,14 +433,14 @@ fn evaluation_with_the_model() {
         .cloned()
         .collect();
     for q in &held_out {
-        shown(q, &find(&q.text));
+        reliability.show(m, q, &m.find(&q.text));
     }
     // The ISINs again, against the catalog's own column alone: how far two
     // independent lists agree (the catalog holds some superseded ISINs).
-    let mut catalog_isins = index.clone();
-    catalog_isins.set_priors(&support::priors(&entries, false).expect("priors"));
-    let report = matcher::eval::evaluate(&europe_isins, &entries, |q: &str| {
-        find_with_model(&catalog_isins, q, 3, |_| None, near)
+    let mut catalog_isins = m.index.clone();
+    catalog_isins.set_priors(&support::priors(m.entries, false).expect("priors"));
+    let report = matcher::eval::evaluate(&europe_isins, m.entries, |q: &str| {
+        m.find_in(&catalog_isins, q)
     });
     println!(
         "[europe-isins, catalog ISINs only] {} queries: top-1 {:.1} %, top-3 {:.1} %",
@@ -362,7 +448,7 @@ fn evaluation_with_the_model() {
         100.0 * report.top1,
         100.0 * report.top3
     );
-    for (group, report) in evaluate_groups(&held_out, &entries, find) {
+    for (group, report) in evaluate_groups(&held_out, m.entries, |q: &str| m.find(q)) {
         // Long groups: the misses' first lines only.
         let text = report.to_string();
         let lines: Vec<&str> = text.lines().collect();
@@ -378,10 +464,16 @@ fn evaluation_with_the_model() {
             }
         }
     }
+}
 
-    // Onboarding sentences: the assets each names, as set precision and
-    // recall of each mention's first answer (and of the sure ones alone,
-    // which the web application adds without asking).
+/// Onboarding sentences: the assets each names, as set precision and
+/// recall of each mention's first answer (and of the sure ones alone,
+/// which the web application adds without asking); mean F1 >= 0.9.
+fn onboarding_sentences_reach_their_f1(
+    m: &Matcher,
+    reliability: &mut Reliability,
+    failed: &mut Vec<String>,
+) {
     let onboarding =
         load_queries(&read("components/matcher/eval/onboarding.csv")).expect("onboarding");
     assert_eq!(onboarding.len(), 100);
@@ -391,15 +483,15 @@ fn evaluation_with_the_model() {
     let mut onboarding_misses = Vec::new();
     for q in &onboarding {
         let started = Instant::now();
-        let found = find_mentions_raw(&index, &q.text, 3, |_| None, near);
+        let found = m.mentions(&q.text);
         times.push(started.elapsed());
         let mut predicted: Vec<String> = Vec::new();
         let mut sure: Vec<String> = Vec::new();
-        for m in &found {
-            let list = calibrated(m.candidates.clone());
-            shown(q, &list);
+        for mention in &found {
+            let list = calibrated(mention.candidates.clone());
+            reliability.show(m, q, &list);
             if let Some(&(id, c)) = list.first() {
-                let t = entries[id as usize].ticker.clone();
+                let t = m.entries[id as usize].ticker.clone();
                 if !predicted.contains(&t) {
                     if c >= 0.9 {
                         sure.push(t.clone());
@@ -442,29 +534,6 @@ fn evaluation_with_the_model() {
     if f1 < 0.9 {
         failed.push(format!("onboarding: mean F1 {f1:.3} < 0.9"));
     }
-    println!(
-        "[reliability] held-out answers (unseen, onboarding, sec, europe) by reported confidence:\n{}",
-        reliability.table()
-    );
-    let (n, right) = reliability.right_from(0.9);
-    if right < 0.9 {
-        failed.push(format!(
-            "reliability: {:.1} % of {n} answers at >= 0.9 right (< 90 %)",
-            100.0 * right
-        ));
-    }
-
-    for g in load_gibberish(&read("components/matcher/eval/gibberish.txt")) {
-        let r = find(&g);
-        if !r.is_empty() {
-            let got: Vec<String> = r
-                .iter()
-                .map(|&(i, c)| format!("{} {c:.2}", entries[i as usize].ticker))
-                .collect();
-            failed.push(format!("gibberish {g:?} found {got:?}"));
-        }
-    }
-    assert!(failed.is_empty(), "{failed:#?}");
 }
 
 /// Table points to three decimals (to paste as constants).

@@ -5,6 +5,56 @@ use super::*;
 /// Users (conflicts, tiers, limits), sessions (expiry) and keys (limits,
 /// soft revocation, last use), including 20 concurrent key creations.
 pub(crate) async fn accounts_conformance(db: Arc<dyn Database>) {
+    let u = users_conflict_change_tiers_and_limits(&db).await;
+
+    // Sessions expire.
+    db.create_session("s1", &u, 1_000, 2_000).await.unwrap();
+    assert_eq!(db.session_user("s1", 1_999).await.unwrap().unwrap().id, u);
+    assert!(db.session_user("s1", 2_000).await.unwrap().is_none());
+    db.delete_session("s1").await.unwrap();
+    assert!(db.session_user("s1", 1_500).await.unwrap().is_none());
+
+    let k2 = keys_are_capped_revoked_softly_and_owned(&db, &u).await;
+
+    // last_used_at moves at most once a minute.
+    db.touch_api_key(&k2, 10_000).await.unwrap();
+    db.touch_api_key(&k2, 10_030).await.unwrap();
+    assert_eq!(
+        db.api_key_user("h2").await.unwrap().unwrap().0.last_used_at,
+        Some(10_000)
+    );
+    db.touch_api_key(&k2, 10_060).await.unwrap();
+    assert_eq!(
+        db.api_key_user("h2").await.unwrap().unwrap().0.last_used_at,
+        Some(10_060)
+    );
+
+    // Concurrency: 20 creations leave exactly 5 active keys.
+    let carol = db
+        .create_user("carol@example.com", "h", Tier::Premium, 1)
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let (db, id) = (db.clone(), carol.id.clone());
+        tasks.push(tokio::spawn(async move {
+            db.create_api_key(&id, "k", &format!("carol-{i}"), "svc_0000", 5, 1)
+                .await
+                .unwrap()
+                .is_some()
+        }));
+    }
+    let mut created = 0;
+    for t in tasks {
+        created += usize::from(t.await.unwrap());
+    }
+    assert_eq!(created, 5);
+    assert_eq!(db.list_api_keys(&carol.id).await.unwrap().len(), 5);
+}
+
+/// Users: an e-mail once, found by it, tier and limits changed; ann
+/// (Premium, 7 a minute) and bob (Free) are left. Ann's id.
+async fn users_conflict_change_tiers_and_limits(db: &Arc<dyn Database>) -> String {
     use forecast_domain::Tier;
     let u = db
         .create_user("ann@example.com", "hash-a", Tier::Premium, 1_000)
@@ -56,34 +106,28 @@ pub(crate) async fn accounts_conformance(db: Arc<dyn Database>) {
         .map(|u| u.email)
         .collect();
     assert_eq!(emails, ["ann@example.com", "bob@example.com"]);
+    u.id
+}
 
-    // Sessions expire.
-    db.create_session("s1", &u.id, 1_000, 2_000).await.unwrap();
-    assert_eq!(
-        db.session_user("s1", 1_999).await.unwrap().unwrap().id,
-        u.id
-    );
-    assert!(db.session_user("s1", 2_000).await.unwrap().is_none());
-    db.delete_session("s1").await.unwrap();
-    assert!(db.session_user("s1", 1_500).await.unwrap().is_none());
-
-    // Keys: at most N active; soft revoke; another user's key is not found.
+/// Keys of ann (`user`): at most N active; soft revoke; another user's
+/// key is not found. The id of her key "two" (hash `h2`).
+async fn keys_are_capped_revoked_softly_and_owned(db: &Arc<dyn Database>, user: &str) -> String {
     let k1 = db
-        .create_api_key(&u.id, "one", "h1", "svc_aaaa", 2, 5_000)
+        .create_api_key(user, "one", "h1", "svc_aaaa", 2, 5_000)
         .await
         .unwrap()
         .unwrap();
     let k2 = db
-        .create_api_key(&u.id, "two", "h2", "svc_bbbb", 2, 5_001)
+        .create_api_key(user, "two", "h2", "svc_bbbb", 2, 5_001)
         .await
         .unwrap()
         .unwrap();
     assert!(db
-        .create_api_key(&u.id, "three", "h3", "svc_cccc", 2, 5_002)
+        .create_api_key(user, "three", "h3", "svc_cccc", 2, 5_002)
         .await
         .unwrap()
         .is_none());
-    let listed = db.list_api_keys(&u.id).await.unwrap();
+    let listed = db.list_api_keys(user).await.unwrap();
     assert_eq!(
         listed.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
         ["two", "one"]
@@ -105,56 +149,22 @@ pub(crate) async fn accounts_conformance(db: Arc<dyn Database>) {
         !db.revoke_api_key(&bob.id, &k1.id, 6_000).await.unwrap(),
         "not bob's key"
     );
-    assert!(db.revoke_api_key(&u.id, &k1.id, 6_000).await.unwrap());
+    assert!(db.revoke_api_key(user, &k1.id, 6_000).await.unwrap());
     assert!(
-        !db.revoke_api_key(&u.id, &k1.id, 6_001).await.unwrap(),
+        !db.revoke_api_key(user, &k1.id, 6_001).await.unwrap(),
         "already revoked"
     );
     assert!(
         db.api_key_user("h1").await.unwrap().is_none(),
         "revoked keys do not authenticate"
     );
-    assert_eq!(db.list_api_keys(&u.id).await.unwrap().len(), 1);
+    assert_eq!(db.list_api_keys(user).await.unwrap().len(), 1);
     assert!(db
-        .create_api_key(&u.id, "three", "h3", "svc_cccc", 2, 6_002)
+        .create_api_key(user, "three", "h3", "svc_cccc", 2, 6_002)
         .await
         .unwrap()
         .is_some());
-
-    // last_used_at moves at most once a minute.
-    db.touch_api_key(&k2.id, 10_000).await.unwrap();
-    db.touch_api_key(&k2.id, 10_030).await.unwrap();
-    assert_eq!(
-        db.api_key_user("h2").await.unwrap().unwrap().0.last_used_at,
-        Some(10_000)
-    );
-    db.touch_api_key(&k2.id, 10_060).await.unwrap();
-    assert_eq!(
-        db.api_key_user("h2").await.unwrap().unwrap().0.last_used_at,
-        Some(10_060)
-    );
-
-    // Concurrency: 20 creations leave exactly 5 active keys.
-    let carol = db
-        .create_user("carol@example.com", "h", Tier::Premium, 1)
-        .await
-        .unwrap();
-    let mut tasks = Vec::new();
-    for i in 0..20 {
-        let (db, id) = (db.clone(), carol.id.clone());
-        tasks.push(tokio::spawn(async move {
-            db.create_api_key(&id, "k", &format!("carol-{i}"), "svc_0000", 5, 1)
-                .await
-                .unwrap()
-                .is_some()
-        }));
-    }
-    let mut created = 0;
-    for t in tasks {
-        created += usize::from(t.await.unwrap());
-    }
-    assert_eq!(created, 5);
-    assert_eq!(db.list_api_keys(&carol.id).await.unwrap().len(), 5);
+    k2.id
 }
 
 /// Watchlists: order kept, replaced atomically, per user, inactive assets

@@ -49,49 +49,14 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
     let ann = db
         .create_user("ann@example.com", "h", Tier::Premium, 1)
         .await
-        .unwrap();
+        .unwrap()
+        .id;
     let bob = db
         .create_user("bob@example.com", "h", Tier::Premium, 1)
         .await
-        .unwrap();
-
-    // The cap, per user; a new alert moves the alerts counter.
-    let before = db.generations().await.unwrap().alerts;
-    let a1 = "00000000-0000-0000-0000-000000000001";
-    assert!(db
-        .create_alert(&alert(a1, &ann.id, Some(1)), 2)
-        .await
         .unwrap()
-        .is_some());
-    assert!(db.generations().await.unwrap().alerts > before);
-    let a2 = "00000000-0000-0000-0000-000000000002";
-    assert!(db
-        .create_alert(&alert(a2, &ann.id, None), 2)
-        .await
-        .unwrap()
-        .is_some());
-    let a3 = "00000000-0000-0000-0000-000000000003";
-    assert!(db
-        .create_alert(&alert(a3, &ann.id, None), 2)
-        .await
-        .unwrap()
-        .is_none());
-    assert!(db
-        .create_alert(&alert(a3, &bob.id, None), 2)
-        .await
-        .unwrap()
-        .is_some());
-    assert_eq!(db.alerts_of(&ann.id).await.unwrap().len(), 2);
-    assert_eq!(
-        db.alert(&ann.id, a1)
-            .await
-            .unwrap()
-            .unwrap()
-            .ticker
-            .as_deref(),
-        Some("AAA")
-    );
-    assert!(db.alert(&bob.id, a1).await.unwrap().is_none(), "not bob's");
+        .id;
+    alerts_are_capped_per_user_and_owned(&db, &ann, &bob).await;
 
     // One claim per evaluation key; a stale unfinished claim is taken over.
     let claim = |w: &'static str, at: i64| {
@@ -107,7 +72,7 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
     // An endpoint gets one call per event recorded.
     let hook = WebhookRecord {
         id: "00000000-0000-0000-0000-00000000000a".into(),
-        user_id: ann.id.clone(),
+        user_id: ann.clone(),
         url: "http://example.com/h".into(),
         secret: "whsec_x".into(),
         enabled: true,
@@ -123,11 +88,74 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
         "capped"
     );
 
+    evaluations_are_recorded_once_and_read(&db, &ann, &bob).await;
+    let due = the_outbox_claims_one_delivery_per_account(&db, &ann, &bob).await;
+    failures_disable_the_endpoint_and_give_up_its_calls(&db, &ann, &hook.id, due).await;
+    // Enabled again: failures from zero.
+    assert!(db.set_webhook_enabled(&ann, &hook.id, true).await.unwrap());
+    let w = db.webhook(&ann, &hook.id).await.unwrap().unwrap();
+    assert_eq!((w.enabled, w.consecutive_failures), (true, 0));
+
+    // Deleting an alert keeps its events.
+    assert!(db.delete_alert(&ann, A1).await.unwrap());
+    assert!(!db.delete_alert(&ann, A1).await.unwrap());
+    assert_eq!(db.events(&ann, false, 10, 0).await.unwrap().total, 2);
+    // Retention: the newest event per user kept; finished rows before the
+    // cut forgotten, pending ones never.
+    assert!(db.purge_alerts(1, 2_000).await.unwrap() >= 1);
+    assert_eq!(db.events(&ann, false, 10, 0).await.unwrap().total, 1);
+    assert!(db.delete_webhook(&ann, &hook.id).await.unwrap());
+    assert!(db.deliveries_of(&hook.id, 10).await.unwrap().is_empty());
+}
+
+/// The alerts of the suite: A1 on asset 1 and A2 on the watchlist are
+/// ann's; A3 is refused to ann (over the cap) and is bob's.
+const A1: &str = "00000000-0000-0000-0000-000000000001";
+const A2: &str = "00000000-0000-0000-0000-000000000002";
+const A3: &str = "00000000-0000-0000-0000-000000000003";
+
+/// The cap (2), per user; a new alert moves the alerts counter; an alert
+/// is its owner's only.
+async fn alerts_are_capped_per_user_and_owned(db: &Arc<dyn Database>, ann: &str, bob: &str) {
+    let before = db.generations().await.unwrap().alerts;
+    assert!(db
+        .create_alert(&alert(A1, ann, Some(1)), 2)
+        .await
+        .unwrap()
+        .is_some());
+    assert!(db.generations().await.unwrap().alerts > before);
+    assert!(db
+        .create_alert(&alert(A2, ann, None), 2)
+        .await
+        .unwrap()
+        .is_some());
+    assert!(db
+        .create_alert(&alert(A3, ann, None), 2)
+        .await
+        .unwrap()
+        .is_none());
+    assert!(db
+        .create_alert(&alert(A3, bob, None), 2)
+        .await
+        .unwrap()
+        .is_some());
+    assert_eq!(db.alerts_of(ann).await.unwrap().len(), 2);
+    assert_eq!(
+        db.alert(ann, A1).await.unwrap().unwrap().ticker.as_deref(),
+        Some("AAA")
+    );
+    assert!(db.alert(bob, A1).await.unwrap().is_none(), "not bob's");
+}
+
+/// Ann's evaluation k1 records its states, event and digest once; k2,
+/// which read them, writes its own event; the events are ann's, read or
+/// unread.
+async fn evaluations_are_recorded_once_and_read(db: &Arc<dyn Database>, ann: &str, bob: &str) {
     let first = UserEvaluation {
-        user_id: ann.id.clone(),
+        user_id: ann.to_string(),
         evaluation: "k1".into(),
-        states: vec![state(a1, 1, true, None), state(a2, 2, false, None)],
-        events: vec![event("e1", a1, 1)],
+        states: vec![state(A1, 1, true, None), state(A2, 2, false, None)],
+        events: vec![event("e1", A1, 1)],
         digest: Some("{\"subject\":\"s\",\"text\":\"t\"}".into()),
         now: 1_000,
     };
@@ -145,38 +173,45 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
     // a second digest of the same evaluation is never queued.
     let mut next = first.clone();
     next.evaluation = "k2".into();
-    next.states = vec![state(a1, 1, true, Some("k1"))];
-    next.events = vec![event("e2", a1, 1)];
+    next.states = vec![state(A1, 1, true, Some("k1"))];
+    next.events = vec![event("e2", A1, 1)];
     assert!(matches!(
         db.record_evaluation(&next).await.unwrap(),
         Recorded::Done { events: 1, .. }
     ));
-    let states = db.alert_states(&ann.id).await.unwrap();
+    let states = db.alert_states(ann).await.unwrap();
     assert_eq!(states.len(), 2);
     assert!(states
         .iter()
-        .any(|s| s.alert_id == a1 && s.evaluation == "k2"));
+        .any(|s| s.alert_id == A1 && s.evaluation == "k2"));
 
-    let page = db.events(&ann.id, false, 10, 0).await.unwrap();
+    let page = db.events(ann, false, 10, 0).await.unwrap();
     assert_eq!((page.total, page.unread, page.events.len()), (2, 2, 2));
-    assert_eq!(db.events(&bob.id, false, 10, 0).await.unwrap().total, 0);
+    assert_eq!(db.events(bob, false, 10, 0).await.unwrap().total, 0);
     assert_eq!(
-        db.mark_read(&ann.id, Some(&["e1".to_string()]), 2_000)
+        db.mark_read(ann, Some(&["e1".to_string()]), 2_000)
             .await
             .unwrap(),
         1
     );
-    assert_eq!(db.events(&ann.id, true, 10, 0).await.unwrap().total, 1);
-    assert_eq!(db.mark_read(&bob.id, None, 2_000).await.unwrap(), 0);
+    assert_eq!(db.events(ann, true, 10, 0).await.unwrap().total, 1);
+    assert_eq!(db.mark_read(bob, None, 2_000).await.unwrap(), 0);
+}
 
-    // The outbox: 2 webhook calls and 2 digests (k1, k2) due, all ann's,
-    // and a call of bob's. A claim takes the oldest due delivery of each
-    // account without one in flight: ann's first and bob's; nothing of
-    // either while those are leased, not even for a second claimant.
+/// The outbox: 2 webhook calls and 2 digests (k1, k2) due, all ann's,
+/// and a call of bob's. A claim takes the oldest due delivery of each
+/// account without one in flight: ann's first and bob's; nothing of
+/// either while those are leased, not even for a second claimant. Ann's
+/// claimed deliveries.
+async fn the_outbox_claims_one_delivery_per_account(
+    db: &Arc<dyn Database>,
+    ann: &str,
+    bob: &str,
+) -> Vec<crate::DueDelivery> {
     db.enqueue_delivery(&crate::DeliveryRecord {
         id: "bob-call".into(),
         kind: "webhook".into(),
-        user_id: bob.id.clone(),
+        user_id: bob.to_string(),
         webhook_id: None,
         event_id: None,
         evaluation: None,
@@ -195,7 +230,7 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
     let first = db.claim_deliveries(1_000_000, 10, 60_000).await.unwrap();
     let mut owners: Vec<&str> = first.iter().map(|d| d.delivery.user_id.as_str()).collect();
     owners.sort();
-    let mut want = vec![ann.id.as_str(), bob.id.as_str()];
+    let mut want = vec![ann, bob];
     want.sort();
     assert_eq!(owners, want, "one per account");
     assert!(db
@@ -203,17 +238,24 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
         .await
         .unwrap()
         .is_empty());
-    let bobs = first.iter().find(|d| d.delivery.user_id == bob.id).unwrap();
+    let bobs = first.iter().find(|d| d.delivery.user_id == bob).unwrap();
     assert_eq!(bobs.delivery.id, "bob-call");
-    let mut due: Vec<_> = first
+    first
         .into_iter()
-        .filter(|d| d.delivery.user_id == ann.id)
-        .collect();
+        .filter(|d| d.delivery.user_id == ann)
+        .collect()
+}
 
-    // Failures count per endpoint; the second consecutive one disables it
-    // and gives up its pending calls. Each of ann's deliveries is claimed
-    // once the one before it is finished (a failure retries at 1,001,000,
-    // after these claims); a digest is delivered.
+/// Failures count per endpoint (`hook`); the second consecutive one
+/// disables it and gives up its pending calls. Each of ann's deliveries
+/// (`due` first) is claimed once the one before it is finished (a failure
+/// retries at 1,001,000, after these claims); a digest is delivered.
+async fn failures_disable_the_endpoint_and_give_up_its_calls(
+    db: &Arc<dyn Database>,
+    ann: &str,
+    hook: &str,
+    mut due: Vec<crate::DueDelivery>,
+) {
     let fail = |id: &str| Attempt {
         id: id.into(),
         delivered: false,
@@ -240,7 +282,7 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
             db.finish_delivery(&fail(&d.delivery.id)).await.unwrap();
             failures += 1;
             if failures == 1 {
-                let w = db.webhook(&ann.id, &hook.id).await.unwrap().unwrap();
+                let w = db.webhook(ann, hook).await.unwrap().unwrap();
                 assert_eq!((w.enabled, w.consecutive_failures), (true, 1));
             }
         } else {
@@ -252,10 +294,10 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
         due.extend(next);
         now += 1;
     }
-    let w = db.webhook(&ann.id, &hook.id).await.unwrap().unwrap();
+    let w = db.webhook(ann, hook).await.unwrap().unwrap();
     assert!(!w.enabled);
     assert!(w.disabled_reason.unwrap().contains("2 consecutive"));
-    let log = db.deliveries_of(&hook.id, 10).await.unwrap();
+    let log = db.deliveries_of(hook, 10).await.unwrap();
     assert!(
         log.iter().all(|d| d.status == "failed" && d.attempts <= 1),
         "{log:?}"
@@ -265,22 +307,4 @@ pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
         1,
         "bob's, still leased"
     );
-    // Enabled again: failures from zero.
-    assert!(db
-        .set_webhook_enabled(&ann.id, &hook.id, true)
-        .await
-        .unwrap());
-    let w = db.webhook(&ann.id, &hook.id).await.unwrap().unwrap();
-    assert_eq!((w.enabled, w.consecutive_failures), (true, 0));
-
-    // Deleting an alert keeps its events.
-    assert!(db.delete_alert(&ann.id, a1).await.unwrap());
-    assert!(!db.delete_alert(&ann.id, a1).await.unwrap());
-    assert_eq!(db.events(&ann.id, false, 10, 0).await.unwrap().total, 2);
-    // Retention: the newest event per user kept; finished rows before the
-    // cut forgotten, pending ones never.
-    assert!(db.purge_alerts(1, 2_000).await.unwrap() >= 1);
-    assert_eq!(db.events(&ann.id, false, 10, 0).await.unwrap().total, 1);
-    assert!(db.delete_webhook(&ann.id, &hook.id).await.unwrap());
-    assert!(db.deliveries_of(&hook.id, 10).await.unwrap().is_empty());
 }

@@ -57,6 +57,27 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
     );
     assert!(db.active_grading_run().await.unwrap().is_none());
 
+    let (run, first_claimed) = tasks_are_claimed_once_and_leases_expire(&db).await;
+    the_snapshot_ranks_and_grades_the_run(&db, &run, first_claimed).await;
+    grade_histories_are_stored_replaced_and_read(&db, &run).await;
+    let next = a_new_days_run_replaces_the_snapshot_once_complete(&db, &run).await;
+
+    // New prices drop the asset's grades (its verdicts are then computed live).
+    db.store_series(&[(1, &long, DataSource::Ingested)])
+        .await
+        .unwrap();
+    assert!(db
+        .grade(&next, 1, 90, Metric::Return)
+        .await
+        .unwrap()
+        .is_none());
+}
+
+/// The day's run of assets 1 and 2, joined by a second replica: each task
+/// claimed once, a dead worker's lease taken over, the late write counting
+/// nothing, the run completed once and only then active. The run's id and
+/// the asset the first worker claimed (graded 70; the other 40).
+async fn tasks_are_claimed_once_and_leases_expire(db: &Arc<dyn Database>) -> (String, i64) {
     let run = db
         .start_or_join_run("2026-11-22", "e@1", "s@1", &[1, 2], 100)
         .await
@@ -119,8 +140,19 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
         ),
         (run.id.as_str(), 2, 0, "done")
     );
-    assert_eq!(db.latest_grading_run().await.unwrap().unwrap().id, run.id);
-    let rows = db.ranking_rows(&run.id, 90, Metric::Return).await.unwrap();
+    (run.id, a[0])
+}
+
+/// The completed `run` is the latest; its ranking rows carry the
+/// catalog's category and currency and the last price date; its grades
+/// are the ones written (`first_claimed` graded 70, the other 40).
+async fn the_snapshot_ranks_and_grades_the_run(
+    db: &Arc<dyn Database>,
+    run: &str,
+    first_claimed: i64,
+) {
+    assert_eq!(db.latest_grading_run().await.unwrap().unwrap().id, run);
+    let rows = db.ranking_rows(run, 90, Metric::Return).await.unwrap();
     assert_eq!(rows.len(), 2);
     assert!(rows
         .iter()
@@ -140,56 +172,65 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
             .last_price_date,
         Some(day_399)
     );
-    let g = db
-        .grade(&run.id, 1, 90, Metric::Return)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(g, grade_row(1, 90, if a[0] == 1 { 70.0 } else { 40.0 }));
+    let g = db.grade(run, 1, 90, Metric::Return).await.unwrap().unwrap();
+    assert_eq!(
+        g,
+        grade_row(1, 90, if first_claimed == 1 { 70.0 } else { 40.0 })
+    );
     assert!(db
-        .grade(&run.id, 1, 30, Metric::Return)
+        .grade(run, 1, 30, Metric::Return)
         .await
         .unwrap()
         .is_none());
+}
 
-    // Grade histories: stored per (asset, period, metric), replaced by a
-    // second write, read per (period, metric) with the asset's filters.
-    let points = |asset_id, body: &[u8]| TrackPoints {
+/// The 90-day return grade history of `asset_id` in run after run.
+fn points(asset_id: i64, body: &[u8]) -> TrackPoints {
+    TrackPoints {
         asset_id,
         return_period: 90,
         metric: Metric::Return,
         body: body.to_vec(),
-    };
+    }
+}
+
+/// An asset's history and carry, as the next run reads them.
+fn history(asset_id: i64, carry: Option<&[u8]>, points: Vec<TrackPoints>) -> AssetHistory {
+    AssetHistory {
+        asset_id,
+        carry: carry.map(<[u8]>::to_vec),
+        points,
+    }
+}
+
+/// Grade histories: stored per (asset, period, metric), replaced by a
+/// second write, read per (period, metric) with the asset's filters.
+async fn grade_histories_are_stored_replaced_and_read(db: &Arc<dyn Database>, run: &str) {
     let carry = |asset_id, body: &[u8]| GradeCarry {
         asset_id,
         body: body.to_vec(),
     };
     db.record_track_points(
-        &run.id,
+        run,
         &[points(1, b"old"), points(2, b"two")],
         &[carry(1, b"c-old")],
     )
     .await
     .unwrap();
-    db.record_track_points(&run.id, &[points(1, b"new")], &[carry(1, b"c-new")])
+    db.record_track_points(run, &[points(1, b"new")], &[carry(1, b"c-new")])
         .await
         .unwrap();
     // The assets' histories and carries, as the next run reads them: one
     // entry per asset asked for, in that order, an unknown one empty.
-    let history = |asset_id, carry: Option<&[u8]>, points: Vec<TrackPoints>| AssetHistory {
-        asset_id,
-        carry: carry.map(<[u8]>::to_vec),
-        points,
-    };
     assert_eq!(
-        db.asset_histories(&run.id, &[2, 99, 1]).await.unwrap(),
+        db.asset_histories(run, &[2, 99, 1]).await.unwrap(),
         vec![
             history(2, None, vec![points(2, b"two")]),
             history(99, None, Vec::new()),
             history(1, Some(b"c-new"), vec![points(1, b"new")]),
         ]
     );
-    let stored = db.track_points(&run.id, 90, Metric::Return).await.unwrap();
+    let stored = db.track_points(run, 90, Metric::Return).await.unwrap();
     assert_eq!(
         stored
             .iter()
@@ -201,12 +242,19 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
         ]
     );
     assert!(db
-        .track_points(&run.id, 30, Metric::Return)
+        .track_points(run, 30, Metric::Return)
         .await
         .unwrap()
         .is_empty());
+}
 
-    // A new day's run: the old snapshot stays active until the new one completes.
+/// A new day's run: the old snapshot (`run`) stays active until the new
+/// one completes, then its grades, histories and carries are dropped. The
+/// new run's id.
+async fn a_new_days_run_replaces_the_snapshot_once_complete(
+    db: &Arc<dyn Database>,
+    run: &str,
+) -> String {
     let next = db
         .start_or_join_run("2026-11-23", "e@1", "s@1", &[1, 2], 400)
         .await
@@ -219,7 +267,7 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
         .await
         .unwrap();
     assert_eq!(all.len(), 2);
-    assert_eq!(db.active_grading_run().await.unwrap().unwrap().id, run.id);
+    assert_eq!(db.active_grading_run().await.unwrap().unwrap().id, run);
     assert!(db.finish_run_if_complete(&next.id, 402).await.unwrap());
     let now_active = db.active_grading_run().await.unwrap().unwrap();
     assert_eq!(
@@ -231,21 +279,21 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
         (next.id.as_str(), 1, 1)
     );
     assert!(
-        db.grade(&run.id, 1, 90, Metric::Return)
+        db.grade(run, 1, 90, Metric::Return)
             .await
             .unwrap()
             .is_none(),
         "old grades dropped"
     );
     assert!(
-        db.track_points(&run.id, 90, Metric::Return)
+        db.track_points(run, 90, Metric::Return)
             .await
             .unwrap()
             .is_empty(),
         "old grade histories dropped with them"
     );
     assert_eq!(
-        db.asset_histories(&run.id, &[1]).await.unwrap(),
+        db.asset_histories(run, &[1]).await.unwrap(),
         vec![history(1, None, Vec::new())],
         "and their carries"
     );
@@ -256,16 +304,7 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
             .len(),
         1
     );
-
-    // New prices drop the asset's grades (its verdicts are then computed live).
-    db.store_series(&[(1, &long, DataSource::Ingested)])
-        .await
-        .unwrap();
-    assert!(db
-        .grade(&next.id, 1, 90, Metric::Return)
-        .await
-        .unwrap()
-        .is_none());
+    next.id
 }
 
 /// Two pools on one database stand in for two replicas: concurrent starts
@@ -274,14 +313,13 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_grading_across_pools() {
     let url = pg_test_database().await;
-    const ASSETS: i64 = 200;
     let pools = [connect(&url).await.unwrap(), connect(&url).await.unwrap()];
     let raw = sqlx::PgPool::connect(&url).await.unwrap();
-    let entries: Vec<CatalogEntry> = (1..=ASSETS)
+    let entries: Vec<CatalogEntry> = (1..=POOLED_ASSETS)
         .map(|id| entry(id, &format!("T{id}"), Category::UsStocks, true))
         .collect();
     pools[0].upsert_catalog(&entries).await.unwrap();
-    let ids: Vec<i64> = (1..=ASSETS).collect();
+    let ids: Vec<i64> = (1..=POOLED_ASSETS).collect();
     // Graded assets have prices (ranking rows carry their last date).
     let series = PriceSeries {
         dates: (0..300).collect(),
@@ -293,14 +331,62 @@ async fn postgres_grading_across_pools() {
         .collect();
     pools[0].store_series(&items).await.unwrap();
 
-    // Races to start the same run: every caller gets one run, and its tasks
-    // are all there as soon as the call returns.
+    let run_id = concurrent_starts_meet_in_one_run(&pools, &raw, &ids).await;
+    concurrent_claimers_grade_each_asset_once(&pools, &run_id, &ids).await;
+    assert!(!pools[1]
+        .finish_run_if_complete(&run_id, 3_001)
+        .await
+        .unwrap());
+    let active = pools[1].active_grading_run().await.unwrap().unwrap();
+    assert_eq!(
+        (
+            active.id.as_str(),
+            active.status.as_str(),
+            active.graded,
+            active.failures
+        ),
+        (run_id.as_str(), "done", POOLED_ASSETS, 0)
+    );
+    assert_eq!(
+        pools[0]
+            .ranking_rows(&run_id, 90, Metric::Return)
+            .await
+            .unwrap()
+            .len(),
+        POOLED_ASSETS as usize
+    );
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM grading_tasks WHERE run_id <> $1")
+        .bind(&run_id)
+        .fetch_one(&raw)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "the other runs' tasks are dropped");
+
+    raw.close().await;
+    for db in &pools {
+        db.close().await;
+    }
+    pg_drop_test_database(&url).await;
+}
+
+/// The assets of `postgres_grading_across_pools`.
+const POOLED_ASSETS: i64 = 200;
+
+/// Races to start the same run, five days running: every caller gets one
+/// run, and its tasks are all there as soon as the call returns. The last
+/// day's run.
+async fn concurrent_starts_meet_in_one_run(
+    pools: &[Arc<dyn Database>; 2],
+    raw: &sqlx::PgPool,
+    ids: &[i64],
+) -> String {
     let mut run_id = String::new();
     for round in 0..5 {
         let day = format!("2026-01-0{}", round + 1);
         let mut starters = Vec::new();
         for i in 0..8 {
-            let (db, raw, day, ids) = (pools[i % 2].clone(), raw.clone(), day.clone(), ids.clone());
+            let (db, raw, day, ids) =
+                (pools[i % 2].clone(), raw.clone(), day.clone(), ids.to_vec());
             starters.push(tokio::spawn(async move {
                 let run = db
                     .start_or_join_run(&day, "e@1", "s@1", &ids, 1_000 + i as i64)
@@ -314,7 +400,7 @@ async fn postgres_grading_across_pools() {
                         .unwrap();
                 assert_eq!(
                     (run.total, tasks),
-                    (ASSETS, ASSETS),
+                    (POOLED_ASSETS, POOLED_ASSETS),
                     "a joiner sees every task"
                 );
                 run.id
@@ -328,11 +414,20 @@ async fn postgres_grading_across_pools() {
         assert_eq!(seen.len(), 1, "every replica joins the same run");
         run_id = seen.pop().unwrap();
     }
+    run_id
+}
 
-    // Six workers, three per replica, claim small batches until none are left.
+/// Six workers, three per replica, claim small batches of `run_id` until
+/// none are left: every asset claimed exactly once, the run completed
+/// exactly once.
+async fn concurrent_claimers_grade_each_asset_once(
+    pools: &[Arc<dyn Database>; 2],
+    run_id: &str,
+    ids: &[i64],
+) {
     let mut workers = Vec::new();
     for w in 0..6 {
-        let (db, run_id) = (pools[w % 2].clone(), run_id.clone());
+        let (db, run_id) = (pools[w % 2].clone(), run_id.to_string());
         workers.push(tokio::spawn(async move {
             let worker = format!("w{w}");
             let (mut claimed, mut flips) = (Vec::new(), 0);
@@ -367,38 +462,4 @@ async fn postgres_grading_across_pools() {
     all.sort_unstable();
     assert_eq!(all, ids, "every asset claimed exactly once");
     assert_eq!(flips, 1, "the run completes exactly once");
-    assert!(!pools[1]
-        .finish_run_if_complete(&run_id, 3_001)
-        .await
-        .unwrap());
-    let active = pools[1].active_grading_run().await.unwrap().unwrap();
-    assert_eq!(
-        (
-            active.id.as_str(),
-            active.status.as_str(),
-            active.graded,
-            active.failures
-        ),
-        (run_id.as_str(), "done", ASSETS, 0)
-    );
-    assert_eq!(
-        pools[0]
-            .ranking_rows(&run_id, 90, Metric::Return)
-            .await
-            .unwrap()
-            .len(),
-        ASSETS as usize
-    );
-    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM grading_tasks WHERE run_id <> $1")
-        .bind(&run_id)
-        .fetch_one(&raw)
-        .await
-        .unwrap();
-    assert_eq!(left, 0, "the other runs' tasks are dropped");
-
-    raw.close().await;
-    for db in &pools {
-        db.close().await;
-    }
-    pg_drop_test_database(&url).await;
 }

@@ -47,7 +47,21 @@ async fn active_in(db: &dyn Database, slot: &str) -> Option<String> {
 /// The plugin registry: versions (idempotent, conflicts), bytes, activation
 /// history and rollback per slot, the generation, shadows and samples.
 pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
-    // Versions: added once; same bytes again is a no-op; other bytes conflict.
+    versions_are_added_once_and_listed_in_order(db.as_ref()).await;
+    let (history, topn) = activations_return_their_rows_and_bump(db.as_ref()).await;
+    rollbacks_walk_back_then_are_refused(db.as_ref(), &history).await;
+    slots_activate_and_roll_back_independently(db.as_ref(), &topn).await;
+    shadows_are_set_replaced_and_cleared(db.as_ref()).await;
+    shadow_samples_are_read_back_per_candidate(db.as_ref()).await;
+
+    // Concurrency: 10 rollbacks against 5 live activations undo exactly 4.
+    concurrent_rollbacks(std::slice::from_ref(&db), "matcher").await;
+}
+
+/// Versions: added once; same bytes again is a no-op; other bytes
+/// conflict; bytes round-trip; adding changes nothing that runs. Listed by
+/// kind, name, then added_at (not by version string).
+async fn versions_are_added_once_and_listed_in_order(db: &dyn Database) {
     assert!(db.list_plugins().await.unwrap().is_empty());
     assert_eq!(db.plugins_generation().await.unwrap(), 0, "never bumped");
     let wasm: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
@@ -98,7 +112,6 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         "adding is not a change of what runs"
     );
 
-    // Listing: by kind, name, then added_at (not by version string).
     for r in [
         plugin_record("strategy", "topn", "1.0.0", "s1", 300),
         plugin_record("segmentation", "default", "1.10.0", "d2", 250),
@@ -126,8 +139,14 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
             "strategy/topn@1.0.0",
         ]
     );
+}
 
-    // Activations: each returns its row and bumps the generation.
+/// Activations: each returns its row and bumps the generation; the
+/// newest live row of every slot is active. The segmentation slot's three
+/// (A, B, C) and the strategy slot's one.
+async fn activations_return_their_rows_and_bump(
+    db: &dyn Database,
+) -> (Vec<ActivationRecord>, ActivationRecord) {
     let mut generation = db.plugins_generation().await.unwrap();
     let mut history = Vec::new();
     for (i, v) in ["1.0.0", "1.2.0", "1.10.0"].into_iter().enumerate() {
@@ -172,21 +191,26 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         )
         .await
         .unwrap();
-    generation = db.plugins_generation().await.unwrap();
     let active = db.active_plugins().await.unwrap();
     assert_eq!(
         active,
         vec![history[2].clone(), topn.clone()],
         "the newest live row of every slot, by slot"
     );
+    (history, topn)
+}
 
-    // Rollback: C → B → A, then refused (A stays, nothing bumps).
+/// Rollback of the segmentation slot (`history`: A, B, C): C → B → A,
+/// then refused (A stays, nothing bumps); a rolled-back activation never
+/// comes back: activating again appends.
+async fn rollbacks_walk_back_then_are_refused(db: &dyn Database, history: &[ActivationRecord]) {
+    let mut generation = db.plugins_generation().await.unwrap();
     let back = db.rollback_plugin("segmentation", 2_000).await.unwrap();
     assert_eq!(back, Some(history[1].clone()), "B is current again");
     assert!(db.plugins_generation().await.unwrap() > generation);
     generation = db.plugins_generation().await.unwrap();
     assert_eq!(
-        active_in(db.as_ref(), "segmentation").await.as_deref(),
+        active_in(db, "segmentation").await.as_deref(),
         Some("segmentation/default@1.2.0")
     );
     let back = db.rollback_plugin("segmentation", 2_001).await.unwrap();
@@ -204,7 +228,7 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         "a refused rollback changes nothing"
     );
     assert_eq!(
-        active_in(db.as_ref(), "segmentation").await.as_deref(),
+        active_in(db, "segmentation").await.as_deref(),
         Some("segmentation/default@1.0.0")
     );
     assert_eq!(
@@ -213,7 +237,6 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         "a slot never activated"
     );
     assert_eq!(db.plugins_generation().await.unwrap(), generation);
-    // A rolled-back activation never comes back: activating again appends.
     let again = db
         .activate_plugin(
             "segmentation",
@@ -231,10 +254,14 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         Some(history[0].clone()),
         "B and C stay rolled back"
     );
+}
 
-    // Slots are independent: the strategy slot kept its activation.
+/// Slots are independent: the strategy slot kept its activation (`topn`);
+/// another slot's activation or rollback leaves the segmentation slot
+/// alone.
+async fn slots_activate_and_roll_back_independently(db: &dyn Database, topn: &ActivationRecord) {
     assert_eq!(
-        active_in(db.as_ref(), "strategy/topn").await.as_deref(),
+        active_in(db, "strategy/topn").await.as_deref(),
         Some("strategy/topn@1.0.0")
     );
     let topn2 = db
@@ -249,7 +276,7 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         .await
         .unwrap();
     assert_eq!(
-        active_in(db.as_ref(), "segmentation").await.as_deref(),
+        active_in(db, "segmentation").await.as_deref(),
         Some("segmentation/default@1.0.0"),
         "another slot's activation leaves this one alone"
     );
@@ -258,7 +285,7 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         Some(topn.clone())
     );
     assert_eq!(
-        active_in(db.as_ref(), "segmentation").await.as_deref(),
+        active_in(db, "segmentation").await.as_deref(),
         Some("segmentation/default@1.0.0"),
         "another slot's rollback leaves this one alone"
     );
@@ -271,9 +298,12 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         .map(|a| a.slot)
         .collect();
     assert_eq!(slots, ["segmentation", "strategy/topn"]);
-    generation = db.plugins_generation().await.unwrap();
+}
 
-    // Shadows: set, replace, clear; each change bumps the generation.
+/// Shadows: set, replace, clear; each change bumps the generation; one
+/// per kind. The scorer's is left.
+async fn shadows_are_set_replaced_and_cleared(db: &dyn Database) {
+    let mut generation = db.plugins_generation().await.unwrap();
     assert!(db.shadows().await.unwrap().is_empty());
     let mut shadow = ShadowConfig {
         kind: PluginKind::Segmentation,
@@ -321,8 +351,12 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         "clearing nothing changes nothing"
     );
     assert_eq!(db.shadows().await.unwrap(), vec![scorer_shadow]);
+}
 
-    // Samples: read back per (kind, candidate), oldest first.
+/// Samples: read back per (kind, candidate), oldest first; recording
+/// them is not a change.
+async fn shadow_samples_are_read_back_per_candidate(db: &dyn Database) {
+    let generation = db.plugins_generation().await.unwrap();
     let samples = [
         shadow_sample("segmentation/default@1.10.0", 5_000, None),
         shadow_sample("segmentation/default@1.2.0", 5_001, None),
@@ -358,9 +392,6 @@ pub(crate) async fn registry_conformance(db: Arc<dyn Database>) {
         generation,
         "samples are not changes"
     );
-
-    // Concurrency: 10 rollbacks against 5 live activations undo exactly 4.
-    concurrent_rollbacks(std::slice::from_ref(&db), "matcher").await;
 }
 
 /// Activates five versions in `slot`, then runs 10 rollbacks at once spread

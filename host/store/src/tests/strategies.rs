@@ -75,7 +75,64 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
     assert!(db.visible_strategies(ANN).await.unwrap().is_empty());
     assert_eq!(authored(db, "ann", "alpha").await, None);
 
-    // The first version: current and private, seen by its owner only.
+    let alpha = the_first_version_is_private_and_immutable(db).await;
+    let g1 = versions_and_strategies_are_limited_per_owner(db, &alpha).await;
+    updates_share_and_pick_the_current_version(db).await;
+    a_deleted_strategy_is_hidden_and_keeps_its_records(db, &alpha, &g1).await;
+    re_adding_revives_it_private_with_its_records(db, &alpha).await;
+
+    // Reviving with a version it already had (same bytes): that version
+    // current, private, no new record.
+    assert!(db.delete_strategy(ANN, "alpha").await.unwrap());
+    let a11 = upload(ANN, "alpha", "1.1.0", "a11", 300);
+    assert_eq!(
+        add(db, "ann", &a11, b"a11", LIMITS).await,
+        UploadOutcome::Added
+    );
+    assert_eq!(
+        authored(db, "ann", "alpha").await.unwrap(),
+        "@ann/alpha@1.1.0 [2.0.0 1.1.0 1.2.0 1.0.0]"
+    );
+    assert_eq!(
+        db.upload_wasm(ANN, "alpha", "1.1.0").await.unwrap(),
+        Some(b"a11".to_vec())
+    );
+    assert_eq!(db.upload_wasm(ANN, "alpha", "2.0.0").await.unwrap(), None);
+    assert_eq!(
+        db.authored_strategy("ann", "alpha")
+            .await
+            .unwrap()
+            .unwrap()
+            .versions[1]
+            .uploaded_at,
+        105,
+        "the record is the first upload's"
+    );
+
+    let held = db.authored_strategy("ann", "alpha").await.unwrap().unwrap();
+    let v = held.versions.iter().find(|v| v.version == "1.1.0").unwrap();
+    assert_eq!(v.imports, ["forecast:plugins/types@1.1.0"], "imports kept");
+
+    plugin_runs_keep_the_newest(db).await;
+}
+
+/// Ann's alpha 1.0.0: its record, its bytes, and a record of the same
+/// version with other bytes (which always conflicts).
+struct Alpha {
+    a1: UploadRecord,
+    wasm_a1: Vec<u8>,
+    other: UploadRecord,
+}
+
+/// Generous limits: two strategies per owner, ten versions each.
+const ROOMY: UploadLimits = UploadLimits {
+    strategies_per_owner: 2,
+    versions_per_strategy: 10,
+};
+
+/// The first version: current and private, seen by its owner only.
+/// Immutability: the same bytes are a no-op, other bytes conflict.
+async fn the_first_version_is_private_and_immutable(db: &dyn Database) -> Alpha {
     let mut a1 = upload(ANN, "alpha", "1.0.0", "a1", 100);
     a1.signer = Some("key-1".into());
     a1.manifest = Some("{\"name\":\"alpha\"}".into());
@@ -107,7 +164,6 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
     assert_eq!(db.upload_wasm(BOB, "alpha", "1.0.0").await.unwrap(), None);
     assert_eq!(authored(db, "bob", "alpha").await, None, "another handle");
 
-    // Immutability: the same bytes are a no-op, other bytes conflict.
     assert_eq!(
         add(db, "ann", &a1, &wasm_a1, LIMITS).await,
         UploadOutcome::AlreadyPresent
@@ -122,8 +178,17 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
         Some(wasm_a1.clone()),
         "the first bytes stay"
     );
+    Alpha { a1, wasm_a1, other }
+}
 
-    // Later versions: listed newest upload first, the current one stays.
+/// Later versions of alpha listed newest upload first, the current one
+/// staying; the version limit (three) and the strategy limit (two per
+/// owner), each checked before anything is written; another owner's limits
+/// and names are their own. Ann's refused gamma.
+async fn versions_and_strategies_are_limited_per_owner(
+    db: &dyn Database,
+    alpha: &Alpha,
+) -> UploadRecord {
     // The order is the upload order, not the versions' nor the clocks'.
     for (version, sha, at) in [("1.2.0", "a12", 110), ("1.1.0", "a11", 105)] {
         let r = upload(ANN, "alpha", version, sha, at);
@@ -136,7 +201,6 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
         authored(db, "ann", "alpha").await.unwrap(),
         "@ann/alpha@1.0.0 [1.1.0 1.2.0 1.0.0]"
     );
-    // The version limit (three), checked before anything is written.
     let a13 = upload(ANN, "alpha", "1.3.0", "a13", 120);
     assert_eq!(
         add(db, "ann", &a13, b"a13", LIMITS).await,
@@ -144,16 +208,15 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
     );
     assert_eq!(db.upload_wasm(ANN, "alpha", "1.3.0").await.unwrap(), None);
     assert_eq!(
-        add(db, "ann", &a1, &wasm_a1, LIMITS).await,
+        add(db, "ann", &alpha.a1, &alpha.wasm_a1, LIMITS).await,
         UploadOutcome::AlreadyPresent,
         "an existing version is no new version"
     );
     assert_eq!(
-        add(db, "ann", &other, b"other", LIMITS).await,
+        add(db, "ann", &alpha.other, b"other", LIMITS).await,
         UploadOutcome::Conflict("a1".into())
     );
 
-    // The strategy limit (two per owner).
     let b1 = upload(ANN, "beta", "1.0.0", "b1", 130);
     assert_eq!(
         add(db, "ann", &b1, b"b1", LIMITS).await,
@@ -166,7 +229,6 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
     );
     assert_eq!(authored(db, "ann", "gamma").await, None);
     assert_eq!(db.upload_wasm(ANN, "gamma", "1.0.0").await.unwrap(), None);
-    // Another owner's limits and names are their own.
     let bob_alpha = upload(BOB, "alpha", "0.1.0", "ba", 140);
     assert_eq!(
         add(db, "bob", &bob_alpha, b"ba", LIMITS).await,
@@ -176,8 +238,12 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
         authored(db, "bob", "alpha").await.unwrap(),
         "@bob/alpha@0.1.0 [0.1.0]"
     );
+    g1
+}
 
-    // Updates: shared and/or current; nothing applied on NoVersion.
+/// Updates: shared and/or current; nothing applied on NoVersion; only
+/// the owner's. Shared is seen by everyone; by handle, then name.
+async fn updates_share_and_pick_the_current_version(db: &dyn Database) {
     assert_eq!(
         db.update_strategy(ANN, "alpha", Some(true), Some("1.2.0"))
             .await
@@ -218,7 +284,6 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
         authored(db, "ann", "alpha").await.unwrap(),
         "@ann/alpha@1.2.0 shared [1.1.0 1.2.0 1.0.0]"
     );
-    // Shared is seen by everyone; by handle, then name.
     assert_eq!(
         visible(db, BOB).await,
         [
@@ -261,8 +326,17 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
         UpdateOutcome::Updated
     );
     assert_eq!(visible(db, BOB).await, ["@bob/alpha@0.1.0 shared [0.1.0]"]);
+}
 
-    // Delete: hidden everywhere, bytes dropped, version records kept.
+/// Delete: hidden everywhere, bytes dropped, version records kept (a
+/// conflict revives nothing); a deleted strategy does not count against
+/// the owner's limit (`g1` fits), but reviving one does, and its kept
+/// records count against the version limit.
+async fn a_deleted_strategy_is_hidden_and_keeps_its_records(
+    db: &dyn Database,
+    alpha: &Alpha,
+    g1: &UploadRecord,
+) {
     assert!(db.delete_strategy(ANN, "alpha").await.unwrap());
     assert!(!db.delete_strategy(ANN, "alpha").await.unwrap(), "once");
     assert!(!db.delete_strategy(ANN, "nothing").await.unwrap());
@@ -281,43 +355,40 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
     // Its (name, version) → sha256 stay taken, and a conflict revives
     // nothing.
     assert_eq!(
-        add(db, "ann", &other, b"other", LIMITS).await,
+        add(db, "ann", &alpha.other, b"other", LIMITS).await,
         UploadOutcome::Conflict("a1".into())
     );
     assert_eq!(authored(db, "ann", "alpha").await, None);
-    // A deleted strategy does not count against the owner's limit.
     assert_eq!(
-        add(db, "ann", &g1, b"g1", LIMITS).await,
+        add(db, "ann", g1, b"g1", LIMITS).await,
         UploadOutcome::Added
     );
-    // ... but reviving one does.
     let a2 = upload(ANN, "alpha", "2.0.0", "a2", 200);
-    let roomy = UploadLimits {
-        strategies_per_owner: 2,
-        versions_per_strategy: 10,
-    };
     assert_eq!(
-        add(db, "ann", &a2, b"a2", roomy).await,
+        add(db, "ann", &a2, b"a2", ROOMY).await,
         UploadOutcome::TooManyStrategies
     );
     assert!(db.delete_strategy(ANN, "gamma").await.unwrap());
-    // The kept version records still count against the version limit.
     assert_eq!(
         add(db, "ann", &a2, b"a2", LIMITS).await,
         UploadOutcome::TooManyVersions
     );
     assert_eq!(authored(db, "ann", "alpha").await, None);
+}
 
-    // Re-adding revives it: the new version current, private (it was
-    // shared before), the earlier records kept without their bytes.
+/// Re-adding revives it: the new version current, private (it was
+/// shared before), the earlier records kept without their bytes; the
+/// same bytes again bring a version's bytes back.
+async fn re_adding_revives_it_private_with_its_records(db: &dyn Database, alpha: &Alpha) {
     assert_eq!(
         db.update_strategy(ANN, "beta", Some(true), None)
             .await
             .unwrap(),
         UpdateOutcome::Updated
     );
+    let a2 = upload(ANN, "alpha", "2.0.0", "a2", 200);
     assert_eq!(
-        add(db, "ann", &a2, b"a2", roomy).await,
+        add(db, "ann", &a2, b"a2", ROOMY).await,
         UploadOutcome::Added
     );
     assert_eq!(
@@ -326,7 +397,7 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
     );
     let revived = db.authored_strategy("ann", "alpha").await.unwrap().unwrap();
     assert_eq!(revived.versions[0], a2);
-    assert_eq!(revived.versions[3], a1, "records are immutable");
+    assert_eq!(revived.versions[3], alpha.a1, "records are immutable");
     assert_eq!(
         db.upload_wasm(ANN, "alpha", "2.0.0").await.unwrap(),
         Some(b"a2".to_vec())
@@ -347,14 +418,13 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
         ],
         "the revived strategy is private"
     );
-    // The same bytes again bring a version's bytes back.
     assert_eq!(
-        add(db, "ann", &a1, &wasm_a1, roomy).await,
+        add(db, "ann", &alpha.a1, &alpha.wasm_a1, ROOMY).await,
         UploadOutcome::AlreadyPresent
     );
     assert_eq!(
         db.upload_wasm(ANN, "alpha", "1.0.0").await.unwrap(),
-        Some(wasm_a1.clone())
+        Some(alpha.wasm_a1.clone())
     );
     assert_eq!(
         db.update_strategy(ANN, "alpha", None, Some("1.0.0"))
@@ -362,40 +432,6 @@ pub(crate) async fn strategies_conformance(db: Arc<dyn Database>) {
             .unwrap(),
         UpdateOutcome::Updated
     );
-
-    // Reviving with a version it already had (same bytes): that version
-    // current, private, no new record.
-    assert!(db.delete_strategy(ANN, "alpha").await.unwrap());
-    let a11 = upload(ANN, "alpha", "1.1.0", "a11", 300);
-    assert_eq!(
-        add(db, "ann", &a11, b"a11", LIMITS).await,
-        UploadOutcome::Added
-    );
-    assert_eq!(
-        authored(db, "ann", "alpha").await.unwrap(),
-        "@ann/alpha@1.1.0 [2.0.0 1.1.0 1.2.0 1.0.0]"
-    );
-    assert_eq!(
-        db.upload_wasm(ANN, "alpha", "1.1.0").await.unwrap(),
-        Some(b"a11".to_vec())
-    );
-    assert_eq!(db.upload_wasm(ANN, "alpha", "2.0.0").await.unwrap(), None);
-    assert_eq!(
-        db.authored_strategy("ann", "alpha")
-            .await
-            .unwrap()
-            .unwrap()
-            .versions[1]
-            .uploaded_at,
-        105,
-        "the record is the first upload's"
-    );
-
-    let held = db.authored_strategy("ann", "alpha").await.unwrap().unwrap();
-    let v = held.versions.iter().find(|v| v.version == "1.1.0").unwrap();
-    assert_eq!(v.imports, ["forecast:plugins/types@1.1.0"], "imports kept");
-
-    plugin_runs_keep_the_newest(db).await;
 }
 
 /// An account's runs of a component beyond its newest `keep` are dropped;
