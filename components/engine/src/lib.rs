@@ -941,169 +941,274 @@ fn walk_prepared(
     keep: Keep,
     marks: Marks<'_>,
 ) -> Walk {
-    let snapshots = match marks {
-        Marks::States(rows) => rows,
-        _ => &[],
-    };
-    let Prepared {
-        dates,
-        closes,
-        drawdowns,
-        floor_steps,
-        prefix,
-    } = prepared;
-    let (dates, closes, prefix) = (*dates, *closes, prefix);
-    let n = closes.len();
-    let k = params.num_segments;
-    let lambda = params.decay_factor;
-    let a = params
-        .periods_per_year
-        .unwrap_or_else(|| infer_periods_per_year(dates));
-    let full = keep == Keep::Full;
-    let signals = keep != Keep::State;
-    let rows = |on: bool| if on { n } else { 0 };
+    let mut walker = Walker::new(prepared, params, exits, keep, marks);
+    for t in 0..prepared.closes.len() {
+        walker.row(t);
+    }
+    walker.finish()
+}
 
-    // The predictions at every row are needed for the errors of the
-    // outcomes they start; the other series only when kept.
-    let mut series = TimeSeries {
-        drawdowns: if full { drawdowns.clone() } else { Vec::new() },
-        expected_returns: Vec::with_capacity(n),
-        prediction_errors: vec![None; rows(full)],
-        prediction_error_cumavg: Vec::with_capacity(rows(signals)),
-        actual_returns: vec![None; rows(full)],
-        median_returns: Vec::with_capacity(n),
-        median_errors: vec![None; rows(full)],
-        median_error_cumavg: Vec::with_capacity(rows(signals)),
-        projected_prices: Vec::with_capacity(rows(full)),
-    };
+/// One walk of [`walk_prepared`] under way: its inputs, the outcomes
+/// confirmed and the estimators over them on the current grid, and what
+/// it keeps of the rows walked so far.
+struct Walker<'w> {
+    params: &'w Params,
+    dates: &'w [i32],
+    closes: &'w [f64],
+    drawdowns: &'w [f64],
+    floor_steps: &'w [u32],
+    prefix: &'w Prefix,
+    exits: &'w [Option<usize>],
+    /// The rows whose prefix state is asked ([`Marks::States`]), ascending.
+    snapshots: &'w [usize],
+    /// `A` used for annualisation.
+    periods_per_year: u32,
+    /// Whether every series is kept ([`Keep::Full`]).
+    full: bool,
+    /// Whether each row's segment and cumulative errors are kept.
+    signals: bool,
+    series: TimeSeries,
+    outcomes: Vec<Outcome>,
+    per_segment: Vec<Estimators>,
+    regroup: Regroup,
+    all: Overall,
+    grid: Grid,
+    segments: Vec<u8>,
+    /// The first start whose outcome is neither confirmed nor skipped.
+    next_start: usize,
+    /// Sums of the absolute errors of the EMA and median predictions of
+    /// the confirmed outcomes, and their count.
+    ema_err_sum: f64,
+    med_err_sum: f64,
+    err_n: u32,
+    taken: Vec<StateAt>,
+    typical: TypicalMaxDrawdown,
+    tracker: Option<snapshot::Tracker>,
+    marked: Option<episodes::Marked<'w>>,
+}
 
-    let mut outcomes: Vec<Outcome> = Vec::with_capacity(n);
-    let mut per_segment: Vec<Estimators> = (0..k).map(|_| Estimators::new()).collect();
-    let mut regroup = Regroup::new(k as usize);
-    let mut all = Overall::new();
-    let mut grid = Grid::new(floor_steps[0], k);
-    let mut segments = Vec::with_capacity(rows(signals));
-    let mut next_start = 0usize;
-    let (mut ema_err_sum, mut med_err_sum, mut err_n) = (0.0f64, 0.0f64, 0u32);
-    let mut taken = Vec::with_capacity(snapshots.len());
-    let mut typical = TypicalMaxDrawdown::default();
-    let mut tracker = (!snapshots.is_empty()).then(|| snapshot::Tracker::new(k as usize));
-    let mut marked = match marks {
-        Marks::Forecast(rows) => Some(episodes::Marked::new(dates, exits, params, rows)),
-        _ => None,
-    };
+impl<'w> Walker<'w> {
+    fn new(
+        prepared: &'w Prepared,
+        params: &'w Params,
+        exits: &'w [Option<usize>],
+        keep: Keep,
+        marks: Marks<'w>,
+    ) -> Self {
+        let snapshots = match marks {
+            Marks::States(rows) => rows,
+            _ => &[],
+        };
+        let Prepared {
+            dates,
+            closes,
+            drawdowns,
+            floor_steps,
+            prefix,
+        } = prepared;
+        let (dates, closes) = (*dates, *closes);
+        let n = closes.len();
+        let k = params.num_segments;
+        let full = keep == Keep::Full;
+        let signals = keep != Keep::State;
+        let rows = |on: bool| if on { n } else { 0 };
+        Walker {
+            params,
+            dates,
+            closes,
+            drawdowns,
+            floor_steps,
+            prefix,
+            exits,
+            snapshots,
+            periods_per_year: params
+                .periods_per_year
+                .unwrap_or_else(|| infer_periods_per_year(dates)),
+            full,
+            signals,
+            // The predictions at every row are needed for the errors of the
+            // outcomes they start; the other series only when kept.
+            series: TimeSeries {
+                drawdowns: if full { drawdowns.clone() } else { Vec::new() },
+                expected_returns: Vec::with_capacity(n),
+                prediction_errors: vec![None; rows(full)],
+                prediction_error_cumavg: Vec::with_capacity(rows(signals)),
+                actual_returns: vec![None; rows(full)],
+                median_returns: Vec::with_capacity(n),
+                median_errors: vec![None; rows(full)],
+                median_error_cumavg: Vec::with_capacity(rows(signals)),
+                projected_prices: Vec::with_capacity(rows(full)),
+            },
+            outcomes: Vec::with_capacity(n),
+            per_segment: (0..k).map(|_| Estimators::new()).collect(),
+            regroup: Regroup::new(k as usize),
+            all: Overall::new(),
+            grid: Grid::new(floor_steps[0], k),
+            segments: Vec::with_capacity(rows(signals)),
+            next_start: 0,
+            ema_err_sum: 0.0,
+            med_err_sum: 0.0,
+            err_n: 0,
+            taken: Vec::with_capacity(snapshots.len()),
+            typical: TypicalMaxDrawdown::default(),
+            tracker: (!snapshots.is_empty()).then(|| snapshot::Tracker::new(k as usize)),
+            marked: match marks {
+                Marks::Forecast(rows) => Some(episodes::Marked::new(dates, exits, params, rows)),
+                _ => None,
+            },
+        }
+    }
 
-    for t in 0..n {
-        let steps = floor_steps[t];
-        if steps != grid.steps {
-            // The floor deepened: every past outcome is re-bucketed on the new
-            // grid and the bucket estimators replayed in confirmation order.
-            grid = Grid::new(steps, k);
-            regroup.group(&outcomes, drawdowns, &grid);
-            for (i, est) in per_segment.iter_mut().enumerate() {
-                est.refill(regroup.ys(i), lambda);
-            }
-            if let Some(tracker) = &mut tracker {
-                tracker.regroup(&grid, drawdowns, t, &outcomes);
-            }
-            if let Some(marked) = &mut marked {
-                marked.regroup(&grid, drawdowns, t);
-            }
+    /// Row `t`: the grid moved to its floor, the outcomes exiting at it
+    /// confirmed, then its predictions made and kept.
+    fn row(&mut self, t: usize) {
+        let steps = self.floor_steps[t];
+        if steps != self.grid.steps {
+            self.regrid(t, steps);
         }
         // Confirm every outcome whose exit is t.
-        while next_start < t && exits[next_start] == Some(t) {
-            let s = next_start;
-            next_start += 1;
-            let Some(y) = outcome(params.metric, closes, prefix, s, t, a) else {
-                continue;
-            };
-            let ema_err = (series.expected_returns[s] - y).abs();
-            let med_err = (series.median_returns[s] - y).abs();
-            if full {
-                series.actual_returns[s] = Some(y);
-                series.prediction_errors[s] = Some(ema_err);
-                series.median_errors[s] = Some(med_err);
+        while self.next_start < t && self.exits[self.next_start] == Some(t) {
+            let s = self.next_start;
+            self.next_start += 1;
+            let p = &self.params;
+            if let Some(y) = outcome(
+                p.metric,
+                self.closes,
+                self.prefix,
+                s,
+                t,
+                self.periods_per_year,
+            ) {
+                self.confirm(s, t, y);
             }
-            ema_err_sum += ema_err;
-            med_err_sum += med_err;
-            err_n += 1;
-            let bucket = grid.segment(drawdowns[s]);
-            per_segment[bucket].push(y, lambda);
-            all.push(y, lambda);
-            let o = Outcome {
-                start: s,
-                exit: t,
-                y,
-                ema_err,
-                med_err,
-            };
-            if let Some(tracker) = &mut tracker {
-                tracker.outcome(&o, bucket, closes);
-            }
-            outcomes.push(o);
         }
         // Starts whose exit lies past the window never confirm; skip them.
-        while next_start < t && exits[next_start].is_none() {
-            next_start += 1;
+        while self.next_start < t && self.exits[self.next_start].is_none() {
+            self.next_start += 1;
         }
-        let segment = grid.segment(drawdowns[t]);
+        self.predict(t);
+    }
+
+    /// The floor deepened at row `t`: every past outcome is re-bucketed on
+    /// the new grid and the bucket estimators replayed in confirmation
+    /// order.
+    fn regrid(&mut self, t: usize, steps: u32) {
+        let lambda = self.params.decay_factor;
+        self.grid = Grid::new(steps, self.params.num_segments);
+        self.regroup
+            .group(&self.outcomes, self.drawdowns, &self.grid);
+        for (i, est) in self.per_segment.iter_mut().enumerate() {
+            est.refill(self.regroup.ys(i), lambda);
+        }
+        if let Some(tracker) = &mut self.tracker {
+            tracker.regroup(&self.grid, self.drawdowns, t, &self.outcomes);
+        }
+        if let Some(marked) = &mut self.marked {
+            marked.regroup(&self.grid, self.drawdowns, t);
+        }
+    }
+
+    /// Confirms `y`, the outcome of start `s` at its exit `t`: the errors
+    /// of the predictions made at `s`, its bucket's estimators and the
+    /// overall one.
+    fn confirm(&mut self, s: usize, t: usize, y: f64) {
+        let lambda = self.params.decay_factor;
+        let series = &mut self.series;
+        let ema_err = (series.expected_returns[s] - y).abs();
+        let med_err = (series.median_returns[s] - y).abs();
+        if self.full {
+            series.actual_returns[s] = Some(y);
+            series.prediction_errors[s] = Some(ema_err);
+            series.median_errors[s] = Some(med_err);
+        }
+        self.ema_err_sum += ema_err;
+        self.med_err_sum += med_err;
+        self.err_n += 1;
+        let bucket = self.grid.segment(self.drawdowns[s]);
+        self.per_segment[bucket].push(y, lambda);
+        self.all.push(y, lambda);
+        let o = Outcome {
+            start: s,
+            exit: t,
+            y,
+            ema_err,
+            med_err,
+        };
+        if let Some(tracker) = &mut self.tracker {
+            tracker.outcome(&o, bucket, self.closes);
+        }
+        self.outcomes.push(o);
+    }
+
+    /// Row `t`'s predictions, from its bucket (else every outcome), and
+    /// what is kept of them; its state when asked.
+    fn predict(&mut self, t: usize) {
+        let (closes, drawdowns) = (self.closes, self.drawdowns);
+        let segment = self.grid.segment(drawdowns[t]);
         // validate() bounds num_segments to 50, so the index fits a byte.
-        if signals {
-            segments.push(segment as u8);
+        if self.signals {
+            self.segments.push(segment as u8);
         }
-        let (ema, med) = per_segment[segment]
+        let (ema, med) = self.per_segment[segment]
             .predict()
-            .or_else(|| all.predict(&outcomes))
+            .or_else(|| self.all.predict(&self.outcomes))
             .unwrap_or((0.0, 0.0));
-        series.expected_returns.push(ema);
-        series.median_returns.push(med);
-        if let Some(marked) = &mut marked {
+        self.series.expected_returns.push(ema);
+        self.series.median_returns.push(med);
+        if let Some(marked) = &mut self.marked {
             marked.row(t, segment, med);
         }
-        if signals {
-            let cum = |sum: f64| (err_n > 0).then(|| sum / f64::from(err_n));
-            series.prediction_error_cumavg.push(cum(ema_err_sum));
-            series.median_error_cumavg.push(cum(med_err_sum));
+        if self.signals {
+            let n = self.err_n;
+            let cum = |sum: f64| (n > 0).then(|| sum / f64::from(n));
+            self.series
+                .prediction_error_cumavg
+                .push(cum(self.ema_err_sum));
+            self.series.median_error_cumavg.push(cum(self.med_err_sum));
         }
-        if full {
-            series.projected_prices.push(match params.metric {
+        if self.full {
+            self.series.projected_prices.push(match self.params.metric {
                 Metric::Return => Some(closes[t] * (1.0 + med)),
                 _ => None,
             });
         }
-        if let Some(tracker) = &mut tracker {
-            typical.push(dates[t], closes[t]);
+        if let Some(tracker) = &mut self.tracker {
+            self.typical.push(self.dates[t], closes[t]);
             tracker.row(segment);
-            if snapshots.get(taken.len()) == Some(&t) {
-                taken.push(tracker.take(snapshot::Snapshot {
-                    periods_per_year: a,
-                    grid: &grid,
-                    estimators: &per_segment,
+            if self.snapshots.get(self.taken.len()) == Some(&t) {
+                self.taken.push(tracker.take(snapshot::Snapshot {
+                    periods_per_year: self.periods_per_year,
+                    grid: &self.grid,
+                    estimators: &self.per_segment,
                     segment,
                     price: closes[t],
                     drawdown: drawdowns[t],
                     expected_return: ema,
                     median_return: med,
-                    all_errors: (ema_err_sum, med_err_sum, err_n),
-                    typical_max_drawdown: typical.value(),
+                    all_errors: (self.ema_err_sum, self.med_err_sum, self.err_n),
+                    typical_max_drawdown: self.typical.value(),
                 }));
             }
         }
     }
 
-    Walk {
-        periods_per_year: a,
-        drawdowns: Vec::new(),
-        series,
-        outcomes,
-        per_segment,
-        grid,
-        segments,
-        snapshots: taken,
-        medians: marked
-            .as_mut()
-            .map_or(Vec::new(), |m| std::mem::take(&mut m.medians)),
-        episodes: marked.map_or(Vec::new(), |m| m.episodes),
+    /// The walk's products.
+    fn finish(self) -> Walk {
+        let mut marked = self.marked;
+        Walk {
+            periods_per_year: self.periods_per_year,
+            drawdowns: Vec::new(),
+            series: self.series,
+            outcomes: self.outcomes,
+            per_segment: self.per_segment,
+            grid: self.grid,
+            segments: self.segments,
+            snapshots: self.taken,
+            medians: marked
+                .as_mut()
+                .map_or(Vec::new(), |m| std::mem::take(&mut m.medians)),
+            episodes: marked.map_or(Vec::new(), |m| m.episodes),
+        }
     }
 }
 

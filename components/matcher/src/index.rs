@@ -451,180 +451,110 @@ fn raise(scores: &mut Map<u32, f64>, entry: u32, conf: f64) {
     }
 }
 
+/// Category suffixes: a last name word shared by 80 % of a category's
+/// names ("Futures", "Case") says nothing. Category → its suffix.
+fn category_suffixes(entries: &[Entry]) -> Map<String, String> {
+    let mut last_words: Map<&str, (usize, Map<String, usize>)> = map();
+    for e in entries {
+        let slot = last_words.entry(e.category.as_str()).or_default();
+        slot.0 += 1;
+        if let Some(last) = significant_tokens(&e.name).pop() {
+            *slot.1.entry(last).or_default() += 1;
+        }
+    }
+    last_words
+        .iter()
+        .filter_map(|(cat, (total, counts))| {
+            let (word, count) = counts
+                .iter()
+                .max_by_key(|(w, c)| (**c, std::cmp::Reverse(*w)))?;
+            (*total >= 5 && *count * 5 >= *total * 4).then(|| (cat.to_string(), word.clone()))
+        })
+        .collect()
+}
+
+/// Entry `id`'s summary: other names after `Also known as:` (the host adds
+/// them from its descriptions, e.g. "TSMC"), aliases; products after
+/// `Products:`; the rest (place), with the country, sector, industry and
+/// category, weak (unless a name token, `sig`).
+fn summary_postings(id: u32, e: &Entry, sig: &[String], postings: &mut Vec<(String, Posting)>) {
+    let (summary, known_as) = match e.summary.split_once(ALSO_KNOWN_AS) {
+        Some((a, b)) => (a, b),
+        None => (e.summary.as_str(), ""),
+    };
+    for name in known_as.split(',') {
+        let token = tokens(name).concat();
+        if token.len() >= 2 {
+            postings.push((
+                token,
+                Posting {
+                    entry: id,
+                    field: Field::Alias,
+                    mask: 0,
+                },
+            ));
+        }
+    }
+    let (place, products) = match summary.split_once("Products:") {
+        Some((a, b)) => (a, b),
+        None => (e.summary.as_str(), ""),
+    };
+    for t in tokens(products).into_iter().filter(|t| significant(t)) {
+        postings.push((
+            t,
+            Posting {
+                entry: id,
+                field: Field::Product,
+                mask: 0,
+            },
+        ));
+    }
+    let weak_text = [place, &e.country, &e.sector, &e.industry, &e.category].join(" ");
+    for t in tokens(&weak_text).into_iter().filter(|t| significant(t)) {
+        if !sig.contains(&t) {
+            postings.push((
+                t,
+                Posting {
+                    entry: id,
+                    field: Field::Weak,
+                    mask: 0,
+                },
+            ));
+        }
+    }
+}
+
+/// The significant tokens of a query, at most [`MAX_QUERY_TOKENS`]:
+/// repeated words add nothing ("us us us" is "us").
+fn query_tokens(text: &str) -> Vec<String> {
+    let mut t: Vec<String> = Vec::new();
+    for token in significant_tokens(text) {
+        if !t.contains(&token) && t.len() < MAX_QUERY_TOKENS {
+            t.push(token);
+        }
+    }
+    t
+}
+
 impl Index {
     /// Builds the index over `entries` (their order is the catalog order:
     /// results refer to entries by position and ties go to the earlier).
     pub fn new(entries: Vec<Entry>) -> Index {
-        let mut ix = Index {
-            entries,
-            ..Index::default()
-        };
-        let n = ix.entries.len();
-
-        // Category suffixes: a last name word shared by 80 % of a
-        // category's names ("Futures", "Case") says nothing.
-        let mut last_words: Map<&str, (usize, Map<String, usize>)> = map();
-        for e in &ix.entries {
-            let slot = last_words.entry(e.category.as_str()).or_default();
-            slot.0 += 1;
-            if let Some(last) = significant_tokens(&e.name).pop() {
-                *slot.1.entry(last).or_default() += 1;
-            }
-        }
-        let suffixes: Map<String, String> = last_words
-            .iter()
-            .filter_map(|(cat, (total, counts))| {
-                let (word, count) = counts
-                    .iter()
-                    .max_by_key(|(w, c)| (**c, std::cmp::Reverse(*w)))?;
-                (*total >= 5 && *count * 5 >= *total * 4).then(|| (cat.to_string(), word.clone()))
-            })
-            .collect();
-
+        let n = entries.len();
+        let suffixes = category_suffixes(&entries);
+        let mut ix = Index::default();
         let mut postings: Vec<(String, Posting)> = Vec::new();
         let mut cores: Vec<Vec<String>> = Vec::with_capacity(n);
-        for (i, e) in ix.entries.iter().enumerate() {
+        for (i, e) in entries.iter().enumerate() {
             let id = i as u32;
-            // Name.
-            let mut sig = significant_tokens(&e.name);
-            sig.truncate(MAX_CORE);
-            let mut core_len = sig.len();
-            if sig.len() > 1 && suffixes.get(&e.category) == sig.last() {
-                core_len -= 1;
-            }
-            let bit = |k: usize| if k < core_len { 1u32 << k } else { 0 };
-            for (k, t) in sig.iter().enumerate() {
-                postings.push((
-                    t.clone(),
-                    Posting {
-                        entry: id,
-                        field: Field::Name,
-                        mask: bit(k),
-                    },
-                ));
-            }
-            for k in 1..sig.len() {
-                let joined = format!("{}{}", sig[k - 1], sig[k]);
-                let mask = bit(k - 1) | bit(k);
-                postings.push((
-                    joined,
-                    Posting {
-                        entry: id,
-                        field: Field::Name,
-                        mask,
-                    },
-                ));
-            }
-            for key in [sig[..core_len].concat(), sig.concat()] {
-                if !key.is_empty() {
-                    ix.names_exact.entry(compact(&key)).or_default().push(id);
-                }
-            }
+            let (sig, core_len) = ix.name_postings(id, e, &suffixes, &mut postings);
             cores.push(sig[..core_len].to_vec());
-
-            // Ticker.
-            let (lower, full, bases) = ticker_keys(&e.ticker, &e.name);
-            ix.tickers_exact.entry(lower).or_default().push(id);
-            ix.tickers_compact.entry(full).or_default().push(id);
-            for b in bases {
-                ix.tickers_base.entry(b).or_default().push(id);
-            }
-            for part in e.ticker.split(|c: char| !c.is_alphanumeric()) {
-                let p = compact(part);
-                if p.len() >= 2 && p.chars().any(|c| c.is_alphabetic()) {
-                    postings.push((
-                        p,
-                        Posting {
-                            entry: id,
-                            field: Field::Weak,
-                            mask: 0,
-                        },
-                    ));
-                }
-            }
-
-            // Website.
-            for d in domains_of(&e.website) {
-                for label in domain_labels(&d) {
-                    postings.push((
-                        label,
-                        Posting {
-                            entry: id,
-                            field: Field::Website,
-                            mask: 0,
-                        },
-                    ));
-                }
-                ix.domains.entry(d).or_default().push(id);
-            }
-
-            // Summary: other names after `Also known as:` (the host adds
-            // them from its descriptions, e.g. "TSMC"), aliases; products
-            // after `Products:`; the rest (place) weak.
-            let (summary, known_as) = match e.summary.split_once(ALSO_KNOWN_AS) {
-                Some((a, b)) => (a, b),
-                None => (e.summary.as_str(), ""),
-            };
-            for name in known_as.split(',') {
-                let token = tokens(name).concat();
-                if token.len() >= 2 {
-                    postings.push((
-                        token,
-                        Posting {
-                            entry: id,
-                            field: Field::Alias,
-                            mask: 0,
-                        },
-                    ));
-                }
-            }
-            let (place, products) = match summary.split_once("Products:") {
-                Some((a, b)) => (a, b),
-                None => (e.summary.as_str(), ""),
-            };
-            for t in tokens(products).into_iter().filter(|t| significant(t)) {
-                postings.push((
-                    t,
-                    Posting {
-                        entry: id,
-                        field: Field::Product,
-                        mask: 0,
-                    },
-                ));
-            }
-            let weak_text = [place, &e.country, &e.sector, &e.industry, &e.category].join(" ");
-            for t in tokens(&weak_text).into_iter().filter(|t| significant(t)) {
-                if !sig.contains(&t) {
-                    postings.push((
-                        t,
-                        Posting {
-                            entry: id,
-                            field: Field::Weak,
-                            mask: 0,
-                        },
-                    ));
-                }
-            }
+            ix.ticker_postings(id, e, &mut postings);
+            ix.website_postings(id, e, &mut postings);
+            summary_postings(id, e, &sig, &mut postings);
         }
-
-        // Aliases, for the targets this catalog has.
-        for (phrase, targets) in ALIASES {
-            let token = tokens(phrase).concat();
-            for t in *targets {
-                if let Some(ids) = ix.tickers_exact.get(&fold(t)) {
-                    for &id in ids {
-                        postings.push((
-                            token.clone(),
-                            Posting {
-                                entry: id,
-                                field: Field::Alias,
-                                mask: 0,
-                            },
-                        ));
-                    }
-                }
-            }
-        }
+        ix.entries = entries;
+        ix.alias_postings(&mut postings);
 
         // Classes, for the targets this catalog has.
         for (phrase, targets) in CLASSES {
@@ -655,40 +585,7 @@ impl Index {
                 list.push(p);
             }
         }
-
-        // Document frequencies.
-        let nf = n.max(1) as f64;
-        ix.max_idf = (1.0 + nf).ln();
-        for list in &ix.postings {
-            let mut all: Vec<u32> = list.iter().map(|p| p.entry).collect();
-            all.sort_unstable();
-            all.dedup();
-            ix.idf.push((1.0 + nf / all.len().max(1) as f64).ln());
-            ix.df.push(all.len() as u32);
-            let mut weak: Vec<u32> = list
-                .iter()
-                .filter(|p| p.field == Field::Weak)
-                .map(|p| p.entry)
-                .collect();
-            weak.sort_unstable();
-            weak.dedup();
-            ix.weak_df.push(weak.len() as u32);
-        }
-        for core in &cores {
-            let core_idf: Vec<f64> = core
-                .iter()
-                .map(|t| {
-                    ix.vocab
-                        .get(t)
-                        .map_or(ix.max_idf, |&id| ix.idf[id as usize])
-                })
-                .collect();
-            let core_total = core_idf.iter().sum();
-            ix.info.push(EntryInfo {
-                core_idf,
-                core_total,
-            });
-        }
+        ix.document_frequencies(n, &cores);
 
         // Correction and completion targets.
         for (tid, word) in ix.words.iter().enumerate() {
@@ -702,6 +599,156 @@ impl Index {
         }
         ix.sorted.sort();
         ix
+    }
+
+    /// Entry `id`'s name: its significant tokens (at most [`MAX_CORE`])
+    /// and each pair of neighbours joined, as name postings whose masks
+    /// mark the core words (the name without its category's suffix); its
+    /// compact core and whole name as exact names. The tokens and how
+    /// many of them are the core.
+    fn name_postings(
+        &mut self,
+        id: u32,
+        e: &Entry,
+        suffixes: &Map<String, String>,
+        postings: &mut Vec<(String, Posting)>,
+    ) -> (Vec<String>, usize) {
+        let mut sig = significant_tokens(&e.name);
+        sig.truncate(MAX_CORE);
+        let mut core_len = sig.len();
+        if sig.len() > 1 && suffixes.get(&e.category) == sig.last() {
+            core_len -= 1;
+        }
+        let bit = |k: usize| if k < core_len { 1u32 << k } else { 0 };
+        for (k, t) in sig.iter().enumerate() {
+            postings.push((
+                t.clone(),
+                Posting {
+                    entry: id,
+                    field: Field::Name,
+                    mask: bit(k),
+                },
+            ));
+        }
+        for k in 1..sig.len() {
+            let joined = format!("{}{}", sig[k - 1], sig[k]);
+            let mask = bit(k - 1) | bit(k);
+            postings.push((
+                joined,
+                Posting {
+                    entry: id,
+                    field: Field::Name,
+                    mask,
+                },
+            ));
+        }
+        for key in [sig[..core_len].concat(), sig.concat()] {
+            if !key.is_empty() {
+                self.names_exact.entry(compact(&key)).or_default().push(id);
+            }
+        }
+        (sig, core_len)
+    }
+
+    /// Entry `id`'s ticker: its exact, compact and base keys, and its
+    /// alphabetic parts as weak postings.
+    fn ticker_postings(&mut self, id: u32, e: &Entry, postings: &mut Vec<(String, Posting)>) {
+        let (lower, full, bases) = ticker_keys(&e.ticker, &e.name);
+        self.tickers_exact.entry(lower).or_default().push(id);
+        self.tickers_compact.entry(full).or_default().push(id);
+        for b in bases {
+            self.tickers_base.entry(b).or_default().push(id);
+        }
+        for part in e.ticker.split(|c: char| !c.is_alphanumeric()) {
+            let p = compact(part);
+            if p.len() >= 2 && p.chars().any(|c| c.is_alphabetic()) {
+                postings.push((
+                    p,
+                    Posting {
+                        entry: id,
+                        field: Field::Weak,
+                        mask: 0,
+                    },
+                ));
+            }
+        }
+    }
+
+    /// Entry `id`'s website: its domains, and their distinctive labels as
+    /// website postings.
+    fn website_postings(&mut self, id: u32, e: &Entry, postings: &mut Vec<(String, Posting)>) {
+        for d in domains_of(&e.website) {
+            for label in domain_labels(&d) {
+                postings.push((
+                    label,
+                    Posting {
+                        entry: id,
+                        field: Field::Website,
+                        mask: 0,
+                    },
+                ));
+            }
+            self.domains.entry(d).or_default().push(id);
+        }
+    }
+
+    /// Aliases, for the targets this catalog has: alias postings of each
+    /// phrase for every entry of its tickers.
+    fn alias_postings(&self, postings: &mut Vec<(String, Posting)>) {
+        for (phrase, targets) in ALIASES {
+            let token = tokens(phrase).concat();
+            for t in *targets {
+                if let Some(ids) = self.tickers_exact.get(&fold(t)) {
+                    for &id in ids {
+                        postings.push((
+                            token.clone(),
+                            Posting {
+                                entry: id,
+                                field: Field::Alias,
+                                mask: 0,
+                            },
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Document frequencies of the `n` entries' tokens (over all fields
+    /// and over the weak ones), and each entry's core IDFs (`cores`).
+    fn document_frequencies(&mut self, n: usize, cores: &[Vec<String>]) {
+        let nf = n.max(1) as f64;
+        self.max_idf = (1.0 + nf).ln();
+        for list in &self.postings {
+            let mut all: Vec<u32> = list.iter().map(|p| p.entry).collect();
+            all.sort_unstable();
+            all.dedup();
+            self.idf.push((1.0 + nf / all.len().max(1) as f64).ln());
+            self.df.push(all.len() as u32);
+            let mut weak: Vec<u32> = list
+                .iter()
+                .filter(|p| p.field == Field::Weak)
+                .map(|p| p.entry)
+                .collect();
+            weak.sort_unstable();
+            weak.dedup();
+            self.weak_df.push(weak.len() as u32);
+        }
+        for core in cores {
+            let core_idf: Vec<f64> = core
+                .iter()
+                .map(|t| {
+                    self.vocab
+                        .get(t)
+                        .map_or(self.max_idf, |&id| self.idf[id as usize])
+                })
+                .collect();
+            let core_total = core_idf.iter().sum();
+            self.info.push(EntryInfo {
+                core_idf,
+                core_total,
+            });
+        }
     }
 
     /// The entries, in catalog order.
@@ -961,16 +1008,7 @@ impl Index {
     /// word confidence (tier × explained share, misspelling cap, ambiguity
     /// damping).
     fn word_scores(&self, text: &str, words: &[&str]) -> Vec<(u32, f64)> {
-        let qtok: Vec<String> = {
-            // Repeated words add nothing ("us us us" is "us").
-            let mut t: Vec<String> = Vec::new();
-            for token in significant_tokens(text) {
-                if !t.contains(&token) && t.len() < MAX_QUERY_TOKENS {
-                    t.push(token);
-                }
-            }
-            t
-        };
+        let qtok = query_tokens(text);
         if qtok.is_empty() {
             return Vec::new();
         }
@@ -991,55 +1029,44 @@ impl Index {
             })
             .collect();
         let total_weight: f64 = weights.iter().sum();
+        let acc = self.word_hits(&qtok, words);
+
+        // Word confidences, then ambiguity damping.
+        let mut word_scores: Vec<(u32, f64)> = acc
+            .into_iter()
+            .map(|(id, a)| (id, self.word_confidence(id, &a, &weights, total_weight)))
+            .collect();
+        let top = word_scores.iter().map(|s| s.1).fold(0.0, f64::max);
+        let ties = word_scores
+            .iter()
+            .filter(|s| s.1 >= AMBIGUITY_BAND * top)
+            .count()
+            .max(1);
+        let damping = (1.0 - AMBIGUITY_SLOPE * (ties as f64).log2()).max(AMBIGUITY_FLOOR);
+        out.extend(word_scores.drain(..).map(|(id, conf)| (id, conf * damping)));
+        out
+    }
+
+    /// What each entry explains of the query tokens `qtok` (of the typed
+    /// `words`): each word looked up (corrected and completed unless the
+    /// query is filler only), adjacent words joined, and tickers among
+    /// several words.
+    fn word_hits(&self, qtok: &[String], words: &[&str]) -> Map<u32, Acc> {
         let mut acc: Map<u32, Acc> = map();
         let exact: Vec<bool> = qtok.iter().map(|t| self.vocab.contains_key(t)).collect();
-        let apply = |acc: &mut Map<u32, Acc>, hit: Hit, covers: &[usize]| {
-            let tid = hit.token as usize;
-            for p in &self.postings[tid] {
-                let a = acc.entry(p.entry).or_default();
-                let explained = hit.strength * p.field.explains();
-                for &q in covers {
-                    a.best[q] = a.best[q].max(explained);
-                }
-                match p.field {
-                    Field::Name => {
-                        a.name = true;
-                        let mut m = p.mask;
-                        while m != 0 {
-                            let b = m.trailing_zeros() as usize;
-                            a.core_hit[b] = a.core_hit[b].max(hit.strength);
-                            m &= m - 1;
-                        }
-                    }
-                    Field::Alias => a.alias = a.alias.max(hit.strength),
-                    Field::Website => a.website = a.website.max(hit.strength),
-                    Field::Product => {
-                        a.product = a.product.max(hit.strength);
-                        a.product_df = a.product_df.min(self.df[tid]);
-                    }
-                    Field::Weak => {
-                        a.weak = a.weak.max(hit.strength);
-                        a.weak_df = a.weak_df.min(self.weak_df[tid]);
-                    }
-                }
-                if hit.fuzzy {
-                    a.fuzzy_min = a.fuzzy_min.min(hit.strength);
-                }
-            }
-        };
         // A query of filler words only ("stock", "company") is taken
         // literally: completing or correcting it would invent a match.
         let filler_only = !qtok.iter().any(|t| significant(t));
         for (q, t) in qtok.iter().enumerate() {
             for hit in self.lookup(t, filler_only) {
-                apply(&mut acc, hit, &[q]);
+                self.apply(&mut acc, hit, &[q]);
             }
         }
         // Adjacent words joined ("exxon mobil" → "exxonmobil", "jp morgan").
         for q in 1..qtok.len() {
             let joined = format!("{}{}", qtok[q - 1], qtok[q]);
             if let Some(&id) = self.vocab.get(&joined) {
-                apply(
+                self.apply(
                     &mut acc,
                     Hit {
                         token: id,
@@ -1052,7 +1079,7 @@ impl Index {
                 // One edit only: two words glued are long, and two edits
                 // over them match too much.
                 for hit in self.corrections(&joined, 1) {
-                    apply(&mut acc, hit, &[q - 1, q]);
+                    self.apply(&mut acc, hit, &[q - 1, q]);
                 }
             }
         }
@@ -1078,61 +1105,89 @@ impl Index {
                 }
             }
         }
+        acc
+    }
 
-        // Word confidences, then ambiguity damping.
-        let mut word_scores: Vec<(u32, f64)> = acc
-            .into_iter()
-            .map(|(id, a)| {
-                let explained: f64 = weights
-                    .iter()
-                    .zip(a.best.iter())
-                    .map(|(w, b)| w * b)
-                    .sum::<f64>()
-                    / total_weight;
-                let mut tier: f64 = 0.0;
-                if a.name {
-                    let info = &self.info[id as usize];
-                    let covered: f64 = info
-                        .core_idf
-                        .iter()
-                        .zip(a.core_hit.iter())
-                        .map(|(w, h)| w * h)
-                        .sum();
-                    let ncov = if info.core_total > 0.0 {
-                        covered / info.core_total
-                    } else {
-                        0.0
-                    };
-                    tier = tier.max(NAME_TIER_BASE + NAME_TIER_SPAN * ncov);
+    /// Records `hit` for every entry with its token, as explaining the
+    /// query tokens at `covers`.
+    fn apply(&self, acc: &mut Map<u32, Acc>, hit: Hit, covers: &[usize]) {
+        let tid = hit.token as usize;
+        for p in &self.postings[tid] {
+            let a = acc.entry(p.entry).or_default();
+            let explained = hit.strength * p.field.explains();
+            for &q in covers {
+                a.best[q] = a.best[q].max(explained);
+            }
+            match p.field {
+                Field::Name => {
+                    a.name = true;
+                    let mut m = p.mask;
+                    while m != 0 {
+                        let b = m.trailing_zeros() as usize;
+                        a.core_hit[b] = a.core_hit[b].max(hit.strength);
+                        m &= m - 1;
+                    }
                 }
-                tier = tier
-                    .max(ALIAS_TIER * a.alias)
-                    .max(WORD_TICKER_TIER * a.ticker)
-                    .max(WEBSITE_TIER * a.website);
-                if a.product > 0.0 {
-                    tier = tier.max(product_tier(a.product_df) * a.product);
+                Field::Alias => a.alias = a.alias.max(hit.strength),
+                Field::Website => a.website = a.website.max(hit.strength),
+                Field::Product => {
+                    a.product = a.product.max(hit.strength);
+                    a.product_df = a.product_df.min(self.df[tid]);
                 }
-                if a.weak > 0.0 {
-                    tier = tier.max(weak_tier(a.weak_df) * a.weak);
+                Field::Weak => {
+                    a.weak = a.weak.max(hit.strength);
+                    a.weak_df = a.weak_df.min(self.weak_df[tid]);
                 }
-                let mut conf = tier * (EXPLAINED_FLOOR + (1.0 - EXPLAINED_FLOOR) * explained);
-                if a.fuzzy_min < 1.0 {
-                    // Scaled rather than clipped, so that among corrected
-                    // matches the better name still comes first.
-                    conf = fuzzy_cap(a.fuzzy_min) * (conf / FUZZY_FULL).min(1.0);
-                }
-                (id, conf)
-            })
-            .collect();
-        let top = word_scores.iter().map(|s| s.1).fold(0.0, f64::max);
-        let ties = word_scores
+            }
+            if hit.fuzzy {
+                a.fuzzy_min = a.fuzzy_min.min(hit.strength);
+            }
+        }
+    }
+
+    /// Entry `id`'s word confidence from what it explains (`a`): its best
+    /// field's tier, scaled by the share of the query's weight (`weights`,
+    /// summing to `total_weight`) it explains, capped when corrected.
+    fn word_confidence(&self, id: u32, a: &Acc, weights: &[f64], total_weight: f64) -> f64 {
+        let explained: f64 = weights
             .iter()
-            .filter(|s| s.1 >= AMBIGUITY_BAND * top)
-            .count()
-            .max(1);
-        let damping = (1.0 - AMBIGUITY_SLOPE * (ties as f64).log2()).max(AMBIGUITY_FLOOR);
-        out.extend(word_scores.drain(..).map(|(id, conf)| (id, conf * damping)));
-        out
+            .zip(a.best.iter())
+            .map(|(w, b)| w * b)
+            .sum::<f64>()
+            / total_weight;
+        let mut tier: f64 = 0.0;
+        if a.name {
+            let info = &self.info[id as usize];
+            let covered: f64 = info
+                .core_idf
+                .iter()
+                .zip(a.core_hit.iter())
+                .map(|(w, h)| w * h)
+                .sum();
+            let ncov = if info.core_total > 0.0 {
+                covered / info.core_total
+            } else {
+                0.0
+            };
+            tier = tier.max(NAME_TIER_BASE + NAME_TIER_SPAN * ncov);
+        }
+        tier = tier
+            .max(ALIAS_TIER * a.alias)
+            .max(WORD_TICKER_TIER * a.ticker)
+            .max(WEBSITE_TIER * a.website);
+        if a.product > 0.0 {
+            tier = tier.max(product_tier(a.product_df) * a.product);
+        }
+        if a.weak > 0.0 {
+            tier = tier.max(weak_tier(a.weak_df) * a.weak);
+        }
+        let mut conf = tier * (EXPLAINED_FLOOR + (1.0 - EXPLAINED_FLOOR) * explained);
+        if a.fuzzy_min < 1.0 {
+            // Scaled rather than clipped, so that among corrected
+            // matches the better name still comes first.
+            conf = fuzzy_cap(a.fuzzy_min) * (conf / FUZZY_FULL).min(1.0);
+        }
+        conf
     }
 
     /// Drops weak results, sorts (confidence, then catalog order) and cuts.
