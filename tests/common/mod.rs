@@ -6,7 +6,7 @@
 
 #![allow(dead_code)]
 
-pub mod client;
+pub use forecast_testkit::client;
 mod inproc;
 pub mod postgres;
 pub mod smtp;
@@ -354,6 +354,16 @@ impl Server {
             .expect("request");
         assert_eq!(r.status(), 200, "GET {path} with the admin token");
         r.text().await.expect("text body")
+    }
+
+    /// The typed client with the test account's API key.
+    pub fn api(&self) -> forecast_testkit::Api {
+        self.api_as(forecast_testkit::Auth::Bearer(test_key().to_string()))
+    }
+
+    /// The typed client with `auth`.
+    pub fn api_as(&self, auth: forecast_testkit::Auth) -> forecast_testkit::Api {
+        forecast_testkit::Api::new(self.client.clone(), self.base.clone(), auth)
     }
 
     pub fn client(&self) -> &client::Client {
