@@ -10,7 +10,7 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 
 use crate::config::{Config, ModelSetting};
-use forecast_domain::Tier;
+use forecast_domain::{Clock, SharedClock, Tier};
 use forecast_embed::prominence::IndexMembership;
 use forecast_embed::Embedder;
 use forecast_http::{AppState, HttpConfig, Shared};
@@ -65,22 +65,27 @@ pub struct App {
 }
 
 /// Opens the store (loading the demo universe and creating the demo
-/// account in an empty one), loads the plugins and builds the services.
-/// `bound` is the listening address, the default web origin.
+/// account in an empty one), loads the plugins and builds the services on
+/// the configuration's clock (the system's unless `FORECAST_TEST_CLOCK`
+/// sets one). `bound` is the listening address, the default web origin.
 pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Result<App> {
-    // Before anything records: series recorded earlier would be lost.
-    forecast_http::metrics::install();
-    let db = store::connect(&config.database_url)
-        .await
-        .with_context(|| format!("open database {}", store::redact(&config.database_url)))?;
-    load_demo_if_needed(db.as_ref()).await?;
-    let demo = if config.demo_account || db.backend() == "sqlite" {
-        ensure_demo_account(db.as_ref()).await?
-    } else {
-        None
-    };
-    let plugins = Arc::new(Plugins::load(&config.plugins_config(), db.as_ref()).await?);
-    let matcher = matcher_service(config, &db, &plugins).await?;
+    if let Some(at) = config.test_clock {
+        tracing::warn!(%at, "FORECAST_TEST_CLOCK: the clock stands still (tests only)");
+    }
+    build_with_clock(config, bound, config.clock()).await
+}
+
+/// [`build`] with every service reading the time from `clock` (a test's
+/// [`forecast_domain::ManualClock`]).
+pub async fn build_with_clock(
+    config: &Config,
+    bound: std::net::SocketAddr,
+    clock: SharedClock,
+) -> anyhow::Result<App> {
+    let (db, demo) = open_store(config, clock.as_ref()).await?;
+    let plugins =
+        Arc::new(Plugins::load(&config.plugins_config(), db.as_ref(), clock.as_ref()).await?);
+    let matcher = matcher_service(config, &db, &plugins, &clock).await?;
     let origin = config.resolved_origin(bound);
     let cookie_secure = config.resolved_cookie_secure(&origin);
     // One reader of the generation counters for every in-memory copy.
@@ -94,6 +99,7 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         config.trust_policy(),
         config.module_cache.as_deref(),
         config.upload_log_level,
+        clock.clone(),
     )?;
     let verdicts = VerdictService::new(
         db.clone(),
@@ -112,8 +118,9 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
             db.clone(),
             plugins.clone(),
             budget.clone(),
+            clock.clone(),
         ),
-        alerts: alert_service(config, &db, &verdicts, &origin),
+        alerts: alert_service(config, &db, &verdicts, &origin, &clock),
         verdicts,
         backtests: BacktestService::new(
             db.clone(),
@@ -121,23 +128,26 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
             backtest_limits(config),
             budget.clone(),
             authored.clone(),
+            clock.clone(),
         ),
         authored,
         matcher,
         ranking: RankingService::new(db.clone(), freshness.clone()),
-        keys: KeyService::new(db.clone()),
-        watchlists: WatchlistService::new(db.clone(), db.clone()),
+        keys: KeyService::new(db.clone(), clock.clone()),
+        watchlists: WatchlistService::new(db.clone(), db.clone(), clock.clone()),
         sessions: SessionService::new(
             db.clone(),
             db.clone(),
             config.login_concurrency,
             freshness.clone(),
+            clock.clone(),
         ),
         assets: AssetService::new(
             db.clone(),
             Arc::new(CatalogProvider),
             config.metadata_ttl,
             freshness.clone(),
+            clock.clone(),
         ),
         quota: QuotaService::new(db.clone(), config.quota),
         registry: RegistryService::new(
@@ -146,11 +156,13 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
             "admin-api",
             budget,
             config.trust_policy(),
+            clock.clone(),
         ),
         health: HealthService::new(db.clone(), config.database_url.clone()),
         config: Arc::new(http_config(config)),
         clients: Arc::new(forecast_http::clients::ClientLimiter::new(
             config.client_per_minute,
+            clock.clone(),
         )),
         started: Instant::now(),
         origin: Arc::from(origin.as_str()),
@@ -159,8 +171,29 @@ pub async fn build(config: &Config, bound: std::net::SocketAddr) -> anyhow::Resu
         results: Default::default(),
         progress: Default::default(),
         plugins,
+        clock,
     });
     Ok(App { state, db, demo })
+}
+
+/// Opens the store the configuration names, loading the demo universe
+/// when needed, and the demo account created on a fresh database.
+async fn open_store(
+    config: &Config,
+    clock: &dyn Clock,
+) -> anyhow::Result<(Arc<dyn Database>, Option<DemoAccount>)> {
+    // Before anything records: series recorded earlier would be lost.
+    forecast_http::metrics::install();
+    let db = store::connect(&config.database_url)
+        .await
+        .with_context(|| format!("open database {}", store::redact(&config.database_url)))?;
+    load_demo_if_needed(db.as_ref()).await?;
+    let demo = if config.demo_account || db.backend() == "sqlite" {
+        ensure_demo_account(db.as_ref(), clock).await?
+    } else {
+        None
+    };
+    Ok((db, demo))
 }
 
 /// An empty database gets the demo universe; one holding an older build's
@@ -206,12 +239,14 @@ async fn matcher_service(
     config: &Config,
     db: &Arc<dyn Database>,
     plugins: &Arc<Plugins>,
+    clock: &SharedClock,
 ) -> anyhow::Result<MatcherService> {
     let mut matcher = MatcherService::new(
         db.clone(),
         plugins.clone(),
         db.clone(),
         config.match_per_minute,
+        clock.clone(),
     );
     if let Some(embedder) = load_model(&config.model).await? {
         matcher = matcher.with_embeddings(Arc::new(CatalogEmbeddings::new(embedder, db.clone())));
@@ -223,12 +258,13 @@ async fn matcher_service(
 }
 
 /// The alerts, observing assets through `verdicts`, their links pointing
-/// at `origin`.
+/// at `origin`, on `clock`.
 fn alert_service(
     config: &Config,
     db: &Arc<dyn Database>,
     verdicts: &VerdictService,
     origin: &str,
+    clock: &SharedClock,
 ) -> AlertService {
     AlertService::new(
         db.clone(),
@@ -241,6 +277,7 @@ fn alert_service(
             origin: origin.to_string(),
             ..config.alerts.clone()
         },
+        clock.clone(),
     )
 }
 
@@ -336,14 +373,18 @@ pub fn load_membership(setting: &ModelSetting) -> anyhow::Result<Option<Arc<Inde
 
 /// Creates the demo Premium account and one key the first time a database
 /// without any user is served; `None` otherwise (a key cannot be shown
-/// again, and a database with accounts is someone's, not a demo).
-pub async fn ensure_demo_account(db: &dyn Database) -> anyhow::Result<Option<DemoAccount>> {
+/// again, and a database with accounts is someone's, not a demo). Dated
+/// by `clock`.
+pub async fn ensure_demo_account(
+    db: &dyn Database,
+    clock: &dyn Clock,
+) -> anyhow::Result<Option<DemoAccount>> {
     const SETTING: &str = "demo_account_created";
     if db.setting(SETTING).await?.is_some() || !db.list_users().await?.is_empty() {
         return Ok(None);
     }
     let password = auth::random_password();
-    let user = auth::create_user(db, DEMO_EMAIL, password.clone(), Tier::Premium).await?;
+    let user = auth::create_user(db, DEMO_EMAIL, password.clone(), Tier::Premium, clock).await?;
     let key = auth::new_api_key();
     db.create_api_key(
         &user.id,
@@ -351,7 +392,7 @@ pub async fn ensure_demo_account(db: &dyn Database) -> anyhow::Result<Option<Dem
         &key.hash,
         &key.prefix,
         auth::MAX_ACTIVE_KEYS,
-        chrono::Utc::now().timestamp(),
+        clock.timestamp(),
     )
     .await?;
     db.set_setting(SETTING, "1").await?;
@@ -454,7 +495,10 @@ pub fn start_background(app: &App, config: &Config) -> Vec<tokio::task::JoinHand
         tasks.push(tokio::spawn(forecast_ingest::refresh::schedule(
             db.clone(),
             provider.clone(),
-            forecast_ingest::providers::FetchOptions::default(),
+            forecast_ingest::providers::FetchOptions {
+                clock: state.clock.clone(),
+                ..Default::default()
+            },
             *at,
         )));
     }
@@ -472,6 +516,7 @@ pub fn start_background(app: &App, config: &Config) -> Vec<tokio::task::JoinHand
             config.grade_at,
             config.grading_lease,
             refresh.map(|(_, p)| forecast_ingest::refresh::job_kind(p.as_ref())),
+            state.clock.clone(),
         )));
     }
     tasks

@@ -647,7 +647,14 @@ async fn user(command: UserCommand) -> anyhow::Result<()> {
                 password_stdin,
             } => {
                 let (password, generated) = password_from(password_stdin)?;
-                let user = auth::create_user(db.as_ref(), &email, password.clone(), tier).await?;
+                let user = auth::create_user(
+                    db.as_ref(),
+                    &email,
+                    password.clone(),
+                    tier,
+                    &forecast_domain::SystemClock,
+                )
+                .await?;
                 println!("created {}", describe(&user));
                 if generated {
                     println!("password (shown once): {password}");
@@ -717,7 +724,7 @@ async fn key_create(email: &str, name: &str) -> anyhow::Result<()> {
                 &key.hash,
                 &key.prefix,
                 auth::MAX_ACTIVE_KEYS,
-                chrono::Utc::now().timestamp(),
+                forecast_domain::Clock::timestamp(&forecast_domain::SystemClock),
             )
             .await?;
         if created.is_none() {
@@ -744,8 +751,14 @@ async fn key_create(email: &str, name: &str) -> anyhow::Result<()> {
 async fn grade(rebuild: bool) -> anyhow::Result<()> {
     let config = Config::from_env()?;
     let db = store::connect(&config.database_url).await?;
+    let clock = config.clock();
     let plugins = std::sync::Arc::new(
-        forecast_services::active::Plugins::load(&config.plugins_config(), db.as_ref()).await?,
+        forecast_services::active::Plugins::load(
+            &config.plugins_config(),
+            db.as_ref(),
+            clock.as_ref(),
+        )
+        .await?,
     );
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let progress: std::sync::Arc<dyn Fn(forecast_jobs::grading::Progress) + Send + Sync> =
@@ -764,7 +777,7 @@ async fn grade(rebuild: bool) -> anyhow::Result<()> {
         lease: config.grading_lease,
         rebuild,
     };
-    let result = forecast_jobs::grading::run(db.clone(), plugins, options, progress).await;
+    let result = forecast_jobs::grading::run(db.clone(), plugins, options, progress, clock).await;
     eprintln!();
     // A completed run is what alerts read: evaluate them now (a server
     // following the database would, within its interval, too; whoever

@@ -32,7 +32,9 @@ pub async fn run(command: AlertsCommand) -> anyhow::Result<()> {
 
 /// The alert service over `db` with the environment's settings.
 pub async fn service(config: &Config, db: Arc<dyn Database>) -> anyhow::Result<AlertService> {
-    let plugins = Arc::new(Plugins::load(&config.plugins_config(), db.as_ref()).await?);
+    let clock = config.clock();
+    let plugins =
+        Arc::new(Plugins::load(&config.plugins_config(), db.as_ref(), clock.as_ref()).await?);
     let verdicts = VerdictService::new(
         db.clone(),
         db.clone(),
@@ -52,6 +54,7 @@ pub async fn service(config: &Config, db: Arc<dyn Database>) -> anyhow::Result<A
         db,
         verdicts,
         settings,
+        clock,
     ))
 }
 

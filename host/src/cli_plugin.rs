@@ -233,7 +233,9 @@ async fn dispatch(
     db: &dyn Database,
 ) -> anyhow::Result<()> {
     let runtime = Arc::new(PluginRuntime::new(config.runtime)?);
-    registry::ensure_builtins(db, &runtime)
+    let clock = config.clock();
+    let clock = clock.as_ref();
+    registry::ensure_builtins(db, &runtime, clock)
         .await
         .map_err(refused)?;
     match command {
@@ -252,9 +254,10 @@ async fn dispatch(
             reason,
         } => {
             let why = force.then_some(reason.as_deref().unwrap_or_default());
-            let a = registry::activate(db, &runtime, kind, &name, &version, &operator(), why)
-                .await
-                .map_err(refused)?;
+            let a =
+                registry::activate(db, &runtime, kind, &name, &version, &operator(), why, clock)
+                    .await
+                    .map_err(refused)?;
             println!(
                 "active: {}/{}@{} (self-tests passed); servers switch within {} ms",
                 a.kind,
@@ -285,7 +288,9 @@ async fn dispatch(
             .await?
         }
         PluginCommand::Rollback { kind, name } => {
-            let a = registry::rollback(db, kind, &name).await.map_err(refused)?;
+            let a = registry::rollback(db, kind, &name, clock)
+                .await
+                .map_err(refused)?;
             println!(
                 "rolled back: {}/{}@{} is active again",
                 a.kind, a.name, a.version
@@ -296,20 +301,7 @@ async fn dispatch(
             name,
             version,
             sample,
-        } => {
-            let s =
-                registry::start_shadow(db, &runtime, kind, &name, &version, sample, &operator())
-                    .await
-                    .map_err(refused)?;
-            println!(
-                "shadowing {}/{}@{} on {:.0} % of requests; report: forecast plugin shadow-report {}",
-                s.kind,
-                s.name,
-                s.version,
-                s.sample * 100.0,
-                s.kind
-            );
-        }
+        } => shadow(db, &runtime, (kind, &name, &version), sample, clock).await?,
         PluginCommand::ShadowReport { kind, json } => {
             let r = registry::shadow_report(db, kind).await.map_err(refused)?;
             if json {
@@ -324,6 +316,29 @@ async fn dispatch(
         }
         PluginCommand::Tools(_) => unreachable!("run by `run`"),
     }
+    Ok(())
+}
+
+/// `plugin shadow`: starts a shadow run of `kind/name@version` on `sample`
+/// of the requests.
+async fn shadow(
+    db: &dyn Database,
+    runtime: &Arc<PluginRuntime>,
+    (kind, name, version): (PluginKind, &str, &str),
+    sample: f64,
+    clock: &dyn forecast_domain::Clock,
+) -> anyhow::Result<()> {
+    let s = registry::start_shadow(db, runtime, kind, name, version, sample, &operator(), clock)
+        .await
+        .map_err(refused)?;
+    println!(
+        "shadowing {}/{}@{} on {:.0} % of requests; report: forecast plugin shadow-report {}",
+        s.kind,
+        s.name,
+        s.version,
+        s.sample * 100.0,
+        s.kind
+    );
     Ok(())
 }
 
@@ -388,6 +403,7 @@ async fn add(
         &added.version,
         added.component,
         &by,
+        &*config.clock(),
     )
     .await
     .map_err(refused)?;

@@ -76,6 +76,8 @@ pub struct Settings {
     pub matcher: Matcher,
     #[command(flatten)]
     pub alerts: Alerts,
+    #[command(flatten)]
+    pub testing: Testing,
 }
 
 /// Where the server listens and what it trusts.
@@ -291,6 +293,15 @@ pub struct Alerts {
     pub webhook_max_failures: u32,
 }
 
+/// Settings for tests, never for a served deployment.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Testing")]
+pub struct Testing {
+    /// For tests only: the process's clock stands still at this instant (RFC 3339, e.g. `2026-01-05T00:00:10Z`) for everything that decides by the date or the time (sessions, sign-in and matcher windows, leases, alert retries, the daily schedules); metrics and deadlines still measure real time. Unset: the system clock.
+    #[arg(long, env = "FORECAST_TEST_CLOCK", value_name = "RFC3339", default_value = "", hide_default_value = true, value_parser = instant)]
+    pub test_clock: Unset<chrono::DateTime<chrono::Utc>>,
+}
+
 /// Live prices: the scheduled refresh and the providers.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Prices")]
@@ -392,6 +403,17 @@ fn maybe_on_off(raw: &str) -> Result<Option<bool>, String> {
         return Ok(None);
     }
     on_off(raw).map(Some)
+}
+
+/// An instant, RFC 3339; empty: unset.
+fn instant(raw: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>, String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    chrono::DateTime::parse_from_rfc3339(raw)
+        .map(|t| Some(t.to_utc()))
+        .map_err(|_| "expected an RFC 3339 instant, e.g. 2026-01-05T00:00:10Z".to_string())
 }
 
 /// A time of day, `HH:MM`.
@@ -640,6 +662,8 @@ pub struct Config {
     pub metrics_addr: Option<String>,
     /// `FORECAST_TRUSTED_PROXIES`.
     pub trusted_proxies: TrustedProxies,
+    /// `FORECAST_TEST_CLOCK` (`None`: the system clock).
+    pub test_clock: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// A setting is unusable; the message names its variable and flag.
@@ -790,6 +814,15 @@ impl Config {
         parse(cmd.mut_args(|a| a.env(None)), args)
     }
 
+    /// The clock every service reads: the system's, or with
+    /// `FORECAST_TEST_CLOCK` a manual one standing at that instant.
+    pub fn clock(&self) -> forecast_domain::SharedClock {
+        match self.test_clock {
+            Some(at) => forecast_domain::ManualClock::at(at),
+            None => forecast_domain::SystemClock::shared(),
+        }
+    }
+
     /// Whether `name` is a setting's variable.
     pub fn is_setting(name: &str) -> bool {
         arg_of(&command(), name).is_some()
@@ -814,6 +847,7 @@ impl Settings {
             prices,
             matcher,
             alerts,
+            testing,
         } = self;
         let request_timeout = request_timeout(&http, &heavy, &backtests)?;
         if let Err(e) =
@@ -887,6 +921,7 @@ impl Settings {
             limits: limits(&http, request_timeout),
             metrics_addr: serving.metrics_addr,
             trusted_proxies: serving.trusted_proxies,
+            test_clock: testing.test_clock,
         })
     }
 }

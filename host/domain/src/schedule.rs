@@ -1,7 +1,7 @@
 //! Time and identity helpers of the background jobs (grading, the price
 //! refresh) that several replicas share through the store.
 
-use chrono::{NaiveTime, Utc};
+use chrono::{DateTime, NaiveTime, Utc};
 
 /// A name for this process's workers in task claims.
 pub fn worker_prefix() -> String {
@@ -12,9 +12,8 @@ pub fn worker_prefix() -> String {
     )
 }
 
-/// Seconds from now until the next `at` (UTC).
-pub fn seconds_until(at: NaiveTime) -> u64 {
-    let now = Utc::now();
+/// Seconds from `now` until the next `at` (UTC).
+pub fn seconds_until(now: DateTime<Utc>, at: NaiveTime) -> u64 {
     let today = now.date_naive().and_time(at).and_utc();
     let next = if today > now {
         today

@@ -64,7 +64,7 @@ pub(crate) async fn guard(
     // store like failed sign-ins); once over, even the right token waits,
     // so guessing learns nothing.
     let address = crate::clients::client_ip(req.extensions()).to_string();
-    let now = chrono::Utc::now().timestamp();
+    let now = state.clock.timestamp();
     if let Some(retry_after) = state.quota.admin_lockout(&address, now).await? {
         forecast_services::rejected("admin_token");
         return Err(ApiError::TooManyRequests {

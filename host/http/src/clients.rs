@@ -41,6 +41,9 @@ type Limiter =
 pub struct ClientLimiter {
     limiter: Limiter,
     per_minute: u32,
+    /// What the reported reset times are counted from (the limiting
+    /// itself runs on the monotonic clock).
+    clock: forecast_domain::SharedClock,
 }
 
 /// What counting one request said.
@@ -60,19 +63,20 @@ pub struct Counted {
 
 impl ClientLimiter {
     /// `per_minute` requests per address per minute (bursts up to the
-    /// whole minute's allowance).
-    pub fn new(per_minute: u32) -> Self {
+    /// whole minute's allowance); resets are reported in `clock`'s time.
+    pub fn new(per_minute: u32, clock: forecast_domain::SharedClock) -> Self {
         let per_minute = per_minute.max(1);
         let quota = Quota::per_minute(NonZeroU32::new(per_minute).expect("at least 1"));
         ClientLimiter {
             limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
             per_minute,
+            clock,
         }
     }
 
     /// Counts one request from `client`.
     pub fn count(&self, client: IpAddr) -> Counted {
-        let now = chrono::Utc::now().timestamp();
+        let now = self.clock.timestamp();
         let per_cell = 60.0 / f64::from(self.per_minute);
         match self.limiter.check_key(&client) {
             Ok(snapshot) => {

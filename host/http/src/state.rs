@@ -113,6 +113,9 @@ pub struct Shared {
     pub results: Arc<crate::recall::Results>,
     /// Long runs' progress, by account and `Progress-Id` (`crate::progress`).
     pub progress: Arc<forecast_research::progress::Board>,
+    /// The time every service of this state reads (the system's, or a
+    /// test's manual clock).
+    pub clock: forecast_domain::SharedClock,
 }
 
 /// The built-in strategies' listing and the loaded strategies it was made

@@ -29,6 +29,6 @@ async fn usage(
     State(state): State<AppState>,
     Extension(ApiUser(user)): Extension<ApiUser>,
 ) -> Result<Json<UsageResponse>, ApiError> {
-    let now = chrono::Utc::now().timestamp();
+    let now = state.clock.timestamp();
     Ok(Json(state.quota.usage(&user, now).await?))
 }

@@ -44,9 +44,11 @@ pub struct Rules {
 }
 
 impl Default for Rules {
-    /// Today's rules, jumps not forced.
+    /// Today's rules by the system clock, jumps not forced (the demo
+    /// load's; a fetch takes its day from its options' clock).
     fn default() -> Self {
-        Rules::new(chrono::Utc::now().date_naive(), false)
+        use forecast_domain::Clock as _;
+        Rules::new(forecast_domain::SystemClock.today(), false)
     }
 }
 

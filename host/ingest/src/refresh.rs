@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{NaiveTime, Utc};
+use chrono::NaiveTime;
 use forecast_store::{Database, JobRun, StoreError};
 
 use crate::providers::{fetch_assets, FetchOptions, FetchOutcome, PriceProvider};
@@ -46,7 +46,8 @@ pub struct RefreshSummary {
     pub elapsed: Duration,
 }
 
-/// Starts or joins today's refresh and works on it until no item is left.
+/// Starts or joins today's refresh and works on it until no item is left
+/// (the day and the leases are `options.clock`'s).
 pub async fn run(
     db: Arc<dyn Database>,
     provider: Arc<dyn PriceProvider>,
@@ -54,25 +55,20 @@ pub async fn run(
 ) -> Result<RefreshSummary, StoreError> {
     let started = Instant::now();
     let kind = job_kind(provider.as_ref());
-    let day = Utc::now().date_naive().to_string();
+    let clock = options.clock.clone();
+    let day = clock.today().to_string();
     let assets = db.list_active_assets(None).await?;
     let ids: Vec<i64> = assets.iter().map(|a| a.id).collect();
     let by_id: HashMap<i64, _> = assets.into_iter().map(|a| (a.id, a)).collect();
     let mut run = db
-        .start_or_join_job(&kind, &day, &ids, Utc::now().timestamp())
+        .start_or_join_job(&kind, &day, &ids, clock.timestamp())
         .await?;
     let worker = forecast_domain::schedule::worker_prefix();
     let (mut loaded, mut unchanged, mut failed) = (0, 0, 0);
     let quiet: crate::providers::fetch::ProgressFn = Arc::new(|_| {});
     loop {
         let claimed = db
-            .claim_job_items(
-                &run.id,
-                &worker,
-                BATCH,
-                Utc::now().timestamp(),
-                LEASE_SECONDS,
-            )
+            .claim_job_items(&run.id, &worker, BATCH, clock.timestamp(), LEASE_SECONDS)
             .await?;
         if claimed.is_empty() {
             break;
@@ -109,7 +105,7 @@ pub async fn run(
             }
         }
         run = db
-            .close_job_items(&run.id, &worker, &done, &bad, Utc::now().timestamp())
+            .close_job_items(&run.id, &worker, &done, &bad, clock.timestamp())
             .await?;
     }
     Ok(RefreshSummary {
@@ -131,7 +127,7 @@ pub async fn schedule(
 ) {
     loop {
         tokio::time::sleep(Duration::from_secs(
-            forecast_domain::schedule::seconds_until(at),
+            forecast_domain::schedule::seconds_until(options.clock.now(), at),
         ))
         .await;
         tracing::info!(

@@ -18,14 +18,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{NaiveTime, Utc};
+use chrono::NaiveTime;
 use tracing::Instrument as _;
 
 use crate::carry::Carry;
 use forecast_domain::schedule::{seconds_until, worker_prefix};
 use forecast_domain::series::{from_days, PriceSeries};
-use forecast_domain::Asset;
 use forecast_domain::Metric;
+use forecast_domain::{Asset, Clock, SharedClock};
 use forecast_plugins::segmentation::{EvidenceReport, EvidenceRequest};
 use forecast_services::active::Plugins;
 use forecast_services::analysis::{AnalysisQuery, CACHED_RETURN_PERIODS, MIN_ROWS};
@@ -666,6 +666,8 @@ struct Shared {
     kept: AtomicUsize,
     started: Instant,
     progress: Arc<dyn Fn(Progress) + Send + Sync>,
+    /// Claims' leases and the run's day.
+    clock: SharedClock,
 }
 
 /// One batch's outcome.
@@ -735,7 +737,7 @@ async fn work(shared: Arc<Shared>, worker: String) -> Result<(), Error> {
             return Ok(());
         }
         let db = &shared.db;
-        let now = Utc::now().timestamp();
+        let now = shared.clock.timestamp();
         let ids = db
             .claim_grading_tasks(&run_id, &worker, BATCH, now, shared.lease)
             .await?;
@@ -805,21 +807,22 @@ async fn work(shared: Arc<Shared>, worker: String) -> Result<(), Error> {
 /// Starts (or joins) today's run for the active plugins and works on it
 /// until no task is left, reporting progress after every batch. A task
 /// this run's workers claim and do not report within `options.lease` is
-/// claimed again by another worker.
+/// claimed again by another worker. The day and the leases are `clock`'s.
 #[tracing::instrument(name = "grading_run", skip_all, fields(run_id = tracing::field::Empty))]
 pub async fn run(
     db: Arc<dyn Database>,
     plugins: Arc<Plugins>,
     options: Options,
     progress: Arc<dyn Fn(Progress) + Send + Sync>,
+    clock: SharedClock,
 ) -> Result<Summary, Error> {
     let started = Instant::now();
     let engine = plugins.segmentation();
     let scorer = plugins.scorer();
-    let day = Utc::now().date_naive().to_string();
+    let day = clock.today().to_string();
     let assets = db.gradable_assets(MIN_ROWS as i64).await?;
     let (engine_label, scorer_label) = (engine.info().label(), scorer.info().label());
-    let now = Utc::now().timestamp();
+    let now = clock.timestamp();
     let run = db
         .start_or_join_run(&day, &engine_label, &scorer_label, &assets, now)
         .await?;
@@ -864,6 +867,7 @@ pub async fn run(
         kept: AtomicUsize::new(0),
         started,
         progress,
+        clock,
     });
     let prefix = worker_prefix();
     let handles: Vec<_> = (0..options.workers.max(1))
@@ -915,7 +919,7 @@ async fn finish(
         );
         false
     } else {
-        db.finish_run_if_complete(&current.id, Utc::now().timestamp())
+        db.finish_run_if_complete(&current.id, shared.clock.timestamp())
             .await?
     };
     let run = db
@@ -951,12 +955,13 @@ fn runs_active_versions(plugins: &Plugins, engine: &str, scorer: &str) -> bool {
 
 /// Makes today's completed run by the active versions the served one again
 /// when there is one (after a rollback to versions that already graded
-/// today); whether it did.
+/// today, by `clock`); whether it did.
 pub async fn reactivate_today(
     db: &dyn GradingStore,
     plugins: &Plugins,
+    clock: &dyn Clock,
 ) -> Result<bool, StoreError> {
-    let today = Utc::now().date_naive().to_string();
+    let today = clock.today().to_string();
     let run = db
         .reactivate_run(
             &today,
@@ -970,9 +975,14 @@ pub async fn reactivate_today(
     Ok(run.is_some())
 }
 
-/// True when readers have no snapshot of today by the active plugins.
-pub async fn is_stale(db: &dyn GradingStore, plugins: &Plugins) -> Result<bool, StoreError> {
-    let today = Utc::now().date_naive().to_string();
+/// True when readers have no snapshot of today (by `clock`) by the active
+/// plugins.
+pub async fn is_stale(
+    db: &dyn GradingStore,
+    plugins: &Plugins,
+    clock: &dyn Clock,
+) -> Result<bool, StoreError> {
+    let today = clock.today().to_string();
     Ok(match db.active_grading_run().await? {
         None => true,
         Some(run) => {
@@ -985,10 +995,10 @@ pub async fn is_stale(db: &dyn GradingStore, plugins: &Plugins) -> Result<bool, 
 
 /// Whether a run must grade now: false when the snapshot is current, or
 /// when today's snapshot of the active versions could be re-activated.
-async fn first_run_needed(db: &dyn Database, plugins: &Plugins) -> bool {
-    match is_stale(db, plugins).await {
+async fn first_run_needed(db: &dyn Database, plugins: &Plugins, clock: &dyn Clock) -> bool {
+    match is_stale(db, plugins, clock).await {
         Ok(false) => false,
-        Ok(true) => match reactivate_today(db, plugins).await {
+        Ok(true) => match reactivate_today(db, plugins, clock).await {
             Ok(reactivated) => !reactivated,
             Err(e) => {
                 tracing::error!(error = %e, "grading: cannot re-activate today's snapshot");
@@ -1006,10 +1016,10 @@ async fn first_run_needed(db: &dyn Database, plugins: &Plugins) -> bool {
 const REFRESH_WAIT: Duration = Duration::from_secs(3_600);
 
 /// Waits (up to `limit`) while today's refresh of `kind` is running on any
-/// replica; returns at once when there is none.
-async fn wait_for_refresh(db: &dyn Database, kind: &str, limit: Duration) {
+/// replica (today by `clock`); returns at once when there is none.
+async fn wait_for_refresh(db: &dyn Database, kind: &str, limit: Duration, clock: &dyn Clock) {
     let started = Instant::now();
-    let day = Utc::now().date_naive().to_string();
+    let day = clock.today().to_string();
     loop {
         match db.job_by_key(kind, &day).await {
             Ok(Some(run)) if run.finished_at.is_none() => {}
@@ -1035,13 +1045,15 @@ async fn wait_for_refresh(db: &dyn Database, kind: &str, limit: Duration) {
 /// snapshot stays served.
 ///
 /// With a scheduled price refresh (`refresh`: its job kind), the daily run
-/// first waits for today's refresh if one is running on any replica.
+/// first waits for today's refresh if one is running on any replica. The
+/// days and the time of day are `clock`'s.
 pub async fn schedule(
     db: Arc<dyn Database>,
     plugins: Arc<Plugins>,
     at: NaiveTime,
     lease: Duration,
     refresh: Option<String>,
+    clock: SharedClock,
 ) {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let log_progress: Arc<dyn Fn(Progress) + Send + Sync> = {
@@ -1063,7 +1075,7 @@ pub async fn schedule(
     loop {
         let due = if first {
             first = false;
-            match is_stale(db.as_ref(), &plugins).await {
+            match is_stale(db.as_ref(), &plugins, clock.as_ref()).await {
                 Ok(stale) => stale,
                 Err(e) => {
                     tracing::error!(error = %e, "grading: cannot read the snapshot");
@@ -1075,16 +1087,23 @@ pub async fn schedule(
         };
         // After a rollback, the restored versions' snapshot of today is
         // served again at once instead of being graded again.
-        if due && first_run_needed(db.as_ref(), &plugins).await {
+        if due && first_run_needed(db.as_ref(), &plugins, clock.as_ref()).await {
             if let Some(kind) = &refresh {
-                wait_for_refresh(db.as_ref(), kind, REFRESH_WAIT).await;
+                wait_for_refresh(db.as_ref(), kind, REFRESH_WAIT, clock.as_ref()).await;
             }
             let options = Options {
                 workers,
                 lease,
                 rebuild: false,
             };
-            match run(db.clone(), plugins.clone(), options, log_progress.clone()).await {
+            let ran = run(
+                db.clone(),
+                plugins.clone(),
+                options,
+                log_progress.clone(),
+                clock.clone(),
+            );
+            match ran.await {
                 Ok(s) if s.abandoned => {
                     // The versions changed under the run: decide again now.
                     first = true;
@@ -1110,7 +1129,7 @@ pub async fn schedule(
         // Sleep until the daily time, or until the engine or the scorer is
         // swapped: then re-grade at once when the snapshot is stale.
         tokio::select! {
-            _ = tokio::time::sleep(Duration::from_secs(seconds_until(at))) => {}
+            _ = tokio::time::sleep(Duration::from_secs(seconds_until(clock.now(), at))) => {}
             _ = plugins.changed.notified() => {
                 first = true;
             }
@@ -1124,16 +1143,24 @@ mod tests {
 
     #[test]
     fn the_next_daily_run_is_within_a_day() {
-        for (h, m) in [(0, 0), (2, 0), (23, 59)] {
-            let secs = seconds_until(NaiveTime::from_hms_opt(h, m, 0).unwrap());
-            assert!((1..=86_400).contains(&secs), "{h}:{m} → {secs}");
+        let clock = forecast_domain::ManualClock::at(
+            chrono::DateTime::parse_from_rfc3339("2026-05-04T01:30:00Z")
+                .unwrap()
+                .to_utc(),
+        );
+        for (h, m, want) in [
+            (0, 0, 81_000),
+            (2, 0, 1_800),
+            (23, 59, 80_940),
+            (1, 30, 86_400),
+        ] {
+            let secs = seconds_until(clock.now(), NaiveTime::from_hms_opt(h, m, 0).unwrap());
+            assert_eq!(secs, want, "{h}:{m}");
         }
-        let now = Utc::now().time();
-        let soon = now + chrono::Duration::minutes(10);
-        let secs = seconds_until(soon);
-        if soon > now {
-            assert!((590..=600).contains(&secs), "{secs}");
-        }
+        // Ten minutes before midnight, a run due ten minutes after it.
+        clock.advance_secs(22 * 3_600 + 20 * 60);
+        let secs = seconds_until(clock.now(), NaiveTime::from_hms_opt(0, 0, 0).unwrap());
+        assert_eq!(secs, 600);
     }
 
     async fn store(dir: &std::path::Path) -> Arc<dyn Database> {
@@ -1148,12 +1175,13 @@ mod tests {
     async fn grading_waits_for_a_running_refresh_and_no_longer() {
         let dir = tempfile::tempdir().unwrap();
         let db = store(dir.path()).await;
-        let (kind, day) = ("refresh:test", Utc::now().date_naive().to_string());
-        let now = Utc::now().timestamp();
+        let clock = forecast_domain::SystemClock;
+        let (kind, day) = ("refresh:test", clock.today().to_string());
+        let now = clock.timestamp();
 
         // No refresh today: no wait at all (well inside one poll).
         let t = Instant::now();
-        wait_for_refresh(db.as_ref(), kind, Duration::from_secs(60)).await;
+        wait_for_refresh(db.as_ref(), kind, Duration::from_secs(60), &clock).await;
         assert!(t.elapsed() < Duration::from_secs(5));
 
         // A refresh with an item another replica still holds.
@@ -1168,7 +1196,15 @@ mod tests {
         assert_eq!(claimed.len(), 2);
         let waiter = tokio::spawn({
             let db = db.clone();
-            async move { wait_for_refresh(db.as_ref(), kind, Duration::from_secs(120)).await }
+            async move {
+                wait_for_refresh(
+                    db.as_ref(),
+                    kind,
+                    Duration::from_secs(120),
+                    &forecast_domain::SystemClock,
+                )
+                .await
+            }
         });
         tokio::time::sleep(Duration::from_secs(2)).await;
         assert!(
@@ -1193,7 +1229,7 @@ mod tests {
         assert!(run.finished_at.is_none());
         tokio::time::timeout(
             Duration::from_secs(30),
-            wait_for_refresh(db.as_ref(), stuck, Duration::ZERO),
+            wait_for_refresh(db.as_ref(), stuck, Duration::ZERO, &clock),
         )
         .await
         .expect("the limit bounds the wait");

@@ -176,6 +176,8 @@ pub struct AuthoredService {
     /// Each account's listing (without figures), under one `strategies`
     /// generation of the store.
     listings: Arc<Mutex<Listings>>,
+    /// When uploads and runs happen.
+    clock: forecast_domain::SharedClock,
 }
 
 /// The listings kept: the generation they were read under, and by viewer.
@@ -193,7 +195,7 @@ impl AuthoredService {
     /// runtime of its own (`plugins`' limits, plus fuel) within `budget`,
     /// sharing only what `trust` allows, keeping compiled uploads in
     /// `module_cache`, writing their `host-log` lines at most as loud as
-    /// `log_ceiling`.
+    /// `log_ceiling`, dating uploads and runs by `clock`.
     pub fn new(
         store: Arc<dyn StrategyStore>,
         plugins: Arc<Plugins>,
@@ -201,6 +203,7 @@ impl AuthoredService {
         trust: TrustPolicy,
         module_cache: Option<&std::path::Path>,
         log_ceiling: tracing::Level,
+        clock: forecast_domain::SharedClock,
     ) -> Result<Self, PluginError> {
         let mut runtime = PluginRuntime::new(RuntimeConfig {
             fuel: true,
@@ -226,6 +229,7 @@ impl AuthoredService {
             trust,
             figures: Arc::new(Mutex::new(HashMap::new())),
             listings: Arc::default(),
+            clock,
         })
     }
 
@@ -235,7 +239,7 @@ impl AuthoredService {
     pub async fn record_run(&self, sha256: &str, user_id: &str, usage: &PluginUsage) {
         let run = PluginRun {
             sha256: sha256.to_string(),
-            ran_at: chrono::Utc::now().timestamp(),
+            ran_at: self.clock.timestamp(),
             calls: usage.calls,
             fuel: usage.fuel,
             guest_ms: usage.guest_ms,
@@ -348,7 +352,7 @@ impl AuthoredService {
             size: bytes.len() as i64,
             signer: signer.clone(),
             manifest,
-            uploaded_at: chrono::Utc::now().timestamp(),
+            uploaded_at: self.clock.timestamp(),
             imports: plugin.imports().to_vec(),
         };
         let label = format!("@{handle}/{}", info.name);

@@ -67,10 +67,15 @@ pub struct Plugins {
 impl Plugins {
     /// Registers the built-in components in the store, then loads what the
     /// registry says is active (`FORECAST_SEGMENTATION_WASM` pins the
-    /// engine instead) and the strategies of `FORECAST_PLUGIN_DIR`.
-    pub async fn load(config: &PluginsConfig, db: &dyn PluginRegistry) -> anyhow::Result<Self> {
+    /// engine instead) and the strategies of `FORECAST_PLUGIN_DIR`. The
+    /// built-ins' registrations are dated by `clock`.
+    pub async fn load(
+        config: &PluginsConfig,
+        db: &dyn PluginRegistry,
+        clock: &dyn forecast_domain::Clock,
+    ) -> anyhow::Result<Self> {
         let runtime = Arc::new(PluginRuntime::new(config.runtime)?);
-        let builtins = registry::ensure_builtins(db, &runtime)
+        let builtins = registry::ensure_builtins(db, &runtime, clock)
             .await
             .context("register the built-in plugins")?;
         let mut compiled = HashMap::new();

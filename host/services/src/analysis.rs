@@ -3,7 +3,7 @@
 //! spec's AnalysisResponse, and caches default-parameter answers keyed by
 //! everything that produced them.
 
-use chrono::{NaiveDate, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use crate::active::Plugins;
 use crate::budget::{analysis_bytes, Work, WorkBudget};
 pub use crate::error::Error;
 use forecast_domain::series::{from_days, PriceSeries};
-use forecast_domain::{Asset, Metric};
+use forecast_domain::{Asset, Metric, SharedClock};
 use forecast_plugins::segmentation::{self as seg, AnalysisParams, EngineError};
 use forecast_store::{AssetStore, CacheStore, PluginRegistry};
 
@@ -109,7 +109,8 @@ pub(crate) fn segment_body(g: &seg::SegmentStats) -> SegmentBody {
     }
 }
 
-/// Shapes the component's answer into the wire response.
+/// Shapes the component's answer into the wire response, calculated at
+/// `calculated_at`.
 fn shape(
     asset: &Asset,
     window: &PriceSeries,
@@ -117,6 +118,7 @@ fn shape(
     a: seg::Analysis,
     evidence: Option<&seg::EvidenceReport>,
     engine_version: &str,
+    calculated_at: DateTime<Utc>,
 ) -> AnalysisResponse {
     let s = a.series;
     let mut segments: Vec<SegmentBody> = a.segments.iter().map(segment_body).collect();
@@ -184,7 +186,7 @@ fn shape(
             return_period: q.return_period,
             num_segments: q.num_segments,
             decay_factor: q.decay_factor,
-            calculated_at: Utc::now(),
+            calculated_at,
             from_cache: false,
             data_points: window.len() as u32,
             asset_id: asset.id,
@@ -424,18 +426,22 @@ pub struct AnalysisService {
     /// The server's budget for heavy work: every live analysis and shadow
     /// sample takes a ticket first.
     budget: WorkBudget,
+    /// When an answer was calculated and a shadow sample taken.
+    clock: SharedClock,
 }
 
 impl AnalysisService {
     /// A service over the assets and series of `assets`, caching answers
     /// in `cache` and recording shadow samples in `registry`, answering with
-    /// the active plugins of `plugins` within `budget`.
+    /// the active plugins of `plugins` within `budget`, dating them by
+    /// `clock`.
     pub fn new(
         assets: Arc<dyn AssetStore>,
         cache: Arc<dyn CacheStore>,
         registry: Arc<dyn PluginRegistry>,
         plugins: Arc<Plugins>,
         budget: WorkBudget,
+        clock: SharedClock,
     ) -> Self {
         AnalysisService {
             assets,
@@ -443,6 +449,7 @@ impl AnalysisService {
             registry,
             plugins,
             budget,
+            clock,
         }
     }
 
@@ -503,6 +510,7 @@ impl AnalysisService {
         let query = *q;
         // The guest call's span nests under this one on the blocking thread.
         let span = tracing::Span::current();
+        let clock = self.clock.clone();
         let (response, body) = crate::budget::spawn_heavy(move || {
             let _in = span.enter();
             // Held until the work has stopped, even if the request is gone.
@@ -530,6 +538,7 @@ impl AnalysisService {
                 analysis,
                 evidence.as_ref(),
                 &plugin.info().version,
+                clock.now(),
             );
             let body = match query.is_cacheable() {
                 true => Some(
@@ -601,6 +610,7 @@ impl AnalysisService {
         let query = *q;
         let (active_label, candidate_label) = (active.info().label(), candidate.info().label());
         let span = tracing::Span::current();
+        let clock = self.clock.clone();
         let sample = crate::budget::spawn_heavy(move || {
             let _in = span.enter();
             let _ticket = ticket;
@@ -617,7 +627,13 @@ impl AnalysisService {
                     match r {
                         Ok(Ok(analysis)) => {
                             let mut v = serde_json::to_value(shape(
-                                &asset, &window, &query, analysis, None, "",
+                                &asset,
+                                &window,
+                                &query,
+                                analysis,
+                                None,
+                                "",
+                                clock.now(),
                             ))
                             .map_err(|e| e.to_string())?;
                             // Who answered and when differ by design.
@@ -654,7 +670,7 @@ impl AnalysisService {
                         .collect::<std::collections::BTreeMap<_, _>>(),
                 )
                 .unwrap_or_else(|_| "{}".into()),
-                at: chrono::Utc::now().timestamp(),
+                at: clock.timestamp(),
             }
         })
         .await

@@ -15,7 +15,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use forecast_api::assets::{AssetItem, AssetListResponse};
 use forecast_domain::metadata::{AssetMetadata, MetadataProvider};
-use forecast_domain::{Asset, Category};
+use forecast_domain::{Asset, Category, SharedClock};
 use forecast_store::{AssetStore, Generations};
 
 use crate::error::Error;
@@ -29,6 +29,8 @@ pub struct AssetService {
     ttl: Duration,
     freshness: Freshness,
     memory: Mutex<Memory>,
+    /// When a fetched copy of an asset's metadata goes stale.
+    clock: SharedClock,
 }
 
 /// What the service keeps, under one `assets` generation.
@@ -47,12 +49,14 @@ const INFO_ENTRIES: usize = 16_384;
 
 impl AssetService {
     /// Serves what `provider` answers, cached in `assets` for `ttl`; what
-    /// it keeps in memory is checked with `freshness`.
+    /// it keeps in memory is checked with `freshness`; `clock` says when
+    /// the cached copy is stale.
     pub fn new(
         assets: Arc<dyn AssetStore>,
         provider: Arc<dyn MetadataProvider>,
         ttl: Duration,
         freshness: Freshness,
+        clock: SharedClock,
     ) -> Self {
         Self {
             assets,
@@ -60,6 +64,7 @@ impl AssetService {
             ttl,
             freshness,
             memory: Mutex::default(),
+            clock,
         }
     }
 
@@ -121,7 +126,7 @@ impl AssetService {
         generations: Option<Generations>,
     ) -> Result<Arc<(Asset, Lookup)>, Error> {
         let generation = self.generation(generations).await;
-        let now = chrono::Utc::now().timestamp();
+        let now = self.clock.timestamp();
         if let Some(g) = generation {
             if let Some((found, until)) = self.memory_at(g).infos.get(ticker) {
                 if now < *until {

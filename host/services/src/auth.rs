@@ -185,19 +185,21 @@ pub fn quota_windows(user: &User, defaults: QuotaConfig) -> [Window; 2] {
     ]
 }
 
-/// Creates a user with a hashed password (`spawn_blocking` for argon2).
+/// Creates a user with a hashed password (`spawn_blocking` for argon2),
+/// created at `clock`'s now.
 pub async fn create_user(
     db: &dyn Database,
     email: &str,
     password: String,
     tier: Tier,
+    clock: &dyn forecast_domain::Clock,
 ) -> Result<User, Error> {
     let email = normalize_email(email)?;
     let hash = tokio::task::spawn_blocking(move || hash_password(&password))
         .await
         .map_err(|e| Error::Internal(e.to_string()))??;
     Ok(db
-        .create_user(&email, &hash, tier, chrono::Utc::now().timestamp())
+        .create_user(&email, &hash, tier, clock.timestamp())
         .await?)
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use forecast_api::accounts::{CreateKeyRequest, CreatedKey, KeyRecord};
-use forecast_domain::{ApiKeyRecord, Tier, User};
+use forecast_domain::{ApiKeyRecord, SharedClock, Tier, User};
 use forecast_store::AccountStore;
 
 use crate::auth::{self, MAX_ACTIVE_KEYS};
@@ -31,12 +31,14 @@ fn record(k: ApiKeyRecord) -> KeyRecord {
 #[derive(Clone)]
 pub struct KeyService {
     db: Arc<dyn AccountStore>,
+    /// When keys are created and revoked.
+    clock: SharedClock,
 }
 
 impl KeyService {
-    /// A service over `db`'s keys.
-    pub fn new(db: Arc<dyn AccountStore>) -> Self {
-        KeyService { db }
+    /// A service over `db`'s keys, dating them by `clock`.
+    pub fn new(db: Arc<dyn AccountStore>, clock: SharedClock) -> Self {
+        KeyService { db, clock }
     }
 
     /// The user's active keys, newest first.
@@ -59,7 +61,7 @@ impl KeyService {
         }
         let name = request.validate()?;
         let new = auth::new_api_key();
-        let now = Utc::now().timestamp();
+        let now = self.clock.timestamp();
         let created = self
             .db
             .create_api_key(&user.id, name, &new.hash, &new.prefix, MAX_ACTIVE_KEYS, now)
@@ -85,7 +87,7 @@ impl KeyService {
 
     /// Revokes the user's active key `id`, effective on the next request.
     pub async fn revoke(&self, user: &User, id: uuid::Uuid) -> Result<(), Error> {
-        let now = Utc::now().timestamp();
+        let now = self.clock.timestamp();
         match self
             .db
             .revoke_api_key(&user.id, &id.to_string(), now)

@@ -17,7 +17,7 @@ pub use forecast_api::matcher::{
     MatchResponse, MentionMatches, TickerMatch, MAX_MATCHES, MAX_MENTIONS, MAX_TEXT_CHARS,
     SURE_CONFIDENCE,
 };
-use forecast_domain::{Asset, User};
+use forecast_domain::{Asset, SharedClock, User};
 use forecast_embed::prominence::IndexMembership;
 use forecast_plugins::matcher::{Catalog, CatalogEntry, Prior};
 use forecast_store::StoreError;
@@ -198,16 +198,20 @@ pub struct MatcherService {
     embeddings: Option<Arc<CatalogEmbeddings>>,
     /// Major index membership, for the catalog's priors.
     membership: Option<Arc<IndexMembership>>,
+    /// The per-minute windows of the limit.
+    clock: SharedClock,
 }
 
 impl MatcherService {
     /// A service over the catalog of `assets` answering with `plugins`'
-    /// matcher, at most `per_minute` requests per user (counted in `quotas`).
+    /// matcher, at most `per_minute` requests per user (counted in `quotas`
+    /// in windows of `clock`'s minutes).
     pub fn new(
         assets: Arc<dyn AssetStore>,
         plugins: Arc<Plugins>,
         quotas: Arc<dyn QuotaStore>,
         per_minute: u32,
+        clock: SharedClock,
     ) -> Self {
         MatcherService {
             assets,
@@ -217,6 +221,7 @@ impl MatcherService {
             per_minute,
             embeddings: None,
             membership: None,
+            clock,
         }
     }
 
@@ -270,7 +275,7 @@ impl MatcherService {
     #[tracing::instrument(name = "match_tickers", skip_all, fields(user_id = %user.id))]
     pub async fn match_text(&self, user: &User, text: &str) -> Result<MatchResponse, Error> {
         let text = forecast_api::matcher::validate(text)?.to_string();
-        let now = chrono::Utc::now().timestamp();
+        let now = self.clock.timestamp();
         let window = Window {
             kind: "match",
             seconds: 60,

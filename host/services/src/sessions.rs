@@ -22,7 +22,7 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
 use forecast_api::accounts::LoginRequest;
-use forecast_domain::User;
+use forecast_domain::{SharedClock, User};
 use forecast_store::{AccountStore, QuotaStore, StoreError, WindowUsage};
 use tokio::sync::Semaphore;
 
@@ -66,6 +66,8 @@ pub struct SessionService {
     /// deleted session, a changed or deleted user) has not moved.
     freshness: Freshness,
     remembered: Arc<Mutex<HashMap<String, Remembered>>>,
+    /// Sessions' expiries and the sign-in limiter's windows.
+    clock: SharedClock,
 }
 
 /// A session found in the store: its user, the `auth` generation it was
@@ -97,12 +99,13 @@ fn exhausted(w: &WindowUsage) -> bool {
 impl SessionService {
     /// A service over the store's users and sessions, counting failed
     /// sign-ins in its counters, running at most `hash_slots` password
-    /// hashes at once.
+    /// hashes at once, reading the time from `clock`.
     pub fn new(
         accounts: Arc<dyn AccountStore>,
         quotas: Arc<dyn QuotaStore>,
         hash_slots: usize,
         freshness: Freshness,
+        clock: SharedClock,
     ) -> Self {
         let slots = hash_slots.max(1);
         SessionService {
@@ -112,6 +115,7 @@ impl SessionService {
             slots,
             freshness,
             remembered: Arc::default(),
+            clock,
         }
     }
 
@@ -124,7 +128,7 @@ impl SessionService {
     pub async fn login(&self, request: LoginRequest, client: IpAddr) -> Result<Opened, Error> {
         let email = request.validate()?;
         let password = request.password;
-        let now = chrono::Utc::now().timestamp();
+        let now = self.clock.timestamp();
         let account = account_subject(&email, client);
         let address = address_subject(client);
         let limiter = |e: StoreError| {
@@ -210,7 +214,7 @@ impl SessionService {
     pub async fn user(&self, token: &str) -> Result<Option<User>, Error> {
         let hash = auth::sha256_hex(token);
         let generation = self.freshness.current().await.map(|g| g.auth);
-        let now = chrono::Utc::now().timestamp();
+        let now = self.clock.timestamp();
         if let Some(g) = generation {
             let remembered = self.remembered.lock().expect("sessions poisoned");
             if let Some(r) = remembered.get(&hash) {
@@ -261,7 +265,7 @@ impl SessionService {
     /// Deletes expired sessions and limiter counters past their retention
     /// (run periodically by the server).
     pub async fn purge(&self) -> Result<Purged, StoreError> {
-        let now = chrono::Utc::now().timestamp();
+        let now = self.clock.timestamp();
         Ok(Purged {
             sessions: self.accounts.purge_sessions(now).await?,
             counters: self.quotas.purge_counters(now).await?,

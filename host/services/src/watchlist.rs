@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use forecast_api::accounts::{SetWatchlistRequest, Watchlist, WatchlistItem};
-use forecast_domain::{Asset, User};
+use forecast_domain::{Asset, SharedClock, User};
 use forecast_store::{AccountStore, AssetStore};
 
 use crate::error::Error;
@@ -28,12 +28,22 @@ fn item(a: Asset) -> WatchlistItem {
 pub struct WatchlistService {
     accounts: Arc<dyn AccountStore>,
     assets: Arc<dyn AssetStore>,
+    /// When a watchlist was set.
+    clock: SharedClock,
 }
 
 impl WatchlistService {
-    /// A service over these stores.
-    pub fn new(accounts: Arc<dyn AccountStore>, assets: Arc<dyn AssetStore>) -> Self {
-        WatchlistService { accounts, assets }
+    /// A service over these stores, dating changes by `clock`.
+    pub fn new(
+        accounts: Arc<dyn AccountStore>,
+        assets: Arc<dyn AssetStore>,
+        clock: SharedClock,
+    ) -> Self {
+        WatchlistService {
+            accounts,
+            assets,
+            clock,
+        }
     }
 
     /// The user's watchlist, in the order chosen.
@@ -69,7 +79,7 @@ impl WatchlistService {
                 }
             }
         }
-        let now = chrono::Utc::now().timestamp();
+        let now = self.clock.timestamp();
         self.accounts.set_watchlist(&user.id, &ids, now).await?;
         self.get(user).await
     }

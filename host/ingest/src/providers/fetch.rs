@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use chrono::NaiveDate;
 
 use forecast_domain::series::{from_days, PriceSeries};
-use forecast_domain::{Asset, DataSource};
+use forecast_domain::{Asset, DataSource, SharedClock, SystemClock};
 use forecast_store::AssetStore;
 
 use super::http::{Http, HttpPolicy};
@@ -52,6 +52,9 @@ pub struct FetchOptions {
     /// The operator forces jumps beyond the plausible factor
     /// (`--allow-jumps`); never set by the scheduled refresh.
     pub allow_jumps: bool,
+    /// Today (the plausible dates), a `Retry-After` date, the refresh's
+    /// day and leases.
+    pub clock: SharedClock,
 }
 
 impl Default for FetchOptions {
@@ -61,6 +64,7 @@ impl Default for FetchOptions {
             concurrency: 4,
             http: HttpPolicy::default(),
             allow_jumps: false,
+            clock: SystemClock::shared(),
         }
     }
 }
@@ -155,7 +159,7 @@ pub async fn fetch_assets(
     policy.rate_per_second = policy
         .rate_per_second
         .clamp(*RATE_RANGE.start(), *RATE_RANGE.end());
-    let http = match Http::new(policy) {
+    let http = match Http::new(policy, options.clock.clone()) {
         Ok(h) => Arc::new(h),
         Err(e) => {
             return assets
@@ -164,7 +168,7 @@ pub async fn fetch_assets(
                 .collect()
         }
     };
-    let today = chrono::Utc::now().date_naive();
+    let today = options.clock.today();
     let shared = Arc::new(Shared {
         assets: assets.to_vec(),
         next: AtomicUsize::new(0),

@@ -72,6 +72,8 @@ pub struct Http {
     /// pauses the whole run, not only the asset that got it.
     paused_until: Mutex<Option<Instant>>,
     policy: HttpPolicy,
+    /// What a `Retry-After` date is counted from.
+    clock: forecast_domain::SharedClock,
 }
 
 /// One attempt's failure: its message, whether to retry, and the wait
@@ -84,7 +86,7 @@ struct AttemptError {
 
 impl Http {
     /// A client for one run.
-    pub fn new(policy: HttpPolicy) -> Result<Http, String> {
+    pub fn new(policy: HttpPolicy, clock: forecast_domain::SharedClock) -> Result<Http, String> {
         let client = reqwest::Client::builder()
             .user_agent(USER_AGENT)
             .timeout(policy.request_timeout)
@@ -98,6 +100,7 @@ impl Http {
             limiter,
             paused_until: Mutex::new(None),
             policy,
+            clock,
         })
     }
 
@@ -177,7 +180,7 @@ impl Http {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, chrono::Utc::now()));
+            .and_then(|v| parse_retry_after(v, self.clock.now()));
         let cap = self.policy.max_body_bytes;
         if status.is_success() {
             if let Some(len) = resp.content_length() {

@@ -13,7 +13,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use forecast_api::alerts::{AlertEvent, AlertSpec, Condition, Observation, WebhookPayload};
 use forecast_domain::Metric;
 use forecast_store::{Attempt, DeliveryRecord, DueDelivery, WebhookRecord};
@@ -242,8 +242,8 @@ pub(super) async fn check_target(url: &str, allow_private: bool) -> Result<(), E
         .map_err(Error::Invalid)
 }
 
-/// A sample event for test calls.
-fn sample_event() -> AlertEvent {
+/// A sample event for test calls, created at `now`.
+fn sample_event(now: DateTime<Utc>) -> AlertEvent {
     let observed = Observation {
         letter: Some("B".into()),
         drawdown: Some(-0.214),
@@ -272,7 +272,7 @@ fn sample_event() -> AlertEvent {
         evaluation: "test".into(),
         engine_version: String::new(),
         scorer_version: String::new(),
-        created_at: Utc::now(),
+        created_at: now,
         read: false,
     }
 }
@@ -304,7 +304,7 @@ impl AlertService {
         let client = client
             .build()
             .map_err(|e| (None, format!("cannot build the client: {e}")))?;
-        let t = Utc::now().timestamp();
+        let t = self.clock.timestamp();
         let kind = if d.event_id.is_some() {
             "alert.fired"
         } else {
@@ -420,7 +420,7 @@ impl AlertService {
                 .map(|_| None)
                 .map_err(|e| (None, e)),
         };
-        let (now, now_ms) = (Utc::now().timestamp(), Utc::now().timestamp_millis());
+        let (now, now_ms) = (self.clock.timestamp(), self.clock.timestamp_millis());
         Ok(match outcome {
             Ok(status) => Attempt {
                 id: d.id.clone(),
@@ -451,7 +451,7 @@ impl AlertService {
         if room == 0 {
             return Ok(0);
         }
-        let now_ms = Utc::now().timestamp_millis();
+        let now_ms = self.clock.timestamp_millis();
         let due = self
             .store
             .claim_deliveries(now_ms, room as u32, LEASE_MS)
@@ -523,9 +523,9 @@ impl AlertService {
     pub(super) async fn send_test(&self, w: &WebhookRecord) -> Result<DeliveryRecord, Error> {
         let payload = WebhookPayload {
             kind: "alert.test".into(),
-            event: sample_event(),
+            event: sample_event(self.clock.now()),
         };
-        let now = Utc::now().timestamp();
+        let now = self.clock.timestamp();
         let record = DeliveryRecord {
             id: uuid::Uuid::new_v4().to_string(),
             kind: "webhook".into(),

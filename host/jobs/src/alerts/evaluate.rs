@@ -18,7 +18,6 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
 use forecast_api::alerts::{
     AlertEvent, AlertSpec, Condition, Observation, ObservedEvidence, WebhookPayload,
     MAX_EVENTS_PER_USER, RETENTION_DAYS,
@@ -514,7 +513,7 @@ impl AlertService {
                         evaluation: key.to_string(),
                         engine_version: seen.engine.clone(),
                         scorer_version: seen.scorer.clone(),
-                        created_at: Utc::now(),
+                        created_at: self.clock.now(),
                         read: false,
                     };
                     let payload = WebhookPayload {
@@ -603,7 +602,7 @@ impl AlertService {
     pub async fn evaluate(&self) -> Result<EvaluationSummary, Error> {
         let started = Instant::now();
         let key = self.current_key().await?;
-        let now = Utc::now().timestamp();
+        let now = self.clock.timestamp();
         let mut summary = EvaluationSummary {
             key: key.clone(),
             ..Default::default()
@@ -633,7 +632,7 @@ impl AlertService {
         }
         summary.seconds = started.elapsed().as_secs_f64();
         self.store
-            .finish_evaluation(&key, &json(&summary)?, Utc::now().timestamp())
+            .finish_evaluation(&key, &json(&summary)?, self.clock.timestamp())
             .await?;
         if summary.events > 0 {
             tracing::info!(
@@ -651,7 +650,7 @@ impl AlertService {
     /// [`MAX_EVENTS_PER_USER`], and deliveries and evaluations finished
     /// more than [`RETENTION_DAYS`] ago; rows deleted.
     pub async fn purge(&self) -> Result<u64, Error> {
-        let before = Utc::now().timestamp() - RETENTION_DAYS * 86_400;
+        let before = self.clock.timestamp() - RETENTION_DAYS * 86_400;
         Ok(self.store.purge_alerts(MAX_EVENTS_PER_USER, before).await?)
     }
 

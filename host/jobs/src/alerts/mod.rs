@@ -19,7 +19,7 @@ use forecast_api::alerts::{
     Observation, Target, TestDelivery, UnreadCount, UpdateAlertRequest, UpdateWebhookRequest,
     Webhook, MAX_ALERTS_PER_USER, MAX_URL_BYTES, MAX_WEBHOOKS_PER_USER,
 };
-use forecast_domain::User;
+use forecast_domain::{SharedClock, User};
 use forecast_store::{
     AccountStore, AlertRecord, AlertStore, AssetStore, DeliveryRecord, GenerationStore,
     GradingStore, WebhookRecord,
@@ -82,6 +82,8 @@ pub struct AlertService {
     worker: Arc<str>,
     /// Accounts with a test call in flight in this process (one each).
     testing: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// When events happen, deliveries are due and leases expire.
+    clock: SharedClock,
 }
 
 /// An account's turn at a test call, given back when dropped.
@@ -147,7 +149,9 @@ fn uuid(kind: &str, raw: &str) -> Result<String, Error> {
 }
 
 impl AlertService {
-    /// A service over these stores, reading verdicts through `verdicts`.
+    /// A service over these stores, reading verdicts through `verdicts`
+    /// and the time from `clock`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         store: Arc<dyn AlertStore>,
         accounts: Arc<dyn AccountStore>,
@@ -156,6 +160,7 @@ impl AlertService {
         grading: Arc<dyn GradingStore>,
         verdicts: VerdictService,
         settings: AlertSettings,
+        clock: SharedClock,
     ) -> Self {
         AlertService {
             store,
@@ -167,6 +172,7 @@ impl AlertService {
             settings: Arc::new(settings),
             worker: Arc::from(forecast_domain::schedule::worker_prefix()),
             testing: Arc::default(),
+            clock,
         }
     }
 
@@ -240,7 +246,7 @@ impl AlertService {
             },
             Target::Watchlist => (None, None),
         };
-        let now = Utc::now().timestamp();
+        let now = self.clock.timestamp();
         let record = AlertRecord {
             id: uuid::Uuid::new_v4().to_string(),
             user_id: user.id.clone(),
@@ -276,7 +282,7 @@ impl AlertService {
         let (next, enabled, reset) = req.apply(&spec, a.enabled)?;
         a.spec = serde_json::to_string(&next).map_err(|e| Error::Internal(e.to_string()))?;
         a.enabled = enabled;
-        a.updated_at = Utc::now().timestamp();
+        a.updated_at = self.clock.timestamp();
         if !self.store.update_alert(&a, reset).await? {
             return Err(Error::NotFound(format!("no alert {} belongs to you", a.id)));
         }
@@ -326,7 +332,7 @@ impl AlertService {
     /// Marks events read.
     pub async fn mark_read(&self, user: &User, req: &MarkReadRequest) -> Result<MarkedRead, Error> {
         let ids = req.validate()?;
-        let now = Utc::now().timestamp();
+        let now = self.clock.timestamp();
         let marked = self.store.mark_read(&user.id, ids, now).await?;
         Ok(MarkedRead {
             marked,
@@ -377,7 +383,7 @@ impl AlertService {
             enabled: true,
             consecutive_failures: 0,
             disabled_reason: None,
-            created_at: Utc::now().timestamp(),
+            created_at: self.clock.timestamp(),
         };
         match self
             .store

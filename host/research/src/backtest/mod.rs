@@ -85,17 +85,20 @@ pub struct BacktestService {
     budget: WorkBudget,
     /// The authors' uploaded strategies (`@handle/name`).
     authored: AuthoredService,
+    /// When a run's answer was calculated.
+    clock: forecast_domain::SharedClock,
 }
 
 impl BacktestService {
     /// A service over the series of `assets` and `plugins` within `limits`
-    /// and the server's heavy-work `budget`.
+    /// and the server's heavy-work `budget`, dating answers by `clock`.
     pub fn new(
         assets: Arc<dyn AssetStore>,
         plugins: Arc<Plugins>,
         limits: BacktestLimits,
         budget: WorkBudget,
         authored: AuthoredService,
+        clock: forecast_domain::SharedClock,
     ) -> Self {
         BacktestService {
             authored,
@@ -105,6 +108,7 @@ impl BacktestService {
             slots: Arc::new(admission::SlotTable::default()),
             limits,
             budget,
+            clock,
         }
     }
 

@@ -51,7 +51,7 @@ pub(super) async fn sweep(
     slot: super::UserSlot,
 ) -> Result<SweepResponse, Error> {
     let batch = run_all(svc, &sweep, slot).await?;
-    let metadata = metadata(&batch, &sweep);
+    let metadata = metadata(&batch, &sweep, svc.clock.now());
     let metrics: Vec<MetricsBody> = batch.reports.iter().map(metrics).collect();
     let scores: Vec<Option<f64>> = metrics
         .iter()
@@ -95,7 +95,7 @@ pub(super) async fn walk_forward(
         check_fits(s, e, split)?;
     }
     let batch = run_all(svc, &sweep, slot).await?;
-    let metadata = metadata(&batch, &sweep);
+    let metadata = metadata(&batch, &sweep, svc.clock.now());
     let dates = &batch.reports[0].dates;
     if batch.reports.iter().any(|r| r.dates != *dates) {
         return Err(Error::Internal(
@@ -272,7 +272,11 @@ fn ranks(scores: &[Option<f64>]) -> Vec<Option<u32>> {
     out
 }
 
-fn metadata(batch: &Batch, sweep: &ValidSweep) -> ResearchMetadata {
+fn metadata(
+    batch: &Batch,
+    sweep: &ValidSweep,
+    calculated_at: chrono::DateTime<chrono::Utc>,
+) -> ResearchMetadata {
     ResearchMetadata {
         strategy: match crate::authored::StrategyRef::parse(&sweep.base.strategy) {
             Some(r) => format!("@{}/{}", r.handle, r.name),
@@ -301,7 +305,7 @@ fn metadata(batch: &Batch, sweep: &ValidSweep) -> ResearchMetadata {
         signals_cached: batch.signals_cached,
         periods_per_year: batch.reports.first().map_or(252, |r| r.periods_per_year),
         include_costs: sweep.base.params.include_costs,
-        calculated_at: chrono::Utc::now(),
+        calculated_at,
     }
 }
 

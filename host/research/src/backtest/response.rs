@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use chrono::NaiveDate;
+use chrono::{DateTime, NaiveDate, Utc};
 use forecast_api::assets::DataSources;
 use forecast_api::backtest::{
     BacktestMetadata, BacktestResponse, BenchmarkBody, EquityPoint, MetricsBody, PluginUsage,
@@ -73,6 +73,7 @@ pub(super) fn shape(
     signals_cached: usize,
     data: DataUse,
     usage: RunUsage,
+    calculated_at: DateTime<Utc>,
 ) -> BacktestResponse {
     // The report's columns move into the body; only the dates are
     // converted, once, and shared by the curve and the two benchmarks.
@@ -107,6 +108,7 @@ pub(super) fn shape(
             signals_cached,
             data,
             usage,
+            calculated_at,
         ),
     }
 }
@@ -190,6 +192,7 @@ fn metadata(
     signals_cached: usize,
     data: DataUse,
     usage: RunUsage,
+    calculated_at: DateTime<Utc>,
 ) -> BacktestMetadata {
     let cost_bps = report
         .universe
@@ -200,7 +203,7 @@ fn metadata(
         assets_count: report.universe.len(),
         data_points: report.data_points,
         rebalance_dates: report.rebalance_dates,
-        calculated_at: chrono::Utc::now(),
+        calculated_at,
         // An upload as the request named it, without a pinned version.
         strategy: match crate::authored::StrategyRef::parse(&req.strategy) {
             Some(r) => format!("@{}/{}", r.handle, r.name),

@@ -75,6 +75,7 @@ pub(super) async fn run(
         end,
         waited: started.duration_since(queued),
         started,
+        clock: svc.clock.clone(),
     };
     let sha256 = job.strategy.info().sha256.clone();
     // The strategy's calls nest under the run's span on the blocking thread.
@@ -253,6 +254,8 @@ struct Job {
     waited: Duration,
     /// When it got them.
     started: Instant,
+    /// When its answer is calculated.
+    clock: forecast_domain::SharedClock,
 }
 
 impl Job {
@@ -270,6 +273,7 @@ impl Job {
             end,
             waited,
             started,
+            clock,
         } = self;
         // `held` and the loaded plugin slots live until this returns: they
         // are free only once the work has stopped.
@@ -343,6 +347,7 @@ impl Job {
             loaded.signals_cached,
             data,
             usage,
+            clock.now(),
         );
         benchmarks::attach(&mut body, curves);
         finished.log(waited, started, loaded.loaded_at, loaded.signals_at, run_at);

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use forecast_domain::PluginKind;
+use forecast_domain::{Clock, PluginKind};
 use forecast_plugins::strategy::UNNAMED;
 use forecast_plugins::{builtin, PluginRuntime, StrategyPlugin};
 use forecast_store::{AddOutcome, PluginRecord, PluginRegistry};
@@ -50,31 +50,25 @@ fn entries(
 pub async fn ensure_builtins(
     db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
+    clock: &dyn Clock,
 ) -> Result<Vec<(String, String, Loaded)>, Error> {
     let active = db.active_plugins().await?;
     let mut out = Vec::new();
     for (kind, name, bytes) in builtins() {
-        let (name, version, loaded) = register(db, runtime, kind, name, bytes).await?;
+        let (name, version, loaded) = register(db, runtime, kind, name, bytes, clock).await?;
         let slot = slot(kind, &name);
         let replace = match active.iter().find(|a| a.slot == slot) {
             None => true,
             Some(a) => a.activated_by == BUILTIN && !(a.name == name && a.version == version),
         };
         if replace {
-            db.activate_plugin(
-                &slot,
-                kind,
-                &name,
-                &version,
-                BUILTIN,
-                chrono::Utc::now().timestamp(),
-            )
-            .await?;
+            db.activate_plugin(&slot, kind, &name, &version, BUILTIN, clock.timestamp())
+                .await?;
         }
         out.push((name, version, loaded));
     }
     for (kind, name, bytes) in kept() {
-        register(db, runtime, kind, name, bytes).await?;
+        register(db, runtime, kind, name, bytes, clock).await?;
     }
     Ok(out)
 }
@@ -88,6 +82,7 @@ async fn register(
     kind: PluginKind,
     name: Option<&'static str>,
     bytes: &'static [u8],
+    clock: &dyn Clock,
 ) -> Result<(String, String, Loaded), Error> {
     if bytes.is_empty() {
         return Err(Error::Refused(format!(
@@ -118,7 +113,7 @@ async fn register(
         size: bytes.len() as i64,
         builtin: true,
         added_by: BUILTIN.into(),
-        added_at: chrono::Utc::now().timestamp(),
+        added_at: clock.timestamp(),
     };
     if let AddOutcome::Conflict(_) = db.add_plugin(&record(&version), bytes).await? {
         version = format!("{version}+{}", &loaded.sha256()[..12]);
@@ -145,7 +140,9 @@ mod tests {
             .iter()
             .any(|(kind, name, _)| *kind == PluginKind::Scorer && *name == Some("default")));
         for _ in 0..2 {
-            let loaded = ensure_builtins(db.as_ref(), &runtime).await.unwrap();
+            let loaded = ensure_builtins(db.as_ref(), &runtime, &forecast_domain::SystemClock)
+                .await
+                .unwrap();
             let scorers: Vec<&str> = loaded
                 .iter()
                 .filter(|(_, _, l)| matches!(l, Loaded::Scorer(_)))

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use forecast_api::admin::Listed;
-use forecast_domain::PluginKind;
+use forecast_domain::{Clock, PluginKind};
 use forecast_plugins::strategy::valid_name;
 use forecast_plugins::{sha256_hex, PluginRuntime};
 use forecast_store::{ActivationRecord, AddOutcome, PluginRecord, PluginRegistry, ShadowConfig};
@@ -20,12 +20,14 @@ use forecast_store::Database;
 /// Largest component accepted.
 pub const MAX_COMPONENT_BYTES: usize = 64 << 20;
 
-/// Adds a version (type-checked; its reported version must be `version`).
+/// Adds a version (type-checked; its reported version must be `version`),
+/// added at `clock`'s now.
 #[tracing::instrument(
     name = "plugin_add",
     skip_all,
     fields(plugin = %format_args!("{kind}/{name}@{version}"), by = %by)
 )]
+#[allow(clippy::too_many_arguments)]
 pub async fn add(
     db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
@@ -34,6 +36,7 @@ pub async fn add(
     version: &str,
     bytes: Vec<u8>,
     by: &str,
+    clock: &dyn Clock,
 ) -> Result<PluginRecord, Error> {
     if !valid_name(name) {
         return Err(Error::Invalid(format!(
@@ -67,7 +70,7 @@ pub async fn add(
         size: bytes.len() as i64,
         builtin: by == BUILTIN,
         added_by: by.into(),
-        added_at: chrono::Utc::now().timestamp(),
+        added_at: clock.timestamp(),
     };
     match db.add_plugin(&record, &bytes).await? {
         AddOutcome::Added | AddOutcome::AlreadyPresent => Ok(record),
@@ -85,6 +88,7 @@ pub async fn add(
     skip_all,
     fields(plugin = %format_args!("{kind}/{name}@{version}"), by = %by)
 )]
+#[allow(clippy::too_many_arguments)]
 pub async fn activate(
     db: &dyn Database,
     runtime: &Arc<PluginRuntime>,
@@ -93,6 +97,7 @@ pub async fn activate(
     version: &str,
     by: &str,
     force: Option<&str>,
+    clock: &dyn Clock,
 ) -> Result<ActivationRecord, Error> {
     let slot = slot(kind, name);
     let active = db.active_plugins().await?;
@@ -115,7 +120,7 @@ pub async fn activate(
         None => by.to_string(),
     };
     let by = by.as_str();
-    let now = chrono::Utc::now().timestamp();
+    let now = clock.timestamp();
     let activation = db
         .activate_plugin(&slot, kind, name, version, by, now)
         .await?;
@@ -273,6 +278,7 @@ pub async fn rollback(
     db: &dyn PluginRegistry,
     kind: PluginKind,
     name: &str,
+    clock: &dyn Clock,
 ) -> Result<ActivationRecord, Error> {
     let slot = slot(kind, name);
     let current = db
@@ -290,10 +296,7 @@ pub async fn rollback(
     // Undo activations until another version is active: replicas starting
     // together may each have recorded the same built-in activation.
     loop {
-        match db
-            .rollback_plugin(&slot, chrono::Utc::now().timestamp())
-            .await?
-        {
+        match db.rollback_plugin(&slot, clock.timestamp()).await? {
             Some(a) if a.name == current.name && a.version == current.version => continue,
             Some(a) => return Ok(a),
             None => {
@@ -312,6 +315,7 @@ pub async fn rollback(
     skip_all,
     fields(plugin = %format_args!("{kind}/{name}@{version}"), sample = sample, by = %by)
 )]
+#[allow(clippy::too_many_arguments)]
 pub async fn start_shadow(
     db: &dyn PluginRegistry,
     runtime: &Arc<PluginRuntime>,
@@ -320,6 +324,7 @@ pub async fn start_shadow(
     version: &str,
     sample: f64,
     by: &str,
+    clock: &dyn Clock,
 ) -> Result<ShadowConfig, Error> {
     if !SHADOW_KINDS.contains(&kind) {
         let all: Vec<&str> = SHADOW_KINDS.iter().map(|k| k.as_str()).collect();
@@ -350,7 +355,7 @@ pub async fn start_shadow(
         version: version.into(),
         sample,
         started_by: by.into(),
-        started_at: chrono::Utc::now().timestamp(),
+        started_at: clock.timestamp(),
     };
     db.set_shadow(&config).await?;
     Ok(config)

@@ -28,17 +28,21 @@ pub struct RegistryService {
     /// Which components may be added: signed by whom, and whether unsigned
     /// (`FORECAST_PLUGIN_TRUST`, `FORECAST_PLUGIN_UNSIGNED`).
     trust: TrustPolicy,
+    /// When versions are added, activated, rolled back and shadowed.
+    clock: forecast_domain::SharedClock,
 }
 
 impl RegistryService {
     /// Acts on `db`'s registry as `actor`, applying changes to `plugins`,
-    /// compiling within `budget`, adding only what `trust` allows.
+    /// compiling within `budget`, adding only what `trust` allows, dating
+    /// changes by `clock`.
     pub fn new(
         db: Arc<dyn Database>,
         plugins: Arc<Plugins>,
         actor: &'static str,
         budget: WorkBudget,
         trust: TrustPolicy,
+        clock: forecast_domain::SharedClock,
     ) -> Self {
         RegistryService {
             db,
@@ -46,6 +50,7 @@ impl RegistryService {
             actor,
             budget,
             trust,
+            clock,
         }
     }
 
@@ -92,6 +97,7 @@ impl RegistryService {
             version,
             bytes,
             &by,
+            self.clock.as_ref(),
         )
         .await?;
         Ok(AddedPlugin {
@@ -154,6 +160,7 @@ impl RegistryService {
             version,
             self.actor,
             force,
+            self.clock.as_ref(),
         )
         .await?;
         self.apply().await;
@@ -182,7 +189,13 @@ impl RegistryService {
 
     /// Returns a slot to the version active before the current one.
     pub async fn rollback(&self, kind: &str, name: &str) -> Result<ActiveResponse, Error> {
-        let a = lifecycle::rollback(self.db.as_ref(), parse_kind(kind)?, name).await?;
+        let a = lifecycle::rollback(
+            self.db.as_ref(),
+            parse_kind(kind)?,
+            name,
+            self.clock.as_ref(),
+        )
+        .await?;
         self.apply().await;
         Ok(active(a))
     }
@@ -198,6 +211,7 @@ impl RegistryService {
             &s.version,
             s.sample,
             self.actor,
+            self.clock.as_ref(),
         )
         .await?;
         self.apply().await;
