@@ -9,14 +9,19 @@
 //! handler or the quota write-behind frozen mid-transaction would hold the
 //! SQLite write lock the CLI is waiting for.
 //!
+//! A test that lets time pass gives the app a [`ManualClock`]
+//! ([`Server::app_with_clock`]) and advances it instead of sleeping.
+//!
 //! The configuration is built as a value from the same `FORECAST_*` pairs
 //! the end-to-end harness passes to the child process, by the parser of
 //! `forecast serve` ([`Config::from_pairs`]): tests run in parallel threads
 //! of one process, so mutating the environment would leak between them.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use forecast::config::Config;
+use forecast::domain::{ManualClock, SharedClock};
 
 use super::client::Client;
 use super::{fresh_db, sqlite_url, Running, Server};
@@ -33,10 +38,30 @@ impl Server {
         Server::app_with(fresh_db(), &[]).await
     }
 
+    /// An instant just after a day boundary, hence the start of a minute,
+    /// a 5-minute and a day window (windows are aligned on the epoch): a
+    /// server whose clock stands here (`FORECAST_TEST_CLOCK`) counts a
+    /// burst in one window, however long the burst takes.
+    pub const WINDOW_START: &'static str = "2026-01-05T00:00:01Z";
+
     /// The router in process over `db`, configured by `FORECAST_*` pairs
     /// as [`Server::start_with`] is by environment variables.
     pub async fn app_with(db: PathBuf, env: &[(&str, &str)]) -> Server {
         let config = config(sqlite_url(&db), env);
+        let clock = config.clock();
+        Server::app_on(db, config, clock).await
+    }
+
+    /// [`Server::app_with`] on a manual clock, standing at
+    /// [`Server::WINDOW_START`], that the test moves.
+    pub async fn app_with_clock(db: PathBuf, env: &[(&str, &str)]) -> (Server, Arc<ManualClock>) {
+        let at = chrono::DateTime::parse_from_rfc3339(Server::WINDOW_START).expect("an instant");
+        let clock = ManualClock::at(at.to_utc());
+        let config = config(sqlite_url(&db), env);
+        (Server::app_on(db, config, clock.clone()).await, clock)
+    }
+
+    async fn app_on(db: PathBuf, config: Config, clock: SharedClock) -> Server {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -50,7 +75,7 @@ impl Server {
         let handle = rt.handle().clone();
         std::thread::spawn(move || {
             let router = handle.block_on(async {
-                let app = forecast::app::build(&config, bound)
+                let app = forecast::app::build_with_clock(&config, bound, clock)
                     .await
                     .expect("build the app");
                 // Detached: they stop with the runtime.
