@@ -361,6 +361,15 @@ impl Server {
         self.api_as(forecast_testkit::Auth::Bearer(test_key().to_string()))
     }
 
+    /// The typed client of the test account's web session (signed in now),
+    /// on the `/web/api` routes.
+    pub async fn session(&self) -> forecast_testkit::Api {
+        let cookie = forecast_testkit::login(&self.client, &self.base, TEST_EMAIL, TEST_PASSWORD)
+            .await
+            .unwrap_or_else(|r| panic!("the test account signs in: {r}"));
+        self.api_as(forecast_testkit::Auth::Cookie(cookie))
+    }
+
     /// The typed client with `auth`.
     pub fn api_as(&self, auth: forecast_testkit::Auth) -> forecast_testkit::Api {
         forecast_testkit::Api::new(self.client.clone(), self.base.clone(), auth)

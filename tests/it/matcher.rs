@@ -10,42 +10,25 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Server, TEST_EMAIL, TEST_PASSWORD};
+use common::Server;
+use forecast_api::matcher::MatchResponse;
+use forecast_testkit::{Api, Auth};
 use serde_json::{json, Value};
 
-async fn login(s: &Server) -> String {
-    let r = s
-        .client()
-        .post(s.url("/auth/login"))
-        .json(&json!({ "email": TEST_EMAIL, "password": TEST_PASSWORD }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let set = r.headers()["set-cookie"].to_str().unwrap();
-    set.split(';').next().unwrap().to_string()
+/// The test account's session, on `/api/match-tickers` (a session's route).
+async fn login(s: &Server) -> Api {
+    s.session().await.at("/api")
 }
 
-async fn find(s: &Server, cookie: &str, text: &str) -> (u16, Value) {
-    let r = s
-        .client()
-        .post(s.url("/api/match-tickers"))
-        .header("cookie", cookie)
-        .header("origin", &s.base)
-        .json(&json!({ "text": text }))
-        .send()
+/// The matches of `text`; panics on a refusal.
+async fn find(api: &Api, text: &str) -> MatchResponse {
+    api.match_tickers(text)
         .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
+        .unwrap_or_else(|r| panic!("{text:?}: {r}"))
 }
 
-fn tickers(body: &Value) -> Vec<String> {
-    body["matches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["ticker"].as_str().unwrap().to_string())
-        .collect()
+fn tickers(body: &MatchResponse) -> Vec<String> {
+    body.matches.iter().map(|m| m.ticker.clone()).collect()
 }
 
 /// A sentence naming several assets answers one per mention, best first
@@ -53,7 +36,7 @@ fn tickers(body: &Value) -> Vec<String> {
 #[tokio::test]
 async fn a_sentence_naming_several_assets_answers_each() {
     let s = Server::app().await;
-    let cookie = login(&s).await;
+    let api = login(&s).await;
     for (text, want) in [
         (
             "I own apple, tesla and some bitcoin",
@@ -62,21 +45,20 @@ async fn a_sentence_naming_several_assets_answers_each() {
         ("my portfolio: msft nvda amzn", vec!["AMZN", "MSFT", "NVDA"]),
         ("coca cola and pepsi", vec!["KO", "PEP"]),
     ] {
-        let (status, body) = find(&s, &cookie, text).await;
-        assert_eq!(status, 200, "{text}: {body}");
+        let body = find(&api, text).await;
         let mut found = tickers(&body);
         found.sort();
-        assert_eq!(found, want, "{text}: {body}");
+        assert_eq!(found, want, "{text}: {body:?}");
     }
     // A name with "&" or a two-word alias stays one asset.
     assert_eq!(
-        tickers(&find(&s, &cookie, "procter & gamble").await.1)
+        tickers(&find(&api, "procter & gamble").await)
             .first()
             .map(String::as_str),
         Some("PG")
     );
     assert_eq!(
-        tickers(&find(&s, &cookie, "cash app").await.1)
+        tickers(&find(&api, "cash app").await)
             .first()
             .map(String::as_str),
         Some("XYZ")
@@ -90,33 +72,29 @@ async fn a_sentence_naming_several_assets_answers_each() {
 #[tokio::test]
 async fn names_only_the_descriptions_give_are_found() {
     let s = Server::app().await;
-    let cookie = login(&s).await;
+    let api = login(&s).await;
     for (text, want) in [
         ("TSMC", "TSM"),
         ("tsmc", "TSM"),
         ("geico", "BRK-B"),
         ("LVMH", "MC.PA"),
     ] {
-        let (status, body) = find(&s, &cookie, text).await;
-        assert_eq!(status, 200, "{text}: {body}");
+        let body = find(&api, text).await;
         assert_eq!(
             tickers(&body).first().map(String::as_str),
             Some(want),
-            "{text}: {body}"
+            "{text}: {body:?}"
         );
         // An alias scores 0.90 raw; calibrated, about 0.84 (of first
         // answers that sure, about that share were right).
-        assert!(
-            body["matches"][0]["confidence"].as_f64().unwrap() >= 0.8,
-            "{text}: {body}"
-        );
+        assert!(body.matches[0].confidence >= 0.8, "{text}: {body:?}");
     }
 }
 
 #[tokio::test]
 async fn the_readme_queries_find_the_right_assets() {
     let s = Server::app().await;
-    let cookie = login(&s).await;
+    let api = login(&s).await;
     for (text, want) in [
         ("AAPL", "AAPL"),
         ("the iPhone maker", "AAPL"),
@@ -128,44 +106,36 @@ async fn the_readme_queries_find_the_right_assets() {
         ("toyota", "7203.T"),
         ("operation bravo case", "CS2-OPERATION-BRAVO"),
     ] {
-        let (status, body) = find(&s, &cookie, text).await;
-        assert_eq!(status, 200, "{text}: {body}");
+        let body = find(&api, text).await;
         let found = tickers(&body);
         assert_eq!(
             found.first().map(String::as_str),
             Some(want),
-            "{text}: {body}"
+            "{text}: {body:?}"
         );
-        let matches = body["matches"].as_array().unwrap();
+        let matches = &body.matches;
         assert!(matches.len() <= 3);
-        let conf: Vec<f64> = matches
-            .iter()
-            .map(|m| m["confidence"].as_f64().unwrap())
-            .collect();
+        let conf: Vec<f64> = matches.iter().map(|m| m.confidence).collect();
         assert!(
             conf.iter().all(|c| (0.0..=1.0).contains(c)),
             "{text}: {conf:?}"
         );
         assert!(conf.windows(2).all(|w| w[0] >= w[1]), "sorted: {conf:?}");
         for m in matches {
-            assert!(m["name"].is_string() && m["category"].is_string());
+            assert!(!m.name.is_empty(), "{text}: {m:?}");
         }
     }
     // An exact ticker is near 1; a misspelling is less sure.
-    let exact = find(&s, &cookie, "AAPL").await.1["matches"][0]["confidence"]
-        .as_f64()
-        .unwrap();
-    let fuzzy = find(&s, &cookie, "microsfot").await.1["matches"][0]["confidence"]
-        .as_f64()
-        .unwrap();
+    let exact = find(&api, "AAPL").await.matches[0].confidence;
+    let fuzzy = find(&api, "microsfot").await.matches[0].confidence;
     assert!(exact >= 0.95 && fuzzy < exact, "{exact} vs {fuzzy}");
     // Gibberish finds nothing; inactive assets are never returned.
     assert_eq!(
-        tickers(&find(&s, &cookie, "xqzvkj wpfh").await.1),
+        tickers(&find(&api, "xqzvkj wpfh").await),
         Vec::<String>::new()
     );
     for inactive in ["FISV", "CEL-USD", "FTT-USD"] {
-        let found = tickers(&find(&s, &cookie, inactive).await.1);
+        let found = tickers(&find(&api, inactive).await);
         assert!(
             !found.iter().any(|t| t == inactive),
             "{inactive}: {found:?}"
@@ -177,78 +147,50 @@ async fn the_readme_queries_find_the_right_assets() {
 async fn only_a_session_may_match_and_text_is_bounded_and_limited() {
     let s = Server::app_with(common::fresh_db(), &[("FORECAST_MATCH_PER_MINUTE", "4")]).await;
     // No session, or a Bearer key: 401.
-    let r = s
-        .client()
-        .post(s.url("/api/match-tickers"))
-        .json(&json!({ "text": "AAPL" }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
-    let r = s
-        .client()
-        .post(s.url("/api/match-tickers"))
-        .bearer_auth(common::test_key())
-        .json(&json!({ "text": "AAPL" }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
-    let cookie = login(&s).await;
+    let aapl = json!({ "text": "AAPL" });
+    for auth in [Auth::Anonymous, Auth::Bearer(common::test_key().into())] {
+        let refused = s
+            .api_as(auth)
+            .post::<_, Value>("/match-tickers", &aapl)
+            .await;
+        assert_eq!(refused.unwrap_err().status, 401);
+    }
+    let api = login(&s).await;
     for text in ["", "   ", &"x".repeat(501)] {
-        let (status, body) = find(&s, &cookie, text).await;
-        assert_eq!(status, 400, "{text:?}: {body}");
-        assert!(body["detail"].as_str().unwrap().contains("text"));
+        api.match_tickers(text)
+            .await
+            .unwrap_err()
+            .assert(400, &["text"]);
     }
     // Bad bodies are 400 too (and count nothing).
-    let r = s
-        .client()
-        .post(s.url("/api/match-tickers"))
-        .header("cookie", &cookie)
-        .header("origin", &s.base)
-        .json(&json!({ "query": "AAPL" }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
+    let refused = api
+        .post::<_, Value>("/match-tickers", &json!({ "query": "AAPL" }))
+        .await;
+    assert_eq!(refused.unwrap_err().status, 400);
     // A known field beside an unknown one is refused whole, naming it.
-    let r = s
-        .client()
-        .post(s.url("/api/match-tickers"))
-        .header("cookie", &cookie)
-        .header("origin", &s.base)
-        .json(&json!({ "text": "AAPL", "limit": 50 }))
-        .send()
+    api.post::<_, Value>("/match-tickers", &json!({ "text": "AAPL", "limit": 50 }))
         .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
-    let body: serde_json::Value = r.json().await.unwrap();
-    assert!(body["detail"].as_str().unwrap().contains("limit"), "{body}");
+        .unwrap_err()
+        .assert(400, &["limit"]);
     // 500 characters are fine; the limit is 4 per minute.
-    assert_eq!(find(&s, &cookie, &"a".repeat(500)).await.0, 200);
+    find(&api, &"a".repeat(500)).await;
     for _ in 0..3 {
-        assert_eq!(find(&s, &cookie, "AAPL").await.0, 200);
+        find(&api, "AAPL").await;
     }
-    let r = s
-        .client()
-        .post(s.url("/api/match-tickers"))
-        .header("cookie", &cookie)
-        .header("origin", &s.base)
-        .json(&json!({ "text": "AAPL" }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 429);
-    assert!(r.headers().contains_key("retry-after"));
+    let refused = api.match_tickers("AAPL").await.unwrap_err();
+    assert_eq!(refused.status, 429);
+    assert!(refused.headers.contains_key("retry-after"));
 }
 
-/// The first match of each mention.
-fn firsts(body: &Value) -> Vec<String> {
-    body["mentions"]
-        .as_array()
-        .unwrap()
+/// The first match of each mention ("" for a mention without one).
+fn firsts(body: &MatchResponse) -> Vec<String> {
+    body.mentions
         .iter()
-        .map(|m| m["matches"][0]["ticker"].as_str().unwrap_or("").to_string())
+        .map(|m| {
+            m.matches
+                .first()
+                .map_or(String::new(), |f| f.ticker.clone())
+        })
         .collect()
 }
 
@@ -260,7 +202,7 @@ fn firsts(body: &Value) -> Vec<String> {
 #[tokio::test]
 async fn every_asset_a_text_names_is_a_mention() {
     let s = Server::app().await;
-    let cookie = login(&s).await;
+    let api = login(&s).await;
     let cases: [(&str, &[&[&str]]); 5] = [
         (
             "I have some Nvidia and Microsoft shares and an S&P 500 ETF",
@@ -278,48 +220,41 @@ async fn every_asset_a_text_names_is_a_mention() {
         ("US0378331005", &[&["AAPL"]]),
     ];
     for (text, want) in cases {
-        let (status, body) = find(&s, &cookie, text).await;
-        assert_eq!(status, 200, "{text}: {body}");
+        let body = find(&api, text).await;
         let got = firsts(&body);
-        assert_eq!(got.len(), want.len(), "{text}: {body}");
+        assert_eq!(got.len(), want.len(), "{text}: {body:?}");
         for (g, w) in got.iter().zip(want) {
             assert!(
                 w.contains(&g.as_str()),
-                "{text}: {g} is not one of {w:?}: {body}"
+                "{text}: {g} is not one of {w:?}: {body:?}"
             );
         }
-        for m in body["mentions"].as_array().unwrap() {
-            let matches = m["matches"].as_array().unwrap();
-            assert!(matches.len() <= 3, "{body}");
-            let sure = matches[0]["confidence"].as_f64().unwrap() >= 0.9;
-            assert_eq!(m["sure"].as_bool(), Some(sure), "{body}");
+        for m in &body.mentions {
+            assert!(m.matches.len() <= 3, "{body:?}");
+            let sure = m.matches[0].confidence >= 0.9;
+            assert_eq!(m.sure, sure, "{body:?}");
         }
         // The spec's `matches`: at most three, each a mention's first.
         let matches = tickers(&body);
-        assert!(matches.len() <= 3 && !matches.is_empty(), "{body}");
-        assert!(matches.iter().all(|t| got.contains(t)), "{body}");
+        assert!(matches.len() <= 3 && !matches.is_empty(), "{body:?}");
+        assert!(matches.iter().all(|t| got.contains(t)), "{body:?}");
     }
     // Sure answers: exact coins and tickers; a namesake of "oil" is not
     // offered at all.
-    let (_, body) = find(&s, &cookie, "bitcoin ethereum solana").await;
+    let body = find(&api, "bitcoin ethereum solana").await;
+    assert!(body.mentions.iter().all(|m| m.sure), "{body:?}");
+    let body = find(&api, "oil").await;
     assert!(
-        body["mentions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|m| m["sure"] == true),
-        "{body}"
+        !tickers(&body).contains(&"010950.KS".to_string()),
+        "{body:?}"
     );
-    let (_, body) = find(&s, &cookie, "oil").await;
-    assert!(!tickers(&body).contains(&"010950.KS".to_string()), "{body}");
     // Gibberish: one mention, nothing matched, not sure.
-    let (_, body) = find(&s, &cookie, "zxcvbnm").await;
-    assert_eq!(body["matches"], json!([]), "{body}");
-    assert!(body["mentions"]
-        .as_array()
-        .unwrap()
+    let body = find(&api, "zxcvbnm").await;
+    assert!(body.matches.is_empty(), "{body:?}");
+    assert!(body
+        .mentions
         .iter()
-        .all(|m| m["matches"] == json!([]) && m["sure"] == false));
+        .all(|m| m.matches.is_empty() && !m.sure));
 }
 
 /// The longest text, made of 120 tickers, is answered with at most 12
@@ -327,7 +262,7 @@ async fn every_asset_a_text_names_is_a_mention() {
 #[tokio::test]
 async fn a_long_list_is_answered_with_at_most_twelve_mentions() {
     let s = Server::app().await;
-    let cookie = login(&s).await;
+    let api = login(&s).await;
     let text = ["AAPL", "MSFT", "NVDA", "AMZN", "KO", "PEP"]
         .iter()
         .cycle()
@@ -336,17 +271,14 @@ async fn a_long_list_is_answered_with_at_most_twelve_mentions() {
         .collect::<Vec<_>>()
         .join(",");
     let text: String = text.chars().take(500).collect();
-    let (status, body) = find(&s, &cookie, &text).await;
-    assert_eq!(status, 200, "{body}");
-    let mentions = body["mentions"].as_array().unwrap();
+    let body = find(&api, &text).await;
+    let mentions = &body.mentions;
     assert!(
         !mentions.is_empty() && mentions.len() <= 12,
         "{}",
         mentions.len()
     );
-    assert!(mentions
-        .iter()
-        .all(|m| m["matches"].as_array().unwrap().len() <= 3));
+    assert!(mentions.iter().all(|m| m.matches.len() <= 3));
     assert!(tickers(&body).len() <= 3);
 }
 
@@ -396,8 +328,8 @@ const AMBIGUOUS: &str = "bitcon";
 #[tokio::test]
 async fn the_language_model_chooses_among_candidates_and_failures_keep_the_lexical_answer() {
     let plain = Server::app().await;
-    let cookie = login(&plain).await;
-    let (_, lexical) = find(&plain, &cookie, AMBIGUOUS).await;
+    let api = login(&plain).await;
+    let lexical = find(&api, AMBIGUOUS).await;
     let lexical = tickers(&lexical);
     assert!(lexical.len() >= 2, "an ambiguous query: {lexical:?}");
     drop(plain);
@@ -421,25 +353,24 @@ async fn the_language_model_chooses_among_candidates_and_failures_keep_the_lexic
             ],
         )
         .await;
-        let cookie = login(&s).await;
-        let (status, body) = find(&s, &cookie, AMBIGUOUS).await;
-        assert_eq!(status, 200, "{body}");
+        let api = login(&s).await;
+        let body = find(&api, AMBIGUOUS).await;
         let found = tickers(&body);
         assert!(calls.load(Ordering::SeqCst) >= 1, "the model was consulted");
         if expect_reordered {
             assert_eq!(
                 found.first(),
                 lexical.get(1),
-                "the model's choice comes first: {body}"
+                "the model's choice comes first: {body:?}"
             );
             // Raw 0.90, calibrated as any first answer of that score.
-            assert!(body["matches"][0]["confidence"].as_f64().unwrap() >= 0.8);
+            assert!(body.matches[0].confidence >= 0.8);
         } else {
             assert_eq!(found, lexical, "the lexical answer stands");
         }
         // An exact ticker needs no model.
         let before = calls.load(Ordering::SeqCst);
-        assert_eq!(tickers(&find(&s, &cookie, "AAPL").await.1)[0], "AAPL");
+        assert_eq!(tickers(&find(&api, "AAPL").await)[0], "AAPL");
         assert_eq!(
             calls.load(Ordering::SeqCst),
             before,

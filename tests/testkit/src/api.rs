@@ -10,6 +10,7 @@ use axum::http::{HeaderMap, Method};
 use forecast_api::analysis::{AnalysisResponse, VerdictResponse};
 use forecast_api::assets::AssetListResponse;
 use forecast_api::backtest::{BacktestRequest, BacktestResponse, StrategyList};
+use forecast_api::matcher::MatchResponse;
 use forecast_api::ranking::RankingResponse;
 use forecast_api::track_record::{TrackRecordResponse, UniverseTrackRecordResponse};
 use forecast_api::usage::UsageResponse;
@@ -74,6 +75,30 @@ pub struct Api {
     prefix: &'static str,
 }
 
+/// Signs `email` in (`POST /auth/login`): the session cookie
+/// (`name=value`), or the refusal.
+pub async fn login(
+    client: &Client,
+    base: &str,
+    email: &str,
+    password: &str,
+) -> Result<String, Refusal> {
+    let response = client
+        .post(format!("{base}/auth/login"))
+        .json(&serde_json::json!({ "email": email, "password": password }))
+        .send()
+        .await
+        .expect("the server answers");
+    let cookie = response
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(str::to_string);
+    Api::typed::<serde_json::Value>(response).await?;
+    Ok(cookie.expect("a session cookie with the 200"))
+}
+
 /// `segment` percent-encoded for a URL path (`^GSPC` → `%5EGSPC`).
 pub fn path_segment(segment: &str) -> String {
     segment
@@ -97,6 +122,12 @@ fn with_query(path: String, query: &str) -> String {
 }
 
 impl Api {
+    /// The same client on the routes under `prefix` (`/api`, `/web/api`).
+    pub fn at(mut self, prefix: &'static str) -> Api {
+        self.prefix = prefix;
+        self
+    }
+
     /// The `/api` routes with `auth` (the `/web/api` twins for a cookie).
     pub fn new(client: Client, base: impl Into<String>, auth: Auth) -> Api {
         let prefix = match auth {
@@ -123,7 +154,11 @@ impl Api {
         let mut request = self.client.request(method, url);
         request = match &self.auth {
             Auth::Bearer(key) => request.bearer_auth(key),
-            Auth::Cookie(cookie) => request.header("cookie", cookie.as_str()),
+            // A browser's same-origin request (the session guard checks
+            // the Origin of state changes).
+            Auth::Cookie(cookie) => request
+                .header("cookie", cookie.as_str())
+                .header("origin", self.base.as_str()),
             Auth::Anonymous => request,
         };
         if let Some(body) = body {
@@ -215,6 +250,12 @@ impl Api {
         query: &str,
     ) -> Result<UniverseTrackRecordResponse, Refusal> {
         self.get(&with_query("/track-record".into(), query)).await
+    }
+
+    /// `POST /api/match-tickers` (a session's, under `/api`).
+    pub async fn match_tickers(&self, text: &str) -> Result<MatchResponse, Refusal> {
+        self.post("/match-tickers", &serde_json::json!({ "text": text }))
+            .await
     }
 
     /// `GET /api/usage`.

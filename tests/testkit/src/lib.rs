@@ -8,4 +8,4 @@
 pub mod api;
 pub mod client;
 
-pub use api::{Api, Auth, Refusal};
+pub use api::{login, Api, Auth, Refusal};
