@@ -491,17 +491,19 @@ async fn cross_origin_state_changes_are_refused() {
 
 #[tokio::test]
 async fn login_attempts_are_rate_limited() {
-    let s = Server::app().await;
-    common::within_one_window(300, 60).await;
-    let mut statuses = Vec::new();
-    for _ in 0..12 {
-        let r = s
+    // The clock stands at the start of a 300-second window of the limiter
+    // and moves only when the test moves it.
+    let (s, clock) = Server::app_with_clock(common::fresh_db(), &[]).await;
+    let login = |password: &'static str| {
+        let req = s
             .client()
             .post(s.url("/auth/login"))
-            .json(&json!({ "email": TEST_EMAIL, "password": "guess guess" }))
-            .send()
-            .await
-            .unwrap();
+            .json(&json!({ "email": TEST_EMAIL, "password": password }));
+        async move { req.send().await.unwrap() }
+    };
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        let r = login("guess guess").await;
         statuses.push(r.status().as_u16());
         if r.status() == 429 {
             assert!(r.headers().get("retry-after").is_some());
@@ -509,6 +511,12 @@ async fn login_attempts_are_rate_limited() {
     }
     assert_eq!(&statuses[..10], &[401; 10]);
     assert_eq!(&statuses[10..], &[429, 429]);
+    // Still blocked at the window's last second, even the right password.
+    clock.advance_secs(298);
+    assert_eq!(login(TEST_PASSWORD).await.status(), 429);
+    // The next window: the failures are forgotten.
+    clock.advance_secs(1);
+    assert_eq!(login(TEST_PASSWORD).await.status(), 200);
 }
 
 // End to end: the server's logs are read from its stderr.

@@ -856,6 +856,13 @@ fn grade_until_first_progress_then_kill(url: &str, engine: &Path) {
     child.wait().unwrap();
 }
 
+/// A clock reading for a second `forecast grade` (`FORECAST_TEST_CLOCK`):
+/// seconds after the killed one's claims, so their 1-second lease has
+/// expired for it without waiting.
+fn after_the_lease() -> String {
+    (chrono::Utc::now() + chrono::Duration::seconds(5)).to_rfc3339()
+}
+
 /// A copy of the built-in engine under another name: a different engine
 /// version label, so `forecast grade` starts a new run.
 fn alt_engine(dir: &Path) -> PathBuf {
@@ -905,12 +912,12 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
         "a half-graded run is never served"
     );
     assert_eq!(mid["debug"]["grading"]["last_run"]["status"], "running");
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     let (ok, stdout, stderr) = grade(
         &url,
         &[
             ("FORECAST_SEGMENTATION_WASM", alt.to_str().unwrap()),
             ("FORECAST_GRADING_LEASE_SECONDS", "1"),
+            ("FORECAST_TEST_CLOCK", &after_the_lease()),
         ],
     );
     assert!(ok, "{stderr}");
@@ -971,12 +978,12 @@ async fn two_processes_split_one_run_on_postgres() {
     let dir = tempfile::tempdir().unwrap();
     let alt = alt_engine(dir.path());
     grade_until_first_progress_then_kill(&url, &alt);
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     let (ok, stdout, stderr) = grade(
         &url,
         &[
             ("FORECAST_SEGMENTATION_WASM", alt.to_str().unwrap()),
             ("FORECAST_GRADING_LEASE_SECONDS", "1"),
+            ("FORECAST_TEST_CLOCK", &after_the_lease()),
         ],
     );
     assert!(ok, "{stderr}");
