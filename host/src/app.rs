@@ -82,7 +82,7 @@ pub async fn build_with_clock(
     bound: std::net::SocketAddr,
     clock: SharedClock,
 ) -> anyhow::Result<App> {
-    let (db, demo) = open_store(config, clock.as_ref()).await?;
+    let (db, demo) = open_store(config, &clock).await?;
     let plugins =
         Arc::new(Plugins::load(&config.plugins_config(), db.as_ref(), clock.as_ref()).await?);
     let matcher = matcher_service(config, &db, &plugins, &clock).await?;
@@ -176,20 +176,20 @@ pub async fn build_with_clock(
     Ok(App { state, db, demo })
 }
 
-/// Opens the store the configuration names, loading the demo universe
-/// when needed, and the demo account created on a fresh database.
+/// Opens the store the configuration names on `clock`, loading the demo
+/// universe when needed, and the demo account created on a fresh database.
 async fn open_store(
     config: &Config,
-    clock: &dyn Clock,
+    clock: &SharedClock,
 ) -> anyhow::Result<(Arc<dyn Database>, Option<DemoAccount>)> {
     // Before anything records: series recorded earlier would be lost.
     forecast_http::metrics::install();
-    let db = store::connect(&config.database_url)
+    let db = store::connect_with_clock(&config.database_url, clock.clone())
         .await
         .with_context(|| format!("open database {}", store::redact(&config.database_url)))?;
     load_demo_if_needed(db.as_ref()).await?;
     let demo = if config.demo_account || db.backend() == "sqlite" {
-        ensure_demo_account(db.as_ref(), clock).await?
+        ensure_demo_account(db.as_ref(), clock.as_ref()).await?
     } else {
         None
     };

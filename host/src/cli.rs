@@ -750,8 +750,8 @@ async fn key_create(email: &str, name: &str) -> anyhow::Result<()> {
 
 async fn grade(rebuild: bool) -> anyhow::Result<()> {
     let config = Config::from_env()?;
-    let db = store::connect(&config.database_url).await?;
     let clock = config.clock();
+    let db = store::connect_with_clock(&config.database_url, clock.clone()).await?;
     let plugins = std::sync::Arc::new(
         forecast_services::active::Plugins::load(
             &config.plugins_config(),

@@ -52,7 +52,7 @@ macro_rules! impl_cache_stores {
                     .bind(key)
                     .bind(asset_id)
                     .bind(body)
-                    .bind($crate::unix_now())
+                    .bind(forecast_domain::Clock::timestamp(self.clock.as_ref()))
                     .execute(&self.pool)
                     .await?;
                 Ok(())

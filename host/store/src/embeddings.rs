@@ -69,7 +69,7 @@ macro_rules! impl_embedding_store {
                 model: &str,
                 rows: &[$crate::StoredEmbedding],
             ) -> $crate::StoreResult<()> {
-                let now = $crate::unix_now();
+                let now = forecast_domain::Clock::timestamp(self.clock.as_ref());
                 let mut tx = self.pool.begin().await?;
                 for r in rows {
                     sqlx::query($crate::embeddings::PUT_EMBEDDING)

@@ -190,18 +190,22 @@ pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
 }
 
-/// The wall clock, Unix seconds (for `created_at`-style columns the
-/// callers do not pass).
-pub(crate) fn unix_now() -> i64 {
-    chrono::Utc::now().timestamp()
+/// Opens (creating if needed) and migrates the database at `url`; rows
+/// whose time the callers do not pass (`created_at`-style columns) are
+/// dated by the system clock.
+pub async fn connect(url: &str) -> StoreResult<Arc<dyn Database>> {
+    connect_with_clock(url, forecast_domain::SystemClock::shared()).await
 }
 
-/// Opens (creating if needed) and migrates the database at `url`.
-pub async fn connect(url: &str) -> StoreResult<Arc<dyn Database>> {
+/// [`connect`], dating those rows by `clock`.
+pub async fn connect_with_clock(
+    url: &str,
+    clock: forecast_domain::SharedClock,
+) -> StoreResult<Arc<dyn Database>> {
     if url.starts_with("sqlite:") {
-        Ok(Arc::new(SqliteStore::open(url).await?))
+        Ok(Arc::new(SqliteStore::open_with_clock(url, clock).await?))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(PgStore::open(url).await?))
+        Ok(Arc::new(PgStore::open_with_clock(url, clock).await?))
     } else {
         Err(StoreError::UnsupportedUrl(redact(url)))
     }

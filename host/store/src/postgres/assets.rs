@@ -7,7 +7,7 @@ use forecast_domain::DataSource;
 
 use super::{last_per_key, PgStore};
 use crate::rows;
-use crate::{sql, unix_now, CatalogEntry, StoreError, StoreResult};
+use crate::{sql, CatalogEntry, StoreError, StoreResult};
 
 /// Catalog rows per `INSERT` statement (14 arrays of this length each).
 const CATALOG_CHUNK: usize = 1_000;
@@ -66,7 +66,7 @@ crate::assets::impl_asset_store!(PgStore {
     async fn store_series(&self, items: &[(i64, &PriceSeries, DataSource)]) -> StoreResult<()> {
         // Dropping `tx` on an early return rolls the whole batch back.
         let mut tx = self.pool.begin().await?;
-        let at = unix_now();
+        let at = forecast_domain::Clock::timestamp(self.clock.as_ref());
         for (asset_id, series, source) in items {
             let updated = sqlx::query(sql::BUMP_DATA_VERSION)
                 .bind(source.as_str())

@@ -35,18 +35,28 @@ use crate::{sql, StoreAdmin, StoreCounts, StoreResult};
 #[derive(Clone)]
 pub struct PgStore {
     pool: PgPool,
+    /// Dates the rows whose time the callers do not pass.
+    clock: forecast_domain::SharedClock,
 }
 
 impl PgStore {
     /// Connects to `url` (the database must exist) and applies migrations.
     pub async fn open(url: &str) -> StoreResult<Self> {
+        PgStore::open_with_clock(url, forecast_domain::SystemClock::shared()).await
+    }
+
+    /// [`PgStore::open`], dating rows by `clock`.
+    pub async fn open_with_clock(
+        url: &str,
+        clock: forecast_domain::SharedClock,
+    ) -> StoreResult<Self> {
         let pool = PgPoolOptions::new()
             .max_connections(16)
             .acquire_timeout(Duration::from_secs(10))
             .connect(url)
             .await?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
-        Ok(PgStore { pool })
+        Ok(PgStore { pool, clock })
     }
 
     /// Claims up to `limit` items of a run's `list` for `worker` in one

@@ -44,6 +44,8 @@ pub struct SqliteStore {
     /// batches before an admission returns.
     counters: Arc<tokio::sync::Mutex<Counters>>,
     durability: Arc<Durability>,
+    /// Dates the rows whose time the callers do not pass.
+    clock: forecast_domain::SharedClock,
 }
 
 impl SqliteStore {
@@ -64,6 +66,14 @@ impl SqliteStore {
 impl SqliteStore {
     /// Opens `url` (creating the file and its folder), applies migrations.
     pub async fn open(url: &str) -> StoreResult<Self> {
+        SqliteStore::open_with_clock(url, forecast_domain::SystemClock::shared()).await
+    }
+
+    /// [`SqliteStore::open`], dating rows by `clock`.
+    pub async fn open_with_clock(
+        url: &str,
+        clock: forecast_domain::SharedClock,
+    ) -> StoreResult<Self> {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -93,6 +103,7 @@ impl SqliteStore {
             writer: Arc::new(tokio::sync::Mutex::new(())),
             counters: Arc::new(tokio::sync::Mutex::new(Counters::default())),
             durability: Arc::new(Durability::default()),
+            clock,
         };
         tokio::spawn(store.clone().flush_loop());
         Ok(store)
