@@ -22,10 +22,18 @@ pub struct Other {
 pub const OTHER: &[Other] = &[
     Other {
         name: "FORECAST_API_KEY",
-        read_by: "`forecast plugin publish`",
+        read_by: "`forecast plugin publish`, the strategy templates' `make test`",
         meaning:
             "The Premium API key `forecast plugin publish` sends to the server it publishes \
-                  a strategy to (never a flag, so it stays out of shell history and process lists).",
+                  a strategy to (never a flag, so it stays out of shell history and process lists); \
+                  the templates' harnesses upload with it to `FORECAST_URL`.",
+    },
+    Other {
+        name: "FORECAST_URL",
+        read_by: "the Python and TypeScript strategy templates' `make test`",
+        meaning: "The running server (e.g. `http://127.0.0.1:8080`) the templates' harnesses \
+                  upload to and backtest on, with `FORECAST_API_KEY`; unset, they start \
+                  `target/release/forecast` (or `FORECAST_BIN`) themselves.",
     },
     Other {
         name: "FORECAST_KEY",
@@ -67,8 +75,9 @@ pub const OTHER: &[Other] = &[
     },
     Other {
         name: "FORECAST_BIN",
-        read_by: "`make web-test`, `make bench-web`, `make conformance`",
-        meaning: "The `forecast` binary the browser tests and the conformance run start (default \
+        read_by: "`make web-test`, `make bench-web`, `make conformance`, the strategy templates",
+        meaning: "The `forecast` binary the browser tests, the conformance run and the strategy \
+                  templates' harnesses (without `FORECAST_URL`) start (default \
                   `target/release/forecast`).",
     },
     Other {
