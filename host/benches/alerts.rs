@@ -191,7 +191,7 @@ async fn watch_and_alert(pool: &sqlx::SqlitePool, users: &[String], assets: &[(i
 fn ingest_one_close(db: &str, dir: &std::path::Path, ticker: &str, last: &str) {
     let next_day = chrono::NaiveDate::parse_from_str(last, "%Y-%m-%d")
         .map(|d| d.succ_opt().unwrap())
-        .unwrap_or_else(|_| chrono::Utc::now().date_naive());
+        .unwrap_or_else(|_| forecast::domain::Clock::today(&forecast::domain::SystemClock));
     let csv = dir.join("one.csv");
     // The stored series is encoded, so the new close is a fixed 1.0 (with
     // --allow-jumps): what is measured is the cost of re-evaluating after

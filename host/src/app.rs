@@ -107,6 +107,7 @@ pub async fn build_with_clock(
         plugins.clone(),
         freshness.clone(),
         budget.clone(),
+        clock.clone(),
     );
     let state = AppState::new(Shared {
         // Each service gets only the store traits it uses: the handles are
@@ -132,7 +133,7 @@ pub async fn build_with_clock(
         ),
         authored,
         matcher,
-        ranking: RankingService::new(db.clone(), freshness.clone()),
+        ranking: RankingService::new(db.clone(), freshness.clone(), clock.clone()),
         keys: KeyService::new(db.clone(), clock.clone()),
         watchlists: WatchlistService::new(db.clone(), db.clone(), clock.clone()),
         sessions: SessionService::new(

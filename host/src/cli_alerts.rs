@@ -41,6 +41,7 @@ pub async fn service(config: &Config, db: Arc<dyn Database>) -> anyhow::Result<A
         plugins,
         Freshness::new(db.clone()),
         WorkBudget::new(config.heavy),
+        clock.clone(),
     );
     let mut settings = config.alerts.clone();
     if let Some(origin) = &config.origin {

@@ -72,9 +72,9 @@ fn small_account(s: &Server, email: &str) -> String {
 
 #[tokio::test]
 async fn usage_counts_by_route_and_status_polls_are_free() {
-    let s = Server::app().await;
+    // The app's clock stands at the start of a minute: one quota window.
+    let (s, _clock) = Server::app_with_clock(common::fresh_db(), &[]).await;
     let key = small_account(&s, "meter@example.com");
-    common::within_one_window(60, 20).await;
     let before = usage(&s, &key).await;
     assert_eq!((before.day.used, before.minute.used), (0, 0));
     assert_eq!(before.day.limit, 1_000);
@@ -148,11 +148,11 @@ async fn the_web_twin_reports_the_same_account() {
 
 #[tokio::test]
 async fn downloads_of_a_result_just_computed_are_free() {
-    let s = Server::app().await;
+    // The app's clock stands at the start of a minute: one quota window.
+    let (s, _clock) = Server::app_with_clock(common::fresh_db(), &[]).await;
     let key = small_account(&s, "downloads@example.com");
     let body = json!({"tickers": ["^GSPC", "^IXIC", "^DJI"], "top_n": 2,
                       "start_date": "2012-01-01", "end_date": "2014-12-31"});
-    common::within_one_window(60, 30).await;
     let (status, after_run, json) = post(&s, "/api/backtest", &key, &body).await;
     assert_eq!(status, 200, "{json}");
     // Its tables and tear sheet: the same numbers, nothing charged.
@@ -191,12 +191,12 @@ async fn downloads_of_a_result_just_computed_are_free() {
 
 #[tokio::test]
 async fn a_sweeps_download_is_free_too() {
-    let s = Server::app().await;
+    // The app's clock stands at the start of a minute: one quota window.
+    let (s, _clock) = Server::app_with_clock(common::fresh_db(), &[]).await;
     let key = small_account(&s, "sweeps@example.com");
     let body = json!({"tickers": ["^GSPC", "^IXIC", "^DJI"],
                       "start_date": "2012-01-01", "end_date": "2014-12-31",
                       "sweep": {"top_n": [1, 2]}});
-    common::within_one_window(60, 30).await;
     let (status, after_run, text) = post(&s, "/api/backtest/sweep", &key, &body).await;
     assert_eq!(status, 200, "{text}");
     let (status, left, csv) = post(&s, "/api/backtest/sweep?format=csv", &key, &body).await;

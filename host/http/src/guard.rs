@@ -145,7 +145,7 @@ pub async fn bearer(
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let now = chrono::Utc::now().timestamp();
+    let now = state.clock.timestamp();
     // A remembered key is charged first and confirmed after: with the
     // generation counters the commit of its charge read (one wait on the
     // store instead of two), or read now. A key found stale gets its charge
@@ -330,7 +330,7 @@ pub async fn session(
     let (mut parts, body) = req.into_parts();
     let cost = cost_of(&parts.extensions, cost);
     let concurrency = concurrency_of(&parts.extensions, concurrency);
-    let now = chrono::Utc::now().timestamp();
+    let now = state.clock.timestamp();
     // A remembered session is charged first and confirmed after, with the
     // counters its charge's commit read (one wait on the store, as for a
     // remembered key); one found stale gets its charge back and goes the

@@ -196,12 +196,13 @@ struct Walked {
 fn grade_asset(
     permit: &forecast_plugins::Permit,
     session: &mut forecast_plugins::SegmentationSession,
-    scorer: &forecast_plugins::ScorerPlugin,
+    shared: &Shared,
     asset: &Asset,
     series: &PriceSeries,
-    pooled: &PooledTable,
     previous: Option<&Previous>,
 ) -> Result<Graded, String> {
+    let (scorer, pooled) = (shared.scorer.as_ref(), &shared.pooled);
+    let now = shared.clock.now();
     let engine = session.plugin().clone();
     let periods = series.periods_per_year();
     let queries = graded_queries();
@@ -256,6 +257,7 @@ fn grade_asset(
                     .and_then(|(h, _, g)| forecast_services::forecast::body(*h, g.last()?)),
                 engine_version: &engine.info().version,
                 scorer_version: &scorer.info().version,
+                calculated_at: now,
             });
             verdict::grade_row(&v, asset.data_version)
         })
@@ -696,15 +698,8 @@ fn grade_batch(
     for (id, asset, series, previous) in items {
         match (asset, series) {
             (Some(asset), Some(series)) if series.len() >= MIN_ROWS => {
-                let graded = grade_asset(
-                    permit,
-                    session,
-                    &shared.scorer,
-                    &asset,
-                    &series,
-                    &shared.pooled,
-                    previous.as_ref(),
-                );
+                let graded =
+                    grade_asset(permit, session, shared, &asset, &series, previous.as_ref());
                 match graded {
                     Ok(g) => {
                         out.rows.extend(g.rows);

@@ -19,7 +19,7 @@ use forecast_api::ranking::{
     DateRange, RankedAsset, RankingMetadata, RankingQuery, RankingResponse, Screen, SortKey,
     SortOrder,
 };
-use forecast_domain::Metric;
+use forecast_domain::{Metric, SharedClock};
 use forecast_store::{Generations, GradingRun, GradingStore, RankedRow};
 use tokio::sync::OnceCell;
 
@@ -29,6 +29,8 @@ use crate::freshness::Freshness;
 /// Ranks the active grading snapshot.
 #[derive(Clone)]
 pub struct RankingService {
+    /// What "today" is for the answers' ages.
+    clock: SharedClock,
     db: Arc<dyn GradingStore>,
     freshness: Freshness,
     memory: Arc<Mutex<Option<Arc<Snapshot>>>>,
@@ -290,8 +292,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl RankingService {
     /// A service over `db`'s grading snapshot, kept in memory while the
     /// counters `freshness` reads have not moved.
-    pub fn new(db: Arc<dyn GradingStore>, freshness: Freshness) -> Self {
+    pub fn new(db: Arc<dyn GradingStore>, freshness: Freshness, clock: SharedClock) -> Self {
         RankingService {
+            clock,
             db,
             freshness,
             memory: Arc::default(),
@@ -308,7 +311,7 @@ impl RankingService {
         generations: Option<Generations>,
     ) -> Result<RankingResponse, Error> {
         let (run, table) = self.table(q, generations).await?;
-        Ok(table.answer(&run, q, chrono::Utc::now().date_naive()))
+        Ok(table.answer(&run, q, self.clock.today()))
     }
 
     /// [`Self::rank`] as the JSON body it is served as: serialised once
@@ -319,7 +322,7 @@ impl RankingService {
         generations: Option<Generations>,
     ) -> Result<Bytes, Error> {
         let (run, table) = self.table(q, generations).await?;
-        let today = chrono::Utc::now().date_naive();
+        let today = self.clock.today();
         let key = (q.clone(), today);
         if let Some(body) = table.pages.get(&key) {
             return Ok(body);

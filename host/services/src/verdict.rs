@@ -19,7 +19,7 @@ use crate::active::Plugins;
 use crate::budget::{analysis_bytes, Work, WorkBudget};
 use crate::freshness::Freshness;
 use crate::served::Served;
-use forecast_domain::{Asset, Metric};
+use forecast_domain::{Asset, Metric, SharedClock};
 use forecast_plugins::scorer::{Grade, GradedForecast, ScoreInput};
 use forecast_plugins::segmentation::{EngineError, EvidenceReport, StateAt, StateSummary};
 use forecast_store::{AssetStore, Generations, GradeRow, GradingRun, GradingStore};
@@ -72,6 +72,8 @@ pub struct VerdictParts<'a> {
     pub engine_version: &'a str,
     /// Scorer version.
     pub scorer_version: &'a str,
+    /// When it was computed (the service's clock).
+    pub calculated_at: chrono::DateTime<Utc>,
 }
 
 /// Shapes a verdict.
@@ -105,7 +107,7 @@ pub fn build(p: VerdictParts<'_>) -> VerdictResponse {
             num_segments: p.query.num_segments,
             decay_factor: p.query.decay_factor,
             metric: p.query.metric,
-            calculated_at: Utc::now(),
+            calculated_at: p.calculated_at,
             from_cache: false,
             data_points: p.rows as u32,
             asset_id: p.asset.id,
@@ -175,6 +177,8 @@ const MEMORY_ENTRIES: usize = 16_384;
 /// active engine and scorer.
 #[derive(Clone)]
 pub struct VerdictService {
+    /// What "now" is for a live verdict's `calculated_at`.
+    clock: SharedClock,
     assets: Arc<dyn AssetStore>,
     grading: Arc<dyn GradingStore>,
     plugins: Arc<Plugins>,
@@ -218,8 +222,10 @@ impl VerdictService {
         plugins: Arc<Plugins>,
         freshness: Freshness,
         budget: WorkBudget,
+        clock: SharedClock,
     ) -> Self {
         VerdictService {
+            clock,
             assets,
             grading,
             plugins,
@@ -535,6 +541,7 @@ impl VerdictService {
             .await?;
         let permit = self.plugins.runtime().acquire().await;
         let facts = self.facts.clone();
+        let now = self.clock.now();
         // The guest calls' spans nest under this one on the blocking thread.
         let span = tracing::Span::current();
         crate::budget::spawn_heavy(move || {
@@ -552,6 +559,7 @@ impl VerdictService {
                 last_price_date,
                 pool,
                 facts: &facts,
+                now,
             })
         })
         .await
@@ -726,6 +734,7 @@ struct LiveInputs<'a> {
     last_price_date: chrono::NaiveDate,
     pool: Option<(Arc<crate::forecast::PooledTable>, crate::forecast::Pool)>,
     facts: &'a crate::forecast::FactsCache,
+    now: chrono::DateTime<Utc>,
 }
 
 /// A verdict computed now: the state at the last row (from the forecast's
@@ -784,6 +793,7 @@ fn live_verdict(x: LiveInputs<'_>) -> Result<VerdictResponse, Error> {
             .and_then(|g| crate::forecast::body(query.return_period, g)),
         engine_version: &x.engine.info().version,
         scorer_version: &x.scorer.info().version,
+        calculated_at: x.now,
     }))
 }
 
