@@ -7,6 +7,10 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
+use forecast_api::authored::{StrategyChange, UploadedStrategy};
+use forecast_api::backtest::{BacktestRequest, StrategyItem};
+use forecast_testkit::{Api, Auth, Refused, BUNDLE, WASM};
+
 /// Runs `forecast` with `args` against `db` and the extra environment
 /// `env` (the trust settings are cleared first, so the caller's shell
 /// cannot leak into a test); (success, stdout, stderr).
@@ -323,114 +327,105 @@ async fn a_published_bundle_runs_and_is_shared_only_as_the_trust_policy_says() {
         &[("FORECAST_API_KEY", key)],
     );
     assert!(ok, "publish: {out} {err}");
-    let answer: serde_json::Value = serde_json::from_str(out.trim()).expect("the server's JSON");
-    let name = answer["strategy"].as_str().unwrap().to_string();
+    // The server's answer, printed as it came.
+    let answer: UploadedStrategy = serde_json::from_str(out.trim()).expect("the server's JSON");
+    let name = answer.strategy.clone();
     assert!(
         err.contains(&format!("published {name} 0.1.0 (private)")),
         "the name to call, on a line of its own: {err}"
     );
-    let signer = answer["signer"].as_str().expect("signed").to_string();
+    let signer = answer.signer.clone().expect("signed");
     assert!(
         signer.starts_with("ed25519:") && signer != trusted,
-        "{answer}"
+        "{answer:?}"
     );
 
-    let client = reqwest::Client::new();
-    listed_with_its_signed_manifest(&client, &server, &name, &signer).await;
-    let ran = client
-        .post(server.url("/api/backtest"))
-        .bearer_auth(key)
-        .json(&serde_json::json!({ "strategy": name, "category": "Indices" }))
-        .send()
+    let api = server.api();
+    listed_with_its_signed_manifest(&api, &name, &signer).await;
+    api.backtest(&on_the_indices(&name))
         .await
-        .unwrap();
-    assert_eq!(ran.status(), 200);
+        .unwrap_or_else(|r| panic!("{name} runs: {r}"));
 
     // Signed by a key the server does not trust: private only.
-    let detail = share_refused(&client, &server, &name).await;
+    let detail = share_refused(&api, &name).await;
     assert!(
         detail.contains("cannot be shared") && detail.contains(&signer),
         "{detail}"
     );
 
     // Unsigned: uploaded and runnable by its owner, never shared here.
-    let bare = client
-        .post(server.url("/api/strategies"))
-        .bearer_auth(key)
-        .header("content-type", "application/wasm")
-        .body(std::fs::read(common::component("misbehave_strategy")).unwrap())
-        .send()
+    let (status, bare) = api
+        .upload_strategy(
+            WASM,
+            std::fs::read(common::component("misbehave_strategy")).unwrap(),
+        )
         .await
-        .unwrap();
-    assert_eq!(bare.status(), 201);
-    let bare_name = bare.json::<serde_json::Value>().await.unwrap()["strategy"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let detail = share_refused(&client, &server, &bare_name).await;
+        .unwrap_or_else(|r| panic!("the unsigned upload: {r}"));
+    assert_eq!(status, 201);
+    let detail = share_refused(&api, &bare.strategy).await;
     assert!(detail.contains("FORECAST_PLUGIN_UNSIGNED"), "{detail}");
+}
+
+/// A backtest of `strategy` on the indices.
+fn on_the_indices(strategy: &str) -> BacktestRequest {
+    BacktestRequest {
+        strategy: Some(strategy.to_string()),
+        category: Some("Indices".into()),
+        ..BacktestRequest::default()
+    }
+}
+
+/// A change of sharing only.
+fn shared(shared: bool) -> StrategyChange {
+    StrategyChange {
+        shared: Some(shared),
+        ..StrategyChange::default()
+    }
+}
+
+/// The strategy `name` as `GET /api/strategies` lists it to `api`.
+async fn listed(api: &Api, name: &str) -> StrategyItem {
+    api.strategies()
+        .await
+        .unwrap_or_else(|r| panic!("the list: {r}"))
+        .strategies
+        .into_iter()
+        .find(|i| i.name == name)
+        .expect("listed")
 }
 
 /// The published strategy `name` is listed to the test account with its
 /// signer, its description and its signed manifest.
-async fn listed_with_its_signed_manifest(
-    client: &reqwest::Client,
-    server: &common::Server,
-    name: &str,
-    signer: &str,
-) {
-    let list: serde_json::Value = client
-        .get(server.url("/api/strategies"))
-        .bearer_auth(common::test_key())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let item = list["strategies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["name"] == name)
-        .expect("listed")
-        .clone();
-    assert_eq!(item["signer"], signer);
-    assert_eq!(item["description"], "Buys the dip.");
+async fn listed_with_its_signed_manifest(api: &Api, name: &str, signer: &str) {
+    let item = listed(api, name).await;
+    assert_eq!(item.signer.as_deref(), Some(signer));
+    assert_eq!(item.description, "Buys the dip.");
     // The signed manifest, listed as signed.
-    let m = &item["manifest"];
+    let m = item.manifest.as_ref().expect("the signed manifest");
     assert_eq!(
-        (&m["name"], &m["version"], &m["world"]),
-        (&"dip-buyer".into(), &"0.1.0".into(), &"strategy".into()),
-        "{item}"
+        (m.name.as_str(), m.version.as_str(), m.world.as_str()),
+        ("dip-buyer", "0.1.0", "strategy"),
+        "{item:?}"
     );
     assert_eq!(
-        (&m["licence"], &m["author"]),
-        (&"MIT".into(), &"Tests".into())
+        (m.licence.as_deref(), m.author.as_deref()),
+        (Some("MIT"), Some("Tests"))
     );
-    assert_eq!(m["sha256"], item["sha256"]);
+    assert_eq!(m.sha256, item.sha256);
     assert!(
-        item["imports"]
-            .as_array()
-            .unwrap()
+        item.imports
             .iter()
-            .any(|i| i.as_str().unwrap().starts_with("forecast:plugins/types")),
-        "{item}"
+            .any(|i| i.starts_with("forecast:plugins/types")),
+        "{item:?}"
     );
 }
 
 /// The test account asks to share its strategy `name`: refused with 422;
 /// the refusal's detail.
-async fn share_refused(client: &reqwest::Client, server: &common::Server, name: &str) -> String {
-    let share = client
-        .patch(server.url(&format!("/api/strategies/{name}")))
-        .bearer_auth(common::test_key())
-        .json(&serde_json::json!({ "shared": true }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(share.status(), 422);
-    share.json::<serde_json::Value>().await.unwrap()["detail"].to_string()
+async fn share_refused(api: &Api, name: &str) -> String {
+    let refusal = api.change_strategy(name, &shared(true)).await.refused();
+    refusal.assert(422, &[]);
+    refusal.detail.unwrap_or_default()
 }
 
 /// `POST /api/admin/plugins` obeys the trust policy as `plugin add` does:
@@ -453,33 +448,31 @@ async fn the_admin_route_adds_only_what_the_trust_policy_allows() {
             ("FORECAST_PLUGIN_UNSIGNED", "refuse"),
         ],
     );
+    let admin = server.api_as(Auth::Bearer(common::ADMIN_TOKEN.into()));
     let add = |version: &str, body: Vec<u8>| {
-        server
-            .client()
-            .post(server.url(&format!(
-                "/api/admin/plugins?kind=strategy&name=dip-buyer&version={version}"
-            )))
-            .bearer_auth(common::ADMIN_TOKEN)
-            .header("content-type", "application/wasm")
-            .body(body)
-            .send()
-    };
-    let answer = |r: common::client::Response| async move {
-        let status = r.status().as_u16();
-        (status, r.json::<serde_json::Value>().await.unwrap())
+        let query = format!("kind=strategy&name=dip-buyer&version={version}");
+        let admin = admin.clone();
+        async move { admin.add_plugin(&query, body).await }
     };
     let bare = std::fs::read(common::component("dip_buyer")).unwrap();
-    let a = answer(add("0.1.0", bare).await.unwrap()).await;
-    common::assert_error(&a, 422, &["unsigned components are refused"]);
+    add("0.1.0", bare)
+        .await
+        .refused()
+        .assert(422, &["unsigned components are refused"]);
     let bad = std::fs::read(dir.path().join("bad.febundle")).unwrap();
-    let a = answer(add("0.1.0", bad).await.unwrap()).await;
-    common::assert_error(&a, 422, &["not a trusted key", &untrusted]);
+    add("0.1.0", bad)
+        .await
+        .refused()
+        .assert(422, &["not a trusted key", &untrusted]);
     let good = std::fs::read(dir.path().join("good.febundle")).unwrap();
-    let a = answer(add("0.2.0", good.clone()).await.unwrap()).await;
-    common::assert_error(&a, 400, &["dip-buyer@0.1.0", "0.2.0"]);
-    let a = answer(add("0.1.0", good).await.unwrap()).await;
-    assert_eq!(a.0, 200, "{}", a.1);
-    assert_eq!(a.1["name"], "dip-buyer");
+    add("0.2.0", good.clone())
+        .await
+        .refused()
+        .assert(400, &["dip-buyer@0.1.0", "0.2.0"]);
+    let added = add("0.1.0", good)
+        .await
+        .unwrap_or_else(|r| panic!("the trusted bundle: {r}"));
+    assert_eq!(added.name, "dip-buyer");
     let listed = server.admin_text("/api/admin/plugins").await;
     assert!(
         listed.contains(&format!("admin-api, signed by {trusted}")),
@@ -559,50 +552,51 @@ async fn pinned_and_switched_versions_obey_the_trust_policy() {
         ],
     );
     let pid = server.process().id();
-    let owner = common::test_key();
-    let other = unlimited_premium_key(&server.db, "o@example.com");
-    let api = Strategies {
-        client: reqwest::Client::new(),
-        server: &server,
-    };
-    let name = upload_three_versions(&api, owner, dir.path()).await;
-    let shared = api
-        .patch(owner, &name, serde_json::json!({ "shared": true }))
-        .await;
-    assert_eq!(shared.status(), 200, "the trusted current version");
-    assert_eq!(api.run(&other, &name).await.0, 200);
-    assert_eq!(api.run(&other, &format!("{name}@0.1.0")).await.0, 200);
+    let owner = server.api();
+    let other = server.api_as(Auth::Bearer(unlimited_premium_key(
+        &server.db,
+        "o@example.com",
+    )));
+    let name = upload_three_versions(&owner, dir.path()).await;
+    owner
+        .change_strategy(&name, &shared(true))
+        .await
+        .unwrap_or_else(|r| panic!("the trusted current version: {r}"));
+    other.backtest(&on_the_indices(&name)).await.unwrap();
+    other
+        .backtest(&on_the_indices(&format!("{name}@0.1.0")))
+        .await
+        .unwrap();
     for (version, needle) in [
         ("0.2.0", "FORECAST_PLUGIN_UNSIGNED"),
         ("0.3.0", "not a trusted key"),
     ] {
         a_version_the_policy_refuses_runs_for_its_owner_only(
-            &api, owner, &other, &name, version, needle,
+            &owner, &other, &name, version, needle,
         )
         .await;
     }
-    refused_pinned_runs_cost_nothing(&api, pid, &other, &name).await;
-    let seen = api.listed(&other, &name).await;
-    assert_eq!(seen["version"], "0.1.0");
-    assert_eq!(seen["versions"], serde_json::json!(["0.1.0"]), "{seen}");
-    let own = api.listed(owner, &name).await;
-    assert_eq!(own["versions"].as_array().unwrap().len(), 3, "{own}");
+    refused_pinned_runs_cost_nothing(&server, &other, pid, &name).await;
+    let seen = listed(&other, &name).await;
+    assert_eq!(seen.version, "0.1.0");
+    assert_eq!(seen.versions, ["0.1.0"], "{seen:?}");
+    let own = listed(&owner, &name).await;
+    assert_eq!(own.versions.len(), 3, "{own:?}");
     // Unshared, the owner may pick any version; shared again, the check
     // applies to the version that runs.
-    let unshared = api
-        .patch(
-            owner,
-            &name,
-            serde_json::json!({ "shared": false, "current_version": "0.2.0" }),
-        )
-        .await;
-    assert_eq!(unshared.status(), 200);
-    let reshared = api
-        .patch(owner, &name, serde_json::json!({ "shared": true }))
-        .await;
-    assert_eq!(reshared.status(), 422);
-    let (status, _) = api.run(&other, &name).await;
-    assert_eq!(status, 400, "private again: unknown to others");
+    let unshared = StrategyChange {
+        shared: Some(false),
+        current_version: Some("0.2.0".into()),
+    };
+    owner.change_strategy(&name, &unshared).await.unwrap();
+    let reshared = owner.change_strategy(&name, &shared(true)).await;
+    assert_eq!(reshared.refused().status, 422);
+    let private = other.backtest(&on_the_indices(&name)).await;
+    assert_eq!(
+        private.refused().status,
+        400,
+        "private again: unknown to others"
+    );
 }
 
 /// A Premium user added to `db` with quotas no test reaches; an API key
@@ -630,101 +624,27 @@ fn unlimited_premium_key(db: &Path, email: &str) -> String {
     common::create_key(db, email, "other")
 }
 
-/// The strategy routes of a running server, through one client.
-struct Strategies<'a> {
-    client: reqwest::Client,
-    server: &'a common::Server,
-}
-
-impl Strategies<'_> {
-    /// `POST /api/strategies` of `body` as `media`.
-    async fn upload(&self, key: &str, media: &str, body: Vec<u8>) -> reqwest::Response {
-        self.client
-            .post(self.server.url("/api/strategies"))
-            .bearer_auth(key)
-            .header("content-type", media)
-            .body(body)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    /// `PATCH /api/strategies/{name}` with `body`.
-    async fn patch(&self, key: &str, name: &str, body: serde_json::Value) -> reqwest::Response {
-        self.client
-            .patch(self.server.url(&format!("/api/strategies/{name}")))
-            .bearer_auth(key)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    /// A backtest of `strategy` on the indices: status and JSON body.
-    async fn run(&self, key: &str, strategy: &str) -> (u16, serde_json::Value) {
-        let r = self
-            .client
-            .post(self.server.url("/api/backtest"))
-            .bearer_auth(key)
-            .json(&serde_json::json!({ "strategy": strategy, "category": "Indices" }))
-            .send()
-            .await
-            .unwrap();
-        let status = r.status().as_u16();
-        (status, r.json::<serde_json::Value>().await.unwrap())
-    }
-
-    /// The strategy `name` as `GET /api/strategies` lists it to `key`.
-    async fn listed(&self, key: &str, name: &str) -> serde_json::Value {
-        let req = self.client.get(self.server.url("/api/strategies"));
-        let v: serde_json::Value = req
-            .bearer_auth(key)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        v["strategies"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["name"] == name)
-            .cloned()
-            .expect("listed")
-    }
-}
-
 /// The owner uploads dip-buyer 0.1.0 signed by the trusted key, 0.2.0
 /// unsigned and 0.3.0 signed by another key (each accepted: an owner may
 /// upload anything); the strategy's name.
-async fn upload_three_versions(api: &Strategies<'_>, owner: &str, dir: &Path) -> String {
-    let bundle = "application/vnd.forecast.bundle";
-    let v1 = api
-        .upload(
-            owner,
-            bundle,
-            std::fs::read(dir.join("v1.febundle")).unwrap(),
-        )
-        .await;
-    assert_eq!(v1.status(), 201);
-    let name = v1.json::<serde_json::Value>().await.unwrap()["strategy"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let v2 = api
-        .upload(owner, "application/wasm", dip_buyer_as("0.2.0"))
-        .await;
-    assert_eq!(v2.status(), 201, "the owner may upload unsigned");
-    let v3 = api
-        .upload(
-            owner,
-            bundle,
-            std::fs::read(dir.join("v3.febundle")).unwrap(),
-        )
-        .await;
-    assert_eq!(v3.status(), 201, "and signed by any key");
-    name
+async fn upload_three_versions(owner: &Api, dir: &Path) -> String {
+    let upload = |media: &'static str, body: Vec<u8>| async move {
+        let (status, _) = owner
+            .upload_strategy(media, body)
+            .await
+            .unwrap_or_else(|r| panic!("an owner may upload it: {r}"));
+        status
+    };
+    let (status, v1) = owner
+        .upload_strategy(BUNDLE, std::fs::read(dir.join("v1.febundle")).unwrap())
+        .await
+        .unwrap_or_else(|r| panic!("the signed 0.1.0: {r}"));
+    assert_eq!(status, 201);
+    let v2 = upload(WASM, dip_buyer_as("0.2.0")).await;
+    assert_eq!(v2, 201, "the owner may upload unsigned");
+    let v3 = upload(BUNDLE, std::fs::read(dir.join("v3.febundle")).unwrap()).await;
+    assert_eq!(v3, 201, "and signed by any key");
+    v1.strategy
 }
 
 /// `version` of the shared strategy `name`, which the trust policy
@@ -732,50 +652,53 @@ async fn upload_three_versions(api: &Strategies<'_>, owner: &str, dir: &Path) ->
 /// 422; its owner runs it; switching the shared strategy to it is
 /// refused.
 async fn a_version_the_policy_refuses_runs_for_its_owner_only(
-    api: &Strategies<'_>,
-    owner: &str,
-    other: &str,
+    owner: &Api,
+    other: &Api,
     name: &str,
     version: &str,
     needle: &str,
 ) {
-    let (status, body) = api.run(other, &format!("{name}@{version}")).await;
-    assert_eq!(status, 422, "pinned {version}: {body}");
-    let detail = body["detail"].as_str().unwrap();
-    assert!(
-        detail.contains(&format!("{name}@{version}")) && detail.contains(needle),
-        "{detail}"
-    );
+    let pinned = on_the_indices(&format!("{name}@{version}"));
+    other
+        .backtest(&pinned)
+        .await
+        .refused()
+        .assert(422, &[&format!("{name}@{version}"), needle]);
     // Its owner runs it.
-    let (status, body) = api.run(owner, &format!("{name}@{version}")).await;
-    assert_eq!(status, 200, "the owner's own {version}: {body}");
+    owner
+        .backtest(&pinned)
+        .await
+        .unwrap_or_else(|r| panic!("the owner's own {version}: {r}"));
     // Switching the shared strategy to it is refused; nothing changes.
-    let switched = api
-        .patch(
-            owner,
-            name,
-            serde_json::json!({ "current_version": version }),
-        )
-        .await;
-    assert_eq!(switched.status(), 422, "switch to {version}");
-    let detail = switched.json::<serde_json::Value>().await.unwrap()["detail"].to_string();
-    assert!(
-        detail.contains("cannot be shared") && detail.contains(needle),
-        "{detail}"
-    );
+    let switch = StrategyChange {
+        current_version: Some(version.into()),
+        ..StrategyChange::default()
+    };
+    owner
+        .change_strategy(name, &switch)
+        .await
+        .refused()
+        .assert(422, &["cannot be shared", needle]);
 }
 
 /// The attack repeated: twenty pinned runs of the two versions the policy
 /// refuses, each refused before any work; health answers throughout and
 /// the resident memory of the server (process `pid`) does not move.
-async fn refused_pinned_runs_cost_nothing(api: &Strategies<'_>, pid: u32, other: &str, name: &str) {
+async fn refused_pinned_runs_cost_nothing(
+    server: &common::Server,
+    other: &Api,
+    pid: u32,
+    name: &str,
+) {
     let before = common::rss(pid);
-    let (refused, health) = common::with_health(api.server, async {
+    let (refused, health) = common::with_health(server, async {
         let mut refused = 0;
         for i in 0..20 {
             let version = if i % 2 == 0 { "0.2.0" } else { "0.3.0" };
-            let (status, _) = api.run(other, &format!("{name}@{version}")).await;
-            refused += usize::from(status == 422);
+            let run = other
+                .backtest(&on_the_indices(&format!("{name}@{version}")))
+                .await;
+            refused += usize::from(run.is_err_and(|r| r.status == 422));
         }
         refused
     })

@@ -17,7 +17,7 @@ use forecast_api::usage::UsageResponse;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::client::{Client, Response};
+use crate::client::{Client, RequestBuilder, Response};
 
 /// How requests are authenticated.
 #[derive(Debug, Clone)]
@@ -113,7 +113,7 @@ pub fn path_segment(segment: &str) -> String {
 }
 
 /// `?query` when `query` is not empty.
-fn with_query(path: String, query: &str) -> String {
+pub(crate) fn with_query(path: String, query: &str) -> String {
     if query.is_empty() {
         path
     } else {
@@ -142,6 +142,22 @@ impl Api {
         }
     }
 
+    /// `method path` (after the prefix) with this client's authentication,
+    /// to add a body to and send.
+    pub(crate) fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        let url = format!("{}{}{path}", self.base, self.prefix);
+        let request = self.client.request(method, url);
+        match &self.auth {
+            Auth::Bearer(key) => request.bearer_auth(key),
+            // A browser's same-origin request (the session guard checks
+            // the Origin of state changes).
+            Auth::Cookie(cookie) => request
+                .header("cookie", cookie.as_str())
+                .header("origin", self.base.as_str()),
+            Auth::Anonymous => request,
+        }
+    }
+
     /// `method path` (after the prefix, e.g. `/ranking?limit=5`) with an
     /// optional JSON body: the response, whatever its status.
     pub async fn send<B: Serialize + ?Sized>(
@@ -150,17 +166,7 @@ impl Api {
         path: &str,
         body: Option<&B>,
     ) -> Response {
-        let url = format!("{}{}{path}", self.base, self.prefix);
-        let mut request = self.client.request(method, url);
-        request = match &self.auth {
-            Auth::Bearer(key) => request.bearer_auth(key),
-            // A browser's same-origin request (the session guard checks
-            // the Origin of state changes).
-            Auth::Cookie(cookie) => request
-                .header("cookie", cookie.as_str())
-                .header("origin", self.base.as_str()),
-            Auth::Anonymous => request,
-        };
+        let mut request = self.request(method, path);
         if let Some(body) = body {
             request = request.json(body);
         }

@@ -6,6 +6,15 @@
 //! crate must not depend on (it is the crate the tests belong to).
 
 pub mod api;
+pub mod api_alerts;
+mod api_assets;
+pub mod api_health;
+mod api_refused;
+mod api_strategies;
+pub mod api_wire;
 pub mod client;
 
 pub use api::{login, Api, Auth, Refusal};
+pub use api_refused::Refused;
+pub use api_strategies::{BUNDLE, WASM};
+pub use api_wire::exactly;
