@@ -163,11 +163,39 @@ pub fn sqlite_url(path: &Path) -> String {
     format!("sqlite://{}", path.display())
 }
 
-/// A private copy of the demo database.
+/// The database files a test made, removed when its thread ends (libtest
+/// runs each test on a thread of its own, and unwinding after a failure
+/// ends it too). Kept until the binary exited, the copies of one `make
+/// test` added up to gigabytes, and a CI machine ran out of disk.
+struct Made(std::cell::RefCell<Vec<PathBuf>>);
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        for path in self.0.borrow().iter() {
+            for suffix in ["", "-wal", "-shm", "-journal", ".serve-lock"] {
+                let mut name = path.clone().into_os_string();
+                name.push(suffix);
+                let _ = std::fs::remove_file(name);
+            }
+        }
+    }
+}
+
+thread_local! {
+    static MADE: Made = const { Made(std::cell::RefCell::new(Vec::new())) };
+}
+
+/// Records `path` as this test's own, to remove when the test ends.
+fn owned_by_this_test(path: PathBuf) -> PathBuf {
+    MADE.with(|made| made.0.borrow_mut().push(path.clone()));
+    path
+}
+
+/// A private copy of the demo database, removed when the test ends.
 pub fn fresh_db() -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let path = scratch().join(format!("db-{n}.db"));
+    let path = owned_by_this_test(scratch().join(format!("db-{n}.db")));
     let from = &template().path;
     std::fs::copy(from, &path).expect("copy template database");
     // Belt and braces: a WAL left beside the template belongs to the copy.
@@ -179,11 +207,12 @@ pub fn fresh_db() -> PathBuf {
 }
 
 /// A path for a database that does not exist yet (an empty store once
-/// opened: what a newcomer's first `make run` sees).
+/// opened: what a newcomer's first `make run` sees), removed when the test
+/// ends.
 pub fn empty_db() -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    scratch().join(format!("empty-{n}.db"))
+    owned_by_this_test(scratch().join(format!("empty-{n}.db")))
 }
 
 /// Runs the CLI against `db` and returns (success, stdout, stderr).
@@ -520,6 +549,15 @@ pub fn component(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../components/target/wasm32-wasip2/release")
         .join(format!("{name}.wasm"))
+}
+
+/// `FORECAST_TEST_CLOCK` standing at this moment: a server started with
+/// it counts every request of a test in one quota minute and day while
+/// its dates stay today's (for tests whose data is dated, unlike
+/// [`Server::WINDOW_START`]).
+pub fn clock_standing_now() -> (&'static str, String) {
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    ("FORECAST_TEST_CLOCK", now)
 }
 
 /// Waits until at least `seconds` remain in the current fixed window of

@@ -59,7 +59,8 @@ fn assert_refused_early(a: &Answer) {
 
 /// `n` Premium accounts, and a key each. Their day window binds (100,000
 /// a day, unbounded a minute), so what a test charges is read off one
-/// window that does not roll over during it ([`common::within_one_window`]).
+/// window that does not roll over during it (the server's clock stands
+/// still: [`common::clock_standing_now`]).
 fn accounts(db: &std::path::Path, n: usize) -> Vec<String> {
     (0..n)
         .map(|i| {
@@ -96,10 +97,14 @@ fn accounts(db: &std::path::Path, n: usize) -> Vec<String> {
 async fn eight_accounts_backtesting_the_universe_at_once_stay_under_two_gigabytes() {
     let db = common::fresh_db();
     let keys = accounts(&db, 8);
-    common::within_one_window(86_400, 600).await;
     // A long time limit, so the admitted runs finish rather than stopping
-    // early: the stricter case for memory.
-    let mut s = Server::start_with(db, &[("FORECAST_BACKTEST_TIMEOUT_MS", "600000")]);
+    // early: the stricter case for memory. The clock stands still, so the
+    // units counted land in one day.
+    let (name, now) = common::clock_standing_now();
+    let mut s = Server::start_with(
+        db,
+        &[("FORECAST_BACKTEST_TIMEOUT_MS", "600000"), (name, &now)],
+    );
     let pid = s.process().id();
     let mut before = Vec::new();
     for key in &keys {
@@ -171,8 +176,9 @@ async fn one_accounts_flood_of_analyses_starves_neither_another_account_nor_heal
     let db = common::fresh_db();
     let mut others = accounts(&db, 11);
     let flooder = others.pop().expect("eleven");
-    common::within_one_window(86_400, 600).await;
-    let mut s = Server::start_with(db, &[]);
+    // The clock stands still, so the units counted land in one day.
+    let (name, now) = common::clock_standing_now();
+    let mut s = Server::start_with(db, &[(name, &now)]);
     let pid = s.process().id();
     let before = common::units_left(&s, &flooder).await;
     let mut others_before = Vec::new();

@@ -327,7 +327,9 @@ async fn a_fifty_megabyte_body_is_refused_without_being_taken_in() {
 /// answers throughout.
 #[tokio::test]
 async fn bodies_refused_before_any_work_cost_nothing() {
-    let s = Server::start();
+    // A clock standing still: the units counted below land in one day.
+    let (name, now) = common::clock_standing_now();
+    let s = Server::start_with(common::fresh_db(), &[(name, &now)]);
     let key = second_account(&s);
     cli_ok(
         &s.db,
@@ -343,7 +345,6 @@ async fn bodies_refused_before_any_work_cost_nothing() {
         ],
         "",
     );
-    common::within_one_window(86_400, 120).await;
     let before = common::units_left(&s, &key).await;
     let (statuses, health) = common::with_health(&s, async {
         let large = abuse::post_large(&s.base, "/api/strategies", &key, 40_000_000, false).await;
