@@ -9,50 +9,57 @@ use crate::common;
 
 use std::collections::HashMap;
 
-use common::{assert_error, component, test_key, Server};
+use axum::http::Method;
+use chrono::NaiveDate;
+use common::{component, Server};
+use forecast_api::assets::DataSources;
+use forecast_api::backtest::BacktestResponse;
+use forecast_testkit::{Api, Auth, Refusal};
 use serde_json::{json, Value};
 
 const UNIVERSE: [&str; 6] = ["^GSPC", "^IXIC", "^DJI", "^NDX", "^RUT", "^FTSE"];
 
-pub(crate) struct Answer {
-    pub(crate) status: u16,
-    pub(crate) body: Value,
-    remaining: Option<u64>,
+/// `POST /api/backtest` with `body` (JSON, so a test can send what the
+/// typed request cannot hold) and the test key: the answer, or the
+/// refusal.
+async fn post(s: &Server, body: &Value) -> Result<BacktestResponse, Refusal> {
+    s.api().post("/backtest", body).await
 }
 
-pub(crate) async fn post(s: &Server, body: Value) -> Answer {
-    let r = s
-        .client()
-        .post(s.url("/api/backtest"))
-        .bearer_auth(test_key())
-        .json(&body)
-        .send()
+/// The answer to `body`; panics on a refusal.
+async fn ok(s: &Server, body: Value) -> BacktestResponse {
+    post(s, &body)
         .await
-        .expect("request");
-    let status = r.status().as_u16();
-    let remaining = r
-        .headers()
-        .get("x-ratelimit-remaining")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok());
-    let text = r.text().await.expect("body");
-    let body = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("non-JSON answer {status}: {e}: {text:.300}"));
-    Answer {
-        status,
-        body,
-        remaining,
+        .unwrap_or_else(|r| panic!("{body} → {r}"))
+}
+
+/// The refusal of `body`; panics on an answer.
+async fn refused(s: &Server, body: &Value) -> Refusal {
+    match post(s, body).await {
+        Ok(_) => panic!("{body} was answered, not refused"),
+        Err(r) => r,
     }
 }
 
-pub(crate) async fn ok(s: &Server, body: Value) -> Value {
-    let a = post(s, body.clone()).await;
-    assert_eq!(a.status, 200, "{body} → {}", a.body);
-    a.body
+/// What `POST /api/backtest` with `body` leaves of the test key's quota
+/// (`x-ratelimit-remaining`), and its answer (asserted a 200).
+async fn remaining_after(api: &Api, body: &Value) -> (u64, BacktestResponse) {
+    let response = api.send(Method::POST, "/backtest", Some(body)).await;
+    assert_eq!(response.status(), 200);
+    let remaining = response
+        .headers()
+        .get("x-ratelimit-remaining")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("x-ratelimit-remaining");
+    let answer = Api::typed(response)
+        .await
+        .unwrap_or_else(|r| panic!("{body} → {r}"));
+    (remaining, answer)
 }
 
-pub(crate) fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+fn day(d: &str) -> NaiveDate {
+    d.parse().unwrap()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -80,67 +87,66 @@ pub(crate) async fn prices(s: &Server, ticker: &str) -> (Vec<chrono::NaiveDate>,
 #[tokio::test]
 async fn a_backtest_answers_the_spec_response_and_costs_five_requests() {
     let s = Server::app().await;
+    let api = s.api();
     let body = json!({
         "tickers": UNIVERSE, "top_n": 3,
         "start_date": "2012-01-01", "end_date": "2016-12-31"
     });
-    let first = post(&s, body.clone()).await;
-    assert_eq!(first.status, 200, "{}", first.body);
-    let second = post(&s, body).await;
+    let (first_remaining, b) = remaining_after(&api, &body).await;
+    let (second_remaining, _) = remaining_after(&api, &body).await;
     assert_eq!(
-        first.remaining.unwrap() - second.remaining.unwrap(),
+        first_remaining - second_remaining,
         5,
         "a backtest costs 5 requests"
     );
-    let b = &first.body;
-    let curve = b["equity_curve"].as_array().unwrap();
+    let curve = &b.equity_curve;
     assert!(curve.len() > 1000, "five years of rows");
-    let first_date = curve[0]["date"].as_str().unwrap();
+    let first_date = curve[0].date;
     assert!(
-        ("2012-01-02".."2012-01-06").contains(&first_date),
+        (day("2012-01-02")..day("2012-01-06")).contains(&first_date),
         "{first_date}"
     );
-    assert_eq!(f(&curve[0]["equity"]), 100_000.0);
-    assert!(curve.last().unwrap()["date"].as_str().unwrap() <= "2016-12-31");
-    let trades = b["trades"].as_array().unwrap();
+    assert_eq!(curve[0].equity, 100_000.0);
+    assert!(curve.last().unwrap().date <= day("2016-12-31"));
+    let trades = &b.trades;
     assert!(!trades.is_empty());
     for t in trades {
-        assert!(UNIVERSE.contains(&t["ticker"].as_str().unwrap()));
-        assert!(["BUY", "SELL"].contains(&t["side"].as_str().unwrap()));
-        assert!(f(&t["qty"]) > 0.0 && f(&t["price"]) > 0.0);
+        assert!(UNIVERSE.contains(&t.ticker.as_str()));
+        assert!(["BUY", "SELL"].contains(&t.side.as_str()));
+        assert!(t.qty > 0.0 && t.price > 0.0);
     }
-    for k in [
-        "total_return",
-        "cagr",
-        "sharpe_ratio",
-        "sortino_ratio",
-        "max_drawdown",
-        "final_equity",
-        "years",
-        "total_costs",
-        "cost_drag_pct",
-        "total_trades",
+    // The metrics of the spec (final_equity, years, total_costs,
+    // cost_drag_pct and total_trades are numbers by their types); the
+    // ratios are numbers over five years of a run.
+    let m = &b.metrics;
+    for (k, v) in [
+        ("total_return", m.total_return),
+        ("cagr", m.cagr),
+        ("sharpe_ratio", m.sharpe_ratio),
+        ("sortino_ratio", m.sortino_ratio),
+        ("max_drawdown", m.max_drawdown),
     ] {
-        assert!(b["metrics"].get(k).is_some(), "metrics.{k}");
+        assert!(v.is_some(), "metrics.{k}");
     }
-    assert_eq!(b["metrics"]["total_trades"], trades.len());
-    let benchmarks = b["benchmarks"].as_object().unwrap();
+    assert_eq!(m.total_trades as usize, trades.len());
+    let benchmarks = &b.benchmarks;
     assert_eq!(benchmarks.len(), 3, "the two baskets and ^GSPC by default");
     for name in ["equal_weight_buy_hold", "equal_weight_rebalanced", "^GSPC"] {
         let bm = &benchmarks[name];
-        let dates = bm["dates"].as_array().unwrap();
-        assert_eq!(dates.len(), curve.len(), "{name}");
-        assert_eq!(dates[0], curve[0]["date"]);
-        assert_eq!(f(&bm["equity"][0]), 100_000.0);
+        assert_eq!(bm.dates.len(), curve.len(), "{name}");
+        assert_eq!(bm.dates[0], curve[0].date);
+        assert_eq!(bm.equity[0], 100_000.0);
     }
-    let m = &b["metadata"];
-    assert_eq!(m["assets_count"], 6);
-    assert!(m["data_points"].as_u64().unwrap() >= curve.len() as u64);
+    let m = &b.metadata;
+    assert_eq!(m.assets_count, 6);
+    assert!(m.data_points >= curve.len() as u64);
     // Monthly: one decision per month that has a following row.
-    assert_eq!(m["rebalance_dates"], 60);
-    assert!(m["calculated_at"].as_str().unwrap().contains('T'));
-    assert_eq!(m["strategy"], "topn");
-    assert_eq!(m["periods_per_year"], 252);
+    assert_eq!(m.rebalance_dates, 60);
+    // A timestamp (its type parses the wire's RFC 3339 string, 'T' and
+    // all), of this run.
+    assert!(m.calculated_at.to_rfc3339().contains('T'));
+    assert_eq!(m.strategy, "topn");
+    assert_eq!(m.periods_per_year, 252);
 }
 
 /// Issue 16: a backtest counts the real, ingested and synthetic histories it
@@ -156,25 +162,25 @@ async fn a_backtest_counts_its_data_sources_and_names_the_assets_it_could_not_us
         }),
     )
     .await;
-    let m = &b["metadata"];
-    assert_eq!(m["assets_count"], 2, "{m}");
+    let m = &b.metadata;
+    assert_eq!(m.assets_count, 2, "{m:?}");
     assert_eq!(
-        m["data_sources"],
-        json!({"real": 2, "ingested": 0, "synthetic": 0})
+        m.data_sources,
+        DataSources {
+            real: 2,
+            ingested: 0,
+            synthetic: 0
+        }
     );
-    assert_eq!(m["unusable_assets_count"], 3);
-    let unusable = m["unusable_assets"].as_array().unwrap();
+    assert_eq!(m.unusable_assets_count, 3);
     let reason = |t: &str| {
-        let u = unusable.iter().find(|u| u["ticker"] == t).unwrap();
-        (
-            u["last_price_date"].as_str().map(str::to_string),
-            u["reason"].as_str().unwrap().to_string(),
-        )
+        let u = m.unusable_assets.iter().find(|u| u.ticker == t).unwrap();
+        (u.last_price_date, u.reason.clone())
     };
     assert_eq!(
         reason("^GSPC"),
         (
-            Some("2015-12-31".into()),
+            Some(day("2015-12-31")),
             "its last price (2015-12-31) is before the window starts (2017-01-01)".into()
         )
     );
@@ -183,17 +189,16 @@ async fn a_backtest_counts_its_data_sources_and_names_the_assets_it_could_not_us
     assert!(reason("KVUE")
         .1
         .contains("is after the window ends (2018-12-31)"));
-    assert!(b["trades"]
-        .as_array()
-        .unwrap()
+    assert!(b
+        .trades
         .iter()
-        .all(|t| ["^IXIC", "CL=F"].contains(&t["ticker"].as_str().unwrap())));
+        .all(|t| ["^IXIC", "CL=F"].contains(&t.ticker.as_str())));
 
     // Over its own (recent) dates, the short history is too short.
     let b = ok(&s, json!({"tickers": ["KVUE", "BTC-USD"], "top_n": 1})).await;
-    let m = &b["metadata"];
-    assert_eq!(m["data_sources"]["synthetic"], 1, "{m}");
-    let short = m["unusable_assets"][0]["reason"].as_str().unwrap();
+    let m = &b.metadata;
+    assert_eq!(m.data_sources.synthetic, 1, "{m:?}");
+    let short = &m.unusable_assets[0].reason;
     assert!(
         short.starts_with("only ") && short.ends_with("300 are needed for signals"),
         "{short}"
@@ -215,33 +220,34 @@ async fn equity_is_cash_plus_positions_and_costs_follow_from_the_trades() {
     for t in UNIVERSE {
         closes.insert(t, prices(&s, t).await);
     }
-    let close_at = |ticker: &str, date: chrono::NaiveDate| {
+    let close_at = |ticker: &str, date: NaiveDate| {
         let (dates, cs) = &closes[ticker];
         let k = dates.partition_point(|d| *d <= date);
         cs[k - 1]
     };
-    let bps = f(&b["metadata"]["cost_bps"]["Indices"]);
+    let bps = *b
+        .metadata
+        .cost_bps
+        .get("Indices")
+        .expect("the indices' cost");
     assert_eq!(bps, 5.0, "DESIGN §6: indices cost 5 bps per side");
 
-    let trades = b["trades"].as_array().unwrap();
+    let trades = &b.trades;
     let mut qty: HashMap<String, f64> = HashMap::new();
     let mut cash = 50_000.0;
     let mut costs = 0.0;
     let mut next = 0;
     let (mut bases, mut realised) = (HashMap::<String, f64>::new(), 0.0);
     let basis = |t: &str, bases: &HashMap<String, f64>| bases.get(t).copied().unwrap_or(0.0);
-    for point in b["equity_curve"].as_array().unwrap() {
-        let date: chrono::NaiveDate = point["date"].as_str().unwrap().parse().unwrap();
-        while next < trades.len() && trades[next]["date"] == point["date"] {
+    for point in &b.equity_curve {
+        let date = point.date;
+        while next < trades.len() && trades[next].date == point.date {
             let t = &trades[next];
-            let ticker = t["ticker"].as_str().unwrap();
-            assert!(
-                close(f(&t["price"]), close_at(ticker, date)),
-                "fills at the close"
-            );
-            let signed = f(&t["qty"]) * if t["side"] == "BUY" { 1.0 } else { -1.0 };
-            let cost = f(&t["qty"]) * f(&t["price"]) * bps / 10_000.0;
-            assert!(close(f(&t["cost"]), cost), "each fill carries its cost");
+            let ticker = t.ticker.as_str();
+            assert!(close(t.price, close_at(ticker, date)), "fills at the close");
+            let signed = t.qty * if t.side == "BUY" { 1.0 } else { -1.0 };
+            let cost = t.qty * t.price * bps / 10_000.0;
+            assert!(close(t.cost, cost), "each fill carries its cost");
             // topn is long only: a buy grows the position at the average
             // price, a sell realises against it.
             let (held, basis) = (
@@ -249,21 +255,22 @@ async fn equity_is_cash_plus_positions_and_costs_follow_from_the_trades() {
                 basis(ticker, &bases),
             );
             if signed > 0.0 {
-                assert!(t["realised_pnl"].is_null(), "a buy realises nothing");
-                let avg = (held * basis + signed * f(&t["price"])) / (held + signed);
+                assert!(t.realised_pnl.is_none(), "a buy realises nothing");
+                let avg = (held * basis + signed * t.price) / (held + signed);
                 bases.insert(ticker.to_string(), avg);
             } else {
-                let pnl = -signed * (f(&t["price"]) - basis);
-                assert!((f(&t["realised_pnl"]) - pnl).abs() <= 1e-6 * pnl.abs().max(1.0));
+                let pnl = -signed * (t.price - basis);
+                let got = t.realised_pnl.expect("a sell realises");
+                assert!((got - pnl).abs() <= 1e-6 * pnl.abs().max(1.0));
                 realised += pnl;
             }
             *qty.entry(ticker.to_string()).or_default() += signed;
-            cash -= signed * f(&t["price"]) + cost;
+            cash -= signed * t.price + cost;
             costs += cost;
             next += 1;
         }
         let positions: f64 = qty.iter().map(|(t, q)| q * close_at(t, date)).sum();
-        let equity = f(&point["equity"]);
+        let equity = point.equity;
         assert!(
             (equity - (cash + positions)).abs() <= 1e-6 * equity,
             "{date}: equity {equity} vs cash + positions {}",
@@ -273,21 +280,18 @@ async fn equity_is_cash_plus_positions_and_costs_follow_from_the_trades() {
     assert_eq!(next, trades.len(), "every trade lies on a curve date");
     assert!(costs > 0.0);
     assert!(realised != 0.0, "some positions were closed");
-    let last = b["equity_curve"].as_array().unwrap().last().unwrap();
-    let end: chrono::NaiveDate = last["date"].as_str().unwrap().parse().unwrap();
+    let last = b.equity_curve.last().unwrap();
+    let end = last.date;
     let open: f64 = qty
         .iter()
         .map(|(t, q)| q * (close_at(t, end) - basis(t, &bases)))
         .sum();
     assert!(
-        (realised - costs + open - (f(&last["equity"]) - 50_000.0)).abs() <= 1e-6 * 50_000.0,
+        (realised - costs + open - (last.equity - 50_000.0)).abs() <= 1e-6 * 50_000.0,
         "realised - costs + open P&L is the equity's change"
     );
-    assert!(close(f(&b["metrics"]["total_costs"]), costs));
-    assert!(close(
-        f(&b["metrics"]["cost_drag_pct"]),
-        costs / 50_000.0 * 100.0
-    ));
+    assert!(close(b.metrics.total_costs, costs));
+    assert!(close(b.metrics.cost_drag_pct, costs / 50_000.0 * 100.0));
 }
 
 /// DESIGN §6's formulas, computed here from the returned curve only.
@@ -330,21 +334,16 @@ async fn metrics_equal_an_independent_computation_from_the_curve() {
         ),
     ] {
         let b = ok(&s, body).await;
-        let curve: Vec<f64> = b["equity_curve"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| f(&p["equity"]))
-            .collect();
-        assert_eq!(f(&b["metadata"]["periods_per_year"]), p);
-        let m = &b["metrics"];
+        let curve: Vec<f64> = b.equity_curve.iter().map(|p| p.equity).collect();
+        assert_eq!(f64::from(b.metadata.periods_per_year), p);
+        let m = &b.metrics;
         let got = [
-            m["total_return"].as_f64(),
-            m["cagr"].as_f64(),
-            m["sharpe_ratio"].as_f64(),
-            m["sortino_ratio"].as_f64(),
-            m["max_drawdown"].as_f64(),
-            m["years"].as_f64(),
+            m.total_return,
+            m.cagr,
+            m.sharpe_ratio,
+            m.sortino_ratio,
+            m.max_drawdown,
+            Some(m.years),
         ];
         let want = independent_metrics(&curve, p);
         for (name, (g, w)) in [
@@ -361,9 +360,14 @@ async fn metrics_equal_an_independent_computation_from_the_curve() {
             let (g, w) = (g.unwrap(), w.unwrap());
             assert!(close(g, w), "{name}: {g} vs {w}");
         }
-        assert_eq!(f(&m["final_equity"]), *curve.last().unwrap());
+        assert_eq!(m.final_equity, *curve.last().unwrap());
         risk_equals_an_independent_computation(&b, &curve, p);
     }
+}
+
+/// A metric the run has (null on the wire would fail the test).
+fn n(v: Option<f64>) -> f64 {
+    v.expect("a number, not null")
 }
 
 /// Daily simple returns.
@@ -382,19 +386,19 @@ fn mean_sd(x: &[f64]) -> (f64, f64) {
 
 /// The risk and benchmark-relative metrics (issue 29) from the response's
 /// own curves, written from their definitions (docs/METHODOLOGY.md).
-fn risk_equals_an_independent_computation(b: &Value, curve: &[f64], p: f64) {
-    let m = &b["metrics"];
+fn risk_equals_an_independent_computation(b: &BacktestResponse, curve: &[f64], p: f64) {
+    let m = &b.metrics;
     let r = daily(curve);
     let (mr, sr) = mean_sd(&r);
     let var = mr + sr * -1.644_853_626_951_472_2;
-    assert!(close(f(&m["var_95"]), var));
+    assert!(close(n(m.var_95), var));
     // The normal density at that quantile: 0.1031356…
     let pdf =
         (-0.5f64 * 1.644_853_626_951_472_2f64.powi(2)).exp() / (2.0 * std::f64::consts::PI).sqrt();
-    assert!(close(f(&m["cvar_95"]), mr - sr * pdf / 0.05));
+    assert!(close(n(m.cvar_95), mr - sr * pdf / 0.05));
     assert!(close(
-        f(&m["calmar_ratio"]),
-        f(&m["cagr"]) / f(&m["max_drawdown"]).abs()
+        n(m.calmar_ratio),
+        n(m.cagr) / n(m.max_drawdown).abs()
     ));
     let mut peak = curve[0];
     let mut squares = 0.0;
@@ -403,15 +407,14 @@ fn risk_equals_an_independent_computation(b: &Value, curve: &[f64], p: f64) {
         squares += (e / peak - 1.0).powi(2);
     }
     assert!(close(
-        f(&m["ulcer_index"]),
+        n(m.ulcer_index),
         (squares / (r.len() - 1) as f64).sqrt()
     ));
     // Calendar months, compounded, from the curve's dates.
-    let dates: Vec<String> = b["equity_curve"]
-        .as_array()
-        .unwrap()
+    let dates: Vec<String> = b
+        .equity_curve
         .iter()
-        .map(|p| p["date"].as_str().unwrap()[..7].to_string())
+        .map(|p| p.date.format("%Y-%m").to_string())
         .collect();
     let mut months: Vec<(String, f64)> = Vec::new();
     for (i, x) in r.iter().enumerate() {
@@ -424,36 +427,26 @@ fn risk_equals_an_independent_computation(b: &Value, curve: &[f64], p: f64) {
     let rets: Vec<f64> = months.iter().map(|(_, g)| g - 1.0).collect();
     let best = rets.iter().copied().fold(f64::MIN, f64::max);
     let worst = rets.iter().copied().fold(f64::MAX, f64::min);
-    assert!(close(f(&m["best_month"]), best));
-    assert!(close(f(&m["worst_month"]), worst));
+    assert!(close(n(m.best_month), best));
+    assert!(close(n(m.worst_month), worst));
     let active = rets.iter().filter(|&&x| x != 0.0).count() as f64;
     let won = rets.iter().filter(|&&x| x > 0.0).count() as f64;
-    assert!(close(f(&m["winning_months"]), won / active));
-    let exposure = f(&m["exposure"]);
+    assert!(close(n(m.winning_months), won / active));
+    let exposure = n(m.exposure);
     assert!(
         (0.0..=1.0).contains(&exposure) && exposure > 0.5,
         "{exposure}"
     );
-    assert!(f(&m["turnover"]) > 0.0);
-    assert!(m["longest_drawdown_days"].as_i64().unwrap() > 0);
+    assert!(n(m.turnover) > 0.0);
+    assert!(m.longest_drawdown_days > 0);
     // Against each benchmark (^GSPC's prices end in 2015: in the crypto
     // window it is left out).
-    let names: Vec<String> = b["benchmarks"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
-        .collect();
+    let names: Vec<String> = b.benchmarks.keys().cloned().collect();
     assert_eq!(names.len(), if p == 252.0 { 3 } else { 2 }, "{names:?}");
     for name in &names {
         let name = name.as_str();
-        let bench: Vec<f64> = b["benchmarks"][name]["equity"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(f)
-            .collect();
-        let x = daily(&bench);
+        let bench = &b.benchmarks[name].equity;
+        let x = daily(bench);
         let (mb, _) = mean_sd(&x);
         let n1 = (r.len() - 1) as f64;
         let cov = r
@@ -464,17 +457,14 @@ fn risk_equals_an_independent_computation(b: &Value, curve: &[f64], p: f64) {
             / n1;
         let var_b = x.iter().map(|c| (c - mb).powi(2)).sum::<f64>() / n1;
         let beta = cov / var_b;
-        let rel = &m["relative"][name];
-        assert!(close(f(&rel["beta"]), beta), "{name} beta");
-        assert!(
-            close(f(&rel["alpha"]), (mr - beta * mb) * p),
-            "{name} alpha"
-        );
+        let rel = &m.relative[name];
+        assert!(close(n(rel.beta), beta), "{name} beta");
+        assert!(close(n(rel.alpha), (mr - beta * mb) * p), "{name} alpha");
         let active: Vec<f64> = r.iter().zip(&x).map(|(a, c)| a - c).collect();
         let (ma, sa) = mean_sd(&active);
-        assert!(close(f(&rel["tracking_error"]), sa * p.sqrt()), "{name} te");
+        assert!(close(n(rel.tracking_error), sa * p.sqrt()), "{name} te");
         assert!(
-            close(f(&rel["information_ratio"]), ma / sa * p.sqrt()),
+            close(n(rel.information_ratio), ma / sa * p.sqrt()),
             "{name} ir"
         );
     }
@@ -507,24 +497,23 @@ async fn prices_changed_after_a_date_change_no_decision_made_before_it() {
     );
     let after = ok(&s, body).await;
     assert_eq!(
-        after["metadata"]["signals_cached"], 5,
+        after.metadata.signals_cached, 5,
         "the ingest invalidated ^DJI's cached signals only"
     );
-    let upto = |b: &Value, key: &str| {
-        b[key]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|x| x["date"].as_str().unwrap() <= "2016-06-30")
-            .cloned()
-            .collect::<Vec<_>>()
+    let trades_upto = |b: &BacktestResponse| {
+        let upto = b.trades.iter().filter(|x| x.date <= cut);
+        upto.cloned().collect::<Vec<_>>()
     };
-    let (t1, t2) = (upto(&before, "trades"), upto(&after, "trades"));
+    let curve_upto = |b: &BacktestResponse| {
+        let upto = b.equity_curve.iter().filter(|x| x.date <= cut);
+        upto.cloned().collect::<Vec<_>>()
+    };
+    let (t1, t2) = (trades_upto(&before), trades_upto(&after));
     assert!(t1.len() > 10);
     assert_eq!(t1, t2, "every fill up to the cut is identical");
-    assert_eq!(upto(&before, "equity_curve"), upto(&after, "equity_curve"));
+    assert_eq!(curve_upto(&before), curve_upto(&after));
     assert_ne!(
-        before["equity_curve"], after["equity_curve"],
+        before.equity_curve, after.equity_curve,
         "the change shows after the cut"
     );
 }
@@ -579,28 +568,20 @@ async fn invalid_requests_get_400_naming_the_field() {
         (json!({"top-n": 3}), vec!["top-n"]),
         (json!({"top_n": "ten"}), vec!["top_n"]),
     ] {
-        let a = post(&s, body.clone()).await;
-        assert_error(&(a.status, a.body), 400, &needles);
+        refused(&s, &body).await.assert(400, &needles);
     }
     // Malformed JSON is a 400 too, never axum's 422.
+    let malformed = b"{\"top_n\": ".to_vec();
     let r = s
-        .client()
-        .post(s.url("/api/backtest"))
-        .bearer_auth(test_key())
-        .header("content-type", "application/json")
-        .body("{\"top_n\": ")
-        .send()
-        .await
-        .unwrap();
+        .api()
+        .send_bytes(Method::POST, "/backtest", "application/json", malformed)
+        .await;
     assert_eq!(r.status(), 400);
     // No key: 401 before anything is computed.
     let r = s
-        .client()
-        .post(s.url("/api/backtest"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+        .api_as(Auth::Anonymous)
+        .send(Method::POST, "/backtest", Some(&json!({})))
+        .await;
     assert_eq!(r.status(), 401);
 }
 
@@ -616,9 +597,9 @@ async fn the_other_built_in_strategies_trade_as_designed() {
     // Shorts: some ticker is sold before it was ever bought.
     let mut bought = std::collections::HashSet::new();
     let mut shorted = false;
-    for t in b["trades"].as_array().unwrap() {
-        let ticker = t["ticker"].as_str().unwrap();
-        match t["side"].as_str().unwrap() {
+    for t in &b.trades {
+        let ticker = t.ticker.as_str();
+        match t.side.as_str() {
             "BUY" => {
                 bought.insert(ticker);
             }
@@ -627,7 +608,7 @@ async fn the_other_built_in_strategies_trade_as_designed() {
         }
     }
     assert!(shorted, "longshort sells short");
-    assert_eq!(b["metadata"]["cost_bps"]["Crypto"], 15.0);
+    assert_eq!(b.metadata.cost_bps.get("Crypto"), Some(&15.0));
 
     let z = ok(
         &s,
@@ -636,8 +617,8 @@ async fn the_other_built_in_strategies_trade_as_designed() {
                "start_date": "2008-01-01", "end_date": "2012-12-31"}),
     )
     .await;
-    assert_eq!(z["metadata"]["strategy"], "zscore");
-    assert!(z["metrics"]["total_trades"].as_u64().unwrap() > 0);
+    assert_eq!(z.metadata.strategy, "zscore");
+    assert!(z.metrics.total_trades > 0);
 }
 
 #[tokio::test]
@@ -667,23 +648,18 @@ async fn a_misbehaving_strategy_gets_clean_errors_and_the_server_keeps_serving()
                "start_date": "2015-01-01", "end_date": "2015-12-31"})
     };
     let label = "strategy/misbehave@";
-    let a = post(&s, run(7)).await;
-    assert_error(&(a.status, a.body), 504, &[label]);
-    let a = post(&s, run(8)).await;
-    assert_error(&(a.status, a.body), 500, &[label, "memory"]);
-    let a = post(&s, run(9)).await;
-    assert_error(&(a.status, a.body), 500, &[label]);
-    let a = post(&s, run(6)).await;
-    assert_error(
-        &(a.status, a.body),
-        500,
-        &[label, "contract", "gross exposure"],
-    );
-    let a = post(&s, run(5)).await;
-    assert_error(&(a.status, a.body), 500, &[label, "misbehave refuses"]);
+    refused(&s, &run(7)).await.assert(504, &[label]);
+    refused(&s, &run(8)).await.assert(500, &[label, "memory"]);
+    refused(&s, &run(9)).await.assert(500, &[label]);
+    refused(&s, &run(6))
+        .await
+        .assert(500, &[label, "contract", "gross exposure"]);
+    refused(&s, &run(5))
+        .await
+        .assert(500, &[label, "misbehave refuses"]);
     // Still serving, the same plugin included.
     let b = ok(&s, run(2)).await;
-    assert!(b["metrics"]["total_trades"].as_u64().unwrap() > 0);
+    assert!(b.metrics.total_trades > 0);
     assert_eq!(s.get("/api/health").await.0, 200);
 }
 
@@ -694,8 +670,9 @@ async fn a_run_past_its_time_limit_is_a_504() {
         &[("FORECAST_BACKTEST_TIMEOUT_MS", "20")],
     )
     .await;
-    let a = post(&s, json!({"rebalance": "daily"})).await;
-    assert_error(&(a.status, a.body), 504, &["time limit", "reduce"]);
+    refused(&s, &json!({"rebalance": "daily"}))
+        .await
+        .assert(504, &["time limit", "reduce"]);
     assert_eq!(s.get("/api/health").await.0, 200);
 }
 
@@ -708,14 +685,8 @@ async fn the_sdk_example_runs_from_a_plugin_folder() {
         &[("FORECAST_PLUGIN_DIR", dir.path().to_str().unwrap())],
     )
     .await;
-    let (status, list) = s.get("/api/strategies").await;
-    assert_eq!(status, 200);
-    let names: Vec<&str> = list["strategies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let list = s.api().strategies().await.unwrap();
+    let names: Vec<&str> = list.strategies.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
         ["dip-buyer", "longshort", "portfolio", "topn", "zscore"]
@@ -726,8 +697,8 @@ async fn the_sdk_example_runs_from_a_plugin_folder() {
                "start_date": "2007-01-01", "end_date": "2012-12-31"}),
     )
     .await;
-    assert_eq!(b["metadata"]["strategy"], "dip-buyer");
-    assert!(b["metrics"]["total_trades"].as_u64().unwrap() > 0);
+    assert_eq!(b.metadata.strategy, "dip-buyer");
+    assert!(b.metrics.total_trades > 0);
 }
 
 #[test]
@@ -763,14 +734,9 @@ async fn benchmarks_chosen_by_ticker_are_held_from_the_first_day() {
             .extend(extra.as_object().unwrap().clone());
         b
     };
-    let r: forecast_api::backtest::BacktestResponse =
-        serde_json::from_value(ok(&s, with(json!({"benchmarks": ["^GSPC", "^FTSE"]}))).await)
-            .unwrap();
+    let r = ok(&s, with(json!({"benchmarks": ["^GSPC", "^FTSE"]}))).await;
     for ticker in ["^GSPC", "^FTSE"] {
-        let (_, a) = s
-            .get(&format!("/api/analysis/{}", ticker.replace('^', "%5E")))
-            .await;
-        let a: forecast_api::analysis::AnalysisResponse = serde_json::from_value(a).unwrap();
+        let a = s.api().analysis(ticker, "").await.unwrap();
         let close_on = |d: chrono::NaiveDate| {
             let i = a.time_series.dates.partition_point(|&x| x <= d);
             a.time_series.prices[i - 1]
@@ -798,8 +764,7 @@ async fn benchmarks_chosen_by_ticker_are_held_from_the_first_day() {
     assert!(r.metadata.benchmarks_left_out.is_empty());
     assert_eq!(r.benchmarks.len(), 4);
 
-    let none: forecast_api::backtest::BacktestResponse =
-        serde_json::from_value(ok(&s, with(json!({"benchmarks": []}))).await).unwrap();
+    let none = ok(&s, with(json!({"benchmarks": []}))).await;
     let names: Vec<&String> = none.benchmarks.keys().collect();
     assert_eq!(names, ["equal_weight_buy_hold", "equal_weight_rebalanced"]);
     assert_eq!(
@@ -814,9 +779,9 @@ async fn benchmarks_chosen_by_ticker_are_held_from_the_first_day() {
                              "end_date": "1999-12-31", "benchmarks": ["BTC-USD", "^DJI"]}),
     )
     .await;
-    assert_eq!(late["metadata"]["benchmarks_left_out"], json!(["BTC-USD"]));
-    assert!(late["benchmarks"].get("BTC-USD").is_none());
-    assert!(late["benchmarks"]["^DJI"].is_object());
+    assert_eq!(late.metadata.benchmarks_left_out, ["BTC-USD"]);
+    assert!(!late.benchmarks.contains_key("BTC-USD"));
+    assert!(late.benchmarks.contains_key("^DJI"));
     // And one whose prices ended before the window (^GSPC's end in 2015):
     // left out by default too, not drawn as a flat line.
     let ended = ok(
@@ -825,7 +790,7 @@ async fn benchmarks_chosen_by_ticker_are_held_from_the_first_day() {
                "start_date": "2021-01-01", "end_date": "2022-12-31"}),
     )
     .await;
-    assert_eq!(ended["metadata"]["benchmarks_left_out"], json!(["^GSPC"]));
+    assert_eq!(ended.metadata.benchmarks_left_out, ["^GSPC"]);
 
     for (benchmarks, needles) in [
         (
@@ -845,7 +810,8 @@ async fn benchmarks_chosen_by_ticker_are_held_from_the_first_day() {
             &["benchmarks must not hold an empty ticker"][..],
         ),
     ] {
-        let a = post(&s, with(json!({ "benchmarks": benchmarks }))).await;
-        assert_error(&(a.status, a.body), 400, needles);
+        refused(&s, &with(json!({ "benchmarks": benchmarks })))
+            .await
+            .assert(400, needles);
     }
 }
