@@ -1,58 +1,71 @@
 //! The HTTP API with the demo universe: every endpoint, every spec field
 //! with its type, and every error path. In process (`Server::app`), except
-//! the raw-HTTP body-limit check, which needs a socket.
+//! the raw-HTTP body-limit check, which needs a socket. Written with the
+//! typed client (`forecast-testkit`); the analysis answers are read with
+//! [`forecast_testkit::exactly`], so the wire must be their type exactly
+//! (every field present, of its type, and no other).
 
 use crate::common;
 
-use common::{assert_error, component, Server};
+use std::collections::{BTreeMap, HashMap};
+
+use axum::http::Method;
+use chrono::NaiveDate;
+use common::{component, Server};
 use forecast::demo::{INACTIVE_TICKERS, SHORT_HISTORY_TICKERS};
+use forecast_api::analysis::{AnalysisResponse, TimeSeriesBody};
+use forecast_domain::{Category, DataSource, Metric};
+use forecast_testkit::{Api, Auth, Refused};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-/// A JSON type check.
-type Check = fn(&Value) -> bool;
-
-fn is_num(v: &Value) -> bool {
-    v.is_number()
+/// The body of every error, as far as these tests read it.
+#[derive(Debug, Deserialize)]
+struct Detail {
+    detail: String,
 }
 
-fn is_num_or_null(v: &Value) -> bool {
-    v.is_number() || v.is_null()
+/// The client with the admin token (the diagnostics).
+fn admin(s: &Server) -> Api {
+    s.api_as(Auth::Bearer(common::ADMIN_TOKEN.into()))
 }
 
-/// Asserts `obj[field]` exists and passes `check`.
-fn field<'a>(obj: &'a Value, name: &str, check: Check) -> &'a Value {
-    let v = obj
-        .get(name)
-        .unwrap_or_else(|| panic!("missing field {name} in {obj:.300}"));
-    assert!(check(v), "field {name} has the wrong type: {v:.200}");
-    v
+/// `GET /api{path}` as an analysis that is its type exactly, and the raw
+/// answer (its size is measured); panics on a refusal.
+async fn analysis(api: &Api, path: &str) -> (AnalysisResponse, Value) {
+    api.get_exactly(path)
+        .await
+        .unwrap_or_else(|r| panic!("{path}: {r}"))
 }
 
 #[tokio::test]
 async fn health_and_diagnostics() {
     let s = Server::app().await;
-    let (status, body) = s.get("/api/health").await;
-    assert_eq!(status, 200);
-    assert_eq!(body["status"], "ok");
-    assert_eq!(body["service"], "svc-api");
-    assert!(body.get("debug").is_none());
+    let api = s.api();
+    // The whole plain body: status and service, and no `debug` key.
+    let plain: Value = api.get("/health").await.unwrap();
+    assert_eq!(plain, json!({ "status": "ok", "service": "svc-api" }));
 
-    let (_, debug) = s.debug_health().await;
-    let d = &debug["debug"];
-    assert_eq!(d["database"]["reachable"], true);
-    assert_eq!(d["database"]["backend"], "sqlite");
-    assert_eq!(d["database"]["counts"]["assets"], 3232);
-    let plugins = d["plugins"].as_array().unwrap();
-    assert!(plugins.iter().any(|p| p["kind"] == "segmentation"
-        && p["version"] == "1.1.0"
-        && p["sha256"].as_str().unwrap().len() == 64));
+    let d = admin(&s).diagnostics().await;
+    assert!(d.database.reachable);
+    assert_eq!(d.database.backend, "sqlite");
+    assert_eq!(d.database.counts.map(|c| c.assets), Some(3232));
+    assert!(d
+        .plugins
+        .iter()
+        .any(|p| p.kind == "segmentation" && p.version == "1.1.0" && p.sha256.len() == 64));
 
-    assert_error(&s.get("/api/health?debug=2").await, 400, &["debug"]);
+    api.health("debug=2")
+        .await
+        .refused()
+        .assert(400, &["debug"]);
     // The details are an operator's: without the admin token (anonymous,
     // or a user's key) debug=1 answers the plain body.
-    for key in [None, Some(common::test_key())] {
-        let (status, plain) = s.get_as("/api/health?debug=1", key).await;
-        assert_eq!(status, 200);
+    for auth in [
+        Auth::Anonymous,
+        Auth::Bearer(common::test_key().to_string()),
+    ] {
+        let plain: Value = s.api_as(auth).get("/health?debug=1").await.unwrap();
         assert_eq!(plain, json!({ "status": "ok", "service": "svc-api" }));
     }
 }
@@ -60,304 +73,226 @@ async fn health_and_diagnostics() {
 #[tokio::test]
 async fn asset_catalog_and_category_filter() {
     let s = Server::app().await;
-    let (status, all) = s.get("/api/assets").await;
-    assert_eq!(status, 200);
-    let assets = all["assets"].as_array().unwrap();
-    assert_eq!(all["total"].as_u64().unwrap() as usize, assets.len());
+    let api = s.api();
+    // Every asset's id, ticker, name and category, of their types.
+    let all = api.assets("").await.unwrap();
+    let assets = &all.assets;
+    assert_eq!(all.total, assets.len());
     assert_eq!(
         assets.len(),
         3232 - INACTIVE_TICKERS.len(),
         "every active asset"
     );
-    for a in assets.iter().take(50) {
-        field(a, "id", Value::is_i64);
-        field(a, "ticker", Value::is_string);
-        field(a, "name", Value::is_string);
-        field(a, "category", Value::is_string);
-    }
-    let tickers: Vec<&str> = assets
-        .iter()
-        .map(|a| a["ticker"].as_str().unwrap())
-        .collect();
+    let tickers: Vec<&str> = assets.iter().map(|a| a.ticker.as_str()).collect();
     for t in INACTIVE_TICKERS {
         assert!(!tickers.contains(t), "inactive {t} listed");
     }
-    let gspc = assets.iter().find(|a| a["ticker"] == "^GSPC").unwrap();
-    assert_eq!(gspc["data_source"], "real");
-    let aapl = assets.iter().find(|a| a["ticker"] == "AAPL").unwrap();
-    assert_eq!(aapl["data_source"], "real", "AAPL ships a real history");
-    let btc = assets.iter().find(|a| a["ticker"] == "BTC-USD").unwrap();
-    assert_eq!(btc["data_source"], "synthetic", "synthetic data is flagged");
-    let real = assets.iter().filter(|a| a["data_source"] == "real").count();
+    let source = |t: &str| assets.iter().find(|a| a.ticker == t).unwrap().data_source;
+    assert_eq!(source("^GSPC"), DataSource::Real);
+    assert_eq!(
+        source("AAPL"),
+        DataSource::Real,
+        "AAPL ships a real history"
+    );
+    assert_eq!(
+        source("BTC-USD"),
+        DataSource::Synthetic,
+        "synthetic data is flagged"
+    );
+    let real = assets
+        .iter()
+        .filter(|a| a.data_source == DataSource::Real)
+        .count();
     assert_eq!(real, 78, "every shipped real history is served as real");
 
-    let (status, crypto) = s.get("/api/assets?category=Crypto").await;
-    assert_eq!(status, 200);
-    let crypto = crypto["assets"].as_array().unwrap();
+    let crypto = api.assets("category=Crypto").await.unwrap().assets;
     assert!(!crypto.is_empty());
-    assert!(crypto.iter().all(|a| a["category"] == "Crypto"));
-    let (_, cs2) = s.get("/api/assets?category=CS2%20Cases").await;
-    assert!(cs2["total"].as_u64().unwrap() > 0);
+    assert!(crypto.iter().all(|a| a.category == Category::Crypto));
+    let cs2 = api.assets("category=CS2%20Cases").await.unwrap();
+    assert!(cs2.total > 0);
 
-    assert_error(
-        &s.get("/api/assets?category=Stonks").await,
-        400,
-        &["unknown category", "Stonks"],
-    );
+    api.assets("category=Stonks")
+        .await
+        .refused()
+        .assert(400, &["unknown category", "Stonks"]);
 }
 
 #[tokio::test]
 async fn asset_info_is_cached() {
     let s = Server::app().await;
-    let (status, first) = s.get("/api/asset-info/AAPL").await;
-    assert_eq!(status, 200);
-    for f in [
-        "ticker",
-        "name",
-        "category",
-        "long_name",
-        "sector",
-        "industry",
-        "summary",
-        "logo_url",
-        "exchange",
-        "currency",
-        "website",
-    ] {
-        field(&first, f, Value::is_string);
-    }
-    field(&first, "market_cap", Value::is_i64);
-    assert_eq!(first["from_cache"], false);
-    assert_eq!(first["data_source"], "real");
-    let (_, second) = s.get("/api/asset-info/AAPL").await;
-    assert_eq!(second["from_cache"], true);
-    assert_eq!(second["summary"], first["summary"]);
+    let api = s.api();
+    // Every field, of its type (strings, and market_cap an integer).
+    let first = api.asset_info("AAPL").await.unwrap();
+    assert!(!first.from_cache);
+    assert_eq!(first.data_source, DataSource::Real);
+    let second = api.asset_info("AAPL").await.unwrap();
+    assert!(second.from_cache);
+    assert_eq!(second.summary, first.summary);
 
-    assert_error(&s.get("/api/asset-info/NOPE").await, 404, &["NOPE"]);
-    assert_error(
-        &s.get(&format!("/api/asset-info/{}", INACTIVE_TICKERS[0]))
-            .await,
-        404,
-        &[],
-    );
+    api.asset_info("NOPE")
+        .await
+        .refused()
+        .assert(404, &["NOPE"]);
+    api.asset_info(INACTIVE_TICKERS[0])
+        .await
+        .refused()
+        .assert(404, &[]);
 }
 
-/// Every field of the spec's AnalysisResponse, with its type.
-fn assert_analysis_shape(a: &Value, rows: usize, segments: usize) {
-    field(a, "ticker", Value::is_string);
-    field(a, "name", Value::is_string);
-    field(a, "category", Value::is_string);
+/// Every field of the spec's AnalysisResponse, with its type (`exactly`
+/// read it), and what its values must be: `rows` rows, `segments`
+/// buckets.
+fn assert_analysis_shape(a: &AnalysisResponse, rows: usize, segments: usize) {
     assert_current_state_and_signals_shape(a);
-    assert_time_series_shape(a, rows);
+    assert_time_series_shape(&a.time_series, rows);
     assert_segments_shape(a, segments);
     assert_distribution_scatter_and_paths_shape(a, segments);
     assert_metadata_shape(a, rows, segments);
 }
 
 /// `current_state` and `signals`, the latter the former's signals.
-fn assert_current_state_and_signals_shape(a: &Value) {
-    let cs = field(a, "current_state", Value::is_object);
-    for f in [
-        "price",
-        "drawdown",
-        "expected_return",
-        "prediction_error",
-        "median_return",
-        "median_error",
-        "best_error",
-    ] {
-        field(cs, f, is_num);
-    }
-    field(cs, "segment", Value::is_u64);
-    field(cs, "confirmed_count", Value::is_u64);
-    field(cs, "insufficient_data", Value::is_boolean);
-    let best = field(cs, "best_method", Value::is_string);
+fn assert_current_state_and_signals_shape(a: &AnalysisResponse) {
+    let cs = &a.current_state;
+    let best = cs.best_method.as_str();
     assert!(best == "ema" || best == "median");
-    let dd = cs["drawdown"].as_f64().unwrap();
-    assert!((-1.0..=0.0).contains(&dd));
+    assert!((-1.0..=0.0).contains(&cs.drawdown));
 
-    let sig = field(a, "signals", Value::is_object);
-    for f in [
-        "expected_return",
-        "prediction_error",
-        "median_return",
-        "median_error",
-        "best_error",
-    ] {
-        assert_eq!(field(sig, f, is_num), &cs[f]);
-    }
-    assert_eq!(sig["best_method"], cs["best_method"]);
+    let sig = &a.signals;
+    assert_eq!(
+        [
+            sig.expected_return,
+            sig.prediction_error,
+            sig.median_return,
+            sig.median_error,
+            sig.best_error
+        ],
+        [
+            cs.expected_return,
+            cs.prediction_error,
+            cs.median_return,
+            cs.median_error,
+            cs.best_error
+        ]
+    );
+    assert_eq!(sig.best_method, cs.best_method);
 }
 
-/// `time_series`: every array dense, `rows` long.
-fn assert_time_series_shape(a: &Value, rows: usize) {
-    let ts = field(a, "time_series", Value::is_object);
-    let arrays: [(&str, Check); 11] = [
-        ("dates", Value::is_string),
-        ("prices", is_num),
-        ("drawdowns", is_num),
-        ("expected_returns", is_num),
-        ("prediction_errors", is_num_or_null),
-        ("prediction_error_cumavg", is_num_or_null),
-        ("actual_returns", is_num_or_null),
-        ("median_returns", is_num),
-        ("median_errors", is_num_or_null),
-        ("median_error_cumavg", is_num_or_null),
-        ("projected_prices", is_num_or_null),
-    ];
-    for (name, check) in arrays {
-        let arr = field(ts, name, Value::is_array).as_array().unwrap();
-        assert_eq!(arr.len(), rows, "time_series.{name} is dense");
-        assert!(arr.iter().all(check), "time_series.{name} item types");
+/// `time_series`: every array dense, `rows` long (its dates are
+/// `YYYY-MM-DD`: `NaiveDate`s).
+fn assert_time_series_shape(ts: &TimeSeriesBody, rows: usize) {
+    // Every column, named: a new one fails to compile here.
+    let TimeSeriesBody {
+        dates,
+        prices,
+        drawdowns,
+        expected_returns,
+        prediction_errors,
+        prediction_error_cumavg,
+        actual_returns,
+        median_returns,
+        median_errors,
+        median_error_cumavg,
+        projected_prices,
+    } = ts;
+    for (name, len) in [
+        ("dates", dates.len()),
+        ("prices", prices.len()),
+        ("drawdowns", drawdowns.len()),
+        ("expected_returns", expected_returns.len()),
+        ("prediction_errors", prediction_errors.len()),
+        ("prediction_error_cumavg", prediction_error_cumavg.len()),
+        ("actual_returns", actual_returns.len()),
+        ("median_returns", median_returns.len()),
+        ("median_errors", median_errors.len()),
+        ("median_error_cumavg", median_error_cumavg.len()),
+        ("projected_prices", projected_prices.len()),
+    ] {
+        assert_eq!(len, rows, "time_series.{name} is dense");
     }
-    let first_date = ts["dates"][0].as_str().unwrap();
-    assert!(chrono::NaiveDate::parse_from_str(first_date, "%Y-%m-%d").is_ok());
 }
 
 /// `segments`: `segments` of them, in order.
-fn assert_segments_shape(a: &Value, segments: usize) {
-    let segs = field(a, "segments", Value::is_array).as_array().unwrap();
-    assert_eq!(segs.len(), segments);
-    for (i, g) in segs.iter().enumerate() {
-        assert_eq!(g["segment_idx"].as_u64().unwrap() as usize, i);
-        field(g, "lower_bound", is_num);
-        field(g, "upper_bound", is_num);
-        field(g, "count", Value::is_u64);
-        for f in [
-            "expected_return",
-            "avg_return",
-            "median_return",
-            "static_median_return",
-            "max_loss",
-            "win_rate",
-        ] {
-            field(g, f, is_num_or_null);
-        }
-        let q = field(g, "outcome_quantiles", |v| v.is_object() || v.is_null());
-        if q.is_object() {
-            for p in ["p10", "p25", "p50", "p75", "p90"] {
-                field(q, p, is_num);
-            }
-        }
+fn assert_segments_shape(a: &AnalysisResponse, segments: usize) {
+    assert_eq!(a.segments.len(), segments);
+    for (i, g) in a.segments.iter().enumerate() {
+        assert_eq!(g.segment_idx as usize, i);
     }
 }
 
 /// `return_distribution`, `scatter_data` and `segment_paths`.
-fn assert_distribution_scatter_and_paths_shape(a: &Value, segments: usize) {
-    let dist = field(a, "return_distribution", Value::is_object);
-    let bins = field(dist, "bins", Value::is_array).as_array().unwrap();
-    let counts = field(dist, "counts", Value::is_array).as_array().unwrap();
-    assert_eq!(bins.len(), counts.len() + 1);
-    assert!(counts.iter().all(Value::is_u64));
-    let scatter = field(a, "scatter_data", Value::is_array)
-        .as_array()
-        .unwrap();
-    assert!(scatter.len() <= 1000);
-    for p in scatter.iter().take(10) {
-        field(p, "drawdown", is_num);
-        field(p, "future_return", is_num);
-        field(p, "segment", Value::is_u64);
-    }
-    let paths = field(a, "segment_paths", Value::is_object)
-        .as_object()
-        .unwrap();
-    assert!(!paths.is_empty());
-    for (key, p) in paths {
+fn assert_distribution_scatter_and_paths_shape(a: &AnalysisResponse, segments: usize) {
+    let dist = &a.return_distribution;
+    assert_eq!(dist.bins.len(), dist.counts.len() + 1);
+    assert!(a.scatter_data.len() <= 1000);
+    assert!(!a.segment_paths.is_empty());
+    for key in a.segment_paths.keys() {
         assert!(key.parse::<usize>().unwrap() < segments);
-        field(p, "paths", Value::is_array);
-        for q in ["p10", "p25", "p50", "p75", "p90"] {
-            field(p, q, Value::is_array);
-        }
-        field(p, "num_paths_total", Value::is_u64);
     }
 }
 
 /// `metadata`, its counts those of the answer.
-fn assert_metadata_shape(a: &Value, rows: usize, segments: usize) {
-    let m = field(a, "metadata", Value::is_object);
-    field(m, "return_period", Value::is_u64);
-    assert_eq!(
-        field(m, "num_segments", Value::is_u64).as_u64().unwrap() as usize,
-        segments
-    );
-    field(m, "decay_factor", is_num);
-    let at = field(m, "calculated_at", Value::is_string)
-        .as_str()
-        .unwrap();
-    assert!(
-        chrono::DateTime::parse_from_rfc3339(at).is_ok(),
-        "calculated_at {at}"
-    );
-    field(m, "from_cache", Value::is_boolean);
-    assert_eq!(
-        field(m, "data_points", Value::is_u64).as_u64().unwrap() as usize,
-        rows
-    );
-    field(m, "asset_id", Value::is_i64);
-    field(m, "engine_version", Value::is_string);
-    field(m, "data_source", Value::is_string);
-    field(m, "metric", Value::is_string);
-    field(m, "periods_per_year", Value::is_u64);
-    assert_eq!(
-        field(m, "time_series_rows", Value::is_u64)
-            .as_u64()
-            .unwrap() as usize,
-        rows
-    );
-    assert!(field(m, "max_points", Value::is_null).is_null());
+fn assert_metadata_shape(a: &AnalysisResponse, rows: usize, segments: usize) {
+    let m = &a.metadata;
+    assert_eq!(m.num_segments as usize, segments);
+    assert_eq!(m.data_points as usize, rows);
+    assert_eq!(m.time_series_rows as usize, rows);
+    assert!(m.max_points.is_none());
 }
 
 #[tokio::test]
 async fn analysis_defaults_are_cached_and_custom_parameters_computed_live() {
     let s = Server::app().await;
-    let (status, first) = s.get("/api/analysis/%5EGSPC").await;
-    assert_eq!(status, 200, "{first:.300}");
+    let api = s.api();
+    let (first, _) = analysis(&api, "/analysis/%5EGSPC").await;
     assert_analysis_shape(&first, 16_607, 20);
-    assert_eq!(first["metadata"]["from_cache"], false);
-    assert_eq!(first["metadata"]["data_source"], "real");
-    assert_eq!(first["metadata"]["return_period"], 90);
-    assert_eq!(first["metadata"]["periods_per_year"], 252);
+    assert!(!first.metadata.from_cache);
+    assert_eq!(first.metadata.data_source, DataSource::Real);
+    assert_eq!(first.metadata.return_period, 90);
+    assert_eq!(first.metadata.periods_per_year, 252);
 
-    let (_, second) = s
-        .get("/api/analysis/%5EGSPC?return_period=90&metric=return")
-        .await;
-    assert_eq!(second["metadata"]["from_cache"], true);
-    assert_eq!(second["current_state"], first["current_state"]);
-    assert_eq!(second["time_series"], first["time_series"]);
-    assert_eq!(
-        second["metadata"]["calculated_at"],
-        first["metadata"]["calculated_at"]
-    );
+    let (second, _) = analysis(&api, "/analysis/%5EGSPC?return_period=90&metric=return").await;
+    assert!(second.metadata.from_cache);
+    assert_eq!(second.current_state, first.current_state);
+    assert_eq!(second.time_series, first.time_series);
+    assert_eq!(second.metadata.calculated_at, first.metadata.calculated_at);
 
     // Custom parameters are computed live every time.
     for _ in 0..2 {
-        let (status, custom) = s.get("/api/analysis/%5EGSPC?return_period=45&num_segments=30&decay_factor=0.9&metric=sharpe").await;
-        assert_eq!(status, 200);
+        let (custom, _) = analysis(
+            &api,
+            "/analysis/%5EGSPC?return_period=45&num_segments=30&decay_factor=0.9&metric=sharpe",
+        )
+        .await;
         assert_analysis_shape(&custom, 16_607, 30);
-        assert_eq!(custom["metadata"]["from_cache"], false);
-        assert_eq!(custom["metadata"]["metric"], "sharpe");
-        assert!(custom["time_series"]["projected_prices"]
-            .as_array()
-            .unwrap()
+        assert!(!custom.metadata.from_cache);
+        assert_eq!(custom.metadata.metric, Metric::Sharpe);
+        assert!(custom
+            .time_series
+            .projected_prices
             .iter()
-            .all(Value::is_null));
+            .all(Option::is_none));
     }
 
     // A date window narrows the rows.
-    let (status, window) = s
-        .get("/api/analysis/%5EGSPC?start_date=2005-01-01&end_date=2010-12-31")
-        .await;
-    assert_eq!(status, 200);
-    assert_eq!(window["metadata"]["from_cache"], false);
-    assert_eq!(window["metadata"]["start_date"], "2005-01-03");
-    assert_eq!(window["metadata"]["end_date"], "2010-12-31");
-    let rows = window["time_series"]["dates"].as_array().unwrap().len();
+    let (window, _) = analysis(
+        &api,
+        "/analysis/%5EGSPC?start_date=2005-01-01&end_date=2010-12-31",
+    )
+    .await;
+    assert!(!window.metadata.from_cache);
+    assert_eq!(window.metadata.start_date, day("2005-01-03"));
+    assert_eq!(window.metadata.end_date, day("2010-12-31"));
+    let rows = window.time_series.dates.len();
     assert!(rows > 1400 && rows < 1600, "{rows}");
 
     // Crypto trades on weekends: 365 periods a year.
-    let (_, btc) = s.get("/api/analysis/BTC-USD?return_period=30").await;
-    assert_eq!(btc["metadata"]["periods_per_year"], 365);
-    assert_eq!(btc["metadata"]["data_source"], "synthetic");
+    let (btc, _) = analysis(&api, "/analysis/BTC-USD?return_period=30").await;
+    assert_eq!(btc.metadata.periods_per_year, 365);
+    assert_eq!(btc.metadata.data_source, DataSource::Synthetic);
+}
+
+fn day(d: &str) -> NaiveDate {
+    NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap()
 }
 
 /// Issue 24: each bucket's box is drawn from the quantiles of all its
@@ -366,43 +301,39 @@ async fn analysis_defaults_are_cached_and_custom_parameters_computed_live() {
 #[tokio::test]
 async fn bucket_quantiles_are_all_outcomes_and_max_points_thins_only_the_series() {
     let s = Server::app().await;
+    let api = s.api();
     for (path, segments) in [
-        ("/api/analysis/%5EGSPC", 20),
-        ("/api/analysis/AAPL", 20),
-        ("/api/analysis/AAPL?num_segments=37&return_period=30", 37),
-        ("/api/analysis/%5EGSPC?metric=sortino&return_period=7", 20),
-        ("/api/analysis/BTC-USD?start_date=2019-01-01", 20),
+        ("/analysis/%5EGSPC", 20),
+        ("/analysis/AAPL", 20),
+        ("/analysis/AAPL?num_segments=37&return_period=30", 37),
+        ("/analysis/%5EGSPC?metric=sortino&return_period=7", 20),
+        ("/analysis/BTC-USD?start_date=2019-01-01", 20),
     ] {
-        let (status, a) = s.get(path).await;
-        assert_eq!(status, 200, "{path}: {a:.300}");
+        let (a, _) = analysis(&api, path).await;
         assert_bucket_quantiles_are_of_all_outcomes(path, &a, segments);
     }
 
     let again = a_cache_entry_before_the_evidence_is_recomputed(&s).await;
 
     // max_points: the same answer but the series, thinned to real rows.
-    let (_, full) = s.get("/api/analysis/%5EGSPC").await;
-    assert_eq!(full["metadata"]["from_cache"], true);
+    let (full, full_raw) = analysis(&api, "/analysis/%5EGSPC").await;
+    assert!(full.metadata.from_cache);
     // The cached answer is the live one, to the last digit (floats read
     // back from the cache round-trip exactly).
-    for key in [
-        "time_series",
-        "segments",
-        "current_state",
-        "return_distribution",
-    ] {
-        assert_eq!(full[key], again[key], "{key}: cached vs live");
-    }
-    let rows = full["time_series"]["dates"].as_array().unwrap().len();
+    assert_eq!(full.time_series, again.time_series, "cached vs live");
+    assert_eq!(full.segments, again.segments, "cached vs live");
+    assert_eq!(full.current_state, again.current_state, "cached vs live");
+    assert_eq!(
+        full.return_distribution, again.return_distribution,
+        "cached vs live"
+    );
+    let rows = full.time_series.dates.len();
     assert_eq!(rows, 16_607);
-    let full_bytes = serde_json::to_vec(&full).unwrap().len();
+    let full_bytes = serde_json::to_vec(&full_raw).unwrap().len();
     for max in [100usize, 1500, 20_000] {
-        let (status, thin) = s
-            .get(&format!("/api/analysis/%5EGSPC?max_points={max}"))
-            .await;
-        assert_eq!(status, 200);
+        let (thin, thin_raw) = analysis(&api, &format!("/analysis/%5EGSPC?max_points={max}")).await;
         assert_thinned_to_real_rows(&thin, &full, max, rows);
-        let bytes = serde_json::to_vec(&thin).unwrap().len();
+        let bytes = serde_json::to_vec(&thin_raw).unwrap().len();
         if max == 1500 {
             assert!(bytes * 3 < full_bytes, "{bytes} of {full_bytes} bytes");
         }
@@ -417,39 +348,32 @@ async fn bucket_quantiles_are_all_outcomes_and_max_points_thins_only_the_series(
         )
         .await;
     assert_eq!(status, 200);
-    assert!(web["time_series"]["dates"].as_array().unwrap().len() <= 1500);
-    assert_eq!(
-        s.get("/api/analysis/%5EGSPC/verdict?max_points=5").await.0,
-        200
-    );
+    let web: AnalysisResponse = serde_json::from_value(web).expect("an analysis");
+    assert!(web.time_series.dates.len() <= 1500);
+    api.verdict("^GSPC", "max_points=5")
+        .await
+        .unwrap_or_else(|r| panic!("the verdict ignores max_points: {r}"));
     for bad in ["99", "20001", "0", "many", "1e9", "1500.5"] {
-        assert_error(
-            &s.get(&format!("/api/analysis/%5EGSPC?max_points={bad}"))
-                .await,
-            400,
-            &["max_points", "between 100 and 20000"],
-        );
+        api.analysis("^GSPC", &format!("max_points={bad}"))
+            .await
+            .refused()
+            .assert(400, &["max_points", "between 100 and 20000"]);
     }
-    zoomed_windows_are_every_row_of_the_window(&s, &full).await;
+    zoomed_windows_are_every_row_of_the_window(&api, &full).await;
 }
 
 /// Each bucket's quantiles are those of every confirmed outcome in it,
 /// bucketed by its start row's drawdown on the final grid, as the engine
 /// does; its p50 is the table's median.
-fn assert_bucket_quantiles_are_of_all_outcomes(path: &str, a: &Value, segments: usize) {
-    let segs = a["segments"].as_array().unwrap();
+fn assert_bucket_quantiles_are_of_all_outcomes(path: &str, a: &AnalysisResponse, segments: usize) {
+    let segs = &a.segments;
     assert_eq!(segs.len(), segments);
-    let ts = &a["time_series"];
-    let width = -segs[0]["lower_bound"].as_f64().unwrap();
+    let ts = &a.time_series;
+    let width = -segs[0].lower_bound;
     let mut outcomes = vec![Vec::new(); segments];
-    for (d, y) in ts["drawdowns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(ts["actual_returns"].as_array().unwrap())
-    {
-        if let Some(y) = y.as_f64() {
-            let x = -d.as_f64().unwrap() / width;
+    for (d, y) in ts.drawdowns.iter().zip(&ts.actual_returns) {
+        if let Some(y) = *y {
+            let x = -d / width;
             let i = if x >= 1.0 {
                 (x as usize).min(segments - 1)
             } else {
@@ -460,17 +384,24 @@ fn assert_bucket_quantiles_are_of_all_outcomes(path: &str, a: &Value, segments: 
     }
     let mut with_outcomes = 0;
     for (g, ys) in segs.iter().zip(outcomes.iter_mut()) {
-        let q = &g["outcome_quantiles"];
-        let median = &g["static_median_return"];
+        let median = g.static_median_return;
         if ys.is_empty() {
-            assert!(q.is_null() && median.is_null(), "{path}: {g}");
+            assert!(
+                g.outcome_quantiles.is_none() && median.is_none(),
+                "{path}: {g:?}"
+            );
             continue;
         }
         with_outcomes += 1;
+        let q = g
+            .outcome_quantiles
+            .as_ref()
+            .unwrap_or_else(|| panic!("{path} bucket {}: quantiles", g.segment_idx));
         assert_eq!(
-            q["p50"], *median,
+            Some(q.p50),
+            median,
             "{path} bucket {}: the box's median is the table's",
-            g["segment_idx"]
+            g.segment_idx
         );
         ys.sort_by(f64::total_cmp);
         let at = |p: f64| {
@@ -478,24 +409,23 @@ fn assert_bucket_quantiles_are_of_all_outcomes(path: &str, a: &Value, segments: 
             let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
             ys[lo] + (ys[hi] - ys[lo]) * (pos - lo as f64)
         };
-        for (name, p) in [
+        let vals = [q.p10, q.p25, q.p50, q.p75, q.p90];
+        for ((name, p), got) in [
             ("p10", 0.1),
             ("p25", 0.25),
             ("p50", 0.5),
             ("p75", 0.75),
             ("p90", 0.9),
-        ] {
-            let got = q[name].as_f64().unwrap();
+        ]
+        .into_iter()
+        .zip(vals)
+        {
             assert!(
                 (got - at(p)).abs() < 1e-12,
                 "{path} {name}: {got} vs {}",
                 at(p)
             );
         }
-        let vals: Vec<f64> = ["p10", "p25", "p50", "p75", "p90"]
-            .iter()
-            .map(|k| q[*k].as_f64().unwrap())
-            .collect();
         assert!(vals.windows(2).all(|w| w[0] <= w[1]), "{path}: {vals:?}");
     }
     assert!(
@@ -506,9 +436,10 @@ fn assert_bucket_quantiles_are_of_all_outcomes(path: &str, a: &Value, segments: 
 
 /// An entry cached in the format before the evidence (v2) is not served:
 /// the answer recomputed.
-async fn a_cache_entry_before_the_evidence_is_recomputed(s: &Server) -> Value {
-    let (_, fresh) = s.get("/api/analysis/%5EGSPC").await;
-    assert_eq!(fresh["metadata"]["from_cache"], true);
+async fn a_cache_entry_before_the_evidence_is_recomputed(s: &Server) -> AnalysisResponse {
+    let api = s.api();
+    let (fresh, _) = analysis(&api, "/analysis/%5EGSPC").await;
+    assert!(fresh.metadata.from_cache);
     let url = common::sqlite_url(&s.db);
     let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
     let moved = sqlx::query(
@@ -522,97 +453,152 @@ async fn a_cache_entry_before_the_evidence_is_recomputed(s: &Server) -> Value {
     .rows_affected();
     pool.close().await;
     assert!(moved >= 1);
-    let (_, again) = s.get("/api/analysis/%5EGSPC").await;
-    assert_eq!(again["metadata"]["from_cache"], false, "recomputed");
-    assert!(again["segments"][0]["outcome_quantiles"].is_object());
-    assert!(again["current_state"]["evidence"].is_object());
+    let (again, _) = analysis(&api, "/analysis/%5EGSPC").await;
+    assert!(!again.metadata.from_cache, "recomputed");
+    assert!(again.segments[0].outcome_quantiles.is_some());
+    assert!(again.current_state.evidence.is_some());
     again
+}
+
+/// Asserts `thin[i] == full[picked[i]]` for every row kept.
+fn same_rows<T: PartialEq + std::fmt::Debug>(name: &str, thin: &[T], full: &[T], picked: &[usize]) {
+    assert_eq!(thin.len(), picked.len(), "{name}");
+    for (j, &i) in picked.iter().enumerate() {
+        assert_eq!(thin[j], full[i], "{name} row {i}");
+    }
 }
 
 /// `thin`, the answer with `max_points=max`, is `full` but for its series:
 /// the same real rows of every array, at most `max`, with the lines'
 /// extremes kept.
-fn assert_thinned_to_real_rows(thin: &Value, full: &Value, max: usize, rows: usize) {
-    let m = &thin["metadata"];
-    assert_eq!(m["max_points"], max);
-    assert_eq!(m["time_series_rows"], rows);
-    assert_eq!(m["data_points"], rows);
-    assert_eq!(m["from_cache"], true, "thinned after the cache");
-    for key in [
-        "ticker",
-        "current_state",
-        "signals",
-        "segments",
-        "return_distribution",
-        "scatter_data",
-        "segment_paths",
-    ] {
-        assert_eq!(thin[key], full[key], "{key} is computed on all rows");
-    }
-    let ts = &thin["time_series"];
-    let dates = ts["dates"].as_array().unwrap();
-    let kept = dates.len();
+fn assert_thinned_to_real_rows(
+    thin: &AnalysisResponse,
+    full: &AnalysisResponse,
+    max: usize,
+    rows: usize,
+) {
+    let m = &thin.metadata;
+    assert_eq!(m.max_points, Some(max as u32));
+    assert_eq!(m.time_series_rows as usize, rows);
+    assert_eq!(m.data_points as usize, rows);
+    assert!(m.from_cache, "thinned after the cache");
+    // Computed on all rows.
+    assert_eq!(thin.ticker, full.ticker);
+    assert_eq!(thin.current_state, full.current_state);
+    assert_eq!(thin.signals, full.signals);
+    assert_eq!(thin.segments, full.segments);
+    assert_eq!(thin.return_distribution, full.return_distribution);
+    assert_eq!(thin.scatter_data, full.scatter_data);
+    assert_eq!(thin.segment_paths, full.segment_paths);
+    let (ts, full_ts) = (&thin.time_series, &full.time_series);
+    let kept = ts.dates.len();
     assert!(
         kept <= max.min(rows) && kept >= max.min(rows) / 2,
         "{kept} of {max}"
     );
     // The same rows of every array, each a real row of the full series.
-    let full_ts = &full["time_series"];
-    let index: std::collections::HashMap<&str, usize> = full_ts["dates"]
-        .as_array()
-        .unwrap()
+    let index: HashMap<NaiveDate, usize> = full_ts
+        .dates
         .iter()
         .enumerate()
-        .map(|(i, d)| (d.as_str().unwrap(), i))
+        .map(|(i, d)| (*d, i))
         .collect();
-    let picked: Vec<usize> = dates.iter().map(|d| index[d.as_str().unwrap()]).collect();
+    let picked: Vec<usize> = ts.dates.iter().map(|d| index[d]).collect();
     assert!(picked.windows(2).all(|w| w[0] < w[1]));
     assert_eq!((picked[0], *picked.last().unwrap()), (0, rows - 1));
-    for (name, column) in ts.as_object().unwrap() {
-        let column = column.as_array().unwrap();
-        assert_eq!(column.len(), kept, "{name}");
-        let whole = full_ts[name].as_array().unwrap();
-        for (j, &i) in picked.iter().enumerate() {
-            assert_eq!(column[j], whole[i], "{name} row {i}");
-        }
-    }
+    // Every column, named: a new one fails to compile here.
+    let TimeSeriesBody {
+        dates,
+        prices,
+        drawdowns,
+        expected_returns,
+        prediction_errors,
+        prediction_error_cumavg,
+        actual_returns,
+        median_returns,
+        median_errors,
+        median_error_cumavg,
+        projected_prices,
+    } = ts;
+    same_rows("dates", dates, &full_ts.dates, &picked);
+    same_rows("prices", prices, &full_ts.prices, &picked);
+    same_rows("drawdowns", drawdowns, &full_ts.drawdowns, &picked);
+    let f = full_ts;
+    same_rows(
+        "expected_returns",
+        expected_returns,
+        &f.expected_returns,
+        &picked,
+    );
+    same_rows(
+        "prediction_errors",
+        prediction_errors,
+        &f.prediction_errors,
+        &picked,
+    );
+    same_rows(
+        "prediction_error_cumavg",
+        prediction_error_cumavg,
+        &f.prediction_error_cumavg,
+        &picked,
+    );
+    same_rows("actual_returns", actual_returns, &f.actual_returns, &picked);
+    same_rows("median_returns", median_returns, &f.median_returns, &picked);
+    same_rows("median_errors", median_errors, &f.median_errors, &picked);
+    same_rows(
+        "median_error_cumavg",
+        median_error_cumavg,
+        &f.median_error_cumavg,
+        &picked,
+    );
+    same_rows(
+        "projected_prices",
+        projected_prices,
+        &f.projected_prices,
+        &picked,
+    );
     // The lines keep their extremes.
-    let extreme = |v: &Value, f: fn(f64, f64) -> f64, start: f64| {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .fold(start, f)
-    };
-    for (name, f, start) in [
-        ("prices", f64::min as fn(f64, f64) -> f64, f64::INFINITY),
-        ("prices", f64::max, f64::NEG_INFINITY),
-        ("drawdowns", f64::min, f64::INFINITY),
+    let extreme = |v: &[f64], f: fn(f64, f64) -> f64, start: f64| v.iter().copied().fold(start, f);
+    for (name, thin, full, f, start) in [
+        (
+            "prices",
+            prices,
+            &full_ts.prices,
+            f64::min as fn(f64, f64) -> f64,
+            f64::INFINITY,
+        ),
+        (
+            "prices",
+            prices,
+            &full_ts.prices,
+            f64::max,
+            f64::NEG_INFINITY,
+        ),
+        (
+            "drawdowns",
+            drawdowns,
+            &full_ts.drawdowns,
+            f64::min,
+            f64::INFINITY,
+        ),
     ] {
-        assert_eq!(
-            extreme(&ts[name], f, start),
-            extreme(&full_ts[name], f, start),
-            "{name}"
-        );
+        assert_eq!(extreme(thin, f, start), extreme(full, f, start), "{name}");
     }
 }
 
 /// `draw_from`/`draw_to`: the rows of the window only, every one of them
 /// up to `max_points`, the statistics unchanged (a zoomed chart).
-async fn zoomed_windows_are_every_row_of_the_window(s: &Server, full: &Value) {
-    let full: forecast_api::analysis::AnalysisResponse =
-        serde_json::from_value(full.clone()).unwrap();
-    let day = |d: &str| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap();
+async fn zoomed_windows_are_every_row_of_the_window(api: &Api, full: &AnalysisResponse) {
     let (from, to) = (day("2008-01-01"), day("2009-12-31"));
     let inside: Vec<usize> = (0..full.time_series.dates.len())
         .filter(|&i| (from..=to).contains(&full.time_series.dates[i]))
         .collect();
     assert!(inside.len() > 450, "{}", inside.len());
-    let (status, body) = s
-        .get("/api/analysis/%5EGSPC?draw_from=2008-01-01&draw_to=2009-12-31&max_points=1500")
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let zoomed: forecast_api::analysis::AnalysisResponse = serde_json::from_value(body).unwrap();
+    let (zoomed, _) = analysis(
+        api,
+        "/analysis/%5EGSPC?draw_from=2008-01-01&draw_to=2009-12-31&max_points=1500",
+    )
+    .await;
     let drawn = zoomed.metadata.drawn.expect("the window is recorded");
     assert_eq!((drawn.from, drawn.to), (Some(from), Some(to)));
     assert_eq!(drawn.rows as usize, inside.len());
@@ -639,10 +625,7 @@ async fn zoomed_windows_are_every_row_of_the_window(s: &Server, full: &Value) {
         full.metadata.time_series_rows
     );
     // A wider window than the budget is thinned within the window.
-    let (_, body) = s
-        .get("/api/analysis/%5EGSPC?draw_from=1970-01-01&max_points=100")
-        .await;
-    let wide: forecast_api::analysis::AnalysisResponse = serde_json::from_value(body).unwrap();
+    let (wide, _) = analysis(api, "/analysis/%5EGSPC?draw_from=1970-01-01&max_points=100").await;
     assert!(wide.time_series.dates.len() <= 100);
     assert!(wide.time_series.dates[0] >= day("1970-01-01"));
     assert_eq!(
@@ -658,17 +641,17 @@ async fn zoomed_windows_are_every_row_of_the_window(s: &Server, full: &Value) {
             &["draw_from (2010-01-01) is after draw_to (2009-01-01)"][..],
         ),
     ] {
-        assert_error(
-            &s.get(&format!("/api/analysis/%5EGSPC?{query}")).await,
-            400,
-            needles,
-        );
+        api.analysis("^GSPC", query)
+            .await
+            .refused()
+            .assert(400, needles);
     }
 }
 
 #[tokio::test]
 async fn analysis_error_paths() {
     let s = Server::app().await;
+    let api = s.api();
     let cases = [
         ("return_period=6", "return_period"),
         ("return_period=366", "return_period"),
@@ -683,40 +666,44 @@ async fn analysis_error_paths() {
         ("start_date=2010-01-01&end_date=2009-01-01", "start_date"),
     ];
     for (query, name) in cases {
-        let got = s.get(&format!("/api/analysis/%5EGSPC?{query}")).await;
-        assert_error(&got, 400, &[name]);
+        let got = api.analysis("^GSPC", query).await;
+        got.refused().assert(400, &[name]);
     }
-    assert_error(&s.get("/api/analysis/NOPE").await, 404, &["NOPE"]);
-    assert_error(
-        &s.get(&format!("/api/analysis/{}", INACTIVE_TICKERS[0]))
-            .await,
-        404,
-        &[],
-    );
+    api.analysis("NOPE", "")
+        .await
+        .refused()
+        .assert(404, &["NOPE"]);
+    api.analysis(INACTIVE_TICKERS[0], "")
+        .await
+        .refused()
+        .assert(404, &[]);
     for t in SHORT_HISTORY_TICKERS {
-        assert_error(&s.get(&format!("/api/analysis/{t}")).await, 422, &["300"]);
+        let got = api.analysis(t, "").await;
+        got.refused().assert(422, &["300"]);
     }
     // A window shorter than 300 rows of a long history.
-    assert_error(
-        &s.get("/api/analysis/%5EGSPC?start_date=2015-06-01").await,
-        422,
-        &["300"],
-    );
+    api.analysis("^GSPC", "start_date=2015-06-01")
+        .await
+        .refused()
+        .assert(422, &["300"]);
 }
 
 // End to end: the 413 is checked on a raw socket, before the body is sent.
 #[tokio::test]
 async fn every_error_is_json_detail() {
     let s = Server::start();
-    assert_error(
-        &s.get("/api/does-not-exist").await,
-        404,
-        &["/api/does-not-exist"],
-    );
-    let r = s.client().post(s.url("/api/assets")).send().await.unwrap();
-    assert_eq!(r.status(), 405);
-    let body: Value = r.json().await.unwrap();
-    assert!(body["detail"].is_string());
+    s.api()
+        .get::<Value>("/does-not-exist")
+        .await
+        .refused()
+        .assert(404, &["/api/does-not-exist"]);
+    let r = s
+        .api_as(Auth::Anonymous)
+        .send::<()>(Method::POST, "/assets", None)
+        .await;
+    let refusal = Api::typed::<Value>(r).await.refused();
+    assert_eq!(refusal.status, 405);
+    assert!(refusal.detail.is_some(), "a detail string: {refusal}");
     // A body over 1 MiB is refused from its Content-Length, before it is
     // read: speak raw HTTP so the client never races the early answer.
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -735,18 +722,39 @@ async fn every_error_is_json_detail() {
     .await;
     let text = String::from_utf8_lossy(&raw);
     assert!(text.starts_with("HTTP/1.1 413"), "{text:.200}");
-    let body: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
-    assert!(body["detail"].as_str().unwrap().contains("larger"));
+    let body: Detail = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert!(body.detail.contains("larger"));
+}
+
+/// The OpenAPI document, as far as the test of it reads it (it is
+/// utoipa's, not a type of the contract).
+#[derive(Debug, Deserialize)]
+struct Document {
+    openapi: String,
+    info: Info,
+    /// Each path's operations by method (and its other fields).
+    paths: BTreeMap<String, serde_json::Map<String, Value>>,
+    components: Components,
+}
+
+#[derive(Debug, Deserialize)]
+struct Info {
+    version: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Components {
+    schemas: serde_json::Map<String, Value>,
 }
 
 #[tokio::test]
 async fn openapi_covers_every_route() {
     let s = Server::app().await;
-    let (status, doc) = s.get("/api/openapi.json").await;
-    assert_eq!(status, 200);
-    assert_eq!(doc["openapi"], "3.1.0");
-    assert_eq!(doc["info"]["version"], "1.0.0");
-    let paths = doc["paths"].as_object().unwrap();
+    let raw: Value = s.api().get("/openapi.json").await.unwrap();
+    let doc: Document = serde_json::from_value(raw.clone()).unwrap();
+    assert_eq!(doc.openapi, "3.1.0");
+    assert_eq!(doc.info.version, "1.0.0");
+    let paths = &doc.paths;
     for p in [
         "/api/health",
         "/api/assets",
@@ -784,9 +792,14 @@ async fn openapi_covers_every_route() {
                 .await
                 .unwrap();
             let status = response.status().as_u16();
-            let body: Value = response.json().await.unwrap_or(Value::Null);
-            let detail = body["detail"].as_str().unwrap_or("");
-            if item.get(m).is_some() {
+            let detail = response
+                .json::<Detail>()
+                .await
+                .map(|d| d.detail)
+                .unwrap_or_default();
+            // The method's presence among the path item's keys is the
+            // subject here.
+            if item.contains_key(m) {
                 operations += 1;
                 assert!(
                     status != 405 && !detail.starts_with("no route for"),
@@ -802,11 +815,11 @@ async fn openapi_covers_every_route() {
     }
     assert!(operations >= 20, "only {operations} operations documented");
     // Every $ref resolves.
-    let text = doc.to_string();
+    let text = raw.to_string();
     for piece in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
         let name = &piece[..piece.find('"').unwrap()];
         assert!(
-            doc["components"]["schemas"].get(name).is_some(),
+            doc.components.schemas.contains_key(name),
             "dangling $ref {name}"
         );
     }
@@ -824,24 +837,22 @@ async fn a_misbehaving_engine_gets_clean_errors_and_the_server_keeps_serving() {
         ],
     )
     .await;
+    let api = s.api();
     let label = "segmentation/misbehave@0.0.1-misbehave";
     // 7: endless loop → 504; 8: memory hog → 500; 9: panic → 500.
-    assert_error(
-        &s.get("/api/analysis/%5EGSPC?return_period=7&num_segments=11")
-            .await,
-        504,
-        &[label, "timed out"],
-    );
-    assert_error(
-        &s.get("/api/analysis/%5EGSPC?return_period=8").await,
-        500,
-        &[label, "memory"],
-    );
-    let panicked = s.get("/api/analysis/%5EGSPC?return_period=9").await;
-    assert_error(&panicked, 500, &[label]);
+    api.analysis("^GSPC", "return_period=7&num_segments=11")
+        .await
+        .refused()
+        .assert(504, &[label, "timed out"]);
+    api.analysis("^GSPC", "return_period=8")
+        .await
+        .refused()
+        .assert(500, &[label, "memory"]);
+    let panicked = api.analysis("^GSPC", "return_period=9").await.refused();
+    panicked.assert(500, &[label]);
     // A 500 names the plugin and its version, in one short line: no wasm
     // backtrace, no error chain, no host paths.
-    let detail = panicked.1["detail"].as_str().unwrap();
+    let detail = panicked.detail.as_deref().unwrap();
     assert!(
         !detail.contains('\n')
             && detail.len() < 300
@@ -851,16 +862,13 @@ async fn a_misbehaving_engine_gets_clean_errors_and_the_server_keeps_serving() {
         "a 500's detail is one short line: {detail:?}"
     );
     // Still serving, with fresh instances.
-    let (status, _) = s.get("/api/health").await;
-    assert_eq!(status, 200);
-    let (status, _) = s.get("/api/assets?category=Indices").await;
-    assert_eq!(status, 200);
+    api.health("").await.unwrap();
+    api.assets("category=Indices").await.unwrap();
     // The misbehaving engine answers "insufficient data" for other periods: it is reached again.
-    assert_error(
-        &s.get("/api/analysis/%5EGSPC?return_period=11").await,
-        422,
-        &[],
-    );
-    let (_, debug) = s.debug_health().await;
-    assert_eq!(debug["debug"]["plugins"][0]["name"], "misbehave");
+    api.analysis("^GSPC", "return_period=11")
+        .await
+        .refused()
+        .assert(422, &[]);
+    let d = admin(&s).diagnostics().await;
+    assert_eq!(d.plugins[0].name, "misbehave");
 }
