@@ -12,8 +12,14 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{assert_error, fresh_db, sqlite_url, Server, BIN};
-use serde_json::Value;
+use chrono::NaiveDate;
+use common::{fresh_db, sqlite_url, Server, BIN};
+use forecast_api::analysis::VerdictResponse;
+use forecast_api::assets::DataSources;
+use forecast_api::ranking::{RankedAsset, RankingResponse, SortKey};
+use forecast_domain::{Category, DataSource, Metric};
+use forecast_testkit::api_health::{Diagnostics, GradingHealth};
+use forecast_testkit::{Api, Auth, Refused};
 
 /// Runs one statement and one count query on SQLite or PostgreSQL.
 pub(crate) async fn exec_and_count(url: &str, statement: &str, count: &str) -> i64 {
@@ -63,12 +69,65 @@ pub(crate) fn grade(url: &str, env: &[(&str, &str)]) -> (bool, String, String) {
     )
 }
 
-fn sorted_by(items: &[Value], key: &str, descending: bool) -> bool {
+/// The figure of a row the ranking sorts by `key` (its `sort_by`).
+fn figure(key: &str) -> fn(&RankedAsset) -> f64 {
+    match key {
+        "median_return" => |a| a.median_return,
+        "expected_return" => |a| a.expected_return,
+        "win_rate" => |a| a.win_rate,
+        "prediction_error" => |a| a.prediction_error,
+        "current_drawdown" => |a| a.current_drawdown,
+        "current_price" => |a| a.current_price,
+        "score" => |a| a.score,
+        _ => panic!("no figure {key}"),
+    }
+}
+
+/// `items` ordered by the figure `key`, in the direction asked, ties by
+/// ticker ascending.
+fn sorted_by(items: &[RankedAsset], key: &str, descending: bool) -> bool {
+    let figure = figure(key);
     items.windows(2).all(|w| {
-        let (a, b) = (w[0][key].as_f64().unwrap(), w[1][key].as_f64().unwrap());
+        let (a, b) = (figure(&w[0]), figure(&w[1]));
         let ordered = if descending { a > b } else { a < b };
-        ordered || (a == b && w[0]["ticker"].as_str() < w[1]["ticker"].as_str())
+        ordered || (a == b && w[0].ticker < w[1].ticker)
     })
+}
+
+/// The client with the admin token (the diagnostics).
+fn admin(s: &Server) -> Api {
+    s.api_as(Auth::Bearer(common::ADMIN_TOKEN.into()))
+}
+
+/// The grading runs of `s`'s diagnostics.
+async fn grading(s: &Server) -> GradingHealth {
+    let d = admin(s).diagnostics().await;
+    d.grading.expect("the grading runs could be read")
+}
+
+/// Whether the active run is the latest one (both none counts).
+fn active_is_last(g: &GradingHealth) -> bool {
+    g.active_run.as_deref() == g.last_run.as_ref().map(|r| r.id.as_str())
+}
+
+/// The ranking with `query`; panics on a refusal.
+async fn ranking(s: &Server, query: &str) -> RankingResponse {
+    s.api()
+        .ranking(query)
+        .await
+        .unwrap_or_else(|r| panic!("ranking?{query}: {r}"))
+}
+
+/// ^GSPC's verdict with `query`; panics on a refusal.
+async fn verdict(s: &Server, query: &str) -> VerdictResponse {
+    s.api()
+        .verdict("^GSPC", query)
+        .await
+        .unwrap_or_else(|r| panic!("verdict?{query}: {r}"))
+}
+
+fn day(d: &str) -> NaiveDate {
+    d.parse().unwrap()
 }
 
 pub(crate) async fn sqlite_small() -> (PathBuf, usize) {
@@ -93,13 +152,13 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
     );
 
     let s = Server::app_with(db, &[]).await;
-    let (_, health) = s.debug_health().await;
-    let g = &health["debug"]["grading"];
-    assert_eq!(g["last_run"]["status"], "done");
-    assert_eq!(g["last_run"]["assets_graded"], n);
-    assert_eq!(g["last_run"]["failures"], 0);
-    assert!(g["last_run"]["duration_seconds"].is_i64());
-    assert_eq!(g["active_run"], g["last_run"]["id"]);
+    let g = grading(&s).await;
+    let last = g.last_run.as_ref().expect("the last run");
+    assert_eq!(last.status, "done");
+    assert_eq!(last.assets_graded, n as i64);
+    assert_eq!(last.failures, 0);
+    assert!(last.duration_seconds.is_some(), "{last:?}");
+    assert!(active_is_last(&g), "{g:?}");
 
     let score = graded_verdicts_come_from_the_snapshot(&s).await;
     the_default_ranking_is_every_asset_by_median_return(&s, n, score).await;
@@ -110,55 +169,40 @@ async fn grade_then_cached_verdicts_and_every_ranking_parameter() {
 /// a live analysis; custom parameters are computed live; the ^GSPC
 /// verdict's score.
 async fn graded_verdicts_come_from_the_snapshot(s: &Server) -> f64 {
-    let (status, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
-    assert_eq!(status, 200, "{v}");
-    assert_eq!(v["metadata"]["from_cache"], true);
-    assert_eq!(v["ticker"], "^GSPC");
-    for f in [
-        "current_state",
-        "signals",
-        "active_segment",
-        "grade",
-        "metadata",
-    ] {
-        assert!(v[f].is_object(), "{f}");
-    }
-    assert!(["A", "B", "C", "D", "F"].contains(&v["grade"]["letter"].as_str().unwrap()));
-    let score = v["grade"]["score"].as_f64().unwrap();
+    // current_state, signals, active_segment, grade and metadata are
+    // objects: the type's.
+    let v = verdict(s, "").await;
+    assert!(v.metadata.from_cache);
+    assert_eq!(v.ticker, "^GSPC");
+    assert!(["A", "B", "C", "D", "F"].contains(&v.grade.letter.as_str()));
+    let score = v.grade.score;
     assert!((0.0..=100.0).contains(&score));
-    assert!(v["typical_max_drawdown"].as_f64().unwrap() < 0.0);
-    assert_eq!(v["metadata"]["data_points"], 16_607);
-    assert_eq!(
-        v["active_segment"]["segment_idx"],
-        v["current_state"]["segment"]
-    );
+    assert!(v.typical_max_drawdown.expect("a typical drawdown") < 0.0);
+    assert_eq!(v.metadata.data_points, 16_607);
+    assert_eq!(v.active_segment.segment_idx, v.current_state.segment);
     // The cached verdict agrees with a live full analysis.
-    let (_, full) = s.get("/api/analysis/%5EGSPC").await;
-    assert_eq!(full["current_state"], v["current_state"]);
-    let (_, other) = s
-        .get("/api/analysis/%5EGSPC/verdict?return_period=30&metric=sortino")
-        .await;
-    assert_eq!(other["metadata"]["from_cache"], true);
-    assert_eq!(other["metadata"]["metric"], "sortino");
-    // Custom parameters are computed live, and agree in shape.
+    let full = s.api().analysis("^GSPC", "").await.unwrap();
+    assert_eq!(full.current_state, v.current_state);
+    let other = verdict(s, "return_period=30&metric=sortino").await;
+    assert!(other.metadata.from_cache);
+    assert_eq!(other.metadata.metric, Metric::Sortino);
+    // Custom parameters are computed live, and agree in shape (a grade
+    // with its letter: the type's).
     for q in [
         "return_period=45",
         "num_segments=25",
         "decay_factor=0.9",
         "end_date=2015-01-01",
     ] {
-        let (status, live) = s.get(&format!("/api/analysis/%5EGSPC/verdict?{q}")).await;
-        assert_eq!(status, 200);
-        assert_eq!(live["metadata"]["from_cache"], false, "{q}");
-        assert!(live["grade"]["letter"].is_string());
+        let live = verdict(s, q).await;
+        assert!(!live.metadata.from_cache, "{q}");
     }
-    assert_error(
-        &s.get("/api/analysis/%5EGSPC/verdict?return_period=400")
-            .await,
-        400,
-        &["return_period"],
-    );
-    assert_error(&s.get("/api/analysis/NOPE/verdict").await, 404, &[]);
+    let api = s.api();
+    api.verdict("^GSPC", "return_period=400")
+        .await
+        .refused()
+        .assert(400, &["return_period"]);
+    api.verdict("NOPE", "").await.refused().assert(404, &[]);
     score
 }
 
@@ -166,39 +210,23 @@ async fn graded_verdicts_come_from_the_snapshot(s: &Server) -> f64 {
 /// figures, by median return; ^GSPC's row flagged real and scored
 /// `score`, as its verdict.
 async fn the_default_ranking_is_every_asset_by_median_return(s: &Server, n: usize, score: f64) {
-    let (status, r) = s.get("/api/ranking").await;
-    assert_eq!(status, 200, "{r}");
-    let items = r["ranked_assets"].as_array().unwrap();
+    // Every row's figures are numbers, calculated_at a time: the types'.
+    let r = ranking(s, "").await;
+    let items = &r.ranked_assets;
     assert_eq!(items.len(), n.min(50));
-    assert_eq!(r["metadata"]["total_assets"], n);
-    assert_eq!(r["metadata"]["filtered_assets"], n);
-    assert!(r["metadata"]["calculated_at"].is_string());
+    assert_eq!(r.metadata.total_assets, n);
+    assert_eq!(r.metadata.filtered_assets, n);
     for (i, item) in items.iter().enumerate() {
-        assert_eq!(item["rank"], i + 1);
-        for f in [
-            "expected_return",
-            "prediction_error",
-            "current_drawdown",
-            "current_price",
-            "win_rate",
-            "median_return",
-            "median_error",
-            "score",
-        ] {
-            assert!(item[f].is_number(), "{f}");
-        }
+        assert_eq!(item.rank, i + 1);
     }
     assert!(sorted_by(items, "median_return", true));
-    let gspc = items.iter().find(|i| i["ticker"] == "^GSPC").unwrap();
+    let gspc = items.iter().find(|i| i.ticker == "^GSPC").unwrap();
     assert_eq!(
-        gspc["data_source"], "real",
+        gspc.data_source,
+        DataSource::Real,
         "synthetic data is flagged in the ranking too"
     );
-    assert_eq!(
-        gspc["score"].as_f64().unwrap(),
-        score,
-        "ranking and verdict share the grade"
-    );
+    assert_eq!(gspc.score, score, "ranking and verdict share the grade");
 }
 
 /// Every sort key both ways, the limit, the category filters, every
@@ -213,51 +241,36 @@ async fn every_ranking_parameter_sorts_filters_and_limits(s: &Server, n: usize) 
         "current_price",
     ] {
         for (sort, desc) in [("asc", false), ("desc", true)] {
-            let (_, r) = s
-                .get(&format!("/api/ranking?sort_by={key}&sort={sort}&limit=500"))
-                .await;
-            assert!(
-                sorted_by(r["ranked_assets"].as_array().unwrap(), key, desc),
-                "{key} {sort}"
-            );
+            let r = ranking(s, &format!("sort_by={key}&sort={sort}&limit=500")).await;
+            assert!(sorted_by(&r.ranked_assets, key, desc), "{key} {sort}");
         }
     }
-    let (_, three) = s.get("/api/ranking?limit=3").await;
-    assert_eq!(three["ranked_assets"].as_array().unwrap().len(), 3);
+    let three = ranking(s, "limit=3").await;
+    assert_eq!(three.ranked_assets.len(), 3);
     assert_eq!(
-        three["metadata"]["filtered_assets"], n,
+        three.metadata.filtered_assets, n,
         "filtered counts before the limit"
     );
-    let (_, idx) = s.get("/api/ranking?category=Indices&limit=500").await;
-    let idx_items = idx["ranked_assets"].as_array().unwrap();
-    assert!(idx_items.iter().all(|i| i["category"] == "Indices"));
-    assert_eq!(
-        idx["metadata"]["filtered_assets"].as_u64().unwrap() as usize,
-        idx_items.len()
-    );
-    assert_eq!(idx["metadata"]["total_assets"], n);
-    let (_, two) = s
-        .get("/api/ranking?categories=Crypto,Forex&category=Indices&limit=500")
-        .await;
-    assert!(two["ranked_assets"]
-        .as_array()
-        .unwrap()
+    let idx = ranking(s, "category=Indices&limit=500").await;
+    let idx_items = &idx.ranked_assets;
+    assert!(idx_items.iter().all(|i| i.category == Category::Indices));
+    assert_eq!(idx.metadata.filtered_assets, idx_items.len());
+    assert_eq!(idx.metadata.total_assets, n);
+    let two = ranking(s, "categories=Crypto,Forex&category=Indices&limit=500").await;
+    assert!(two
+        .ranked_assets
         .iter()
-        .all(|i| i["category"] == "Crypto" || i["category"] == "Forex"));
+        .all(|i| i.category == Category::Crypto || i.category == Category::Forex));
     for p in [7, 30, 90, 180, 365] {
         for m in ["return", "sharpe", "sortino"] {
-            let (status, r) = s
-                .get(&format!(
-                    "/api/ranking?return_period={p}&metric={m}&limit=1"
-                ))
-                .await;
-            assert_eq!(status, 200);
+            let r = ranking(s, &format!("return_period={p}&metric={m}&limit=1")).await;
             assert_eq!(
-                r["metadata"]["total_assets"], n,
+                r.metadata.total_assets, n,
                 "every standard combination is pre-computed"
             );
         }
     }
+    let api = s.api();
     for q in [
         "limit=0",
         "limit=501",
@@ -270,33 +283,39 @@ async fn every_ranking_parameter_sorts_filters_and_limits(s: &Server, n: usize) 
         // An invalid category is refused even where `categories` wins.
         "categories=Crypto&category=Nope",
     ] {
-        assert_eq!(s.get(&format!("/api/ranking?{q}")).await.0, 400, "{q}");
+        assert_eq!(api.ranking(q).await.refused().status, 400, "{q}");
     }
     assert_eq!(
-        s.get_as("/api/ranking", None).await.0,
+        s.api_as(Auth::Anonymous).ranking("").await.refused().status,
         401,
         "the ranking is a Bearer route"
     );
 }
 
+/// The text (or ISO date) of a row the ranking sorts by `key`.
+fn text(key: &str) -> fn(&RankedAsset) -> String {
+    match key {
+        "ticker" => |a| a.ticker.clone(),
+        "name" => |a| a.name.clone(),
+        "category" => |a| a.category.as_str().to_string(),
+        "last_price_date" => |a| a.last_price_date.to_string(),
+        _ => panic!("no text {key}"),
+    }
+}
+
 /// `items` ordered by the text (or ISO date) `key`, lower-cased, in the
 /// direction asked, ties by ticker ascending.
-fn sorted_by_text(items: &[Value], key: &str, descending: bool) -> bool {
+fn sorted_by_text(items: &[RankedAsset], key: &str, descending: bool) -> bool {
+    let text = text(key);
     items.windows(2).all(|w| {
-        let text = |i: usize| w[i][key].as_str().unwrap().to_lowercase();
-        let (a, b) = (text(0), text(1));
+        let (a, b) = (text(&w[0]).to_lowercase(), text(&w[1]).to_lowercase());
         let ordered = if descending { a > b } else { a < b };
-        ordered || (a == b && w[0]["ticker"].as_str() < w[1]["ticker"].as_str())
+        ordered || (a == b && w[0].ticker < w[1].ticker)
     })
 }
 
-fn tickers(r: &Value) -> Vec<String> {
-    r["ranked_assets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["ticker"].as_str().unwrap().to_string())
-        .collect()
+fn tickers(r: &RankingResponse) -> Vec<String> {
+    r.ranked_assets.iter().map(|i| i.ticker.clone()).collect()
 }
 
 /// The screener: sources, letters, score and drawdown ranges and a least
@@ -305,13 +324,11 @@ fn tickers(r: &Value) -> Vec<String> {
 /// its parameter; the CSV carries the screened rows.
 #[tokio::test]
 async fn the_screener_filters_the_whole_ranking() {
-    use forecast_api::ranking::RankingResponse;
-    use forecast_domain::DataSource;
     let (db, n) = sqlite_small().await;
     let url = sqlite_url(&db);
     assert!(grade(&url, &[]).0);
     let s = Server::app_with(db, &[]).await;
-    let whole: RankingResponse = s.get_typed("/api/ranking?sort_by=ticker&limit=500").await;
+    let whole = ranking(&s, "sort_by=ticker&limit=500").await;
     assert_eq!(whole.ranked_assets.len(), n);
     let has = |src: DataSource| whole.ranked_assets.iter().any(|a| a.data_source == src);
     assert!(has(DataSource::Real) && has(DataSource::Synthetic));
@@ -350,7 +367,7 @@ async fn the_screener_filters_the_whole_ranking() {
         ("min_episodes=-1", &["min_episodes"]),
         ("currency=dollars", &["currency"]),
     ] {
-        assert_error(&s.get(&format!("/api/ranking?{query}")).await, 400, needles);
+        s.api().ranking(query).await.refused().assert(400, needles);
     }
 }
 
@@ -359,7 +376,6 @@ type Keep = Box<dyn Fn(&forecast_api::ranking::RankedAsset) -> bool>;
 
 /// The screens the screener test asks for, each with the rows it keeps.
 fn screens() -> Vec<(&'static str, Keep)> {
-    use forecast_domain::DataSource;
     vec![
         (
             "source=real,ingested",
@@ -410,17 +426,13 @@ async fn assert_screened(
     screen: &str,
     keep: &Keep,
 ) -> usize {
-    use forecast_api::ranking::RankingResponse;
-    use forecast_domain::DataSource;
     let want: Vec<&str> = whole
         .ranked_assets
         .iter()
         .filter(|a| keep(a))
         .map(|a| a.ticker.as_str())
         .collect();
-    let got: RankingResponse = s
-        .get_typed(&format!("/api/ranking?sort_by=ticker&limit=500&{screen}"))
-        .await;
+    let got = ranking(s, &format!("sort_by=ticker&limit=500&{screen}")).await;
     let tickers: Vec<&str> = got
         .ranked_assets
         .iter()
@@ -471,32 +483,22 @@ async fn the_whole_ranking_sorts_filters_by_text_and_pages() {
 
     // Verdicts name the currency, cached (from a body stored without it)
     // and live.
-    for (path, cached) in [
-        ("/api/analysis/%5EGSPC/verdict", true),
-        ("/api/analysis/%5EGSPC/verdict?return_period=45", false),
-    ] {
-        let (status, v) = s.get(path).await;
-        assert_eq!(status, 200, "{v}");
-        assert_eq!(v["metadata"]["from_cache"], cached, "{path}");
-        assert_eq!(v["metadata"]["currency"], "USD", "{path}");
+    for (query, cached) in [("", true), ("return_period=45", false)] {
+        let v = verdict(&s, query).await;
+        assert_eq!(v.metadata.from_cache, cached, "{query}");
+        assert_eq!(v.metadata.currency, "USD", "{query}");
     }
     the_snapshot_verdict_is_compressed_as_asked(&s).await;
 
-    let (_, web) = s.get("/api/ranking?limit=500").await;
-    let non_usd = web["ranked_assets"]
-        .as_array()
-        .unwrap()
+    let web = ranking(&s, "limit=500").await;
+    let non_usd = web
+        .ranked_assets
         .iter()
-        .find(|i| i["currency"] != "USD")
+        .find(|i| i.currency != "USD")
         .unwrap();
-    let (_, v) = s
-        .get(&format!(
-            "/api/analysis/{}/verdict",
-            non_usd["ticker"].as_str().unwrap().replace('^', "%5E")
-        ))
-        .await;
-    assert_eq!(v["metadata"]["from_cache"], true);
-    assert_eq!(v["metadata"]["currency"], non_usd["currency"]);
+    let v = s.api().verdict(&non_usd.ticker, "").await.unwrap();
+    assert!(v.metadata.from_cache);
+    assert_eq!(v.metadata.currency, non_usd.currency);
 }
 
 /// Every column, over the whole list of `n` assets, each row naming its
@@ -506,31 +508,23 @@ async fn every_column_sorts_the_whole_list(
     n: usize,
     currencies: &std::collections::HashMap<String, String>,
 ) {
-    let (status, whole) = s.get("/api/ranking?sort_by=score&limit=500").await;
-    assert_eq!(status, 200, "{whole}");
-    let items = whole["ranked_assets"].as_array().unwrap();
+    let whole = ranking(s, "sort_by=score&limit=500").await;
+    let items = &whole.ranked_assets;
     assert_eq!(items.len(), n);
     assert!(sorted_by(items, "score", true));
-    assert_eq!(whole["metadata"]["sort_by"], "score");
-    assert_eq!(whole["metadata"]["offset"], 0);
+    assert_eq!(whole.metadata.sort_by, SortKey::Score);
+    assert_eq!(whole.metadata.offset, 0);
     for item in items {
-        let t = item["ticker"].as_str().unwrap();
-        assert_eq!(item["currency"], currencies[t].as_str(), "{t}");
+        let t = item.ticker.as_str();
+        assert_eq!(item.currency, currencies[t], "{t}");
     }
-    assert!(items.iter().any(|i| i["currency"] != "USD"), "not all USD");
-    let (_, asc) = s.get("/api/ranking?sort_by=score&sort=asc&limit=500").await;
-    assert!(sorted_by(
-        asc["ranked_assets"].as_array().unwrap(),
-        "score",
-        false
-    ));
+    assert!(items.iter().any(|i| i.currency != "USD"), "not all USD");
+    let asc = ranking(s, "sort_by=score&sort=asc&limit=500").await;
+    assert!(sorted_by(&asc.ranked_assets, "score", false));
     for key in ["ticker", "name", "category", "last_price_date"] {
         for (sort, desc) in [("asc", false), ("desc", true)] {
-            let (status, r) = s
-                .get(&format!("/api/ranking?sort_by={key}&sort={sort}&limit=500"))
-                .await;
-            assert_eq!(status, 200, "{key}: {r}");
-            let items = r["ranked_assets"].as_array().unwrap();
+            let r = ranking(s, &format!("sort_by={key}&sort={sort}&limit=500")).await;
+            let items = &r.ranked_assets;
             assert_eq!(items.len(), n);
             assert!(sorted_by_text(items, key, desc), "{key} {sort}");
         }
@@ -541,99 +535,74 @@ async fn every_column_sorts_the_whole_list(
 /// page is empty.
 async fn pages_make_the_whole_list(s: &Server, n: usize) {
     for sort_by in ["score", "name"] {
-        let (_, whole) = s
-            .get(&format!("/api/ranking?sort_by={sort_by}&limit=500"))
-            .await;
+        let whole = ranking(s, &format!("sort_by={sort_by}&limit=500")).await;
         let mut paged = Vec::new();
         for offset in (0..n).step_by(4) {
-            let (status, page) = s
-                .get(&format!(
-                    "/api/ranking?sort_by={sort_by}&limit=4&offset={offset}"
-                ))
-                .await;
-            assert_eq!(status, 200, "{page}");
-            assert_eq!(page["metadata"]["offset"], offset);
-            assert_eq!(page["metadata"]["filtered_assets"], n);
-            for (i, item) in page["ranked_assets"].as_array().unwrap().iter().enumerate() {
-                assert_eq!(item["rank"], offset + i + 1, "{sort_by}");
+            let page = ranking(s, &format!("sort_by={sort_by}&limit=4&offset={offset}")).await;
+            assert_eq!(page.metadata.offset, offset);
+            assert_eq!(page.metadata.filtered_assets, n);
+            for (i, item) in page.ranked_assets.iter().enumerate() {
+                assert_eq!(item.rank, offset + i + 1, "{sort_by}");
             }
-            paged.extend(page["ranked_assets"].as_array().unwrap().iter().cloned());
+            paged.extend(page.ranked_assets);
         }
-        assert_eq!(
-            &paged,
-            whole["ranked_assets"].as_array().unwrap(),
-            "{sort_by}"
-        );
+        assert_eq!(paged, whole.ranked_assets, "{sort_by}");
     }
     for offset in [n, 100_000] {
-        let (status, past) = s.get(&format!("/api/ranking?offset={offset}")).await;
-        assert_eq!(status, 200);
-        assert!(past["ranked_assets"].as_array().unwrap().is_empty());
-        assert_eq!(past["metadata"]["filtered_assets"], n);
-        assert_eq!(past["metadata"]["offset"], offset);
+        let past = ranking(s, &format!("offset={offset}")).await;
+        assert!(past.ranked_assets.is_empty());
+        assert_eq!(past.metadata.filtered_assets, n);
+        assert_eq!(past.metadata.offset, offset);
     }
 }
 
 /// The text filter: ticker or name, any case, before counting and paging;
 /// its bounds and the other parameters' refusals.
 async fn the_text_filter_matches_ticker_or_name(s: &Server, n: usize) {
-    let (_, by_ticker) = s
-        .get("/api/ranking?sort_by=ticker&sort=asc&limit=500")
-        .await;
+    let by_ticker = ranking(s, "sort_by=ticker&sort=asc&limit=500").await;
     let expected = |text: &str| -> Vec<String> {
-        by_ticker["ranked_assets"]
-            .as_array()
-            .unwrap()
+        by_ticker
+            .ranked_assets
             .iter()
             .filter(|i| {
-                let has = |f: &str| i[f].as_str().unwrap().to_lowercase().contains(text);
-                has("ticker") || has("name")
+                let has = |f: &str| f.to_lowercase().contains(text);
+                has(&i.ticker) || has(&i.name)
             })
-            .map(|i| i["ticker"].as_str().unwrap().to_string())
+            .map(|i| i.ticker.clone())
             .collect()
     };
-    let (_, apple) = s
-        .get("/api/ranking?q=aPpLe&sort_by=ticker&sort=asc&limit=500")
-        .await;
+    let apple = ranking(s, "q=aPpLe&sort_by=ticker&sort=asc&limit=500").await;
     assert!(tickers(&apple).contains(&"AAPL".to_string()), "by name");
     assert_eq!(tickers(&apple), expected("apple"));
-    assert_eq!(
-        apple["metadata"]["filtered_assets"],
-        expected("apple").len()
-    );
-    assert_eq!(apple["metadata"]["total_assets"], n);
-    assert_eq!(apple["ranked_assets"][0]["rank"], 1);
-    let (_, gspc) = s.get("/api/ranking?q=%5Egs&sort_by=ticker&sort=asc").await;
+    assert_eq!(apple.metadata.filtered_assets, expected("apple").len());
+    assert_eq!(apple.metadata.total_assets, n);
+    assert_eq!(apple.ranked_assets[0].rank, 1);
+    let gspc = ranking(s, "q=%5Egs&sort_by=ticker&sort=asc").await;
     assert!(tickers(&gspc).contains(&"^GSPC".to_string()), "by ticker");
     assert_eq!(tickers(&gspc), expected("^gs"));
-    let (_, sp) = s
-        .get("/api/ranking?q=%20s%26p%20&sort_by=ticker&sort=asc")
-        .await;
+    let sp = ranking(s, "q=%20s%26p%20&sort_by=ticker&sort=asc").await;
     assert_eq!(tickers(&sp), expected("s&p"), "blanks around ignored");
     assert!(!expected("s&p").is_empty());
     let carets = expected("^");
     assert!(carets.len() >= 3, "{carets:?}");
-    let (_, page) = s
-        .get("/api/ranking?q=%5E&sort_by=ticker&sort=asc&limit=2&offset=1")
-        .await;
-    assert_eq!(page["metadata"]["filtered_assets"], carets.len());
+    let page = ranking(s, "q=%5E&sort_by=ticker&sort=asc&limit=2&offset=1").await;
+    assert_eq!(page.metadata.filtered_assets, carets.len());
     assert_eq!(tickers(&page), carets[1..3]);
-    assert_eq!(page["ranked_assets"][0]["rank"], 2);
-    let (_, none) = s.get("/api/ranking?q=no%20such%20asset").await;
-    assert!(none["ranked_assets"].as_array().unwrap().is_empty());
-    assert_eq!(none["metadata"]["filtered_assets"], 0);
-    assert!(none["metadata"]["last_price_dates"].is_null());
-    let (_, other) = s.get("/api/ranking?q=apple&category=Indices").await;
-    assert_eq!(other["metadata"]["filtered_assets"], 0, "filters combine");
-    let (status, _) = s.get(&format!("/api/ranking?q={}", "a".repeat(100))).await;
-    assert_eq!(status, 200, "100 characters");
+    assert_eq!(page.ranked_assets[0].rank, 2);
+    let none = ranking(s, "q=no%20such%20asset").await;
+    assert!(none.ranked_assets.is_empty());
+    assert_eq!(none.metadata.filtered_assets, 0);
+    assert!(none.metadata.last_price_dates.is_none());
+    let other = ranking(s, "q=apple&category=Indices").await;
+    assert_eq!(other.metadata.filtered_assets, 0, "filters combine");
+    ranking(s, &format!("q={}", "a".repeat(100))).await;
     for (q, name) in [
         (format!("q={}", "a".repeat(101)), "q must be at most 100"),
         ("offset=100001".into(), "offset"),
         ("offset=1.5".into(), "offset"),
         ("sort_by=Score".into(), "sort_by"),
     ] {
-        assert_error(&s.get(&format!("/api/ranking?{q}")).await, 400, &[name]);
+        s.api().ranking(&q).await.refused().assert(400, &[name]);
     }
 }
 
@@ -667,8 +636,8 @@ async fn the_snapshot_verdict_is_compressed_as_asked(s: &Server) {
     )
     .unwrap();
     assert_eq!(decoded, plain, "the same bytes");
-    let v: Value = serde_json::from_slice(&plain).unwrap();
-    assert_eq!(v["metadata"]["from_cache"], true);
+    let v: VerdictResponse = serde_json::from_slice(&plain).unwrap();
+    assert!(v.metadata.from_cache);
 }
 
 /// Issue 16: every aggregate says how much of it is real, ingested or
@@ -702,32 +671,30 @@ async fn aggregates_count_their_data_sources_and_answers_say_when_prices_end() {
     );
 
     let s = Server::app_with(db, &[]).await;
-    let (_, r) = s.get("/api/ranking?limit=500").await;
-    let meta = &r["metadata"];
+    let r = ranking(&s, "limit=500").await;
+    let meta = &r.metadata;
     assert_eq!(
-        meta["data_sources"],
-        serde_json::json!({"real": real - 1, "ingested": 1, "synthetic": n - real})
+        meta.data_sources,
+        DataSources {
+            real: real - 1,
+            ingested: 1,
+            synthetic: n - real
+        }
     );
-    assert_eq!(meta["stale_excluded"], 0);
-    let rows = r["ranked_assets"].as_array().unwrap();
-    let row = |t: &str| rows.iter().find(|i| i["ticker"] == t).unwrap().clone();
-    assert_eq!(row("^GSPC")["last_price_date"], "2015-12-31");
-    assert_eq!(row("AAPL")["last_price_date"], "2013-03-01");
-    assert_eq!(row("CL=F")["last_price_date"], "2019-01-04");
-    assert_eq!(row("CL=F")["data_source"], "ingested");
-    let oldest = rows
-        .iter()
-        .map(|i| i["last_price_date"].as_str().unwrap())
-        .min()
-        .unwrap();
-    assert!(oldest <= "2013-03-01");
-    assert_eq!(meta["last_price_dates"]["oldest"], oldest);
-    let newest = meta["last_price_dates"]["newest"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    assert_eq!(meta.stale_excluded, 0);
+    let rows = &r.ranked_assets;
+    let row = |t: &str| rows.iter().find(|i| i.ticker == t).unwrap();
+    assert_eq!(row("^GSPC").last_price_date, day("2015-12-31"));
+    assert_eq!(row("AAPL").last_price_date, day("2013-03-01"));
+    assert_eq!(row("CL=F").last_price_date, day("2019-01-04"));
+    assert_eq!(row("CL=F").data_source, DataSource::Ingested);
+    let oldest = rows.iter().map(|i| i.last_price_date).min().unwrap();
+    assert!(oldest <= day("2013-03-01"));
+    let dates = meta.last_price_dates.as_ref().expect("the rows' dates");
+    assert_eq!(dates.oldest, oldest);
+    let newest = dates.newest;
     assert!(
-        newest.as_str() > "2026-01-01",
+        newest > day("2026-01-01"),
         "synthetic histories end recently: {newest}"
     );
     stale_assets_are_left_out_by_age(&s, rows, n, real).await;
@@ -737,69 +704,64 @@ async fn aggregates_count_their_data_sources_and_answers_say_when_prices_end() {
 /// Leave out what ends more than N days ago (N reaching back to 2020):
 /// the real histories go, the recent synthetic ones stay. `rows` is the
 /// whole ranking of `n` assets, `real` of them real.
-async fn stale_assets_are_left_out_by_age(s: &Server, rows: &[Value], n: usize, real: usize) {
+async fn stale_assets_are_left_out_by_age(s: &Server, rows: &[RankedAsset], n: usize, real: usize) {
     let today = chrono::Utc::now().date_naive();
     let since_2020 = (today - chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()).num_days();
-    let (status, fresh) = s
-        .get(&format!("/api/ranking?limit=500&max_age_days={since_2020}"))
-        .await;
-    assert_eq!(status, 200, "{fresh}");
-    let kept = fresh["ranked_assets"].as_array().unwrap();
-    assert!(kept
-        .iter()
-        .all(|i| i["last_price_date"].as_str().unwrap() >= "2020-01-01"));
-    assert!(!kept.iter().any(|i| i["ticker"] == "^GSPC"));
+    let fresh = ranking(s, &format!("limit=500&max_age_days={since_2020}")).await;
+    let kept = &fresh.ranked_assets;
+    assert!(kept.iter().all(|i| i.last_price_date >= day("2020-01-01")));
+    assert!(!kept.iter().any(|i| i.ticker == "^GSPC"));
     // Most real histories end before 2020 (some, such as ^TNX, later).
-    let young: Vec<&Value> = rows
+    let young: Vec<&RankedAsset> = rows
         .iter()
-        .filter(|i| i["last_price_date"].as_str().unwrap() >= "2020-01-01")
+        .filter(|i| i.last_price_date >= day("2020-01-01"))
         .collect();
-    let count = |source: &str| young.iter().filter(|i| i["data_source"] == source).count();
+    let count = |source: DataSource| young.iter().filter(|i| i.data_source == source).count();
     assert!(n - young.len() >= 4, "{} stale of {n}", n - young.len());
-    assert_eq!(fresh["metadata"]["stale_excluded"], n - young.len());
-    assert_eq!(fresh["metadata"]["filtered_assets"], young.len());
+    assert_eq!(fresh.metadata.stale_excluded, n - young.len());
+    assert_eq!(fresh.metadata.filtered_assets, young.len());
     assert_eq!(kept.len(), young.len());
     assert_eq!(
-        fresh["metadata"]["data_sources"],
-        serde_json::json!({"real": count("real"), "ingested": 0, "synthetic": n - real})
+        fresh.metadata.data_sources,
+        DataSources {
+            real: count(DataSource::Real),
+            ingested: 0,
+            synthetic: n - real
+        }
     );
     for bad in ["-1", "36501", "soon"] {
-        assert_error(
-            &s.get(&format!("/api/ranking?max_age_days={bad}")).await,
-            400,
-            &["max_age_days"],
-        );
+        s.api()
+            .ranking(&format!("max_age_days={bad}"))
+            .await
+            .refused()
+            .assert(400, &["max_age_days"]);
     }
 }
 
 /// Per-asset answers: cached and live verdicts, the analysis, the
 /// catalog and the metadata all carry ^GSPC's last price date.
 async fn per_asset_answers_carry_the_last_price_date(s: &Server) {
-    for path in [
-        "/api/analysis/%5EGSPC/verdict",
-        "/api/analysis/%5EGSPC/verdict?return_period=45",
-        "/api/analysis/%5EGSPC?end_date=2010-01-01",
-        "/api/analysis/%5EGSPC",
-    ] {
-        let (status, v) = s.get(path).await;
-        assert_eq!(status, 200, "{path}: {v}");
-        assert_eq!(v["metadata"]["last_price_date"], "2015-12-31", "{path}");
+    let api = s.api();
+    let last = day("2015-12-31");
+    for query in ["", "return_period=45"] {
+        let v = verdict(s, query).await;
+        assert_eq!(v.metadata.last_price_date, last, "verdict?{query}");
     }
-    let (_, cut) = s.get("/api/analysis/%5EGSPC?end_date=2010-01-01").await;
+    for query in ["end_date=2010-01-01", ""] {
+        let a = api.analysis("^GSPC", query).await.unwrap();
+        assert_eq!(a.metadata.last_price_date, last, "analysis?{query}");
+    }
+    let cut = api.analysis("^GSPC", "end_date=2010-01-01").await.unwrap();
     assert_eq!(
-        cut["metadata"]["end_date"], "2009-12-31",
+        cut.metadata.end_date,
+        day("2009-12-31"),
         "the window ends earlier"
     );
-    let (_, info) = s.get("/api/asset-info/%5EGSPC").await;
-    assert_eq!(info["last_price_date"], "2015-12-31");
-    let (_, list) = s.get("/api/assets?category=Indices").await;
-    let gspc = list["assets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["ticker"] == "^GSPC")
-        .unwrap();
-    assert_eq!(gspc["last_price_date"], "2015-12-31");
+    let info = api.asset_info("^GSPC").await.unwrap();
+    assert_eq!(info.last_price_date, Some(last));
+    let list = api.assets("category=Indices").await.unwrap();
+    let gspc = list.assets.iter().find(|a| a.ticker == "^GSPC").unwrap();
+    assert_eq!(gspc.last_price_date, Some(last));
 }
 
 #[tokio::test]
@@ -812,21 +774,15 @@ async fn ingest_invalidates_exactly_the_ingested_asset() {
     let (ok, _, stderr) = common::cli(&db, &["ingest", "csv", csv.to_str().unwrap()]);
     assert!(ok, "{stderr}");
     let s = Server::app_with(db, &[]).await;
-    let (_, aapl) = s.get("/api/analysis/AAPL/verdict").await;
+    let aapl = s.api().verdict("AAPL", "").await.unwrap();
+    assert!(!aapl.metadata.from_cache, "new prices: computed live");
+    assert_eq!(aapl.current_state.price, 124.5);
+    assert_eq!(aapl.metadata.data_source, DataSource::Ingested);
+    let gspc = verdict(&s, "").await;
+    assert!(gspc.metadata.from_cache, "other assets stay cached");
+    let r = ranking(&s, "limit=500").await;
     assert_eq!(
-        aapl["metadata"]["from_cache"], false,
-        "new prices: computed live"
-    );
-    assert_eq!(aapl["current_state"]["price"], 124.5);
-    assert_eq!(aapl["metadata"]["data_source"], "ingested");
-    let (_, gspc) = s.get("/api/analysis/%5EGSPC/verdict").await;
-    assert_eq!(
-        gspc["metadata"]["from_cache"], true,
-        "other assets stay cached"
-    );
-    let (_, r) = s.get("/api/ranking?limit=500").await;
-    assert_eq!(
-        r["metadata"]["total_assets"],
+        r.metadata.total_assets,
         n - 1,
         "the stale grade is out of the ranking until the next run"
     );
@@ -877,8 +833,7 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
     let url = sqlite_url(&db);
     assert!(grade(&url, &[]).0);
     let s = Server::app_with(db.clone(), &[]).await;
-    let (_, before) = s.debug_health().await;
-    let first_run = before["debug"]["grading"]["active_run"].clone();
+    let first_run = grading(&s).await.active_run;
 
     // A run whose engine fails on every asset is never activated.
     let misbehave = common::component("misbehave");
@@ -894,24 +849,20 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
         stdout.contains(&format!("{n} failed")) && !stdout.contains("now active"),
         "{stdout}"
     );
-    let (_, after) = s.debug_health().await;
-    assert_eq!(after["debug"]["grading"]["active_run"], first_run);
-    assert_eq!(
-        s.get("/api/analysis/%5EGSPC/verdict").await.1["metadata"]["from_cache"],
-        true
-    );
+    assert_eq!(grading(&s).await.active_run, first_run);
+    assert!(verdict(&s, "").await.metadata.from_cache);
 
     // A run killed half-way is not visible; a second process finishes it,
     // taking over the dead process's expired claims, each asset once.
     let dir = tempfile::tempdir().unwrap();
     let alt = alt_engine(dir.path());
     grade_until_first_progress_then_kill(&url, &alt);
-    let (_, mid) = s.debug_health().await;
+    let mid = grading(&s).await;
     assert_eq!(
-        mid["debug"]["grading"]["active_run"], first_run,
+        mid.active_run, first_run,
         "a half-graded run is never served"
     );
-    assert_eq!(mid["debug"]["grading"]["last_run"]["status"], "running");
+    assert_eq!(mid.last_run.expect("the killed run").status, "running");
     let (ok, stdout, stderr) = grade(
         &url,
         &[
@@ -922,20 +873,14 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
     );
     assert!(ok, "{stderr}");
     assert!(stdout.contains("now active"), "{stdout}");
-    let (_, done) = s.debug_health().await;
-    let last = &done["debug"]["grading"]["last_run"];
-    assert_eq!(
-        (last["assets_graded"].as_u64(), last["failures"].as_u64()),
-        (Some(n as u64), Some(0))
-    );
-    assert_ne!(done["debug"]["grading"]["active_run"], first_run);
-    assert_eq!(last["engine"], "segmentation/alt@1.1.0");
+    let done = grading(&s).await;
+    let last = done.last_run.as_ref().expect("the finished run");
+    assert_eq!((last.assets_graded, last.failures), (n as i64, 0));
+    assert_ne!(done.active_run, first_run);
+    assert_eq!(last.engine, "segmentation/alt@1.1.0");
     // This server runs the default engine: the alt engine's snapshot is not
     // served as its answer.
-    assert_eq!(
-        s.get("/api/analysis/%5EGSPC/verdict").await.1["metadata"]["from_cache"],
-        false
-    );
+    assert!(!verdict(&s, "").await.metadata.from_cache);
 }
 
 #[tokio::test]
@@ -1001,25 +946,20 @@ async fn serve_grades_at_start_when_there_is_no_snapshot() {
     // Poll the health diagnostics until the start-up run is active (bounded).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
-        let (_, h) = s.debug_health().await;
-        let g = &h["debug"]["grading"];
-        if g["active_run"].is_string() {
-            assert_eq!(g["last_run"]["assets_graded"], n);
+        let g = admin(&s).diagnostics().await.grading;
+        if let Some(g) = g.as_ref().filter(|g| g.active_run.is_some()) {
+            let last = g.last_run.as_ref().expect("the run");
+            assert_eq!(last.assets_graded, n as i64);
             break;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "no grading run completed: {g}"
+            "no grading run completed: {g:?}"
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    let (status, r) = s.get("/api/ranking").await;
-    assert_eq!(status, 200);
-    assert_eq!(r["metadata"]["total_assets"], n);
-    assert_eq!(
-        s.get("/api/analysis/%5EGSPC/verdict").await.1["metadata"]["from_cache"],
-        true
-    );
+    assert_eq!(ranking(&s, "").await.metadata.total_assets, n);
+    assert!(verdict(&s, "").await.metadata.from_cache);
 }
 
 /// Activating another engine schedules a re-grade: the snapshot of the old
@@ -1035,23 +975,23 @@ async fn activating_an_engine_regrades() {
         ],
     )
     .await;
-    let engine_of_active_run = |h: &serde_json::Value| {
-        let g = &h["debug"]["grading"];
-        (g["active_run"].is_string() && g["active_run"] == g["last_run"]["id"])
-            .then(|| g["last_run"]["engine"].as_str().unwrap_or("").to_string())
+    let engine_of_active_run = |h: &Diagnostics| {
+        let g = h.grading.as_ref()?;
+        let last = g.last_run.as_ref();
+        (g.active_run.is_some() && active_is_last(g)).then(|| last.unwrap().engine.clone())
     };
     let wait_for = |want: &'static str| {
         let s = &s;
         async move {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
             loop {
-                let (_, h) = s.debug_health().await;
+                let h = admin(s).diagnostics().await;
                 if engine_of_active_run(&h).as_deref() == Some(want) {
                     return h;
                 }
                 assert!(
                     std::time::Instant::now() < deadline,
-                    "no run by {want}: {h}"
+                    "no run by {want}: {h:?}"
                 );
                 tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             }
@@ -1086,13 +1026,11 @@ async fn activating_an_engine_regrades() {
         "",
     );
     let h = wait_for("segmentation/default@1.1.0-altered").await;
-    assert_eq!(h["debug"]["grading"]["last_run"]["assets_graded"], n);
-    let (_, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
-    assert_eq!(v["metadata"]["engine_version"], "1.1.0-altered");
-    assert_eq!(
-        v["metadata"]["from_cache"], true,
-        "served from the new snapshot"
-    );
+    let last = h.grading.and_then(|g| g.last_run).expect("the run");
+    assert_eq!(last.assets_graded, n as i64);
+    let v = verdict(&s, "").await;
+    assert_eq!(v.metadata.engine_version, "1.1.0-altered");
+    assert!(v.metadata.from_cache, "served from the new snapshot");
 }
 
 /// A rollback serves the restored engine's snapshot again at once — the
@@ -1110,18 +1048,12 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
         ],
     )
     .await;
-    let first = health_when(&s, "the first snapshot", |h| {
-        let g = &h["debug"]["grading"];
-        g["active_run"].is_string()
-            && g["active_run"] == g["last_run"]["id"]
-            && g["last_run"]["engine"] == "segmentation/default@1.1.0"
+    let first = health_when(&s, "the first snapshot", |g| {
+        g.active_run.is_some() && active_is_last(g) && engine(g) == "segmentation/default@1.1.0"
     })
     .await;
-    let original = first["debug"]["grading"]["active_run"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap();
-    let is_original = |h: &Value| h["debug"]["grading"]["active_run"] == original.as_str();
+    let original = first.active_run.unwrap();
+    let is_original = |g: &GradingHealth| g.active_run.as_ref() == Some(&original);
     let altered = common::component("segmentation_altered");
     let cli = |args: &[&str]| common::cli_ok(&s.db, args, "");
     cli(&[
@@ -1147,10 +1079,8 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
     // 1. Activate, let the candidate's run complete, roll back: the
     //    original run is served again, from the cache.
     cli(&activate);
-    health_when(&s, "the candidate's snapshot", |h| {
-        let g = &h["debug"]["grading"];
-        g["active_run"] == g["last_run"]["id"]
-            && g["last_run"]["engine"] == "segmentation/default@1.1.0-altered"
+    health_when(&s, "the candidate's snapshot", |g| {
+        active_is_last(g) && engine(g) == "segmentation/default@1.1.0-altered"
     })
     .await;
     assert_eq!(verdict_engine(&s).await, ("1.1.0-altered".into(), true));
@@ -1170,11 +1100,11 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
     )
     .await;
     for _ in 0..30 {
-        let (_, h) = s.debug_health().await;
+        let g = grading(&s).await;
         assert_eq!(
-            h["debug"]["grading"]["active_run"],
-            original.as_str(),
-            "the rolled-back engine's run is never served: {h}"
+            g.active_run.as_ref(),
+            Some(&original),
+            "the rolled-back engine's run is never served: {g:?}"
         );
         let (engine, cached) = verdict_engine(&s).await;
         assert_eq!((engine.as_str(), cached), ("1.1.0", true));
@@ -1182,16 +1112,22 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
     }
 }
 
-/// `s`'s debug health, asked every 100 ms until `ok` holds (at most two
-/// minutes, else the test fails naming `what`); the answer that did.
-async fn health_when(s: &Server, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+/// The engine of the latest run ("" when there is none).
+fn engine(g: &GradingHealth) -> &str {
+    g.last_run.as_ref().map_or("", |r| r.engine.as_str())
+}
+
+/// `s`'s grading runs (its debug health), asked every 100 ms until `ok`
+/// holds (at most two minutes, else the test fails naming `what`); the
+/// answer that did.
+async fn health_when(s: &Server, what: &str, ok: impl Fn(&GradingHealth) -> bool) -> GradingHealth {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
-        let (_, h) = s.debug_health().await;
-        if ok(&h) {
-            return h;
+        let g = grading(s).await;
+        if ok(&g) {
+            return g;
         }
-        assert!(std::time::Instant::now() < deadline, "{what}: {h}");
+        assert!(std::time::Instant::now() < deadline, "{what}: {g:?}");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
@@ -1199,12 +1135,9 @@ async fn health_when(s: &Server, what: &str, ok: impl Fn(&Value) -> bool) -> Val
 /// The engine version of ^GSPC's default verdict, and whether it was
 /// served from the snapshot.
 async fn verdict_engine(s: &Server) -> (String, bool) {
-    let (_, v) = s.get("/api/analysis/%5EGSPC/verdict").await;
-    (
-        v["metadata"]["engine_version"]
-            .as_str()
-            .unwrap_or("")
-            .to_string(),
-        v["metadata"]["from_cache"] == true,
-    )
+    // A refusal (while the engines swap) is neither.
+    match s.api().verdict("^GSPC", "").await {
+        Ok(v) => (v.metadata.engine_version, v.metadata.from_cache),
+        Err(_) => (String::new(), false),
+    }
 }
