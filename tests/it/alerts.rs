@@ -3,7 +3,7 @@
 //! `forecast alerts check` → the event in the inbox, at a signed webhook
 //! and in an e-mail received by a real SMTP server), retries after 500s,
 //! the disable rule, redirects, and two replicas on PostgreSQL firing each
-//! event once.
+//! event once. Written with the typed client (`forecast-testkit`).
 
 use crate::common;
 
@@ -13,23 +13,24 @@ use std::time::Duration;
 
 use common::smtp::SmtpSink;
 use common::webhook::{verify_signature, Receiver};
-use common::{assert_error, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use common::{Browser, Server, TEST_EMAIL, TEST_PASSWORD};
 use forecast::domain::{Clock as _, ManualClock};
+use forecast_api::alerts::{AlertEvent, WebhookPayload};
+use forecast_api::assets::AssetListResponse;
+use forecast_domain::Metric;
+use forecast_testkit::api_alerts::{Alert, CreatedWebhook, DeliveryLog, EventPage};
+use forecast_testkit::{Api, Auth, Refused};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-/// A request with the test account's API key: status and JSON body.
-async fn call(s: &Server, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
-    let mut req = s
-        .client()
-        .request(method, s.url(path))
-        .bearer_auth(common::test_key());
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let r = req.send().await.unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap_or(Value::Null))
+/// The typed client of `web`'s session, on the `/web/api` routes.
+fn session(web: &Browser<'_>) -> Api {
+    web.server.api_as(Auth::Cookie(web.cookie.clone()))
+}
+
+/// The typed client with another account's key.
+fn with_key(s: &Server, key: &str) -> Api {
+    s.api_as(Auth::Bearer(key.to_string()))
 }
 
 /// `forecast <args>` against `db` with extra settings; its stdout.
@@ -53,9 +54,12 @@ fn cli_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
 
 /// The verdict's current drawdown of `ticker`.
 async fn drawdown(s: &Server, ticker: &str) -> f64 {
-    let (status, v) = s.get(&format!("/api/analysis/{ticker}/verdict")).await;
-    assert_eq!(status, 200, "{v}");
-    v["current_state"]["drawdown"].as_f64().unwrap()
+    let v = s
+        .api()
+        .verdict(ticker, "")
+        .await
+        .unwrap_or_else(|r| panic!("{ticker}'s verdict: {r}"));
+    v.current_state.drawdown
 }
 
 /// Appends `days` weekdays of closes falling `step` each after AAPL's
@@ -84,48 +88,41 @@ fn ingest_aapl_fall(db: &Path, days: usize, step: f64) {
 #[tokio::test]
 async fn alerts_are_validated_capped_and_owned() {
     let s = Server::app().await;
+    let api = s.api();
     // The issue's example, with its defaults filled in and its evidence
     // states empty until evaluated.
-    let (status, a) = call(
-        &s,
-        Method::POST,
-        "/api/alerts",
-        Some(json!({"ticker": "AAPL", "condition": "drawdown_below", "level": -0.2})),
-    )
-    .await;
-    assert_eq!(status, 201, "{a}");
-    assert_eq!(a["ticker"], "AAPL");
-    assert_eq!(a["watchlist"], false);
-    assert_eq!(a["return_period"], 90);
-    assert_eq!(a["metric"], "return");
-    assert_eq!(a["email"], true);
-    assert_eq!(a["description"], "drawdown at or below -20.0 %");
-    assert_eq!(a["states"], json!([]));
-    let id = a["id"].as_str().unwrap().to_string();
+    let a = api
+        .create_alert(&json!({"ticker": "AAPL", "condition": "drawdown_below", "level": -0.2}))
+        .await
+        .unwrap_or_else(|r| panic!("the issue's example: {r}"));
+    assert_eq!(a.ticker.as_deref(), Some("AAPL"));
+    assert!(!a.watchlist);
+    assert_eq!(a.spec.return_period, 90);
+    assert_eq!(a.spec.metric, Metric::Return);
+    assert!(a.spec.email);
+    assert_eq!(a.description, "drawdown at or below -20.0 %");
+    assert!(a.states.is_empty(), "{a:?}");
+    let id = a.id;
 
-    every_bad_alert_is_refused_naming_its_field(&s).await;
-    an_update_starts_over_or_is_refused_whole(&s, &id).await;
-    fifty_alerts_are_the_cap(&s).await;
+    every_bad_alert_is_refused_naming_its_field(&api).await;
+    an_update_starts_over_or_is_refused_whole(&api, &id).await;
+    fifty_alerts_are_the_cap(&api).await;
     alerts_are_their_owners_only(&s, &id).await;
 
     // The inbox's bounds.
     for q in ["limit=0", "limit=101", "offset=-1", "unread=maybe"] {
-        let got = call(&s, Method::GET, &format!("/api/alerts/events?{q}"), None).await;
-        assert_error(&got, 400, &[q.split('=').next().unwrap()]);
+        let got = api.events(q).await;
+        got.refused().assert(400, &[q.split('=').next().unwrap()]);
     }
     let ids: Vec<String> = (0..101).map(|i| format!("id-{i}")).collect();
-    let got = call(
-        &s,
-        Method::POST,
-        "/api/alerts/events/read",
-        Some(json!({ "ids": ids })),
-    )
-    .await;
-    assert_error(&got, 400, &["at most 100"]);
+    api.mark_read(&json!({ "ids": ids }))
+        .await
+        .refused()
+        .assert(400, &["at most 100"]);
 }
 
 /// Every refusal is a 400 (404 for an unknown ticker) naming the field.
-async fn every_bad_alert_is_refused_naming_its_field(s: &Server) {
+async fn every_bad_alert_is_refused_naming_its_field(api: &Api) {
     let refused = [
         (json!({"condition": "grade_changed"}), 400, "target"),
         (
@@ -165,63 +162,46 @@ async fn every_bad_alert_is_refused_naming_its_field(s: &Server) {
         ),
     ];
     for (body, code, needle) in refused {
-        let got = call(s, Method::POST, "/api/alerts", Some(body.clone())).await;
-        assert_error(&got, code, &[needle]);
+        let got = api.create_alert(&body).await;
+        got.refused().assert(code, &[needle]);
     }
 }
 
 /// Update: a changed level starts over; a bad one is refused whole.
-async fn an_update_starts_over_or_is_refused_whole(s: &Server, id: &str) {
-    let (status, changed) = call(
-        s,
-        Method::PATCH,
-        &format!("/api/alerts/{id}"),
-        Some(json!({"level": -0.3, "email": false})),
-    )
-    .await;
-    assert_eq!(status, 200, "{changed}");
+async fn an_update_starts_over_or_is_refused_whole(api: &Api, id: &str) {
+    let changed = api
+        .change_alert(id, &json!({"level": -0.3, "email": false}))
+        .await
+        .unwrap_or_else(|r| panic!("the change: {r}"));
     assert_eq!(
-        (changed["level"].as_f64(), changed["email"].as_bool()),
-        (Some(-0.3), Some(false))
+        (changed.spec.level, changed.spec.email),
+        (Some(-0.3), false)
     );
-    let got = call(
-        s,
-        Method::PATCH,
-        &format!("/api/alerts/{id}"),
-        Some(json!({"bucket": 3})),
-    )
-    .await;
-    assert_error(&got, 400, &["bucket does not apply"]);
-    assert_error(
-        &call(s, Method::GET, "/api/alerts/not-a-uuid", None).await,
-        400,
-        &["UUID"],
-    );
+    api.change_alert(id, &json!({"bucket": 3}))
+        .await
+        .refused()
+        .assert(400, &["bucket does not apply"]);
+    api.alert("not-a-uuid")
+        .await
+        .refused()
+        .assert(400, &["UUID"]);
 }
 
 /// The cap: 50 alerts per user (the account holds one), the 51st a 409
 /// naming it.
-async fn fifty_alerts_are_the_cap(s: &Server) {
+async fn fifty_alerts_are_the_cap(api: &Api) {
     for i in 1..50 {
-        let (status, body) = call(
-            s,
-            Method::POST,
-            "/api/alerts",
-            Some(json!({"watchlist": true, "condition": "drawdown_below", "level": -0.01 * f64::from(i)})),
+        api.create_alert(
+            &json!({"watchlist": true, "condition": "drawdown_below", "level": -0.01 * f64::from(i)}),
         )
-        .await;
-        assert_eq!(status, 201, "alert {i}: {body}");
+        .await
+        .unwrap_or_else(|r| panic!("alert {i}: {r}"));
     }
-    let got = call(
-        s,
-        Method::POST,
-        "/api/alerts",
-        Some(json!({"watchlist": true, "condition": "grade_changed"})),
-    )
-    .await;
-    assert_error(&got, 409, &["50 alerts"]);
-    let (_, list) = call(s, Method::GET, "/api/alerts", None).await;
-    assert_eq!(list.as_array().unwrap().len(), 50);
+    api.create_alert(&json!({"watchlist": true, "condition": "grade_changed"}))
+        .await
+        .refused()
+        .assert(409, &["50 alerts"]);
+    assert_eq!(api.alerts().await.unwrap().len(), 50);
 }
 
 /// Another account sees none of the alerts and cannot touch alert `id`;
@@ -241,26 +221,17 @@ async fn alerts_are_their_owners_only(s: &Server, id: &str) {
         "another password\n",
     );
     let other = common::create_key(&s.db, "other@example.com", "k");
-    let r = s
-        .client()
-        .delete(s.url(&format!("/api/alerts/{id}")))
-        .bearer_auth(&other)
-        .send()
+    let refused = with_key(s, &other).delete_alert(id).await.refused();
+    assert_eq!(refused.status, 404);
+    let api = s.api();
+    api.delete_alert(id)
         .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 404);
-    let (status, _) = call(s, Method::DELETE, &format!("/api/alerts/{id}"), None).await;
-    assert_eq!(status, 204);
-    assert_eq!(
-        call(s, Method::GET, &format!("/api/alerts/{id}"), None)
-            .await
-            .0,
-        404
-    );
+        .unwrap_or_else(|r| panic!("its owner deletes it: {r}"));
+    assert_eq!(api.alert(id).await.refused().status, 404);
 
     // No key, no alerts.
-    let r = s.client().get(s.url("/api/alerts")).send().await.unwrap();
-    assert_eq!(r.status().as_u16(), 401);
+    let anonymous = s.api_as(Auth::Anonymous).alerts().await;
+    assert_eq!(anonymous.refused().status, 401);
 }
 
 #[tokio::test]
@@ -278,24 +249,12 @@ async fn webhook_targets_are_checked_and_capped() {
         ("ftp://example.com/hook", "http or https"),
         ("hook", "not a URL"),
     ] {
-        let got = call(
-            &s,
-            Method::POST,
-            "/api/alerts/webhooks",
-            Some(json!({ "url": url })),
-        )
-        .await;
-        assert_error(&got, 400, &[needle]);
+        let got = s.api().create_webhook(url).await;
+        got.refused().assert(400, &[needle]);
     }
     let long = format!("http://127.0.0.1/{}", "a".repeat(2100));
-    let got = call(
-        &s,
-        Method::POST,
-        "/api/alerts/webhooks",
-        Some(json!({ "url": long })),
-    )
-    .await;
-    assert_error(&got, 400, &["at most 2048"]);
+    let got = s.api().create_webhook(&long).await;
+    got.refused().assert(400, &["at most 2048"]);
 
     // With it: five endpoints (a receiver on a port of its own), each
     // secret shown once, the sixth a 409.
@@ -305,31 +264,25 @@ async fn webhook_targets_are_checked_and_capped() {
         &[("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on")],
     )
     .await;
+    let api = s.api();
     for i in 0..5 {
-        let (status, w) = call(
-            &s,
-            Method::POST,
-            "/api/alerts/webhooks",
-            Some(json!({ "url": receiver.url(&format!("/hook/{i}")) })),
-        )
-        .await;
-        assert_eq!(status, 201, "{w}");
-        assert!(w["secret"].as_str().unwrap().starts_with("whsec_"), "{w}");
-        assert_eq!(w["enabled"], true);
+        let w = api
+            .create_webhook(&receiver.url(&format!("/hook/{i}")))
+            .await
+            .unwrap_or_else(|r| panic!("endpoint {i}: {r}"));
+        assert!(w.secret.starts_with("whsec_"), "{w:?}");
+        assert!(w.webhook.enabled);
     }
-    let got = call(
-        &s,
-        Method::POST,
-        "/api/alerts/webhooks",
-        Some(json!({ "url": receiver.url("/hook/6") })),
-    )
-    .await;
-    assert_error(&got, 409, &["5 webhooks"]);
-    let (_, listed) = call(&s, Method::GET, "/api/alerts/webhooks", None).await;
-    let listed = listed.as_array().unwrap();
+    api.create_webhook(&receiver.url("/hook/6"))
+        .await
+        .refused()
+        .assert(409, &["5 webhooks"]);
+    // The listing, as sent: whether a `secret` key is there at all is
+    // the subject.
+    let listed: Vec<serde_json::Map<String, Value>> = api.get("/alerts/webhooks").await.unwrap();
     assert_eq!(listed.len(), 5);
     assert!(
-        listed.iter().all(|w| w.get("secret").is_none()),
+        listed.iter().all(|w| !w.contains_key("secret")),
         "{listed:?}"
     );
 }
@@ -352,6 +305,7 @@ async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail(
     let db = common::fresh_db();
     let s = Server::start_with(db.clone(), &env);
     let web = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
+    let web_api = session(&web);
     let watched = watch_and_alert_below_the_drawdowns(&s, &web, &receiver).await;
     let (before, level, days) = (watched.before, watched.level, watched.days);
 
@@ -359,15 +313,13 @@ async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail(
     // and both states are recorded with their evidence.
     let out = cli_env(&db, &["alerts", "check"], &env);
     assert!(out.contains("0 events fired"), "{out}");
-    let (_, listed) = web.send(Method::GET, "/web/api/alerts", None).await;
-    let states = listed[0]["states"].as_array().unwrap().clone();
-    assert_eq!(states.len(), 2, "{listed}");
-    assert!(states.iter().all(|st| st["holds"] == false), "{states:?}");
+    let listed = web_api.alerts().await.unwrap();
+    let states = &listed[0].states;
+    assert_eq!(states.len(), 2, "{listed:?}");
+    assert!(states.iter().all(|st| !st.holds), "{states:?}");
+    let evidence = states[0].observed.evidence.as_ref();
     assert!(
-        states[0]["observed"]["evidence"]["bucket_samples"]
-            .as_u64()
-            .unwrap()
-            > 0,
+        evidence.expect("the evidence").bucket_samples > 0,
         "{states:?}"
     );
 
@@ -383,7 +335,7 @@ async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail(
     );
     assert!(out.contains("2 delivered"), "{out}");
 
-    let event = the_inbox_holds_one_unread_event(&web, &watched.alert, before, after).await;
+    let event = the_inbox_holds_one_unread_event(&web_api, &watched.alert, before, after).await;
     the_webhook_got_the_event_signed(&receiver, &watched.secret, &event).await;
 
     // The e-mail: one digest to the account, naming AAPL.
@@ -406,18 +358,11 @@ async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail(
     assert!(out.contains("0 events fired"), "{out}");
 
     // Read.
-    let (status, marked) = web
-        .send(
-            Method::POST,
-            "/web/api/alerts/events/read",
-            Some(json!({"all": true})),
-        )
-        .await;
-    assert_eq!(status, 200, "{marked}");
-    assert_eq!(
-        (marked["marked"].as_u64(), marked["unread"].as_u64()),
-        (Some(1), Some(0))
-    );
+    let marked = web_api
+        .mark_read(&json!({"all": true}))
+        .await
+        .unwrap_or_else(|r| panic!("mark all read: {r}"));
+    assert_eq!((marked.marked, marked.unread), (1, 0));
 }
 
 /// A watchlist alert set below both watched drawdowns, and what the
@@ -430,7 +375,7 @@ struct WatchedAlert {
     /// Days of a 5 % fall that take AAPL below the level, and two more.
     days: usize,
     /// The alert as created.
-    alert: Value,
+    alert: Alert,
     /// The webhook's secret, shown once.
     secret: String,
 }
@@ -454,77 +399,60 @@ async fn watch_and_alert_below_the_drawdowns(
     let level = ((before.min(drawdown(s, "MSFT").await) - 0.05) * 100.0).floor() / 100.0;
     // Days of a 5 % fall that take AAPL's drawdown below the level, and two more.
     let days = (((1.0 + level) / (1.0 + before)).ln() / 0.95f64.ln()).ceil() as usize + 2;
-    let (status, alert) = web
-        .send(
-            Method::POST,
-            "/web/api/alerts",
-            Some(json!({"watchlist": true, "condition": "drawdown_below", "level": level})),
-        )
-        .await;
-    assert_eq!(status, 201, "{alert}");
-    let (status, hook) = web
-        .send(
-            Method::POST,
-            "/web/api/alerts/webhooks",
-            Some(json!({ "url": receiver.url("/forecast") })),
-        )
-        .await;
-    assert_eq!(status, 201, "{hook}");
-    let secret = hook["secret"].as_str().unwrap().to_string();
+    let web_api = session(web);
+    let alert = web_api
+        .create_alert(&json!({"watchlist": true, "condition": "drawdown_below", "level": level}))
+        .await
+        .unwrap_or_else(|r| panic!("the watchlist alert: {r}"));
+    let hook = web_api
+        .create_webhook(&receiver.url("/forecast"))
+        .await
+        .unwrap_or_else(|r| panic!("the webhook: {r}"));
     WatchedAlert {
         before,
         level,
         days,
         alert,
-        secret,
+        secret: hook.secret,
     }
 }
 
 /// The inbox: one unread event of `alert` on AAPL with the drawdown
 /// before and after and the evidence; the event.
 async fn the_inbox_holds_one_unread_event(
-    web: &Browser<'_>,
-    alert: &Value,
+    web_api: &Api,
+    alert: &Alert,
     before: f64,
     after: f64,
-) -> Value {
-    let (_, unread) = web.send(Method::GET, "/web/api/alerts/unread", None).await;
-    assert_eq!(unread["unread"], 1);
-    let (_, page) = web.send(Method::GET, "/web/api/alerts/events", None).await;
-    assert_eq!(page["total"], 1, "{page}");
-    let event = &page["events"][0];
-    assert_eq!(event["ticker"], "AAPL");
-    assert_eq!(event["alert_id"], alert["id"]);
-    assert_eq!(event["read"], false);
+) -> AlertEvent {
+    assert_eq!(web_api.unread().await.unwrap().unread, 1);
+    // Read exactly as its type: `read` must be on the wire (the contract's
+    // type would default it to false).
+    let (page, _) = web_api
+        .get_exactly::<EventPage>("/alerts/events")
+        .await
+        .unwrap();
+    assert_eq!(page.total, 1, "{page:?}");
+    let event = &page.events[0];
+    assert_eq!(event.ticker, "AAPL");
+    assert_eq!(event.alert_id, alert.id);
+    assert!(!event.read);
+    let was = event.before.as_ref().and_then(|o| o.drawdown);
+    assert!((was.expect("before") - before).abs() < 1e-9, "{event:?}");
+    let is = event.after.drawdown.expect("after");
+    assert!((is - after).abs() < 1e-9, "{event:?}");
+    assert!(!event.engine_version.is_empty(), "{event:?}");
+    assert!(event.evaluation.starts_with('g'), "{event:?}");
     assert!(
-        (event["before"]["drawdown"].as_f64().unwrap() - before).abs() < 1e-9,
-        "{event}"
-    );
-    assert!(
-        (event["after"]["drawdown"].as_f64().unwrap() - after).abs() < 1e-9,
-        "{event}"
-    );
-    assert!(
-        !event["engine_version"].as_str().unwrap().is_empty(),
-        "{event}"
-    );
-    assert!(
-        event["evaluation"].as_str().unwrap().starts_with('g'),
-        "{event}"
-    );
-    assert!(
-        event["message"]
-            .as_str()
-            .unwrap()
-            .contains("past days in this bucket"),
-        "{event}"
+        event.message.contains("past days in this bucket"),
+        "{event:?}"
     );
     event.clone()
 }
 
 /// The webhook: one call, signed with the secret shown once, carrying
 /// the same event.
-async fn the_webhook_got_the_event_signed(receiver: &Receiver, secret: &str, event: &Value) {
+async fn the_webhook_got_the_event_signed(receiver: &Receiver, secret: &str, event: &AlertEvent) {
     let calls = receiver.wait_for(1, Duration::from_secs(10)).await;
     assert_eq!(calls.len(), 1);
     let call = &calls[0];
@@ -537,9 +465,9 @@ async fn the_webhook_got_the_event_signed(receiver: &Receiver, secret: &str, eve
     let t = verify_signature(secret, &header, &call.body).expect("a valid signature");
     assert!((chrono::Utc::now().timestamp() - t).abs() < 120);
     assert!(verify_signature("whsec_wrong", &header, &call.body).is_err());
-    let sent: Value = serde_json::from_slice(&call.body).unwrap();
-    assert_eq!(sent["type"], "alert.fired");
-    assert_eq!(sent["event"]["id"], event["id"]);
+    let sent: WebhookPayload = serde_json::from_slice(&call.body).unwrap();
+    assert_eq!(sent.kind, "alert.fired");
+    assert_eq!(sent.event.id, event.id);
 }
 
 /// Retries after 500s with backoff, the delivery log, the disable rule
@@ -560,115 +488,86 @@ async fn webhooks_retry_log_and_disable() {
     ];
     // The backoff passes on the app's clock, moved by the test.
     let (s, clock) = Server::app_with_clock(common::fresh_db(), &env).await;
+    let api = s.api();
     let mut hooks = Vec::new();
     for r in [&flaky, &broken, &redirect] {
-        let (status, w) = call(
-            &s,
-            Method::POST,
-            "/api/alerts/webhooks",
-            Some(json!({ "url": r.url("/hook") })),
-        )
-        .await;
-        assert_eq!(status, 201, "{w}");
+        let w = api
+            .create_webhook(&r.url("/hook"))
+            .await
+            .unwrap_or_else(|e| panic!("an endpoint: {e}"));
         hooks.push(w);
     }
-    a_redirect_is_a_failed_test_call(&s, &hooks[2], &target).await;
+    a_redirect_is_a_failed_test_call(&api, &hooks[2], &target).await;
 
     // An alert that holds at once (every drawdown is ≤ 0) fires on its
     // first evaluation, which the server makes within its interval.
-    let (status, _) = call(
-        &s,
-        Method::POST,
-        "/api/alerts",
-        Some(json!({"ticker": "MSFT", "condition": "drawdown_below", "level": 0.0})),
-    )
-    .await;
-    assert_eq!(status, 201);
+    api.create_alert(&json!({"ticker": "MSFT", "condition": "drawdown_below", "level": 0.0}))
+        .await
+        .unwrap_or_else(|r| panic!("the alert: {r}"));
 
-    let log_of = |i: usize| {
-        format!(
-            "/api/alerts/webhooks/{}/deliveries",
-            hooks[i]["id"].as_str().unwrap()
-        )
-    };
-    let secret = hooks[0]["secret"].as_str().unwrap();
-    the_flaky_endpoint_gets_three_signed_attempts(&s, &flaky, secret, &log_of(0), &clock).await;
-    let log = poll_log(&s, &log_of(0), 50, |log| {
-        log["deliveries"][0]["status"] == "delivered"
+    let id_of = |i: usize| hooks[i].webhook.id.as_str();
+    let secret = hooks[0].secret.as_str();
+    the_flaky_endpoint_gets_three_signed_attempts(&api, &flaky, secret, id_of(0), &clock).await;
+    let log = poll_log(&api, id_of(0), 50, |log| {
+        log.deliveries
+            .first()
+            .is_some_and(|d| d.status == "delivered")
     })
     .await;
-    assert_eq!(log["deliveries"][0]["status"], "delivered", "{log}");
-    assert_eq!(log["deliveries"][0]["attempts"], 3, "{log}");
-    assert_eq!(log["webhook"]["consecutive_failures"], 0, "{log}");
+    let first = log.deliveries.first().expect("a delivery");
+    assert_eq!(first.status, "delivered", "{log:?}");
+    assert_eq!(first.attempts, 3, "{log:?}");
+    assert_eq!(log.webhook.consecutive_failures, 0, "{log:?}");
 
-    the_broken_endpoint_is_disabled_after_three_failures(&s, &broken, &log_of(1)).await;
+    the_broken_endpoint_is_disabled_after_three_failures(&api, &broken, id_of(1)).await;
 
     // Enabled again by its owner: failures counted from zero.
-    let (status, w) = call(
-        &s,
-        Method::PATCH,
-        &format!("/api/alerts/webhooks/{}", hooks[1]["id"].as_str().unwrap()),
-        Some(json!({"enabled": true})),
-    )
-    .await;
-    assert_eq!(status, 200, "{w}");
-    assert_eq!(
-        (w["enabled"].as_bool(), w["consecutive_failures"].as_i64()),
-        (Some(true), Some(0))
-    );
+    let w = api
+        .enable_webhook(id_of(1), true)
+        .await
+        .unwrap_or_else(|r| panic!("enabled again: {r}"));
+    assert_eq!((w.enabled, w.consecutive_failures), (true, 0));
 }
 
 /// A redirect is a failed test call; its target is never called. The
 /// webhook is deleted after.
-async fn a_redirect_is_a_failed_test_call(s: &Server, hook: &Value, target: &Receiver) {
-    let (status, t) = call(
-        s,
-        Method::POST,
-        &format!("/api/alerts/webhooks/{}/test", hook["id"].as_str().unwrap()),
-        None,
-    )
-    .await;
-    assert_eq!(status, 200, "{t}");
-    assert_eq!(t["delivery"]["status"], "failed", "{t}");
-    assert_eq!(t["delivery"]["last_status"], 302, "{t}");
-    assert!(
-        t["delivery"]["last_error"]
-            .as_str()
-            .unwrap()
-            .contains("not followed"),
-        "{t}"
-    );
+async fn a_redirect_is_a_failed_test_call(api: &Api, hook: &CreatedWebhook, target: &Receiver) {
+    let t = api
+        .test_webhook(&hook.webhook.id)
+        .await
+        .unwrap_or_else(|r| panic!("the test call: {r}"));
+    assert_eq!(t.delivery.status, "failed", "{t:?}");
+    assert_eq!(t.delivery.last_status, Some(302), "{t:?}");
+    let error = t.delivery.last_error.as_deref().expect("an error");
+    assert!(error.contains("not followed"), "{t:?}");
     assert!(target.received().is_empty());
-    call(
-        s,
-        Method::DELETE,
-        &format!("/api/alerts/webhooks/{}", hook["id"].as_str().unwrap()),
-        None,
-    )
-    .await;
+    api.delete_webhook(&hook.webhook.id)
+        .await
+        .unwrap_or_else(|r| panic!("deleted: {r}"));
 }
 
 /// The flaky endpoint: 500, 500, then 200 — three attempts of one body,
 /// each signed with `secret`. Each retry is due after the backoff (1 s,
-/// then 2 s) on the app's `clock`, as its delivery log (`log_path`) says,
-/// and is made once the test moves the clock there.
+/// then 2 s) on the app's `clock`, as its delivery log (of webhook `id`)
+/// says, and is made once the test moves the clock there.
 async fn the_flaky_endpoint_gets_three_signed_attempts(
-    s: &Server,
+    api: &Api,
     flaky: &Receiver,
     secret: &str,
-    log_path: &str,
+    id: &str,
     clock: &ManualClock,
 ) {
     for (attempts, backoff) in [(1, 1), (2, 2)] {
         let due = clock.now() + chrono::Duration::seconds(backoff);
-        let log = poll_log(s, log_path, 100, |log| {
-            log["deliveries"][0]["attempts"] == attempts
+        let log = poll_log(api, id, 100, |log| {
+            log.deliveries
+                .first()
+                .is_some_and(|d| d.attempts == attempts)
         })
         .await;
-        let next = log["deliveries"][0]["next_attempt_at"].as_str();
-        let next = next.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
-        assert_eq!(next, Some(due.into()), "{log}");
-        assert_eq!(flaky.received().len(), attempts as usize, "{log}");
+        let next = log.deliveries.first().and_then(|d| d.next_attempt_at);
+        assert_eq!(next, Some(due), "{log:?}");
+        assert_eq!(flaky.received().len(), attempts as usize, "{log:?}");
         clock.advance_secs(backoff);
     }
     let calls = flaky.wait_for(3, Duration::from_secs(20)).await;
@@ -684,37 +583,43 @@ async fn the_flaky_endpoint_gets_three_signed_attempts(
     }
 }
 
-/// The delivery log at `path`, read every 100 ms until `done` holds, at
-/// most `tries` times; the last one read.
-async fn poll_log(s: &Server, path: &str, tries: usize, done: impl Fn(&Value) -> bool) -> Value {
-    let mut log = Value::Null;
+/// The delivery log of webhook `id`, read every 100 ms until `done`
+/// holds, at most `tries` times; the last one read.
+async fn poll_log(
+    api: &Api,
+    id: &str,
+    tries: usize,
+    done: impl Fn(&DeliveryLog) -> bool,
+) -> DeliveryLog {
+    let mut log = None;
     for _ in 0..tries {
-        log = call(s, Method::GET, path, None).await.1;
-        if done(&log) {
+        let read = api
+            .deliveries(id)
+            .await
+            .unwrap_or_else(|r| panic!("the delivery log: {r}"));
+        let finished = done(&read);
+        log = Some(read);
+        if finished {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    log
+    log.expect("read at least once")
 }
 
-/// The broken endpoint (delivery log at `log_path`): disabled after 3
+/// The broken endpoint (delivery log of webhook `id`): disabled after 3
 /// consecutive failures, and not called after.
 async fn the_broken_endpoint_is_disabled_after_three_failures(
-    s: &Server,
+    api: &Api,
     broken: &Receiver,
-    log_path: &str,
+    id: &str,
 ) {
-    let log = poll_log(s, log_path, 100, |log| log["webhook"]["enabled"] == false).await;
-    assert_eq!(log["webhook"]["enabled"], false, "{log}");
-    assert!(
-        log["webhook"]["disabled_reason"]
-            .as_str()
-            .unwrap()
-            .contains("3 consecutive"),
-        "{log}"
-    );
-    assert_eq!(log["deliveries"][0]["status"], "failed", "{log}");
+    let log = poll_log(api, id, 100, |log| !log.webhook.enabled).await;
+    assert!(!log.webhook.enabled, "{log:?}");
+    let reason = log.webhook.disabled_reason.as_deref().expect("a reason");
+    assert!(reason.contains("3 consecutive"), "{log:?}");
+    let last = log.deliveries.first().expect("a delivery");
+    assert_eq!(last.status, "failed", "{log:?}");
     assert_eq!(broken.received().len(), 3);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(
@@ -730,7 +635,9 @@ async fn the_broken_endpoint_is_disabled_after_three_failures(
 /// used up; it still needs the key and the tier.
 #[tokio::test]
 async fn the_unread_count_a_page_polls_is_free() {
-    let s = Server::app().await;
+    // The clock stands at the start of a day's window, so the count of
+    // this test never straddles two.
+    let (s, _clock) = Server::app_with_clock(common::fresh_db(), &[]).await;
     let email = "poller@example.com";
     common::cli_ok(
         &s.db,
@@ -752,11 +659,11 @@ async fn the_unread_count_a_page_polls_is_free() {
         "",
     );
     let key = common::create_key(&s.db, email, "poller");
-    common::within_one_window(86_400, 30).await;
+    let api = with_key(&s, &key);
     let get = |path: &'static str| {
-        let req = s.client().get(s.url(path)).bearer_auth(&key);
+        let api = api.clone();
         async move {
-            let r = req.send().await.unwrap();
+            let r = api.send::<()>(Method::GET, path, None).await;
             let left = r
                 .headers()
                 .get("x-ratelimit-remaining")
@@ -766,19 +673,19 @@ async fn the_unread_count_a_page_polls_is_free() {
         }
     };
     for _ in 0..10 {
-        assert_eq!(get("/api/alerts/unread").await, (200, Some(3)), "free");
+        assert_eq!(get("/alerts/unread").await, (200, Some(3)), "free");
     }
     for left in [2, 1, 0] {
-        assert_eq!(get("/api/assets?category=Indices").await, (200, Some(left)));
+        assert_eq!(get("/assets?category=Indices").await, (200, Some(left)));
     }
-    assert_eq!(get("/api/assets?category=Indices").await.0, 429);
+    assert_eq!(get("/assets?category=Indices").await.0, 429);
     assert_eq!(
-        get("/api/alerts/unread").await,
+        get("/alerts/unread").await,
         (200, Some(0)),
         "answered with the day used up"
     );
-    let anonymous = s.client().get(s.url("/api/alerts/unread")).send().await;
-    assert_eq!(anonymous.unwrap().status(), 401, "still needs a key");
+    let anonymous = s.api_as(Auth::Anonymous).unread().await;
+    assert_eq!(anonymous.refused().status, 401, "still needs a key");
 }
 
 /// Issue 40, finding 9, against the real server without the operator's
@@ -791,6 +698,7 @@ async fn the_unread_count_a_page_polls_is_free() {
 #[tokio::test]
 async fn webhook_addresses_are_judged_by_what_they_embed() {
     let s = Server::start_with(common::fresh_db(), &[]);
+    let api = s.api();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let forms = [
@@ -811,13 +719,7 @@ async fn webhook_addresses_are_judged_by_what_they_embed() {
         let mut answers = Vec::new();
         for host in forms {
             let url = format!("http://{host}:{port}/hook");
-            let got = call(
-                &s,
-                Method::POST,
-                "/api/alerts/webhooks",
-                Some(json!({ "url": url })),
-            )
-            .await;
+            let got = api.create_webhook(&url).await;
             answers.push((url, got));
         }
         answers
@@ -825,20 +727,19 @@ async fn webhook_addresses_are_judged_by_what_they_embed() {
     .await;
     eprintln!("during {} refused webhook addresses: {health}", forms.len());
     for (url, got) in answers {
-        assert_eq!(got.0, 400, "{url}: {}", got.1);
-        let detail = got.1["detail"].as_str().unwrap_or_default();
+        let refused = match got {
+            Ok(w) => panic!("{url} was stored: {w:?}"),
+            Err(r) => r,
+        };
+        assert_eq!(refused.status, 400, "{url}: {refused}");
+        let detail = refused.detail.unwrap_or_default();
         assert!(
             detail.contains("FORECAST_WEBHOOK_ALLOW_PRIVATE"),
             "{url}: {detail}"
         );
     }
-    let (status, list) = call(&s, Method::GET, "/api/alerts/webhooks", None).await;
-    assert_eq!(status, 200, "{list}");
-    assert_eq!(
-        list.as_array().map(Vec::len),
-        Some(0),
-        "nothing stored: {list}"
-    );
+    let list = api.webhooks().await.unwrap();
+    assert_eq!(list.len(), 0, "nothing stored: {list:?}");
     let touched = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
     assert!(touched.is_err(), "the loopback listener was reached");
 }
@@ -881,36 +782,23 @@ async fn test_calls_run_one_at_a_time_and_never_reach_a_disabled_endpoint() {
         &[("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on")],
     );
     let (url, count) = slow_endpoint(Duration::from_millis(1500)).await;
-    let (status, w) = call(
-        &s,
-        Method::POST,
-        "/api/alerts/webhooks",
-        Some(json!({ "url": url })),
-    )
-    .await;
-    assert_eq!(status, 201, "{w}");
-    let id = w["id"].as_str().unwrap().to_string();
-    let test = format!("/api/alerts/webhooks/{id}/test");
+    let api = s.api();
+    let w = api
+        .create_webhook(&url)
+        .await
+        .unwrap_or_else(|r| panic!("the endpoint: {r}"));
+    let id = w.webhook.id;
     // The finding's attack: twenty test calls at once. One runs; the 19
     // sent while it waits are refused at once.
     let pid = s.process().id();
     let before = common::rss(pid);
-    let first = call(&s, Method::POST, &test, None);
+    let first = api.test_webhook(&id);
     let rest = async {
         tokio::time::sleep(Duration::from_millis(500)).await;
         let mut calls = tokio::task::JoinSet::new();
         for _ in 0..19 {
-            let url = s.url(&test);
-            calls.spawn(async move {
-                let r = reqwest::Client::new()
-                    .post(url)
-                    .bearer_auth(common::test_key())
-                    .send()
-                    .await
-                    .unwrap();
-                let status = r.status().as_u16();
-                (status, r.json::<Value>().await.unwrap_or(Value::Null))
-            });
+            let (api, id) = (api.clone(), id.clone());
+            calls.spawn(async move { api.test_webhook(&id).await });
         }
         calls.join_all().await
     };
@@ -922,36 +810,31 @@ async fn test_calls_run_one_at_a_time_and_never_reach_a_disabled_endpoint() {
         }
         most
     };
-    let (((a, first_body), refused, most), health) =
+    let ((first, refused, most), health) =
         common::with_health(&s, async { tokio::join!(first, rest, watch) }).await;
     let grew = most.saturating_sub(before);
     eprintln!(
         "during 20 test calls at once: {health}; resident +{} KB",
         grew / 1_000
     );
-    assert_eq!(a, 200, "{first_body}");
-    assert_eq!(
-        first_body["delivery"]["status"], "delivered",
-        "{first_body}"
-    );
+    let first = first.unwrap_or_else(|r| panic!("the first test call: {r}"));
+    assert_eq!(first.delivery.status, "delivered", "{first:?}");
     for got in refused {
-        assert_error(&got, 409, &["one runs at a time"]);
+        got.refused().assert(409, &["one runs at a time"]);
     }
     assert!(grew < 10_000_000, "resident memory grew by {grew} bytes");
-    let (again, body) = call(&s, Method::POST, &test, None).await;
-    assert_eq!(again, 200, "the turn is given back: {body}");
+    api.test_webhook(&id)
+        .await
+        .unwrap_or_else(|r| panic!("the turn is given back: {r}"));
     assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
 
-    let (status, _) = call(
-        &s,
-        Method::PATCH,
-        &format!("/api/alerts/webhooks/{id}"),
-        Some(json!({ "enabled": false })),
-    )
-    .await;
-    assert_eq!(status, 200);
-    let refused = call(&s, Method::POST, &test, None).await;
-    assert_error(&refused, 409, &["disabled", "\"enabled\": true"]);
+    api.enable_webhook(&id, false)
+        .await
+        .unwrap_or_else(|r| panic!("disabled: {r}"));
+    api.test_webhook(&id)
+        .await
+        .refused()
+        .assert(409, &["disabled", "\"enabled\": true"]);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(
         count.load(std::sync::atomic::Ordering::SeqCst),
@@ -1003,17 +886,13 @@ async fn a_gigabyte_error_body_costs_the_server_nothing() {
         &[("FORECAST_WEBHOOK_ALLOW_PRIVATE", "on")],
     );
     let (url, sent) = huge_error_endpoint().await;
-    let (status, w) = call(
-        &s,
-        Method::POST,
-        "/api/alerts/webhooks",
-        Some(json!({ "url": url })),
-    )
-    .await;
-    assert_eq!(status, 201, "{w}");
+    let api = s.api();
+    let w = api
+        .create_webhook(&url)
+        .await
+        .unwrap_or_else(|r| panic!("the endpoint: {r}"));
     let pid = s.process().id();
     let before = common::rss(pid);
-    let path = format!("/api/alerts/webhooks/{}/test", w["id"].as_str().unwrap());
     let watch = async {
         let mut most = 0;
         for _ in 0..30 {
@@ -1022,15 +901,15 @@ async fn a_gigabyte_error_body_costs_the_server_nothing() {
         }
         most
     };
-    let (((status, t), most), health) = common::with_health(&s, async {
-        tokio::join!(call(&s, Method::POST, &path, None), watch)
+    let ((t, most), health) = common::with_health(&s, async {
+        tokio::join!(api.test_webhook(&w.webhook.id), watch)
     })
     .await;
     eprintln!("during the 1 GiB error body: {health}");
-    assert_eq!(status, 200, "{t}");
-    assert_eq!(t["delivery"]["status"], "failed", "{t}");
-    assert_eq!(t["delivery"]["last_status"], 500, "{t}");
-    let quoted = t["delivery"]["last_error"].as_str().unwrap();
+    let t = t.unwrap_or_else(|r| panic!("the test call: {r}"));
+    assert_eq!(t.delivery.status, "failed", "{t:?}");
+    assert_eq!(t.delivery.last_status, Some(500), "{t:?}");
+    let quoted = t.delivery.last_error.as_deref().expect("the error quoted");
     assert!(quoted.contains("xxxx") && quoted.len() < 400, "{quoted}");
     let most = most.max(common::rss(pid));
     let grew = most.saturating_sub(before);
@@ -1046,23 +925,6 @@ async fn a_gigabyte_error_body_costs_the_server_nothing() {
     );
     let (health, _) = s.get_as("/api/health", None).await;
     assert_eq!(health, 200);
-}
-
-/// A request as another Premium account (`key`): status and JSON body.
-async fn call_as(
-    s: &Server,
-    key: &str,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let mut req = s.client().request(method, s.url(path)).bearer_auth(key);
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let r = req.send().await.unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap_or(Value::Null))
 }
 
 /// Issue 40, finding 5: one account's five slow-but-successful endpoints
@@ -1092,31 +954,18 @@ async fn one_accounts_slow_endpoints_delay_only_that_account() {
         ],
         "",
     );
-    let slow_key = common::create_key(&s.db, "slow@example.com", "slow");
+    let slow = with_key(&s, &common::create_key(&s.db, "slow@example.com", "slow"));
     let (slow_url, slow_calls) = slow_endpoint(Duration::from_secs(3)).await;
     for i in 0..5 {
-        let (status, w) = call_as(
-            &s,
-            &slow_key,
-            Method::POST,
-            "/api/alerts/webhooks",
-            Some(json!({ "url": format!("{slow_url}?{i}") })),
-        )
-        .await;
-        assert_eq!(status, 201, "{w}");
+        slow.create_webhook(&format!("{slow_url}?{i}"))
+            .await
+            .unwrap_or_else(|r| panic!("slow endpoint {i}: {r}"));
     }
-    let (_, assets) = s.get_as("/api/assets", Some(&slow_key)).await;
-    let tickers = first_tickers(&assets, 5);
+    let tickers = first_tickers(&slow.assets("").await.unwrap(), 5);
     for t in &tickers {
-        let (status, a) = call_as(
-            &s,
-            &slow_key,
-            Method::POST,
-            "/api/alerts",
-            Some(json!({ "ticker": t, "condition": "drawdown_below", "level": 0.0 })),
-        )
-        .await;
-        assert_eq!(status, 201, "{a}");
+        slow.create_alert(&json!({ "ticker": t, "condition": "drawdown_below", "level": 0.0 }))
+            .await
+            .unwrap_or_else(|r| panic!("the alert on {t}: {r}"));
     }
     // The slow account's calls have started.
     let started = std::time::Instant::now();
@@ -1130,23 +979,14 @@ async fn one_accounts_slow_endpoints_delay_only_that_account() {
 
     // Another account's alert, created now, reaches its endpoint at once.
     let fast = Receiver::start(vec![]).await;
-    let (status, w) = call(
-        &s,
-        Method::POST,
-        "/api/alerts/webhooks",
-        Some(json!({ "url": fast.url("/hook") })),
-    )
-    .await;
-    assert_eq!(status, 201, "{w}");
+    let api = s.api();
+    api.create_webhook(&fast.url("/hook"))
+        .await
+        .unwrap_or_else(|r| panic!("the fast endpoint: {r}"));
     let created = std::time::Instant::now();
-    let (status, a) = call(
-        &s,
-        Method::POST,
-        "/api/alerts",
-        Some(json!({ "ticker": tickers[0], "condition": "drawdown_below", "level": 0.0 })),
-    )
-    .await;
-    assert_eq!(status, 201, "{a}");
+    api.create_alert(&json!({ "ticker": tickers[0], "condition": "drawdown_below", "level": 0.0 }))
+        .await
+        .unwrap_or_else(|r| panic!("the other account's alert: {r}"));
     let (got, health) = common::with_health(&s, fast.wait_for(1, Duration::from_secs(30))).await;
     let waited = created.elapsed();
     eprintln!("while the slow account's calls crawled: {health}");
@@ -1180,44 +1020,23 @@ async fn two_replicas_fire_each_event_once() {
     ];
     let a = Server::start_url(&db.url, &env);
     let b = Server::start_url(&db.url, &env);
-    let post = |s: &Server, path: &str, body: Value| {
-        s.client()
-            .post(s.url(path))
-            .bearer_auth(&key)
-            .json(&body)
-            .send()
-    };
-    let r = post(
-        &a,
-        "/api/alerts/webhooks",
-        json!({"url": receiver.url("/r")}),
-    )
-    .await
-    .unwrap();
-    assert_eq!(r.status().as_u16(), 201);
-    // Alerts created through both replicas, each true at once.
-    let (_, assets) = a.get_as("/api/assets?category=Indices", Some(&key)).await;
-    let tickers = first_tickers(&assets, 4);
-    for (i, t) in tickers.iter().enumerate() {
-        let s = if i % 2 == 0 { &a } else { &b };
-        let r = post(
-            s,
-            "/api/alerts",
-            json!({"ticker": t, "condition": "drawdown_below", "level": 0.0}),
-        )
+    let (api_a, api_b) = (with_key(&a, &key), with_key(&b, &key));
+    api_a
+        .create_webhook(&receiver.url("/r"))
         .await
-        .unwrap();
-        assert_eq!(r.status().as_u16(), 201);
+        .unwrap_or_else(|r| panic!("the endpoint: {r}"));
+    // Alerts created through both replicas, each true at once.
+    let tickers = first_tickers(&api_a.assets("category=Indices").await.unwrap(), 4);
+    for (i, t) in tickers.iter().enumerate() {
+        let api = if i % 2 == 0 { &api_a } else { &api_b };
+        api.create_alert(&json!({"ticker": t, "condition": "drawdown_below", "level": 0.0}))
+            .await
+            .unwrap_or_else(|r| panic!("the alert on {t}: {r}"));
     }
     each_event_is_called_once(&receiver, 4).await;
-    let (_, page) = b.get_as("/api/alerts/events", Some(&key)).await;
-    assert_eq!(page["total"], 4, "{page}");
-    let mut tickers_fired: Vec<&str> = page["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["ticker"].as_str().unwrap())
-        .collect();
+    let page = api_b.events("").await.unwrap();
+    assert_eq!(page.total, 4, "{page:?}");
+    let mut tickers_fired: Vec<&str> = page.events.iter().map(|e| e.ticker.as_str()).collect();
     tickers_fired.sort();
     let mut want: Vec<&str> = tickers.iter().map(String::as_str).collect();
     want.sort();
@@ -1245,15 +1064,14 @@ fn premium_key_on(url: &str, email: &str) -> String {
 }
 
 /// The first `n` tickers of an `/api/assets` answer (which has that many).
-fn first_tickers(assets: &Value, n: usize) -> Vec<String> {
-    let tickers: Vec<String> = assets["assets"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{assets}"))
+fn first_tickers(assets: &AssetListResponse, n: usize) -> Vec<String> {
+    let tickers: Vec<String> = assets
+        .assets
         .iter()
         .take(n)
-        .map(|x| x["ticker"].as_str().unwrap().to_string())
+        .map(|x| x.ticker.clone())
         .collect();
-    assert_eq!(tickers.len(), n, "{assets}");
+    assert_eq!(tickers.len(), n, "{assets:?}");
     tickers
 }
 
@@ -1271,10 +1089,8 @@ async fn each_event_is_called_once(receiver: &Receiver, events: usize) {
     let mut ids: Vec<String> = calls
         .iter()
         .map(|c| {
-            serde_json::from_slice::<Value>(&c.body).unwrap()["event"]["id"]
-                .as_str()
-                .unwrap()
-                .to_string()
+            let payload: WebhookPayload = serde_json::from_slice(&c.body).unwrap();
+            payload.event.id
         })
         .collect();
     ids.sort();
@@ -1304,12 +1120,12 @@ async fn a_grading_run_evaluates_ranking_alerts() {
     );
     let s = Server::app_with(db.clone(), &[]).await;
     let web = Browser::login(&s, "rank@example.com", "ranking password").await;
-    let (_, assets) = web.send(Method::GET, "/web/api/assets", None).await;
-    let watched: Vec<String> = assets["assets"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{assets}"))
+    let web_api = session(&web);
+    let assets = web_api.assets("").await.unwrap();
+    let watched: Vec<String> = assets
+        .assets
         .iter()
-        .map(|a| a["ticker"].as_str().unwrap().to_string())
+        .map(|a| a.ticker.clone())
         .take(50)
         .collect();
     let (status, _) = web
@@ -1320,54 +1136,36 @@ async fn a_grading_run_evaluates_ranking_alerts() {
         )
         .await;
     assert_eq!(status, 200);
-    let (status, alert) = web
-        .send(
-            Method::POST,
-            "/web/api/alerts",
-            Some(json!({"watchlist": true, "condition": "top_n_entered", "top_n": 5})),
-        )
-        .await;
-    assert_eq!(status, 201, "{alert}");
+    web_api
+        .create_alert(&json!({"watchlist": true, "condition": "top_n_entered", "top_n": 5}))
+        .await
+        .unwrap_or_else(|r| panic!("the ranking alert: {r}"));
 
     let out = common::cli_ok(&db, &["grade"], "");
     let line = out
         .lines()
         .find(|l| l.starts_with("alerts: evaluation"))
         .unwrap_or_else(|| panic!("no alerts line in {out}"));
-    let (_, ranking) = web
-        .send(
-            Method::GET,
-            "/web/api/ranking?return_period=90&limit=5",
-            None,
-        )
-        .await;
-    let top: Vec<&str> = ranking["ranked_assets"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{ranking}"))
+    let ranking = web_api.ranking("return_period=90&limit=5").await.unwrap();
+    let top: Vec<&str> = ranking
+        .ranked_assets
         .iter()
-        .map(|r| r["ticker"].as_str().unwrap())
+        .map(|r| r.ticker.as_str())
         .filter(|t| watched.iter().any(|w| w == t))
         .collect();
-    assert!(!top.is_empty(), "{ranking}");
+    assert!(!top.is_empty(), "{ranking:?}");
     assert!(
         line.contains(&format!("{} events fired", top.len())),
         "{line} (watched in the top 5: {top:?})"
     );
-    let (_, page) = web.send(Method::GET, "/web/api/alerts/events", None).await;
-    let mut fired: Vec<&str> = page["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["ticker"].as_str().unwrap())
-        .collect();
+    let page = web_api.events("").await.unwrap();
+    let mut fired: Vec<&str> = page.events.iter().map(|e| e.ticker.as_str()).collect();
     fired.sort();
     let mut want = top.clone();
     want.sort();
     assert_eq!(fired, want);
-    let event = &page["events"][0];
-    assert!(event["after"]["rank"].as_u64().unwrap() <= 5, "{event}");
-    assert!(
-        line.contains(event["run_id"].as_str().expect("the grading run")),
-        "{line} {event}"
-    );
+    let event = &page.events[0];
+    assert!(event.after.rank.expect("a rank") <= 5, "{event:?}");
+    let run = event.run_id.as_deref().expect("the grading run");
+    assert!(line.contains(run), "{line} {event:?}");
 }
