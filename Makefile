@@ -177,7 +177,9 @@ run: build
 # summaries that count 0, which would hide how many tests ran).
 test: components web model reference smtp-sink python-strategies ts-strategies
 	@mkdir -p target
-	{ (cd components && $(CARGO) test --release -p forecast-engine -p scorer -p forecast-backtest -p topn -p zscore -p longshort -p matcher) \
+	{ (cd crates && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release --workspace) \
+	  && (cd components && $(CARGO) test --release -p scorer -p topn -p zscore -p longshort -p matcher) \
+	  && (cd sdk && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
 	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
 	  && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
@@ -307,16 +309,22 @@ lint-cheap:
 	python3 -m unittest tools/lint/test_docs.py tools/lint/test_layers.py tools/lint/test_health.py
 	$(CARGO) fmt --all -- --check
 	cd components && $(CARGO) fmt --all -- --check
+	cd crates && $(CARGO) fmt --all -- --check
+	cd sdk && $(CARGO) fmt -- --check
 
 lint: lint-cheap components
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	cd components && $(CARGO) clippy --release --target $(WASM_TARGET) -- -D warnings
-	cd components && $(CARGO) clippy --release -p forecast-engine -p forecast-backtest -p topn -p zscore -p longshort -p portfolio -p matcher --all-targets -- -D warnings
+	cd components && $(CARGO) clippy --release -p topn -p zscore -p longshort -p portfolio -p matcher --all-targets -- -D warnings
+	cd crates && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	cd sdk && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) clippy --release --all-targets -- -D warnings
 	cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) clippy --release --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all
 	cd components && $(CARGO) fmt --all
+	cd crates && $(CARGO) fmt --all
+	cd sdk && $(CARGO) fmt
 
 ## plugin: a new strategy plugin, e.g. `make plugin NAME=my-strategy`: Rust
 ## from sdk/template (LANG=rust, the default), or Python from

@@ -85,7 +85,7 @@ function expectedSentence(tr) {
   return { verdict: "undecided", text: `On real prices, grades have not yet told better from worse outcomes: ${figures}.` };
 }
 
-/** The server's formulas (components/backtest/src/metrics.rs) on an equity curve. */
+/** The server's formulas (crates/backtest/src/metrics.rs) on an equity curve. */
 function figures(eq, periods) {
   const r = [];
   for (let i = 1; i < eq.length; i++) r.push(eq[i] / eq[i - 1] - 1);

@@ -209,7 +209,7 @@ fn shape(
 /// The bucket of drawdown `d` on the grid of `segments` (the final grid
 /// of the analysis): bucket `i` covers (−(i+1)·w, −i·w], deeper than the
 /// last goes to the last. Mirrors `Grid::segment` of the engine
-/// (components/engine), with `w` recovered exactly from bucket 0's lower
+/// (crates/engine), with `w` recovered exactly from bucket 0's lower
 /// bound, which the engine writes as `−(1·w)`.
 fn bucket_of(d: f64, width: f64, k: usize) -> usize {
     let x = -d / width;

@@ -59,7 +59,7 @@ const fin = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
 /**
  * The figures of an equity curve E_0..E_N with `periods` returns a year, by
- * the server's formulas (components/backtest/src/metrics.rs): total return
+ * the server's formulas (crates/backtest/src/metrics.rs): total return
  * E_N/E_0 − 1; CAGR (E_N/E_0)^(1/years) − 1 with years = N/periods; Sharpe
  * mean(r)/sd(r, N−1)·√periods of the daily simple returns; max drawdown
  * min(E/cummax(E) − 1).

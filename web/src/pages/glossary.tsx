@@ -2,7 +2,7 @@
 // one entry per TermId of glossary-link.tsx (the `Help` "?" links point at
 // `/glossary#<id>`). The text follows the code: the scorer
 // (components/scorer), the engine (docs/DESIGN.md §4), the backtest
-// (DESIGN.md §6, components/backtest) and the data (data/PROVENANCE.md).
+// (DESIGN.md §6, crates/backtest) and the data (data/PROVENANCE.md).
 // `Record<TermId, …>` makes a missing entry a type error.
 import type { ComponentChildren } from "preact";
 import { useEffect } from "preact/hooks";

@@ -1,6 +1,6 @@
 // /methodology: how the figures behind a grade and the track record are
 // computed, and what they cannot tell you. Plain prose that follows the
-// engine (docs/DESIGN.md §4, components/engine/src/evidence.rs), the scorer
+// engine (docs/DESIGN.md §4, crates/engine/src/evidence.rs), the scorer
 // (components/scorer) and the track record's server code. No data call.
 import { useEffect } from "preact/hooks";
 import { useTitle } from "../lib";
