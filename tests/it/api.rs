@@ -468,6 +468,65 @@ fn same_rows<T: PartialEq + std::fmt::Debug>(name: &str, thin: &[T], full: &[T],
     }
 }
 
+/// Every column of `ts` is the `picked` rows of `full_ts`'s.
+fn assert_every_column_is_those_rows(
+    ts: &TimeSeriesBody,
+    full_ts: &TimeSeriesBody,
+    picked: &[usize],
+) {
+    // Every column, named: a new one fails to compile here.
+    let TimeSeriesBody {
+        dates,
+        prices,
+        drawdowns,
+        expected_returns,
+        prediction_errors,
+        prediction_error_cumavg,
+        actual_returns,
+        median_returns,
+        median_errors,
+        median_error_cumavg,
+        projected_prices,
+    } = ts;
+    same_rows("dates", dates, &full_ts.dates, picked);
+    same_rows("prices", prices, &full_ts.prices, picked);
+    same_rows("drawdowns", drawdowns, &full_ts.drawdowns, picked);
+    let f = full_ts;
+    same_rows(
+        "expected_returns",
+        expected_returns,
+        &f.expected_returns,
+        picked,
+    );
+    same_rows(
+        "prediction_errors",
+        prediction_errors,
+        &f.prediction_errors,
+        picked,
+    );
+    same_rows(
+        "prediction_error_cumavg",
+        prediction_error_cumavg,
+        &f.prediction_error_cumavg,
+        picked,
+    );
+    same_rows("actual_returns", actual_returns, &f.actual_returns, picked);
+    same_rows("median_returns", median_returns, &f.median_returns, picked);
+    same_rows("median_errors", median_errors, &f.median_errors, picked);
+    same_rows(
+        "median_error_cumavg",
+        median_error_cumavg,
+        &f.median_error_cumavg,
+        picked,
+    );
+    same_rows(
+        "projected_prices",
+        projected_prices,
+        &f.projected_prices,
+        picked,
+    );
+}
+
 /// `thin`, the answer with `max_points=max`, is `full` but for its series:
 /// the same real rows of every array, at most `max`, with the lines'
 /// extremes kept.
@@ -506,57 +565,8 @@ fn assert_thinned_to_real_rows(
     let picked: Vec<usize> = ts.dates.iter().map(|d| index[d]).collect();
     assert!(picked.windows(2).all(|w| w[0] < w[1]));
     assert_eq!((picked[0], *picked.last().unwrap()), (0, rows - 1));
-    // Every column, named: a new one fails to compile here.
-    let TimeSeriesBody {
-        dates,
-        prices,
-        drawdowns,
-        expected_returns,
-        prediction_errors,
-        prediction_error_cumavg,
-        actual_returns,
-        median_returns,
-        median_errors,
-        median_error_cumavg,
-        projected_prices,
-    } = ts;
-    same_rows("dates", dates, &full_ts.dates, &picked);
-    same_rows("prices", prices, &full_ts.prices, &picked);
-    same_rows("drawdowns", drawdowns, &full_ts.drawdowns, &picked);
-    let f = full_ts;
-    same_rows(
-        "expected_returns",
-        expected_returns,
-        &f.expected_returns,
-        &picked,
-    );
-    same_rows(
-        "prediction_errors",
-        prediction_errors,
-        &f.prediction_errors,
-        &picked,
-    );
-    same_rows(
-        "prediction_error_cumavg",
-        prediction_error_cumavg,
-        &f.prediction_error_cumavg,
-        &picked,
-    );
-    same_rows("actual_returns", actual_returns, &f.actual_returns, &picked);
-    same_rows("median_returns", median_returns, &f.median_returns, &picked);
-    same_rows("median_errors", median_errors, &f.median_errors, &picked);
-    same_rows(
-        "median_error_cumavg",
-        median_error_cumavg,
-        &f.median_error_cumavg,
-        &picked,
-    );
-    same_rows(
-        "projected_prices",
-        projected_prices,
-        &f.projected_prices,
-        &picked,
-    );
+    assert_every_column_is_those_rows(ts, full_ts, &picked);
+    let (prices, drawdowns) = (&ts.prices, &ts.drawdowns);
     // The lines keep their extremes.
     let extreme = |v: &[f64], f: fn(f64, f64) -> f64, start: f64| v.iter().copied().fold(start, f);
     for (name, thin, full, f, start) in [
