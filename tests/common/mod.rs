@@ -560,22 +560,6 @@ pub fn clock_standing_now() -> (&'static str, String) {
     ("FORECAST_TEST_CLOCK", now)
 }
 
-/// Waits until at least `seconds` remain in the current fixed window of
-/// `period` seconds (windows are aligned on the epoch, as the quota and
-/// sign-in counters are), so that a burst counted to a limit lands in one
-/// window: one that straddles a boundary is split between two and neither
-/// fills (CI once crossed a 300-second boundary in the middle of a test).
-pub async fn within_one_window(period: u64, seconds: u64) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64();
-    let left = period as f64 - now % period as f64;
-    if left < seconds as f64 {
-        tokio::time::sleep(std::time::Duration::from_secs_f64(left + 0.5)).await;
-    }
-}
-
 /// The value of the series `name` (with its labels, e.g.
 /// `forecast_module_cache_total{result="hit"}`) in a Prometheus text
 /// exposition; `None` when it is not there.
