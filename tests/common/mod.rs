@@ -193,9 +193,16 @@ fn owned_by_this_test(path: PathBuf) -> PathBuf {
 
 /// A private copy of the demo database, removed when the test ends.
 pub fn fresh_db() -> PathBuf {
+    owned_by_this_test(fresh_db_kept())
+}
+
+/// A copy of the demo database that lives as long as the test binary: for
+/// one that several tests share through a static (a test's own copy is
+/// removed when the test that made it ends).
+pub fn fresh_db_kept() -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let path = owned_by_this_test(scratch().join(format!("db-{n}.db")));
+    let path = scratch().join(format!("kept-{n}.db"));
     let from = &template().path;
     std::fs::copy(from, &path).expect("copy template database");
     // Belt and braces: a WAL left beside the template belongs to the copy.

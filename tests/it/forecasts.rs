@@ -20,7 +20,11 @@ use serde_json::{json, Value};
 /// A fresh demo database in which exactly the assets with real prices are
 /// active.
 async fn real_only_db() -> PathBuf {
-    let db = common::fresh_db();
+    real_only(common::fresh_db()).await
+}
+
+/// `db` with exactly the assets with real prices active.
+async fn real_only(db: PathBuf) -> PathBuf {
     let pool = sqlx::SqlitePool::connect(&sqlite_url(&db)).await.unwrap();
     sqlx::query("UPDATE assets SET is_active = (data_source = 'real')")
         .execute(&pool)
@@ -61,7 +65,8 @@ fn grade(db: &Path) {
 async fn graded() -> &'static Path {
     static DB: tokio::sync::OnceCell<PathBuf> = tokio::sync::OnceCell::const_new();
     DB.get_or_init(|| async {
-        let db = real_only_db().await;
+        // Shared by the tests of this module: kept until the binary ends.
+        let db = real_only(common::fresh_db_kept()).await;
         grade(&db);
         db
     })
