@@ -457,7 +457,7 @@ pub struct ObservedEvidence {
 }
 
 /// An alert as listed.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Alert {
     /// UUID.
     pub id: String,
@@ -481,7 +481,7 @@ pub struct Alert {
 }
 
 /// One asset's state under an alert.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AlertStateBody {
     /// The asset.
     pub ticker: String,
@@ -594,7 +594,7 @@ impl RawEventsQuery {
 }
 
 /// A page of events.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct EventPage {
     /// Newest first.
     pub events: Vec<AlertEvent>,
@@ -609,7 +609,7 @@ pub struct EventPage {
 }
 
 /// `GET /api/alerts/unread`.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct UnreadCount {
     /// Unread events.
     pub unread: i64,
@@ -643,7 +643,7 @@ impl MarkReadRequest {
 }
 
 /// `POST /api/alerts/events/read`'s answer.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct MarkedRead {
     /// Events marked read now.
     pub marked: u64,
@@ -671,7 +671,7 @@ pub struct UpdateWebhookRequest {
 }
 
 /// A webhook endpoint (never its secret, which is shown once).
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Webhook {
     /// UUID.
     pub id: String,
@@ -688,7 +688,7 @@ pub struct Webhook {
 }
 
 /// A new endpoint with its secret, shown this once.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct CreatedWebhook {
     /// The endpoint.
     #[serde(flatten)]
@@ -699,7 +699,7 @@ pub struct CreatedWebhook {
 }
 
 /// One call (an event's or a test's) or digest.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Delivery {
     /// UUID.
     pub id: String,
@@ -723,7 +723,7 @@ pub struct Delivery {
 }
 
 /// `GET /api/alerts/webhooks/{id}/deliveries`.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct DeliveryLog {
     /// The endpoint.
     pub webhook: Webhook,
@@ -742,7 +742,7 @@ pub struct WebhookPayload {
 }
 
 /// `POST /api/alerts/webhooks/{id}/test`: the attempt's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct TestDelivery {
     /// The call as logged.
     pub delivery: Delivery,

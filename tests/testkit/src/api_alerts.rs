@@ -1,117 +1,19 @@
-//! The alert routes (`/api/alerts…`, and their `/web/api` twins), typed.
-//! The contract's alert answers (`forecast_api::alerts::Alert`,
-//! `EventPage`, `Webhook`, …) are only serialized by the server, so they
-//! are mirrored here field for field from `host/api/src/alerts.rs`, built
-//! of the contract's own types wherever those can be read (`AlertSpec`,
-//! `Observation`, `AlertEvent`): a renamed or retyped field fails the
-//! tests that read it when the answer is decoded.
+//! The alert routes (`/api/alerts…`, and their `/web/api` twins), typed
+//! by the contract's own answers (`forecast_api::alerts`): a renamed or
+//! retyped field breaks the tests at compile time.
 
 use axum::http::Method;
-use chrono::{DateTime, Utc};
-use forecast_api::alerts::{AlertEvent, AlertSpec, Observation};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::api::with_query;
 use crate::{Api, Refusal};
 
-/// An alert as listed (`forecast_api::alerts::Alert`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Alert {
-    pub id: String,
-    /// The asset watched, or null for the watchlist.
-    pub ticker: Option<String>,
-    pub watchlist: bool,
-    /// The condition and parameters.
-    #[serde(flatten)]
-    pub spec: AlertSpec,
-    pub description: String,
-    pub enabled: bool,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    /// Empty until evaluated.
-    pub states: Vec<AlertState>,
-}
-
-/// One asset's state under an alert (`AlertStateBody`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AlertState {
-    pub ticker: String,
-    pub holds: bool,
-    pub observed: Observation,
-    pub evaluated_at: DateTime<Utc>,
-}
-
-/// A page of the inbox (`EventPage`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EventPage {
-    pub events: Vec<AlertEvent>,
-    pub total: i64,
-    pub unread: i64,
-    pub limit: u32,
-    pub offset: u32,
-}
-
-/// `{unread}` (`UnreadCount`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UnreadCount {
-    pub unread: i64,
-}
-
-/// What marking read did (`MarkedRead`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MarkedRead {
-    pub marked: u64,
-    pub unread: i64,
-}
-
-/// A webhook endpoint (`Webhook`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Webhook {
-    pub id: String,
-    pub url: String,
-    pub enabled: bool,
-    pub consecutive_failures: i64,
-    pub disabled_reason: Option<String>,
-    pub created_at: DateTime<Utc>,
-}
-
-/// A new endpoint with its secret, shown this once (`CreatedWebhook`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CreatedWebhook {
-    #[serde(flatten)]
-    pub webhook: Webhook,
-    pub secret: String,
-}
-
-/// One delivery (`Delivery`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Delivery {
-    pub id: String,
-    pub event_id: Option<String>,
-    /// `pending`, `delivered` or `failed`.
-    pub status: String,
-    pub attempts: i64,
-    pub last_status: Option<i64>,
-    pub last_error: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    pub finished_at: Option<DateTime<Utc>>,
-}
-
-/// An endpoint's delivery log (`DeliveryLog`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeliveryLog {
-    pub webhook: Webhook,
-    /// Newest first.
-    pub deliveries: Vec<Delivery>,
-}
-
-/// A test call's delivery (`TestDelivery`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TestDelivery {
-    pub delivery: Delivery,
-}
+/// The contract's answers, read by the same types the server writes.
+pub use forecast_api::alerts::{
+    Alert, AlertStateBody as AlertState, CreatedWebhook, Delivery, DeliveryLog, EventPage,
+    MarkedRead, TestDelivery, UnreadCount, Webhook,
+};
 
 impl Api {
     /// `POST path` with `body`: the created `T`, whose 2xx must be a 201.
