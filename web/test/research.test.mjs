@@ -226,7 +226,12 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     // The server's phases, in words, with a bar.
     await page.waitForFunction(() => /assets|day|Waiting|Simulating/.test(document.querySelector("#run-progress-said")?.textContent ?? ""), null, { timeout: RUN_TIMEOUT });
     // A picture of the bar (fast: the run lasts a few seconds), then Cancel.
-    await page.locator("#run-progress").screenshot({ path: join(servesThisBuild ? join(repoRoot, "docs/screenshots") : tmpShots, "backtest-progress.png") });
+    // A clip of the page where the bar is, not the element's own picture:
+    // that waits for the element to stop changing, and a moving bar may
+    // not stop before the run ends.
+    const bar = await page.locator("#run-progress").boundingBox();
+    assert.ok(bar, "the progress bar is on the page");
+    await page.screenshot({ path: join(servesThisBuild ? join(repoRoot, "docs/screenshots") : tmpShots, "backtest-progress.png"), clip: bar });
     await page.click("#run-cancel", { timeout: 5_000 });
     await page.locator("#bt-error", { hasText: "Cancelled: the server stopped the run and freed its slot." }).waitFor();
     assert.equal(await page.locator("#run-progress").count(), 0);
