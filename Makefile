@@ -12,6 +12,9 @@ COMPONENTS_DIR := components/target/$(WASM_TARGET)/release
 # What host/plugins/build.rs embeds: the components, copied here only when
 # their bytes change, so an unchanged component never rebuilds the host.
 COMPONENTS_DIST := components/target/dist
+# Cargo for what builds outside the host's and the components' workspaces
+# (crates/, the SDK, the example plugins): into the components' target directory.
+NATIVE_CARGO = CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO)
 # components/manifest.txt is the one list of components: what is built
 # here, embedded by host/plugins/build.rs and registered as built-ins.
 MANIFEST       := components/manifest.txt
@@ -41,7 +44,7 @@ components: toolchain
 	done
 	cd components && $(CARGO) build --release --target $(WASM_TARGET)
 	@awk '!/^#/ && NF && $$4 ~ /^sdk\// { print $$4 }' $(MANIFEST) | while read -r dir; do \
-	  (cd "$$dir" && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) build --release --target $(WASM_TARGET)); \
+	  (cd "$$dir" && $(NATIVE_CARGO) build --release --target $(WASM_TARGET)); \
 	done
 	@for f in $(COMPONENTS); do test -s "$$f" || { echo "$$f was not built" >&2; exit 1; }; done
 	@# Stage what the host embeds, copying only changed bytes: the builds above
@@ -177,10 +180,10 @@ run: build
 # summaries that count 0, which would hide how many tests ran).
 test: components web model reference smtp-sink python-strategies ts-strategies
 	@mkdir -p target
-	{ (cd crates && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release --workspace) \
+	{ (cd crates && $(NATIVE_CARGO) test --release --workspace) \
 	  && (cd components && $(CARGO) test --release -p scorer -p topn -p zscore -p longshort -p matcher) \
-	  && (cd sdk && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
-	  && (cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) test --release) \
+	  && (cd sdk && $(NATIVE_CARGO) test --release) \
+	  && (cd sdk/examples/dip-buyer && $(NATIVE_CARGO) test --release) \
 	  && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6 } END { printf "tests: %d passed, %d failed\n", p, f }' target/test.log
 	$(MAKE) --no-print-directory web-test
@@ -316,9 +319,9 @@ lint: lint-cheap components
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	cd components && $(CARGO) clippy --release --target $(WASM_TARGET) -- -D warnings
 	cd components && $(CARGO) clippy --release -p topn -p zscore -p longshort -p portfolio -p matcher --all-targets -- -D warnings
-	cd crates && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) clippy --release --workspace --all-targets -- -D warnings
-	cd sdk && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) clippy --release --all-targets -- -D warnings
-	cd sdk/examples/dip-buyer && CARGO_TARGET_DIR=$(CURDIR)/components/target $(CARGO) clippy --release --all-targets -- -D warnings
+	cd crates && $(NATIVE_CARGO) clippy --release --workspace --all-targets -- -D warnings
+	cd sdk && $(NATIVE_CARGO) clippy --release --all-targets -- -D warnings
+	cd sdk/examples/dip-buyer && $(NATIVE_CARGO) clippy --release --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all
