@@ -300,16 +300,19 @@ bench-uploads: components python-strategies ts-strategies
 ## lint: the docs (decision records' format, the index, the front docs' sizes:
 ## tools/lint/docs.py), ARCHITECTURE.md's layer table against the host's crates
 ## and their dependencies (tools/lint/layers.py, from `cargo metadata`, which
-## compiles nothing), ARCHITECTURE.md's Health table against the tree
+## compiles nothing), the workspaces' dependencies on each other (one way only,
+## tools/lint/workspaces.py, decision 0095), ARCHITECTURE.md's Health table against the tree
 ## (tools/lint/health.py; `--write` updates it), formatting and clippy, host
 ## and components
-## lint-cheap: the docs, layers and health lints and formatting, seconds and no build
+## lint-cheap: the docs, layers, workspaces and health lints and formatting, seconds and no build
 ## (`make lint` runs them first, so a drifted doc fails before the components build)
 lint-cheap:
 	python3 tools/lint/docs.py
 	python3 tools/lint/layers.py
+	python3 tools/lint/workspaces.py
 	python3 tools/lint/health.py
-	python3 -m unittest tools/lint/test_docs.py tools/lint/test_layers.py tools/lint/test_health.py
+	python3 -m unittest tools/lint/test_docs.py tools/lint/test_layers.py tools/lint/test_health.py \
+	  tools/lint/test_workspaces.py
 	$(CARGO) fmt --all -- --check
 	cd components && $(CARGO) fmt --all -- --check
 	cd crates && $(CARGO) fmt --all -- --check
