@@ -303,6 +303,33 @@ pub fn run<S: Strategy>(
     run_capped(assets, window, params, strategy, cancelled, usize::MAX)
 }
 
+/// Checks `top_n` against the universe's `inputs` and starts the strategy on
+/// their assets (what every run does before its first row).
+pub(crate) fn start_on<S: Strategy>(
+    inputs: &[&AssetInput<'_>],
+    params: &RunParams,
+    strategy: &mut S,
+) -> Result<(), RunError<S::Error>> {
+    let n_assets = inputs.len();
+    if params.top_n == 0 || params.top_n as usize > n_assets {
+        return Err(RunError::Param(ParamError::new(
+            "top_n",
+            format!(
+                "top_n must be between 1 and {n_assets}, the number of assets in the universe \
+                 with {MIN_HISTORY} rows of history by end_date (got {})",
+                params.top_n
+            ),
+        )));
+    }
+    let metas: Vec<AssetMeta> = inputs.iter().map(|a| a.meta.clone()).collect();
+    match strategy.start(&metas, params) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(RunError::Param(e)),
+        Err(e) => return Err(RunError::Strategy(e)),
+    }
+    Ok(())
+}
+
 /// [`run`] keeping only the first `max_trades` fills in
 /// [`Report::trades`]: the accounting (cash, costs, equity, metrics,
 /// `trades_total`) still sees every fill, but memory holds at most
@@ -332,23 +359,7 @@ pub fn run_capped<S: Strategy>(
         return Err(RunError::EmptyUniverse);
     }
     let inputs: Vec<&AssetInput<'_>> = universe.iter().map(|&i| &assets[i]).collect();
-    let n_assets = inputs.len();
-    if params.top_n == 0 || params.top_n as usize > n_assets {
-        return Err(RunError::Param(ParamError::new(
-            "top_n",
-            format!(
-                "top_n must be between 1 and {n_assets}, the number of assets in the universe \
-                 with {MIN_HISTORY} rows of history by end_date (got {})",
-                params.top_n
-            ),
-        )));
-    }
-    let metas: Vec<AssetMeta> = inputs.iter().map(|a| a.meta.clone()).collect();
-    match strategy.start(&metas, params) {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(RunError::Param(e)),
-        Err(e) => return Err(RunError::Strategy(e)),
-    }
+    start_on(&inputs, params, strategy)?;
 
     let Calendar { dates, data_points } = Calendar::new(&inputs, &spans);
 

@@ -16,22 +16,7 @@ pub fn reference_run_capped<S: Strategy>(
     let universe = universe_of(assets, window)?;
     let inputs: Vec<&AssetInput<'_>> = universe.iter().map(|&i| &assets[i]).collect();
     let n_assets = inputs.len();
-    if params.top_n == 0 || params.top_n as usize > n_assets {
-        return Err(RunError::Param(ParamError::new(
-            "top_n",
-            format!(
-                "top_n must be between 1 and {n_assets}, the number of assets in the universe \
-                 with {MIN_HISTORY} rows of history by end_date (got {})",
-                params.top_n
-            ),
-        )));
-    }
-    let metas: Vec<AssetMeta> = inputs.iter().map(|a| a.meta.clone()).collect();
-    match strategy.start(&metas, params) {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(RunError::Param(e)),
-        Err(e) => return Err(RunError::Strategy(e)),
-    }
+    start_on(&inputs, params, strategy)?;
 
     let (dates, data_points) = calendar(&inputs, window);
     let cost_bps: Vec<f64> = inputs.iter().map(|a| a.cost_bps).collect();

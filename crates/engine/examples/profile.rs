@@ -1,13 +1,9 @@
 //! Times the engine on the real S&P 500 history: `cargo run --release --example profile`.
+mod common;
+
 fn main() {
     let text = include_str!("../../../data/prices/IDX_GSPC.csv");
-    let (mut dates, mut closes) = (Vec::new(), Vec::new());
-    for (i, line) in text.lines().skip(1).enumerate() {
-        let cols: Vec<&str> = line.split(',').collect();
-        // Weekday calendar stand-in: the engine only needs increasing days.
-        dates.push(i as i32 * 7 / 5);
-        closes.push(cols[4].parse::<f64>().unwrap());
-    }
+    let (dates, closes) = common::series(text);
     let p = forecast_engine::Params {
         periods_per_year: Some(252),
         ..Default::default()

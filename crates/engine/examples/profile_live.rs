@@ -2,17 +2,14 @@
 //! natively on a real history: what scorer 1.0.0 asks (the state and the
 //! evidence) and what a forecasting scorer adds (the states and episodes at
 //! every month-end): `cargo run --release --example profile_live [file]`.
+mod common;
+
 use forecast_engine as engine;
 
 fn main() {
     let file = std::env::args().nth(1).unwrap_or("AAPL".into());
     let text = std::fs::read_to_string(format!("../data/prices/{file}.csv")).unwrap();
-    let (mut dates, mut closes) = (Vec::new(), Vec::new());
-    for (i, line) in text.lines().skip(1).enumerate() {
-        let cols: Vec<&str> = line.split(',').collect();
-        dates.push(i as i32 * 7 / 5);
-        closes.push(cols[4].parse::<f64>().unwrap());
-    }
+    let (dates, closes) = common::series(&text);
     let p = engine::Params {
         return_period: 90,
         periods_per_year: Some(252),

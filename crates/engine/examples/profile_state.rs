@@ -1,15 +1,12 @@
 //! Times `analyse_state` over the 15 graded combinations of the S&P 500
 //! history, one call each and all in one `analyse_states` call:
 //! `cargo run --release --example profile_state`.
+mod common;
+
 fn main() {
     profile_walks();
     let text = include_str!("../../../data/prices/IDX_GSPC.csv");
-    let (mut dates, mut closes) = (Vec::new(), Vec::new());
-    for (i, line) in text.lines().skip(1).enumerate() {
-        let cols: Vec<&str> = line.split(',').collect();
-        dates.push(i as i32 * 7 / 5);
-        closes.push(cols[4].parse::<f64>().unwrap());
-    }
+    let (dates, closes) = common::series(text);
     let metrics = [
         forecast_engine::Metric::Return,
         forecast_engine::Metric::Sharpe,
@@ -65,12 +62,7 @@ fn main() {
 #[allow(dead_code)]
 fn profile_walks() {
     let text = include_str!("../../../data/prices/AAPL.csv");
-    let (mut dates, mut closes) = (Vec::new(), Vec::new());
-    for (i, line) in text.lines().skip(1).enumerate() {
-        let cols: Vec<&str> = line.split(',').collect();
-        dates.push(i as i32 * 7 / 5);
-        closes.push(cols[4].parse::<f64>().unwrap());
-    }
+    let (dates, closes) = common::series(text);
     let p = forecast_engine::Params {
         return_period: 90,
         num_segments: 23,

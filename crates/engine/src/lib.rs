@@ -1414,28 +1414,53 @@ fn current_state(
     } else {
         errors(&|_| true)
     };
-    let (prediction_error, median_error) = if c > 0 {
-        (e / f64::from(c), m / f64::from(c))
-    } else {
-        (0.0, 0.0)
-    };
-    let (best_method, best_error) = if median_error <= prediction_error {
-        (Method::Median, median_error)
-    } else {
-        (Method::Ema, prediction_error)
-    };
-    CurrentState {
+    let at = Figures {
         price,
         drawdown: drawdowns[last],
         segment: segment as u32,
         expected_return: series.expected_returns[last],
-        prediction_error,
         median_return: series.median_returns[last],
-        median_error,
-        best_method,
-        best_error,
-        insufficient_data: confirmed < SUFFICIENT_OUTCOMES,
-        confirmed_count: confirmed,
+    };
+    at.state((e, m, c), confirmed)
+}
+
+/// The point-in-time figures of a current state, before its errors.
+pub(crate) struct Figures {
+    pub(crate) price: f64,
+    pub(crate) drawdown: f64,
+    pub(crate) segment: u32,
+    pub(crate) expected_return: f64,
+    pub(crate) median_return: f64,
+}
+
+impl Figures {
+    /// The current state from the EMA and median error sums `e` and `m`
+    /// over `c` outcomes (mean errors 0 without any; the median is the
+    /// better method on a tie), `confirmed` outcomes in its bucket.
+    pub(crate) fn state(self, (e, m, c): (f64, f64, u32), confirmed: u32) -> CurrentState {
+        let (prediction_error, median_error) = if c > 0 {
+            (e / f64::from(c), m / f64::from(c))
+        } else {
+            (0.0, 0.0)
+        };
+        let (best_method, best_error) = if median_error <= prediction_error {
+            (Method::Median, median_error)
+        } else {
+            (Method::Ema, prediction_error)
+        };
+        CurrentState {
+            price: self.price,
+            drawdown: self.drawdown,
+            segment: self.segment,
+            expected_return: self.expected_return,
+            prediction_error,
+            median_return: self.median_return,
+            median_error,
+            best_method,
+            best_error,
+            insufficient_data: confirmed < SUFFICIENT_OUTCOMES,
+            confirmed_count: confirmed,
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::stats::{from_order_key, min_num, order_key};
-use crate::{CurrentState, Estimators, Grid, Method, Outcome, SegmentStats, SUFFICIENT_OUTCOMES};
+use crate::{CurrentState, Estimators, Figures, Grid, Outcome, SegmentStats};
 
 /// The state of one prefix: its current state, the statistics of its
 /// current bucket and its typical yearly drawdown.
@@ -247,29 +247,14 @@ pub(crate) struct Snapshot<'a> {
 /// The current state from its bucket's (or every outcome's) error sums,
 /// as `current_state` computes it.
 fn state(at: &Snapshot<'_>, e: f64, m: f64, c: u32, confirmed: u32) -> CurrentState {
-    let (prediction_error, median_error) = if c > 0 {
-        (e / f64::from(c), m / f64::from(c))
-    } else {
-        (0.0, 0.0)
-    };
-    let (best_method, best_error) = if median_error <= prediction_error {
-        (Method::Median, median_error)
-    } else {
-        (Method::Ema, prediction_error)
-    };
-    CurrentState {
+    let figures = Figures {
         price: at.price,
         drawdown: at.drawdown,
         segment: at.segment as u32,
         expected_return: at.expected_return,
-        prediction_error,
         median_return: at.median_return,
-        median_error,
-        best_method,
-        best_error,
-        insufficient_data: confirmed < SUFFICIENT_OUTCOMES,
-        confirmed_count: confirmed,
-    }
+    };
+    figures.state((e, m, c), confirmed)
 }
 
 #[cfg(test)]
