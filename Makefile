@@ -181,7 +181,7 @@ run: build
 test: components web model reference smtp-sink python-strategies ts-strategies
 	@mkdir -p target
 	{ (cd crates && $(NATIVE_CARGO) test --release --workspace) \
-	  && (cd components && $(CARGO) test --release -p scorer -p topn -p zscore -p longshort -p matcher) \
+	  && (cd components && $(CARGO) test --release -p scorer -p topn -p zscore -p longshort) \
 	  && (cd sdk && $(NATIVE_CARGO) test --release) \
 	  && (cd sdk/examples/dip-buyer && $(NATIVE_CARGO) test --release) \
 	  && $(CARGO) test --release --workspace; } 2>&1 | tee target/test.log
@@ -321,7 +321,7 @@ lint-cheap:
 lint: lint-cheap components
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	cd components && $(CARGO) clippy --release --target $(WASM_TARGET) -- -D warnings
-	cd components && $(CARGO) clippy --release -p topn -p zscore -p longshort -p portfolio -p matcher --all-targets -- -D warnings
+	cd components && $(CARGO) clippy --release -p topn -p zscore -p longshort -p portfolio --all-targets -- -D warnings
 	cd crates && $(NATIVE_CARGO) clippy --release --workspace --all-targets -- -D warnings
 	cd sdk && $(NATIVE_CARGO) clippy --release --all-targets -- -D warnings
 	cd sdk/examples/dip-buyer && $(NATIVE_CARGO) clippy --release --all-targets -- -D warnings

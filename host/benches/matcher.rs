@@ -1,5 +1,5 @@
 //! `make bench` (matcher part): top-1 and top-3 accuracy of the default
-//! matcher component on the evaluation set (components/matcher/eval) without
+//! matcher component on the evaluation set (crates/matcher/eval) without
 //! a language model, the latency of the component call on a warm instance,
 //! and the latency of `POST /api/match-tickers` through the real server on
 //! loopback (session lookup and rate-limit count included). Issue 7's
@@ -20,7 +20,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 fn queries() -> Vec<(String, Vec<String>)> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../components/matcher/eval/queries.csv"
+        "/../crates/matcher/eval/queries.csv"
     );
     let mut reader = csv::Reader::from_path(path).expect("the evaluation set");
     reader

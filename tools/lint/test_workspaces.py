@@ -29,12 +29,14 @@ def pkg(root: str, name: str, *deps: tuple[str, str | None]) -> dict:
 def repo_of(**extra: list[dict]) -> dict[str, list[dict]]:
     """The four workspaces as decision 0095 has them, plus `extra` packages."""
     metadata = {
-        "crates": [pkg("crates", "engine")],
+        "crates": [pkg("crates", "engine"), pkg("crates", "forecast-matcher")],
         "sdk": [{**pkg("", "sdk", ("crates/engine", None)), "name": "forecast-sdk"}],
-        "components": [pkg("components", "matcher", ("sdk", None))],
+        "components": [
+            pkg("components", "matcher", ("sdk", None), ("crates/forecast-matcher", None))
+        ],
         "": [
             {
-                **pkg("host", "embed", ("components/matcher", "dev"), ("crates/engine", None)),
+                **pkg("host", "embed", ("crates/engine", None)),
                 "name": "forecast-embed",
             }
         ],
@@ -74,20 +76,25 @@ class CheckTest(unittest.TestCase):
     def test_host_and_components_may_not_depend_on_each_other(self):
         metadata = repo_of()
         metadata["components"].append(pkg("components", "scorer", ("host/embed", None)))
-        metadata[""].append(pkg("host", "services", ("components/matcher", None)))
+        metadata[""].append(pkg("host", "services", ("components/matcher", "dev")))
         problems, _ = workspaces.check(REPO, metadata)
         self.assertEqual(len(problems), 2, problems)
         self.assertTrue(any("scorer (normal) depends on forecast-embed" in p for p in problems))
-        self.assertTrue(any("services (normal) depends on matcher" in p for p in problems))
+        self.assertTrue(any("services (dev) depends on matcher" in p for p in problems))
 
-    def test_the_allowed_edge_is_only_a_dev_dependency(self):
+    def test_an_allowed_edge_holds_for_its_kind_only_and_not_once_gone(self):
+        allowed = {("forecast-embed", "matcher", "dev"): "a while"}
         metadata = repo_of()
-        embed = metadata[""][0]
-        embed["dependencies"][0]["kind"] = None
-        problems, _ = workspaces.check(REPO, metadata)
-        self.assertTrue(any("forecast-embed (normal) depends on matcher" in p for p in problems))
+        embed = metadata[""][0]["dependencies"]
+        embed.append({"name": "matcher", "path": str(REPO / "components/matcher"), "kind": "dev"})
+        self.assertEqual(workspaces.check(REPO, metadata, allowed)[0], [])
+        embed[-1]["kind"] = None
+        problems, _ = workspaces.check(REPO, metadata, allowed)
+        self.assertEqual(len(problems), 2, problems)
+        self.assertIn("forecast-embed (normal) depends on matcher", problems[0])
         # ... and the allowed dev edge, gone, is reported as stale.
-        self.assertTrue(any("no longer exists" in p for p in problems))
+        self.assertIn("no longer exists", problems[1])
+        self.assertEqual(workspaces.ALLOWED, {}, "decision 0095 keeps no edge sideways")
 
     def test_authors_and_tools_may_depend_on_anything_below(self):
         metadata = repo_of(

@@ -15,8 +15,8 @@ mod support;
 use std::time::Instant;
 
 use forecast_embed::{Embedder, VectorIndex, DEFAULT_DIR};
-use matcher::eval::load_queries;
-use matcher::{find_mentions_with_model, Index};
+use forecast_matcher::eval::load_queries;
+use forecast_matcher::{find_mentions_with_model, Index};
 use support::{active_entries, entry_views, read, root};
 
 /// Resident memory of this process, MiB (Linux).
@@ -99,11 +99,11 @@ fn main() {
 }
 
 /// Every evaluation text, onboarding sentences included.
-fn every_evaluation_text() -> Vec<matcher::eval::Query> {
-    let mut queries = load_queries(&read("components/matcher/eval/queries.csv")).expect("queries");
+fn every_evaluation_text() -> Vec<forecast_matcher::eval::Query> {
+    let mut queries = load_queries(&read("crates/matcher/eval/queries.csv")).expect("queries");
     for extra in ["classes.csv", "onboarding.csv", "unseen.csv"] {
         queries
-            .extend(load_queries(&read(&format!("components/matcher/eval/{extra}"))).expect(extra));
+            .extend(load_queries(&read(&format!("crates/matcher/eval/{extra}"))).expect(extra));
     }
     queries
 }
@@ -115,7 +115,7 @@ fn timed_finds(
     index: &Index,
     model: &Embedder,
     vindex: &VectorIndex,
-    queries: &[matcher::eval::Query],
+    queries: &[forecast_matcher::eval::Query],
 ) -> (Vec<f64>, Vec<f64>) {
     let near = |t: &[String], k: u32| -> Vec<Vec<(u32, f32)>> {
         model

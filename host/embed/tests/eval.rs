@@ -4,7 +4,7 @@
 //! `semantic` import and the priors the host sends (prominence from the
 //! index membership table, ISINs from the catalog).
 //!
-//! Tuned groups (`components/matcher/eval/queries.csv` and `classes.csv`,
+//! Tuned groups (`crates/matcher/eval/queries.csv` and `classes.csv`,
 //! written with the matcher): top-3 >= 95 % on names, tickers and
 //! misspellings, >= 90 % on descriptions and on sentences naming several
 //! assets; nothing for any line of `gibberish.txt`. The calibration of the
@@ -41,9 +41,9 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use forecast_embed::{Embedder, VectorIndex, DEFAULT_DIR};
-use matcher::calibration;
-use matcher::eval::{evaluate_groups, load_gibberish, load_queries, Query};
-use matcher::{calibrated, find_mentions_raw, find_with_model, Entry, Index, Mention};
+use forecast_matcher::calibration;
+use forecast_matcher::eval::{evaluate_groups, load_gibberish, load_queries, Query};
+use forecast_matcher::{calibrated, find_mentions_raw, find_with_model, Entry, Index, Mention};
 use support::{active_entries, catalog_vectors, read, root};
 
 /// Right or wrong answers by calibrated confidence.
@@ -199,7 +199,7 @@ fn sec_queries(entries: &[Entry]) -> Vec<Query> {
 /// `pytickersymbols` lists them: (name queries, ISIN queries).
 fn europe_queries(entries: &[Entry]) -> (Vec<Query>, Vec<Query>) {
     let text = read("data/reference/index-membership.csv");
-    let records = matcher::eval::parse_csv(&text);
+    let records = forecast_matcher::eval::parse_csv(&text);
     let header = &records[0];
     let at = |n: &str| header.iter().position(|h| h == n).expect(n);
     let (name_col, symbols_col, isins_col) = (at("name"), at("symbols"), at("isins"));
@@ -295,7 +295,7 @@ fn evaluation_with_the_model() {
         ));
     }
 
-    for g in load_gibberish(&read("components/matcher/eval/gibberish.txt")) {
+    for g in load_gibberish(&read("crates/matcher/eval/gibberish.txt")) {
         let r = m.find(&g);
         if !r.is_empty() {
             let got: Vec<String> = r
@@ -366,9 +366,9 @@ impl Matcher<'_> {
 /// names, descriptions and several-asset sentences, and the calibration
 /// fitted on them, printed to paste.
 fn tuned_groups_reach_their_targets(m: &Matcher, failed: &mut Vec<String>) {
-    let queries = load_queries(&read("components/matcher/eval/queries.csv")).expect("queries");
+    let queries = load_queries(&read("crates/matcher/eval/queries.csv")).expect("queries");
     assert!(queries.len() >= 150, "{} queries", queries.len());
-    let classes = load_queries(&read("components/matcher/eval/classes.csv")).expect("classes");
+    let classes = load_queries(&read("crates/matcher/eval/classes.csv")).expect("classes");
     // Warm up.
     for q in queries.iter().take(20) {
         m.find(&q.text);
@@ -416,7 +416,7 @@ fn held_out_groups_reach_their_targets(
     reliability: &mut Reliability,
     failed: &mut Vec<String>,
 ) {
-    let unseen = load_queries(&read("components/matcher/eval/unseen.csv")).expect("unseen");
+    let unseen = load_queries(&read("crates/matcher/eval/unseen.csv")).expect("unseen");
     let sec = sec_queries(m.entries);
     let (europe_names, europe_isins) = europe_queries(m.entries);
     assert!(sec.len() >= 500, "{} SEC titles", sec.len());
@@ -439,7 +439,7 @@ fn held_out_groups_reach_their_targets(
     // independent lists agree (the catalog holds some superseded ISINs).
     let mut catalog_isins = m.index.clone();
     catalog_isins.set_priors(&support::priors(m.entries, false).expect("priors"));
-    let report = matcher::eval::evaluate(&europe_isins, m.entries, |q: &str| {
+    let report = forecast_matcher::eval::evaluate(&europe_isins, m.entries, |q: &str| {
         m.find_in(&catalog_isins, q)
     });
     println!(
@@ -475,7 +475,7 @@ fn onboarding_sentences_reach_their_f1(
     failed: &mut Vec<String>,
 ) {
     let onboarding =
-        load_queries(&read("components/matcher/eval/onboarding.csv")).expect("onboarding");
+        load_queries(&read("crates/matcher/eval/onboarding.csv")).expect("onboarding");
     assert_eq!(onboarding.len(), 100);
     let (mut f1_sum, mut tp_all, mut pred_all, mut exp_all) = (0.0, 0, 0, 0);
     let (mut sure_tp, mut sure_pred) = (0, 0);

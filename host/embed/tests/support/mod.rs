@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use forecast_embed::{catalog_views, Embedder, DIMS};
-use matcher::eval::{drop_inactive, load_catalog_csv};
-use matcher::Entry;
+use forecast_matcher::eval::{drop_inactive, load_catalog_csv};
+use forecast_matcher::Entry;
 use sha2::{Digest, Sha256};
 
 /// Copied from `INACTIVE_TICKERS` in `host/services/src/demo.rs`.
@@ -112,7 +112,7 @@ pub fn active_entries() -> Vec<Entry> {
 /// writes, its ISIN from `data/catalog.csv` and (with `table_isins`, as
 /// the host does) the ISINs that table gives its company. `None` (with a
 /// `SKIPPED:` line from the caller) when the table is absent.
-pub fn priors(entries: &[Entry], table_isins: bool) -> Option<Vec<matcher::Prior>> {
+pub fn priors(entries: &[Entry], table_isins: bool) -> Option<Vec<forecast_matcher::Prior>> {
     let membership = match forecast_embed::prominence::IndexMembership::load(
         &root().join(forecast_embed::prominence::DEFAULT_REFERENCE_DIR),
     ) {
@@ -127,7 +127,7 @@ pub fn priors(entries: &[Entry], table_isins: bool) -> Option<Vec<matcher::Prior
         entries
             .iter()
             .enumerate()
-            .map(|(i, e)| matcher::Prior {
+            .map(|(i, e)| forecast_matcher::Prior {
                 entry: i as u32,
                 prominence: membership.prominence(&e.ticker),
                 identifiers: isins
@@ -150,7 +150,7 @@ pub fn priors(entries: &[Entry], table_isins: bool) -> Option<Vec<matcher::Prior
 
 /// One column of `data/catalog.csv` by ticker.
 pub fn catalog_column(name: &str) -> std::collections::HashMap<String, String> {
-    let records = matcher::eval::parse_csv(&read("data/catalog.csv"));
+    let records = forecast_matcher::eval::parse_csv(&read("data/catalog.csv"));
     let header = &records[0];
     let at = |n: &str| header.iter().position(|h| h.trim() == n).expect(n);
     let (t, c) = (at("ticker"), at(name));

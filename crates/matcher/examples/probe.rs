@@ -1,9 +1,9 @@
 //! Prints the matches for each argument, with the time each query took (a
 //! development aid for looking at confidences):
-//! `cargo run --release -p matcher --example probe -- "the iPhone maker" nvidea`;
+//! `cargo run --release -p forecast-matcher --example probe -- "the iPhone maker" nvidea`;
 //! `-- --eval` runs every query of `eval/queries.csv`.
-use matcher::eval::{drop_inactive, load_catalog_csv};
-use matcher::Index;
+use forecast_matcher::eval::{drop_inactive, load_catalog_csv};
+use forecast_matcher::Index;
 
 fn main() {
     let path = format!("{}/../../data/catalog.csv", env!("CARGO_MANIFEST_DIR"));
@@ -16,7 +16,7 @@ fn main() {
     if args.first().map(String::as_str) == Some("--eval") {
         let path = format!("{}/eval/queries.csv", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("queries");
-        args = matcher::eval::load_queries(&text)
+        args = forecast_matcher::eval::load_queries(&text)
             .expect("queries")
             .into_iter()
             .map(|q| q.text)

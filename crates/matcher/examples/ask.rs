@@ -1,7 +1,7 @@
 //! Asks the lexical index about each argument over `data/catalog.csv`:
-//! `cargo run --release -p matcher --example ask -- "cash app" "oil"`.
-use matcher::eval::load_catalog_csv;
-use matcher::Index;
+//! `cargo run --release -p forecast-matcher --example ask -- "cash app" "oil"`.
+use forecast_matcher::eval::load_catalog_csv;
+use forecast_matcher::Index;
 
 fn main() {
     let text = std::fs::read_to_string("../data/catalog.csv")
@@ -16,7 +16,7 @@ fn main() {
             .collect();
         let no_model = |texts: &[String], _k: u32| vec![Vec::new(); texts.len()];
         let mentions: Vec<String> =
-            matcher::find_mentions_with_model(&index, &q, 3, |_| None, no_model)
+            forecast_matcher::find_mentions_with_model(&index, &q, 3, |_| None, no_model)
                 .into_iter()
                 .map(|m| {
                     let c: Vec<String> = m

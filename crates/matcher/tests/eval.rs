@@ -1,15 +1,15 @@
 //! The evaluation over the real catalog: `eval/queries.csv` against the
 //! active assets of `data/catalog.csv`, without a language model.
 //!
-//! Run with `cargo test --release -p matcher --test eval -- --nocapture` to
+//! Run with `cargo test --release -p forecast-matcher --test eval -- --nocapture` to
 //! see the report (accuracy, latency, every query not answered right first).
 
 use std::time::Instant;
 
-use matcher::eval::{
+use forecast_matcher::eval::{
     drop_inactive, evaluate_groups, load_catalog_csv, load_gibberish, load_queries,
 };
-use matcher::{find_with_model, Index};
+use forecast_matcher::{find_with_model, Index};
 
 /// A host without the sentence-embedding model.
 fn no_model(texts: &[String], _k: u32) -> Vec<Vec<(u32, f32)>> {
