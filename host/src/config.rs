@@ -120,7 +120,7 @@ pub struct HttpLimits {
     /// A request's whole body must arrive within this many milliseconds of its head (408 otherwise).
     #[arg(long, env = "FORECAST_BODY_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis::<1>)]
     pub body_timeout_ms: Duration,
-    /// A request still unanswered after this many milliseconds gets 504. It must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + the larger of FORECAST_BACKTEST_TIMEOUT_MS and FORECAST_RESEARCH_TIMEOUT_MS. Unset: the larger of 60000 and that sum plus 5000.
+    /// A request still unanswered after this many milliseconds gets 504. It must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + the larger of FORECAST_BACKTEST_TIMEOUT_MS and FORECAST_RESEARCH_TIMEOUT_MS (a backtest's longest), and FORECAST_HEAVY_WAIT_MS + 60000 (a strategy upload's longest: its turn, then 60 s for a plugin slot and the compilation). Unset: the larger of 60000 and the longer of the two plus 5000 (75000 with the defaults).
     #[arg(long, env = "FORECAST_REQUEST_TIMEOUT_MS", value_name = "MS", value_parser = millis::<1>)]
     pub request_timeout_ms: Option<Duration>,
     /// Open connections at most (lowered below the open-file limit if needed).
@@ -927,9 +927,11 @@ impl Settings {
 }
 
 /// The request deadline: `FORECAST_REQUEST_TIMEOUT_MS`, or by default the
-/// server's or the longest a backtest may take plus 5 s; an error unless it
-/// exceeds that longest backtest (its wait for a heavy-work turn and for
-/// plugin slots plus its time limit).
+/// server's or the longest a backtest or a strategy upload may take plus
+/// 5 s; an error unless it exceeds both. A backtest's longest is its wait
+/// for a heavy-work turn and for plugin slots plus its time limit; an
+/// upload's, its wait for a heavy-work turn plus the compile deadline
+/// (slot and compilation), so each gets its own answer, never a 504.
 fn request_timeout(
     http: &HttpLimits,
     heavy: &HeavyWork,
@@ -940,19 +942,24 @@ fn request_timeout(
             .backtest_timeout_ms
             .max(backtests.research_timeout_ms)
         + backtests.backtest_queue_ms;
+    let upload_longest = heavy.heavy_wait_ms + forecast_research::authored::COMPILE_DEADLINE;
+    let longest = backtest_longest.max(upload_longest);
     let request_timeout = http.request_timeout_ms.unwrap_or_else(|| {
         crate::server::Limits::default()
             .request_timeout
-            .max(backtest_longest + Duration::from_secs(5))
+            .max(longest + Duration::from_secs(5))
     });
-    if request_timeout <= backtest_longest {
+    if request_timeout <= longest {
         return Err(ConfigError::new(
             "FORECAST_REQUEST_TIMEOUT_MS",
             format!(
                 "must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + the \
                  larger of FORECAST_BACKTEST_TIMEOUT_MS and FORECAST_RESEARCH_TIMEOUT_MS \
+                 ({} ms) and FORECAST_HEAVY_WAIT_MS + a strategy upload's {} s to compile \
                  ({} ms), got {} ms",
                 backtest_longest.as_millis(),
+                forecast_research::authored::COMPILE_DEADLINE.as_secs(),
+                upload_longest.as_millis(),
                 request_timeout.as_millis()
             ),
         ));

@@ -72,7 +72,10 @@ fn the_defaults_are_those_of_the_layers() {
     assert_eq!(c.limits.header_timeout, limits.header_timeout);
     assert_eq!(c.limits.idle_timeout, limits.idle_timeout);
     assert_eq!(c.limits.body_timeout, limits.body_timeout);
-    assert_eq!(c.limits.request_timeout, limits.request_timeout);
+    // The server's 60 s, raised to an upload's longest (10 s for a heavy-work
+    // turn, 60 s to compile) plus 5 s.
+    assert_eq!(limits.request_timeout, Duration::from_secs(60));
+    assert_eq!(c.limits.request_timeout, Duration::from_secs(75));
     assert_eq!(c.limits.max_connections, limits.max_connections);
     assert_eq!(c.limits.shutdown_grace, limits.shutdown_grace);
     assert_eq!(c.backtest_timeout, DEFAULT_BACKTEST_TIMEOUT);
@@ -133,7 +136,7 @@ fn values_are_parsed_by_their_rules() {
         ("FORECAST_LLM_API_KEY", ""),
         ("FORECAST_WASM_PERFMAP", "1"),
         ("FORECAST_LOGIN_CONCURRENCY", "3"),
-        ("FORECAST_REQUEST_TIMEOUT_MS", "55001"),
+        ("FORECAST_REQUEST_TIMEOUT_MS", "70001"),
         ("FORECAST_BACKTEST_TIMEOUT_MS", "30000"),
         (
             "FORECAST_UPGRADE_URL",
@@ -155,7 +158,7 @@ fn values_are_parsed_by_their_rules() {
     assert_eq!(c.signal_cache_bytes, 0);
     assert_eq!(c.backtest_queue_wait, Duration::ZERO);
     assert_eq!(c.limits.shutdown_grace, Duration::ZERO);
-    assert_eq!(c.limits.request_timeout, Duration::from_millis(55_001));
+    assert_eq!(c.limits.request_timeout, Duration::from_millis(70_001));
     assert_eq!(c.plugin_poll, Duration::from_millis(50));
     assert!(!c.grading && c.runtime.perf_map);
     assert_eq!(c.grade_at.to_string(), "23:30:00");
@@ -305,6 +308,18 @@ fn rules_between_settings_hold() {
             ),
         "{e}"
     );
+    // Nor may it cut a strategy upload short: its heavy-work turn and compile.
+    let e = err(&[("FORECAST_REQUEST_TIMEOUT_MS", "70000")]);
+    assert!(
+        e.contains("FORECAST_HEAVY_WAIT_MS + a strategy upload's 60 s to compile (70000 ms)"),
+        "{e}"
+    );
+    let c = Config::from_pairs(&[
+        ("FORECAST_HEAVY_WAIT_MS", "0"),
+        ("FORECAST_REQUEST_TIMEOUT_MS", "60001"),
+    ])
+    .unwrap();
+    assert_eq!(c.limits.request_timeout, Duration::from_millis(60_001));
     // Unset, the deadline follows the backtest limits, the longer of the two.
     let c = Config::from_pairs(&[("FORECAST_BACKTEST_TIMEOUT_MS", "600000")]).unwrap();
     assert_eq!(c.limits.request_timeout, Duration::from_millis(625_000));
