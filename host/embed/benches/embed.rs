@@ -102,8 +102,7 @@ fn main() {
 fn every_evaluation_text() -> Vec<forecast_matcher::eval::Query> {
     let mut queries = load_queries(&read("crates/matcher/eval/queries.csv")).expect("queries");
     for extra in ["classes.csv", "onboarding.csv", "unseen.csv"] {
-        queries
-            .extend(load_queries(&read(&format!("crates/matcher/eval/{extra}"))).expect(extra));
+        queries.extend(load_queries(&read(&format!("crates/matcher/eval/{extra}"))).expect(extra));
     }
     queries
 }

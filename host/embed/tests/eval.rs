@@ -474,8 +474,7 @@ fn onboarding_sentences_reach_their_f1(
     reliability: &mut Reliability,
     failed: &mut Vec<String>,
 ) {
-    let onboarding =
-        load_queries(&read("crates/matcher/eval/onboarding.csv")).expect("onboarding");
+    let onboarding = load_queries(&read("crates/matcher/eval/onboarding.csv")).expect("onboarding");
     assert_eq!(onboarding.len(), 100);
     let (mut f1_sum, mut tp_all, mut pred_all, mut exp_all) = (0.0, 0, 0, 0);
     let (mut sure_tp, mut sure_pred) = (0, 0);
