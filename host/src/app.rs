@@ -100,7 +100,8 @@ pub async fn build_with_clock(
         config.module_cache.as_deref(),
         config.upload_log_level,
         clock.clone(),
-    )?;
+    )?
+    .with_compile_deadline(config.upload_compile_timeout);
     let verdicts = VerdictService::new(
         db.clone(),
         db.clone(),

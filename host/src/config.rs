@@ -120,7 +120,7 @@ pub struct HttpLimits {
     /// A request's whole body must arrive within this many milliseconds of its head (408 otherwise).
     #[arg(long, env = "FORECAST_BODY_TIMEOUT_MS", value_name = "MS", default_value = "30000", value_parser = millis::<1>)]
     pub body_timeout_ms: Duration,
-    /// A request still unanswered after this many milliseconds gets 504. It must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + the larger of FORECAST_BACKTEST_TIMEOUT_MS and FORECAST_RESEARCH_TIMEOUT_MS (a backtest's longest), and FORECAST_HEAVY_WAIT_MS + 60000 (a strategy upload's longest: its turn, then 60 s for a plugin slot and the compilation). Unset: the larger of 60000 and the longer of the two plus 5000 (75000 with the defaults).
+    /// A request still unanswered after this many milliseconds gets 504. It must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + the larger of FORECAST_BACKTEST_TIMEOUT_MS and FORECAST_RESEARCH_TIMEOUT_MS (a backtest's longest), and FORECAST_HEAVY_WAIT_MS + FORECAST_UPLOAD_COMPILE_TIMEOUT_MS (a strategy upload's longest). Unset: the larger of 60000 and the longer of the two plus 5000 (75000 with the defaults).
     #[arg(long, env = "FORECAST_REQUEST_TIMEOUT_MS", value_name = "MS", value_parser = millis::<1>)]
     pub request_timeout_ms: Option<Duration>,
     /// Open connections at most (lowered below the open-file limit if needed).
@@ -195,6 +195,9 @@ pub struct PluginSettings {
     /// The loudest level at which authors' uploaded strategies' `host-log` lines are written: `debug` (seen only with `RUST_LOG=debug`), `info` or `warn` (a louder line is written at this level). Built-in and registered plugins log as they ask.
     #[arg(long, env = "FORECAST_UPLOAD_LOG_LEVEL", value_name = "debug|info|warn", default_value = "debug", value_parser = upload_log_level)]
     pub upload_log_level: tracing::Level,
+    /// How long, in milliseconds, checking an uploaded strategy may take once its heavy-work turn has come: the wait for a plugin slot, compilation, type check and self-test together; past it the upload is refused (422) and nothing is stored. A Python strategy takes 14-26 s on 2 busy cores.
+    #[arg(long, env = "FORECAST_UPLOAD_COMPILE_TIMEOUT_MS", value_name = "MS", default_value = "60000", value_parser = millis::<1>)]
+    pub upload_compile_timeout_ms: Duration,
     /// Profiling: write `/tmp/perf-<pid>.map` so that `perf report` names the plugins' functions (on/off).
     #[arg(long, env = "FORECAST_WASM_PERFMAP", value_name = "ON|OFF", default_value = "off", action = ArgAction::Set, value_parser = on_off)]
     pub wasm_perfmap: bool,
@@ -623,6 +626,8 @@ pub struct Config {
     pub module_cache: Option<PathBuf>,
     /// `FORECAST_UPLOAD_LOG_LEVEL`.
     pub upload_log_level: tracing::Level,
+    /// `FORECAST_UPLOAD_COMPILE_TIMEOUT_MS`.
+    pub upload_compile_timeout: Duration,
     /// `FORECAST_ADMIN_TOKEN` (`None`: the admin API is disabled).
     pub admin_token: Option<String>,
     /// `FORECAST_LLM_URL`, `FORECAST_LLM_MODEL`, `FORECAST_LLM_API_KEY`,
@@ -849,7 +854,7 @@ impl Settings {
             alerts,
             testing,
         } = self;
-        let request_timeout = request_timeout(&http, &heavy, &backtests)?;
+        let request_timeout = request_timeout(&http, &heavy, &backtests, &plugins)?;
         if let Err(e) =
             forecast_bundle::TrustPolicy::parse(&plugins.plugin_trust, plugins.plugin_unsigned)
         {
@@ -897,6 +902,7 @@ impl Settings {
             plugin_trust: (plugins.plugin_trust, plugins.plugin_unsigned),
             module_cache: plugins.module_cache.dir(),
             upload_log_level: plugins.upload_log_level,
+            upload_compile_timeout: plugins.upload_compile_timeout_ms,
             admin_token: serving.admin_token,
             llm,
             model: matcher.model_dir,
@@ -930,19 +936,20 @@ impl Settings {
 /// server's or the longest a backtest or a strategy upload may take plus
 /// 5 s; an error unless it exceeds both. A backtest's longest is its wait
 /// for a heavy-work turn and for plugin slots plus its time limit; an
-/// upload's, its wait for a heavy-work turn plus the compile deadline
+/// upload's, its wait for a heavy-work turn plus its compile deadline
 /// (slot and compilation), so each gets its own answer, never a 504.
 fn request_timeout(
     http: &HttpLimits,
     heavy: &HeavyWork,
     backtests: &Backtests,
+    plugins: &PluginSettings,
 ) -> Result<Duration, ConfigError> {
     let backtest_longest = heavy.heavy_wait_ms
         + backtests
             .backtest_timeout_ms
             .max(backtests.research_timeout_ms)
         + backtests.backtest_queue_ms;
-    let upload_longest = heavy.heavy_wait_ms + forecast_research::authored::COMPILE_DEADLINE;
+    let upload_longest = heavy.heavy_wait_ms + plugins.upload_compile_timeout_ms;
     let longest = backtest_longest.max(upload_longest);
     let request_timeout = http.request_timeout_ms.unwrap_or_else(|| {
         crate::server::Limits::default()
@@ -955,10 +962,9 @@ fn request_timeout(
             format!(
                 "must exceed FORECAST_HEAVY_WAIT_MS + FORECAST_BACKTEST_QUEUE_MS + the \
                  larger of FORECAST_BACKTEST_TIMEOUT_MS and FORECAST_RESEARCH_TIMEOUT_MS \
-                 ({} ms) and FORECAST_HEAVY_WAIT_MS + a strategy upload's {} s to compile \
+                 ({} ms) and FORECAST_HEAVY_WAIT_MS + FORECAST_UPLOAD_COMPILE_TIMEOUT_MS \
                  ({} ms), got {} ms",
                 backtest_longest.as_millis(),
-                forecast_research::authored::COMPILE_DEADLINE.as_secs(),
                 upload_longest.as_millis(),
                 request_timeout.as_millis()
             ),

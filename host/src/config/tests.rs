@@ -311,7 +311,7 @@ fn rules_between_settings_hold() {
     // Nor may it cut a strategy upload short: its heavy-work turn and compile.
     let e = err(&[("FORECAST_REQUEST_TIMEOUT_MS", "70000")]);
     assert!(
-        e.contains("FORECAST_HEAVY_WAIT_MS + a strategy upload's 60 s to compile (70000 ms)"),
+        e.contains("FORECAST_HEAVY_WAIT_MS + FORECAST_UPLOAD_COMPILE_TIMEOUT_MS (70000 ms)"),
         "{e}"
     );
     let c = Config::from_pairs(&[
@@ -320,6 +320,9 @@ fn rules_between_settings_hold() {
     ])
     .unwrap();
     assert_eq!(c.limits.request_timeout, Duration::from_millis(60_001));
+    let c = Config::from_pairs(&[("FORECAST_UPLOAD_COMPILE_TIMEOUT_MS", "120000")]).unwrap();
+    assert_eq!(c.upload_compile_timeout, Duration::from_secs(120));
+    assert_eq!(c.limits.request_timeout, Duration::from_secs(135));
     // Unset, the deadline follows the backtest limits, the longer of the two.
     let c = Config::from_pairs(&[("FORECAST_BACKTEST_TIMEOUT_MS", "600000")]).unwrap();
     assert_eq!(c.limits.request_timeout, Duration::from_millis(625_000));
