@@ -9,6 +9,7 @@
 pub use forecast_testkit::client;
 mod inproc;
 pub mod postgres;
+pub mod raw_http;
 pub mod smtp;
 pub mod webhook;
 
@@ -111,8 +112,122 @@ pub fn cli_ok_url(url: &str, args: &[&str], stdin: &str) -> String {
 
 /// The key printed on the last line of `forecast key create`.
 pub fn create_key(db: &Path, email: &str, name: &str) -> String {
-    let out = cli_ok(db, &["key", "create", "--email", email, "--name", name], "");
+    create_key_url(&sqlite_url(db), email, name)
+}
+
+/// The key printed on the last line of `forecast key create` against the
+/// database at `url`.
+pub fn create_key_url(url: &str, email: &str, name: &str) -> String {
+    let out = cli_ok_url(
+        url,
+        &["key", "create", "--email", email, "--name", name],
+        "",
+    );
     out.lines().last().expect("a key line").trim().to_string()
+}
+
+/// Adds the account `email` on `tier` with `forecast user add`, its
+/// password read from stdin when one is given.
+pub fn add_user(db: &Path, email: &str, tier: &str, password: Option<&str>) {
+    add_user_url(&sqlite_url(db), email, tier, password);
+}
+
+/// [`add_user`] against the database at `url`.
+pub fn add_user_url(url: &str, email: &str, tier: &str, password: Option<&str>) {
+    let mut args = vec!["user", "add", "--email", email, "--tier", tier];
+    let stdin = match password {
+        Some(password) => {
+            args.push("--password-stdin");
+            format!("{password}\n")
+        }
+        None => String::new(),
+    };
+    cli_ok_url(url, &args, &stdin);
+}
+
+/// Sets `email`'s quota with `forecast user set-limits`: per minute, and
+/// per day when given.
+pub fn set_limits(db: &Path, email: &str, per_minute: u64, per_day: Option<u64>) {
+    let (minute, day) = (per_minute.to_string(), per_day.map(|d| d.to_string()));
+    let mut args = vec![
+        "user",
+        "set-limits",
+        "--email",
+        email,
+        "--per-minute",
+        &minute,
+    ];
+    if let Some(day) = &day {
+        args.extend(["--per-day", day]);
+    }
+    cli_ok(db, &args, "");
+}
+
+/// Registers the component at `path` as `kind`/`name`@`version` with
+/// `forecast plugin add`; its stdout.
+pub fn add_plugin(db: &Path, path: &Path, kind: &str, name: &str, version: &str) -> String {
+    let path = path.to_str().expect("a UTF-8 path");
+    let args = [
+        "plugin",
+        "add",
+        path,
+        "--kind",
+        kind,
+        "--name",
+        name,
+        "--version",
+        version,
+    ];
+    cli_ok(db, &args, "")
+}
+
+/// Activates `kind`/`name`@`version` with `forecast plugin activate`; its
+/// stdout.
+pub fn activate_plugin(db: &Path, kind: &str, name: &str, version: &str) -> String {
+    cli_ok(db, &["plugin", "activate", kind, name, version], "")
+}
+
+/// Runs `forecast grade` against the database at `url` (logs at warn,
+/// `env` added); (success, stdout, stderr).
+pub fn grade(url: &str, env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("grade")
+        .env("DATABASE_URL", url)
+        .env("RUST_LOG", "warn");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run forecast grade");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// [`grade`] with no extra settings, asserting success (naming stderr).
+pub fn grade_ok(url: &str) {
+    let (ok, _, stderr) = grade(url, &[]);
+    assert!(ok, "{stderr}");
+}
+
+/// `text` without its ANSI colour codes (`ESC [ … m`): a server log as
+/// it reads.
+pub fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The demo universe and a Premium test account with a key and quotas high
@@ -122,33 +237,8 @@ fn template() -> &'static Template {
     TEMPLATE.get_or_init(|| {
         let path = scratch().join("template.db");
         cli_ok(&path, &["demo", "load"], "");
-        cli_ok(
-            &path,
-            &[
-                "user",
-                "add",
-                "--email",
-                TEST_EMAIL,
-                "--tier",
-                "premium",
-                "--password-stdin",
-            ],
-            &format!("{TEST_PASSWORD}\n"),
-        );
-        cli_ok(
-            &path,
-            &[
-                "user",
-                "set-limits",
-                "--email",
-                TEST_EMAIL,
-                "--per-minute",
-                "1000000",
-                "--per-day",
-                "1000000",
-            ],
-            "",
-        );
+        add_user(&path, TEST_EMAIL, "premium", Some(TEST_PASSWORD));
+        set_limits(&path, TEST_EMAIL, 1_000_000, Some(1_000_000));
         let key = create_key(&path, TEST_EMAIL, "tests");
         Template { path, key }
     })
@@ -357,6 +447,103 @@ impl Server {
         (status, body)
     }
 
+    /// POST `body` as JSON with `key` as the Bearer token: the whole
+    /// response.
+    pub async fn post_json(
+        &self,
+        path: &str,
+        key: &str,
+        body: &serde_json::Value,
+    ) -> client::Response {
+        self.client
+            .post(self.url(path))
+            .bearer_auth(key)
+            .json(body)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// POST `bytes` as `content_type` with `key` as the Bearer token: the
+    /// whole response.
+    pub async fn post_bytes(
+        &self,
+        path: &str,
+        key: &str,
+        content_type: &str,
+        bytes: Vec<u8>,
+    ) -> client::Response {
+        self.client
+            .post(self.url(path))
+            .bearer_auth(key)
+            .header("content-type", content_type)
+            .body(bytes)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// `POST /auth/login` with `email` and `password`: the whole response
+    /// (its status, and the session cookie it sets).
+    pub async fn post_login(&self, email: &str, password: &str) -> client::Response {
+        self.client
+            .post(self.url("/auth/login"))
+            .json(&serde_json::json!({ "email": email, "password": password }))
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// GET with no credentials: the whole response.
+    pub async fn get_raw(&self, path: &str) -> client::Response {
+        self.client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// GET with one header (a cookie, an `Accept`) and no other
+    /// credentials: the whole response.
+    pub async fn get_with_header(
+        &self,
+        path: &str,
+        name: impl AsRef<str>,
+        value: &str,
+    ) -> client::Response {
+        self.client
+            .get(self.url(path))
+            .header(name.as_ref(), value)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// POST `body` as JSON with no credentials: the whole response.
+    pub async fn post_json_anonymous(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> client::Response {
+        self.client
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// GET with `key` as the Bearer token: the whole response, for its
+    /// status and headers.
+    pub async fn get_bearer(&self, path: &str, key: &str) -> client::Response {
+        self.client
+            .get(self.url(path))
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("request")
+    }
+
     /// GET with the test key, its 200 body read as the API's own type `T`
     /// (panics on another status, naming the body).
     pub async fn get_typed<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
@@ -450,13 +637,7 @@ pub struct Browser<'a> {
 
 impl<'a> Browser<'a> {
     pub async fn login(server: &'a Server, email: &str, password: &str) -> Browser<'a> {
-        let r = server
-            .client()
-            .post(server.url("/auth/login"))
-            .json(&serde_json::json!({ "email": email, "password": password }))
-            .send()
-            .await
-            .unwrap();
+        let r = server.post_login(email, password).await;
         assert_eq!(r.status(), 200, "login of {email}");
         let set = r
             .headers()
@@ -517,6 +698,45 @@ impl Browser<'_> {
     }
 }
 
+/// The JSON number `v` as an `f64`, panicking with `v` otherwise (short:
+/// assertions on figures read it many times).
+pub fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// POSTs `body`, JSON text as written (a `Value` would sort an object's
+/// keys), with the test account's key: status, JSON answer and
+/// `X-RateLimit-Remaining`.
+pub async fn post_json_text(
+    s: &Server,
+    path: &str,
+    body: &str,
+) -> (u16, serde_json::Value, Option<u64>) {
+    let r = s
+        .client()
+        .post(s.url(path))
+        .bearer_auth(test_key())
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    let remaining = r
+        .headers()
+        .get("x-ratelimit-remaining")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok());
+    (status, r.json().await.expect("JSON"), remaining)
+}
+
+/// The JSON body `text` of a `status` answer, panicking with both when
+/// it is not JSON.
+pub fn json_body(status: u16, text: &str) -> serde_json::Value {
+    serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("non-JSON answer {status}: {e}: {text:.300}"))
+}
+
 /// Asserts an error response: the status and a `{detail}` string that
 /// contains every needle.
 pub fn assert_error(got: &(u16, serde_json::Value), status: u16, needles: &[&str]) {
@@ -526,6 +746,32 @@ pub fn assert_error(got: &(u16, serde_json::Value), status: u16, needles: &[&str
         .unwrap_or_else(|| panic!("no detail string in {}", got.1));
     for n in needles {
         assert!(detail.contains(n), "detail {detail:?} lacks {n:?}");
+    }
+}
+
+/// Sends SIGTERM to `child` (with `kill`), asserting it was sent.
+pub fn sigterm(child: &Child) {
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(sent.success(), "kill -TERM {}", child.id());
+}
+
+/// The exit status of `child`, polled every 50 ms; panics with `why()`
+/// once `limit` has passed without an exit.
+pub async fn exit_within(
+    child: &mut Child,
+    limit: std::time::Duration,
+    why: impl Fn() -> String,
+) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(started.elapsed() < limit, "{}", why());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
 
@@ -556,6 +802,15 @@ pub fn component(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../components/target/wasm32-wasip2/release")
         .join(format!("{name}.wasm"))
+}
+
+/// A temporary folder holding a copy of the guest component `name`, as
+/// `FORECAST_PLUGIN_DIR` for a server to load it at start.
+pub fn plugin_dir_with(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    std::fs::copy(component(name), dir.path().join(format!("{name}.wasm")))
+        .unwrap_or_else(|e| panic!("copy {name}.wasm: {e}"));
+    dir
 }
 
 /// `FORECAST_TEST_CLOCK` standing at this moment: a server started with
@@ -603,13 +858,7 @@ impl std::fmt::Display for HealthDuring {
 /// Units left in `key`'s binding window (the day's, for an account whose
 /// minute is unbounded), read with `GET /api/strategies` (which costs 1).
 pub async fn units_left(s: &Server, key: &str) -> u64 {
-    let r = s
-        .client()
-        .get(s.url("/api/strategies"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .expect("request");
+    let r = s.get_bearer("/api/strategies", key).await;
     assert_eq!(r.status(), 200);
     r.headers()["x-ratelimit-remaining"]
         .to_str()

@@ -207,18 +207,11 @@ async fn fifty_alerts_are_the_cap(api: &Api) {
 /// Another account sees none of the alerts and cannot touch alert `id`;
 /// its owner deletes it; without a key there are no alerts.
 async fn alerts_are_their_owners_only(s: &Server, id: &str) {
-    common::cli_ok(
+    common::add_user(
         &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "other@example.com",
-            "--tier",
-            "premium",
-            "--password-stdin",
-        ],
-        "another password\n",
+        "other@example.com",
+        "premium",
+        Some("another password"),
     );
     let other = common::create_key(&s.db, "other@example.com", "k");
     let refused = with_key(s, &other).delete_alert(id).await.refused();
@@ -639,25 +632,8 @@ async fn the_unread_count_a_page_polls_is_free() {
     // this test never straddles two.
     let (s, _clock) = Server::app_with_clock(common::fresh_db(), &[]).await;
     let email = "poller@example.com";
-    common::cli_ok(
-        &s.db,
-        &["user", "add", "--email", email, "--tier", "premium"],
-        "",
-    );
-    common::cli_ok(
-        &s.db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            email,
-            "--per-minute",
-            "1000",
-            "--per-day",
-            "3",
-        ],
-        "",
-    );
+    common::add_user(&s.db, email, "premium", None);
+    common::set_limits(&s.db, email, 1000, Some(3));
     let key = common::create_key(&s.db, email, "poller");
     let api = with_key(&s, &key);
     let get = |path: &'static str| {
@@ -942,18 +918,7 @@ async fn one_accounts_slow_endpoints_delay_only_that_account() {
             ("FORECAST_ALERTS_INTERVAL_MS", "100"),
         ],
     );
-    common::cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "slow@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
+    common::add_user(&s.db, "slow@example.com", "premium", None);
     let slow = with_key(&s, &common::create_key(&s.db, "slow@example.com", "slow"));
     let (slow_url, slow_calls) = slow_endpoint(Duration::from_secs(3)).await;
     for i in 0..5 {
@@ -1046,21 +1011,8 @@ async fn two_replicas_fire_each_event_once() {
 /// A Premium user with a password added to the database at `url`, and an
 /// API key of theirs.
 fn premium_key_on(url: &str, email: &str) -> String {
-    common::cli_ok_url(
-        url,
-        &[
-            "user",
-            "add",
-            "--email",
-            email,
-            "--tier",
-            "premium",
-            "--password-stdin",
-        ],
-        "alerts password\n",
-    );
-    let out = common::cli_ok_url(url, &["key", "create", "--email", email, "--name", "k"], "");
-    out.lines().last().expect("a key line").trim().to_string()
+    common::add_user_url(url, email, "premium", Some("alerts password"));
+    common::create_key_url(url, email, "k")
 }
 
 /// The first `n` tickers of an `/api/assets` answer (which has that many).
@@ -1105,19 +1057,7 @@ async fn each_event_is_called_once(receiver: &Receiver, events: usize) {
 async fn a_grading_run_evaluates_ranking_alerts() {
     let db = common::empty_db();
     common::cli_ok(&db, &["demo", "load", "--small"], "");
-    common::cli_ok(
-        &db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "rank@example.com",
-            "--tier",
-            "premium",
-            "--password-stdin",
-        ],
-        "ranking password\n",
-    );
+    common::add_user(&db, "rank@example.com", "premium", Some("ranking password"));
     let s = Server::app_with(db.clone(), &[]).await;
     let web = Browser::login(&s, "rank@example.com", "ranking password").await;
     let web_api = session(&web);

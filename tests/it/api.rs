@@ -716,7 +716,7 @@ async fn every_error_is_json_detail() {
     assert!(refusal.detail.is_some(), "a detail string: {refusal}");
     // A body over 1 MiB is refused from its Content-Length, before it is
     // read: speak raw HTTP so the client never races the early answer.
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let addr = s.base.trim_start_matches("http://").to_string();
     let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
     let head = format!(
@@ -724,13 +724,8 @@ async fn every_error_is_json_detail() {
         2 << 20
     );
     conn.write_all(head.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    let _ = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        conn.read_to_end(&mut raw),
-    )
-    .await;
-    let text = String::from_utf8_lossy(&raw);
+    let text =
+        common::raw_http::read_until_closed(&mut conn, std::time::Duration::from_secs(10)).await;
     assert!(text.starts_with("HTTP/1.1 413"), "{text:.200}");
     let body: Detail = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     assert!(body.detail.contains("larger"));

@@ -34,12 +34,8 @@ async fn bearer_keys_gate_every_api_route() {
     assert_eq!(malformed, missing);
     assert_eq!(unknown, missing);
     let r = s
-        .client()
-        .get(s.url("/api/assets"))
-        .header("authorization", test_key())
-        .send()
-        .await
-        .unwrap();
+        .get_with_header("/api/assets", "authorization", test_key())
+        .await;
     assert_eq!(r.status(), 401, "no Bearer prefix");
     // A key in the query string does not authenticate.
     assert_error(
@@ -90,28 +86,11 @@ async fn bearer_keys_gate_every_api_route() {
 async fn quotas_admit_sixty_a_minute_with_headers_and_retry_after() {
     // The app's clock stands at the start of a minute (and day): one window.
     let (s, _clock) = Server::app_with_clock(common::fresh_db(), &[]).await;
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "quota@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
+    common::add_user(&s.db, "quota@example.com", "premium", None);
     let key = create_key(&s.db, "quota@example.com", "q");
     let mut last = None;
     for i in 0..60 {
-        let r = s
-            .client()
-            .get(s.url("/api/assets?category=Indices"))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap();
+        let r = s.get_bearer("/api/assets?category=Indices", &key).await;
         assert_eq!(r.status(), 200, "request {}", i + 1);
         let h = r.headers();
         assert_eq!(header_u64(h, "x-ratelimit-limit"), 60);
@@ -120,13 +99,7 @@ async fn quotas_admit_sixty_a_minute_with_headers_and_retry_after() {
         assert_eq!(reset % 60, 0, "the minute window ends on a UTC minute");
         last = Some(reset);
     }
-    let r = s
-        .client()
-        .get(s.url("/api/assets?category=Indices"))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let r = s.get_bearer("/api/assets?category=Indices", &key).await;
     assert_eq!(r.status(), 429);
     let h = r.headers().clone();
     assert_eq!(header_u64(&h, "x-ratelimit-remaining"), 0);
@@ -139,13 +112,7 @@ async fn quotas_admit_sixty_a_minute_with_headers_and_retry_after() {
     let (status, _) = s.get_as("/api/assets", None).await;
     assert_eq!(status, 401);
     // The test account (own quota) is unaffected by this user's exhaustion.
-    let r = s
-        .client()
-        .get(s.url("/api/asset-info/NOPE"))
-        .bearer_auth(test_key())
-        .send()
-        .await
-        .unwrap();
+    let r = s.get_bearer("/api/asset-info/NOPE", test_key()).await;
     assert_eq!(r.status(), 404);
     assert!(
         r.headers().get("x-ratelimit-limit").is_some(),
@@ -157,41 +124,11 @@ async fn quotas_admit_sixty_a_minute_with_headers_and_retry_after() {
 async fn a_per_user_override_and_the_day_window_bind() {
     // The app's clock stands at the start of a minute (and day): one window.
     let (s, _clock) = Server::app_with_clock(common::fresh_db(), &[]).await;
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "small@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            "small@example.com",
-            "--per-minute",
-            "50",
-            "--per-day",
-            "3",
-        ],
-        "",
-    );
+    common::add_user(&s.db, "small@example.com", "premium", None);
+    common::set_limits(&s.db, "small@example.com", 50, Some(3));
     let key = create_key(&s.db, "small@example.com", "s");
     for remaining in [2, 1, 0] {
-        let r = s
-            .client()
-            .get(s.url("/api/assets?category=Forex"))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap();
+        let r = s.get_bearer("/api/assets?category=Forex", &key).await;
         assert_eq!(r.status(), 200);
         assert_eq!(
             header_u64(r.headers(), "x-ratelimit-limit"),
@@ -200,13 +137,7 @@ async fn a_per_user_override_and_the_day_window_bind() {
         );
         assert_eq!(header_u64(r.headers(), "x-ratelimit-remaining"), remaining);
     }
-    let r = s
-        .client()
-        .get(s.url("/api/assets?category=Forex"))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let r = s.get_bearer("/api/assets?category=Forex", &key).await;
     assert_eq!(r.status(), 429);
     let reset = header_u64(r.headers(), "x-ratelimit-reset");
     assert_eq!(reset % 86_400, 0, "the day window ends at UTC midnight");
@@ -231,24 +162,10 @@ async fn sessions_and_key_management() {
     a_free_user_may_not_create_keys(&s).await;
 
     // Bearer keys are refused on the session endpoints.
-    let r = s
-        .client()
-        .get(s.url("/api/keys"))
-        .bearer_auth(test_key())
-        .send()
-        .await
-        .unwrap();
+    let r = s.get_bearer("/api/keys", test_key()).await;
     assert_eq!(r.status(), 401);
     // No session: 401.
-    assert_eq!(
-        s.client()
-            .get(s.url("/api/keys"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
+    assert_eq!(s.get_raw("/api/keys").await.status(), 401);
 
     // Logout ends the session.
     let (status, _) = b.send(reqwest::Method::POST, "/auth/logout", None).await;
@@ -259,13 +176,7 @@ async fn sessions_and_key_management() {
 /// Wrong password and unknown e-mail are indistinguishable.
 async fn wrong_password_and_unknown_email_look_alike(s: &Server) {
     let login = |email: &'static str, password: &'static str| async move {
-        let r = s
-            .client()
-            .post(s.url("/auth/login"))
-            .json(&json!({ "email": email, "password": password }))
-            .send()
-            .await
-            .unwrap();
+        let r = s.post_login(email, password).await;
         (r.status().as_u16(), r.text().await.unwrap())
     };
     let wrong_password = login(TEST_EMAIL, "wrong password!").await;
@@ -379,19 +290,7 @@ async fn a_used_key_is_revoked_and_bad_key_requests_are_refused(
 
 /// `forecast user add` of a user with a password, signed in.
 async fn add_and_log_in<'a>(s: &'a Server, email: &str, tier: &str, password: &str) -> Browser<'a> {
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            email,
-            "--tier",
-            tier,
-            "--password-stdin",
-        ],
-        &format!("{password}\n"),
-    );
+    common::add_user(&s.db, email, tier, Some(password));
     Browser::login(s, email, password).await
 }
 
@@ -449,13 +348,7 @@ async fn cross_origin_state_changes_are_refused() {
         assert!(body["detail"].as_str().unwrap().contains("Origin"));
     }
     // Reads need no Origin.
-    let r = s
-        .client()
-        .get(s.url("/api/keys"))
-        .header(COOKIE, &b.cookie)
-        .send()
-        .await
-        .unwrap();
+    let r = s.get_with_header("/api/keys", COOKIE, &b.cookie).await;
     assert_eq!(r.status(), 200);
     // A foreign page cannot sign a browser in either.
     let r = s
@@ -572,18 +465,7 @@ async fn secrets_never_leak_and_store_failures_fail_closed() {
         .unwrap();
     // A user the server has not counted yet, so admission must read the
     // (now missing) table.
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "late@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
+    common::add_user(&s.db, "late@example.com", "premium", None);
     let late = create_key(&s.db, "late@example.com", "late");
     let unavailable = s.get_as("/api/assets", Some(&late)).await;
     assert_error(&unavailable, 503, &["quota"]);
@@ -645,13 +527,7 @@ async fn a_new_password_signs_the_account_out_everywhere() {
         before.send(reqwest::Method::GET, "/auth/me", None).await.0,
         401
     );
-    let old = s
-        .client()
-        .post(s.url("/auth/login"))
-        .json(&json!({ "email": TEST_EMAIL, "password": TEST_PASSWORD }))
-        .send()
-        .await
-        .unwrap();
+    let old = s.post_login(TEST_EMAIL, TEST_PASSWORD).await;
     assert_eq!(old.status(), 401);
     Browser::login(&s, TEST_EMAIL, "a brand new password").await;
     // Without --password-stdin a password is generated and printed once.

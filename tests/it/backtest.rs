@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use axum::http::Method;
 use chrono::NaiveDate;
-use common::{component, Server};
+use common::Server;
 use forecast_api::assets::DataSources;
 use forecast_api::backtest::BacktestResponse;
 use forecast_testkit::{Api, Auth, Refusal};
@@ -623,12 +623,7 @@ async fn the_other_built_in_strategies_trade_as_designed() {
 
 #[tokio::test]
 async fn a_misbehaving_strategy_gets_clean_errors_and_the_server_keeps_serving() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        component("misbehave_strategy"),
-        dir.path().join("misbehave_strategy.wasm"),
-    )
-    .unwrap();
+    let dir = common::plugin_dir_with("misbehave_strategy");
     let s = Server::app_with(
         common::fresh_db(),
         &[
@@ -678,8 +673,7 @@ async fn a_run_past_its_time_limit_is_a_504() {
 
 #[tokio::test]
 async fn the_sdk_example_runs_from_a_plugin_folder() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(component("dip_buyer"), dir.path().join("dip_buyer.wasm")).unwrap();
+    let dir = common::plugin_dir_with("dip_buyer");
     let s = Server::app_with(
         common::fresh_db(),
         &[("FORECAST_PLUGIN_DIR", dir.path().to_str().unwrap())],

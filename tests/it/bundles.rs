@@ -602,25 +602,8 @@ async fn pinned_and_switched_versions_obey_the_trust_policy() {
 /// A Premium user added to `db` with quotas no test reaches; an API key
 /// of theirs.
 fn unlimited_premium_key(db: &Path, email: &str) -> String {
-    common::cli_ok(
-        db,
-        &["user", "add", "--email", email, "--tier", "premium"],
-        "",
-    );
-    common::cli_ok(
-        db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            email,
-            "--per-minute",
-            "100000",
-            "--per-day",
-            "100000",
-        ],
-        "",
-    );
+    common::add_user(db, email, "premium", None);
+    common::set_limits(db, email, 100_000, Some(100_000));
     common::create_key(db, email, "other")
 }
 

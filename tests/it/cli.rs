@@ -82,20 +82,26 @@ async fn make_v1_database(db: &std::path::Path) {
 
 /// A Premium user made on the older database, and its key.
 fn old_user_and_key(db: &std::path::Path) -> String {
-    common::cli_ok(
+    common::add_user(
         db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "old@example.com",
-            "--tier",
-            "premium",
-            "--password-stdin",
-        ],
-        "an old password 1234\n",
+        "old@example.com",
+        "premium",
+        Some("an old password 1234"),
     );
     common::create_key(db, "old@example.com", "from the old build")
+}
+
+/// `db` as an older build filled it and its users used it: the v1
+/// database, a user with a key (returned) and AAPL prices ingested.
+async fn an_older_database_used(db: &std::path::Path) -> String {
+    make_v1_database(db).await;
+    let key = old_user_and_key(db);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("AAPL.csv");
+    std::fs::write(&file, csv_rows(150.0)).unwrap();
+    let (ok, _, stderr) = cli(db, &["ingest", "csv", file.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    key
 }
 
 /// What an updated database must serve: the old key and the new one,
@@ -141,13 +147,7 @@ async fn assert_updated(s: &Server, key: &str) {
 #[tokio::test]
 async fn demo_load_updates_an_older_database_and_keeps_what_users_made() {
     let db = fresh_db();
-    make_v1_database(&db).await;
-    let key = old_user_and_key(&db);
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("AAPL.csv");
-    std::fs::write(&file, csv_rows(150.0)).unwrap();
-    let (ok, _, stderr) = cli(&db, &["ingest", "csv", file.to_str().unwrap()]);
-    assert!(ok, "{stderr}");
+    let key = an_older_database_used(&db).await;
 
     let (ok, stdout, stderr) = cli(&db, &["demo", "load"]);
     assert!(ok, "{stderr}");
@@ -184,13 +184,7 @@ async fn demo_load_updates_an_older_database_and_keeps_what_users_made() {
 #[tokio::test]
 async fn serve_updates_an_older_demo_database() {
     let db = fresh_db();
-    make_v1_database(&db).await;
-    let key = old_user_and_key(&db);
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("AAPL.csv");
-    std::fs::write(&file, csv_rows(150.0)).unwrap();
-    let (ok, _, stderr) = cli(&db, &["ingest", "csv", file.to_str().unwrap()]);
-    assert!(ok, "{stderr}");
+    let key = an_older_database_used(&db).await;
     let s = Server::start_with(db, &[]);
     assert_updated(&s, &key).await;
 }

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{assert_error, cli_ok, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use common::{assert_error, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
 use serde_json::{json, Value};
 
 /// The status, content type, disposition and body of a request.
@@ -157,8 +157,7 @@ async fn a_backtests_tables_are_its_json_as_csv() {
 async fn ranking_analysis_and_sweep_tables_export() {
     // A ranking needs a grading run: a small universe, graded.
     let (db, _) = crate::grading::sqlite_small().await;
-    let (ok, _, stderr) = crate::grading::grade(&common::sqlite_url(&db), &[]);
-    assert!(ok, "{stderr}");
+    common::grade_ok(&common::sqlite_url(&db));
     let s = Server::app_with(db, &[]).await;
     let (_, _, _, json) = call(&s, None, "/api/ranking?limit=7", None).await;
     let json: Value = serde_json::from_str(&json).unwrap();
@@ -259,8 +258,7 @@ async fn the_openapi_document_lists_the_exports() {
 async fn the_watchlist_exports_its_graded_rows_to_premium_and_its_assets_to_free() {
     let (db, _) = crate::grading::sqlite_small().await;
     let url = common::sqlite_url(&db);
-    let (ok, _, stderr) = crate::grading::grade(&url, &[]);
-    assert!(ok, "{stderr}");
+    common::grade_ok(&url);
     // Active after the run: on the watchlist, but not graded yet.
     crate::grading::exec_and_count(
         &url,
@@ -329,19 +327,7 @@ async fn the_watchlist_exports_its_graded_rows_to_premium_and_its_assets_to_free
     assert!(body.contains("format must be json or csv"), "{body}");
 
     // A Free account: its assets, no graded figures (its page shows none).
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "free@example.com",
-            "--tier",
-            "free",
-            "--password-stdin",
-        ],
-        "free password\n",
-    );
+    common::add_user(&s.db, "free@example.com", "free", Some("free password"));
     let free = Browser::login(&s, "free@example.com", "free password").await;
     assert_eq!(
         free.send(reqwest::Method::PUT, "/web/watchlist", Some(list))

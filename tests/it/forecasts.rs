@@ -10,11 +10,10 @@
 //! real asset); each test serves a private copy of it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::common;
 
-use common::{assert_error, cli, cli_ok, component, sqlite_url, Server, ADMIN_TOKEN, BIN};
+use common::{assert_error, cli, cli_ok, component, f, sqlite_url, Server, ADMIN_TOKEN};
 use serde_json::{json, Value};
 
 /// A fresh demo database in which exactly the assets with real prices are
@@ -46,28 +45,13 @@ async fn active_real(db: &Path) -> u64 {
     n as u64
 }
 
-/// `forecast grade` on `db`, asserting success.
-fn grade(db: &Path) {
-    let out = Command::new(BIN)
-        .arg("grade")
-        .env("DATABASE_URL", sqlite_url(db))
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run forecast grade");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The real-only database, graded once per test binary.
 async fn graded() -> &'static Path {
     static DB: tokio::sync::OnceCell<PathBuf> = tokio::sync::OnceCell::const_new();
     DB.get_or_init(|| async {
         // Shared by the tests of this module: kept until the binary ends.
         let db = real_only(common::fresh_db_kept()).await;
-        grade(&db);
+        common::grade_ok(&sqlite_url(&db));
         db
     })
     .await
@@ -83,10 +67,6 @@ async fn graded_copy() -> PathBuf {
         std::fs::copy(&wal, to.with_extension("db-wal")).expect("copy the WAL");
     }
     to
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
 /// Asserts that `a` and `b` (objects of numbers) agree on `keys` within
@@ -580,11 +560,7 @@ async fn the_calibrated_scorer_is_promoted_over_the_classic(db: &Path) {
     assert_eq!(c["a"]["model"], "scorer/default@1.0.0");
     assert_eq!(c["b"]["model"], "scorer/default@2.1.0");
     assert!((0.0..=1.0).contains(&f(&c["dm_p"])));
-    let out = cli_ok(
-        db,
-        &["plugin", "activate", "scorer", "default", "2.1.0"],
-        "",
-    );
+    let out = common::activate_plugin(db, "scorer", "default", "2.1.0");
     assert!(out.contains("active: scorer/default@2.1.0"), "{out}");
     assert_eq!(active_version(db, "scorer"), "2.1.0");
     let (version, by) = last_scorer_activation(db).await;
@@ -597,21 +573,7 @@ async fn the_calibrated_scorer_is_promoted_over_the_classic(db: &Path) {
 /// comparison.
 fn the_cli_refuses_the_worse_scorer_with_the_figures(db: &Path) -> Value {
     let worse = component("scorer_worse");
-    cli_ok(
-        db,
-        &[
-            "plugin",
-            "add",
-            worse.to_str().unwrap(),
-            "--kind",
-            "scorer",
-            "--name",
-            "default",
-            "--version",
-            "2.1.0-worse",
-        ],
-        "",
-    );
+    common::add_plugin(db, &worse, "scorer", "default", "2.1.0-worse");
     let c = compare(db, "2.1.0", "2.1.0-worse");
     assert_eq!(c["b_significantly_worse"], true, "{c}");
     let crps = |card: &Value| format!("{:.5}", f(&card["evaluation"]["crps"]["forecast"]));

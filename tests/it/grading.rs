@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use chrono::NaiveDate;
-use common::{fresh_db, sqlite_url, Server, BIN};
+use common::{fresh_db, grade, sqlite_url, Server, BIN};
 use forecast_api::analysis::VerdictResponse;
 use forecast_api::assets::DataSources;
 use forecast_api::ranking::{RankedAsset, RankingResponse, SortKey};
@@ -49,24 +49,6 @@ pub(crate) async fn small_universe(url: &str) -> usize {
          WHERE a.is_active AND p.row_count >= 300",
     )
     .await as usize
-}
-
-/// Runs `forecast grade` against `url`; (success, stdout, stderr). Also
-/// the exports test's way to a ranking.
-pub(crate) fn grade(url: &str, env: &[(&str, &str)]) -> (bool, String, String) {
-    let mut cmd = Command::new(BIN);
-    cmd.arg("grade")
-        .env("DATABASE_URL", url)
-        .env("RUST_LOG", "warn");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("run forecast grade");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// The figure of a row the ranking sorts by `key` (its `sort_by`).
@@ -344,12 +326,11 @@ async fn the_screener_filters_the_whole_ranking() {
     );
     // The screened rows as CSV: a header and one line per row.
     let csv = s
-        .client()
-        .get(s.url("/api/ranking?format=csv&limit=500&source=real"))
-        .bearer_auth(common::test_key())
-        .send()
-        .await
-        .unwrap();
+        .get_bearer(
+            "/api/ranking?format=csv&limit=500&source=real",
+            common::test_key(),
+        )
+        .await;
     assert_eq!(csv.status().as_u16(), 200);
     let real = whole
         .ranked_assets
@@ -819,6 +800,19 @@ fn after_the_lease() -> String {
     (chrono::Utc::now() + chrono::Duration::seconds(5)).to_rfc3339()
 }
 
+/// `forecast grade` with the engine `alt` once the killed run's 1 s
+/// lease has expired: (success, stdout, stderr).
+fn grade_after_the_lease(url: &str, alt: &Path) -> (bool, String, String) {
+    grade(
+        url,
+        &[
+            ("FORECAST_SEGMENTATION_WASM", alt.to_str().unwrap()),
+            ("FORECAST_GRADING_LEASE_SECONDS", "1"),
+            ("FORECAST_TEST_CLOCK", &after_the_lease()),
+        ],
+    )
+}
+
 /// A copy of the built-in engine under another name: a different engine
 /// version label, so `forecast grade` starts a new run.
 fn alt_engine(dir: &Path) -> PathBuf {
@@ -863,14 +857,7 @@ async fn failed_and_interrupted_runs_leave_the_previous_snapshot_served() {
         "a half-graded run is never served"
     );
     assert_eq!(mid.last_run.expect("the killed run").status, "running");
-    let (ok, stdout, stderr) = grade(
-        &url,
-        &[
-            ("FORECAST_SEGMENTATION_WASM", alt.to_str().unwrap()),
-            ("FORECAST_GRADING_LEASE_SECONDS", "1"),
-            ("FORECAST_TEST_CLOCK", &after_the_lease()),
-        ],
-    );
+    let (ok, stdout, stderr) = grade_after_the_lease(&url, &alt);
     assert!(ok, "{stderr}");
     assert!(stdout.contains("now active"), "{stdout}");
     let done = grading(&s).await;
@@ -923,14 +910,7 @@ async fn two_processes_split_one_run_on_postgres() {
     let dir = tempfile::tempdir().unwrap();
     let alt = alt_engine(dir.path());
     grade_until_first_progress_then_kill(&url, &alt);
-    let (ok, stdout, stderr) = grade(
-        &url,
-        &[
-            ("FORECAST_SEGMENTATION_WASM", alt.to_str().unwrap()),
-            ("FORECAST_GRADING_LEASE_SECONDS", "1"),
-            ("FORECAST_TEST_CLOCK", &after_the_lease()),
-        ],
-    );
+    let (ok, stdout, stderr) = grade_after_the_lease(&url, &alt);
     assert!(ok, "{stderr}");
     assert!(
         stdout.contains("now active")
@@ -962,19 +942,22 @@ async fn serve_grades_at_start_when_there_is_no_snapshot() {
     assert!(verdict(&s, "").await.metadata.from_cache);
 }
 
+/// The app over `db` grading in the background, polling for engine
+/// changes every `poll_ms` milliseconds.
+async fn grading_app_polling(db: PathBuf, poll_ms: &str) -> Server {
+    let env = [
+        ("FORECAST_GRADING", "on"),
+        ("FORECAST_PLUGIN_POLL_MS", poll_ms),
+    ];
+    Server::app_with(db, &env).await
+}
+
 /// Activating another engine schedules a re-grade: the snapshot of the old
 /// engine is replaced by one of the new, without waiting for the next day.
 #[tokio::test]
 async fn activating_an_engine_regrades() {
     let (db, n) = sqlite_small().await;
-    let s = Server::app_with(
-        db,
-        &[
-            ("FORECAST_GRADING", "on"),
-            ("FORECAST_PLUGIN_POLL_MS", "200"),
-        ],
-    )
-    .await;
+    let s = grading_app_polling(db, "200").await;
     let engine_of_active_run = |h: &Diagnostics| {
         let g = h.grading.as_ref()?;
         let last = g.last_run.as_ref();
@@ -999,32 +982,8 @@ async fn activating_an_engine_regrades() {
     };
     wait_for("segmentation/default@1.1.0").await;
     let altered = common::component("segmentation_altered");
-    common::cli_ok(
-        &s.db,
-        &[
-            "plugin",
-            "add",
-            altered.to_str().unwrap(),
-            "--kind",
-            "segmentation",
-            "--name",
-            "default",
-            "--version",
-            "1.1.0-altered",
-        ],
-        "",
-    );
-    common::cli_ok(
-        &s.db,
-        &[
-            "plugin",
-            "activate",
-            "segmentation",
-            "default",
-            "1.1.0-altered",
-        ],
-        "",
-    );
+    common::add_plugin(&s.db, &altered, "segmentation", "default", "1.1.0-altered");
+    common::activate_plugin(&s.db, "segmentation", "default", "1.1.0-altered");
     let h = wait_for("segmentation/default@1.1.0-altered").await;
     let last = h.grading.and_then(|g| g.last_run).expect("the run");
     assert_eq!(last.assets_graded, n as i64);
@@ -1040,14 +999,7 @@ async fn activating_an_engine_regrades() {
 #[tokio::test]
 async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candidates_run() {
     let (db, _) = sqlite_small().await;
-    let s = Server::app_with(
-        db,
-        &[
-            ("FORECAST_GRADING", "on"),
-            ("FORECAST_PLUGIN_POLL_MS", "100"),
-        ],
-    )
-    .await;
+    let s = grading_app_polling(db, "100").await;
     let first = health_when(&s, "the first snapshot", |g| {
         g.active_run.is_some() && active_is_last(g) && engine(g) == "segmentation/default@1.1.0"
     })
@@ -1056,17 +1008,7 @@ async fn a_rollback_serves_the_restored_engines_snapshot_and_abandons_the_candid
     let is_original = |g: &GradingHealth| g.active_run.as_ref() == Some(&original);
     let altered = common::component("segmentation_altered");
     let cli = |args: &[&str]| common::cli_ok(&s.db, args, "");
-    cli(&[
-        "plugin",
-        "add",
-        altered.to_str().unwrap(),
-        "--kind",
-        "segmentation",
-        "--name",
-        "default",
-        "--version",
-        "1.1.0-altered",
-    ]);
+    common::add_plugin(&s.db, &altered, "segmentation", "default", "1.1.0-altered");
     let activate = [
         "plugin",
         "activate",

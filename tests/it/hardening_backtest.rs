@@ -9,9 +9,7 @@
 
 use crate::common;
 
-use common::{
-    cli_ok, component, create_key, peak_rss, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD,
-};
+use common::{create_key, peak_rss, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
 use serde_json::{json, Value};
 
 /// The memory bound of the issue.
@@ -37,6 +35,18 @@ impl Answer {
             .unwrap_or_else(|| panic!("{} without detail: {}", self.status, self.body))
     }
 
+    /// Asserts a refusal to try again later: `status`, a `Retry-After` of
+    /// at least a second, and the rate headers.
+    fn assert_try_again(&self, status: u16) {
+        assert_eq!(self.status, status, "{}", self.body);
+        assert!(
+            self.header("retry-after").is_some_and(|s| s >= 1),
+            "{:?}",
+            self.headers
+        );
+        self.has_rate_headers();
+    }
+
     /// Asserts the rate headers every API response carries.
     fn has_rate_headers(&self) {
         for h in [
@@ -54,12 +64,10 @@ impl Answer {
     }
 }
 
-async fn answer(r: reqwest::Response) -> Answer {
+async fn answer(r: common::client::Response) -> Answer {
     let status = r.status().as_u16();
     let headers = r.headers().clone();
-    let text = r.text().await.expect("body");
-    let body = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("non-JSON answer {status}: {e}: {text:.300}"));
+    let body = common::json_body(status, &r.text().await.expect("body"));
     Answer {
         status,
         body,
@@ -68,37 +76,18 @@ async fn answer(r: reqwest::Response) -> Answer {
 }
 
 async fn backtest(s: &Server, key: &str, body: Value) -> Answer {
-    let r = reqwest::Client::new()
-        .post(s.url("/api/backtest"))
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    answer(r).await
+    answer(s.post_json("/api/backtest", key, &body).await).await
 }
 
 /// `GET /api/strategies` (cost 1): what is left of the binding window.
 async fn remaining(s: &Server, key: &str) -> u64 {
-    let r = reqwest::Client::new()
-        .get(s.url("/api/strategies"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .expect("request");
-    let a = answer(r).await;
+    let a = answer(s.get_bearer("/api/strategies", key).await).await;
     assert_eq!(a.status, 200, "{}", a.body);
     a.header("x-ratelimit-remaining").expect("remaining")
 }
 
 fn assert_busy_429(a: &Answer, at_most: &str) {
-    assert_eq!(a.status, 429, "{}", a.body);
-    assert!(
-        a.header("retry-after").is_some_and(|s| s >= 1),
-        "{:?}",
-        a.headers
-    );
-    a.has_rate_headers();
+    a.assert_try_again(429);
     assert!(
         a.detail().contains(at_most) && a.detail().contains("backtest"),
         "{}",
@@ -126,11 +115,11 @@ async fn the_abusive_pattern_of_the_issue_is_bounded_in_slots_charge_and_memory(
 
     let runs: Vec<_> = (0..8)
         .map(|i| {
-            let (s_url, key) = (s.url("/api/backtest"), key.clone());
+            let (client, s_url, key) = (s.client().clone(), s.url("/api/backtest"), key.clone());
             // Distinct after quantisation: 0.900, 0.911, … 0.977.
             let decay = 0.9 + 0.011 * f64::from(i);
             tokio::spawn(async move {
-                let r = reqwest::Client::new()
+                let r = client
                     .post(s_url)
                     .bearer_auth(key)
                     .json(&json!({ "decay_factor": decay }))
@@ -217,12 +206,7 @@ async fn the_abusive_pattern_of_the_issue_is_bounded_in_slots_charge_and_memory(
 /// holds the slot however fast the machine is.
 #[tokio::test]
 async fn a_users_backtests_share_one_cap_and_the_wait_for_plugin_slots_ends_in_503() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        component("misbehave_strategy"),
-        dir.path().join("misbehave_strategy.wasm"),
-    )
-    .unwrap();
+    let dir = common::plugin_dir_with("misbehave_strategy");
     let s = Server::start_with(
         common::fresh_db(),
         &[
@@ -234,18 +218,11 @@ async fn a_users_backtests_share_one_cap_and_the_wait_for_plugin_slots_ends_in_5
             ("FORECAST_BACKTEST_QUEUE_MS", "200"),
         ],
     );
-    cli_ok(
+    common::add_user(
         &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "other@example.com",
-            "--tier",
-            "premium",
-            "--password-stdin",
-        ],
-        "other password 1\n",
+        "other@example.com",
+        "premium",
+        Some("other password 1"),
     );
     let other = create_key(&s.db, "other@example.com", "o");
     let small = json!({
@@ -253,14 +230,18 @@ async fn a_users_backtests_share_one_cap_and_the_wait_for_plugin_slots_ends_in_5
         "start_date": "2015-01-01", "end_date": "2015-12-31"
     });
     let looping = {
-        let (url, key) = (s.url("/api/backtest"), test_key().to_string());
+        let (client, url, key) = (
+            s.client().clone(),
+            s.url("/api/backtest"),
+            test_key().to_string(),
+        );
         let body = json!({
             "strategy": "misbehave", "top_n": 7,
             "tickers": ["^GSPC", "^IXIC", "^DJI", "^NDX", "^RUT", "^FTSE", "^GDAXI", "^FCHI"],
             "start_date": "2015-01-01", "end_date": "2015-12-31"
         });
         tokio::spawn(async move {
-            let r = reqwest::Client::new()
+            let r = client
                 .post(url)
                 .bearer_auth(key)
                 .json(&body)
@@ -275,7 +256,7 @@ async fn a_users_backtests_share_one_cap_and_the_wait_for_plugin_slots_ends_in_5
 
     let browser = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
     let web = answer(
-        reqwest::Client::new()
+        s.client()
             .post(s.url("/web/api/backtest"))
             .header(reqwest::header::COOKIE, &browser.cookie)
             .header(reqwest::header::ORIGIN, &s.base)
@@ -290,13 +271,7 @@ async fn a_users_backtests_share_one_cap_and_the_wait_for_plugin_slots_ends_in_5
     assert_busy_429(&bearer, "at most 1");
 
     let busy = backtest(&s, &other, small.clone()).await;
-    assert_eq!(busy.status, 503, "{}", busy.body);
-    assert!(
-        busy.header("retry-after").is_some_and(|s| s >= 1),
-        "{:?}",
-        busy.headers
-    );
-    busy.has_rate_headers();
+    busy.assert_try_again(503);
     assert!(busy.detail().contains("retry"), "{}", busy.detail());
 
     let stopped = looping.await.unwrap();

@@ -10,9 +10,10 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
 
+use crate::common::raw_http::read_response;
 use crate::common::{self, Server, ADMIN_TOKEN, TEST_EMAIL, TEST_PASSWORD};
 
 /// A client whose connections come from `addr`.
@@ -32,36 +33,6 @@ async fn connect_from(addr: [u8; 4], target: SocketAddr) -> TcpStream {
 
 fn target(s: &Server) -> SocketAddr {
     s.base.trim_start_matches("http://").parse().unwrap()
-}
-
-/// One HTTP/1.1 response read from `conn`: status, lower-cased head, body
-/// (by Content-Length). `None` if the connection closed (or failed) first.
-async fn read_response(conn: &mut TcpStream) -> Option<(u16, String, String)> {
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        match conn.read(&mut buf).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
-    let status = head.split(' ').nth(1)?.parse().ok()?;
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .map_or(0, |v| v.trim().parse().unwrap());
-    while raw.len() < head_end + length {
-        match conn.read(&mut buf).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-        }
-    }
-    let body = String::from_utf8_lossy(&raw[head_end..head_end + length]).into_owned();
-    Some((status, head, body))
 }
 
 /// Reads every connection at once for `wait` (longer than a refusal takes,

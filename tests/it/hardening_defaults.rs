@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{cli_ok, create_key, Server, ADMIN_TOKEN};
+use common::{create_key, Server, ADMIN_TOKEN};
 
 fn limit_headers(h: &reqwest::header::HeaderMap) -> (u64, u64) {
     let n = |name: &str| -> u64 {
@@ -23,19 +23,7 @@ fn limit_headers(h: &reqwest::header::HeaderMap) -> (u64, u64) {
 #[tokio::test]
 async fn every_api_response_reports_the_limit_it_is_counted_against() {
     let s = Server::app_with(common::fresh_db(), &[("FORECAST_CLIENT_PER_MINUTE", "8")]).await;
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "free@example.com",
-            "--tier",
-            "free",
-            "--password-stdin",
-        ],
-        "free password\n",
-    );
+    common::add_user(&s.db, "free@example.com", "free", Some("free password"));
     let free_key = create_key(&s.db, "free@example.com", "k");
     let unknown_key = format!("svc_{}", "ab".repeat(32));
     let c = s.client();

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::common::raw_http::read_response;
 use crate::common::{self, Server, ADMIN_TOKEN};
 
 /// Slack on top of a timeout before a test calls it missed.
@@ -19,36 +20,6 @@ const MARGIN: Duration = Duration::from_secs(3);
 
 fn addr(s: &Server) -> String {
     s.base.trim_start_matches("http://").to_string()
-}
-
-/// One HTTP/1.1 response read from `conn`: status, lower-cased head, body
-/// (by Content-Length). `None` if the connection closed (or failed) first.
-async fn read_response(conn: &mut TcpStream) -> Option<(u16, String, String)> {
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        match conn.read(&mut buf).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
-    let status = head.split(' ').nth(1)?.parse().ok()?;
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .map_or(0, |v| v.trim().parse().unwrap());
-    while raw.len() < head_end + length {
-        match conn.read(&mut buf).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-        }
-    }
-    let body = String::from_utf8_lossy(&raw[head_end..head_end + length]).into_owned();
-    Some((status, head, body))
 }
 
 /// Waits until the server closes `conn` (end of stream or reset), at most
@@ -173,7 +144,8 @@ async fn a_body_that_never_finishes_gets_408_and_a_slow_request_504() {
 
     // A request still unanswered at its deadline gets 504: a body allowed
     // 20 s but a request deadline of 2 s (above the heavy-work wait of
-    // 0.2 s, the backtest's 0.5 s wait for slots and its 1 s limit).
+    // 0.2 s, the backtest's 0.5 s wait for slots and its 1 s limit, and an
+    // upload's 1 s to compile).
     let s = Server::start_with(
         common::fresh_db(),
         &[
@@ -182,6 +154,7 @@ async fn a_body_that_never_finishes_gets_408_and_a_slow_request_504() {
             ("FORECAST_BACKTEST_QUEUE_MS", "500"),
             ("FORECAST_BACKTEST_TIMEOUT_MS", "1000"),
             ("FORECAST_RESEARCH_TIMEOUT_MS", "1000"),
+            ("FORECAST_UPLOAD_COMPILE_TIMEOUT_MS", "1000"),
             ("FORECAST_REQUEST_TIMEOUT_MS", "2000"),
         ],
     );
@@ -328,15 +301,6 @@ async fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
 }
 
 /// Sends SIGTERM to the server.
-fn sigterm(s: &mut Server) {
-    let pid = s.process().id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_finishes_the_request_in_flight_refuses_new_ones_and_exits_0() {
     let mut s = Server::start_with(
@@ -367,7 +331,7 @@ async fn sigterm_finishes_the_request_in_flight_refuses_new_ones_and_exits_0() {
     .await
     .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    sigterm(&mut s);
+    common::sigterm(s.process());
     // The idle connection is closed and new connections are refused.
     assert!(
         closed_within(&mut kept, MARGIN).await.is_some(),
@@ -391,18 +355,10 @@ async fn sigterm_finishes_the_request_in_flight_refuses_new_ones_and_exits_0() {
     let json: Value = serde_json::from_str(&body).unwrap();
     assert!(json["metrics"].is_object(), "{body:.300}");
     // Then the process exits 0.
-    let child = s.process();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no exit after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let status = common::exit_within(s.process(), Duration::from_secs(20), || {
+        "no exit after SIGTERM".to_string()
+    })
+    .await;
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
 

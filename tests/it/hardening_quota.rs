@@ -8,38 +8,18 @@ use std::process::{Command, Stdio};
 
 use crate::common;
 
-use common::{cli_ok, create_key, sqlite_url, Server};
+use common::{create_key, sqlite_url, Server};
 
 /// A Premium user whose binding window is the day (1,000 a day, a minute
 /// limit far above it), and a key of theirs.
 fn metered_user(db: &std::path::Path) -> String {
-    cli_ok(
+    common::add_user(
         db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "metered@example.com",
-            "--tier",
-            "premium",
-            "--password-stdin",
-        ],
-        "metered password\n",
+        "metered@example.com",
+        "premium",
+        Some("metered password"),
     );
-    cli_ok(
-        db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            "metered@example.com",
-            "--per-minute",
-            "100000",
-            "--per-day",
-            "1000",
-        ],
-        "",
-    );
+    common::set_limits(db, "metered@example.com", 100_000, Some(1000));
     create_key(db, "metered@example.com", "burst")
 }
 

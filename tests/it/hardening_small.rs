@@ -92,7 +92,7 @@ async fn a_413_names_the_limit_of_its_route() {
     let client = reqwest::Client::new();
     // An API body over 1 MiB, refused from its Content-Length before it is
     // read: raw HTTP, so the client never races the early answer.
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let addr = s.base.trim_start_matches("http://").to_string();
     let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
     let head = format!(
@@ -101,13 +101,8 @@ async fn a_413_names_the_limit_of_its_route() {
         (1 << 20) + 1
     );
     conn.write_all(head.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    let _ = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        conn.read_to_end(&mut raw),
-    )
-    .await;
-    let text = String::from_utf8_lossy(&raw);
+    let text =
+        common::raw_http::read_until_closed(&mut conn, std::time::Duration::from_secs(10)).await;
     assert!(text.starts_with("HTTP/1.1 413"), "{text:.200}");
     let body: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     let detail = body["detail"].as_str().unwrap();

@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::{cli_ok, create_key, peak_rss, Server};
+use common::{create_key, peak_rss, Server};
 use serde_json::Value;
 
 /// The bound on the server's peak resident memory.
@@ -30,9 +30,7 @@ async fn send(r: reqwest::RequestBuilder) -> Answer {
         .get("retry-after")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok());
-    let text = r.text().await.expect("body");
-    let body = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("non-JSON answer {status}: {e}: {text:.300}"));
+    let body = common::json_body(status, &r.text().await.expect("body"));
     Answer {
         status,
         body,
@@ -65,25 +63,8 @@ fn accounts(db: &std::path::Path, n: usize) -> Vec<String> {
     (0..n)
         .map(|i| {
             let email = format!("heavy{i}@example.com");
-            cli_ok(
-                db,
-                &["user", "add", "--email", &email, "--tier", "premium"],
-                "",
-            );
-            cli_ok(
-                db,
-                &[
-                    "user",
-                    "set-limits",
-                    "--email",
-                    &email,
-                    "--per-minute",
-                    "1000000",
-                    "--per-day",
-                    "100000",
-                ],
-                "",
-            );
+            common::add_user(db, &email, "premium", None);
+            common::set_limits(db, &email, 1_000_000, Some(100_000));
             create_key(db, &email, "heavy")
         })
         .collect()

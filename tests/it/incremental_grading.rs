@@ -6,7 +6,8 @@
 //! PostgreSQL.
 
 use crate::common;
-use crate::grading::{exec_and_count, grade};
+use crate::grading::exec_and_count;
+use common::grade;
 
 use chrono::{Datelike, Days, NaiveDate};
 use forecast_domain::series::{from_days, to_days, PriceSeries};

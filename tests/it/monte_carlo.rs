@@ -5,31 +5,14 @@
 
 use crate::common;
 
-use common::{assert_error, test_key, Server};
+use common::{assert_error, f, Server};
 use serde_json::{json, Value};
 
 const UNIVERSE: [&str; 6] = ["^GSPC", "^IXIC", "^DJI", "^NDX", "^RUT", "^FTSE"];
 
+/// POSTs `body` with the test key: status, answer, units left.
 async fn post(s: &Server, path: &str, body: &Value) -> (u16, Value, Option<u64>) {
-    let r = s
-        .client()
-        .post(s.url(path))
-        .bearer_auth(test_key())
-        .json(body)
-        .send()
-        .await
-        .expect("request");
-    let status = r.status().as_u16();
-    let remaining = r
-        .headers()
-        .get("x-ratelimit-remaining")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok());
-    (status, r.json().await.expect("JSON"), remaining)
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+    common::post_json_text(s, path, &body.to_string()).await
 }
 
 #[tokio::test]
@@ -141,11 +124,7 @@ async fn every_new_field_is_bounded_and_named() {
     }
     // Without a key: 401, as every data route.
     let r = s
-        .client()
-        .post(s.url("/api/backtest/monte-carlo"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+        .post_json_anonymous("/api/backtest/monte-carlo", &json!({}))
+        .await;
     assert_eq!(r.status(), 401);
 }

@@ -173,17 +173,8 @@ async fn a_stored_history_of_two_million_rows_is_graded() {
         .unwrap();
     pool.close().await;
     store_two_million_rows(&db).await;
-    let out = std::process::Command::new(common::BIN)
-        .arg("grade")
-        .env("DATABASE_URL", &url)
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{stdout} {stderr}");
+    let (ok, stdout, stderr) = common::grade(&url, &[]);
+    assert!(ok, "{stdout} {stderr}");
     assert!(stdout.contains("1 assets graded here"), "{stdout}");
     let s = Server::app_with(db, &[]).await;
     let (status, v) = s.get("/api/analysis/AAPL/verdict").await;

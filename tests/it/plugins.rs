@@ -96,30 +96,12 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     let altered = component("segmentation_altered");
-    let add = cli_ok(
-        &s.db,
-        &[
-            "plugin",
-            "add",
-            altered.to_str().unwrap(),
-            "--kind",
-            "segmentation",
-            "--name",
-            "default",
-            "--version",
-            ALTERED,
-        ],
-        "",
-    );
+    let add = common::add_plugin(&s.db, &altered, "segmentation", "default", ALTERED);
     assert!(
         add.contains("registered segmentation/default@1.1.0-altered"),
         "{add}"
     );
-    cli_ok(
-        &s.db,
-        &["plugin", "activate", "segmentation", "default", ALTERED],
-        "",
-    );
+    common::activate_plugin(&s.db, "segmentation", "default", ALTERED);
     let took = wait_for_engine(&s, ALTERED, Duration::from_secs(5)).await;
     assert!(took < Duration::from_secs(5));
     assert_eq!(active_engine(&s), format!("default@{ALTERED}"));
@@ -173,20 +155,12 @@ async fn failing_candidates_are_refused_and_change_nothing() {
     let s = Server::app_with(common::fresh_db(), &fast_poll()).await;
     let misbehave = component("misbehave");
     // It type-checks, so it can be registered...
-    cli_ok(
+    common::add_plugin(
         &s.db,
-        &[
-            "plugin",
-            "add",
-            misbehave.to_str().unwrap(),
-            "--kind",
-            "segmentation",
-            "--name",
-            "misbehave",
-            "--version",
-            "0.0.1-misbehave",
-        ],
-        "",
+        &misbehave,
+        "segmentation",
+        "misbehave",
+        "0.0.1-misbehave",
     );
     // ...but it fails the engine's self-tests, so it cannot be activated.
     let (ok, _, err) = cli(
@@ -280,10 +254,15 @@ async fn admin(
     (status, r.json().await.unwrap_or(Value::Null))
 }
 
+/// [`admin`] with the admin token.
+async fn as_admin(s: &Server, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    admin(s, method, path, Some(TOKEN), body).await
+}
+
 #[tokio::test]
 async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     let plain = Server::app_with(common::fresh_db(), &[("FORECAST_ADMIN_TOKEN", "")]).await;
-    let (status, body) = admin(&plain, "GET", "/api/admin/plugins", Some(TOKEN), None).await;
+    let (status, body) = as_admin(&plain, "GET", "/api/admin/plugins", None).await;
     assert_eq!(status, 403, "disabled without FORECAST_ADMIN_TOKEN: {body}");
     drop(plain);
 
@@ -308,11 +287,10 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     a_shadowed_candidate_is_compared_and_never_answers(&s).await;
 
     // Promote it through the API, then roll back.
-    let (status, body) = admin(
+    let (status, body) = as_admin(
         &s,
         "POST",
         "/api/admin/plugins/activate",
-        Some(TOKEN),
         Some(json!({"kind": "segmentation", "name": "default", "version": ALTERED})),
     )
     .await;
@@ -322,25 +300,16 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
         body["metadata"]["engine_version"], ALTERED,
         "this replica switched at once"
     );
-    let (status, body) = admin(
+    let (status, body) = as_admin(
         &s,
         "POST",
         "/api/admin/plugins/rollback",
-        Some(TOKEN),
         Some(json!({"kind": "segmentation", "name": "default"})),
     )
     .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["active"]["version"], "1.1.0");
-    let report_status = || {
-        admin(
-            &s,
-            "GET",
-            "/api/admin/shadow/segmentation",
-            Some(TOKEN),
-            None,
-        )
-    };
+    let report_status = || as_admin(&s, "GET", "/api/admin/shadow/segmentation", None);
     assert_eq!(
         report_status().await.0,
         404,
@@ -349,16 +318,9 @@ async fn the_admin_api_needs_its_token_and_shadows_an_altered_engine() {
     // A shadow run can also be stopped.
     let shadow =
         json!({"kind": "segmentation", "name": "default", "version": ALTERED, "sample": 0.5});
-    let (status, _) = admin(&s, "POST", "/api/admin/shadow", Some(TOKEN), Some(shadow)).await;
+    let (status, _) = as_admin(&s, "POST", "/api/admin/shadow", Some(shadow)).await;
     assert_eq!(status, 200);
-    let stop = admin(
-        &s,
-        "DELETE",
-        "/api/admin/shadow/segmentation",
-        Some(TOKEN),
-        None,
-    )
-    .await;
+    let stop = as_admin(&s, "DELETE", "/api/admin/shadow/segmentation", None).await;
     assert_eq!(stop.0, 200);
     assert_eq!(report_status().await.0, 404);
 }
@@ -377,7 +339,7 @@ async fn only_the_admin_token_lists_the_plugins(s: &Server) {
             "{token:?} is not the admin token (a user's API key is not one either)"
         );
     }
-    let (status, list) = admin(s, "GET", "/api/admin/plugins", Some(TOKEN), None).await;
+    let (status, list) = as_admin(s, "GET", "/api/admin/plugins", None).await;
     assert_eq!(status, 200);
     let names: Vec<String> = list["plugins"]
         .as_array()
@@ -406,20 +368,18 @@ async fn only_the_admin_token_lists_the_plugins(s: &Server) {
 /// are still the active engine's, and the shadow report compares the two
 /// on each of them.
 async fn a_shadowed_candidate_is_compared_and_never_answers(s: &Server) {
-    let (status, body) = admin(
+    let (status, body) = as_admin(
         s,
         "POST",
         "/api/admin/shadow",
-        Some(TOKEN),
         Some(json!({"kind": "segmentation", "name": "default", "version": ALTERED, "sample": 1.0})),
     )
     .await;
     assert_eq!(status, 200, "{body}");
-    let (status, _) = admin(
+    let (status, _) = as_admin(
         s,
         "POST",
         "/api/admin/shadow",
-        Some(TOKEN),
         Some(json!({"kind": "segmentation", "name": "default", "version": ALTERED, "sample": 1.5})),
     )
     .await;
@@ -437,14 +397,7 @@ async fn a_shadowed_candidate_is_compared_and_never_answers(s: &Server) {
     }
     let mut report = Value::Null;
     for _ in 0..100 {
-        let (status, r) = admin(
-            s,
-            "GET",
-            "/api/admin/shadow/segmentation",
-            Some(TOKEN),
-            None,
-        )
-        .await;
+        let (status, r) = as_admin(s, "GET", "/api/admin/shadow/segmentation", None).await;
         assert_eq!(status, 200, "{r}");
         report = r;
         if report["samples"].as_u64().unwrap() >= 5 {
@@ -496,28 +449,10 @@ async fn a_registered_strategy_serves_backtests_once_activated() {
         }
     };
     let dip = component("dip_buyer");
-    cli_ok(
-        &s.db,
-        &[
-            "plugin",
-            "add",
-            dip.to_str().unwrap(),
-            "--kind",
-            "strategy",
-            "--name",
-            "dip-buyer",
-            "--version",
-            "0.1.0",
-        ],
-        "",
-    );
+    common::add_plugin(&s.db, &dip, "strategy", "dip-buyer", "0.1.0");
     let (status, body) = backtest("dip-buyer").await;
     assert_eq!(status, 400, "registered is not active: {body}");
-    cli_ok(
-        &s.db,
-        &["plugin", "activate", "strategy", "dip-buyer", "0.1.0"],
-        "",
-    );
+    common::activate_plugin(&s.db, "strategy", "dip-buyer", "0.1.0");
     let started = Instant::now();
     loop {
         let (status, body) = backtest("dip-buyer").await;

@@ -14,13 +14,7 @@ use serde_json::json;
 const ORIGIN_URL: &str = "http://app.example";
 
 async fn login(s: &Server, email: &str, password: &str) -> String {
-    let r = s
-        .client()
-        .post(s.url("/auth/login"))
-        .json(&json!({ "email": email, "password": password }))
-        .send()
-        .await
-        .unwrap();
+    let r = s.post_login(email, password).await;
     assert_eq!(r.status(), 200);
     let set = r.headers().get(SET_COOKIE).unwrap().to_str().unwrap();
     set.split(';').next().unwrap().to_string()
@@ -30,18 +24,11 @@ async fn login(s: &Server, email: &str, password: &str) -> String {
 async fn two_replicas_share_quotas_keys_and_revocations() {
     let db = ScratchPg::create("replicas").await;
     cli_ok_url(&db.url, &["demo", "load"], "");
-    cli_ok_url(
+    common::add_user_url(
         &db.url,
-        &[
-            "user",
-            "add",
-            "--email",
-            "rep@example.com",
-            "--tier",
-            "premium",
-            "--password-stdin",
-        ],
-        "replica password\n",
+        "rep@example.com",
+        "premium",
+        Some("replica password"),
     );
     // Both clocks stand at one instant, so the 75 requests below share
     // one quota minute whatever the wall clock does.
@@ -121,12 +108,8 @@ async fn concurrent_key_creations_leave_five(
     assert_eq!((keys.len(), conflicts), (5, 15));
     let b = replicas[1];
     let listed = b
-        .client()
-        .get(b.url("/api/keys"))
-        .header(COOKIE, cookie)
-        .send()
+        .get_with_header("/api/keys", COOKIE, cookie)
         .await
-        .unwrap()
         .json::<serde_json::Value>()
         .await
         .unwrap();
@@ -233,35 +216,8 @@ async fn a_sign_out_on_one_ends_the_session_on_the_other([a, b]: [&Server; 2], c
 async fn two_replicas_follow_an_engine_activation_and_its_rollback() {
     let db = ScratchPg::create("replicas").await;
     cli_ok_url(&db.url, &["demo", "load"], "");
-    cli_ok_url(
-        &db.url,
-        &[
-            "user",
-            "add",
-            "--email",
-            "ops@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
-    let key = cli_ok_url(
-        &db.url,
-        &[
-            "key",
-            "create",
-            "--email",
-            "ops@example.com",
-            "--name",
-            "ops",
-        ],
-        "",
-    )
-    .lines()
-    .last()
-    .unwrap()
-    .trim()
-    .to_string();
+    common::add_user_url(&db.url, "ops@example.com", "premium", None);
+    let key = common::create_key_url(&db.url, "ops@example.com", "ops");
     let token = "replica-admin-token-0123456789";
     let env = [
         ("FORECAST_ORIGIN", ORIGIN_URL),
@@ -467,35 +423,8 @@ async fn the_scheduled_refresh_is_split_across_replicas() {
 async fn two_replicas_share_uploads_their_sharing_and_their_run_figures() {
     let db = ScratchPg::create("replicas").await;
     cli_ok_url(&db.url, &["demo", "load"], "");
-    cli_ok_url(
-        &db.url,
-        &[
-            "user",
-            "add",
-            "--email",
-            "author@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
-    let key = cli_ok_url(
-        &db.url,
-        &[
-            "key",
-            "create",
-            "--email",
-            "author@example.com",
-            "--name",
-            "a",
-        ],
-        "",
-    )
-    .lines()
-    .last()
-    .unwrap()
-    .trim()
-    .to_string();
+    common::add_user_url(&db.url, "author@example.com", "premium", None);
+    let key = common::create_key_url(&db.url, "author@example.com", "a");
     let a = Server::start_url(&db.url, &[]);
     let b = Server::start_url(&db.url, &[]);
     let call =
@@ -580,28 +509,8 @@ async fn two_replicas_see_an_ingest_in_their_ranking_and_catalog_at_once() {
         .unwrap();
     pool.close().await;
     cli_ok_url(&db.url, &["grade"], "");
-    cli_ok_url(
-        &db.url,
-        &[
-            "user",
-            "add",
-            "--email",
-            "r@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
-    let key = cli_ok_url(
-        &db.url,
-        &["key", "create", "--email", "r@example.com", "--name", "r"],
-        "",
-    )
-    .lines()
-    .last()
-    .unwrap()
-    .trim()
-    .to_string();
+    common::add_user_url(&db.url, "r@example.com", "premium", None);
+    let key = common::create_key_url(&db.url, "r@example.com", "r");
     let a = Server::start_url(&db.url, &[]);
     let b = Server::start_url(&db.url, &[]);
     let look = |s: &Server| {

@@ -6,11 +6,9 @@
 //! it; and they check that a verdict served from memory is byte for byte
 //! the body the snapshot gave before.
 
-use std::process::Command;
-
 use crate::common;
 
-use common::{cli_ok, create_key, sqlite_url, Server, BIN};
+use common::{cli_ok, create_key, sqlite_url, Server};
 use forecast_services::verdict::VerdictResponse;
 use serde_json::Value;
 
@@ -40,29 +38,13 @@ async fn graded_db() -> std::path::PathBuf {
              OR ticker IN ('^GSPC', '^IXIC', '^VIX', 'CL=F', 'AAPL'))",
     )
     .await;
-    let out = Command::new(BIN)
-        .arg("grade")
-        .env("DATABASE_URL", &url)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run forecast grade");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::grade_ok(&url);
     db
 }
 
 /// The raw body of a GET with the test key.
 async fn raw(s: &Server, path: &str, key: &str) -> (u16, String) {
-    let r = s
-        .client()
-        .get(s.url(path))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap();
+    let r = s.get_bearer(path, key).await;
     let status = r.status().as_u16();
     assert_eq!(
         r.headers().get("content-type").unwrap(),
@@ -183,11 +165,7 @@ async fn writes_by_other_processes_are_seen_on_the_next_request() {
 
 /// `forecast user add` of a Premium user to `db`.
 fn add_premium_user(db: &std::path::Path, email: &str) {
-    cli_ok(
-        db,
-        &["user", "add", "--email", email, "--tier", "premium"],
-        "",
-    );
+    common::add_user(db, email, "premium", None);
 }
 
 /// A remembered key is charged before it is confirmed: a stale one gets
@@ -231,18 +209,7 @@ async fn a_stale_remembered_key_gets_its_charge_back_and_new_limits_bind(s: &Ser
         ok("60", "57"),
         "the refused request was not counted"
     );
-    cli_ok(
-        db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            "lim@example.com",
-            "--per-minute",
-            "5",
-        ],
-        "",
-    );
+    common::set_limits(db, "lim@example.com", 5, None);
     assert_eq!(seen(get(&second_key).await.unwrap()), ok("5", "1"));
     assert_eq!(seen(get(&second_key).await.unwrap()), ok("5", "0"));
     assert_eq!(get(&second_key).await.unwrap().status(), 429);

@@ -7,38 +7,13 @@
 
 use crate::common;
 
-use common::{assert_error, test_key, Server};
+use common::{assert_error, f, Server};
 use serde_json::{json, Value};
 
 const UNIVERSE: [&str; 6] = ["^GSPC", "^IXIC", "^DJI", "^NDX", "^RUT", "^FTSE"];
 
 async fn post(s: &Server, path: &str, body: &Value) -> (u16, Value, Option<u64>) {
-    post_text(s, path, &body.to_string()).await
-}
-
-/// Posts `body` as written (a `Value` sorts an object's keys; the order of
-/// `sweep`'s keys is the order of the axes).
-async fn post_text(s: &Server, path: &str, body: &str) -> (u16, Value, Option<u64>) {
-    let r = s
-        .client()
-        .post(s.url(path))
-        .bearer_auth(test_key())
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("request");
-    let status = r.status().as_u16();
-    let remaining = r
-        .headers()
-        .get("x-ratelimit-remaining")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok());
-    (status, r.json().await.expect("JSON"), remaining)
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+    common::post_json_text(s, path, &body.to_string()).await
 }
 
 fn with(base: &Value, extra: &Value) -> Value {
@@ -61,9 +36,9 @@ async fn each_row_is_the_backtest_of_its_combination() {
         r#"{{"sweep": {{"top_n": [1, 3], "rebalance": ["weekly", "monthly"]}}, {}"#,
         &base.to_string()[1..]
     );
-    let (status, sweep, before) = post_text(&s, "/api/backtest/sweep", &body).await;
+    let (status, sweep, before) = common::post_json_text(&s, "/api/backtest/sweep", &body).await;
     assert_eq!(status, 200, "{sweep}");
-    let (_, _, after) = post_text(&s, "/api/backtest/sweep", &body).await;
+    let (_, _, after) = common::post_json_text(&s, "/api/backtest/sweep", &body).await;
     assert_eq!(
         before.unwrap() - after.unwrap(),
         5,
@@ -213,12 +188,8 @@ async fn every_sweep_bound_answers_400_naming_it() {
     assert_error(&(status, b), 413, &["larger than"]);
     // Without a key: 401.
     let r = s
-        .client()
-        .post(s.url("/api/backtest/walk-forward"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+        .post_json_anonymous("/api/backtest/walk-forward", &json!({}))
+        .await;
     assert_eq!(r.status(), 401);
 }
 

@@ -7,10 +7,9 @@
 //! asserted is the grace period's own plus a margin, never a speed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::common::{self, Server};
+use crate::common::{self, plain, Server};
 
 /// The grace period the server is given.
 const GRACE: Duration = Duration::from_secs(10);
@@ -28,24 +27,6 @@ fn model_dir() -> PathBuf {
         dir.display()
     );
     dir
-}
-
-/// The log without its colour codes.
-fn plain(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Waits (up to `deadline`) for a line of `log` containing `needle`, and
@@ -101,26 +82,15 @@ async fn sigterm_during_the_first_embedding_exits_within_the_grace_and_the_resta
         Duration::from_secs(600),
     )
     .await;
-    let pid = s.process().id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let child = s.process();
-    let signalled = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            signalled.elapsed() < GRACE + MARGIN,
+    common::sigterm(s.process());
+    let status = common::exit_within(s.process(), GRACE + MARGIN, || {
+        format!(
             "still running {:?} after SIGTERM (grace {GRACE:?}):\n{}",
             GRACE + MARGIN,
             plain(&std::fs::read_to_string(&first_log).unwrap_or_default())
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        )
+    })
+    .await;
     assert_eq!(status.code(), Some(0), "{status:?}");
     let text = plain(&std::fs::read_to_string(&first_log).unwrap());
     assert!(

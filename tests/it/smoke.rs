@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::{self, Server, TEST_EMAIL, TEST_PASSWORD};
 use serde_json::{json, Value};
@@ -44,13 +44,7 @@ async fn every_main_route_answers_over_http() {
     assert!(body["metrics"].is_object(), "{body:.300}");
 
     // A web session: login, who am I, keys, the matcher.
-    let r = s
-        .client()
-        .post(s.url("/auth/login"))
-        .json(&json!({ "email": TEST_EMAIL, "password": TEST_PASSWORD }))
-        .send()
-        .await
-        .unwrap();
+    let r = s.post_login(TEST_EMAIL, TEST_PASSWORD).await;
     assert_eq!(r.status(), 200);
     let cookie = r.headers()["set-cookie"]
         .to_str()
@@ -60,13 +54,7 @@ async fn every_main_route_answers_over_http() {
         .unwrap()
         .to_string();
     for path in ["/auth/me", "/api/keys"] {
-        let r = s
-            .client()
-            .get(s.url(path))
-            .header("cookie", &cookie)
-            .send()
-            .await
-            .unwrap();
+        let r = s.get_with_header(path, "cookie", &cookie).await;
         assert_eq!(r.status(), 200, "{path}");
     }
     let r = s
@@ -107,23 +95,12 @@ fn serve_and_read_banner(db: &std::path::Path) -> (std::process::Child, String) 
 }
 
 /// Sends SIGTERM and waits (at most 30 s) for the exit status.
-fn terminate(child: &mut std::process::Child) -> std::process::ExitStatus {
-    let ok = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no exit after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+async fn terminate(child: &mut std::process::Child) -> std::process::ExitStatus {
+    common::sigterm(child);
+    common::exit_within(child, Duration::from_secs(30), || {
+        "no exit after SIGTERM".to_string()
+    })
+    .await
 }
 
 #[tokio::test]
@@ -182,7 +159,10 @@ async fn the_banner_shows_the_demo_key_once_and_sigterm_stops_cleanly() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    assert!(terminate(&mut child).success(), "graceful exit status");
+    assert!(
+        terminate(&mut child).await.success(),
+        "graceful exit status"
+    );
 
     // Served again, the key is not shown twice.
     let (mut again, banner) = serve_and_read_banner(&db);
@@ -199,12 +179,12 @@ async fn the_banner_shows_the_demo_key_once_and_sigterm_stops_cleanly() {
         .to_string();
     let r = reqwest::get(format!("{base}/api/health")).await.unwrap();
     assert_eq!(r.status(), 200);
-    assert!(terminate(&mut again).success());
+    assert!(terminate(&mut again).await.success());
 
     // A database that already has accounts is someone's: no demo account,
     // and no line about a demo login shown before.
     let (mut theirs, banner) = serve_and_read_banner(&common::fresh_db());
     assert!(!banner.contains("Demo account"), "{banner}");
     assert!(!banner.to_lowercase().contains("demo login"), "{banner}");
-    assert!(terminate(&mut theirs).success());
+    assert!(terminate(&mut theirs).await.success());
 }

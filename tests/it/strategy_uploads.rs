@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{cli_ok, component, create_key, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use common::{component, create_key, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
 use serde_json::{json, Value};
 
 struct Answer {
@@ -14,19 +14,19 @@ struct Answer {
     body: Value,
 }
 
-async fn upload(s: &Server, key: &str, content_type: &str, bytes: Vec<u8>) -> Answer {
-    let r = s
-        .client()
-        .post(s.url("/api/strategies"))
-        .bearer_auth(key)
-        .header("content-type", content_type)
-        .body(bytes)
-        .send()
-        .await
-        .expect("request");
+/// The status and JSON body (null if none) of `r`.
+async fn answer(r: common::client::Response) -> Answer {
     let status = r.status().as_u16();
     let body = r.json().await.unwrap_or(Value::Null);
     Answer { status, body }
+}
+
+async fn upload(s: &Server, key: &str, content_type: &str, bytes: Vec<u8>) -> Answer {
+    answer(
+        s.post_bytes("/api/strategies", key, content_type, bytes)
+            .await,
+    )
+    .await
 }
 
 async fn call(
@@ -40,10 +40,7 @@ async fn call(
     if let Some(b) = body {
         req = req.json(&b);
     }
-    let r = req.send().await.expect("request");
-    let status = r.status().as_u16();
-    let body = r.json().await.unwrap_or(Value::Null);
-    Answer { status, body }
+    answer(req.send().await.expect("request")).await
 }
 
 async fn backtest(s: &Server, key: &str, strategy: &str) -> Answer {
@@ -87,18 +84,7 @@ fn dip_buyer_other_bytes() -> Vec<u8> {
 }
 
 fn second_account(db: &std::path::Path) -> String {
-    cli_ok(
-        db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "other@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
+    common::add_user(db, "other@example.com", "premium", None);
     create_key(db, "other@example.com", "other")
 }
 
@@ -280,21 +266,12 @@ async fn bad_uploads_are_refused_with_the_reason_and_store_nothing() {
     let mut seen: Vec<u64> = Vec::new();
     for (content_type, bytes, status, needle) in cases {
         let r = s
-            .client()
-            .post(s.url("/api/strategies"))
-            .bearer_auth(key)
-            .header("content-type", content_type)
-            .body(bytes)
-            .send()
-            .await
-            .unwrap();
+            .post_bytes("/api/strategies", key, content_type, bytes)
+            .await;
         if let Some(v) = r.headers().get("x-ratelimit-remaining") {
             seen.push(v.to_str().unwrap().parse().unwrap());
         }
-        let a = Answer {
-            status: r.status().as_u16(),
-            body: r.json().await.unwrap_or(Value::Null),
-        };
+        let a = answer(r).await;
         assert_eq!(a.status, status, "{content_type}: {}", a.body);
         let detail = a.body["detail"].as_str().expect("detail");
         assert!(detail.contains(needle), "{status}: {detail}");
@@ -318,28 +295,21 @@ async fn bad_uploads_are_refused_with_the_reason_and_store_nothing() {
 async fn the_web_app_uploads_with_its_session() {
     let s = Server::app().await;
     let browser = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
-    let r = s
-        .client()
-        .post(s.url("/web/api/strategies"))
-        .header(reqwest::header::COOKIE, &browser.cookie)
-        .header(reqwest::header::ORIGIN, &s.base)
-        .header("content-type", "application/wasm")
-        .body(dip_buyer())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
+    let upload = |origin: Option<&str>| {
+        let mut req = s
+            .client()
+            .post(s.url("/web/api/strategies"))
+            .header(reqwest::header::COOKIE, &browser.cookie)
+            .header("content-type", "application/wasm")
+            .body(dip_buyer());
+        if let Some(origin) = origin {
+            req = req.header(reqwest::header::ORIGIN, origin);
+        }
+        async move { req.send().await.unwrap().status() }
+    };
+    assert_eq!(upload(Some(&s.base)).await, 201);
     // Without the Origin check's header: refused (CSRF).
-    let r = s
-        .client()
-        .post(s.url("/web/api/strategies"))
-        .header(reqwest::header::COOKIE, &browser.cookie)
-        .header("content-type", "application/wasm")
-        .body(dip_buyer())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
+    assert_eq!(upload(None).await, 403);
     let (status, v) = browser
         .send(reqwest::Method::GET, "/web/api/strategies", None)
         .await;

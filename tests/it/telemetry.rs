@@ -16,7 +16,7 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message as _;
 use serde_json::json;
 
-use crate::common::{self, component, Server};
+use crate::common::{self, plain, Server};
 
 /// A universe large enough for `top_n` 5 (the misbehaving strategy's
 /// logging mode).
@@ -94,12 +94,7 @@ fn ancestry<'a>(span: &'a Span, by_id: &HashMap<&[u8], &'a Span>) -> Vec<&'a str
 #[tokio::test]
 async fn a_backtest_is_one_trace_from_the_request_to_the_guest_calls() {
     let (endpoint, got) = receiver().await;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        component("misbehave_strategy"),
-        dir.path().join("misbehave_strategy.wasm"),
-    )
-    .unwrap();
+    let dir = common::plugin_dir_with("misbehave_strategy");
     let log = dir.path().join("server.log");
     let s = Server::start_logging_with(
         common::fresh_db(),
@@ -252,23 +247,4 @@ fn assert_request_backtest_and_guest_calls_nest(spans: &[Span]) {
 /// The spans' names, for failure messages.
 fn names(spans: &[Span]) -> Vec<&str> {
     spans.iter().map(|s| s.name.as_str()).collect()
-}
-
-/// `text` without its ANSI colours.
-fn plain(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // `ESC [ … m`
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }

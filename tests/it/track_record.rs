@@ -3,12 +3,19 @@
 //! to the verdict at each of its dates, and the universe record the
 //! grading run stores, with every refusal naming its parameter.
 
-use std::process::Command;
-
 use crate::common;
 
-use common::{assert_error, sqlite_url, Server, BIN};
+use common::{assert_error, f, sqlite_url, Server};
 use serde_json::Value;
+
+/// The sum of `count` over the rows of the array `rows`.
+fn total_count(rows: &Value) -> u64 {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["count"].as_u64().unwrap())
+        .sum()
+}
 
 /// A small universe with real and synthetic histories, graded by the CLI.
 async fn graded_db(grade: bool) -> std::path::PathBuf {
@@ -24,23 +31,9 @@ async fn graded_db(grade: bool) -> std::path::PathBuf {
     .unwrap();
     pool.close().await;
     if grade {
-        let out = Command::new(BIN)
-            .arg("grade")
-            .env("DATABASE_URL", &url)
-            .env("RUST_LOG", "warn")
-            .output()
-            .expect("run forecast grade");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::grade_ok(&url);
     }
     db
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
 /// Every row of an asset's grade history is the verdict with `end_date` at
@@ -86,12 +79,7 @@ async fn an_assets_grade_history_is_the_verdict_at_each_month_end() {
         .iter()
         .filter(|r| r["realised_return"].is_number())
         .count();
-    let counted: u64 = body["by_grade"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["count"].as_u64().unwrap())
-        .sum();
+    let counted: u64 = total_count(&body["by_grade"]);
     assert_eq!(counted as usize, realised);
     assert_eq!(body["by_grade"][0]["grade"], "A");
 
@@ -187,12 +175,7 @@ async fn the_universe_record_is_stored_by_the_grading_run() {
         ic["dates"].as_u64().unwrap()
     );
     assert_eq!(real["block_months"], 2);
-    let calibration: u64 = real["calibration"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["count"].as_u64().unwrap())
-        .sum();
+    let calibration: u64 = total_count(&real["calibration"]);
     assert_eq!(calibration, counted);
     // The same run, the same numbers.
     assert_eq!(s.get("/api/track-record?return_period=30").await.1, real);

@@ -12,7 +12,7 @@
 
 use crate::common;
 
-use common::{cli_ok, component, create_key, peak_rss, rss, test_key, Server};
+use common::{component, create_key, peak_rss, rss, test_key, Server};
 use serde_json::{json, Value};
 
 #[path = "../../host/benches/common/abuse.rs"]
@@ -47,21 +47,21 @@ impl Answer {
     }
 }
 
-async fn upload(s: &Server, key: &str, bytes: Vec<u8>) -> Answer {
-    let r = s
-        .client()
-        .post(s.url("/api/strategies"))
-        .bearer_auth(key)
-        .header("content-type", "application/wasm")
-        .body(bytes)
-        .send()
-        .await
-        .expect("request");
+/// The status and JSON body (null if none) of `r`.
+async fn answer(r: common::client::Response) -> Answer {
     let status = r.status().as_u16();
     Answer {
         status,
         body: r.json().await.unwrap_or(Value::Null),
     }
+}
+
+async fn upload(s: &Server, key: &str, bytes: Vec<u8>) -> Answer {
+    answer(
+        s.post_bytes("/api/strategies", key, "application/wasm", bytes)
+            .await,
+    )
+    .await
 }
 
 async fn backtest(s: &Server, key: &str, strategy: &str, top_n: u32) -> Answer {
@@ -75,19 +75,7 @@ async fn backtest(s: &Server, key: &str, strategy: &str, top_n: u32) -> Answer {
 
 /// `POST /api/backtest` with `body` as `key`.
 async fn backtest_with(s: &Server, key: &str, body: Value) -> Answer {
-    let r = s
-        .client()
-        .post(s.url("/api/backtest"))
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    let status = r.status().as_u16();
-    Answer {
-        status,
-        body: r.json().await.unwrap_or(Value::Null),
-    }
+    answer(s.post_json("/api/backtest", key, &body).await).await
 }
 
 /// The uploaded strategies `key` may run.
@@ -101,6 +89,28 @@ async fn uploaded(s: &Server, key: &str) -> Vec<String> {
         .filter(|s| s["visibility"] != "builtin")
         .map(|s| s["name"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// Uploads the `misbehave_strategy` fixture with `key`, asserting 201:
+/// the name to run it by.
+async fn upload_misbehave(s: &Server, key: &str) -> String {
+    let up = upload(
+        s,
+        key,
+        std::fs::read(component("misbehave_strategy")).unwrap(),
+    )
+    .await;
+    assert_eq!(up.status, 201, "{}", up.body);
+    up.body["strategy"].as_str().unwrap().to_string()
+}
+
+/// Asserts that `key` has no uploaded strategies: nothing was stored.
+async fn assert_nothing_stored(s: &Server, key: &str) {
+    assert_eq!(
+        uploaded(s, key).await,
+        Vec::<String>::new(),
+        "nothing stored"
+    );
 }
 
 /// The server's resident memory now, to measure a case's growth from.
@@ -125,18 +135,7 @@ async fn assert_bounded(s: &mut Server, before: u64, case: &str) {
 }
 
 fn second_account(s: &Server) -> String {
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "prober@example.com",
-            "--tier",
-            "premium",
-        ],
-        "",
-    );
+    common::add_user(&s.db, "prober@example.com", "premium", None);
     create_key(&s.db, "prober@example.com", "prober")
 }
 
@@ -165,11 +164,7 @@ async fn huge_memory_and_table_declarations_are_refused_within_bounded_memory() 
         a.assert_refused(422, needles);
         assert_bounded(&mut s, before, case).await;
     }
-    assert_eq!(
-        uploaded(&s, key).await,
-        Vec::<String>::new(),
-        "nothing stored"
-    );
+    assert_nothing_stored(&s, key).await;
 }
 
 /// Bytes of the files under `dir` (recursively).
@@ -258,7 +253,7 @@ async fn components_that_would_compile_into_huge_images_are_refused_before_compi
         "{before} units left before, {after} after"
     );
     assert_eq!(bytes_under(&cache_dir), 0, "nothing compiled to disk");
-    assert!(uploaded(&s, key).await.is_empty(), "nothing stored");
+    assert_nothing_stored(&s, key).await;
     let ok = upload(&s, key, dip).await;
     assert_eq!(ok.status, 201, "{}", ok.body);
     for _ in 0..50 {
@@ -284,11 +279,7 @@ async fn filesystem_and_socket_imports_are_refused_by_name() {
         a.assert_refused(422, &[format!("imports '{import}'").as_str()]);
         assert_bounded(&mut s, before, import).await;
     }
-    assert_eq!(
-        uploaded(&s, key).await,
-        Vec::<String>::new(),
-        "nothing stored"
-    );
+    assert_nothing_stored(&s, key).await;
 }
 
 /// A 50 MB body, declared by Content-Length or sent chunked with no
@@ -313,11 +304,7 @@ async fn a_fifty_megabyte_body_is_refused_without_being_taken_in() {
         );
         assert_bounded(&mut s, before, case).await;
     }
-    assert_eq!(
-        uploaded(&s, key).await,
-        Vec::<String>::new(),
-        "nothing stored"
-    );
+    assert_nothing_stored(&s, key).await;
 }
 
 /// Issue 40, finding 7, against the real server: bodies refused before
@@ -331,20 +318,7 @@ async fn bodies_refused_before_any_work_cost_nothing() {
     let (name, now) = common::clock_standing_now();
     let s = Server::start_with(common::fresh_db(), &[(name, &now)]);
     let key = second_account(&s);
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            "prober@example.com",
-            "--per-minute",
-            "1000000",
-            "--per-day",
-            "100000",
-        ],
-        "",
-    );
+    common::set_limits(&s.db, "prober@example.com", 1_000_000, Some(100_000));
     let before = common::units_left(&s, &key).await;
     let (statuses, health) = common::with_health(&s, async {
         let large = abuse::post_large(&s.base, "/api/strategies", &key, 40_000_000, false).await;
@@ -384,14 +358,7 @@ async fn bodies_refused_before_any_work_cost_nothing() {
 async fn an_uploaded_memory_bomb_and_bad_weights_are_stopped_with_the_reason() {
     let mut s = Server::start();
     let key = test_key();
-    let up = upload(
-        &s,
-        key,
-        std::fs::read(component("misbehave_strategy")).unwrap(),
-    )
-    .await;
-    assert_eq!(up.status, 201, "{}", up.body);
-    let name = up.body["strategy"].as_str().unwrap().to_string();
+    let name = upload_misbehave(&s, key).await;
 
     let before = resident(&mut s);
     let bomb = backtest(&s, key, &name, 8).await;
@@ -579,14 +546,7 @@ async fn a_flooding_upload_writes_at_most_its_run_budget_and_at_debug_by_default
             .unwrap_or_default();
         let s = Server::start_logging_with(common::fresh_db(), &env, &log);
         let key = test_key();
-        let up = upload(
-            &s,
-            key,
-            std::fs::read(component("misbehave_strategy")).unwrap(),
-        )
-        .await;
-        assert_eq!(up.status, 201, "{}", up.body);
-        let name = up.body["strategy"].as_str().unwrap().to_string();
+        let name = upload_misbehave(&s, key).await;
         let (run, health) = common::with_health(&s, backtest(&s, key, &name, 11)).await;
         eprintln!("during the flooding run: {health}");
         assert_eq!(run.status, 200, "{}", run.body);
@@ -629,14 +589,7 @@ async fn a_flooding_upload_writes_at_most_its_run_budget_and_at_debug_by_default
 async fn a_long_upload_run_stops_at_its_run_fuel_budget() {
     let s = Server::start();
     let key = test_key();
-    let up = upload(
-        &s,
-        key,
-        std::fs::read(component("misbehave_strategy")).unwrap(),
-    )
-    .await;
-    assert_eq!(up.status, 201, "{}", up.body);
-    let name = up.body["strategy"].as_str().unwrap().to_string();
+    let name = upload_misbehave(&s, key).await;
     let started = std::time::Instant::now();
     let daily =
         json!({ "strategy": name, "category": "Indices", "top_n": 12, "rebalance": "daily" });

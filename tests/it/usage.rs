@@ -13,13 +13,7 @@ use serde_json::{json, Value};
 
 /// `GET path` with `key`: status, `X-RateLimit-Remaining`, body.
 async fn get(s: &Server, path: &str, key: &str) -> (u16, u64, String) {
-    let r = s
-        .client()
-        .get(s.url(path))
-        .bearer_auth(key)
-        .send()
-        .await
-        .expect("request");
+    let r = s.get_bearer(path, key).await;
     let left = remaining(r.headers());
     (r.status().as_u16(), left, r.text().await.unwrap())
 }
@@ -54,19 +48,7 @@ async fn post(s: &Server, path: &str, key: &str, body: &Value) -> (u16, u64, Str
 /// A Premium account with quotas small enough to read (60 a minute, 1,000
 /// a day), and its key.
 fn small_account(s: &Server, email: &str) -> String {
-    common::cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            email,
-            "--tier",
-            "premium",
-            "--password-stdin",
-        ],
-        &format!("{TEST_PASSWORD}\n"),
-    );
+    common::add_user(&s.db, email, "premium", Some(TEST_PASSWORD));
     common::create_key(&s.db, email, "usage")
 }
 
@@ -137,12 +119,7 @@ async fn the_web_twin_reports_the_same_account() {
     let by_key = usage(&s, test_key()).await;
     assert_eq!(by_key.day.used, seen.day.used);
     // Without a session: 401, as every /web/api route.
-    let r = s
-        .client()
-        .get(s.url("/web/api/usage"))
-        .send()
-        .await
-        .unwrap();
+    let r = s.get_raw("/web/api/usage").await;
     assert_eq!(r.status(), 401);
 }
 

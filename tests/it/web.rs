@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{assert_error, cli_ok, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use common::{assert_error, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
 use reqwest::header::{CACHE_CONTROL, CONTENT_TYPE, COOKIE, ETAG, IF_NONE_MATCH, ORIGIN};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -28,7 +28,7 @@ async fn pages_and_built_files_are_served_from_the_binary() {
     let s = Server::app().await;
     let mut shell = String::new();
     for page in PAGES {
-        let r = s.client().get(s.url(page)).send().await.unwrap();
+        let r = s.get_raw(page).await;
         assert_eq!(r.status(), 200, "{page}");
         let h = r.headers().clone();
         assert!(
@@ -57,20 +57,14 @@ async fn pages_and_built_files_are_served_from_the_binary() {
         .find(|src| src.starts_with("/static/") && src.ends_with(".js"))
         .unwrap_or_else(|| panic!("no /static/*.js script in the shell: {shell:.400}"))
         .to_string();
-    let r = s.client().get(s.url(&script)).send().await.unwrap();
+    let r = s.get_raw(&script).await;
     assert_eq!(r.status(), 200);
     let h = r.headers().clone();
     assert!(h[CONTENT_TYPE].to_str().unwrap().contains("javascript"));
     assert!(h[CACHE_CONTROL].to_str().unwrap().contains("immutable"));
     let etag = h[ETAG].to_str().unwrap().to_string();
     assert!(!r.text().await.unwrap().is_empty());
-    let again = s
-        .client()
-        .get(s.url(&script))
-        .header(IF_NONE_MATCH, &etag)
-        .send()
-        .await
-        .unwrap();
+    let again = s.get_with_header(&script, IF_NONE_MATCH, &etag).await;
     assert_eq!(again.status(), 304);
 
     // Everything else stays the API's: JSON 404s, and pages take no POST.
@@ -85,12 +79,8 @@ async fn pages_and_built_files_are_served_from_the_binary() {
     // paths keep their JSON 404 even for a browser.
     for path in ["/nope", "/settings/profile"] {
         let r = s
-            .client()
-            .get(s.url(path))
-            .header("accept", "text/html,application/xhtml+xml")
-            .send()
-            .await
-            .unwrap();
+            .get_with_header(path, "accept", "text/html,application/xhtml+xml")
+            .await;
         assert_eq!(r.status(), 404, "{path}");
         assert!(r.headers()["content-type"]
             .to_str()
@@ -107,13 +97,7 @@ async fn pages_and_built_files_are_served_from_the_binary() {
         "/static/nope.js",
         "/auth/nope",
     ] {
-        let r = s
-            .client()
-            .get(s.url(path))
-            .header("accept", "text/html")
-            .send()
-            .await
-            .unwrap();
+        let r = s.get_with_header(path, "accept", "text/html").await;
         assert_eq!(r.status(), 404, "{path}");
         let body: Value = r.json().await.unwrap();
         assert!(
@@ -142,18 +126,7 @@ async fn web_get(b: &Browser<'_>, path: &str) -> (u16, reqwest::header::HeaderMa
 async fn web_data_routes_answer_what_the_api_answers_under_the_same_quota() {
     // The app's clock stands at the start of a minute (and day): one window.
     let (s, _clock) = Server::app_with_clock(common::fresh_db(), &[]).await;
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "set-limits",
-            "--email",
-            TEST_EMAIL,
-            "--per-minute",
-            "6",
-        ],
-        "",
-    );
+    common::set_limits(&s.db, TEST_EMAIL, 6, None);
     // The burst below must land in one quota minute.
     let b = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
 
@@ -199,19 +172,7 @@ async fn web_data_routes_need_a_premium_session_and_the_origin_on_posts() {
         &["API keys are not accepted here"],
     );
     // A signed-in user on another tier: the Premium rule, in words.
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "free@example.com",
-            "--tier",
-            "free",
-            "--password-stdin",
-        ],
-        "free password\n",
-    );
+    common::add_user(&s.db, "free@example.com", "free", Some("free password"));
     let free = Browser::login(&s, "free@example.com", "free password").await;
     assert_error(
         &free.send(Method::GET, "/web/api/ranking", None).await,
@@ -290,19 +251,7 @@ async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
     );
 
     // Another user has their own; no session, no watchlist; a PUT needs the Origin.
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "eve@example.com",
-            "--tier",
-            "free",
-            "--password-stdin",
-        ],
-        "eve's password\n",
-    );
+    common::add_user(&s.db, "eve@example.com", "free", Some("eve's password"));
     let eve = Browser::login(&s, "eve@example.com", "eve's password").await;
     assert_eq!(
         eve.send(Method::GET, "/web/watchlist", None).await.1,
@@ -374,26 +323,8 @@ async fn me_says_where_to_upgrade() {
 
     let url = "https://shop.example.com/forecast/upgrade?plan=premium";
     let s = Server::app_with(common::fresh_db(), &[("FORECAST_UPGRADE_URL", url)]).await;
-    cli_ok(
-        &s.db,
-        &[
-            "user",
-            "add",
-            "--email",
-            "free@example.com",
-            "--tier",
-            "free",
-            "--password-stdin",
-        ],
-        "free password\n",
-    );
-    let r = s
-        .client()
-        .post(s.url("/auth/login"))
-        .json(&json!({ "email": "free@example.com", "password": "free password" }))
-        .send()
-        .await
-        .unwrap();
+    common::add_user(&s.db, "free@example.com", "free", Some("free password"));
+    let r = s.post_login("free@example.com", "free password").await;
     assert_eq!(r.status(), 200);
     let login: Value = r.json().await.unwrap();
     assert_eq!(login["upgrade_url"], url);
@@ -595,12 +526,7 @@ async fn compressed_as_accepted_to_the_same_content(
 #[tokio::test]
 async fn the_web_apps_openapi_snapshot_is_current() {
     let s = Server::app().await;
-    let r = s
-        .client()
-        .get(s.url("/api/openapi.json"))
-        .send()
-        .await
-        .unwrap();
+    let r = s.get_raw("/api/openapi.json").await;
     assert_eq!(r.status(), 200);
     let served = r.text().await.unwrap();
     let doc: Value = serde_json::from_str(&served).unwrap();
