@@ -232,6 +232,32 @@ async fn a_stored_version_never_changes_its_bytes() {
     );
 }
 
+/// An upload that outlasts its compile deadline (the wait for a plugin
+/// slot and the compilation together; here 1 ms, which no compile meets
+/// with the module cache off) is refused with its own answer, never the
+/// server's 504, and nothing is stored (decision 0096).
+#[tokio::test]
+async fn an_upload_past_its_compile_deadline_gets_its_own_refusal() {
+    let s = Server::start_with(
+        common::fresh_db(),
+        &[("FORECAST_UPLOAD_COMPILE_TIMEOUT_MS", "1")],
+    );
+    let key = test_key();
+    let a = upload(&s, key, "application/wasm", dip_buyer()).await;
+    assert_eq!(a.status, 422, "{}", a.body);
+    let detail = a.body["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("took longer than 0.001 s") && detail.contains("nothing was stored"),
+        "{detail}"
+    );
+    let uploads: Vec<_> = listed(&s, key)
+        .await
+        .into_iter()
+        .filter(|(name, visibility)| name.starts_with('@') || visibility == "private")
+        .collect();
+    assert!(uploads.is_empty(), "{uploads:?}");
+}
+
 #[tokio::test]
 async fn bad_uploads_are_refused_with_the_reason_and_store_nothing() {
     let s = Server::app().await;

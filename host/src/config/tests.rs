@@ -76,6 +76,11 @@ fn the_defaults_are_those_of_the_layers() {
     // turn, 60 s to compile) plus 5 s.
     assert_eq!(limits.request_timeout, Duration::from_secs(60));
     assert_eq!(c.limits.request_timeout, Duration::from_secs(75));
+    // The setting's default is the uploads' service's own.
+    assert_eq!(
+        c.upload_compile_timeout,
+        forecast_research::authored::COMPILE_DEADLINE
+    );
     assert_eq!(c.limits.max_connections, limits.max_connections);
     assert_eq!(c.limits.shutdown_grace, limits.shutdown_grace);
     assert_eq!(c.backtest_timeout, DEFAULT_BACKTEST_TIMEOUT);
