@@ -38,6 +38,20 @@ export function useData<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { data: state.data, error: state.error, loading: state.loading || state.key !== key, reload };
 }
 
+/**
+ * Copies `text` to the clipboard; where the browser refuses, selects the
+ * input `inputId` (when given) so the user can copy it by hand. True when copied.
+ */
+export async function copyText(text: string, inputId?: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    if (inputId) (document.getElementById(inputId) as HTMLInputElement | null)?.select();
+    return false;
+  }
+}
+
 export function useTitle(title: string) {
   useEffect(() => {
     document.title = title ? `${title} · Forecast Engine` : "Forecast Engine";

@@ -11,46 +11,15 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { join, resolve } from "node:path";
-import { start, webDir, repoRoot, PREMIUM, FREE, signIn, seriousA11y } from "./harness.mjs";
+import { PREMIUM, FREE, signIn } from "./harness.mjs";
+import { Suite, DESKTOP, PHONE, overflowX } from "./kit.mjs";
 import { pct } from "./fmt.mjs";
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-const EXPECTED = /Failed to load resource: the server responded with a status of 4\d\d/;
-const ZONE = process.env.TZ ? { timezoneId: process.env.TZ } : {};
 
 let env;
-let servesThisBuild = false;
-const consoleErrors = [];
-const a11y = [];
-
-function watch(p, label) {
-  p.on("console", (m) => {
-    if (m.type() === "error" && !EXPECTED.test(m.text())) consoleErrors.push(`${label} ${p.url()}: ${m.text()}`);
-  });
-  p.on("pageerror", (e) => consoleErrors.push(`${label} ${p.url()}: ${e.message}`));
-}
-
-async function newContext(opts = {}) {
-  const c = await env.browser.newContext({ viewport: DESKTOP, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...ZONE, ...opts });
-  c.setDefaultTimeout(15_000);
-  return c;
-}
-
-async function shot(p, name, full = false) {
-  const dir = process.env.SHOTS_DIR ?? (servesThisBuild ? join(repoRoot, "docs/screenshots") : "/tmp/forecast-alerts-shots");
-  mkdirSync(dir, { recursive: true });
-  await p.screenshot({ path: join(dir, `${name}.png`), fullPage: full });
-}
-
-async function axe(p, name) {
-  a11y.push(...(await seriousA11y(p, name)));
-}
-
-const overflowX = (p) => p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+const kit = new Suite("alerts", { zone: true });
+const { watch, newContext, axe, shot } = kit;
 
 /** A GET through the page's session: what the server says. */
 const get = (p, path) => p.evaluate(async (u) => (await fetch(u)).json(), path);
@@ -93,20 +62,10 @@ describe("alerts", { timeout: 300_000 }, () => {
   let watchlist = [];
 
   before(async () => {
-    env = await start({ FORECAST_ALERTS_INTERVAL_MS: "200", FORECAST_WEBHOOK_ALLOW_PRIVATE: "on" });
-    const served = await (await fetch(`${env.base}/`)).text();
-    const dist = process.env.WEB_DIST_PROXY === "1" ? resolve(process.env.WEB_DIST_DIR ?? join(webDir, "dist")) : join(webDir, "dist");
-    servesThisBuild = served === readFileSync(join(dist, "index.html"), "utf8");
-    console.log(`# server ${env.base}; this build served: ${servesThisBuild}`);
-    ctx = await newContext();
-    page = await ctx.newPage();
-    watch(page, "premium");
-    await signIn(page, PREMIUM);
+    ({ env, ctx, page } = await kit.startSignedIn({ FORECAST_ALERTS_INTERVAL_MS: "200", FORECAST_WEBHOOK_ALLOW_PRIVATE: "on" }));
   });
 
-  after(async () => {
-    await env?.stop();
-  });
+  after(() => kit.stop());
 
   test("Alert me on an asset page: it fires, the header's badge counts it, the inbox shows it, Mark all read clears it", async () => {
     const verdict = page.waitForResponse((r) => /\/web\/api\/analysis\/AAPL\/verdict/.test(r.url()), { timeout: 60_000 });
@@ -445,10 +404,7 @@ describe("alerts", { timeout: 300_000 }, () => {
   });
 
   test("a Free user: the locked page at /alerts without a data call, no bell, a padlocked Alert me", async () => {
-    const c = await newContext();
-    const p = await c.newPage();
-    watch(p, "free");
-    await signIn(p, FREE);
+    const { c, p } = await kit.signedIn(FREE, "free");
     const dataCalls = [];
     p.on("request", (r) => new URL(r.url()).pathname.startsWith("/web/api/") && dataCalls.push(r.url()));
     const nav = p.getByRole("navigation", { name: "Main" });
@@ -472,10 +428,7 @@ describe("alerts", { timeout: 300_000 }, () => {
   });
 
   test("on a phone and in the dark theme: no sideways scroll, the bell beside the menu, axe clean", async () => {
-    const c = await newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
-    const p = await c.newPage();
-    watch(p, "phone");
-    await signIn(p, PREMIUM);
+    const { c, p } = await kit.signedIn(PREMIUM, "phone", { viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     await p.goto("/alerts");
     await p.locator(".events > li").first().waitFor();
     await p.locator(".hook").first().waitFor();
@@ -506,8 +459,5 @@ describe("alerts", { timeout: 300_000 }, () => {
     await d.close();
   });
 
-  test("no console errors, no serious accessibility violations", () => {
-    assert.deepEqual(consoleErrors, [], consoleErrors.join("\n"));
-    assert.deepEqual(a11y, [], a11y.join("\n"));
-  });
+  kit.closingChecks();
 });

@@ -5,90 +5,23 @@
 // ticker is one not-found page with a search. See test/harness.mjs.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { start, webDir, repoRoot, PASSWORD, PREMIUM, seriousA11y } from "./harness.mjs";
+import { Suite, PHONE, assertClose, openAsset as openPage } from "./kit.mjs";
 import { pct } from "./fmt.mjs";
 
-const shots = join(repoRoot, "docs/screenshots");
-
 const ASSET = "/assets/%5EGSPC";
-const PHONE = { width: 390, height: 844 };
 /** Transfer budget of the analysis request (issue 24: ≤ 600 KB for the page's data). */
 const BUDGET = 600 * 1024;
 
 let env;
-let servesThisBuild = false;
-const consoleErrors = [];
-const a11y = [];
-const EXPECTED = /Failed to load resource: the server responded with a status of 4\d\d/;
+const kit = new Suite("asset", { timeout: 20_000 });
+const { watch, newContext, axe, shot, premiumPage } = kit;
 
-function watch(p, label) {
-  p.on("console", (m) => {
-    if (m.type() === "error" && !EXPECTED.test(m.text())) consoleErrors.push(`${label} ${p.url()}: ${m.text()}`);
-  });
-  p.on("pageerror", (e) => consoleErrors.push(`${label} ${p.url()}: ${e.message}`));
-}
-
-async function newContext(opts = {}) {
-  const c = await env.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...opts });
-  c.setDefaultTimeout(20_000);
-  return c;
-}
-
-/** A signed-in Premium page in a new context with `opts` (viewport, timezoneId, …). */
-async function premiumPage(label, opts = {}) {
-  const c = await newContext(opts);
-  const p = await c.newPage();
-  watch(p, label);
-  await p.goto("/login");
-  await p.fill("#email", PREMIUM);
-  await p.fill("#password", PASSWORD);
-  await p.click("button[type=submit]");
-  await p.waitForURL((u) => !u.pathname.startsWith("/login"));
-  return { c, p };
-}
-
-async function axe(p, name) {
-  a11y.push(...(await seriousA11y(p, name)));
-}
-
-/** Screenshots for docs/screenshots, only when the binary serves this build (as in e2e.test.mjs). */
-async function shot(p, name, full = false) {
-  const dir = servesThisBuild ? shots : process.env.SHOTS_DIR;
-  if (!dir) return;
-  mkdirSync(dir, { recursive: true });
-  await p.screenshot({ path: join(dir, `${name}.png`), fullPage: full });
-}
-
-const isAnalysis = (r) => /\/web\/api\/analysis\/[^/?]+(\?|$)/.test(r.url()) && r.request().method() === "GET";
-const isVerdict = (r) => /\/web\/api\/analysis\/[^/?]+\/verdict/.test(r.url());
-
-/** Opens `path` and returns the analysis and verdict responses the page made. */
+/** Opens an asset page (^GSPC by default) and waits for its walk chart too. */
 async function openAsset(p, path = ASSET) {
-  const [analysis, verdict] = await Promise.all([
-    p.waitForResponse(isAnalysis, { timeout: 60_000 }),
-    p.waitForResponse(isVerdict, { timeout: 60_000 }),
-    p.goto(path),
-  ]);
-  await p.locator("#verdict .grade").waitFor();
+  const r = await openPage(p, path);
   await p.locator("#chart-walk canvas").waitFor({ timeout: 60_000 });
-  return { analysis, verdict, a: await analysis.json(), v: await verdict.json() };
+  return r;
 }
-
-/** Deep equality, numbers equal to a relative 1e-12. */
-function assertClose(x, y, path) {
-  if (typeof x === "number" && typeof y === "number") {
-    assert.ok(Math.abs(x - y) <= 1e-12 * Math.max(1, Math.abs(x), Math.abs(y)), `${path}: ${x} ≠ ${y}`);
-  } else if (x && y && typeof x === "object" && typeof y === "object") {
-    assert.deepEqual(Object.keys(x).sort(), Object.keys(y).sort(), `${path}: the same fields`);
-    for (const k of Object.keys(x)) assertClose(x[k], y[k], `${path}.${k}`);
-  } else {
-    assert.equal(x, y, path);
-  }
-}
-
-/** The app's percentage format (lib.tsx `pct`). */
 
 /**
  * Moves the cursor to a fraction of a chart's plotting area (0: its left
@@ -105,15 +38,10 @@ async function legendDateAt(p, chartId, fx) {
 
 describe("the asset page", { timeout: 300_000 }, () => {
   before(async () => {
-    env = await start();
-    console.log(`# server ${env.base} (setup ${env.setupMs} ms)`);
-    const served = await (await fetch(`${env.base}/`)).text();
-    servesThisBuild = served === readFileSync(join(webDir, "dist/index.html"), "utf8");
+    env = await kit.start();
   });
 
-  after(async () => {
-    await env?.stop();
-  });
+  after(() => kit.stop());
 
   test("it fetches what it draws: max_points, under 600 KB on the wire, statistics unchanged", async () => {
     const { c, p } = await premiumPage("transfer");
@@ -393,11 +321,5 @@ describe("the asset page", { timeout: 300_000 }, () => {
     await c.close();
   });
 
-  test("no serious or critical accessibility violation", () => {
-    assert.deepEqual(a11y, []);
-  });
-
-  test("no console error", () => {
-    assert.deepEqual(consoleErrors, []);
-  });
+  kit.closingChecks();
 });

@@ -7,93 +7,29 @@
 //   npx vite build --outDir /tmp/dist-ev && WEB_DIST_PROXY=1 WEB_DIST_DIR=/tmp/dist-ev node --test test/evidence.test.mjs
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { start, webDir, repoRoot, PASSWORD, PREMIUM, seriousA11y } from "./harness.mjs";
+import { Suite, PHONE, EXPECTED_4XX_503, openAsset } from "./kit.mjs";
 import { int, pct } from "./fmt.mjs";
 
-const shots = join(repoRoot, "docs/screenshots");
-const PHONE = { width: 390, height: 844 };
-
 let env;
-let servesThisBuild = false;
-const consoleErrors = [];
-const a11y = [];
-// 4xx are expected answers; the track record answers 503 until a grading run computed it.
-const EXPECTED = /Failed to load resource: the server responded with a status of (4\d\d|503)/;
+const kit = new Suite("evidence", { timeout: 30_000, expected: EXPECTED_4XX_503 });
+const { watch, axe, shot, premiumPage } = kit;
 
-function watch(p, label) {
-  p.on("console", (m) => {
-    if (m.type() === "error" && !EXPECTED.test(m.text())) consoleErrors.push(`${label} ${p.url()}: ${m.text()}`);
-  });
-  p.on("pageerror", (e) => consoleErrors.push(`${label} ${p.url()}: ${e.message}`));
-}
-
-async function premiumPage(label, opts = {}) {
-  const c = await env.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...opts });
-  c.setDefaultTimeout(30_000);
-  const p = await c.newPage();
-  watch(p, label);
-  await p.goto("/login");
-  await p.fill("#email", PREMIUM);
-  await p.fill("#password", PASSWORD);
-  await p.click("button[type=submit]");
-  await p.waitForURL((u) => !u.pathname.startsWith("/login"));
-  return { c, p };
-}
 const phone = { viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
-
-/** Screenshots go to docs/screenshots only when the server serves the build under test (else to SHOTS_DIR when set). */
-async function shot(p, name, full = false) {
-  const dir = servesThisBuild ? shots : process.env.SHOTS_DIR;
-  if (!dir) return;
-  mkdirSync(dir, { recursive: true });
-  await p.screenshot({ path: join(dir, `${name}.png`), fullPage: full });
-}
-
-/** A screenshot of one element, under the same rule as `shot`. */
-async function elShot(locator, name) {
-  const dir = servesThisBuild ? shots : process.env.SHOTS_DIR;
-  if (!dir) return;
-  mkdirSync(dir, { recursive: true });
-  await locator.screenshot({ path: join(dir, `${name}.png`) });
-}
 
 async function noSidewaysScroll(p, what) {
   const wide = await p.evaluate(() => ({ doc: document.documentElement.scrollWidth, body: document.body.scrollWidth, view: window.innerWidth }));
   assert.ok(wide.doc <= wide.view && wide.body <= wide.view, `${what}: no sideways scroll ${JSON.stringify(wide)}`);
 }
 
-/** The app's formats (lib.tsx `int`, `pct`). */
-
-const isVerdict = (r) => /\/web\/api\/analysis\/[^/?]+\/verdict/.test(r.url());
-const isAnalysis = (r) => /\/web\/api\/analysis\/[^/?]+(\?|$)/.test(r.url()) && r.request().method() === "GET";
 const isHistory = (r) => /\/web\/api\/track-record\/[^/?]+/.test(r.url());
 const isUniverse = (r) => /\/web\/api\/track-record(\?|$)/.test(r.url());
 
-/** Opens an asset page; returns the verdict and analysis the page itself fetched. */
-async function openAsset(p, path) {
-  const [analysis, verdict] = await Promise.all([
-    p.waitForResponse(isAnalysis, { timeout: 60_000 }),
-    p.waitForResponse(isVerdict, { timeout: 60_000 }),
-    p.goto(path),
-  ]);
-  await p.locator("#verdict .grade").waitFor();
-  return { a: await analysis.json(), v: await verdict.json() };
-}
-
 describe("evidence, grade history, methodology, track record", { timeout: 600_000 }, () => {
   before(async () => {
-    env = await start();
-    console.log(`# server ${env.base} (setup ${env.setupMs} ms)`);
-    const served = await (await fetch(`${env.base}/`)).text();
-    const dist = process.env.WEB_DIST_PROXY === "1" ? resolve(process.env.WEB_DIST_DIR ?? join(webDir, "dist")) : join(webDir, "dist");
-    servesThisBuild = served === readFileSync(join(dist, "index.html"), "utf8");
+    env = await kit.start();
   });
 
-  after(async () => {
-    await env?.stop();
-  });
+  after(() => kit.stop());
 
   test("^GSPC: the episodes shown are the API's, beside the bucket's figures and in the segment table", async () => {
     const { c, p } = await premiumPage("episodes");
@@ -245,7 +181,7 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
     await shot(p, "methodology");
     await p.goto("/methodology#thin");
     await p.locator("#thin").waitFor();
-    a11y.push(...(await seriousA11y(p, "methodology")));
+    await axe(p, "methodology");
     await c.close();
     const ph = await premiumPage("methodology-phone", phone);
     await ph.p.goto("/methodology");
@@ -339,14 +275,14 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
     }
     await p.waitForTimeout(300);
     await shot(p, "track-record", true);
-    a11y.push(...(await seriousA11y(p, "track record")));
+    await axe(p, "track record");
     await c.close();
     const ph = await premiumPage("track-record-phone", phone);
     await Promise.all([ph.p.waitForResponse(isUniverse, { timeout: 60_000 }), ph.p.goto("/track-record")]);
     await ph.p.waitForTimeout(300);
     await noSidewaysScroll(ph.p, "track record (390 px)");
     await shot(ph.p, "track-record-phone");
-    a11y.push(...(await seriousA11y(ph.p, "track record (390 px)")));
+    await axe(ph.p, "track record (390 px)");
     await ph.c.close();
   });
 
@@ -356,9 +292,9 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
     await p.locator("#grade-history-table").waitFor({ timeout: 120_000 });
     await p.locator("#chart-fan canvas").waitFor();
     await p.waitForTimeout(300);
-    await elShot(p.locator("#verdict-card"), "asset-evidence");
-    await elShot(p.locator("#grade-history"), "asset-grade-history");
-    a11y.push(...(await seriousA11y(p, "asset with evidence (1280 px)")));
+    await shot(p.locator("#verdict-card"), "asset-evidence");
+    await shot(p.locator("#grade-history"), "asset-grade-history");
+    await axe(p, "asset with evidence (1280 px)");
     await c.close();
     const ph = await premiumPage("asset-phone", phone);
     const phoneVerdict = await openAsset(ph.p, "/assets/%5EGSPC");
@@ -373,16 +309,10 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
     assert.equal((await cur.innerText()).trim(), `${int(phoneVerdict.v.active_segment.evidence.episodes)} ep.`);
     const ghScroll = await ph.p.$eval("#grade-history .table-wrap", (w) => w.scrollWidth - w.clientWidth);
     assert.ok(ghScroll <= 1, `the grade history table does not scroll sideways (${ghScroll} px)`);
-    await elShot(ph.p.locator("#verdict-card"), "asset-evidence-phone");
-    a11y.push(...(await seriousA11y(ph.p, "asset with evidence (390 px)")));
+    await shot(ph.p.locator("#verdict-card"), "asset-evidence-phone");
+    await axe(ph.p, "asset with evidence (390 px)");
     await ph.c.close();
   });
 
-  test("no serious or critical accessibility violation", () => {
-    assert.deepEqual(a11y, []);
-  });
-
-  test("no console error", () => {
-    assert.deepEqual(consoleErrors, []);
-  });
+  kit.closingChecks();
 });

@@ -12,52 +12,14 @@
 // route) so that every branch is exercised whatever the server sends.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { start, webDir, repoRoot, PREMIUM, signIn, seriousA11y } from "./harness.mjs";
+import { Suite, DESKTOP, PHONE, REAL_TRIO, EXPECTED_4XX_503, isVerdict, counting } from "./kit.mjs";
 import { int, num, pct, signedPct } from "./fmt.mjs";
 
 let env;
-let servesThisBuild = false;
-const consoleErrors = [];
-const a11y = [];
-const EXPECTED = /Failed to load resource: the server responded with a status of (4\d\d|503)/;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-const REAL_TRIO = ["AAPL", "MSFT", "^GSPC"];
+const kit = new Suite("forecast", { timeout: 30_000, expected: EXPECTED_4XX_503 });
+const { watch, axe, shot, premiumPage } = kit;
 const RUN_TIMEOUT = 120_000;
 const TRACK = "/web/api/track-record?source=real&return_period=90&metric=return";
-
-function watch(p, label) {
-  p.on("console", (m) => {
-    if (m.type() === "error" && !EXPECTED.test(m.text())) consoleErrors.push(`${label} ${p.url()}: ${m.text()}`);
-  });
-  p.on("pageerror", (e) => consoleErrors.push(`${label} ${p.url()}: ${e.message}`));
-}
-
-/** A signed-in Premium page in a new context (`opts`: viewport, colorScheme, …). */
-async function premiumPage(label, opts = {}) {
-  const c = await env.browser.newContext({ viewport: DESKTOP, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...opts });
-  c.setDefaultTimeout(30_000);
-  const p = await c.newPage();
-  watch(p, label);
-  await signIn(p, PREMIUM);
-  return { c, p };
-}
-
-async function axe(p, name) {
-  a11y.push(...(await seriousA11y(p, name)));
-}
-
-/** Screenshots go to docs/screenshots when the binary serves this build, else to SHOTS_DIR or /tmp. */
-function shotDir() {
-  return servesThisBuild ? join(repoRoot, "docs/screenshots") : (process.env.SHOTS_DIR ?? "/tmp/forecast-shots");
-}
-async function shot(target, name, opts = {}) {
-  const dir = opts.tmp ? "/tmp/forecast-shots" : shotDir();
-  mkdirSync(dir, { recursive: true });
-  await target.screenshot({ path: join(dir, `${name}.png`), ...(opts.full ? { fullPage: true } : {}), ...(opts.clip ? { clip: opts.clip } : {}) });
-}
 
 /** The page scrolls sideways? */
 async function sideways(p) {
@@ -107,8 +69,6 @@ const PHRASE = { equal_weight_buy_hold: "The equal-weight, buy & hold benchmark"
 
 /** A forecast the fixtures inject (fractions). */
 const FIXTURE_FORECAST = { return_period: 90, central: 0.031, p10: -0.098, p90: 0.16, central_se: 0.012, reference: 0.02, method: "calibrated", thin: false };
-
-const isVerdict = (r) => /\/web\/api\/analysis\/[^/?]+\/verdict/.test(r.url());
 
 /** Opens an asset page; returns the verdict JSON the page itself fetched. */
 async function openAsset(p, path) {
@@ -161,19 +121,6 @@ async function checkVerdictCard(p, v, label) {
   return "raw";
 }
 
-/** Counts requests to `path` (a pathname) made by `p` while `fn` runs. */
-async function counting(p, path, fn) {
-  let n = 0;
-  const on = (r) => new URL(r.url()).pathname === path && n++;
-  p.on("request", on);
-  try {
-    await fn();
-  } finally {
-    p.off("request", on);
-  }
-  return n;
-}
-
 /** Waits until the page has no request in flight for a moment. */
 const settle = (p) => p.waitForLoadState("networkidle").catch(() => {});
 
@@ -181,16 +128,10 @@ describe("forecast, model record, benchmarks, research banners", { timeout: 900_
   let record = null; // the server's real track record at 90 days (null without one)
 
   before(async () => {
-    env = await start();
-    console.log(`# server ${env.base} (setup ${env.setupMs} ms)`);
-    const served = await (await fetch(`${env.base}/`)).text();
-    servesThisBuild = process.env.WEB_DIST_PROXY !== "1" && served === readFileSync(join(webDir, "dist/index.html"), "utf8");
-    if (!servesThisBuild) console.log(`# the server does not serve this build: screenshots go to ${shotDir()}`);
+    env = await kit.start();
   });
 
-  after(async () => {
-    await env?.stop();
-  });
+  after(() => kit.stop());
 
   test("the verdict card leads with the forecast when the verdict has one, else labels the raw median", async () => {
     const branches = [];
@@ -292,7 +233,7 @@ describe("forecast, model record, benchmarks, research banners", { timeout: 900_
       ["/", "#watchlist-table tbody tr"],
       ["/alerts", "#inbox"],
     ]) {
-      const calls = await counting(p, "/web/api/track-record", async () => {
+      const calls = await counting(p, (r) => new URL(r.url()).pathname === "/web/api/track-record", async () => {
         await p.goto(path);
         await p.locator(ready).first().waitFor();
         await settle(p);
@@ -319,7 +260,7 @@ describe("forecast, model record, benchmarks, research banners", { timeout: 900_
     await p.goto("/ranking");
     await p.locator("#ranking-table tbody tr").first().waitFor();
     await settle(p);
-    const later = await counting(p, "/web/api/track-record", async () => {
+    const later = await counting(p, (r) => new URL(r.url()).pathname === "/web/api/track-record", async () => {
       await p.locator("header a.brand").click();
       await p.waitForURL((u) => u.pathname === "/");
       await p.locator("#watchlist-table tbody tr").first().waitFor();
@@ -575,11 +516,5 @@ describe("forecast, model record, benchmarks, research banners", { timeout: 900_
     await c.close();
   });
 
-  test("no serious or critical accessibility violation", () => {
-    assert.deepEqual(a11y, []);
-  });
-
-  test("no console error", () => {
-    assert.deepEqual(consoleErrors, []);
-  });
+  kit.closingChecks();
 });

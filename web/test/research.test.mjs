@@ -6,103 +6,17 @@
 // test/harness.mjs. Small universes and few runs keep it quick.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { start, webDir, repoRoot, PREMIUM, signIn, seriousA11y } from "./harness.mjs";
+import { readFileSync } from "node:fs";
+import { PREMIUM } from "./harness.mjs";
+import { Suite, DESKTOP, PHONE, REAL_TRIO, ink, counting, phoneLayout } from "./kit.mjs";
 
 let env;
+const kit = new Suite("research", { timeout: 20_000 });
+const { watch, newContext, axe, shot } = kit;
 let ctx; // the Premium user's desktop context
 let page;
-const consoleErrors = [];
-const a11y = [];
-/** Browser noise that is not an app error: the status line Chromium logs for an expected 4xx. */
-const EXPECTED = /Failed to load resource: the server responded with a status of 4\d\d/;
 
-function watch(p, label) {
-  p.on("console", (m) => {
-    if (m.type() === "error" && !EXPECTED.test(m.text())) consoleErrors.push(`${label} ${p.url()}: ${m.text()}`);
-  });
-  p.on("pageerror", (e) => consoleErrors.push(`${label} ${p.url()}: ${e.message}`));
-}
-
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-/** Three assets with real prices (AAPL's end in 2013). */
-const REAL_TRIO = ["AAPL", "MSFT", "^GSPC"];
 const RUN_TIMEOUT = 120_000;
-
-async function newContext(opts = {}) {
-  const c = await env.browser.newContext({ viewport: DESKTOP, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...opts });
-  c.setDefaultTimeout(20_000);
-  return c;
-}
-
-async function axe(p, name) {
-  a11y.push(...(await seriousA11y(p, name)));
-}
-
-/** Screenshots go to docs/screenshots only when the binary itself serves this build. */
-let servesThisBuild = false;
-const tmpShots = "/tmp/research-shots";
-async function shot(p, name, full = false) {
-  const dir = servesThisBuild ? join(repoRoot, "docs/screenshots") : tmpShots;
-  mkdirSync(dir, { recursive: true });
-  await p.screenshot({ path: join(dir, `${name}.png`), fullPage: full });
-}
-
-/** Pixels in a chart's plotting area drawn in a series colour (not grid, not background). */
-async function ink(p, chartId) {
-  return p.evaluate((id) => {
-    const root = document.getElementById(id);
-    const canvas = root?.querySelector("canvas");
-    const over = root?.querySelector(".u-over");
-    if (!canvas || !over) return -1;
-    const cs = getComputedStyle(document.documentElement);
-    const colours = ["--accent", "--accent-2", "--neg", "--pos"].map((v) => {
-      const probe = document.createElement("span");
-      probe.style.color = cs.getPropertyValue(v);
-      document.body.appendChild(probe);
-      const m = getComputedStyle(probe).color.match(/\d+/g).map(Number);
-      probe.remove();
-      return m;
-    });
-    const cr = canvas.getBoundingClientRect();
-    const or = over.getBoundingClientRect();
-    const sx = canvas.width / cr.width;
-    const sy = canvas.height / cr.height;
-    const data = canvas.getContext("2d").getImageData(Math.round((or.left - cr.left) * sx), Math.round((or.top - cr.top) * sy), Math.round(or.width * sx), Math.round(or.height * sy)).data;
-    let n = 0;
-    for (let i = 0; i < data.length; i += 4) {
-      if (data[i + 3] < 100) continue;
-      for (const c of colours) {
-        if (Math.abs(data[i] - c[0]) + Math.abs(data[i + 1] - c[1]) + Math.abs(data[i + 2] - c[2]) < 90) {
-          n++;
-          break;
-        }
-      }
-    }
-    return n;
-  }, chartId);
-}
-
-/** Whether the page scrolls sideways, and which of `selectors`' first matches lie outside the viewport. */
-async function phoneLayout(p, selectors) {
-  return p.evaluate((sels) => {
-    const vw = document.documentElement.clientWidth;
-    const out = [];
-    for (const s of sels) {
-      const el = document.querySelector(s);
-      if (!el) {
-        out.push(`${s}: missing`);
-        continue;
-      }
-      const r = el.getBoundingClientRect();
-      if (r.width === 0 || r.height === 0) out.push(`${s}: not visible`);
-      else if (r.left < 0 || r.right > vw + 0.5) out.push(`${s}: ${Math.round(r.left)}–${Math.round(r.right)} outside 0–${vw}`);
-    }
-    return { scrollWidth: document.documentElement.scrollWidth, vw, out };
-  }, selectors);
-}
 
 /** The selected tab's id and the tab parameter of the URL. */
 async function selected(p) {
@@ -118,37 +32,15 @@ async function trio(p) {
   await p.fill("#b-tickers", REAL_TRIO.join(", "));
 }
 
-/** Counts the calls to a research route made by `p` while `fn` runs. */
-async function counting(p, route, fn) {
-  let n = 0;
-  const on = (r) => new URL(r.url()).pathname === route && r.method() === "POST" && n++;
-  p.on("request", on);
-  try {
-    await fn();
-  } finally {
-    p.off("request", on);
-  }
-  return n;
-}
-
 // Run URLs found by one test and opened by the phone test.
 const urls = {};
 
 describe("the backtest page's tabs", { timeout: 600_000 }, () => {
   before(async () => {
-    env = await start();
-    console.log(`# server ${env.base} (setup ${env.setupMs} ms)`);
-    const served = await (await fetch(`${env.base}/`)).text();
-    servesThisBuild = process.env.WEB_DIST_PROXY !== "1" && served === readFileSync(join(webDir, "dist/index.html"), "utf8");
-    ctx = await newContext();
-    page = await ctx.newPage();
-    watch(page, "premium");
-    await signIn(page, PREMIUM);
+    ({ env, ctx, page } = await kit.startSignedIn());
   });
 
-  after(async () => {
-    await env?.stop();
-  });
+  after(() => kit.stop());
 
   test("tabs: a tablist whose arrows, Home and End move the selection, kept in the URL", async () => {
     await page.goto("/backtest");
@@ -196,7 +88,7 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     await page.click("#tab-sweep");
     assert.match(await page.locator("#bt-cost").innerText(), /^4 combinations · 5 quota units/);
     // The URL opens the tab it names, without running anything.
-    const calls = await counting(page, "/web/api/backtest/monte-carlo", async () => {
+    const calls = await counting(page, (r) => new URL(r.url()).pathname === "/web/api/backtest/monte-carlo" && r.method() === "POST", async () => {
       await page.goto("/backtest?tab=monte-carlo&universe=category&category=Indices");
       await page.locator("#b-runs").waitFor();
       await page.waitForTimeout(300);
@@ -231,7 +123,7 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     // not stop before the run ends.
     const bar = await page.locator("#run-progress").boundingBox();
     assert.ok(bar, "the progress bar is on the page");
-    await page.screenshot({ path: join(servesThisBuild ? join(repoRoot, "docs/screenshots") : tmpShots, "backtest-progress.png"), clip: bar });
+    await shot(page, "backtest-progress", { clip: bar });
     await page.click("#run-cancel", { timeout: 5_000 });
     await page.locator("#bt-error", { hasText: "Cancelled: the server stopped the run and freed its slot." }).waitFor();
     assert.equal(await page.locator("#run-progress").count(), 0);
@@ -418,7 +310,7 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     assert.equal(await page.locator("#bt-total-return").innerText(), expected, "the combination's own backtest gives the sweep's figure");
     urls.result = new URL(page.url()).pathname + new URL(page.url()).search;
     // Back: the sweep again, from memory (no second sweep).
-    const calls = await counting(page, "/web/api/backtest/sweep", async () => {
+    const calls = await counting(page, (r) => new URL(r.url()).pathname === "/web/api/backtest/sweep" && r.method() === "POST", async () => {
       await page.goBack();
       await page.locator("#sweep-heatmap").waitFor();
       await page.waitForTimeout(300);
@@ -527,10 +419,7 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
 
   test("dark theme: the sweep's map keeps its contrast", async () => {
     assert.ok(urls.sweep, "the sweep test found a run");
-    const c = await newContext({ colorScheme: "dark" });
-    const p = await c.newPage();
-    watch(p, "dark");
-    await signIn(p, PREMIUM);
+    const { c, p } = await kit.signedIn(PREMIUM, "dark", { colorScheme: "dark" });
     await p.goto(urls.sweep);
     await p.locator("#sweep-heatmap").waitFor({ timeout: RUN_TIMEOUT });
     await p.evaluate(() => document.querySelector("#sweep-map").scrollIntoView());
@@ -540,10 +429,7 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
   });
 
   test("phone (390×844): no tab scrolls sideways", async () => {
-    const c = await newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
-    const p = await c.newPage();
-    watch(p, "phone");
-    await signIn(p, PREMIUM);
+    const { c, p } = await kit.signedIn(PREMIUM, "phone", { viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const views = [
       ["result", urls.result, "#bt-total-return", ["#chart-equity canvas"]],
       ["monte-carlo", urls["monte-carlo"], "#mc-spread-table", ["#chart-mc-fan canvas", "#mc-loss"]],
@@ -577,11 +463,5 @@ describe("the backtest page's tabs", { timeout: 600_000 }, () => {
     assert.deepEqual(missing, [], "every tab's run was found by the tests before");
   });
 
-  test("no page has a serious or critical accessibility violation", () => {
-    assert.deepEqual(a11y, []);
-  });
-
-  test("no page logged a console error", () => {
-    assert.deepEqual(consoleErrors, []);
-  });
+  kit.closingChecks();
 });

@@ -8,13 +8,13 @@
 // environment through), so the plans page must link to it.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Suite, DESKTOP, PHONE, overflowX } from "./kit.mjs";
 
 const UPGRADE = "https://billing.example.test/upgrade?from=forecast";
 process.env.FORECAST_UPGRADE_URL = UPGRADE;
-const { start, webDir, repoRoot, PASSWORD, PREMIUM, FREE, signIn, seriousA11y } = await import("./harness.mjs");
-
+const { webDir, PREMIUM, FREE, signIn } = await import("./harness.mjs");
 
 /** Every TermId of src/glossary-link.tsx (the `Help` links' targets). */
 const TERMS = (() => {
@@ -24,40 +24,8 @@ const TERMS = (() => {
 })();
 
 let env;
-let servesThisBuild = false;
-const consoleErrors = [];
-const a11y = [];
-const EXPECTED = /Failed to load resource: the server responded with a status of 4\d\d/;
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
-
-function watch(p, label) {
-  p.on("console", (m) => {
-    if (m.type() === "error" && !EXPECTED.test(m.text())) consoleErrors.push(`${label} ${p.url()}: ${m.text()}`);
-  });
-  p.on("pageerror", (e) => consoleErrors.push(`${label} ${p.url()}: ${e.message}`));
-}
-
-async function newContext(opts = {}) {
-  const c = await env.browser.newContext({ viewport: DESKTOP, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...opts });
-  c.setDefaultTimeout(15_000);
-  return c;
-}
-
-
-async function axe(p, name) {
-  a11y.push(...(await seriousA11y(p, name)));
-}
-
-/** Phone screenshots: to docs/screenshots when the binary serves this build, else to /tmp to look at. */
-async function shot(p, name) {
-  const dir = servesThisBuild ? join(repoRoot, "docs/screenshots") : "/tmp/forecast-shell-shots";
-  mkdirSync(dir, { recursive: true });
-  await p.screenshot({ path: join(dir, `${name}.png`) });
-}
-
-/** How far the page scrolls sideways (0 when it does not). */
-const overflowX = (p) => p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+const kit = new Suite("shell");
+const { watch, newContext, axe, shot } = kit;
 
 /** The element that has the focus: tag, text and whether it is inside #main. */
 const focused = (p) =>
@@ -82,19 +50,10 @@ describe("the app's shell", { timeout: 240_000 }, () => {
   let page;
 
   before(async () => {
-    env = await start();
-    const served = await (await fetch(`${env.base}/`)).text();
-    servesThisBuild = served === readFileSync(join(webDir, "dist/index.html"), "utf8");
-    console.log(`# server ${env.base}; screenshots ${servesThisBuild ? "to docs/screenshots" : "to /tmp/forecast-shell-shots (another build)"}`);
-    premium = await newContext();
-    page = await premium.newPage();
-    watch(page, "premium");
-    await signIn(page, PREMIUM);
+    ({ env, ctx: premium, page } = await kit.startSignedIn());
   });
 
-  after(async () => {
-    await env?.stop();
-  });
+  after(() => kit.stop());
 
   test("the skip link moves the focus to the page's heading", async () => {
     await page.goto("/explore");
@@ -296,10 +255,7 @@ describe("the app's shell", { timeout: 240_000 }, () => {
   });
 
   test("the plans page links to the operator's upgrade page (needs FORECAST_UPGRADE_URL on the server)", async () => {
-    const c = await newContext();
-    const p = await c.newPage();
-    watch(p, "free");
-    await signIn(p, FREE);
+    const { c, p } = await kit.signedIn(FREE, "free");
     await p.goto("/plans");
     const link = p.locator("#upgrade-link");
     await link.waitFor();
@@ -437,8 +393,5 @@ describe("the app's shell", { timeout: 240_000 }, () => {
     });
   }
 
-  test("no serious or critical accessibility violation, no console error", () => {
-    assert.deepEqual(a11y, [], a11y.join("\n"));
-    assert.deepEqual(consoleErrors, [], consoleErrors.join("\n"));
-  });
+  kit.closingChecks();
 });

@@ -4,41 +4,16 @@
 // See test/harness.mjs (WEB_DIST_PROXY / WEB_DIST_DIR serve a fresh build).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { start, webDir, repoRoot, PREMIUM, signIn, seriousA11y } from "./harness.mjs";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { repoRoot, PREMIUM } from "./harness.mjs";
+import { Suite, PHONE, overflowX } from "./kit.mjs";
 
 const DIP_BUYER = join(repoRoot, "components/target/wasm32-wasip2/release/dip_buyer.wasm");
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-const EXPECTED = /Failed to load resource: the server responded with a status of 4\d\d/;
 
 let env;
-let servesThisBuild = false;
-const consoleErrors = [];
-const a11y = [];
-
-function watch(p, label) {
-  p.on("console", (m) => {
-    if (m.type() === "error" && !EXPECTED.test(m.text())) consoleErrors.push(`${label} ${p.url()}: ${m.text()}`);
-  });
-  p.on("pageerror", (e) => consoleErrors.push(`${label} ${p.url()}: ${e.message}`));
-}
-
-async function newContext(opts = {}) {
-  const c = await env.browser.newContext({ viewport: DESKTOP, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...opts });
-  c.setDefaultTimeout(15_000);
-  return c;
-}
-
-/** Screenshots go to docs/screenshots only when the server serves this build (else to /tmp). */
-async function shot(p, name, full = false) {
-  const dir = servesThisBuild ? join(repoRoot, "docs/screenshots") : "/tmp/forecast-strategies-shots";
-  mkdirSync(dir, { recursive: true });
-  await p.screenshot({ path: join(dir, `${name}.png`), fullPage: full });
-}
-
-const overflowX = (p) => p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+const kit = new Suite("strategies");
+const { watch, newContext, axe, shot } = kit;
 
 describe("the strategies page", { timeout: 180_000 }, () => {
   let ctx;
@@ -46,20 +21,10 @@ describe("the strategies page", { timeout: 180_000 }, () => {
   let name = ""; // @handle/dip-buyer
 
   before(async () => {
-    env = await start();
-    const served = await (await fetch(`${env.base}/`)).text();
-    const dist = process.env.WEB_DIST_PROXY === "1" ? resolve(process.env.WEB_DIST_DIR ?? join(webDir, "dist")) : join(webDir, "dist");
-    servesThisBuild = served === readFileSync(join(dist, "index.html"), "utf8");
-    console.log(`# server ${env.base}; screenshots ${servesThisBuild ? "to docs/screenshots" : "to /tmp/forecast-strategies-shots"}`);
-    ctx = await newContext();
-    page = await ctx.newPage();
-    watch(page, "premium");
-    await signIn(page, PREMIUM);
+    ({ env, ctx, page } = await kit.startSignedIn());
   });
 
-  after(async () => {
-    await env?.stop();
-  });
+  after(() => kit.stop());
 
   test("the navigation links the page next to Backtest; it lists the built-ins", async () => {
     await page.goto("/");
@@ -136,14 +101,11 @@ describe("the strategies page", { timeout: 180_000 }, () => {
     assert.equal(item.visibility, "shared");
     await page.waitForTimeout(150);
     await shot(page, "strategies", true);
-    a11y.push(...(await seriousA11y(page, "strategies")));
+    await axe(page, "strategies");
   });
 
   test("the phone layout: cards, no sideways scroll, axe clean", async () => {
-    const c = await newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
-    const p = await c.newPage();
-    watch(p, "phone");
-    await signIn(p, PREMIUM);
+    const { c, p } = await kit.signedIn(PREMIUM, "phone", { viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     await p.goto("/strategies");
     const row = p.locator(`#mine-table tr[data-strategy="${name}"]`);
     await row.waitFor();
@@ -158,7 +120,7 @@ describe("the strategies page", { timeout: 180_000 }, () => {
     await row.getByRole("button", { name: `Make private (${name})` }).waitFor();
     await row.scrollIntoViewIfNeeded();
     await shot(p, "strategies-phone");
-    a11y.push(...(await seriousA11y(p, "strategies-phone")));
+    await axe(p, "strategies-phone");
     await c.close();
   });
 
@@ -250,11 +212,8 @@ describe("the strategies page", { timeout: 180_000 }, () => {
     });
     await page.locator("#dropzone").dispatchEvent("drop", { dataTransfer: txt });
     await page.locator("#upload-error", { hasText: "not a .wasm file" }).waitFor();
-    a11y.push(...(await seriousA11y(page, "strategies-error")));
+    await axe(page, "strategies-error");
   });
 
-  test("no console errors, no serious accessibility violations", () => {
-    assert.deepEqual(consoleErrors, []);
-    assert.deepEqual(a11y, []);
-  });
+  kit.closingChecks();
 });

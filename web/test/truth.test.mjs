@@ -5,48 +5,14 @@
 // sideways scroll on a phone. See test/harness.mjs for the fixture.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { start, webDir, repoRoot, PASSWORD, PREMIUM, FREE, signIn, seriousA11y } from "./harness.mjs";
-
+import { PREMIUM, FREE } from "./harness.mjs";
+import { Suite, PHONE, REAL_TRIO, phoneLayout } from "./kit.mjs";
 
 let env;
+const kit = new Suite("truth", { timeout: 20_000 });
+const { watch, newContext, axe, shot } = kit;
 let ctx; // the Premium user's desktop context
 let page;
-const consoleErrors = [];
-const a11y = [];
-/** Browser noise that is not an app error: the status line Chromium logs for an expected 4xx. */
-const EXPECTED = /Failed to load resource: the server responded with a status of 4\d\d/;
-
-function watch(p, label) {
-  p.on("console", (m) => {
-    if (m.type() === "error" && !EXPECTED.test(m.text())) consoleErrors.push(`${label} ${p.url()}: ${m.text()}`);
-  });
-  p.on("pageerror", (e) => consoleErrors.push(`${label} ${p.url()}: ${e.message}`));
-}
-
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-async function newContext(opts = {}) {
-  const c = await env.browser.newContext({ viewport: DESKTOP, colorScheme: "light", baseURL: env.base, bypassCSP: true, ...opts });
-  c.setDefaultTimeout(20_000);
-  return c;
-}
-
-
-async function axe(p, name) {
-  a11y.push(...(await seriousA11y(p, name)));
-}
-
-/** Screenshots go to docs/screenshots only when the binary itself serves this build. */
-let servesThisBuild = false;
-const tmpShots = "/tmp/truth-shots";
-async function shot(p, name) {
-  const dir = servesThisBuild ? join(repoRoot, "docs/screenshots") : tmpShots;
-  mkdirSync(dir, { recursive: true });
-  await p.screenshot({ path: join(dir, `${name}.png`) });
-}
 
 /** GET a data route in the page (with its session cookie); the parsed JSON. */
 async function getJson(p, url) {
@@ -67,42 +33,12 @@ function ageDays(date) {
   return Math.round((Date.parse(`${today}T00:00:00Z`) - Date.parse(`${date}T00:00:00Z`)) / 86_400_000);
 }
 
-/** Whether the page scrolls sideways, and which of `selectors`' first matches lie outside the viewport. */
-async function phoneLayout(p, selectors) {
-  return p.evaluate((sels) => {
-    const vw = document.documentElement.clientWidth;
-    const out = [];
-    for (const s of sels) {
-      const el = document.querySelector(s);
-      if (!el) {
-        out.push(`${s}: missing`);
-        continue;
-      }
-      const r = el.getBoundingClientRect();
-      if (r.width === 0 || r.height === 0) out.push(`${s}: not visible`);
-      else if (r.left < 0 || r.right > vw + 0.5) out.push(`${s}: ${Math.round(r.left)}–${Math.round(r.right)} outside 0–${vw}`);
-    }
-    return { scrollWidth: document.documentElement.scrollWidth, bodyScroll: document.body.scrollWidth, vw, out };
-  }, selectors);
-}
-
-const REAL_TRIO = ["AAPL", "MSFT", "^GSPC"];
-
 describe("the pages tell the truth", { timeout: 300_000 }, () => {
   before(async () => {
-    env = await start();
-    console.log(`# server ${env.base} (setup ${env.setupMs} ms)`);
-    const served = await (await fetch(`${env.base}/`)).text();
-    servesThisBuild = process.env.WEB_DIST_PROXY !== "1" && served === readFileSync(join(webDir, "dist/index.html"), "utf8");
-    ctx = await newContext();
-    page = await ctx.newPage();
-    watch(page, "premium");
-    await signIn(page, PREMIUM);
+    ({ env, ctx, page } = await kit.startSignedIn());
   });
 
-  after(async () => {
-    await env?.stop();
-  });
+  after(() => kit.stop());
 
   test("watchlist: each price shows its date and source; old and synthetic ones are marked", async () => {
     // AAPL's real history ends in 2013; TSLA and BTC-USD are synthetic.
@@ -161,10 +97,7 @@ describe("the pages tell the truth", { timeout: 300_000 }, () => {
   });
 
   test("watchlist (Free): each row says in a sentence that verdicts need Premium, with a link to the plans", async () => {
-    const c = await newContext();
-    const p = await c.newPage();
-    watch(p, "free");
-    await signIn(p, FREE);
+    const { c, p } = await kit.signedIn(FREE, "free");
     await putWatchlist(p, ["AAPL", "BTC-USD"]);
     await p.goto("/");
     await p.locator("#watchlist-table tbody tr").first().waitFor();
@@ -350,10 +283,7 @@ describe("the pages tell the truth", { timeout: 300_000 }, () => {
   });
 
   test("phone (390×844): no sideways scroll; ticker, grade, dated price and actions stay in view", async () => {
-    const c = await newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
-    const p = await c.newPage();
-    watch(p, "phone");
-    await signIn(p, PREMIUM);
+    const { c, p } = await kit.signedIn(PREMIUM, "phone", { viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     await putWatchlist(p, ["AAPL", "TSLA", "BTC-USD", "^GSPC"]);
 
     await p.goto("/");
@@ -405,11 +335,5 @@ describe("the pages tell the truth", { timeout: 300_000 }, () => {
     await c.close();
   });
 
-  test("no page has a serious or critical accessibility violation", () => {
-    assert.deepEqual(a11y, []);
-  });
-
-  test("no page logged a console error", () => {
-    assert.deepEqual(consoleErrors, []);
-  });
+  kit.closingChecks();
 });

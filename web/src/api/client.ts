@@ -114,7 +114,16 @@ export async function request<T>(method: string, path: string, opts: Options = {
     if (opts.signal?.aborted) throw new ApiError(0, CANCELLED);
     throw new ApiError(0, "Could not reach the server — check your connection and try again.");
   }
-  // A DELETE answers 204 without a body: the caller's type says `void`.
+  return answer<T>(res, opts.redirectOn401 !== false, onUnauthorized);
+}
+
+/**
+ * What a fetched response means: its JSON (undefined for a 204: the
+ * caller's type says `void`), or an ApiError with the server's detail and
+ * Retry-After. A 401 with `redirect` calls `notify` and sends the user to
+ * sign in, back here after.
+ */
+export async function answer<T>(res: Response, redirect: boolean, notify?: (() => void) | null): Promise<T> {
   if (res.status === 204) return undefined as T;
   if (res.ok) {
     try {
@@ -132,8 +141,8 @@ export async function request<T>(method: string, path: string, opts: Options = {
   }
   const retry = Number(res.headers.get("Retry-After"));
   const err = new ApiError(res.status, detail, Number.isFinite(retry) && retry > 0 ? retry : undefined);
-  if (res.status === 401 && opts.redirectOn401 !== false) {
-    onUnauthorized?.();
+  if (res.status === 401 && redirect) {
+    notify?.();
     navigate(loginUrl(location.pathname + location.search, true), { replace: true });
   }
   throw err;

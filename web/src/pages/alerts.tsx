@@ -33,7 +33,7 @@ import {
 import { episodesText } from "../evidence";
 import { utcStamp } from "../facts";
 import { Help } from "../glossary-link";
-import { Card, ErrorNote, int, Loading, pct, useData, useTitle, type Loaded } from "../lib";
+import { Card, copyText, ErrorNote, int, Loading, pct, useData, useTitle, type Loaded } from "../lib";
 import { plural } from "../format";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { setUnread, useUnread } from "../unread";
@@ -724,14 +724,7 @@ function Webhooks() {
     }
   };
   const copy = async () => {
-    if (!created) return;
-    try {
-      await navigator.clipboard.writeText(created.secret);
-      setCopied(true);
-    } catch {
-      (document.getElementById("new-secret") as HTMLInputElement | null)?.select();
-      setCopied(false);
-    }
+    if (created) setCopied(await copyText(created.secret, "new-secret"));
   };
   // The URL refused (its detail names `url`) or one endpoint too many: said under the field.
   const urlError = fieldOf(error, ["url"]) !== null || (error instanceof ApiError && error.status === 409) ? describe(error) : null;

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { ApiError, describe } from "../api/client";
 import { api, type CreatedKey, type KeyRecord } from "../api/endpoints";
-import { Card, ErrorNote, Loading, useData, useTitle } from "../lib";
+import { Card, copyText, ErrorNote, Loading, useData, useTitle } from "../lib";
 import { utcStamp } from "../facts";
 import { LockMark, UpgradeHow } from "../locked";
 import { isPremium, useSession } from "../session";
@@ -49,15 +49,7 @@ export function KeysPage() {
   };
 
   const copy = async () => {
-    if (!created) return;
-    try {
-      await navigator.clipboard.writeText(created.key);
-      setCopied(true);
-    } catch {
-      const el = document.getElementById("new-key") as HTMLInputElement | null;
-      el?.select();
-      setCopied(false);
-    }
+    if (created) setCopied(await copyText(created.key, "new-key"));
   };
 
   const revoke = async (id: string) => {

@@ -7,6 +7,7 @@ import { api, CATEGORIES, type RankedAsset } from "../api/endpoints";
 import { fieldOf, urlOf, WEB } from "../api/client";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { DatedPrice } from "../facts";
+import { HorizonMetricFields } from "../filters";
 import { Help, type TermId } from "../glossary-link";
 import { Card, ErrorNote, GradeBadge, Loading, int, num, pct, price, signClass, useData, useTitle, when } from "../lib";
 import { ExpectedCell, forecastOf, hasForecastField } from "../forecast";
@@ -325,24 +326,7 @@ export function RankingPage({ loc }: { loc: Location }) {
               <option value="asc">Ascending</option>
             </select>
           </div>
-          <div class="field">
-            <label for="r-period">Horizon</label>
-            <select id="r-period" value={p.return_period} onChange={(e) => go({ return_period: (e.target as HTMLSelectElement).value })} {...invalid("return_period")}>
-              {["7", "30", "90", "180", "365"].map((d) => (
-                <option key={d} value={d}>
-                  {d} days
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for="r-metric">Metric</label>
-            <select id="r-metric" value={p.metric} onChange={(e) => go({ metric: (e.target as HTMLSelectElement).value })} {...invalid("metric")}>
-              <option value="return">Return</option>
-              <option value="sharpe">Sharpe</option>
-              <option value="sortino">Sortino</option>
-            </select>
-          </div>
+          <HorizonMetricFields id="r" period={p.return_period} metric={p.metric} onChange={go} invalid={invalid} />
           <div class="field small-field">
             <label for="r-limit">Rows per page (1–500)</label>
             <input

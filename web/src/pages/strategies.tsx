@@ -5,10 +5,10 @@
 //
 // Which uploads are yours: the server marks them (`owned`).
 import { useRef, useState } from "preact/hooks";
-import { ApiError, describe, loginUrl, request, WEB, type Schemas } from "../api/client";
+import { answer, ApiError, describe, request, WEB, type Schemas } from "../api/client";
 import { api, type StrategyList } from "../api/endpoints";
-import { navigate, withQuery } from "../router";
-import { Card, compact, ErrorNote, int, Loading, useData, useTitle } from "../lib";
+import { withQuery } from "../router";
+import { Card, compact, copyText, ErrorNote, int, Loading, useData, useTitle } from "../lib";
 import { useSession } from "../session";
 
 type Item = Schemas["StrategyItem"];
@@ -32,26 +32,7 @@ async function send<T>(method: string, path: string, body?: Blob, type?: string,
     throw new ApiError(0, "Could not reach the server — check your connection and try again.");
   }
   if (res.status === 204) return null;
-  if (res.ok) {
-    try {
-      return (await res.json()) as T;
-    } catch {
-      throw new ApiError(500, "Something went wrong on our side — try again.");
-    }
-  }
-  let detail = "";
-  try {
-    const b = await res.json();
-    if (b && typeof b.detail === "string") detail = b.detail;
-  } catch {
-    /* not JSON */
-  }
-  const retry = Number(res.headers.get("Retry-After"));
-  if (res.status === 401) {
-    onUnauthorized?.();
-    navigate(loginUrl(location.pathname + location.search, true), { replace: true });
-  }
-  throw new ApiError(res.status, detail, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+  return answer<T>(res, true, onUnauthorized);
 }
 
 /** The sentence for a failed upload or change: the server's detail when it gives one. */
@@ -80,13 +61,9 @@ const backtestUrl = (name: string) => withQuery("/backtest", { strategy: name })
 function ShortHash({ sha, name }: { sha: string; name: string }) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(sha);
-      setCopied(true);
-      setTimeout(() => setCopied(false), 2000);
-    } catch {
-      setCopied(false);
-    }
+    const done = await copyText(sha);
+    setCopied(done);
+    if (done) setTimeout(() => setCopied(false), 2000);
   };
   return (
     <span class="sha">

@@ -12,11 +12,11 @@ import { ApiError, fieldOf, urlOf, WEB } from "../api/client";
 import { api, CATEGORIES, type Estimate, type UniverseTrackRecord } from "../api/endpoints";
 import { axis, Chart, dateSeries, dayTs, pctAxis, timeAxis, utcTime, type Opts, type Theme } from "../chart";
 import { ciText } from "../evidence";
+import { HorizonMetricFields } from "../filters";
 import { Help } from "../glossary-link";
 import { navigate, withQuery, type Location } from "../router";
 import { Card, ErrorNote, GradeBadge, Loading, int, pct, signClass, useData, useTitle } from "../lib";
 
-const PERIODS = ["7", "30", "90", "180", "365"];
 const SOURCES: [string, string][] = [
   ["real", "Real (shipped and ingested)"],
   ["synthetic", "Synthetic prices only"],
@@ -330,24 +330,7 @@ export function TrackRecordPage({ loc }: { loc: Location }) {
       </p>
       <Card>
         <form class="filters" aria-label="Track record filters" onSubmit={(e) => e.preventDefault()}>
-          <div class="field">
-            <label for="tr-period">Horizon</label>
-            <select id="tr-period" value={p.return_period} onChange={(e) => go({ return_period: (e.target as HTMLSelectElement).value })} {...invalid("return_period")}>
-              {PERIODS.map((d) => (
-                <option key={d} value={d}>
-                  {d} days
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for="tr-metric">Metric</label>
-            <select id="tr-metric" value={p.metric} onChange={(e) => go({ metric: (e.target as HTMLSelectElement).value })} {...invalid("metric")}>
-              <option value="return">Return</option>
-              <option value="sharpe">Sharpe</option>
-              <option value="sortino">Sortino</option>
-            </select>
-          </div>
+          <HorizonMetricFields id="tr" period={p.return_period} metric={p.metric} onChange={go} invalid={invalid} />
           <div class="field">
             <label for="tr-category">Category</label>
             <select id="tr-category" value={p.category} onChange={(e) => go({ category: (e.target as HTMLSelectElement).value })} {...invalid("category")}>
