@@ -5,17 +5,14 @@
 
 use crate::common;
 
-use common::{assert_error, f, sqlite_url, Server};
+use chrono::Datelike;
+use common::{sqlite_url, Server};
+use forecast_api::track_record::{
+    SourceFilter, TrackRecordResponse, UniverseTrackRecordResponse as Universe,
+};
+use forecast_domain::{Category, DataSource};
+use forecast_testkit::{exactly, Api, Refusal};
 use serde_json::Value;
-
-/// The sum of `count` over the rows of the array `rows`.
-fn total_count(rows: &Value) -> u64 {
-    rows.as_array()
-        .unwrap()
-        .iter()
-        .map(|row| row["count"].as_u64().unwrap())
-        .sum()
-}
 
 /// A small universe with real and synthetic histories, graded by the CLI.
 async fn graded_db(grade: bool) -> std::path::PathBuf {
@@ -42,58 +39,42 @@ async fn graded_db(grade: bool) -> std::path::PathBuf {
 #[tokio::test]
 async fn an_assets_grade_history_is_the_verdict_at_each_month_end() {
     let s = Server::app_with(graded_db(false).await, &[]).await;
-    let (status, body) = s.get("/api/track-record/AAPL?return_period=30").await;
-    assert_eq!(status, 200, "{body}");
-    let history = body["history"].as_array().unwrap();
+    let api = s.api();
+    let record = api.track_record("AAPL", "return_period=30").await.unwrap();
+    let history = &record.history;
     assert!(history.len() > 100, "{} month-ends", history.len());
-    assert_eq!(body["data_source"], "real");
+    assert_eq!(record.data_source, DataSource::Real);
     // Oldest first, each a month's last trading day.
-    let dates: Vec<&str> = history
-        .iter()
-        .map(|r| r["date"].as_str().unwrap())
-        .collect();
-    assert!(dates
-        .windows(2)
-        .all(|w| w[0] < w[1] && w[0][..7] != w[1][..7]));
+    assert!(history.windows(2).all(|w| w[0].date < w[1].date
+        && (w[0].date.year(), w[0].date.month()) != (w[1].date.year(), w[1].date.month())));
     // The latest rows wait for their horizon; older ones have theirs.
-    assert!(history.last().unwrap()["realised_return"].is_null());
-    assert!(history[0]["realised_return"].is_number());
+    assert!(history.last().unwrap().realised_return.is_none());
+    assert!(history[0].realised_return.is_some());
     for i in [0, history.len() / 3, history.len() / 2, history.len() - 1] {
         let row = &history[i];
-        let (status, v) = s
-            .get(&format!(
-                "/api/analysis/AAPL/verdict?return_period=30&end_date={}",
-                row["date"].as_str().unwrap()
-            ))
-            .await;
-        assert_eq!(status, 200, "{v}");
-        assert_eq!(row["grade"], v["grade"]["letter"], "{row}");
-        assert_eq!(f(&row["score"]) as f32, f(&v["grade"]["score"]) as f32);
+        let query = format!("return_period=30&end_date={}", row.date);
+        let v = api.verdict("AAPL", &query).await.unwrap();
+        assert_eq!(row.grade, v.grade.letter, "{}", row.date);
+        assert_eq!(row.score as f32, v.grade.score as f32);
         assert_eq!(
-            f(&row["predicted_median_return"]) as f32,
-            f(&v["current_state"]["median_return"]) as f32
+            row.predicted_median_return as f32,
+            v.current_state.median_return as f32
         );
     }
     // The per-letter summary counts the rows with a realised return.
     let realised = history
         .iter()
-        .filter(|r| r["realised_return"].is_number())
+        .filter(|r| r.realised_return.is_some())
         .count();
-    let counted: u64 = total_count(&body["by_grade"]);
+    let counted: u32 = record.by_grade.iter().map(|g| g.count).sum();
     assert_eq!(counted as usize, realised);
-    assert_eq!(body["by_grade"][0]["grade"], "A");
+    assert_eq!(record.by_grade[0].grade, "A");
 
-    assert_error(
-        &s.get("/api/track-record/AAPL?return_period=400").await,
-        400,
-        &["return_period", "7", "365"],
-    );
-    assert_error(
-        &s.get("/api/track-record/AAPL?metric=alpha").await,
-        400,
-        &["metric"],
-    );
-    assert_error(&s.get("/api/track-record/NOPE").await, 404, &["NOPE"]);
+    let refused = |r: Result<TrackRecordResponse, Refusal>| r.expect_err("a refusal");
+    refused(api.track_record("AAPL", "return_period=400").await)
+        .assert(400, &["return_period", "7", "365"]);
+    refused(api.track_record("AAPL", "metric=alpha").await).assert(400, &["metric"]);
+    refused(api.track_record("NOPE", "").await).assert(404, &["NOPE"]);
     let (status, _) = s.get_as("/api/track-record/AAPL", None).await;
     assert_eq!(status, 401);
 }
@@ -103,37 +84,40 @@ async fn an_assets_grade_history_is_the_verdict_at_each_month_end() {
 #[tokio::test]
 async fn verdicts_carry_their_evidence_from_the_snapshot_and_live() {
     let s = Server::app_with(graded_db(true).await, &[]).await;
-    let (_, cached) = s
-        .get("/api/analysis/%5EGSPC/verdict?return_period=90")
-        .await;
-    assert_eq!(cached["metadata"]["from_cache"], true);
+    let api = s.api();
+    let cached = api.verdict("^GSPC", "return_period=90").await.unwrap();
+    assert!(cached.metadata.from_cache);
     // The decay changes no evidence figure but is computed live.
-    let (_, live) = s
-        .get("/api/analysis/%5EGSPC/verdict?return_period=90&decay_factor=0.94")
-        .await;
-    assert_eq!(live["metadata"]["from_cache"], false);
-    let evidence = &cached["active_segment"]["evidence"];
-    assert_eq!(evidence, &live["active_segment"]["evidence"]);
+    let live = api
+        .verdict("^GSPC", "return_period=90&decay_factor=0.94")
+        .await
+        .unwrap();
+    assert!(!live.metadata.from_cache);
+    let segment = &cached.active_segment;
+    let evidence = segment.evidence.as_ref().expect("the bucket's evidence");
+    assert_eq!(Some(evidence), live.active_segment.evidence.as_ref());
     assert_eq!(
-        cached["active_segment"]["outcome_quantiles"],
-        live["active_segment"]["outcome_quantiles"]
+        segment.outcome_quantiles,
+        live.active_segment.outcome_quantiles
     );
-    let episodes = evidence["episodes"].as_u64().unwrap();
-    let days = cached["active_segment"]["count"].as_u64().unwrap();
+    let (episodes, days) = (evidence.episodes, segment.count);
     assert!(episodes >= 2 && episodes * 5 < days, "{episodes} of {days}");
-    let ci = evidence["median_return_ci"].as_array().unwrap();
-    let median = f(&cached["active_segment"]["static_median_return"]);
-    assert!(f(&ci[0]) <= median && median <= f(&ci[1]));
-    assert_eq!(
-        f(&cached["active_segment"]["outcome_quantiles"]["p50"]),
-        median
-    );
-    let state = &cached["current_state"]["evidence"];
-    let u = f(&state["unconditional_median_return"]);
-    let thin = episodes < 10 || (f(&ci[0]) <= u && u <= f(&ci[1]));
-    assert_eq!(state["thin"], thin);
-    assert_eq!(state["reasons"].as_array().unwrap().is_empty(), !thin);
-    assert_eq!(state["episodes"], evidence["episodes"]);
+    let ci = evidence.median_return_ci.expect("an interval");
+    let median = segment.static_median_return.expect("a median");
+    assert!(ci[0] <= median && median <= ci[1]);
+    assert_eq!(segment.outcome_quantiles.as_ref().unwrap().p50, median);
+    let state = cached
+        .current_state
+        .evidence
+        .as_ref()
+        .expect("the state's evidence");
+    let u = state
+        .unconditional_median_return
+        .expect("the unconditional median");
+    let thin = episodes < 10 || (ci[0] <= u && u <= ci[1]);
+    assert_eq!(state.thin, thin);
+    assert_eq!(state.reasons.is_empty(), !thin);
+    assert_eq!(state.episodes, evidence.episodes);
 }
 
 /// The universe record comes from what the grading run stored: before any
@@ -143,71 +127,49 @@ async fn verdicts_carry_their_evidence_from_the_snapshot_and_live() {
 #[tokio::test]
 async fn the_universe_record_is_stored_by_the_grading_run() {
     let before = Server::app_with(graded_db(false).await, &[]).await;
-    assert_error(
-        &before.get("/api/track-record").await,
-        503,
-        &["grading run"],
-    );
+    let refused = before.api().universe_track_record("").await.unwrap_err();
+    refused.assert(503, &["grading run"]);
 
     let s = Server::app_with(graded_db(true).await, &[]).await;
-    let (status, real) = s.get("/api/track-record?return_period=30").await;
-    assert_eq!(status, 200, "{real}");
-    assert_eq!(real["source"], "real");
-    assert_eq!(real["data_sources"]["synthetic"], 0);
-    assert!(real["assets"].as_u64().unwrap() >= 8);
-    let by_grade = real["by_grade"].as_array().unwrap();
-    let counted: u64 = by_grade.iter().map(|g| g["count"].as_u64().unwrap()).sum();
-    assert_eq!(counted, real["observations"].as_u64().unwrap());
+    let api = s.api();
+    let (status, raw) = s.get("/api/track-record?return_period=30").await;
+    assert_eq!(status, 200, "{raw}");
+    let real: Universe = exactly(&raw);
+    assert_eq!(real.source, SourceFilter::Real);
+    assert_eq!(real.data_sources.synthetic, 0);
+    assert!(real.assets >= 8);
+    let counted: u32 = real.by_grade.iter().map(|g| g.count).sum();
+    assert_eq!(counted, real.observations);
     assert!(counted > 1_000, "{counted} observations");
-    for g in by_grade
-        .iter()
-        .filter(|g| g["count"].as_u64().unwrap() > 50)
-    {
-        let ci = g["mean_ci"].as_array().unwrap();
-        let mean = f(&g["mean_realised_return"]);
-        assert!(f(&ci[0]) <= mean && mean <= f(&ci[1]), "{g}");
+    for g in real.by_grade.iter().filter(|g| g.count > 50) {
+        let ci = g.mean_ci.expect("an interval");
+        let mean = g.mean_realised_return.expect("a mean");
+        assert!(ci[0] <= mean && mean <= ci[1], "{g:?}");
     }
-    let ic = &real["ic"];
-    assert!(ic["dates"].as_u64().unwrap() > 50);
-    assert!((-1.0..=1.0).contains(&f(&ic["mean"])));
-    assert_eq!(
-        real["ic_series"].as_array().unwrap().len() as u64,
-        ic["dates"].as_u64().unwrap()
-    );
-    assert_eq!(real["block_months"], 2);
-    let calibration: u64 = total_count(&real["calibration"]);
+    assert!(real.ic.dates > 50);
+    assert!((-1.0..=1.0).contains(&real.ic.mean.expect("an IC")));
+    assert_eq!(real.ic_series.len(), real.ic.dates as usize);
+    assert_eq!(real.block_months, 2);
+    let calibration: u32 = real.calibration.iter().map(|b| b.count).sum();
     assert_eq!(calibration, counted);
     // The same run, the same numbers.
-    assert_eq!(s.get("/api/track-record?return_period=30").await.1, real);
+    assert_eq!(s.get("/api/track-record?return_period=30").await.1, raw);
     its_tables_as_csv_are_the_same_rows(&s, &real, counted).await;
-    sources_and_categories_are_kept_apart(&s, &real).await;
+    sources_and_categories_are_kept_apart(&api, &real).await;
 
-    assert_error(
-        &s.get("/api/track-record?return_period=45").await,
-        400,
-        &["return_period", "graded"],
-    );
-    assert_error(
-        &s.get("/api/track-record?source=fake").await,
-        400,
-        &["source", "fake"],
-    );
-    assert_error(
-        &s.get("/api/track-record?category=Gems").await,
-        400,
-        &["category"],
-    );
-    assert_error(
-        &s.get("/api/track-record?metric=alpha").await,
-        400,
-        &["metric"],
-    );
+    for (query, needles) in [
+        ("return_period=45", &["return_period", "graded"][..]),
+        ("source=fake", &["source", "fake"]),
+        ("category=Gems", &["category"]),
+        ("metric=alpha", &["metric"]),
+    ] {
+        let refused = api.universe_track_record(query).await.unwrap_err();
+        refused.assert(400, needles);
+    }
 }
 
-/// The record `real` (30 days, `counted` observations) as CSV tables:
-/// the same rows and numbers; an unknown table is refused naming them.
-async fn its_tables_as_csv_are_the_same_rows(s: &Server, real: &Value, counted: u64) {
-    let by_grade = real["by_grade"].as_array().unwrap();
+/// The CSV tables of `real` (`format=csv&table=…`) hold its rows.
+async fn its_tables_as_csv_are_the_same_rows(s: &Server, real: &Universe, counted: u32) {
     let csv = |table: &str| {
         let path = format!("/api/track-record?return_period=30&format=csv&table={table}");
         async move { crate::exports::call(s, None, &path, None).await }
@@ -217,52 +179,41 @@ async fn its_tables_as_csv_are_the_same_rows(s: &Server, real: &Value, counted: 
     assert_eq!(cd, "attachment; filename=\"track-record-by_grade.csv\"");
     let t = crate::exports::rows(&text);
     assert_eq!(t[0][..3], ["grade", "count", "mean_realised_return"]);
-    assert_eq!(t.len() - 1, by_grade.len());
-    for (row, g) in t[1..].iter().zip(by_grade) {
-        assert_eq!(row[0], g["grade"].as_str().unwrap());
-        assert_eq!(row[1].parse::<u64>().unwrap(), g["count"].as_u64().unwrap());
-        assert_eq!(
-            row[2].parse::<f64>().ok(),
-            g["mean_realised_return"].as_f64()
-        );
+    assert_eq!(t.len() - 1, real.by_grade.len());
+    for (row, g) in t[1..].iter().zip(&real.by_grade) {
+        assert_eq!(row[0], g.grade);
+        assert_eq!(row[1].parse::<u32>().unwrap(), g.count);
+        assert_eq!(row[2].parse::<f64>().ok(), g.mean_realised_return);
     }
     let (_, _, _, text) = csv("ic").await;
-    assert_eq!(
-        crate::exports::rows(&text).len() - 1,
-        real["ic_series"].as_array().unwrap().len()
-    );
+    assert_eq!(crate::exports::rows(&text).len() - 1, real.ic_series.len());
     let (_, _, _, text) = csv("calibration").await;
     let t = crate::exports::rows(&text);
-    let counted_csv: u64 = t[1..].iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
+    let counted_csv: u32 = t[1..].iter().map(|r| r[2].parse::<u32>().unwrap()).sum();
     assert_eq!(counted_csv, counted);
     let (status, _, _, text) = csv("nope").await;
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("by_grade, ic, calibration"), "{text}");
 }
 
-/// The synthetic record is apart from the `real` one and says what it
-/// is; `all` is both; a category narrows the record.
-async fn sources_and_categories_are_kept_apart(s: &Server, real: &Value) {
-    let (_, synthetic) = s
-        .get("/api/track-record?return_period=30&source=synthetic")
-        .await;
-    assert_eq!(synthetic["data_sources"]["real"], 0);
-    assert!(synthetic["assets"].as_u64().unwrap() >= 1);
-    let notes = synthetic["notes"].to_string();
-    assert!(notes.contains("generated, not observed"), "{notes}");
-    assert!(!real["notes"]
-        .to_string()
-        .contains("generated, not observed"));
-    let (_, all) = s.get("/api/track-record?return_period=30&source=all").await;
-    assert_eq!(
-        all["assets"].as_u64().unwrap(),
-        real["assets"].as_u64().unwrap() + synthetic["assets"].as_u64().unwrap()
-    );
-    let (_, indices) = s
-        .get("/api/track-record?return_period=30&category=Indices")
-        .await;
-    assert_eq!(indices["category"], "Indices");
-    assert!(indices["assets"].as_u64().unwrap() < real["assets"].as_u64().unwrap());
+/// Synthetic histories have their own record, `all` both, a category its own.
+async fn sources_and_categories_are_kept_apart(api: &Api, real: &Universe) {
+    let record = |q: &'static str| async move { api.universe_track_record(q).await.unwrap() };
+    let synthetic = record("return_period=30&source=synthetic").await;
+    assert_eq!(synthetic.data_sources.real, 0);
+    assert!(synthetic.assets >= 1);
+    let generated = |u: &Universe| {
+        u.notes
+            .iter()
+            .any(|n| n.contains("generated, not observed"))
+    };
+    assert!(generated(&synthetic), "{:?}", synthetic.notes);
+    assert!(!generated(real), "{:?}", real.notes);
+    let all = record("return_period=30&source=all").await;
+    assert_eq!(all.assets, real.assets + synthetic.assets);
+    let indices = record("return_period=30&category=Indices").await;
+    assert_eq!(indices.category, Some(Category::Indices));
+    assert!(indices.assets < real.assets);
 }
 
 /// Abuse: a flood of cold track-record queries (every graded horizon,
