@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 
 use crate::common;
 
+use chrono::NaiveDate;
 use common::{assert_error, cli, cli_ok, component, f, sqlite_url, Server, ADMIN_TOKEN};
+use forecast_api::analysis::ForecastBody;
+use forecast_api::track_record::{RowForecast, SkillScore};
 use serde_json::{json, Value};
 
 /// A fresh demo database in which exactly the assets with real prices are
@@ -69,16 +72,55 @@ async fn graded_copy() -> PathBuf {
     to
 }
 
-/// Asserts that `a` and `b` (objects of numbers) agree on `keys` within
-/// `tol`.
-fn close_on(a: &Value, b: &Value, keys: &[&str], tol: f64, what: &str) {
-    for k in keys {
-        let (x, y) = (f(&a[k]), f(&b[k]));
+/// Asserts that each `(name, a, b)` agrees within `tol`.
+fn close_on(figures: &[(&str, f64, f64)], tol: f64, what: &str) {
+    for (k, x, y) in figures {
         assert!(
             (x - y).abs() <= tol,
-            "{what}: {k} {x} against {y} (tolerance {tol})\n{a}\n{b}"
+            "{what}: {k} {x} against {y} (tolerance {tol})"
         );
     }
+}
+
+/// The central forecast and its 80 % interval, by name.
+fn interval(central: f64, p10: f64, p90: f64) -> [(&'static str, f64); 3] {
+    [("central", central), ("p10", p10), ("p90", p90)]
+}
+
+/// `a` and `b` side by side, by name.
+fn pairs<const N: usize>(
+    a: [(&'static str, f64); N],
+    b: [(&'static str, f64); N],
+) -> Vec<(&'static str, f64, f64)> {
+    a.iter()
+        .zip(&b)
+        .map(|((k, x), (_, y))| (*k, *x, *y))
+        .collect()
+}
+
+/// A verdict's forecast as named figures.
+fn verdict_figures(f: &ForecastBody) -> [(&'static str, f64); 5] {
+    let [c, lo, hi] = interval(f.central, f.p10, f.p90);
+    [
+        c,
+        lo,
+        hi,
+        ("central_se", f.central_se),
+        ("reference", f.reference),
+    ]
+}
+
+/// A grade-history row's forecast as named figures.
+fn row_figures(f: &RowForecast) -> [(&'static str, f64); 6] {
+    let [c, lo, hi] = interval(f.central, f.p10, f.p90);
+    [
+        c,
+        lo,
+        hi,
+        ("climatology_mean", f.climatology_mean),
+        ("climatology_p10", f.climatology_p10),
+        ("climatology_p90", f.climatology_p90),
+    ]
 }
 
 /// Every row of an asset's grade history is the verdict with `end_date` at
@@ -87,14 +129,15 @@ fn close_on(a: &Value, b: &Value, keys: &[&str], tol: f64, what: &str) {
 #[tokio::test]
 async fn grade_history_rows_carry_the_forecast_the_verdict_shows_at_their_date() {
     let s = Server::app_with(graded_copy().await, &[]).await;
+    let api = s.api();
     // AAPL: every row (a live verdict takes milliseconds); ^GSPC, 777
     // rows: twelve spread over its history.
-    for (ticker, sample) in [("AAPL", None), ("%5EGSPC", Some(12))] {
-        let (status, body) = s
-            .get(&format!("/api/track-record/{ticker}?return_period=90"))
-            .await;
-        assert_eq!(status, 200, "{body}");
-        let history = body["history"].as_array().unwrap();
+    for (ticker, sample) in [("AAPL", None), ("^GSPC", Some(12))] {
+        let history = api
+            .track_record(ticker, "return_period=90")
+            .await
+            .unwrap()
+            .history;
         assert!(
             history.len() > 100,
             "{ticker}: {} month-ends",
@@ -106,33 +149,35 @@ async fn grade_history_rows_carry_the_forecast_the_verdict_shows_at_their_date()
         };
         for i in rows {
             let row = &history[i];
-            let date = row["date"].as_str().unwrap();
-            let rf = &row["forecast"];
-            assert!(rf.is_object(), "{ticker} {date}: no forecast in {row}");
+            let what = format!("{ticker} at {}", row.date);
+            let rf = row
+                .forecast
+                .as_ref()
+                .unwrap_or_else(|| panic!("{what}: no forecast"));
             assert!(
-                f(&rf["p10"]) <= f(&rf["central"]) && f(&rf["central"]) <= f(&rf["p90"]),
-                "{row}"
+                rf.p10 <= rf.central && rf.central <= rf.p90,
+                "{what}: {rf:?}"
             );
-            assert!(
-                f(&rf["climatology_p10"]) <= f(&rf["climatology_p90"]),
-                "{row}"
+            assert!(rf.climatology_p10 <= rf.climatology_p90, "{what}: {rf:?}");
+            let query = format!("return_period=90&end_date={}", row.date);
+            let v = api.verdict(ticker, &query).await.unwrap();
+            let vf = v
+                .forecast
+                .as_ref()
+                .unwrap_or_else(|| panic!("{what}: no verdict forecast"));
+            assert_eq!(vf.return_period, 90, "{what}: {vf:?}");
+            let got = interval(rf.central, rf.p10, rf.p90);
+            close_on(
+                &pairs(got, interval(vf.central, vf.p10, vf.p90)),
+                1e-5,
+                &what,
             );
-            let (status, v) = s
-                .get(&format!(
-                    "/api/analysis/{ticker}/verdict?return_period=90&end_date={date}"
-                ))
-                .await;
-            assert_eq!(status, 200, "{v}");
-            let vf = &v["forecast"];
-            assert_eq!(vf["return_period"], 90, "{ticker} {date}: {vf}");
-            let what = format!("{ticker} at {date}");
-            close_on(rf, vf, &["central", "p10", "p90"], 1e-5, &what);
-            assert_eq!(row["grade"], v["grade"]["letter"], "{what}: {row} {vf}");
+            assert_eq!(row.grade, v.grade.letter, "{what}: {rf:?} {vf:?}");
             assert!(
-                (f(&row["score"]) - f(&v["grade"]["score"])).abs() <= 1e-3,
+                (row.score - v.grade.score).abs() <= 1e-3,
                 "{what}: score {} against {}",
-                row["score"],
-                v["grade"]["score"]
+                row.score,
+                v.grade.score
             );
         }
     }
@@ -158,42 +203,37 @@ async fn cut_aapl(db: &Path, cut: &str) {
 #[tokio::test]
 async fn removing_later_prices_changes_nothing_forecast_before_them() {
     const D: &str = "2007-12-31";
-    let d_days = forecast::series::to_days(D.parse().unwrap());
+    let d: NaiveDate = D.parse().unwrap();
     let full = Server::app_with(graded_copy().await, &[]).await;
     let cut_db = real_only_db().await;
     cut_aapl(&cut_db, D).await;
     let cut = Server::app_with(cut_db, &[]).await;
+    let (full, cut) = (full.api(), cut.api());
 
     for period in [90u32, 30] {
-        let path = format!("/api/analysis/AAPL/verdict?return_period={period}&end_date={D}");
-        let (_, a) = full.get(&path).await;
-        let (_, b) = cut.get(&path).await;
-        assert_eq!(b["metadata"]["last_price_date"], D, "{}", b["metadata"]);
-        assert!(a["forecast"].is_object(), "{a}");
-        close_on(
-            &a["forecast"],
-            &b["forecast"],
-            &["central", "p10", "p90", "central_se", "reference"],
-            1e-12,
-            &format!("verdict at {D}, {period} days"),
+        let query = format!("return_period={period}&end_date={D}");
+        let a = full.verdict("AAPL", &query).await.unwrap();
+        let b = cut.verdict("AAPL", &query).await.unwrap();
+        assert_eq!(b.metadata.last_price_date, d, "{:?}", b.metadata);
+        let what = format!("verdict at {D}, {period} days");
+        let (fa, fb) = (
+            a.forecast.expect("a forecast"),
+            b.forecast.expect("a forecast"),
         );
-        assert_eq!(a["forecast"]["method"], b["forecast"]["method"]);
-        assert_eq!(a["forecast"]["thin"], b["forecast"]["thin"]);
-        assert_eq!(a["grade"]["letter"], b["grade"]["letter"]);
-        assert!((f(&a["grade"]["score"]) - f(&b["grade"]["score"])).abs() <= 1e-9);
+        close_on(
+            &pairs(verdict_figures(&fa), verdict_figures(&fb)),
+            1e-12,
+            &what,
+        );
+        assert_eq!((&fa.method, fa.thin), (&fb.method, fb.thin), "{what}");
+        assert_eq!(a.grade.letter, b.grade.letter);
+        assert!((a.grade.score - b.grade.score).abs() <= 1e-9);
 
-        let path = format!("/api/track-record/AAPL?return_period={period}");
-        let (status, a) = full.get(&path).await;
-        assert_eq!(status, 200, "{a}");
-        let (status, b) = cut.get(&path).await;
-        assert_eq!(status, 200, "{b}");
-        let before: Vec<&Value> = a["history"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|r| r["date"].as_str().unwrap() < D)
-            .collect();
-        let after = b["history"].as_array().unwrap();
+        let query = format!("return_period={period}");
+        let a = full.track_record("AAPL", &query).await.unwrap();
+        let b = cut.track_record("AAPL", &query).await.unwrap();
+        let before: Vec<_> = a.history.iter().filter(|r| r.date < d).collect();
+        let after = &b.history;
         assert!(before.len() > 50, "{} rows before {D}", before.len());
         assert_eq!(
             after.len(),
@@ -202,35 +242,19 @@ async fn removing_later_prices_changes_nothing_forecast_before_them() {
         );
         let mut known = 0;
         for (x, y) in before.iter().zip(after) {
-            let date = x["date"].as_str().unwrap();
-            assert_eq!(x["date"], y["date"]);
-            let what = format!("{period}-day row of {date}");
-            assert_eq!(x["grade"], y["grade"], "{what}");
-            assert!(
-                (f(&x["score"]) - f(&y["score"])).abs() <= 1e-9,
-                "{what}: {x} {y}"
-            );
-            close_on(
-                &x["forecast"],
-                &y["forecast"],
-                &[
-                    "central",
-                    "p10",
-                    "p90",
-                    "climatology_mean",
-                    "climatology_p10",
-                    "climatology_p90",
-                ],
-                1e-12,
-                &what,
-            );
+            assert_eq!(x.date, y.date);
+            let what = format!("{period}-day row of {}", x.date);
+            assert_eq!(x.grade, y.grade, "{what}");
+            assert!((x.score - y.score).abs() <= 1e-9, "{what}: {x:?} {y:?}");
+            let (fx, fy) = (x.forecast.as_ref(), y.forecast.as_ref());
+            let (fx, fy) = (fx.expect("a forecast"), fy.expect("a forecast"));
+            close_on(&pairs(row_figures(fx), row_figures(fy)), 1e-12, &what);
             // The outcome was known by D exactly when its horizon ended by D.
-            let days = forecast::series::to_days(date.parse().unwrap());
-            if days + period as i32 <= d_days {
+            if x.date + chrono::Days::new(u64::from(period)) <= d {
                 known += 1;
-                assert_eq!(x["realised_return"], y["realised_return"], "{what}");
+                assert_eq!(x.realised_return, y.realised_return, "{what}");
             } else {
-                assert!(y["realised_return"].is_null(), "{what}: {y}");
+                assert!(y.realised_return.is_none(), "{what}: {y:?}");
             }
         }
         assert!(known > 50, "{known} outcomes known by {D}");
@@ -245,12 +269,12 @@ async fn removing_later_prices_changes_nothing_forecast_before_them() {
 /// and new medians.
 #[tokio::test]
 async fn a_corrected_old_price_reaches_the_live_forecast() {
-    const PATH: &str = "/api/analysis/AAPL/verdict?num_segments=13";
+    const QUERY: &str = "num_segments=13";
     let db = graded_copy().await;
     let running = Server::app_with(db.clone(), &[]).await;
-    let (status, before) = running.get(PATH).await;
-    assert_eq!(status, 200, "{before}");
-    assert!(before["forecast"].is_object(), "{before}");
+    let forecast =
+        |v: forecast_api::analysis::VerdictResponse| (v.forecast.expect("a forecast"), v.grade);
+    let (before, _) = forecast(running.api().verdict("AAPL", QUERY).await.unwrap());
 
     // AAPL's close of 2005-06-01, 30 % higher.
     let store = forecast::store::connect(&sqlite_url(&db)).await.unwrap();
@@ -273,31 +297,24 @@ async fn a_corrected_old_price_reaches_the_live_forecast() {
     );
 
     let fresh = Server::app_with(db, &[]).await;
-    let (status, want) = fresh.get(PATH).await;
-    assert_eq!(status, 200, "{want}");
-    let keys = ["central", "p10", "p90", "central_se", "reference"];
+    let (want, want_grade) = forecast(fresh.api().verdict("AAPL", QUERY).await.unwrap());
     assert!(
-        (f(&want["forecast"]["central"]) - f(&before["forecast"]["central"])).abs() > 1e-9,
-        "the correction moves the forecast: {} {}",
-        before["forecast"],
-        want["forecast"]
+        (want.central - before.central).abs() > 1e-9,
+        "the correction moves the forecast: {before:?} {want:?}"
     );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
-        let (status, got) = running.get(PATH).await;
-        assert_eq!(status, 200, "{got}");
-        let same = keys
+        let (got, grade) = forecast(running.api().verdict("AAPL", QUERY).await.unwrap());
+        let same = pairs(verdict_figures(&got), verdict_figures(&want))
             .iter()
-            .all(|k| (f(&got["forecast"][k]) - f(&want["forecast"][k])).abs() <= 1e-12);
+            .all(|(_, x, y)| (x - y).abs() <= 1e-12);
         if same {
-            assert_eq!(got["grade"], want["grade"]);
+            assert_eq!(grade, want_grade);
             break;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "the running server still answers {} (a fresh one {})",
-            got["forecast"],
-            want["forecast"]
+            "the running server still answers {got:?} (a fresh one {want:?})"
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
@@ -312,31 +329,31 @@ async fn thin_evidence_never_earns_an_extreme_letter() {
     let db = graded_copy().await;
     let expected = active_real(&db).await;
     let s = Server::app_with(db, &[]).await;
-    let (status, list) = s.get("/api/assets?limit=1000").await;
-    assert_eq!(status, 200, "{list}");
-    let assets = list["assets"].as_array().unwrap();
+    let api = s.api();
+    let assets = api.assets("limit=1000").await.unwrap().assets;
     assert_eq!(assets.len() as u64, expected);
     for period in [90, 30] {
         let (mut thin, mut few, mut extreme) = (0, 0, 0);
-        for a in assets {
-            let ticker = a["ticker"].as_str().unwrap();
-            let (status, v) = s
-                .get(&format!(
-                    "/api/analysis/{}/verdict?return_period={period}",
-                    ticker.replace('^', "%5E").replace('=', "%3D")
-                ))
-                .await;
-            assert_eq!(status, 200, "{ticker}: {v}");
-            assert_eq!(v["metadata"]["from_cache"], true, "{ticker}: graded");
-            let fc = &v["forecast"];
-            let is_thin = fc["thin"]
-                .as_bool()
-                .unwrap_or_else(|| panic!("{ticker}: no forecast.thin in {v}"));
-            let letter = v["grade"]["letter"].as_str().unwrap();
-            let score = f(&v["grade"]["score"]);
-            let episodes = v["current_state"]["evidence"]["episodes"].as_u64().unwrap();
+        for a in &assets {
+            let ticker = &a.ticker;
+            let v = api
+                .verdict(ticker, &format!("return_period={period}"))
+                .await
+                .unwrap();
+            assert!(v.metadata.from_cache, "{ticker}: graded");
+            let fc = v.forecast.as_ref();
+            let is_thin = fc
+                .map(|f| f.thin)
+                .unwrap_or_else(|| panic!("{ticker}: no forecast.thin in {v:?}"));
+            let (letter, score) = (v.grade.letter.as_str(), v.grade.score);
+            let episodes = v
+                .current_state
+                .evidence
+                .as_ref()
+                .expect("evidence")
+                .episodes;
             let what =
-                format!("{ticker} at {period} days: {letter} {score}, {episodes} episodes, {fc}");
+                format!("{ticker} at {period} days: {letter} {score}, {episodes} episodes, {fc:?}");
             if letter == "A" || letter == "F" {
                 extreme += 1;
                 assert!(!is_thin, "{what}");
@@ -360,17 +377,19 @@ async fn thin_evidence_never_earns_an_extreme_letter() {
 
 /// The finite figures of one skill score; its p-value a probability and
 /// its interval around the estimate.
-fn check_skill(s: &Value, what: &str) {
-    for k in ["forecast", "climatology", "skill", "dm_stat", "dm_p"] {
-        assert!(f(&s[k]).is_finite(), "{what}.{k}: {s}");
+fn check_skill(s: &SkillScore, what: &str) {
+    for (k, v) in [
+        ("forecast", s.forecast),
+        ("climatology", s.climatology),
+        ("skill", s.skill),
+        ("dm_stat", s.dm_stat),
+        ("dm_p", s.dm_p),
+    ] {
+        assert!(v.is_finite(), "{what}.{k}: {s:?}");
     }
-    let p = f(&s["dm_p"]);
-    assert!((0.0..=1.0).contains(&p), "{what}: dm_p {p}");
-    let ci = s["skill_ci"].as_array().unwrap();
-    assert!(
-        f(&ci[0]) <= f(&s["skill"]) && f(&s["skill"]) <= f(&ci[1]),
-        "{what}: {s}"
-    );
+    assert!((0.0..=1.0).contains(&s.dm_p), "{what}: dm_p {}", s.dm_p);
+    let ci = s.skill_ci;
+    assert!(ci[0] <= s.skill && s.skill <= ci[1], "{what}: {s:?}");
 }
 
 /// The done-criterion on real prices (all of them active): at 30
@@ -384,48 +403,36 @@ async fn forecasts_are_calibrated_on_real_prices() {
     assert!(assets >= 78, "{assets} real assets active");
     let s = Server::app_with(db, &[]).await;
     for period in [30, 90, 365] {
-        let (status, body) = s
-            .get(&format!(
-                "/api/track-record?source=real&return_period={period}"
-            ))
-            .await;
-        assert_eq!(status, 200, "{body}");
-        assert_eq!(body["assets"].as_u64().unwrap(), assets, "every real asset");
-        let e = &body["forecast_evaluation"];
-        assert!(e.is_object(), "no forecast_evaluation at {period}: {body}");
-        let rows = e["rows"].as_u64().unwrap();
+        let query = format!("source=real&return_period={period}");
+        let record = s.api().universe_track_record(&query).await.unwrap();
+        assert_eq!(u64::from(record.assets), assets, "every real asset");
+        let e = record
+            .forecast_evaluation
+            .unwrap_or_else(|| panic!("no forecast_evaluation at {period}"));
+        let rows = e.rows;
         assert!(rows > 10_000, "{rows} rows at {period}");
-        for k in ["crps", "quantile_loss", "squared_error"] {
-            check_skill(&e[k], &format!("{period} days {k}"));
+        for (k, skill) in [
+            ("crps", &e.crps),
+            ("quantile_loss", &e.quantile_loss),
+            ("squared_error", &e.squared_error),
+        ] {
+            check_skill(skill, &format!("{period} days {k}"));
         }
-        for k in ["calibration_intercept", "calibration_slope"] {
-            let c = &e[k];
-            let ci = c["ci"].as_array().unwrap();
-            assert!(
-                f(&ci[0]) <= f(&c["estimate"]) && f(&c["estimate"]) <= f(&ci[1]),
-                "{k}: {c}"
-            );
+        for (k, c) in [
+            ("calibration_intercept", &e.calibration_intercept),
+            ("calibration_slope", &e.calibration_slope),
+        ] {
+            assert!(c.ci[0] <= c.estimate && c.estimate <= c.ci[1], "{k}: {c:?}");
         }
-        let pit: u64 = e["pit_histogram"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| n.as_u64().unwrap())
-            .sum();
-        assert_eq!(pit, rows);
-        let bins = e["reliability"].as_array().unwrap();
+        assert_eq!(e.pit_histogram.iter().sum::<u32>(), rows);
+        let bins = &e.reliability;
         assert_eq!(bins.len(), 10);
-        assert_eq!(
-            bins.iter()
-                .map(|b| b["count"].as_u64().unwrap())
-                .sum::<u64>(),
-            rows
-        );
-        let coverage = f(&e["coverage"]);
+        assert_eq!(bins.iter().map(|b| b.count).sum::<u32>(), rows);
+        let coverage = e.coverage;
         let worst = bins
             .iter()
-            .filter(|b| b["count"].as_u64().unwrap() >= 100)
-            .map(|b| (f(&b["mean_realised"]) - f(&b["mean_predicted"])).abs())
+            .filter(|b| b.count >= 100)
+            .map(|b| (b.mean_realised - b.mean_predicted).abs())
             .fold(0.0, f64::max);
         match period {
             // Decile calibration at 365 days misses the 3-point target (era
