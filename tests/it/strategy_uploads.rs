@@ -7,6 +7,8 @@
 use crate::common;
 
 use common::{component, create_key, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use forecast_api::backtest::{BacktestResponse, PluginUsage};
+use forecast_testkit::{Auth, WASM};
 use serde_json::{json, Value};
 
 struct Answer {
@@ -351,51 +353,43 @@ async fn the_web_app_uploads_with_its_session() {
 #[tokio::test]
 async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
     let s = Server::start(); // the real binary: black-box (issue 40)
-    let key = test_key();
-    let up = upload(&s, key, "application/wasm", dip_buyer()).await;
-    assert_eq!(up.status, 201, "{}", up.body);
-    let name = up.body["strategy"].as_str().unwrap().to_string();
-    let usage = |a: &Answer| a.body["metadata"]["plugin_usage"][0].clone();
-    let first = backtest(&s, key, &name).await;
-    let again = backtest(&s, key, &name).await;
-    assert_eq!((first.status, again.status), (200, 200), "{}", first.body);
-    let (u1, u2) = (usage(&first), usage(&again));
-    assert_eq!(u1["plugin"], "strategy/dip-buyer@0.1.0", "{u1}");
-    assert!(u1["calls"].as_u64().unwrap() > 1, "{u1}");
-    assert!(u1["fuel"].as_u64().unwrap() > 0, "{u1}");
-    assert_eq!(u1["fuel"], u2["fuel"], "the same request, the same fuel");
-    assert!(u1["peak_memory_bytes"].as_u64().unwrap() > 0, "{u1}");
-    assert_eq!(first.body["metadata"]["strategy"], name.as_str());
+    let api = s.api();
+    let (status, up) = api.upload_strategy(WASM, dip_buyer()).await.unwrap();
+    assert_eq!(status, 201, "{up:?}");
+    let name = up.strategy;
+    let run = |strategy: String| {
+        let api = api.clone();
+        async move {
+            let body = json!({ "strategy": strategy, "category": "Indices" });
+            let r: BacktestResponse = api.post("/backtest", &body).await.unwrap();
+            r.metadata
+        }
+    };
+    let (first, again) = (run(name.clone()).await, run(name.clone()).await);
+    let (u1, u2) = (&first.plugin_usage[0], &again.plugin_usage[0]);
+    assert_eq!(u1.plugin, "strategy/dip-buyer@0.1.0", "{u1:?}");
+    assert!(u1.calls > 1, "{u1:?}");
+    assert!(u1.fuel.is_some_and(|f| f > 0), "{u1:?}");
+    assert_eq!(u1.fuel, u2.fuel, "the same request, the same fuel");
+    assert!(u1.peak_memory_bytes > 0, "{u1:?}");
+    assert_eq!(first.strategy, name);
 
-    let builtin = backtest(&s, key, "topn").await;
-    assert_eq!(builtin.status, 200);
+    let builtin = run("topn".into()).await;
     assert_eq!(
-        usage(&builtin)["fuel"],
-        Value::Null,
+        builtin.plugin_usage[0].fuel, None,
         "built-ins are not metered"
     );
 
-    the_listing_gives_manifests_and_each_accounts_resources(&s, &name, &u1).await;
+    the_listing_gives_manifests_and_each_accounts_resources(&s, &name, u1).await;
 
     let misbehave = std::fs::read(component("misbehave_strategy")).unwrap();
-    let up = upload(&s, key, "application/wasm", misbehave).await;
-    assert_eq!(up.status, 201, "{}", up.body);
-    let looping = call(
-        &s,
-        key,
-        reqwest::Method::POST,
-        "/api/backtest",
-        Some(json!({
-            "strategy": up.body["strategy"], "category": "Indices", "top_n": 7
-        })),
-    )
-    .await;
-    assert_eq!(looping.status, 422, "{}", looping.body);
-    let detail = looping.body["detail"].as_str().unwrap();
-    assert!(
-        detail.contains("strategy/misbehave@0.0.1") && detail.contains("fuel budget"),
-        "{detail}"
-    );
+    let (status, up) = api.upload_strategy(WASM, misbehave).await.unwrap();
+    assert_eq!(status, 201, "{up:?}");
+    let body = json!({ "strategy": up.strategy, "category": "Indices", "top_n": 7 });
+    let looping = api.post::<_, BacktestResponse>("/backtest", &body).await;
+    looping
+        .expect_err("an endless loop is refused")
+        .assert(422, &["strategy/misbehave@0.0.1", "fuel budget"]);
 }
 
 /// The test account's listing after two runs of the upload `name` (the
@@ -405,68 +399,54 @@ async fn uploaded_strategies_run_metered_and_stop_at_their_fuel_budget() {
 async fn the_listing_gives_manifests_and_each_accounts_resources(
     s: &Server,
     name: &str,
-    u1: &Value,
+    u1: &PluginUsage,
 ) {
-    let list = call(s, test_key(), reqwest::Method::GET, "/api/strategies", None).await;
+    let list = s.api().strategies().await.unwrap().strategies;
     let item = |n: &str| {
-        list.body["strategies"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == n)
-            .unwrap_or_else(|| panic!("{n} listed: {}", list.body))
-            .clone()
+        list.iter()
+            .find(|s| s.name == n)
+            .unwrap_or_else(|| panic!("{n} listed: {list:?}"))
     };
     // A bare component's manifest is what it reports; no licence, no author.
-    let m = item(name)["manifest"].clone();
-    assert_eq!(m["world"], "strategy", "{m}");
-    assert_eq!((&m["licence"], &m["author"]), (&Value::Null, &Value::Null));
-    assert!(!item(name)["imports"].as_array().unwrap().is_empty());
-    assert!(
-        !item("topn")["imports"].as_array().unwrap().is_empty(),
-        "built-ins list theirs"
-    );
-    assert_eq!(item("topn")["manifest"], Value::Null);
+    let m = item(name).manifest.as_ref().expect("a manifest");
+    assert_eq!(m.world, "strategy", "{m:?}");
+    assert_eq!((&m.licence, &m.author), (&None, &None));
+    assert!(!item(name).imports.is_empty());
+    assert!(!item("topn").imports.is_empty(), "built-ins list theirs");
+    assert!(item("topn").manifest.is_none());
     // The WIT package each was built against, read off its imports.
     for n in [name, "topn"] {
-        let v = item(n)["wit_version"].as_str().map(str::to_string);
-        let imported = item(n)["imports"].to_string();
+        let (v, imported) = (&item(n).wit_version, &item(n).imports);
         assert!(
-            v.as_ref()
-                .is_some_and(|v| imported.contains(&format!("forecast:plugins/types@{v}"))),
-            "{n}: {v:?} in {imported}"
+            v.as_ref().is_some_and(|v| imported
+                .iter()
+                .any(|i| i.contains(&format!("forecast:plugins/types@{v}")))),
+            "{n}: {v:?} in {imported:?}"
         );
     }
-    let mine = item(name)["resources"].clone();
-    assert_eq!(mine["runs"], 2, "{mine}");
-    let fuel = u1["fuel"].as_f64().unwrap();
-    assert_eq!(
-        mine["fuel"],
-        json!({"min": fuel, "mean": fuel, "max": fuel})
+    let mine = item(name).resources.as_ref().expect("figures of my runs");
+    assert_eq!(mine.runs, 2, "{mine:?}");
+    let fuel = u1.fuel.expect("metered") as f64;
+    let spread = mine.fuel.as_ref().expect("fuel figures");
+    assert_eq!((spread.min, spread.mean, spread.max), (fuel, fuel, fuel));
+    assert_eq!(mine.calls.max, u1.calls as f64, "{mine:?}");
+    let g = &mine.guest_ms;
+    assert!(
+        g.min <= g.mean && g.mean <= g.max && g.min > 0.0,
+        "{mine:?}"
     );
-    let calls = u1["calls"].as_f64().unwrap();
-    assert_eq!(mine["calls"]["max"].as_f64(), Some(calls), "{mine}");
-    let (lo, hi) = (
-        mine["guest_ms"]["min"].as_f64().unwrap(),
-        mine["guest_ms"]["max"].as_f64().unwrap(),
-    );
-    let mean = mine["guest_ms"]["mean"].as_f64().unwrap();
-    assert!(lo <= mean && mean <= hi && lo > 0.0, "{mine}");
-    let topn = item("topn")["resources"].clone();
-    assert_eq!(topn["runs"], 1, "{topn}");
+    let topn = item("topn")
+        .resources
+        .as_ref()
+        .expect("figures of topn's run");
+    assert_eq!(topn.runs, 1, "{topn:?}");
+    assert!(topn.fuel.is_none(), "built-ins are not metered");
+    assert!(item("zscore").resources.is_none(), "never run");
     // Another account sees nothing of these runs (its own figures only).
     let other = second_account(&s.db);
-    let theirs = call(s, &other, reqwest::Method::GET, "/api/strategies", None).await;
-    let topn_theirs = theirs.body["strategies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "topn")
-        .unwrap()
-        .clone();
-    assert_eq!(topn_theirs["resources"], Value::Null, "{topn_theirs}");
-    assert_eq!(topn["fuel"], Value::Null, "built-ins are not metered");
-    assert_eq!(item("zscore")["resources"], Value::Null, "never run");
+    let theirs = s.api_as(Auth::Bearer(other)).strategies().await.unwrap();
+    let topn_theirs = theirs.strategies.iter().find(|s| s.name == "topn").unwrap();
+    assert!(topn_theirs.resources.is_none(), "{topn_theirs:?}");
 }
 
 /// Compiled uploads are kept on disk (`FORECAST_MODULE_CACHE`): a stored
