@@ -72,34 +72,37 @@ async fn graded_copy() -> PathBuf {
     to
 }
 
-/// Asserts that each `(name, a, b)` agrees within `tol`.
-fn close_on(figures: &[(&str, f64, f64)], tol: f64, what: &str) {
-    for (k, x, y) in figures {
-        assert!(
-            (x - y).abs() <= tol,
-            "{what}: {k} {x} against {y} (tolerance {tol})"
-        );
+/// Named figures, compared by position with another list of the same names.
+type Figures<const N: usize> = [(&'static str, f64); N];
+
+/// The first figure of `a` further than `tol` from its namesake in `b`
+/// (a NaN is never within).
+fn apart<const N: usize>(
+    a: Figures<N>,
+    b: Figures<N>,
+    tol: f64,
+) -> Option<(&'static str, f64, f64)> {
+    let within = |x: f64, y: f64| (x - y).abs() <= tol;
+    a.into_iter()
+        .zip(b)
+        .map(|((k, x), (_, y))| (k, x, y))
+        .find(|&(_, x, y)| !within(x, y))
+}
+
+/// Asserts that every figure of `a` agrees with its namesake in `b` within `tol`.
+fn close_on<const N: usize>(a: Figures<N>, b: Figures<N>, tol: f64, what: &str) {
+    if let Some((k, x, y)) = apart(a, b, tol) {
+        panic!("{what}: {k} {x} against {y} (tolerance {tol})");
     }
 }
 
 /// The central forecast and its 80 % interval, by name.
-fn interval(central: f64, p10: f64, p90: f64) -> [(&'static str, f64); 3] {
+fn interval(central: f64, p10: f64, p90: f64) -> Figures<3> {
     [("central", central), ("p10", p10), ("p90", p90)]
 }
 
-/// `a` and `b` side by side, by name.
-fn pairs<const N: usize>(
-    a: [(&'static str, f64); N],
-    b: [(&'static str, f64); N],
-) -> Vec<(&'static str, f64, f64)> {
-    a.iter()
-        .zip(&b)
-        .map(|((k, x), (_, y))| (*k, *x, *y))
-        .collect()
-}
-
 /// A verdict's forecast as named figures.
-fn verdict_figures(f: &ForecastBody) -> [(&'static str, f64); 5] {
+fn verdict_figures(f: &ForecastBody) -> Figures<5> {
     let [c, lo, hi] = interval(f.central, f.p10, f.p90);
     [
         c,
@@ -111,7 +114,7 @@ fn verdict_figures(f: &ForecastBody) -> [(&'static str, f64); 5] {
 }
 
 /// A grade-history row's forecast as named figures.
-fn row_figures(f: &RowForecast) -> [(&'static str, f64); 6] {
+fn row_figures(f: &RowForecast) -> Figures<6> {
     let [c, lo, hi] = interval(f.central, f.p10, f.p90);
     [
         c,
@@ -166,12 +169,11 @@ async fn grade_history_rows_carry_the_forecast_the_verdict_shows_at_their_date()
                 .as_ref()
                 .unwrap_or_else(|| panic!("{what}: no verdict forecast"));
             assert_eq!(vf.return_period, 90, "{what}: {vf:?}");
-            let got = interval(rf.central, rf.p10, rf.p90);
-            close_on(
-                &pairs(got, interval(vf.central, vf.p10, vf.p90)),
-                1e-5,
-                &what,
+            let (got, want) = (
+                interval(rf.central, rf.p10, rf.p90),
+                interval(vf.central, vf.p10, vf.p90),
             );
+            close_on(got, want, 1e-5, &what);
             assert_eq!(row.grade, v.grade.letter, "{what}: {rf:?} {vf:?}");
             assert!(
                 (row.score - v.grade.score).abs() <= 1e-3,
@@ -220,11 +222,7 @@ async fn removing_later_prices_changes_nothing_forecast_before_them() {
             a.forecast.expect("a forecast"),
             b.forecast.expect("a forecast"),
         );
-        close_on(
-            &pairs(verdict_figures(&fa), verdict_figures(&fb)),
-            1e-12,
-            &what,
-        );
+        close_on(verdict_figures(&fa), verdict_figures(&fb), 1e-12, &what);
         assert_eq!((&fa.method, fa.thin), (&fb.method, fb.thin), "{what}");
         assert_eq!(a.grade.letter, b.grade.letter);
         assert!((a.grade.score - b.grade.score).abs() <= 1e-9);
@@ -248,7 +246,7 @@ async fn removing_later_prices_changes_nothing_forecast_before_them() {
             assert!((x.score - y.score).abs() <= 1e-9, "{what}: {x:?} {y:?}");
             let (fx, fy) = (x.forecast.as_ref(), y.forecast.as_ref());
             let (fx, fy) = (fx.expect("a forecast"), fy.expect("a forecast"));
-            close_on(&pairs(row_figures(fx), row_figures(fy)), 1e-12, &what);
+            close_on(row_figures(fx), row_figures(fy), 1e-12, &what);
             // The outcome was known by D exactly when its horizon ended by D.
             if x.date + chrono::Days::new(u64::from(period)) <= d {
                 known += 1;
@@ -305,9 +303,7 @@ async fn a_corrected_old_price_reaches_the_live_forecast() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let (got, grade) = forecast(running.api().verdict("AAPL", QUERY).await.unwrap());
-        let same = pairs(verdict_figures(&got), verdict_figures(&want))
-            .iter()
-            .all(|(_, x, y)| (x - y).abs() <= 1e-12);
+        let same = apart(verdict_figures(&got), verdict_figures(&want), 1e-12).is_none();
         if same {
             assert_eq!(grade, want_grade);
             break;

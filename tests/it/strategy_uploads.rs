@@ -244,15 +244,10 @@ async fn an_upload_past_its_compile_deadline_gets_its_own_refusal() {
         common::fresh_db(),
         &[("FORECAST_UPLOAD_COMPILE_TIMEOUT_MS", "1")],
     );
-    let key = test_key();
-    let a = upload(&s, key, "application/wasm", dip_buyer()).await;
-    assert_eq!(a.status, 422, "{}", a.body);
-    let detail = a.body["detail"].as_str().unwrap();
-    assert!(
-        detail.contains("took longer than 0.001 s") && detail.contains("nothing was stored"),
-        "{detail}"
-    );
-    let uploads: Vec<_> = listed(&s, key)
+    let refused = s.api().upload_strategy(WASM, dip_buyer()).await;
+    let refused = refused.expect_err("past its compile deadline");
+    refused.assert(422, &["took longer than 0.001 s", "nothing was stored"]);
+    let uploads: Vec<_> = listed(&s, test_key())
         .await
         .into_iter()
         .filter(|(name, visibility)| name.starts_with('@') || visibility == "private")
