@@ -68,6 +68,11 @@ enum Command {
         /// Rebuild every asset's month-end history from its prices.
         #[arg(long)]
         rebuild: bool,
+        /// Grade today's states and evidence only, without month-end
+        /// histories or forecasts: what the daily grade's cost is measured
+        /// against (docs/BENCHMARKS.md); the run is served without them.
+        #[arg(long, hide = true, conflicts_with = "rebuild")]
+        without_histories: bool,
     },
     /// Manage accounts.
     User {
@@ -255,7 +260,17 @@ impl Cli {
                 command: IngestCommand::Fetch(args),
             } => crate::cli_fetch::run(args).await,
             Command::User { command } => user(command).await,
-            Command::Grade { rebuild } => grade(rebuild).await,
+            Command::Grade {
+                rebuild,
+                without_histories,
+            } => {
+                grade(match (rebuild, without_histories) {
+                    (true, _) => forecast_jobs::grading::Histories::Rebuild,
+                    (_, true) => forecast_jobs::grading::Histories::Without,
+                    _ => forecast_jobs::grading::Histories::Keep,
+                })
+                .await
+            }
             Command::Key {
                 command: KeyCommand::Create { email, name },
             } => key_create(&email, &name).await,
@@ -748,7 +763,7 @@ async fn key_create(email: &str, name: &str) -> anyhow::Result<()> {
     result
 }
 
-async fn grade(rebuild: bool) -> anyhow::Result<()> {
+async fn grade(histories: forecast_jobs::grading::Histories) -> anyhow::Result<()> {
     let config = Config::from_env()?;
     let clock = config.clock();
     let db = store::connect_with_clock(&config.database_url, clock.clone()).await?;
@@ -775,7 +790,7 @@ async fn grade(rebuild: bool) -> anyhow::Result<()> {
     let options = forecast_jobs::grading::Options {
         workers,
         lease: config.grading_lease,
-        rebuild,
+        histories,
     };
     let result = forecast_jobs::grading::run(db.clone(), plugins, options, progress, clock).await;
     eprintln!();

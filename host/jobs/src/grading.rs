@@ -211,7 +211,17 @@ fn grade_asset(
         .map(|q| forecast_services::analysis::engine_params(q, periods))
         .collect();
     let max = forecast_domain::defaults::MAX_HISTORY_ROWS;
-    let walked = if engine.has_evidence() && series.len() <= max {
+    let walked = if shared.histories == Histories::Without {
+        states_without_history(
+            permit,
+            session,
+            scorer,
+            (asset, series),
+            &queries,
+            &params,
+            false,
+        )?
+    } else if engine.has_evidence() && series.len() <= max {
         let call = Call {
             permit,
             scorer,
@@ -222,7 +232,15 @@ fn grade_asset(
         };
         walk_histories(session, &call, pooled, previous)?
     } else {
-        states_without_history(permit, session, scorer, asset, series, &queries, &params)?
+        states_without_history(
+            permit,
+            session,
+            scorer,
+            (asset, series),
+            &queries,
+            &params,
+            true,
+        )?
     };
     if walked.grades.len() != walked.today.len() {
         return Err(format!(
@@ -474,15 +492,16 @@ fn today_episodes(
 
 /// An engine before WIT 1.7.0, or a history longer than the engine is
 /// given: today's states from the last MAX_HISTORY_ROWS rows (as a live
-/// verdict), the history (if the engine can) from the first.
+/// verdict), the history (if the engine can and `track` asks) from the
+/// first.
 fn states_without_history(
     permit: &forecast_plugins::Permit,
     session: &mut forecast_plugins::SegmentationSession,
     scorer: &forecast_plugins::ScorerPlugin,
-    asset: &Asset,
-    series: &PriceSeries,
+    (asset, series): (&Asset, &PriceSeries),
     queries: &[AnalysisQuery],
     params: &[forecast_plugins::segmentation::AnalysisParams],
+    track: bool,
 ) -> Result<Walked, String> {
     let window = series
         .clone()
@@ -505,7 +524,7 @@ fn states_without_history(
     }
     let inputs: Vec<_> = states.iter().map(verdict::score_input).collect();
     let grades = scorer.score(permit, &inputs).map_err(|e| e.to_string())?;
-    let track = match session.plugin().has_evidence() {
+    let track = match track && session.plugin().has_evidence() {
         true => track_points(permit, session, scorer, asset, series, queries, params)?,
         false => Vec::new(),
     };
@@ -646,10 +665,25 @@ pub struct Options {
     pub workers: usize,
     /// A task claimed and not reported within this is claimed again.
     pub lease: Duration,
-    /// Rebuild every asset's month-end history instead of keeping what
-    /// the served run of the same engine and scorer left
-    /// (`forecast grade --rebuild`).
-    pub rebuild: bool,
+    /// What the run does with each asset's month-end history.
+    pub histories: Histories,
+}
+
+/// What a grading run does with each asset's month-end history (the
+/// grade history of `/api/track-record/{ticker}` and the forecasts'
+/// calibration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Histories {
+    /// Kept from the served run of the same engine and scorer where the
+    /// earlier prices did not change, computed where new (decision 0084).
+    #[default]
+    Keep,
+    /// Rebuilt from every asset's prices (`forecast grade --rebuild`).
+    Rebuild,
+    /// Not computed: today's states, grades and evidence only, no history
+    /// and no forecast (`forecast grade --without-histories`, the cost the
+    /// daily grade is measured against in docs/BENCHMARKS.md).
+    Without,
 }
 
 /// What every worker of a run shares.
@@ -667,6 +701,7 @@ struct Shared {
     failed: AtomicUsize,
     kept: AtomicUsize,
     started: Instant,
+    histories: Histories,
     progress: Arc<dyn Fn(Progress) + Send + Sync>,
     /// Claims' leases and the run's day.
     clock: SharedClock,
@@ -825,9 +860,9 @@ pub async fn run(
     tracing::info!(run = %run.id, day = %run.day, total = run.total, status = %run.status, "grading run");
     // The served run's month-end histories are kept where they still hold
     // (decision 0084): only one of the same engine and scorer.
-    let previous = match options.rebuild {
-        true => None,
-        false => db
+    let previous = match options.histories {
+        Histories::Rebuild | Histories::Without => None,
+        Histories::Keep => db
             .active_grading_run()
             .await?
             .filter(|r| r.id != run.id && r.engine == engine_label && r.scorer == scorer_label),
@@ -861,6 +896,7 @@ pub async fn run(
         failed: AtomicUsize::new(0),
         kept: AtomicUsize::new(0),
         started,
+        histories: options.histories,
         progress,
         clock,
     });
@@ -1089,7 +1125,7 @@ pub async fn schedule(
             let options = Options {
                 workers,
                 lease,
-                rebuild: false,
+                histories: Histories::Keep,
             };
             let ran = run(
                 db.clone(),
