@@ -68,9 +68,10 @@ enum Command {
         /// Rebuild every asset's month-end history from its prices.
         #[arg(long)]
         rebuild: bool,
-        /// Grade today's states and evidence only, without month-end
-        /// histories or forecasts: what the daily grade's cost is measured
-        /// against (docs/BENCHMARKS.md); the run is served without them.
+        /// For measurement only: grade today's states and evidence without
+        /// month-end histories or forecasts, what the daily grade's cost is
+        /// measured against (docs/BENCHMARKS.md). The run is served with
+        /// grades no forecast informed and no grade history.
         #[arg(long, hide = true, conflicts_with = "rebuild")]
         without_histories: bool,
     },

@@ -160,7 +160,7 @@ fn last_day(s: &PriceSeries) -> NaiveDate {
 /// graded and of those that kept their month-end history.
 fn grade_keeping(url: &str, rebuild: bool) -> (usize, usize) {
     let (ok, stdout, stderr) = match rebuild {
-        true => common_grade_rebuild(url),
+        true => grade_with(url, "--rebuild"),
         false => grade(url, &[]),
     };
     assert!(ok && stdout.contains("now active"), "{stdout}\n{stderr}");
@@ -174,13 +174,14 @@ fn grade_keeping(url: &str, rebuild: bool) -> (usize, usize) {
     )
 }
 
-fn common_grade_rebuild(url: &str) -> (bool, String, String) {
+/// `forecast grade <flag>`: success, stdout, stderr.
+fn grade_with(url: &str, flag: &str) -> (bool, String, String) {
     let out = std::process::Command::new(common::BIN)
-        .args(["grade", "--rebuild"])
+        .args(["grade", flag])
         .env("DATABASE_URL", url)
         .env("RUST_LOG", "warn")
         .output()
-        .expect("run forecast grade --rebuild");
+        .expect("run forecast grade");
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -280,7 +281,38 @@ async fn the_three_cases(url: &str) {
 #[tokio::test]
 async fn incremental_runs_store_what_a_rebuild_stores_on_sqlite() {
     let db = common::fresh_db();
-    the_three_cases(&common::sqlite_url(&db)).await;
+    let url = common::sqlite_url(&db);
+    the_three_cases(&url).await;
+    without_histories_grades_alike(&url).await;
+}
+
+/// `forecast grade --without-histories` (what the grade benchmark
+/// measures the daily grade against): the same prices graded for the
+/// same assets, periods and metrics as a rebuild (letters may differ: no
+/// forecast informs them), with no month-end history and no carry.
+async fn without_histories_grades_alike(url: &str) {
+    assert_eq!(grade_keeping(url, true).1, 0, "a rebuild keeps nothing");
+    let rebuilt = stored_today(url).await;
+    age_todays_runs(url, "2000-02-01").await;
+    let (ok, stdout, stderr) = grade_with(url, "--without-histories");
+    assert!(ok && stdout.contains("now active"), "{stdout}\n{stderr}");
+    let without = stored_today(url).await;
+    // "grade <asset> <period> <metric> v<version> <letter>": the keys.
+    let graded = |lines: &[String]| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l.starts_with("grade "))
+            .map(|l| l.split(' ').take(5).collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    assert!(!graded(&rebuilt).is_empty());
+    assert_eq!(graded(&without), graded(&rebuilt));
+    assert!(rebuilt.iter().any(|l| l.starts_with("track ")));
+    assert!(
+        without.iter().all(|l| l.starts_with("grade ")),
+        "a run without histories stored {:?}",
+        without.iter().find(|l| !l.starts_with("grade "))
+    );
 }
 
 #[tokio::test]

@@ -681,8 +681,9 @@ pub enum Histories {
     /// Rebuilt from every asset's prices (`forecast grade --rebuild`).
     Rebuild,
     /// Not computed: today's states, grades and evidence only, no history
-    /// and no forecast (`forecast grade --without-histories`, the cost the
-    /// daily grade is measured against in docs/BENCHMARKS.md).
+    /// and no forecast, so no forecast informs the grades
+    /// (`forecast grade --without-histories`, for measurement only: the
+    /// cost the daily grade is measured against in docs/BENCHMARKS.md).
     Without,
 }
 
