@@ -14,7 +14,9 @@
 
 use crate::common::Server;
 
-use serde_json::Value;
+use forecast_api::analysis::{
+    AnalysisResponse, Quantiles, SegmentBody, SegmentEvidenceBody, StateEvidenceBody,
+};
 
 /// `num_segments` of the default analysis.
 const K: usize = 20;
@@ -175,13 +177,13 @@ fn close_enough(got: f64, want: f64) -> bool {
 
 /// Compares one response's evidence with the oracle; every mismatch is
 /// collected (bucket, field, expected, got) so one run reports them all.
-fn compare(label: &str, body: &Value, o: &Oracle, mismatches: &mut Vec<String>) {
+fn compare(label: &str, body: &AnalysisResponse, o: &Oracle, mismatches: &mut Vec<String>) {
     let mut miss = |what: String| mismatches.push(format!("{label}: {what}"));
-    let segments = body["segments"].as_array().expect("segments");
+    let segments = &body.segments;
     assert_eq!(segments.len(), K, "{label}: one segment per bucket");
 
     // The grid: segment 0 spans (−w, 0].
-    let lower0 = segments[0]["lower_bound"].as_f64().expect("lower_bound");
+    let lower0 = segments[0].lower_bound;
     if !close_enough(lower0, -o.width) {
         miss(format!(
             "segment 0 lower_bound: expected {}, got {lower0}",
@@ -190,47 +192,50 @@ fn compare(label: &str, body: &Value, o: &Oracle, mismatches: &mut Vec<String>) 
     }
 
     for (i, (seg, b)) in segments.iter().zip(&o.buckets).enumerate() {
-        assert_eq!(seg["segment_idx"], i, "{label}: segments in order");
+        assert_eq!(seg.segment_idx as usize, i, "{label}: segments in order");
         // Not defined by the brief, so informative only: a mismatch here
         // would point at a different bucket assignment.
-        if seg["count"].as_u64() != Some(b.rows as u64) {
+        if seg.count as usize != b.rows {
             println!(
                 "{label} bucket {i}: count {} vs {} rows in the oracle's bucket (informative)",
-                seg["count"], b.rows
+                seg.count, b.rows
             );
         }
-        compare_quantiles(i, &seg["outcome_quantiles"], b, &mut miss);
+        compare_quantiles(i, seg.outcome_quantiles.as_ref(), b, &mut miss);
         compare_bucket_evidence(label, i, seg, b, &mut miss);
     }
     compare_current_state(label, body, o, &mut miss);
 }
 
 /// Bucket `i`'s quantiles `q` against those of its confirmed outcomes.
-fn compare_quantiles(i: usize, q: &Value, b: &BucketOracle, miss: &mut impl FnMut(String)) {
-    if b.outcomes.is_empty() {
-        if !q.is_null() {
-            miss(format!(
-                "bucket {i} outcome_quantiles: expected null, got {q}"
-            ));
-        }
-    } else if q.is_null() {
-        miss(format!(
+fn compare_quantiles(
+    i: usize,
+    q: Option<&Quantiles>,
+    b: &BucketOracle,
+    miss: &mut impl FnMut(String),
+) {
+    match (b.outcomes.is_empty(), q) {
+        (true, None) => {}
+        (true, Some(q)) => miss(format!(
+            "bucket {i} outcome_quantiles: expected null, got {q:?}"
+        )),
+        (false, None) => miss(format!(
             "bucket {i} outcome_quantiles: expected values, got null"
-        ));
-    } else {
-        for (name, p) in [
-            ("p10", 0.10),
-            ("p25", 0.25),
-            ("p50", 0.50),
-            ("p75", 0.75),
-            ("p90", 0.90),
-        ] {
-            let want = quantile(&b.outcomes, p);
-            let got = q[name].as_f64().expect("a quantile");
-            if (got - want).abs() > TOL * want.abs().max(f64::MIN_POSITIVE) {
-                miss(format!(
-                    "bucket {i} outcome_quantiles.{name}: expected {want:e}, got {got:e}"
-                ));
+        )),
+        (false, Some(q)) => {
+            for (name, p, got) in [
+                ("p10", 0.10, q.p10),
+                ("p25", 0.25, q.p25),
+                ("p50", 0.50, q.p50),
+                ("p75", 0.75, q.p75),
+                ("p90", 0.90, q.p90),
+            ] {
+                let want = quantile(&b.outcomes, p);
+                if (got - want).abs() > TOL * want.abs().max(f64::MIN_POSITIVE) {
+                    miss(format!(
+                        "bucket {i} outcome_quantiles.{name}: expected {want:e}, got {got:e}"
+                    ));
+                }
             }
         }
     }
@@ -241,22 +246,23 @@ fn compare_quantiles(i: usize, q: &Value, b: &BucketOracle, miss: &mut impl FnMu
 fn compare_bucket_evidence(
     label: &str,
     i: usize,
-    seg: &Value,
+    seg: &SegmentBody,
     b: &BucketOracle,
     miss: &mut impl FnMut(String),
 ) {
-    let ev = &seg["evidence"];
-    assert!(ev.is_object(), "{label} bucket {i}: evidence {ev}");
-    let int = |f: &str| ev[f].as_u64().unwrap_or_else(|| panic!("{f}: {ev}")) as usize;
+    let ev = seg
+        .evidence
+        .as_ref()
+        .unwrap_or_else(|| panic!("{label} bucket {i}: no evidence"));
 
-    if int("episodes") != b.episodes {
+    if ev.episodes as usize != b.episodes {
         miss(format!(
             "bucket {i} episodes: expected {}, got {}",
-            b.episodes, ev["episodes"]
+            b.episodes, ev.episodes
         ));
     }
 
-    let ff = ev["fell_further"].as_f64();
+    let ff = ev.fell_further;
     let want_ff = (b.episodes > 0).then(|| b.fell_further as f64 / b.episodes as f64);
     let ff_ok = match (ff, want_ff) {
         (Some(g), Some(w)) => (g - w).abs() <= TOL,
@@ -270,21 +276,21 @@ fn compare_bucket_evidence(
     }
 
     let recovered = b.recovery_days.len();
-    if int("recovered") != recovered {
+    if ev.recovered as usize != recovered {
         miss(format!(
             "bucket {i} recovered: expected {recovered}, got {}",
-            ev["recovered"]
+            ev.recovered
         ));
     }
-    if int("unrecovered") != b.episodes - recovered {
+    if ev.unrecovered as usize != b.episodes - recovered {
         miss(format!(
             "bucket {i} unrecovered: expected {}, got {}",
             b.episodes - recovered,
-            ev["unrecovered"]
+            ev.unrecovered
         ));
     }
     let want_days = (!b.recovery_days.is_empty()).then(|| median(&b.recovery_days));
-    let got_days = ev["recovery_days_median"].as_f64();
+    let got_days = ev.recovery_days_median;
     if got_days != want_days {
         miss(format!(
             "bucket {i} recovery_days_median: expected {want_days:?}, got {got_days:?}"
@@ -293,12 +299,11 @@ fn compare_bucket_evidence(
 
     // The bootstrap interval: present from two episodes on, ordered,
     // and around the bucket's median.
-    let ci = &ev["median_return_ci"];
     if b.episodes >= 2 {
-        match (ci[0].as_f64(), ci[1].as_f64()) {
-            (Some(lo), Some(hi)) => {
-                let med = seg["static_median_return"]
-                    .as_f64()
+        match ev.median_return_ci {
+            Some([lo, hi]) => {
+                let med = seg
+                    .static_median_return
                     .expect("a static median with episodes");
                 if !(lo <= hi && lo - TOL <= med && med <= hi + TOL) {
                     miss(format!(
@@ -307,72 +312,78 @@ fn compare_bucket_evidence(
                     ));
                 }
             }
-            _ => miss(format!(
-                "bucket {i} median_return_ci: expected an interval, got {ci}"
+            None => miss(format!(
+                "bucket {i} median_return_ci: expected an interval, got null"
             )),
         }
     }
 }
 
 /// The series-wide median and the current bucket's verdict.
-fn compare_current_state(label: &str, body: &Value, o: &Oracle, miss: &mut impl FnMut(String)) {
-    let segments = body["segments"].as_array().expect("segments");
-    let state = &body["current_state"];
-    let sev = &state["evidence"];
-    assert!(sev.is_object(), "{label}: current_state.evidence {sev}");
-    let got_u = sev["unconditional_median_return"].as_f64();
+fn compare_current_state(
+    label: &str,
+    body: &AnalysisResponse,
+    o: &Oracle,
+    miss: &mut impl FnMut(String),
+) {
+    let state = &body.current_state;
+    let sev = state
+        .evidence
+        .as_ref()
+        .unwrap_or_else(|| panic!("{label}: no current_state.evidence"));
+    let got_u = sev.unconditional_median_return;
     if !got_u.is_some_and(|g| close_enough(g, o.unconditional_median)) {
         miss(format!(
             "unconditional_median_return: expected {:e}, got {got_u:?}",
             o.unconditional_median
         ));
     }
-    let cur = state["segment"].as_u64().expect("current segment") as usize;
-    let cur_ev = &segments[cur]["evidence"];
-    if sev["episodes"] != cur_ev["episodes"] {
+    let cur = state.segment as usize;
+    let cur_ev = body.segments[cur]
+        .evidence
+        .as_ref()
+        .unwrap_or_else(|| panic!("{label}: no evidence for bucket {cur}"));
+    if sev.episodes != cur_ev.episodes {
         miss(format!(
             "current_state.evidence.episodes {} vs bucket {cur}'s {}",
-            sev["episodes"], cur_ev["episodes"]
+            sev.episodes, cur_ev.episodes
         ));
     }
-    let ci = &cur_ev["median_return_ci"];
-    let contains = match (ci[0].as_f64(), ci[1].as_f64()) {
-        (Some(lo), Some(hi)) => lo <= o.unconditional_median && o.unconditional_median <= hi,
-        _ => false,
-    };
+    let ci = cur_ev.median_return_ci;
+    let contains =
+        ci.is_some_and(|[lo, hi]| lo <= o.unconditional_median && o.unconditional_median <= hi);
     let want_thin = o.buckets[cur].episodes < 10 || contains;
-    if sev["thin"].as_bool() != Some(want_thin) {
+    if sev.thin != want_thin {
         miss(format!(
-            "current_state.evidence.thin (bucket {cur}, {} episodes, ci {ci}): \
+            "current_state.evidence.thin (bucket {cur}, {} episodes, ci {ci:?}): \
              expected {want_thin}, got {}",
-            o.buckets[cur].episodes, sev["thin"]
+            o.buckets[cur].episodes, sev.thin
         ));
     }
-    let reasons = sev["reasons"].as_array().expect("reasons");
-    if reasons.is_empty() == want_thin {
+    if sev.reasons.is_empty() == want_thin {
         miss(format!(
-            "current_state.evidence.reasons {reasons:?} with thin = {want_thin}"
+            "current_state.evidence.reasons {:?} with thin = {want_thin}",
+            sev.reasons
         ));
     }
 }
 
 /// Everything evidence-shaped in a response: each segment's `evidence`
 /// and `current_state.evidence`.
-fn evidence_of(body: &Value) -> Vec<Value> {
-    let mut all: Vec<Value> = body["segments"]
-        .as_array()
-        .expect("segments")
-        .iter()
-        .map(|s| s["evidence"].clone())
-        .collect();
-    all.push(body["current_state"]["evidence"].clone());
-    all
+fn evidence_of(
+    body: &AnalysisResponse,
+) -> (Vec<Option<SegmentEvidenceBody>>, Option<StateEvidenceBody>) {
+    (
+        body.segments.iter().map(|s| s.evidence.clone()).collect(),
+        body.current_state.evidence.clone(),
+    )
 }
 
 #[tokio::test]
 async fn gspc_evidence_matches_a_naive_oracle() {
     let series = load_gspc();
     let s = Server::app().await;
+    let api = s.api();
     let mut mismatches = Vec::new();
 
     for (h, query) in [
@@ -380,10 +391,12 @@ async fn gspc_evidence_matches_a_naive_oracle() {
         (30, "return_period=30&metric=return"),
     ] {
         let o = oracle(&series, h);
-        let (status, body) = s.get(&format!("/api/analysis/%5EGSPC?{query}")).await;
-        assert_eq!(status, 200, "{query}: {body:.300}");
+        let body = api
+            .analysis("^GSPC", query)
+            .await
+            .unwrap_or_else(|r| panic!("{query}: {r}"));
         assert_eq!(
-            body["metadata"]["data_points"],
+            body.metadata.data_points as usize,
             series.close.len(),
             "{query}: the service holds exactly the CSV's rows"
         );
@@ -408,25 +421,27 @@ async fn gspc_evidence_matches_a_naive_oracle() {
         // Evidence does not depend on the decay; an uncached request with
         // another decay gives the same figures, and the same bootstrap
         // interval bit for bit when repeated.
-        let other = format!("/api/analysis/%5EGSPC?{query}&decay_factor=0.94");
-        let (status, first) = s.get(&other).await;
-        assert_eq!(status, 200, "{other}: {first:.300}");
-        let (status, second) = s.get(&other).await;
-        assert_eq!(status, 200, "{other}: {second:.300}");
-        assert_eq!(first["metadata"]["from_cache"], false, "{other}");
+        let other = format!("{query}&decay_factor=0.94");
+        let first = api.analysis("^GSPC", &other).await;
+        let first = first.unwrap_or_else(|r| panic!("{other}: {r}"));
+        let second = api.analysis("^GSPC", &other).await;
+        let second = second.unwrap_or_else(|r| panic!("{other}: {r}"));
+        assert!(!first.metadata.from_cache, "{other}");
         let (a, b) = (evidence_of(&first), evidence_of(&second));
-        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-            let bits = |v: &Value| {
-                (0..2)
-                    .map(|k| v["median_return_ci"][k].as_f64().map(f64::to_bits))
-                    .collect::<Vec<_>>()
-            };
-            if bits(x) != bits(y) {
-                mismatches.push(format!(
-                    "{other}: entry {i} median_return_ci differs between two calls: {} vs {}",
-                    x["median_return_ci"], y["median_return_ci"]
-                ));
-            }
+        let intervals = |(segments, _): &(Vec<Option<SegmentEvidenceBody>>, _)| {
+            segments
+                .iter()
+                .map(|e| {
+                    let ci = e.as_ref().and_then(|e| e.median_return_ci);
+                    ci.map(|[lo, hi]| [lo.to_bits(), hi.to_bits()])
+                })
+                .collect::<Vec<_>>()
+        };
+        if intervals(&a) != intervals(&b) {
+            mismatches.push(format!(
+                "{other}: a segment's median_return_ci differs between two calls: {:?} vs {:?}",
+                a.0, b.0
+            ));
         }
         if a != evidence_of(&body) {
             mismatches.push(format!(
