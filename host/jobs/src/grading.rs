@@ -211,17 +211,8 @@ fn grade_asset(
         .map(|q| forecast_services::analysis::engine_params(q, periods))
         .collect();
     let max = forecast_domain::defaults::MAX_HISTORY_ROWS;
-    let walked = if shared.histories == Histories::Without {
-        states_without_history(
-            permit,
-            session,
-            scorer,
-            (asset, series),
-            &queries,
-            &params,
-            false,
-        )?
-    } else if engine.has_evidence() && series.len() <= max {
+    let histories = shared.histories != Histories::Without;
+    let walked = if histories && engine.has_evidence() && series.len() <= max {
         let call = Call {
             permit,
             scorer,
@@ -232,14 +223,11 @@ fn grade_asset(
         };
         walk_histories(session, &call, pooled, previous)?
     } else {
+        // Without histories when none is asked for; else (an engine before
+        // WIT 1.7.0, a longer history) the history from the first rows.
+        let inputs = (asset, series);
         states_without_history(
-            permit,
-            session,
-            scorer,
-            (asset, series),
-            &queries,
-            &params,
-            true,
+            permit, session, scorer, inputs, &queries, &params, histories,
         )?
     };
     if walked.grades.len() != walked.today.len() {
