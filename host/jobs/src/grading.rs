@@ -866,7 +866,8 @@ pub async fn run(
         .collect();
     // The pooled history the scorer calibrates on, from every asset's
     // prices (decision 0079); not needed by a scorer without forecasts.
-    let pooled = match scorer.has_forecasting() {
+    // (Nor by a run without histories, which computes no forecast.)
+    let pooled = match scorer.has_forecasting() && options.histories != Histories::Without {
         true => forecast_services::forecast::build_table(db.as_ref()).await?,
         false => PooledTable::default(),
     };
