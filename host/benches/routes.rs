@@ -14,7 +14,8 @@
 //! Targets (issue 41): ≥ 0.5× health with p99 ≤ 10 ms and no errors; the
 //! cached verdict ≥ 0.8×. `BENCH_SECONDS` sets the length of each case
 //! (default 4); `BENCH_ROUTES` keeps only the cases whose label or path
-//! contains it (`BENCH_ROUTES=ranking`).
+//! contains it (`BENCH_ROUTES=ranking`); `BENCH_DB=<file>` keeps the graded
+//! database in that file and reuses it when it exists.
 
 mod common;
 
@@ -168,11 +169,17 @@ async fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(4);
     let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}", dir.path().join("bench.db").display());
-    common::forecast(&db, &["demo", "load"]);
-    common::forecast(&db, &["grade"]);
+    // BENCH_DB=path keeps the graded database there and reuses it on the
+    // next run (its setup takes minutes; the cases take seconds).
+    let kept = std::env::var("BENCH_DB").ok();
+    let file = kept.map_or_else(|| dir.path().join("bench.db"), Into::into);
+    let db = format!("sqlite://{}", file.display());
     let (email, password) = ("routes-bench@example.com", "routes bench password");
-    common::password_user(&db, email, "premium", password);
+    if !file.exists() {
+        common::forecast(&db, &["demo", "load"]);
+        common::forecast(&db, &["grade"]);
+        common::password_user(&db, email, "premium", password);
+    }
     let key = common::unmetered_key_of(&db, email);
     let (mut server, base) = common::serve(&db, &[]);
     let addr = base.trim_start_matches("http://").to_string();
@@ -183,8 +190,8 @@ async fn main() {
     let pid = server.id();
     let _ = load_with(&addr, "/api/health", "", 1, 1).await;
     let started = common::abuse::proc_status_bytes(pid, "VmRSS");
-    println!("| route | requests | errors | req/s | health req/s | ratio | p50 | p99 | target | |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| route | requests | errors | req/s | health req/s | ratio | p50 | p99 | server CPU µs per request (health) | target | |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let only = std::env::var("BENCH_ROUTES").unwrap_or_default();
     let cases = CASES.iter().map(|c| (c, 200..300));
     for (&(label, path, auth, least), expected) in
@@ -199,9 +206,17 @@ async fn main() {
             Auth::KeyBrotli => format!("{bearer}Accept-Encoding: br\r\n"),
             Auth::SessionBrotli => format!("{session}Accept-Encoding: br\r\n"),
         };
+        let cpu = common::abuse::cpu_seconds(pid);
         let health = load_with(&addr, "/api/health", "", CONNECTIONS, seconds).await;
+        let between = common::abuse::cpu_seconds(pid);
         let case = load_answering(&addr, path, &headers, CONNECTIONS, seconds, expected).await;
-        report(label, &case, &health, least);
+        let after = common::abuse::cpu_seconds(pid);
+        let per_request = |cpu: f64, stats: &Stats| cpu * 1e6 / stats.sent.max(1) as f64;
+        let cpu = [
+            per_request(between - cpu, &health),
+            per_request(after - between, &case),
+        ];
+        report(label, &case, &health, least, cpu);
     }
     // Every snapshot the routes above built is in memory now: what the
     // server holds beyond what it held when it started answering.
@@ -224,19 +239,24 @@ async fn main() {
     server.wait().ok();
 }
 
-/// Prints the case's row and adds it to the summary.
-fn report(label: &str, case: &Stats, health: &Stats, least: f64) {
+/// Prints the case's row and adds it to the summary. `cpu` is the
+/// server's CPU time per answer, health's then the case's: steadier than
+/// throughput on a machine the load generator shares, so a change to the
+/// request path is judged by it first.
+fn report(label: &str, case: &Stats, health: &Stats, least: f64, cpu: [f64; 2]) {
     let ratio = case.per_second / health.per_second.max(1.0);
     let ok = ratio >= least && case.p99 <= Duration::from_millis(10) && case.errors == 0;
     let target = format!("≥ {least}× health, p99 ≤ 10 ms");
     println!(
-        "| {label} | {} | {} | {:.0} | {:.0} | {ratio:.2}× | {} | {} | {target} | {} |",
+        "| {label} | {} | {} | {:.0} | {:.0} | {ratio:.2}× | {} | {} | {:.1} ({:.1}) | {target} | {} |",
         case.requests,
         case.errors,
         case.per_second,
         health.per_second,
         ms(case.p50),
         ms(case.p99),
+        cpu[1],
+        cpu[0],
         if ok { "met" } else { "**missed**" }
     );
     summary(

@@ -6,11 +6,15 @@ use crate::common;
 use std::fmt::Write as _;
 
 use common::{cli, fresh_db, Server};
+use forecast_api::analysis::AnalysisMetadata;
+use forecast_domain::DataSource;
+use forecast_testkit::api_health::StoreCounts;
+use forecast_testkit::Auth;
 
 #[tokio::test]
 async fn demo_load_is_idempotent() {
     let db = fresh_db();
-    let before = Server::start_with(db.clone(), &[]).debug_health().await.1;
+    let before = counts(&Server::start_with(db.clone(), &[])).await;
     let (ok, stdout, stderr) = cli(&db, &["demo", "load"]);
     assert!(ok, "{stderr}");
     assert!(stdout.contains("demo universe updated"), "{stdout}");
@@ -22,10 +26,16 @@ async fn demo_load_is_idempotent() {
         stdout.contains("3232 assets (78 real, 3154 synthetic, 0 ingested;"),
         "{stdout}"
     );
-    let after = Server::start_with(db, &[]).debug_health().await.1;
-    let counts = |v: &serde_json::Value| v["debug"]["database"]["counts"].clone();
-    assert_eq!(counts(&before)["assets"], counts(&after)["assets"]);
-    assert_eq!(counts(&before)["price_rows"], counts(&after)["price_rows"]);
+    let after = counts(&Server::start_with(db, &[])).await;
+    assert_eq!(before.assets, after.assets);
+    assert_eq!(before.price_rows, after.price_rows);
+}
+
+/// The store's row counts, as the server's diagnostics report them.
+async fn counts(s: &Server) -> StoreCounts {
+    let admin = s.api_as(Auth::Bearer(common::ADMIN_TOKEN.into()));
+    let diagnostics = admin.diagnostics().await;
+    diagnostics.database.counts.expect("the store's counts")
 }
 
 /// Turns a copy of the current demo database into what a build with the
@@ -108,37 +118,34 @@ async fn an_older_database_used(db: &std::path::Path) -> String {
 /// the ingested AAPL prices, the new assets, the new real histories, and
 /// RTL.DE kept but inactive.
 async fn assert_updated(s: &Server, key: &str) {
-    let (status, aapl) = s.get_as("/api/analysis/AAPL", Some(key)).await;
-    assert_eq!(status, 200, "{aapl}");
-    assert_eq!(aapl["metadata"]["data_source"], "ingested", "{aapl}");
+    let old = s.api_as(Auth::Bearer(key.to_string()));
+    let aapl = old.analysis("AAPL", "").await.unwrap().metadata;
+    assert_eq!(aapl.data_source, DataSource::Ingested, "{aapl:?}");
     // The copy's AAPL history (3,270 rows, flagged synthetic) plus the 400
     // ingested rows, untouched by the update.
-    assert_eq!(aapl["metadata"]["data_points"], 3_270 + 400);
-    let (_, gspc) = s.get_as("/api/analysis/%5EGSPC", Some(key)).await;
-    assert_eq!(
-        gspc["metadata"]["data_points"], 16_607,
-        "the new ^GSPC file"
-    );
+    assert_eq!(aapl.data_points, 3_270 + 400);
+    let gspc = old.analysis("^GSPC", "").await.unwrap().metadata;
+    assert_eq!(gspc.data_points, 16_607, "the new ^GSPC file");
     for (ticker, source) in [
-        ("ASML.AS", "real"),    // added, with a real history
-        ("MSFT", "real"),       // synthetic before, a real file now
-        ("MC.PA", "synthetic"), // added (LVMH)
-        ("DTE.DE", "synthetic"),
+        ("ASML.AS", DataSource::Real),    // added, with a real history
+        ("MSFT", DataSource::Real),       // synthetic before, a real file now
+        ("MC.PA", DataSource::Synthetic), // added (LVMH)
+        ("DTE.DE", DataSource::Synthetic),
     ] {
-        let (status, v) = s
-            .get_as(&format!("/api/analysis/{ticker}"), Some(key))
-            .await;
-        assert_eq!(status, 200, "{ticker}: {v}");
-        assert_eq!(v["metadata"]["data_source"], source, "{ticker}");
+        let v = old.analysis(ticker, "").await.unwrap().metadata;
+        assert_eq!(v.data_source, source, "{ticker}");
     }
-    let (status, v) = s.get_as("/api/analysis/RTL.DE", Some(key)).await;
-    assert_eq!(status, 404, "a corrected ticker's old row is inactive: {v}");
-    let (status, _) = s
-        .get_as("/api/analysis/MSFT", Some(common::test_key()))
-        .await;
-    assert_eq!(status, 200, "the template's key still works");
-    let counts = s.debug_health().await.1["debug"]["database"]["counts"].clone();
-    assert_eq!(counts["assets"], 3_232 + 1, "{counts}");
+    let refused = old.analysis("RTL.DE", "").await.unwrap_err();
+    assert_eq!(
+        refused.status, 404,
+        "a corrected ticker's old row is inactive: {refused:?}"
+    );
+    s.api()
+        .analysis("MSFT", "")
+        .await
+        .expect("the template's key still works");
+    let counts = counts(s).await;
+    assert_eq!(counts.assets, 3_232 + 1, "{counts:?}");
 }
 
 /// Loading the changed catalog into a database an older build filled:
@@ -213,16 +220,12 @@ async fn ingest_upserts_invalidates_the_cache_and_rejects_bad_files_whole() {
     let dir = tempfile::tempdir().unwrap();
     {
         let s = Server::start_with(db.clone(), &[]);
-        let (_, first) = s.get("/api/analysis/AAPL").await;
-        assert_eq!(first["metadata"]["data_source"], "real");
-        let (_, cached) = s.get("/api/analysis/AAPL").await;
-        assert_eq!(cached["metadata"]["from_cache"], true);
+        let first = aapl(&s).await;
+        assert_eq!(first.data_source, DataSource::Real);
+        assert!(aapl(&s).await.from_cache);
     }
-    let before = {
-        let s = Server::start_with(db.clone(), &[]);
-        s.get("/api/analysis/AAPL").await.1
-    };
-    let rows_before = before["metadata"]["data_points"].as_u64().unwrap();
+    let before = aapl(&Server::start_with(db.clone(), &[])).await;
+    let rows_before = before.data_points;
 
     // A bad row: the whole file is rejected with its line number, nothing written.
     let bad = dir.path().join("AAPL.csv");
@@ -245,13 +248,9 @@ async fn ingest_upserts_invalidates_the_cache_and_rejects_bad_files_whole() {
         "names the line: {stdout} {stderr}"
     );
     {
-        let s = Server::start_with(db.clone(), &[]);
-        let (_, same) = s.get("/api/analysis/AAPL").await;
-        assert_eq!(
-            same["metadata"]["from_cache"], true,
-            "the cache survives a rejected file"
-        );
-        assert_eq!(same["metadata"]["data_source"], "real");
+        let same = aapl(&Server::start_with(db.clone(), &[])).await;
+        assert!(same.from_cache, "the cache survives a rejected file");
+        assert_eq!(same.data_source, DataSource::Real);
     }
 
     // A good file with --ticker: upserted, flagged, cache invalidated.
@@ -263,21 +262,17 @@ async fn ingest_upserts_invalidates_the_cache_and_rejects_bad_files_whole() {
     );
     assert!(ok, "{stdout} {stderr}");
     let s = Server::start_with(db.clone(), &[]);
-    let (status, after) = s.get("/api/analysis/AAPL").await;
-    assert_eq!(status, 200);
-    assert_eq!(
-        after["metadata"]["from_cache"], false,
+    let after = s.api().analysis("AAPL", "").await.unwrap();
+    assert!(
+        !after.metadata.from_cache,
         "new prices invalidate the cache"
     );
-    assert_eq!(after["metadata"]["data_source"], "ingested");
-    assert_eq!(
-        after["metadata"]["data_points"].as_u64().unwrap(),
-        rows_before + 400
-    );
+    assert_eq!(after.metadata.data_source, DataSource::Ingested);
+    assert_eq!(after.metadata.data_points, rows_before + 400);
     let last_date = csv_rows(200.0).lines().last().unwrap()[..10].to_string();
-    assert_eq!(after["metadata"]["end_date"], last_date.as_str());
-    let (_, info) = s.get("/api/asset-info/AAPL").await;
-    assert_eq!(info["data_source"], "ingested");
+    assert_eq!(after.metadata.end_date.to_string(), last_date);
+    let info = s.api().asset_info("AAPL").await.unwrap();
+    assert_eq!(info.data_source, DataSource::Ingested);
 
     // Re-ingesting the same dates replaces them (upsert), never duplicates.
     std::fs::write(&good, csv_rows(300.0)).unwrap();
@@ -286,15 +281,9 @@ async fn ingest_upserts_invalidates_the_cache_and_rejects_bad_files_whole() {
         &["ingest", "csv", good.to_str().unwrap(), "--ticker", "AAPL"],
     );
     assert!(ok, "{stderr}");
-    let (_, again) = s.get("/api/analysis/AAPL").await;
-    assert_eq!(
-        again["metadata"]["data_points"],
-        after["metadata"]["data_points"]
-    );
-    assert_ne!(
-        again["current_state"]["price"],
-        after["current_state"]["price"]
-    );
+    let again = s.api().analysis("AAPL", "").await.unwrap();
+    assert_eq!(again.metadata.data_points, after.metadata.data_points);
+    assert_ne!(again.current_state.price, after.current_state.price);
 
     // A directory: files named by ticker; an unknown ticker is rejected alone.
     let folder = dir.path().join("batch");
@@ -304,6 +293,11 @@ async fn ingest_upserts_invalidates_the_cache_and_rejects_bad_files_whole() {
     let (ok, stdout, _) = cli(&db, &["ingest", "csv", folder.to_str().unwrap()]);
     assert!(!ok);
     assert!(stdout.contains("NOT-A-TICKER"), "{stdout}");
-    let (_, msft) = s.get("/api/analysis/MSFT?return_period=30").await;
-    assert_eq!(msft["metadata"]["data_source"], "ingested");
+    let msft = s.api().analysis("MSFT", "return_period=30").await.unwrap();
+    assert_eq!(msft.metadata.data_source, DataSource::Ingested);
+}
+
+/// AAPL's analysis metadata, with the test key.
+async fn aapl(s: &Server) -> AnalysisMetadata {
+    s.api().analysis("AAPL", "").await.unwrap().metadata
 }

@@ -14,9 +14,13 @@ use std::path::{Path, PathBuf};
 use crate::common;
 
 use chrono::NaiveDate;
-use common::{assert_error, cli, cli_ok, component, f, sqlite_url, Server, ADMIN_TOKEN};
+use common::{cli, cli_ok, component, sqlite_url, Server, ADMIN_TOKEN};
+use forecast_api::admin::Listed;
 use forecast_api::analysis::ForecastBody;
-use forecast_api::track_record::{RowForecast, SkillScore};
+use forecast_api::models::{ModelCard, ModelComparison, ModelsResponse};
+use forecast_api::track_record::{ForecastEvaluation, RowForecast, SkillScore};
+use forecast_testkit::{Auth, Refusal};
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 /// A fresh demo database in which exactly the assets with real prices are
@@ -458,11 +462,11 @@ async fn forecasts_are_calibrated_on_real_prices() {
 /// `forecast plugin list --json`: the active version of `kind`.
 fn active_version(db: &Path, kind: &str) -> String {
     let out = cli_ok(db, &["plugin", "list", "--json"], "");
-    serde_json::from_str::<Vec<Value>>(&out)
+    serde_json::from_str::<Vec<Listed>>(&out)
         .unwrap()
         .into_iter()
-        .find(|p| p["kind"] == kind && p["active"] == true)
-        .map(|p| p["version"].as_str().unwrap().to_string())
+        .find(|p| p.kind.as_str() == kind && p.active)
+        .map(|p| p.version)
         .unwrap_or_else(|| panic!("no active {kind} in {out}"))
 }
 
@@ -481,7 +485,7 @@ async fn last_scorer_activation(db: &Path) -> (String, String) {
 }
 
 /// `forecast plugin compare scorer default a b --json`.
-fn compare(db: &Path, a: &str, b: &str) -> Value {
+fn compare(db: &Path, a: &str, b: &str) -> ModelComparison {
     let out = cli_ok(
         db,
         &["plugin", "compare", "scorer", "default", a, b, "--json"],
@@ -490,14 +494,14 @@ fn compare(db: &Path, a: &str, b: &str) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
-async fn admin_post(s: &Server, path: &str, token: Option<&str>, body: Value) -> (u16, Value) {
-    let mut req = s.client().post(s.url(path));
-    if let Some(t) = token {
-        req = req.bearer_auth(t);
-    }
-    let r = req.json(&body).send().await.unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap_or(Value::Null))
+/// `POST /api/admin/plugins/{what}` with the admin token.
+async fn admin_post<T: DeserializeOwned>(
+    s: &Server,
+    what: &str,
+    body: Value,
+) -> Result<T, Refusal> {
+    let admin = s.api_as(Auth::Bearer(ADMIN_TOKEN.into()));
+    admin.post(&format!("/admin/plugins/{what}"), &body).await
 }
 
 /// The evidence gate both ways: the calibrated scorer is promoted over the
@@ -553,16 +557,13 @@ async fn activate_forced(db: &Path, version: &str, reason: &str) {
 /// worse and is activated without the override.
 async fn the_calibrated_scorer_is_promoted_over_the_classic(db: &Path) {
     let c = compare(db, "1.0.0", "2.1.0");
-    println!(
-        "compare 1.0.0 2.1.0: {}",
-        serde_json::to_string_pretty(&c).unwrap()
-    );
-    assert_eq!(c["b_significantly_worse"], false, "{c}");
-    assert!(c["rows"].as_u64().unwrap() > 1_000, "{c}");
-    assert_eq!(c["return_period"], 90);
-    assert_eq!(c["a"]["model"], "scorer/default@1.0.0");
-    assert_eq!(c["b"]["model"], "scorer/default@2.1.0");
-    assert!((0.0..=1.0).contains(&f(&c["dm_p"])));
+    println!("compare 1.0.0 2.1.0: {c:#?}");
+    assert!(!c.b_significantly_worse, "{c:?}");
+    assert!(c.rows > 1_000, "{c:?}");
+    assert_eq!(c.return_period, 90);
+    assert_eq!(c.a.model, "scorer/default@1.0.0");
+    assert_eq!(c.b.model, "scorer/default@2.1.0");
+    assert!((0.0..=1.0).contains(&c.dm_p));
     let out = common::activate_plugin(db, "scorer", "default", "2.1.0");
     assert!(out.contains("active: scorer/default@2.1.0"), "{out}");
     assert_eq!(active_version(db, "scorer"), "2.1.0");
@@ -574,12 +575,12 @@ async fn the_calibrated_scorer_is_promoted_over_the_classic(db: &Path) {
 /// The worse fixture, added as 2.1.0-worse, compares as significantly
 /// worse and `plugin activate` refuses it with the figures; the
 /// comparison.
-fn the_cli_refuses_the_worse_scorer_with_the_figures(db: &Path) -> Value {
+fn the_cli_refuses_the_worse_scorer_with_the_figures(db: &Path) -> ModelComparison {
     let worse = component("scorer_worse");
     common::add_plugin(db, &worse, "scorer", "default", "2.1.0-worse");
     let c = compare(db, "2.1.0", "2.1.0-worse");
-    assert_eq!(c["b_significantly_worse"], true, "{c}");
-    let crps = |card: &Value| format!("{:.5}", f(&card["evaluation"]["crps"]["forecast"]));
+    assert!(c.b_significantly_worse, "{c:?}");
+    let crps = |card: &ModelCard| format!("{:.5}", evaluation(card).crps.forecast);
     let (ok, _, err) = cli(
         db,
         &["plugin", "activate", "scorer", "default", "2.1.0-worse"],
@@ -589,8 +590,8 @@ fn the_cli_refuses_the_worse_scorer_with_the_figures(db: &Path) -> Value {
         "significantly worse",
         "Diebold-Mariano",
         "CRPS",
-        &crps(&c["a"]),
-        &crps(&c["b"]),
+        &crps(&c.a),
+        &crps(&c.b),
         "--force",
     ] {
         assert!(err.contains(needle), "{err:?} lacks {needle:?}");
@@ -603,44 +604,47 @@ fn the_cli_refuses_the_worse_scorer_with_the_figures(db: &Path) -> Value {
 /// without a reason), and its compare route answers as the CLI's `c` did,
 /// behind the admin token, refusing an ungraded horizon and an unknown
 /// version.
-async fn the_admin_api_refuses_the_worse_scorer_and_compares(db: &Path, c: &Value) {
+async fn the_admin_api_refuses_the_worse_scorer_and_compares(db: &Path, c: &ModelComparison) {
     let s = Server::app_with(db.to_path_buf(), &[]).await;
     let activate = json!({"kind": "scorer", "name": "default", "version": "2.1.0-worse"});
-    let got = admin_post(
-        &s,
-        "/api/admin/plugins/activate",
-        Some(ADMIN_TOKEN),
-        activate,
-    )
-    .await;
-    assert_error(&got, 422, &["significantly worse", "Diebold-Mariano"]);
+    let refused = admin_post::<Value>(&s, "activate", activate)
+        .await
+        .unwrap_err();
+    refused.assert(422, &["significantly worse", "Diebold-Mariano"]);
     for reason in [json!(null), json!("   ")] {
         let body = json!({"kind": "scorer", "name": "default", "version": "2.1.0-worse",
                           "force": true, "reason": reason});
-        let got = admin_post(&s, "/api/admin/plugins/activate", Some(ADMIN_TOKEN), body).await;
-        assert_error(&got, 400, &["reason"]);
+        let refused = admin_post::<Value>(&s, "activate", body).await.unwrap_err();
+        refused.assert(400, &["reason"]);
     }
     assert_eq!(active_version(db, "scorer"), "2.1.0");
 
     let body = json!({"kind": "scorer", "name": "default", "a": "2.1.0", "b": "2.1.0-worse"});
-    let (status, _) = admin_post(&s, "/api/admin/plugins/compare", None, body.clone()).await;
-    assert_eq!(status, 401);
-    let (status, got) = admin_post(&s, "/api/admin/plugins/compare", Some(ADMIN_TOKEN), body).await;
-    assert_eq!(status, 200, "{got}");
-    assert_eq!(got["b_significantly_worse"], true);
-    assert_eq!(got["rows"], c["rows"]);
-    assert_eq!(got["return_period"], 90);
-    assert!(
-        (f(&got["dm_stat"]) - f(&c["dm_stat"])).abs() < 1e-9,
-        "{got}"
-    );
+    let anonymous = s.api_as(Auth::Anonymous);
+    let refused = anonymous
+        .post::<_, Value>("/admin/plugins/compare", &body)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.status, 401);
+    let got: ModelComparison = admin_post(&s, "compare", body).await.unwrap();
+    assert!(got.b_significantly_worse);
+    assert_eq!(got.rows, c.rows);
+    assert_eq!(got.return_period, 90);
+    assert!((got.dm_stat - c.dm_stat).abs() < 1e-9, "{got:?}");
     let body = json!({"kind": "scorer", "name": "default", "a": "2.1.0", "b": "2.1.0-worse",
                       "return_period": 45});
-    let got = admin_post(&s, "/api/admin/plugins/compare", Some(ADMIN_TOKEN), body).await;
-    assert_error(&got, 400, &["return_period", "45"]);
+    let refused = admin_post::<Value>(&s, "compare", body).await.unwrap_err();
+    refused.assert(400, &["return_period", "45"]);
     let body = json!({"kind": "scorer", "name": "default", "a": "2.1.0", "b": "9.9.9"});
-    let got = admin_post(&s, "/api/admin/plugins/compare", Some(ADMIN_TOKEN), body).await;
-    assert_error(&got, 404, &["9.9.9"]);
+    let refused = admin_post::<Value>(&s, "compare", body).await.unwrap_err();
+    refused.assert(404, &["9.9.9"]);
+}
+
+/// A card's evaluation, which every card of a graded horizon has.
+fn evaluation(card: &ModelCard) -> &ForecastEvaluation {
+    card.evaluation
+        .as_ref()
+        .unwrap_or_else(|| panic!("{} has no evaluation", card.model))
 }
 
 /// `GET /api/models`: refused before any grading run; after one, the
@@ -650,7 +654,12 @@ async fn the_admin_api_refuses_the_worse_scorer_and_compares(db: &Path, c: &Valu
 #[tokio::test]
 async fn model_cards_come_from_the_grading_run() {
     let before = Server::app().await;
-    assert_error(&before.get("/api/models").await, 503, &["grading run"]);
+    let refused = before
+        .api()
+        .get::<ModelsResponse>("/models")
+        .await
+        .unwrap_err();
+    refused.assert(503, &["grading run"]);
     drop(before);
 
     let db = graded_copy().await;
@@ -659,44 +668,38 @@ async fn model_cards_come_from_the_grading_run() {
         active_version(&db, "segmentation")
     );
     let scorer = format!("scorer/default@{}", active_version(&db, "scorer"));
-    let cli_card = compare(&db, "1.0.0", "2.1.0")["b"].clone();
+    let cli_card = compare(&db, "1.0.0", "2.1.0").b;
     let s = Server::app_with(db, &[]).await;
-    let (status, m) = s.get("/api/models").await;
-    assert_eq!(status, 200, "{m}");
-    assert_eq!(m["engine"], engine.as_str());
-    assert_eq!(m["scorer"], scorer.as_str());
-    assert!(m["run_id"].is_string(), "{m}");
-    let cards = m["cards"].as_array().unwrap();
-    let periods: Vec<u64> = cards
-        .iter()
-        .map(|c| c["return_period"].as_u64().unwrap())
-        .collect();
+    let m: ModelsResponse = s.api().get("/models").await.unwrap();
+    assert_eq!(m.engine, engine);
+    assert_eq!(m.scorer, scorer);
+    assert!(m.run_id.is_some(), "{m:?}");
+    let periods: Vec<u32> = m.cards.iter().map(|c| c.return_period).collect();
     assert_eq!(periods, [7, 30, 90, 180, 365]);
-    for card in cards {
-        let period = card["return_period"].as_u64().unwrap();
-        assert_eq!(card["model"], scorer.as_str());
-        assert_eq!(card["source"], "real");
-        assert!(card["first_date"].as_str().unwrap() < card["last_date"].as_str().unwrap());
-        let e = &card["evaluation"];
-        assert!(e["rows"].as_u64().unwrap() > 0, "{period}: {card}");
-        let (_, record) = s
-            .get(&format!(
-                "/api/track-record?source=real&return_period={period}"
-            ))
-            .await;
-        assert_eq!(e, &record["forecast_evaluation"], "{period}");
+    for card in &m.cards {
+        let period = card.return_period;
+        assert_eq!(card.model, scorer);
+        assert_eq!(card.source, "real");
+        assert!(
+            card.first_date.unwrap() < card.last_date.unwrap(),
+            "{card:?}"
+        );
+        let e = evaluation(card);
+        assert!(e.rows > 0, "{period}: {card:?}");
+        let query = format!("source=real&return_period={period}");
+        let record = s.api().universe_track_record(&query).await.unwrap();
+        assert_eq!(Some(e), record.forecast_evaluation.as_ref(), "{period}");
     }
     // The stored (f32) histories and the live comparison score the same
     // rows of the same scorer.
     assert_eq!(scorer, "scorer/default@2.1.0");
-    let card = &cards[2]["evaluation"];
-    let live = &cli_card["evaluation"];
-    assert_eq!(card["rows"], live["rows"]);
-    assert_eq!(card["months"], live["months"]);
+    let (card, live) = (evaluation(&m.cards[2]), evaluation(&cli_card));
+    assert_eq!(card.rows, live.rows);
+    assert_eq!(card.months, live.months);
     assert!(
-        (f(&card["crps"]["forecast"]) - f(&live["crps"]["forecast"])).abs() < 1e-6,
-        "{} against {}",
-        card["crps"],
-        live["crps"]
+        (card.crps.forecast - live.crps.forecast).abs() < 1e-6,
+        "{:?} against {:?}",
+        card.crps,
+        live.crps
     );
 }

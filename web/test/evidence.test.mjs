@@ -163,8 +163,11 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
   test("the methodology page is reachable from the glossary and the footer", async () => {
     const { c, p } = await premiumPage("methodology");
     await p.goto("/glossary");
-    await p.locator("#glossary-methodology").click();
-    await p.waitForURL((u) => u.pathname === "/methodology");
+    // The glossary is drawn after the session check: wait for it, and listen
+    // for the navigation before clicking, so neither can be missed.
+    await p.locator("main h1", { hasText: "Glossary" }).waitFor();
+    const toMethodology = (u) => u.pathname === "/methodology";
+    await Promise.all([p.waitForURL(toMethodology), p.locator("#glossary-methodology").click()]);
     await p.locator("main h1", { hasText: "Methodology" }).waitFor();
     const text = await p.locator("main").innerText();
     for (const s of ["Drawdown buckets", "Days and episodes", "1,000", "Thin evidence", "moving-block bootstrap", "Spearman", "Survivorship", "Synthetic histories are not markets"]) {
@@ -175,8 +178,8 @@ describe("evidence, grade history, methodology, track record", { timeout: 600_00
     for (const id of anchors) assert.equal(await p.locator(`[id="${id}"]`).count(), 1, `#${id} exists`);
     // The glossary's "?" for episodes and the footer lead here too.
     await p.goto("/");
-    await p.locator("footer a", { hasText: "Methodology" }).click();
-    await p.waitForURL((u) => u.pathname === "/methodology");
+    await p.locator("main h1").waitFor();
+    await Promise.all([p.waitForURL(toMethodology), p.locator("footer a", { hasText: "Methodology" }).click()]);
     await p.locator("main h1").waitFor();
     await shot(p, "methodology");
     await p.goto("/methodology#thin");

@@ -304,3 +304,20 @@ pub fn proc_status_bytes(pid: u32, field: &str) -> u64 {
         .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"));
     kb * 1024
 }
+
+/// The CPU time (user and system, every thread) process `pid` has used.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
+    // The fields after the command name, which is in parentheses and may
+    // hold spaces: utime and stime are the 14th and 15th of the line.
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let ticks: u64 = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|v| v.parse::<u64>().expect("ticks"))
+        .sum();
+    // SAFETY: sysconf only reads a constant of the system.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    ticks as f64 / per_second as f64
+}

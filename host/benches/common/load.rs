@@ -14,6 +14,9 @@ pub struct Stats {
     pub per_second: f64,
     pub p50: Duration,
     pub p99: Duration,
+    /// Every answer received, the warm-up second's included (what a
+    /// server's CPU time over the whole case was spent on).
+    pub sent: usize,
 }
 
 /// Sends `GET path` over one kept-alive connection; the status.
@@ -105,6 +108,7 @@ pub async fn load_answering(
             let mut buf = Vec::with_capacity(4096);
             let mut latencies = Vec::new();
             let mut errors = 0u64;
+            let mut sent = 0usize;
             while Instant::now() < deadline {
                 let t = Instant::now();
                 let ok = match get(&mut stream, &request, &mut buf).await {
@@ -114,6 +118,7 @@ pub async fn load_answering(
                         false
                     }
                 };
+                sent += usize::from(ok);
                 if t >= warm_until {
                     if ok {
                         latencies.push(t.elapsed());
@@ -122,15 +127,16 @@ pub async fn load_answering(
                     }
                 }
             }
-            (latencies, errors)
+            (latencies, errors, sent)
         }));
     }
     let mut all = Vec::new();
-    let mut errors = 0;
+    let (mut errors, mut sent) = (0, 0);
     for t in tasks {
-        let (l, e) = t.await.unwrap();
+        let (l, e, n) = t.await.unwrap();
         all.extend(l);
         errors += e;
+        sent += n;
     }
     all.sort();
     let pct = |p: f64| {
@@ -144,5 +150,6 @@ pub async fn load_answering(
         per_second: all.len() as f64 / seconds as f64,
         p50: pct(0.50),
         p99: pct(0.99),
+        sent,
     }
 }

@@ -7,7 +7,7 @@
 use chrono::NaiveDate;
 // The engine's weekend arithmetic: a calendar conversion per row was a few
 // percent of a cold backtest, which asks this of every asset's history.
-use forecast_engine::is_weekend;
+use forecast_engine::{civil_from_days, is_weekend};
 
 const MAGIC: &[u8; 4] = b"FES1";
 
@@ -19,6 +19,15 @@ pub fn to_days(date: NaiveDate) -> i32 {
 /// The calendar date of a day number.
 pub fn from_days(days: i32) -> NaiveDate {
     NaiveDate::from_ymd_opt(1970, 1, 1).expect("valid epoch") + chrono::Duration::days(days.into())
+}
+
+/// `(year, month 1..=12)` of a day number, as [`from_days`] gives them but
+/// by integer arithmetic: month-ends are found row by row over every
+/// asset's history in each grade, where building a date per row was a few
+/// percent of the run.
+pub fn year_month(days: i32) -> (i32, u32) {
+    let (year, month, _) = civil_from_days(days);
+    (year, month)
 }
 
 /// A daily close series, oldest first.
@@ -159,6 +168,18 @@ mod tests {
     use chrono::Datelike;
 
     use super::*;
+
+    /// The arithmetic year and month agree with the calendar's, every day
+    /// from 1800 to 2200 (both sides of the epoch, every leap rule).
+    #[test]
+    fn year_and_month_by_arithmetic_match_the_calendar() {
+        let first = to_days(NaiveDate::from_ymd_opt(1800, 1, 1).unwrap());
+        let last = to_days(NaiveDate::from_ymd_opt(2200, 12, 31).unwrap());
+        for days in first..=last {
+            let date = from_days(days);
+            assert_eq!(year_month(days), (date.year(), date.month()), "{date}");
+        }
+    }
 
     /// The arithmetic weekend agrees with the calendar, before and after
     /// the epoch.

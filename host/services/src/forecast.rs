@@ -8,8 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use chrono::Datelike;
-use forecast_domain::series::{from_days, PriceSeries};
+use forecast_domain::series::PriceSeries;
 use forecast_domain::DataSource;
 use forecast_plugins::scorer::{Climatology, Point, Pooled};
 
@@ -35,8 +34,8 @@ impl Pool {
 
 /// Months since year 0 of the day `days` (since 1970-01-01).
 pub fn month_index(days: i32) -> i32 {
-    let d = from_days(days);
-    d.year() * 12 + d.month0() as i32
+    let (year, month) = forecast_domain::series::year_month(days);
+    year * 12 + month as i32 - 1
 }
 
 /// The forward simple return over `horizon` calendar days from every row
@@ -524,23 +523,43 @@ pub async fn build_table(
 ) -> Result<PooledTable, crate::error::Error> {
     let mut list = assets.list_active_assets(None).await?;
     list.sort_by_key(|a| a.id);
+    // Each asset's contributions on a blocking thread, one per core at a
+    // time, while the next series loads; taken in id order, so the sums
+    // run in the same order as one by one.
+    let at_once = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut running = std::collections::VecDeque::new();
     let mut parts = Vec::new();
     for a in list {
         let Some(series) = assets.load_series(a.id).await? else {
             continue;
         };
         let pool = Pool::of(a.data_source);
-        let cells = tokio::task::spawn_blocking(move || {
+        running.push_back(tokio::task::spawn_blocking(move || {
             HORIZONS
                 .into_iter()
                 .map(|h| (pool, h, contribution(&series, h)))
                 .collect::<Vec<_>>()
-        })
-        .await
-        .map_err(|e| crate::error::Error::Internal(format!("pooled history failed: {e}")))?;
-        parts.extend(cells);
+        }));
+        if running.len() >= at_once {
+            parts.extend(contributed(running.pop_front()).await?);
+        }
+    }
+    while !running.is_empty() {
+        parts.extend(contributed(running.pop_front()).await?);
     }
     Ok(PooledTable::new(parts))
+}
+
+/// The cells of one asset's contribution task (none: no task).
+async fn contributed(
+    task: Option<tokio::task::JoinHandle<Vec<(Pool, u32, Contribution)>>>,
+) -> Result<Vec<(Pool, u32, Contribution)>, crate::error::Error> {
+    match task {
+        Some(task) => task
+            .await
+            .map_err(|e| crate::error::Error::Internal(format!("pooled history failed: {e}"))),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// The horizons the pooled table covers: the graded ones. A verdict at

@@ -14,7 +14,7 @@ use forecast_api::track_record::{
     UniverseTrackRecordQuery, UniverseTrackRecordResponse,
 };
 use forecast_domain::evaluation::{evaluate, Coefficient, EvalRow, SkillTest};
-use forecast_domain::series::{from_days, to_days, PriceSeries};
+use forecast_domain::series::{from_days, to_days, year_month, PriceSeries};
 use forecast_store::{GradingRun, TrackedAsset};
 
 use crate::analysis::MIN_ROWS;
@@ -27,17 +27,34 @@ pub const LETTERS: [&str; 5] = ["A", "B", "C", "D", "F"];
 /// [`MIN_ROWS`] rows up to them: each row whose next row lies in a later
 /// month (the last row's month is not over, so it is none).
 pub fn month_ends(series: &PriceSeries) -> Vec<u32> {
-    let month = |d: i32| {
-        let date = from_days(d);
-        (date.year(), date.month())
+    // Dates increase, so a row starts a later month exactly when it is on
+    // or after the first day of the month after its predecessor's: one
+    // calendar conversion per month, not per row.
+    let mut ends = Vec::new();
+    let Some(&first) = series.dates.first() else {
+        return ends;
     };
-    series
-        .dates
-        .windows(2)
-        .enumerate()
-        .filter(|&(t, w)| t + 1 >= MIN_ROWS && month(w[0]) != month(w[1]))
-        .map(|(t, _)| t as u32)
-        .collect()
+    let mut next = next_month_start(first);
+    for (t, &d) in series.dates.iter().enumerate().skip(1) {
+        if d >= next {
+            if t >= MIN_ROWS {
+                ends.push(t as u32 - 1);
+            }
+            next = next_month_start(d);
+        }
+    }
+    ends
+}
+
+/// The day number of the first day of the month after `days`'s.
+fn next_month_start(days: i32) -> i32 {
+    let (year, month) = year_month(days);
+    let (year, month) = if month == 12 {
+        (year + 1, 1)
+    } else {
+        (year, month + 1)
+    };
+    to_days(NaiveDate::from_ymd_opt(year, month, 1).expect("a valid first of a month"))
 }
 
 /// The simple return from row `t` to the first row at least `horizon`
@@ -666,6 +683,32 @@ mod tests {
             ends,
             ["2020-10-31", "2020-11-30", "2020-12-31", "2021-01-31"]
         );
+    }
+
+    /// Month-ends found one conversion per month are the rows whose next
+    /// row falls in another calendar month, over weekday histories with
+    /// gaps of up to two months, across years and leap days.
+    #[test]
+    fn month_ends_agree_with_the_calendar_row_by_row() {
+        let start = to_days("1995-12-29".parse().unwrap());
+        let mut dates = vec![start];
+        for i in 0..6_000 {
+            let gap = [1, 1, 3, 1, 2, 1, 40, 1, 1, 61][i % 10];
+            dates.push(dates.last().unwrap() + gap);
+        }
+        let s = PriceSeries {
+            closes: vec![1.0; dates.len()],
+            dates,
+        };
+        let by_calendar: Vec<u32> = (0..s.len() - 1)
+            .filter(|&t| {
+                let (a, b) = (from_days(s.dates[t]), from_days(s.dates[t + 1]));
+                t + 1 >= MIN_ROWS && (a.year(), a.month()) != (b.year(), b.month())
+            })
+            .map(|t| t as u32)
+            .collect();
+        assert!(by_calendar.len() > 100);
+        assert_eq!(month_ends(&s), by_calendar);
     }
 
     #[test]
