@@ -7,45 +7,25 @@
 
 use crate::common;
 
-use axum::http::{HeaderMap, Method};
 use chrono::{Datelike, NaiveDate};
 use common::Server;
 use forecast_api::backtest::BacktestResponse;
 use forecast_api::research::{RankBy, SplitMode, SweepResponse, WalkForwardResponse};
-use forecast_testkit::{exactly, Api, Refusal};
+use forecast_testkit::{exactly, units_left, Refusal};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 const UNIVERSE: [&str; 6] = ["^GSPC", "^IXIC", "^DJI", "^NDX", "^RUT", "^FTSE"];
 
-/// The units left that a Bearer answer's rate headers announce.
-fn left(headers: &HeaderMap) -> u64 {
-    headers
-        .get("x-ratelimit-remaining")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
-        .expect("x-ratelimit-remaining")
-}
-
-/// POSTs `body` to `path` (after `/api`) with the test account's key.
-async fn post<T: DeserializeOwned>(s: &Server, path: &str, body: &Value) -> Result<T, Refusal> {
-    Api::typed(s.api().send(Method::POST, path, Some(body)).await).await
-}
-
-/// [`post`], which must be answered: the answer and the units left after it.
+/// POSTs `body` to `path` (after `/api`) with the test account's key, which
+/// must be answered: the answer and the units left after it.
 async fn answered<T: DeserializeOwned>(s: &Server, path: &str, body: &Value) -> (T, u64) {
-    let response = s.api().send(Method::POST, path, Some(body)).await;
-    let units = left(response.headers());
-    let answer = Api::typed(response).await;
-    (answer.unwrap_or_else(|r| panic!("{body} → {r}")), units)
+    s.api().post_metered(path, body).await
 }
 
-/// [`post`], which must be refused.
+/// POSTs `body` to `path` with the test key, which must be refused.
 async fn refused(s: &Server, path: &str, body: &Value) -> Refusal {
-    match post::<Value>(s, path, body).await {
-        Ok(answer) => panic!("{body} was answered, not refused: {answer}"),
-        Err(r) => r,
-    }
+    s.api().post_refused(path, body).await
 }
 
 fn with(base: &Value, extra: &Value) -> Value {
@@ -190,11 +170,11 @@ async fn every_sweep_bound_answers_400_naming_it() {
     }
     // A refused 49-combination body is charged the least, not 49.
     let wrong = json!({"sweep": {"top_n": [1]}, "rank_by": "x"});
-    let before = left(&refused(&s, "/backtest/sweep", &wrong).await.headers);
+    let before = units_left(&refused(&s, "/backtest/sweep", &wrong).await.headers);
     let too_many = json!({"sweep": {"top_n": many, "return_period": [7, 8, 9, 10, 11, 12, 13]}});
     let refusal = refused(&s, "/backtest/sweep", &too_many).await;
     assert_eq!(refusal.status, 400, "{refusal}");
-    assert_eq!(before - left(&refusal.headers), 5);
+    assert_eq!(before - units_left(&refusal.headers), 5);
     // Past the body limit: 413 {detail}, before anything is charged.
     let huge = json!({"sweep": {"top_n": [1]}, "tickers": vec!["X".repeat(60); 20_000]});
     refused(&s, "/backtest/sweep", &huge)
@@ -342,7 +322,7 @@ async fn a_sweep_past_its_time_limit_is_a_504_that_says_reduce_the_scope() {
         ] {
             let refusal = refused(&s, path, &body).await;
             refusal.assert(504, &["time limit", "reduce its scope"]);
-            units.push(left(&refusal.headers));
+            units.push(units_left(&refusal.headers));
         }
         units
     })

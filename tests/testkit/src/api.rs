@@ -121,6 +121,15 @@ pub(crate) fn with_query(path: String, query: &str) -> String {
     }
 }
 
+/// The units left that an answer's (or a refusal's) rate headers announce.
+pub fn units_left(headers: &HeaderMap) -> u64 {
+    headers
+        .get("x-ratelimit-remaining")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("x-ratelimit-remaining")
+}
+
 impl Api {
     /// The same client on the routes under `prefix` (`/api`, `/web/api`).
     pub fn at(mut self, prefix: &'static str) -> Api {
@@ -206,6 +215,30 @@ impl Api {
         body: &B,
     ) -> Result<T, Refusal> {
         Self::typed(self.send(Method::POST, path, Some(body)).await).await
+    }
+
+    /// `POST path`, which must be answered: the answer and the units left
+    /// after it, as its rate headers announce.
+    pub async fn post_metered<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> (T, u64) {
+        let response = self.send(Method::POST, path, Some(body)).await;
+        let units = units_left(response.headers());
+        let answer = Self::typed(response).await;
+        (
+            answer.unwrap_or_else(|r| panic!("POST {path} → {r}")),
+            units,
+        )
+    }
+
+    /// `POST path`, which must be refused: the refusal.
+    pub async fn post_refused<B: Serialize + ?Sized>(&self, path: &str, body: &B) -> Refusal {
+        match self.post::<B, serde_json::Value>(path, body).await {
+            Ok(answer) => panic!("POST {path} was answered, not refused: {answer}"),
+            Err(r) => r,
+        }
     }
 
     /// `GET /api/analysis/{ticker}/verdict?query`.

@@ -14,7 +14,7 @@ mod api_strategies;
 pub mod api_wire;
 pub mod client;
 
-pub use api::{login, Api, Auth, Refusal};
+pub use api::{login, units_left, Api, Auth, Refusal};
 pub use api_refused::Refused;
 pub use api_strategies::{BUNDLE, WASM};
 pub use api_wire::exactly;
