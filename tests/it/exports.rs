@@ -7,6 +7,8 @@
 use crate::common;
 
 use common::{assert_error, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use forecast_api::backtest::BacktestResponse;
+use forecast_api::ranking::RankingResponse;
 use serde_json::{json, Value};
 
 /// The status, content type, disposition and body of a request.
@@ -38,8 +40,8 @@ pub(crate) async fn call(
 
 /// The CSV's number is the JSON's (serde_json's default float parsing is
 /// not correctly rounded: the last digit may differ).
-fn close(csv: &str, json: &Value) {
-    let (a, b) = (csv.parse::<f64>().unwrap(), json.as_f64().unwrap());
+fn close(csv: &str, b: f64) {
+    let a = csv.parse::<f64>().unwrap();
     assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
 }
 
@@ -59,7 +61,7 @@ async fn a_backtests_tables_are_its_json_as_csv() {
                       "start_date": "2012-01-01", "end_date": "2014-12-31"});
     let (status, _, _, json) = call(&s, Some(&body), "/api/backtest", None).await;
     assert_eq!(status, 200);
-    let json: Value = serde_json::from_str(&json).unwrap();
+    let json: BacktestResponse = serde_json::from_str(&json).unwrap();
     let (status, ct, cd, csv) = call(&s, Some(&body), "/api/backtest?format=csv", None).await;
     assert_eq!(status, 200, "{csv}");
     assert!(ct.starts_with("text/csv"), "{ct}");
@@ -75,11 +77,11 @@ async fn a_backtests_tables_are_its_json_as_csv() {
             "^GSPC"
         ]
     );
-    let curve = json["equity_curve"].as_array().unwrap();
+    let curve = &json.equity_curve;
     assert_eq!(t.len() - 1, curve.len());
     for (row, p) in t[1..].iter().zip(curve) {
-        assert_eq!(row[0], p["date"].as_str().unwrap());
-        close(&row[1], &p["equity"]);
+        assert_eq!(row[0], p.date.to_string());
+        close(&row[1], p.equity);
     }
     // The header asks for it too; trades and metrics by name.
     let (_, ct, _, same) = call(&s, Some(&body), "/api/backtest", Some("text/csv")).await;
@@ -106,15 +108,12 @@ async fn a_backtests_tables_are_its_json_as_csv() {
             "realised_pnl"
         ]
     );
-    for (row, trade) in t[1..].iter().zip(json["trades"].as_array().unwrap()) {
-        assert_eq!(
-            row[5].parse::<f64>().unwrap(),
-            trade["cost"].as_f64().unwrap()
-        );
-        let pnl = trade["realised_pnl"].as_f64();
+    for (row, trade) in t[1..].iter().zip(&json.trades) {
+        assert_eq!(row[5].parse::<f64>().unwrap(), trade.cost);
+        let pnl = trade.realised_pnl;
         assert_eq!(row[6].parse::<f64>().ok(), pnl, "empty for an opening fill");
     }
-    assert_eq!(t.len() - 1, json["trades"].as_array().unwrap().len());
+    assert_eq!(t.len() - 1, json.trades.len());
     let (_, _, _, metrics) = call(
         &s,
         Some(&body),
@@ -129,10 +128,10 @@ async fn a_backtests_tables_are_its_json_as_csv() {
             .map(|r| r[1].clone())
             .unwrap_or_else(|| panic!("{k}"))
     };
-    close(&find("sharpe_ratio"), &json["metrics"]["sharpe_ratio"]);
+    close(&find("sharpe_ratio"), json.metrics.sharpe_ratio.unwrap());
     close(
         &find("relative.equal_weight_buy_hold.beta"),
-        &json["metrics"]["relative"]["equal_weight_buy_hold"]["beta"],
+        json.metrics.relative["equal_weight_buy_hold"].beta.unwrap(),
     );
     // Bad choices are 400s naming them; `format=json` is the JSON.
     for (query, field) in [
@@ -160,16 +159,13 @@ async fn ranking_analysis_and_sweep_tables_export() {
     common::grade_ok(&common::sqlite_url(&db));
     let s = Server::app_with(db, &[]).await;
     let (_, _, _, json) = call(&s, None, "/api/ranking?limit=7", None).await;
-    let json: Value = serde_json::from_str(&json).unwrap();
+    let json: RankingResponse = serde_json::from_str(&json).unwrap();
     let (status, _, _, csv) = call(&s, None, "/api/ranking?limit=7&format=csv", None).await;
     assert_eq!(status, 200, "{csv}");
     let t = rows(&csv);
     assert_eq!(t[0][0..3], ["rank", "ticker", "name"]);
     assert_eq!(t.len() - 1, 7);
-    assert_eq!(
-        t[1][1],
-        json["ranked_assets"][0]["ticker"].as_str().unwrap()
-    );
+    assert_eq!(t[1][1], json.ranked_assets[0].ticker);
 
     let (_, _, _, series) = call(&s, None, "/api/analysis/%5EGSPC?format=csv", None).await;
     let t = rows(&series);
@@ -306,10 +302,10 @@ async fn the_watchlist_exports_its_graded_rows_to_premium_and_its_assets_to_free
         let (r, a) = (&t[line], row(ticker));
         assert_eq!(r[3], "real");
         assert_eq!(r[5], a.grade);
-        close(&r[6], &json!(a.score));
-        close(&r[8], &json!(a.current_price));
+        close(&r[6], a.score);
+        close(&r[8], a.current_price);
         assert_eq!(r[9], a.last_price_date.to_string());
-        close(&r[11], &json!(a.median_return));
+        close(&r[11], a.median_return);
     }
     assert!(
         t[2][5..].iter().all(String::is_empty),

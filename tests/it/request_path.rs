@@ -10,7 +10,6 @@ use crate::common;
 
 use common::{cli_ok, create_key, sqlite_url, Server};
 use forecast_services::verdict::VerdictResponse;
-use serde_json::Value;
 
 async fn exec(url: &str, statement: &str) {
     let pool = sqlx::SqlitePool::connect(url).await.unwrap();
@@ -72,17 +71,17 @@ async fn a_cached_verdict_is_the_snapshots_body_byte_for_byte() {
         // What the handler wrote before issue 17: the stored body parsed,
         // marked from_cache, with the asset's last price date, and written
         // by serde_json from the typed response.
-        let v: Value = serde_json::from_str(&first).unwrap();
-        assert_eq!(v["metadata"]["from_cache"], true);
+        let v: VerdictResponse = serde_json::from_str(&first).unwrap();
+        assert!(v.metadata.from_cache);
         let stored = scalar(
             &url,
             &format!(
                 "SELECT body FROM grades WHERE run_id =
                    (SELECT value FROM settings WHERE key = 'active_grading_run')
                  AND asset_id = {} AND return_period = {} AND metric = '{}'",
-                v["metadata"]["asset_id"],
-                v["metadata"]["return_period"],
-                v["metadata"]["metric"].as_str().unwrap()
+                v.metadata.asset_id,
+                v.metadata.return_period,
+                v.metadata.metric.as_str()
             ),
         )
         .await;
@@ -92,7 +91,7 @@ async fn a_cached_verdict_is_the_snapshots_body_byte_for_byte() {
             &url,
             &format!(
                 "SELECT last_date FROM daily_prices WHERE asset_id = {}",
-                v["metadata"]["asset_id"]
+                v.metadata.asset_id
             ),
         )
         .await;
@@ -116,19 +115,28 @@ async fn writes_by_other_processes_are_seen_on_the_next_request() {
 
     // New prices for AAPL from the CLI: its cached verdict is dropped (the
     // snapshot no longer describes its data), ^GSPC's stays.
-    let path = "/api/analysis/AAPL/verdict";
-    let (_, before) = s.get(path).await;
-    assert_eq!(before["metadata"]["from_cache"], true);
-    assert_eq!(s.get(path).await.1["metadata"]["from_cache"], true);
+    let cached = |ticker: &'static str| {
+        let s = &s;
+        async move {
+            s.api()
+                .verdict(ticker, "")
+                .await
+                .unwrap()
+                .metadata
+                .from_cache
+        }
+    };
+    assert!(cached("AAPL").await);
+    assert!(cached("AAPL").await);
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("AAPL.csv");
     std::fs::write(&csv, "date,close\n2026-11-02,123.0\n2026-11-03,124.5\n").unwrap();
     cli_ok(&db, &["ingest", "csv", csv.to_str().unwrap()], "");
-    let (_, after) = s.get(path).await;
-    assert_eq!(after["metadata"]["from_cache"], false, "new prices: live");
-    assert_eq!(after["current_state"]["price"], 124.5);
+    let after = s.api().verdict("AAPL", "").await.unwrap();
+    assert!(!after.metadata.from_cache, "new prices: live");
+    assert_eq!(after.current_state.price, 124.5);
     let gspc = "/api/analysis/%5EGSPC/verdict";
-    assert_eq!(s.get(gspc).await.1["metadata"]["from_cache"], true);
+    assert!(cached("^GSPC").await);
 
     // The active run switched off by a hand-written statement: the next
     // verdict is computed live.
@@ -137,7 +145,7 @@ async fn writes_by_other_processes_are_seen_on_the_next_request() {
         "UPDATE settings SET value = 'no-such-run' WHERE key = 'active_grading_run'",
     )
     .await;
-    assert_eq!(s.get(gspc).await.1["metadata"]["from_cache"], false);
+    assert!(!cached("^GSPC").await);
 
     // An asset deactivated behind the server's back is 404 at once.
     exec(
