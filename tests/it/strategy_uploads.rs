@@ -6,70 +6,46 @@
 
 use crate::common;
 
+use axum::http::Method;
 use common::{component, create_key, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use forecast_api::authored::{StrategyChange, UploadedStrategy};
 use forecast_api::backtest::{BacktestResponse, PluginUsage};
-use forecast_testkit::{Auth, WASM};
-use serde_json::{json, Value};
+use forecast_testkit::{units_left, Api, Auth, Refusal, WASM};
+use serde_json::json;
 
-struct Answer {
-    status: u16,
-    body: Value,
+/// The typed client holding `key`.
+fn with_key(s: &Server, key: &str) -> Api {
+    s.api_as(Auth::Bearer(key.to_string()))
 }
 
-/// The status and JSON body (null if none) of `r`.
-async fn answer(r: common::client::Response) -> Answer {
-    let status = r.status().as_u16();
-    let body = r.json().await.unwrap_or(Value::Null);
-    Answer { status, body }
+/// `POST /api/strategies` of `bytes` as a component with `key`: the
+/// status (201 stored, 200 already stored) and what is stored, or the
+/// refusal.
+async fn upload(s: &Server, key: &str, bytes: Vec<u8>) -> Result<(u16, UploadedStrategy), Refusal> {
+    with_key(s, key).upload_strategy(WASM, bytes).await
 }
 
-async fn upload(s: &Server, key: &str, content_type: &str, bytes: Vec<u8>) -> Answer {
-    answer(
-        s.post_bytes("/api/strategies", key, content_type, bytes)
-            .await,
-    )
-    .await
+/// A backtest of `strategy` over the indices with `key`.
+async fn backtest(s: &Server, key: &str, strategy: &str) -> Result<BacktestResponse, Refusal> {
+    let body = json!({ "strategy": strategy, "category": "Indices" });
+    with_key(s, key).post("/backtest", &body).await
 }
 
-async fn call(
-    s: &Server,
-    key: &str,
-    method: reqwest::Method,
-    path: &str,
-    body: Option<Value>,
-) -> Answer {
-    let mut req = s.client().request(method, s.url(path)).bearer_auth(key);
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    answer(req.send().await.expect("request")).await
-}
-
-async fn backtest(s: &Server, key: &str, strategy: &str) -> Answer {
-    call(
-        s,
-        key,
-        reqwest::Method::POST,
-        "/api/backtest",
-        Some(json!({ "strategy": strategy, "category": "Indices" })),
-    )
-    .await
+/// The status of `DELETE /api/strategies/{name}` with `key`.
+async fn delete(s: &Server, key: &str, name: &str) -> u16 {
+    let path = format!("/strategies/{name}");
+    let response = with_key(s, key)
+        .send::<()>(Method::DELETE, &path, None)
+        .await;
+    response.status().as_u16()
 }
 
 /// The names `GET /api/strategies` lists for `key`, with their visibility.
 async fn listed(s: &Server, key: &str) -> Vec<(String, String)> {
-    let a = call(s, key, reqwest::Method::GET, "/api/strategies", None).await;
-    assert_eq!(a.status, 200, "{}", a.body);
-    a.body["strategies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["name"].as_str().unwrap().to_string(),
-                s["visibility"].as_str().unwrap().to_string(),
-            )
-        })
+    let list = with_key(s, key).strategies().await.unwrap();
+    list.strategies
+        .into_iter()
+        .map(|s| (s.name, s.visibility))
         .collect()
 }
 
@@ -101,55 +77,43 @@ async fn an_author_uploads_runs_shares_picks_and_deletes_a_strategy() {
     only_the_owner_shares_it_and_picks_its_version(&s, &author, &other, &name).await;
 
     // Deleted: gone for everyone; its version is never reused for other bytes.
-    let path = format!("/api/strategies/{name}");
-    assert_eq!(
-        call(&s, &other, reqwest::Method::DELETE, &path, None)
-            .await
-            .status,
-        404
-    );
-    assert_eq!(
-        call(&s, &author, reqwest::Method::DELETE, &path, None)
-            .await
-            .status,
-        204
-    );
-    assert_eq!(backtest(&s, &author, &name).await.status, 400);
+    assert_eq!(delete(&s, &other, &name).await, 404);
+    assert_eq!(delete(&s, &author, &name).await, 204);
+    assert_eq!(backtest(&s, &author, &name).await.unwrap_err().status, 400);
     assert!(!listed(&s, &author).await.iter().any(|(n, _)| n == &name));
-    let reused = upload(&s, &author, "application/wasm", dip_buyer_other_bytes()).await;
-    assert_eq!(reused.status, 409, "{}", reused.body);
-    assert!(
-        reused.body["detail"]
-            .as_str()
-            .unwrap()
-            .contains("already stored with other bytes"),
-        "{}",
-        reused.body
-    );
-    let revived = upload(&s, &author, "application/wasm", dip_buyer()).await;
-    assert_eq!(revived.status, 201, "{}", revived.body);
-    assert_eq!(revived.body["shared"], false, "revived private");
+    let reused = upload(&s, &author, dip_buyer_other_bytes()).await;
+    reused
+        .unwrap_err()
+        .assert(409, &["already stored with other bytes"]);
+    let (status, revived) = upload(&s, &author, dip_buyer()).await.unwrap();
+    assert_eq!(status, 201, "{revived:?}");
+    assert!(!revived.shared, "revived private");
 }
 
 /// The author uploads dip-buyer: stored private under their handle; the
 /// same bytes again are not stored twice. The strategy's name.
 async fn the_same_bytes_uploaded_twice_are_stored_once(s: &Server, author: &str) -> String {
-    let first = upload(s, author, "application/wasm", dip_buyer()).await;
-    assert_eq!(first.status, 201, "{}", first.body);
-    let name = first.body["strategy"].as_str().unwrap().to_string();
+    let (status, first) = upload(s, author, dip_buyer()).await.unwrap();
+    assert_eq!(status, 201, "{first:?}");
+    let name = first.strategy.clone();
     assert!(
         name.starts_with("@u") && name.ends_with("/dip-buyer"),
         "{name}"
     );
-    assert_eq!(first.body["version"], "0.1.0");
-    assert_eq!(first.body["shared"], false);
-    assert_eq!(first.body["current_version"], "0.1.0");
-    let imports = first.body["imports"].to_string();
-    assert!(imports.contains("forecast:plugins/host-log"), "{imports}");
-    let again = upload(s, author, "application/wasm", dip_buyer()).await;
-    assert_eq!(again.status, 200, "the same bytes again: {}", again.body);
-    assert_eq!(again.body["created"], false);
-    assert_eq!(again.body["sha256"], first.body["sha256"]);
+    assert_eq!(first.version, "0.1.0");
+    assert!(!first.shared);
+    assert_eq!(first.current_version, "0.1.0");
+    let imports = &first.imports;
+    assert!(
+        imports
+            .iter()
+            .any(|i| i.contains("forecast:plugins/host-log")),
+        "{imports:?}"
+    );
+    let (status, again) = upload(s, author, dip_buyer()).await.unwrap();
+    assert_eq!(status, 200, "the same bytes again: {again:?}");
+    assert!(!again.created);
+    assert_eq!(again.sha256, first.sha256);
     name
 }
 
@@ -165,20 +129,17 @@ async fn a_private_strategy_is_answered_to_others_as_a_missing_one(
         .await
         .contains(&(name.to_string(), "private".into())));
     assert!(!listed(s, other).await.iter().any(|(n, _)| n == name));
-    let ran = backtest(s, author, name).await;
-    assert_eq!(ran.status, 200, "{}", ran.body);
-    assert!(ran.body["metrics"]["total_return"].is_number());
-    let hidden = backtest(s, other, name).await;
+    let ran = backtest(s, author, name).await.unwrap();
+    assert!(ran.metrics.total_return.is_some(), "{:?}", ran.metrics);
+    let hidden = backtest(s, other, name).await.unwrap_err();
     let (handle, _) = name.split_once('/').unwrap();
     let missing_name = format!("{handle}/no-such-strategy");
-    let missing = backtest(s, other, &missing_name).await;
+    let missing = backtest(s, other, &missing_name).await.unwrap_err();
     assert_eq!((hidden.status, missing.status), (400, 400));
+    let detail = |r: &Refusal, named: &str| r.detail.as_deref().unwrap().replace(named, "N");
     assert_eq!(
-        hidden.body["detail"].as_str().unwrap().replace(name, "N"),
-        missing.body["detail"]
-            .as_str()
-            .unwrap()
-            .replace(&missing_name, "N"),
+        detail(&hidden, name),
+        detail(&missing, &missing_name),
         "a private strategy is answered as a missing one"
     );
 }
@@ -192,46 +153,42 @@ async fn only_the_owner_shares_it_and_picks_its_version(
     other: &str,
     name: &str,
 ) {
-    let path = format!("/api/strategies/{name}");
-    let patch = |key, body| call(s, key, reqwest::Method::PATCH, &path, Some(body));
-    let by_other = patch(other, json!({ "shared": true })).await;
-    assert_eq!(by_other.status, 404, "{}", by_other.body);
-    let shared = patch(author, json!({ "shared": true })).await;
-    assert_eq!(shared.status, 200, "{}", shared.body);
-    assert_eq!(shared.body["shared"], true);
+    let patch = |key, change: StrategyChange| async move {
+        with_key(s, key).change_strategy(name, &change).await
+    };
+    let share = StrategyChange {
+        shared: Some(true),
+        ..Default::default()
+    };
+    let by_other = patch(other, share.clone()).await.unwrap_err();
+    assert_eq!(by_other.status, 404, "{by_other}");
+    let shared = patch(author, share).await.unwrap();
+    assert!(shared.shared);
     assert!(listed(s, other)
         .await
         .contains(&(name.to_string(), "shared".into())));
-    assert_eq!(backtest(s, other, name).await.status, 200);
-    assert_eq!(
-        backtest(s, other, &format!("{name}@0.1.0")).await.status,
-        200,
-        "a pinned version"
-    );
-    let no_version = patch(author, json!({ "current_version": "9.9.9" })).await;
-    assert_eq!(no_version.status, 400, "{}", no_version.body);
-    let nothing = patch(author, json!({})).await;
-    assert_eq!(nothing.status, 200, "an empty change: {}", nothing.body);
-    assert_eq!(nothing.body["shared"], true, "unchanged");
+    backtest(s, other, name).await.unwrap();
+    let pinned = backtest(s, other, &format!("{name}@0.1.0")).await;
+    pinned.expect("a pinned version");
+    let no_version = StrategyChange {
+        current_version: Some("9.9.9".into()),
+        ..Default::default()
+    };
+    let refused = patch(author, no_version).await.unwrap_err();
+    assert_eq!(refused.status, 400, "{refused}");
+    let nothing = patch(author, StrategyChange::default()).await;
+    assert!(nothing.expect("an empty change").shared, "unchanged");
 }
 
 #[tokio::test]
 async fn a_stored_version_never_changes_its_bytes() {
     let s = Server::app().await;
     let key = test_key();
-    assert_eq!(
-        upload(&s, key, "application/wasm", dip_buyer())
-            .await
-            .status,
-        201
-    );
-    let other = upload(&s, key, "application/wasm", dip_buyer_other_bytes()).await;
-    assert_eq!(other.status, 409, "{}", other.body);
-    let detail = other.body["detail"].as_str().unwrap();
-    assert!(
-        detail.contains("version 0.1.0") && detail.contains("raise the version"),
-        "{detail}"
-    );
+    assert_eq!(upload(&s, key, dip_buyer()).await.unwrap().0, 201);
+    let other = upload(&s, key, dip_buyer_other_bytes()).await;
+    other
+        .unwrap_err()
+        .assert(409, &["version 0.1.0", "raise the version"]);
 }
 
 /// An upload that outlasts its compile deadline (the wait for a plugin
@@ -288,16 +245,14 @@ async fn bad_uploads_are_refused_with_the_reason_and_store_nothing() {
     // What is left of the minute's quota after each answer that says it.
     let mut seen: Vec<u64> = Vec::new();
     for (content_type, bytes, status, needle) in cases {
-        let r = s
-            .post_bytes("/api/strategies", key, content_type, bytes)
+        let r = with_key(&s, key)
+            .send_bytes(Method::POST, "/strategies", content_type, bytes)
             .await;
-        if let Some(v) = r.headers().get("x-ratelimit-remaining") {
-            seen.push(v.to_str().unwrap().parse().unwrap());
+        if r.headers().contains_key("x-ratelimit-remaining") {
+            seen.push(units_left(r.headers()));
         }
-        let a = answer(r).await;
-        assert_eq!(a.status, status, "{content_type}: {}", a.body);
-        let detail = a.body["detail"].as_str().expect("detail");
-        assert!(detail.contains(needle), "{status}: {detail}");
+        let refused = Api::typed::<UploadedStrategy>(r).await.unwrap_err();
+        refused.assert(status, &[needle]);
     }
     // Of six refusals only the scorer's was compiled, so only it is
     // charged (5 units); the others were refused for their body or shape
@@ -456,16 +411,13 @@ async fn a_restarted_server_runs_uploads_from_its_module_cache() {
     let key = test_key();
     let (name, sha256) = {
         let s = Server::start_with(db.clone(), &env);
-        let up = upload(&s, key, "application/wasm", dip_buyer()).await;
-        assert_eq!(up.status, 201, "{}", up.body);
+        let (status, up) = upload(&s, key, dip_buyer()).await.unwrap();
+        assert_eq!(status, 201, "{up:?}");
         // Refused bytes (compiled, then found to clash with the stored
         // version) leave nothing on disk.
-        let clash = upload(&s, key, "application/wasm", dip_buyer_other_bytes()).await;
-        assert_eq!(clash.status, 409, "{}", clash.body);
-        (
-            up.body["strategy"].as_str().unwrap().to_string(),
-            up.body["sha256"].as_str().unwrap().to_string(),
-        )
+        let clash = upload(&s, key, dip_buyer_other_bytes()).await.unwrap_err();
+        assert_eq!(clash.status, 409, "{clash}");
+        (up.strategy, up.sha256)
     };
     let files: Vec<String> = std::fs::read_dir(cache.path())
         .unwrap()
@@ -478,8 +430,9 @@ async fn a_restarted_server_runs_uploads_from_its_module_cache() {
     );
 
     let s = Server::start_with(db, &env);
-    let run = backtest(&s, key, &name).await;
-    assert_eq!(run.status, 200, "{}", run.body);
+    backtest(&s, key, &name)
+        .await
+        .expect("a backtest of the upload");
     let metrics = s.admin_text("/metrics").await;
     let count = |result: &str| {
         common::metric(
