@@ -678,6 +678,14 @@ impl<'a> Browser<'a> {
 }
 
 impl Browser<'_> {
+    /// The typed client of this browser's session on the routes under
+    /// `/web` (`/web/watchlist`, `/web/api/…`) and `/auth`: prefix the path.
+    pub fn api(&self) -> forecast_testkit::Api {
+        let cookie = forecast_testkit::Auth::Cookie(self.cookie.clone());
+        forecast_testkit::Api::new(self.server.client.clone(), self.server.base.clone(), cookie)
+            .at("")
+    }
+
     /// A GET's status, `content-disposition` and body as text (a download).
     pub async fn download(&self, path: &str) -> (u16, String, String) {
         let r = self

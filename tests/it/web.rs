@@ -8,6 +8,11 @@
 use crate::common;
 
 use common::{assert_error, test_key, Browser, Server, TEST_EMAIL, TEST_PASSWORD};
+use forecast_api::accounts::{Me, Watchlist};
+use forecast_api::analysis::VerdictResponse;
+use forecast_api::backtest::BacktestResponse;
+use forecast_domain::{Category, DataSource, Tier};
+use forecast_testkit::{Api, Refusal};
 use reqwest::header::{CACHE_CONTROL, CONTENT_TYPE, COOKIE, ETAG, IF_NONE_MATCH, ORIGIN};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -135,11 +140,11 @@ async fn web_data_routes_answer_what_the_api_answers_under_the_same_quota() {
     assert_eq!(status, 200, "{web}");
     assert_eq!(h["x-ratelimit-limit"], "6");
     assert_eq!(h["x-ratelimit-remaining"], "5");
-    let (status, api) = s.get("/api/analysis/%5EGSPC/verdict").await;
-    assert_eq!(status, 200);
-    assert_eq!(web["ticker"], api["ticker"]);
-    assert_eq!(web["grade"], api["grade"]);
-    assert_eq!(web["current_state"], api["current_state"]);
+    let api = s.api().verdict("^GSPC", "").await.unwrap();
+    let web: VerdictResponse = serde_json::from_value(web).unwrap();
+    assert_eq!(web.ticker, api.ticker);
+    assert_eq!(web.grade, api.grade);
+    assert_eq!(web.current_state, api.current_state);
 
     // One quota per user, whichever the credential: 2 used, 4 left.
     for path in [
@@ -202,9 +207,8 @@ async fn web_data_routes_need_a_premium_session_and_the_origin_on_posts() {
         .await
         .unwrap();
     assert_eq!(r.status(), 403, "foreign Origin");
-    let (status, result) = b.send(Method::POST, "/web/api/backtest", Some(body)).await;
-    assert_eq!(status, 200, "{result}");
-    assert!(!result["equity_curve"].as_array().unwrap().is_empty());
+    let result: BacktestResponse = b.api().post("/web/api/backtest", &body).await.unwrap();
+    assert!(!result.equity_curve.is_empty());
     // A bad parameter is the API's 400, naming the field.
     assert_error(
         &b.send(
@@ -226,29 +230,24 @@ async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
         b.send(Method::GET, "/web/watchlist", None).await,
         (200, json!({ "tickers": [] }))
     );
-    let (status, saved) = b
-        .send(
-            Method::PUT,
-            "/web/watchlist",
-            Some(json!({ "tickers": ["AAPL", " BTC-USD ", "AAPL", "^GSPC"] })),
-        )
-        .await;
-    assert_eq!(status, 200, "{saved}");
+    let saved = set_watchlist(
+        &b,
+        json!({ "tickers": ["AAPL", " BTC-USD ", "AAPL", "^GSPC"] }),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         watched(&saved),
         ["AAPL", "BTC-USD", "^GSPC"],
         "order kept, repeat dropped"
     );
-    assert_eq!(saved["tickers"][1]["category"], "Crypto");
-    assert_eq!(saved["tickers"][2]["data_source"], "real");
-    assert_eq!(saved["tickers"][0]["currency"], "USD", "from the catalog");
-    assert_eq!(b.send(Method::GET, "/web/watchlist", None).await.1, saved);
+    assert_eq!(saved.tickers[1].category, Category::Crypto);
+    assert_eq!(saved.tickers[2].data_source, DataSource::Real);
+    assert_eq!(saved.tickers[0].currency, "USD", "from the catalog");
+    assert_eq!(watchlist(&b).await, saved);
 
     a_bad_watchlist_is_refused_whole(&b).await;
-    assert_eq!(
-        watched(&b.send(Method::GET, "/web/watchlist", None).await.1),
-        ["AAPL", "BTC-USD", "^GSPC"]
-    );
+    assert_eq!(watched(&watchlist(&b).await), ["AAPL", "BTC-USD", "^GSPC"]);
 
     // Another user has their own; no session, no watchlist; a PUT needs the Origin.
     common::add_user(&s.db, "eve@example.com", "free", Some("eve's password"));
@@ -257,15 +256,10 @@ async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
         eve.send(Method::GET, "/web/watchlist", None).await.1,
         json!({ "tickers": [] })
     );
-    let (status, toyota) = eve
-        .send(
-            Method::PUT,
-            "/web/watchlist",
-            Some(json!({ "tickers": ["7203.T"] })),
-        )
-        .await;
-    assert_eq!(status, 200, "{toyota}");
-    assert_eq!(toyota["tickers"][0]["currency"], "JPY");
+    let toyota = set_watchlist(&eve, json!({ "tickers": ["7203.T"] }))
+        .await
+        .unwrap();
+    assert_eq!(toyota.tickers[0].currency, "JPY");
     assert_eq!(s.get_as("/web/watchlist", None).await.0, 401);
     let r = s
         .client()
@@ -278,14 +272,24 @@ async fn the_watchlist_is_the_users_own_and_names_active_assets_only() {
     assert_eq!(r.status(), 403);
 }
 
-/// The tickers of a watchlist answer, in order.
-fn watched(v: &Value) -> Vec<String> {
-    v["tickers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["ticker"].as_str().unwrap().to_string())
-        .collect()
+/// The tickers of a watchlist, in order.
+fn watched(w: &Watchlist) -> Vec<String> {
+    w.tickers.iter().map(|t| t.ticker.clone()).collect()
+}
+
+/// `GET /web/watchlist` of the browser's user.
+async fn watchlist(b: &Browser<'_>) -> Watchlist {
+    b.api().get("/web/watchlist").await.unwrap()
+}
+
+/// `PUT /web/watchlist` of `body` by the browser's user.
+async fn set_watchlist(b: &Browser<'_>, body: Value) -> Result<Watchlist, Refusal> {
+    Api::typed(
+        b.api()
+            .send(Method::PUT, "/web/watchlist", Some(&body))
+            .await,
+    )
+    .await
 }
 
 /// Refused whole: an unknown ticker (quoted short), an inactive one, too
@@ -313,8 +317,7 @@ async fn a_bad_watchlist_is_refused_whole(b: &Browser<'_>) {
 async fn me_says_where_to_upgrade() {
     let plain = Server::app().await;
     let b = Browser::login(&plain, TEST_EMAIL, TEST_PASSWORD).await;
-    let (status, me) = b.send(Method::GET, "/auth/me", None).await;
-    assert_eq!(status, 200);
+    let me: Value = b.api().get("/auth/me").await.unwrap();
     assert_eq!(
         me,
         json!({ "email": TEST_EMAIL, "tier": "premium", "upgrade_url": null })
@@ -326,12 +329,12 @@ async fn me_says_where_to_upgrade() {
     common::add_user(&s.db, "free@example.com", "free", Some("free password"));
     let r = s.post_login("free@example.com", "free password").await;
     assert_eq!(r.status(), 200);
-    let login: Value = r.json().await.unwrap();
-    assert_eq!(login["upgrade_url"], url);
+    let login: Me = r.json().await.unwrap();
+    assert_eq!(login.upgrade_url.as_deref(), Some(url));
     let free = Browser::login(&s, "free@example.com", "free password").await;
-    let (_, me) = free.send(Method::GET, "/auth/me", None).await;
-    assert_eq!(me["tier"], "free");
-    assert_eq!(me["upgrade_url"], url);
+    let me: Me = free.api().get("/auth/me").await.unwrap();
+    assert_eq!(me.tier, Tier::Free);
+    assert_eq!(me.upgrade_url.as_deref(), Some(url));
 
     let out = std::process::Command::new(common::BIN)
         .arg("serve")
