@@ -677,6 +677,14 @@ impl<'a> Browser<'a> {
     }
 }
 
+/// The analysis metadata of `ticker` at the defaults, with the test key.
+pub async fn metadata(s: &Server, ticker: &str) -> forecast_api::analysis::AnalysisMetadata {
+    let analysis = s.api().analysis(ticker, "").await;
+    analysis
+        .unwrap_or_else(|r| panic!("{ticker}'s analysis: {r}"))
+        .metadata
+}
+
 impl Browser<'_> {
     /// The typed client of this browser's session on the routes under
     /// `/web` (`/web/watchlist`, `/web/api/…`) and `/auth`: prefix the path.

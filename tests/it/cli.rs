@@ -6,7 +6,6 @@ use crate::common;
 use std::fmt::Write as _;
 
 use common::{cli, fresh_db, Server};
-use forecast_api::analysis::AnalysisMetadata;
 use forecast_domain::DataSource;
 use forecast_testkit::api_health::StoreCounts;
 use forecast_testkit::Auth;
@@ -220,11 +219,11 @@ async fn ingest_upserts_invalidates_the_cache_and_rejects_bad_files_whole() {
     let dir = tempfile::tempdir().unwrap();
     {
         let s = Server::start_with(db.clone(), &[]);
-        let first = aapl(&s).await;
+        let first = common::metadata(&s, "AAPL").await;
         assert_eq!(first.data_source, DataSource::Real);
-        assert!(aapl(&s).await.from_cache);
+        assert!(common::metadata(&s, "AAPL").await.from_cache);
     }
-    let before = aapl(&Server::start_with(db.clone(), &[])).await;
+    let before = common::metadata(&Server::start_with(db.clone(), &[]), "AAPL").await;
     let rows_before = before.data_points;
 
     // A bad row: the whole file is rejected with its line number, nothing written.
@@ -248,7 +247,7 @@ async fn ingest_upserts_invalidates_the_cache_and_rejects_bad_files_whole() {
         "names the line: {stdout} {stderr}"
     );
     {
-        let same = aapl(&Server::start_with(db.clone(), &[])).await;
+        let same = common::metadata(&Server::start_with(db.clone(), &[]), "AAPL").await;
         assert!(same.from_cache, "the cache survives a rejected file");
         assert_eq!(same.data_source, DataSource::Real);
     }
@@ -295,9 +294,4 @@ async fn ingest_upserts_invalidates_the_cache_and_rejects_bad_files_whole() {
     assert!(stdout.contains("NOT-A-TICKER"), "{stdout}");
     let msft = s.api().analysis("MSFT", "return_period=30").await.unwrap();
     assert_eq!(msft.metadata.data_source, DataSource::Ingested);
-}
-
-/// AAPL's analysis metadata, with the test key.
-async fn aapl(s: &Server) -> AnalysisMetadata {
-    s.api().analysis("AAPL", "").await.unwrap().metadata
 }

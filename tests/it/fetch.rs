@@ -12,6 +12,7 @@ use std::time::Duration;
 use crate::fake_provider::{FakeProvider, Reply};
 use common::{fresh_db, sqlite_url, Server, BIN};
 use forecast::series::{to_days, PriceSeries};
+use forecast_domain::DataSource;
 
 /// Runs `forecast ingest fetch ARGS` against `db` with both providers'
 /// base URLs on `fake`: (success, stdout, stderr).
@@ -83,12 +84,11 @@ async fn yahoo_fetch_loads_invalidates_caches_and_a_repeat_is_unchanged() {
             vec![Reply::fixture("yahoo/NVDA-split-unadjusted.json")],
         );
     let server = Server::start_with(db.clone(), &[]);
-    let (status, first) = server.get("/api/analysis/AAPL").await;
-    assert_eq!(status, 200, "{first}");
-    let (_, cached) = server.get("/api/analysis/AAPL").await;
-    assert_eq!(cached["metadata"]["from_cache"], true);
-    assert_eq!(cached["metadata"]["data_source"], "real");
-    let rows_before = first["metadata"]["data_points"].as_u64().unwrap();
+    let first = common::metadata(&server, "AAPL").await;
+    let cached = common::metadata(&server, "AAPL").await;
+    assert!(cached.from_cache);
+    assert_eq!(cached.data_source, DataSource::Real);
+    let rows_before = u64::from(first.data_points);
     let tickers = ["AAPL", "BTC-USD", "NVDA"];
     let before = stored(&db, &tickers).await;
 
@@ -111,22 +111,14 @@ async fn yahoo_fetch_loads_invalidates_caches_and_a_repeat_is_unchanged() {
     stored_merged_by_date_and_adjusted(&before, &after);
 
     // The running server answers from the new data at once.
-    let (status, fresh) = server.get("/api/analysis/AAPL").await;
-    assert_eq!(status, 200, "{fresh}");
-    assert_eq!(
-        fresh["metadata"]["from_cache"], false,
-        "new prices invalidate the cache"
-    );
-    assert_eq!(fresh["metadata"]["data_source"], "ingested");
-    assert_eq!(
-        fresh["metadata"]["data_points"].as_u64().unwrap(),
-        rows_before + 10
-    );
-    assert_eq!(fresh["metadata"]["end_date"], "2024-02-16");
-    let (_, info) = server.get("/api/asset-info/AAPL").await;
-    assert_eq!(info["data_source"], "ingested");
-    let (_, cached) = server.get("/api/analysis/AAPL").await;
-    assert_eq!(cached["metadata"]["from_cache"], true);
+    let fresh = common::metadata(&server, "AAPL").await;
+    assert!(!fresh.from_cache, "new prices invalidate the cache");
+    assert_eq!(fresh.data_source, DataSource::Ingested);
+    assert_eq!(u64::from(fresh.data_points), rows_before + 10);
+    assert_eq!(fresh.end_date.to_string(), "2024-02-16");
+    let info = server.api().asset_info("AAPL").await.unwrap();
+    assert_eq!(info.data_source, DataSource::Ingested);
+    assert!(common::metadata(&server, "AAPL").await.from_cache);
 
     // Again, with nothing new: unchanged, nothing written, caches kept.
     let (ok, stdout, stderr) = fetch(
@@ -157,9 +149,8 @@ async fn yahoo_fetch_loads_invalidates_caches_and_a_repeat_is_unchanged() {
         after,
         "no write, same data versions"
     );
-    let (_, still) = server.get("/api/analysis/AAPL").await;
-    assert_eq!(
-        still["metadata"]["from_cache"], true,
+    assert!(
+        common::metadata(&server, "AAPL").await.from_cache,
         "an unchanged asset keeps its cache"
     );
     let last = fake.requests().pop().unwrap();
