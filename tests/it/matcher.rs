@@ -145,7 +145,10 @@ async fn the_readme_queries_find_the_right_assets() {
 
 #[tokio::test]
 async fn only_a_session_may_match_and_text_is_bounded_and_limited() {
-    let s = Server::app_with(common::fresh_db(), &[("FORECAST_MATCH_PER_MINUTE", "4")]).await;
+    // The limiter counts in fixed minutes; the app's clock stands at the
+    // start of one and moves only when the test moves it.
+    let (s, clock) =
+        Server::app_with_clock(common::fresh_db(), &[("FORECAST_MATCH_PER_MINUTE", "4")]).await;
     // No session, or a Bearer key: 401.
     let aapl = json!({ "text": "AAPL" });
     for auth in [Auth::Anonymous, Auth::Bearer(common::test_key().into())] {
@@ -179,7 +182,18 @@ async fn only_a_session_may_match_and_text_is_bounded_and_limited() {
     }
     let refused = api.match_tickers("AAPL").await.unwrap_err();
     assert_eq!(refused.status, 429);
-    assert!(refused.headers.contains_key("retry-after"));
+    // Retry-After says when the minute ends: refused until its last
+    // second, admitted from the next minute.
+    let wait: i64 = refused.headers["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    clock.advance_secs(wait - 1);
+    assert_eq!(api.match_tickers("AAPL").await.unwrap_err().status, 429);
+    clock.advance_secs(1);
+    find(&api, "AAPL").await;
 }
 
 /// The first match of each mention ("" for a mention without one).

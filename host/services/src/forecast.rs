@@ -541,25 +541,23 @@ pub async fn build_table(
                 .collect::<Vec<_>>()
         }));
         if running.len() >= at_once {
-            parts.extend(contributed(running.pop_front()).await?);
+            if let Some(task) = running.pop_front() {
+                parts.extend(contributed(task).await?);
+            }
         }
     }
-    while !running.is_empty() {
-        parts.extend(contributed(running.pop_front()).await?);
+    while let Some(task) = running.pop_front() {
+        parts.extend(contributed(task).await?);
     }
     Ok(PooledTable::new(parts))
 }
 
-/// The cells of one asset's contribution task (none: no task).
+/// The cells of one asset's contribution task.
 async fn contributed(
-    task: Option<tokio::task::JoinHandle<Vec<(Pool, u32, Contribution)>>>,
+    task: tokio::task::JoinHandle<Vec<(Pool, u32, Contribution)>>,
 ) -> Result<Vec<(Pool, u32, Contribution)>, crate::error::Error> {
-    match task {
-        Some(task) => task
-            .await
-            .map_err(|e| crate::error::Error::Internal(format!("pooled history failed: {e}"))),
-        None => Ok(Vec::new()),
-    }
+    task.await
+        .map_err(|e| crate::error::Error::Internal(format!("pooled history failed: {e}")))
 }
 
 /// The horizons the pooled table covers: the graded ones. A verdict at
