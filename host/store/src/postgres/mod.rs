@@ -25,11 +25,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::postgres::PgPoolOptions;
-use sqlx::PgPool;
+use sqlx::{PgPool, Postgres, Transaction};
 
 use crate::rows::Cols;
 use crate::work_list::WorkList;
 use crate::{sql, StoreAdmin, StoreCounts, StoreResult};
+
+/// Locks a user's row (see [`PgStore::user_tx`]).
+const LOCK_USER: &str = "SELECT id FROM users WHERE id = $1 FOR UPDATE";
 
 /// A PostgreSQL database reached through a connection pool.
 #[derive(Clone)]
@@ -57,6 +60,28 @@ impl PgStore {
             .await?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         Ok(PgStore { pool, clock })
+    }
+
+    /// A write transaction, with no guard of the process's own (the
+    /// shared implementations' counterpart of SQLite's writer lock): the
+    /// rows a statement writes stay locked until it ends.
+    pub(super) async fn write_tx(&self) -> StoreResult<((), Transaction<'static, Postgres>)> {
+        Ok(((), self.pool.begin().await?))
+    }
+
+    /// A transaction holding the lock of `user_id`'s row, so one user's
+    /// read-check-writes (key and alert limits) run one after the other in
+    /// every process.
+    pub(super) async fn user_tx(
+        &self,
+        user_id: &str,
+    ) -> StoreResult<((), Transaction<'static, Postgres>)> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(LOCK_USER)
+            .bind(user_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        Ok(((), tx))
     }
 
     /// Claims up to `limit` items of a run's `list` for `worker` in one

@@ -36,11 +36,6 @@ impl PgStore {
             .await?;
         Ok(((), tx))
     }
-
-    /// A write transaction (a plugin run's record needs no lock).
-    async fn strategy_run_tx(&self) -> StoreResult<((), Transaction<'static, Postgres>)> {
-        Ok(((), self.pool.begin().await?))
-    }
 }
 
-crate::strategies::impl_strategy_store!(PgStore, Postgres);
+crate::strategies::impl_strategy_store!(PgStore, Postgres, owner_tx: strategy_owner_tx);

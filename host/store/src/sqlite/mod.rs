@@ -61,6 +61,18 @@ impl SqliteStore {
         let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         Ok((guard, tx))
     }
+
+    /// A write of `_user_id`'s rows: [`SqliteStore::write_tx`] (SQLite has
+    /// one writer, so this serialises every user's writes, not only theirs).
+    pub(super) async fn user_tx(
+        &self,
+        _user_id: &str,
+    ) -> StoreResult<(
+        tokio::sync::MutexGuard<'_, ()>,
+        sqlx::Transaction<'static, sqlx::Sqlite>,
+    )> {
+        self.write_tx().await
+    }
 }
 
 impl SqliteStore {
