@@ -218,13 +218,161 @@ pub(crate) fn new_activation(
 }
 
 /// [`PluginRegistry`] for a backend's store type (`$store`, with a `pool`
-/// field): the reads and sample recording are written once here, over the
-/// shared statements; the backend passes in (`$own`) every change that
-/// bumps the generation (and `add_plugin`), whose locking differs.
+/// field, over database `$db`), written once here over the shared
+/// statements. Every change that bumps the generation bumps it first, in
+/// `$store`'s `write_tx()`; a change that turns out to change nothing rolls
+/// back, bump included. What the backends do their own way comes in as
+/// arguments: how often `add_plugin` tries (`$add_attempts`), and the
+/// statement reading a slot's newest live activations in id order, at
+/// least two when there are (`$last_live`, locking them where the backend
+/// locks rows).
 macro_rules! impl_plugin_registry {
-    ($store:ty { $($own:tt)* }) => {
+    ($store:ty, $db:ty, add_attempts: $add_attempts:expr, last_live: $last_live:expr) => {
+        impl $store {
+            /// Adds one to the generation (creating it at 1) inside `tx`.
+            async fn bump_generation(
+                tx: &mut sqlx::Transaction<'static, $db>,
+            ) -> $crate::StoreResult<()> {
+                sqlx::query($crate::sql::BUMP_GENERATION)
+                    .bind($crate::sql::GENERATION_KEY)
+                    .execute(&mut **tx)
+                    .await?;
+                Ok(())
+            }
+        }
+
         #[async_trait::async_trait]
         impl $crate::PluginRegistry for $store {
+            async fn add_plugin(
+                &self,
+                record: &$crate::PluginRecord,
+                wasm: &[u8],
+            ) -> $crate::StoreResult<$crate::AddOutcome> {
+                // Insert-if-absent, then read back what holds the key: a
+                // concurrent adder of the same key is either the row we read
+                // or waits for us. Rows are never deleted; another attempt
+                // only guards against a first adder that rolled back.
+                for _ in 0..$add_attempts {
+                    let inserted = sqlx::query($crate::sql::ADD_PLUGIN)
+                        .bind(record.kind.as_str())
+                        .bind(&record.name)
+                        .bind(&record.version)
+                        .bind(&record.sha256)
+                        .bind(record.size)
+                        .bind(wasm)
+                        .bind(record.builtin)
+                        .bind(&record.added_by)
+                        .bind(record.added_at)
+                        .execute(&self.pool)
+                        .await?;
+                    if inserted.rows_affected() == 1 {
+                        return Ok($crate::AddOutcome::Added);
+                    }
+                    let existing = sqlx::query($crate::sql::PLUGIN_SHA256)
+                        .bind(record.kind.as_str())
+                        .bind(&record.name)
+                        .bind(&record.version)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                    if let Some(row) = existing {
+                        let sha256 = $crate::rows::Cols::text(&row, "sha256")?;
+                        return Ok($crate::registry::outcome(record, sha256));
+                    }
+                }
+                Err($crate::registry::vanished(record))
+            }
+
+            async fn activate_plugin(
+                &self,
+                slot: &str,
+                kind: ::forecast_domain::PluginKind,
+                name: &str,
+                version: &str,
+                by: &str,
+                now: i64,
+            ) -> $crate::StoreResult<$crate::ActivationRecord> {
+                let (_guard, mut tx) = self.write_tx().await?;
+                Self::bump_generation(&mut tx).await?;
+                let row = sqlx::query($crate::sql::INSERT_ACTIVATION)
+                    .bind(slot)
+                    .bind(kind.as_str())
+                    .bind(name)
+                    .bind(version)
+                    .bind(by)
+                    .bind(now)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let id = $crate::rows::Cols::int(&row, "id")?;
+                tx.commit().await?;
+                Ok($crate::registry::new_activation(
+                    id, slot, kind, name, version, by, now,
+                ))
+            }
+
+            async fn rollback_plugin(
+                &self,
+                slot: &str,
+                _now: i64,
+            ) -> $crate::StoreResult<Option<$crate::ActivationRecord>> {
+                // The generation's bump first, then the slot's live rows: a
+                // concurrent rollback waits on either (the writer lock, the
+                // row locks) and, when it resumes, sees this one's result
+                // and undoes the activation before.
+                let (_guard, mut tx) = self.write_tx().await?;
+                Self::bump_generation(&mut tx).await?;
+                let rows = sqlx::query($last_live)
+                    .bind(slot)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                let [.., previous, newest] = rows.as_slice() else {
+                    // Fewer than two live activations: nothing changes.
+                    tx.rollback().await?;
+                    return Ok(None);
+                };
+                sqlx::query($crate::sql::MARK_ROLLED_BACK)
+                    .bind($crate::rows::Cols::int(newest, "id")?)
+                    .execute(&mut *tx)
+                    .await?;
+                let current = $crate::rows::activation(previous)?;
+                tx.commit().await?;
+                Ok(Some(current))
+            }
+
+            async fn set_shadow(&self, config: &$crate::ShadowConfig) -> $crate::StoreResult<()> {
+                let (_guard, mut tx) = self.write_tx().await?;
+                Self::bump_generation(&mut tx).await?;
+                sqlx::query($crate::sql::SET_SHADOW)
+                    .bind(config.kind.as_str())
+                    .bind(&config.name)
+                    .bind(&config.version)
+                    .bind(config.sample)
+                    .bind(&config.started_by)
+                    .bind(config.started_at)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn clear_shadow(
+                &self,
+                kind: ::forecast_domain::PluginKind,
+            ) -> $crate::StoreResult<bool> {
+                let (_guard, mut tx) = self.write_tx().await?;
+                Self::bump_generation(&mut tx).await?;
+                let deleted = sqlx::query($crate::sql::CLEAR_SHADOW)
+                    .bind(kind.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+                if deleted.rows_affected() == 0 {
+                    // Nothing changed: the generation stays.
+                    tx.rollback().await?;
+                    return Ok(false);
+                }
+                tx.commit().await?;
+                Ok(true)
+            }
+
             async fn list_plugins(&self) -> $crate::StoreResult<Vec<$crate::PluginRecord>> {
                 let rows = sqlx::query($crate::sql::LIST_PLUGINS)
                     .fetch_all(&self.pool)
@@ -263,9 +411,7 @@ macro_rules! impl_plugin_registry {
                     .transpose()
             }
 
-            async fn active_plugins(
-                &self,
-            ) -> $crate::StoreResult<Vec<$crate::ActivationRecord>> {
+            async fn active_plugins(&self) -> $crate::StoreResult<Vec<$crate::ActivationRecord>> {
                 let rows = sqlx::query($crate::sql::ACTIVE_PLUGINS)
                     .fetch_all(&self.pool)
                     .await?;
@@ -321,8 +467,6 @@ macro_rules! impl_plugin_registry {
                     .await?;
                 rows.iter().map($crate::rows::sample).collect()
             }
-
-            $($own)*
         }
     };
 }
