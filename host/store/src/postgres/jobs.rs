@@ -13,10 +13,18 @@ const INSERT_RUN: &str =
      ON CONFLICT (kind, day) DO NOTHING
      RETURNING id";
 
+/// Locks a run's row.
+const LOCK_RUN: &str = "SELECT id FROM job_runs WHERE id = $1 FOR UPDATE";
+
+/// Closes a worker's claimed items, given as an array of ids.
 const CLOSE_ITEMS: &str = "UPDATE job_items SET status = $1
      WHERE run_id = $2 AND item_id = ANY($3) AND status = 'claimed' AND claimed_by = $4";
 
-crate::jobs::impl_job_store!(PgStore {
+crate::jobs::impl_job_store!(PgStore,
+    lock_run: Some(LOCK_RUN),
+    close_items: CLOSE_ITEMS,
+    item_ids: std::convert::identity,
+{
     async fn start_or_join_job(
         &self,
         kind: &str,
@@ -68,54 +76,5 @@ crate::jobs::impl_job_store!(PgStore {
         Err(StoreError::Corrupt(format!(
             "job run ({kind}, {day}) neither inserted nor found"
         )))
-    }
-
-    async fn close_job_items(
-        &self,
-        run_id: &str,
-        worker: &str,
-        done: &[i64],
-        failed: &[i64],
-        now: i64,
-    ) -> StoreResult<JobRun> {
-        let mut tx = self.pool.begin().await?;
-        // The run row first: closers of one run queue up on it, so exactly
-        // one of them sees the last item closed.
-        sqlx::query("SELECT id FROM job_runs WHERE id = $1 FOR UPDATE")
-            .bind(run_id)
-            .execute(&mut *tx)
-            .await?;
-        let mut counted = [0i64; 2];
-        for (n, (status, ids)) in [("done", done), ("failed", failed)].into_iter().enumerate() {
-            if ids.is_empty() {
-                continue;
-            }
-            counted[n] = sqlx::query(CLOSE_ITEMS)
-                .bind(status)
-                .bind(run_id)
-                .bind(ids)
-                .bind(worker)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected() as i64;
-        }
-        sqlx::query(sql::COUNT_CLOSED)
-            .bind(run_id)
-            .bind(counted[0])
-            .bind(counted[1])
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query(sql::FINISH_IF_EMPTY)
-            .bind(run_id)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-        let run = sqlx::query(sql::RUN_BY_ID)
-            .bind(run_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        let run = rows::job(&run)?;
-        tx.commit().await?;
-        Ok(run)
     }
 });
