@@ -111,6 +111,22 @@ impl PgStore {
     }
 }
 
+/// Inserts one pending item of `list` per id of run `run_id` (the ids as
+/// one array, expanded by `UNNEST`).
+async fn insert_pending(
+    tx: &mut sqlx::PgConnection,
+    list: &WorkList,
+    run_id: &str,
+    ids: &[i64],
+) -> StoreResult<()> {
+    sqlx::query(&list.pg_insert())
+        .bind(run_id)
+        .bind(ids)
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
+}
+
 /// The items with one per key, the last occurrence winning (as SQLite's
 /// row-by-row upsert does), in order of those last occurrences: a single
 /// multi-row `INSERT … ON CONFLICT DO UPDATE` may not touch a row twice.
