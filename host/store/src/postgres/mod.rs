@@ -27,7 +27,6 @@ use async_trait::async_trait;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{PgPool, Postgres, Transaction};
 
-use crate::rows::Cols;
 use crate::work_list::WorkList;
 use crate::{sql, StoreAdmin, StoreCounts, StoreResult};
 
@@ -62,6 +61,11 @@ impl PgStore {
         Ok(PgStore { pool, clock })
     }
 
+    /// No lock (the counterpart of SQLite's writer lock): PostgreSQL has
+    /// no process-wide writer to serialise, the rows a statement writes
+    /// lock themselves.
+    pub(super) async fn write_lock(&self) {}
+
     /// A write transaction, with no guard of the process's own (the
     /// shared implementations' counterpart of SQLite's writer lock): the
     /// rows a statement writes stay locked until it ends.
@@ -83,32 +87,6 @@ impl PgStore {
             .await?;
         Ok(((), tx))
     }
-
-    /// Claims up to `limit` items of a run's `list` for `worker` in one
-    /// statement (see [`WorkList::pg_claim`]), lowest ids first.
-    async fn claim_work(
-        &self,
-        list: &WorkList,
-        run_id: &str,
-        worker: &str,
-        limit: u32,
-        now: i64,
-        lease_seconds: i64,
-    ) -> StoreResult<Vec<i64>> {
-        let mut ids: Vec<i64> = sqlx::query(&list.pg_claim())
-            .bind(run_id)
-            .bind(worker)
-            .bind(now)
-            .bind(now - lease_seconds)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(|r| r.int(list.item))
-            .collect::<StoreResult<_>>()?;
-        ids.sort_unstable();
-        Ok(ids)
-    }
 }
 
 /// Inserts one pending item of `list` per id of run `run_id` (the ids as
@@ -126,6 +104,8 @@ async fn insert_pending(
         .await?;
     Ok(())
 }
+
+crate::work_list::impl_claim_work!(PgStore, lock: " FOR UPDATE SKIP LOCKED");
 
 /// The items with one per key, the last occurrence winning (as SQLite's
 /// row-by-row upsert does), in order of those last occurrences: a single
