@@ -139,51 +139,39 @@ pub trait StoreAdmin: Send + Sync {
     async fn counts(&self) -> StoreResult<StoreCounts>;
 }
 
-/// Everything the host stores: every aggregate's trait. Implementations
-/// must make each method atomic: a failed call leaves nothing half-written.
-///
-/// Implemented for every type implementing all the parts, so a backend
-/// only implements those; `Arc<dyn Database>` upcasts to
-/// `Arc<dyn AssetStore>` and the like for narrow handles.
-pub trait Database:
-    StoreAdmin
-    + AccountStore
-    + AlertStore
-    + QuotaStore
-    + AssetStore
-    + CacheStore
-    + SettingsStore
-    + EmbeddingStore
-    + GenerationStore
-    + GradingStore
-    + JobStore
-    + PluginRegistry
-    + StrategyStore
-    + Send
-    + Sync
-    + 'static
-{
+/// Declares [`Database`] as the sum of the `$part` traits and implements it
+/// for every type implementing them all, so the list of parts is written
+/// once.
+macro_rules! database_of {
+    ($(#[$doc:meta])* $($part:ident),+ $(,)?) => {
+        $(#[$doc])*
+        pub trait Database: $($part +)+ Send + Sync + 'static {}
+
+        impl<T> Database for T where T: $($part +)+ Send + Sync + 'static {}
+    };
 }
 
-impl<T> Database for T where
-    T: StoreAdmin
-        + AccountStore
-        + AlertStore
-        + QuotaStore
-        + AssetStore
-        + CacheStore
-        + SettingsStore
-        + EmbeddingStore
-        + GenerationStore
-        + GradingStore
-        + JobStore
-        + PluginRegistry
-        + StrategyStore
-        + Send
-        + Sync
-        + 'static
-{
-}
+database_of!(
+    /// Everything the host stores: every aggregate's trait. Implementations
+    /// must make each method atomic: a failed call leaves nothing half-written.
+    ///
+    /// Implemented for every type implementing all the parts, so a backend
+    /// only implements those; `Arc<dyn Database>` upcasts to
+    /// `Arc<dyn AssetStore>` and the like for narrow handles.
+    StoreAdmin,
+    AccountStore,
+    AlertStore,
+    QuotaStore,
+    AssetStore,
+    CacheStore,
+    SettingsStore,
+    EmbeddingStore,
+    GenerationStore,
+    GradingStore,
+    JobStore,
+    PluginRegistry,
+    StrategyStore,
+);
 
 /// Whether `e` is a unique-constraint violation (e.g. a taken e-mail).
 pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
