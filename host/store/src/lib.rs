@@ -139,6 +139,36 @@ pub trait StoreAdmin: Send + Sync {
     async fn counts(&self) -> StoreResult<StoreCounts>;
 }
 
+/// [`StoreAdmin`] for a backend's store type (`$store`, with a `pool`
+/// field) named `$backend`: the ping and the counts are the shared
+/// statements; the backend passes in `close` (`$own`), which has its own
+/// state to put away.
+macro_rules! impl_store_admin {
+    ($store:ty, $backend:literal { $($own:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::StoreAdmin for $store {
+            fn backend(&self) -> &'static str {
+                $backend
+            }
+
+            async fn ping(&self) -> $crate::StoreResult<()> {
+                sqlx::query($crate::sql::PING).execute(&self.pool).await?;
+                Ok(())
+            }
+
+            async fn counts(&self) -> $crate::StoreResult<$crate::StoreCounts> {
+                let row = sqlx::query($crate::sql::COUNTS)
+                    .fetch_one(&self.pool)
+                    .await?;
+                $crate::rows::counts(&row)
+            }
+
+            $($own)*
+        }
+    };
+}
+pub(crate) use impl_store_admin;
+
 /// Declares [`Database`] as the sum of the `$part` traits and implements it
 /// for every type implementing them all, so the list of parts is written
 /// once.

@@ -23,12 +23,11 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{PgPool, Postgres, Transaction};
 
 use crate::work_list::WorkList;
-use crate::{sql, StoreAdmin, StoreCounts, StoreResult};
+use crate::StoreResult;
 
 /// Locks a user's row (see [`PgStore::user_tx`]).
 const LOCK_USER: &str = "SELECT id FROM users WHERE id = $1 FOR UPDATE";
@@ -80,11 +79,18 @@ impl PgStore {
         &self,
         user_id: &str,
     ) -> StoreResult<((), Transaction<'static, Postgres>)> {
+        self.locked_tx(LOCK_USER, user_id).await
+    }
+
+    /// A transaction that first runs `lock`, a statement of `key` taking a
+    /// lock held until the transaction ends.
+    pub(super) async fn locked_tx(
+        &self,
+        lock: &str,
+        key: &str,
+    ) -> StoreResult<((), Transaction<'static, Postgres>)> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query(LOCK_USER)
-            .bind(user_id)
-            .fetch_optional(&mut *tx)
-            .await?;
+        sqlx::query(lock).bind(key).execute(&mut *tx).await?;
         Ok(((), tx))
     }
 }
@@ -120,23 +126,8 @@ fn last_per_key<T, K: Eq + Hash>(items: &[T], key: impl Fn(&T) -> K) -> Vec<&T> 
         .collect()
 }
 
-#[async_trait]
-impl StoreAdmin for PgStore {
-    fn backend(&self) -> &'static str {
-        "postgres"
-    }
-
-    async fn ping(&self) -> StoreResult<()> {
-        sqlx::query(sql::PING).execute(&self.pool).await?;
-        Ok(())
-    }
-
+crate::impl_store_admin!(PgStore, "postgres" {
     async fn close(&self) {
         self.pool.close().await;
     }
-
-    async fn counts(&self) -> StoreResult<StoreCounts> {
-        let row = sqlx::query(sql::COUNTS).fetch_one(&self.pool).await?;
-        crate::rows::counts(&row)
-    }
-}
+});

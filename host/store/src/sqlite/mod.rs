@@ -22,12 +22,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 
 use crate::work_list::WorkList;
-use crate::{sql, StoreAdmin, StoreCounts, StoreError, StoreResult};
+use crate::{StoreError, StoreResult};
 
 use quotas::{Counters, Durability};
 
@@ -126,17 +125,7 @@ impl SqliteStore {
     }
 }
 
-#[async_trait]
-impl StoreAdmin for SqliteStore {
-    fn backend(&self) -> &'static str {
-        "sqlite"
-    }
-
-    async fn ping(&self) -> StoreResult<()> {
-        sqlx::query(sql::PING).execute(&self.pool).await?;
-        Ok(())
-    }
-
+crate::impl_store_admin!(SqliteStore, "sqlite" {
     async fn close(&self) {
         if let Err(e) = self.flush_counters().await {
             tracing::warn!(error = %e, "could not persist quota counters");
@@ -153,12 +142,7 @@ impl StoreAdmin for SqliteStore {
         // Lets the flusher see the closed pool and end.
         self.durability_wake();
     }
-
-    async fn counts(&self) -> StoreResult<StoreCounts> {
-        let row = sqlx::query(sql::COUNTS).fetch_one(&self.pool).await?;
-        crate::rows::counts(&row)
-    }
-}
+});
 
 crate::work_list::impl_claim_work!(SqliteStore, lock: "");
 
