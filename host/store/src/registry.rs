@@ -220,7 +220,7 @@ pub(crate) fn new_activation(
 /// [`PluginRegistry`] for a backend's store type (`$store`, with a `pool`
 /// field, over database `$db`), written once here over the shared
 /// statements. Every change that bumps the generation bumps it first, in
-/// `$store`'s `write_tx()`; a change that turns out to change nothing rolls
+/// `$store`'s `write_tx()` (see `registry_tx`); a change that turns out to change nothing rolls
 /// back, bump included. What the backends do their own way comes in as
 /// arguments: how often `add_plugin` tries (`$add_attempts`), and the
 /// statement reading a slot's newest live activations in id order, at
@@ -229,15 +229,34 @@ pub(crate) fn new_activation(
 macro_rules! impl_plugin_registry {
     ($store:ty, $db:ty, add_attempts: $add_attempts:expr, last_live: $last_live:expr) => {
         impl $store {
-            /// Adds one to the generation (creating it at 1) inside `tx`.
-            async fn bump_generation(
-                tx: &mut sqlx::Transaction<'static, $db>,
-            ) -> $crate::StoreResult<()> {
+            /// `write_tx()` having bumped the generation (creating it at
+            /// 1): how every registry change begins.
+            async fn registry_tx(
+                &self,
+            ) -> $crate::StoreResult<(impl Sized + '_, sqlx::Transaction<'static, $db>)> {
+                let (guard, mut tx) = self.write_tx().await?;
                 sqlx::query($crate::sql::BUMP_GENERATION)
                     .bind($crate::sql::GENERATION_KEY)
-                    .execute(&mut **tx)
+                    .execute(&mut *tx)
                     .await?;
-                Ok(())
+                Ok((guard, tx))
+            }
+
+            /// The row `statement` reads of the version (`kind`, `name`,
+            /// `version`), if stored.
+            async fn version_row(
+                &self,
+                statement: &str,
+                kind: ::forecast_domain::PluginKind,
+                name: &str,
+                version: &str,
+            ) -> $crate::StoreResult<Option<<$db as sqlx::Database>::Row>> {
+                Ok(sqlx::query(statement)
+                    .bind(kind.as_str())
+                    .bind(name)
+                    .bind(version)
+                    .fetch_optional(&self.pool)
+                    .await?)
             }
         }
 
@@ -268,11 +287,13 @@ macro_rules! impl_plugin_registry {
                     if inserted.rows_affected() == 1 {
                         return Ok($crate::AddOutcome::Added);
                     }
-                    let existing = sqlx::query($crate::sql::PLUGIN_SHA256)
-                        .bind(record.kind.as_str())
-                        .bind(&record.name)
-                        .bind(&record.version)
-                        .fetch_optional(&self.pool)
+                    let existing = self
+                        .version_row(
+                            $crate::sql::PLUGIN_SHA256,
+                            record.kind,
+                            &record.name,
+                            &record.version,
+                        )
                         .await?;
                     if let Some(row) = existing {
                         let sha256 = $crate::rows::Cols::text(&row, "sha256")?;
@@ -291,8 +312,7 @@ macro_rules! impl_plugin_registry {
                 by: &str,
                 now: i64,
             ) -> $crate::StoreResult<$crate::ActivationRecord> {
-                let (_guard, mut tx) = self.write_tx().await?;
-                Self::bump_generation(&mut tx).await?;
+                let (_guard, mut tx) = self.registry_tx().await?;
                 let row = sqlx::query($crate::sql::INSERT_ACTIVATION)
                     .bind(slot)
                     .bind(kind.as_str())
@@ -318,8 +338,7 @@ macro_rules! impl_plugin_registry {
                 // concurrent rollback waits on either (the writer lock, the
                 // row locks) and, when it resumes, sees this one's result
                 // and undoes the activation before.
-                let (_guard, mut tx) = self.write_tx().await?;
-                Self::bump_generation(&mut tx).await?;
+                let (_guard, mut tx) = self.registry_tx().await?;
                 let rows = sqlx::query($last_live)
                     .bind(slot)
                     .fetch_all(&mut *tx)
@@ -339,8 +358,7 @@ macro_rules! impl_plugin_registry {
             }
 
             async fn set_shadow(&self, config: &$crate::ShadowConfig) -> $crate::StoreResult<()> {
-                let (_guard, mut tx) = self.write_tx().await?;
-                Self::bump_generation(&mut tx).await?;
+                let (_guard, mut tx) = self.registry_tx().await?;
                 sqlx::query($crate::sql::SET_SHADOW)
                     .bind(config.kind.as_str())
                     .bind(&config.name)
@@ -358,8 +376,7 @@ macro_rules! impl_plugin_registry {
                 &self,
                 kind: ::forecast_domain::PluginKind,
             ) -> $crate::StoreResult<bool> {
-                let (_guard, mut tx) = self.write_tx().await?;
-                Self::bump_generation(&mut tx).await?;
+                let (_guard, mut tx) = self.registry_tx().await?;
                 let deleted = sqlx::query($crate::sql::CLEAR_SHADOW)
                     .bind(kind.as_str())
                     .execute(&mut *tx)
@@ -386,11 +403,8 @@ macro_rules! impl_plugin_registry {
                 name: &str,
                 version: &str,
             ) -> $crate::StoreResult<Option<$crate::PluginRecord>> {
-                let row = sqlx::query($crate::sql::PLUGIN)
-                    .bind(kind.as_str())
-                    .bind(name)
-                    .bind(version)
-                    .fetch_optional(&self.pool)
+                let row = self
+                    .version_row($crate::sql::PLUGIN, kind, name, version)
                     .await?;
                 row.as_ref().map($crate::rows::plugin).transpose()
             }
@@ -401,11 +415,8 @@ macro_rules! impl_plugin_registry {
                 name: &str,
                 version: &str,
             ) -> $crate::StoreResult<Option<Vec<u8>>> {
-                let row = sqlx::query($crate::sql::PLUGIN_WASM)
-                    .bind(kind.as_str())
-                    .bind(name)
-                    .bind(version)
-                    .fetch_optional(&self.pool)
+                let row = self
+                    .version_row($crate::sql::PLUGIN_WASM, kind, name, version)
                     .await?;
                 row.map(|r| $crate::rows::Cols::bytes(&r, "wasm"))
                     .transpose()
