@@ -242,6 +242,16 @@ macro_rules! impl_plugin_registry {
                 Ok((guard, tx))
             }
 
+            /// Every row `statement` (of no parameters) reads, decoded.
+            async fn all<T>(
+                &self,
+                statement: &str,
+                decode: fn(&<$db as sqlx::Database>::Row) -> $crate::StoreResult<T>,
+            ) -> $crate::StoreResult<Vec<T>> {
+                let rows = sqlx::query(statement).fetch_all(&self.pool).await?;
+                rows.iter().map(decode).collect()
+            }
+
             /// The row `statement` reads of the version (`kind`, `name`,
             /// `version`), if stored.
             async fn version_row(
@@ -391,10 +401,8 @@ macro_rules! impl_plugin_registry {
             }
 
             async fn list_plugins(&self) -> $crate::StoreResult<Vec<$crate::PluginRecord>> {
-                let rows = sqlx::query($crate::sql::LIST_PLUGINS)
-                    .fetch_all(&self.pool)
-                    .await?;
-                rows.iter().map($crate::rows::plugin).collect()
+                self.all($crate::sql::LIST_PLUGINS, $crate::rows::plugin)
+                    .await
             }
 
             async fn plugin(
@@ -423,10 +431,8 @@ macro_rules! impl_plugin_registry {
             }
 
             async fn active_plugins(&self) -> $crate::StoreResult<Vec<$crate::ActivationRecord>> {
-                let rows = sqlx::query($crate::sql::ACTIVE_PLUGINS)
-                    .fetch_all(&self.pool)
-                    .await?;
-                rows.iter().map($crate::rows::activation).collect()
+                self.all($crate::sql::ACTIVE_PLUGINS, $crate::rows::activation)
+                    .await
             }
 
             async fn plugins_generation(&self) -> $crate::StoreResult<i64> {
@@ -441,10 +447,7 @@ macro_rules! impl_plugin_registry {
             }
 
             async fn shadows(&self) -> $crate::StoreResult<Vec<$crate::ShadowConfig>> {
-                let rows = sqlx::query($crate::sql::SHADOWS)
-                    .fetch_all(&self.pool)
-                    .await?;
-                rows.iter().map($crate::rows::shadow).collect()
+                self.all($crate::sql::SHADOWS, $crate::rows::shadow).await
             }
 
             async fn record_shadow_sample(
