@@ -195,28 +195,6 @@ pub(crate) fn outcome(record: &PluginRecord, existing: String) -> AddOutcome {
     }
 }
 
-/// An activation as both backends return it after inserting it.
-pub(crate) fn new_activation(
-    id: i64,
-    slot: &str,
-    kind: PluginKind,
-    name: &str,
-    version: &str,
-    by: &str,
-    now: i64,
-) -> ActivationRecord {
-    ActivationRecord {
-        id,
-        slot: slot.to_string(),
-        kind,
-        name: name.to_string(),
-        version: version.to_string(),
-        activated_by: by.to_string(),
-        activated_at: now,
-        rolled_back: false,
-    }
-}
-
 /// [`PluginRegistry`] for a backend's store type (`$store`, with a `pool`
 /// field, over database `$db`), written once here over the shared
 /// statements. Every change that bumps the generation bumps it first, in
@@ -334,9 +312,16 @@ macro_rules! impl_plugin_registry {
                     .await?;
                 let id = $crate::rows::Cols::int(&row, "id")?;
                 tx.commit().await?;
-                Ok($crate::registry::new_activation(
-                    id, slot, kind, name, version, by, now,
-                ))
+                Ok($crate::ActivationRecord {
+                    id,
+                    slot: slot.to_string(),
+                    kind,
+                    name: name.to_string(),
+                    version: version.to_string(),
+                    activated_by: by.to_string(),
+                    activated_at: now,
+                    rolled_back: false,
+                })
             }
 
             async fn rollback_plugin(
