@@ -196,6 +196,22 @@ macro_rules! impl_strategy_store {
                         .await?;
                     Ok(())
                 }
+
+                /// Whether the owner's strategy `name` is deleted (`None`:
+                /// there never was one), read in `tx`.
+                async fn strategy_deleted(
+                    tx: &mut sqlx::Transaction<'_, $db>,
+                    owner_id: &str,
+                    name: &str,
+                ) -> $crate::StoreResult<Option<bool>> {
+                    sqlx::query($crate::sql::STRATEGY_DELETED)
+                        .bind(owner_id)
+                        .bind(name)
+                        .fetch_optional(&mut **tx)
+                        .await?
+                        .map(|r| r.flag("deleted"))
+                        .transpose()
+                }
             }
 
             #[async_trait::async_trait]
@@ -209,13 +225,7 @@ macro_rules! impl_strategy_store {
                 ) -> $crate::StoreResult<$crate::UploadOutcome> {
                     let (owner, name, version) = (&record.owner_id, &record.name, &record.version);
                     let (_guard, mut tx) = self.$owner_tx(owner).await?;
-                    let deleted: Option<bool> = sqlx::query($crate::sql::STRATEGY_DELETED)
-                        .bind(owner)
-                        .bind(name)
-                        .fetch_optional(&mut *tx)
-                        .await?
-                        .map(|r| r.flag("deleted"))
-                        .transpose()?;
+                    let deleted = Self::strategy_deleted(&mut tx, owner, name).await?;
                     // Live: listed, counted against the owner's strategies.
                     let live = deleted == Some(false);
                     let existing = sqlx::query($crate::sql::UPLOAD_SHA256)
@@ -342,13 +352,7 @@ macro_rules! impl_strategy_store {
                     current_version: Option<&str>,
                 ) -> $crate::StoreResult<$crate::UpdateOutcome> {
                     let (_guard, mut tx) = self.$owner_tx(owner_id).await?;
-                    let deleted = sqlx::query($crate::sql::STRATEGY_DELETED)
-                        .bind(owner_id)
-                        .bind(name)
-                        .fetch_optional(&mut *tx)
-                        .await?
-                        .map(|r| r.flag("deleted"))
-                        .transpose()?;
+                    let deleted = Self::strategy_deleted(&mut tx, owner_id, name).await?;
                     if deleted != Some(false) {
                         tx.rollback().await?;
                         return Ok($crate::UpdateOutcome::NoStrategy);
