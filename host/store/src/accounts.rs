@@ -104,13 +104,52 @@ pub trait AccountStore: Send + Sync {
 }
 
 /// [`AccountStore`] for a backend's store type (`$store`, with a `pool`
-/// field): every method but `create_api_key` is written once here, over the
-/// shared statements; the backend passes `create_api_key` in (`$own`), as
-/// it needs the backend's own lock.
+/// field): written once here, over the shared statements; `create_api_key`
+/// counts and inserts in `$store`'s `user_tx(user_id)`, the transaction
+/// holding the backend's lock of the user.
 macro_rules! impl_account_store {
-    ($store:ty { $($own:tt)* }) => {
+    ($store:ty) => {
         #[async_trait::async_trait]
         impl $crate::AccountStore for $store {
+            async fn create_api_key(
+                &self,
+                user_id: &str,
+                name: &str,
+                key_hash: &str,
+                key_prefix: &str,
+                max_active: u32,
+                now: i64,
+            ) -> $crate::StoreResult<Option<::forecast_domain::ApiKeyRecord>> {
+                use $crate::rows::Cols;
+                // The user's lock before the count (SQLite's writer lock,
+                // PostgreSQL's row lock), so two creations can never both
+                // see "4 active".
+                let (_guard, mut tx) = self.user_tx(user_id).await?;
+                let active = sqlx::query($crate::sql::COUNT_ACTIVE_KEYS)
+                    .bind(user_id)
+                    .fetch_one(&mut *tx)
+                    .await?
+                    .int("n")?;
+                if active >= i64::from(max_active) {
+                    tx.rollback().await?;
+                    return Ok(None);
+                }
+                let id = uuid::Uuid::new_v4().to_string();
+                sqlx::query($crate::sql::INSERT_API_KEY)
+                    .bind(&id)
+                    .bind(user_id)
+                    .bind(name)
+                    .bind(key_hash)
+                    .bind(key_prefix)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(Some($crate::rows::new_key(
+                    id, user_id, name, key_prefix, now,
+                )))
+            }
+
             async fn create_user(
                 &self,
                 email: &str,
@@ -308,9 +347,7 @@ macro_rules! impl_account_store {
                     .bind(key_hash)
                     .fetch_optional(&self.pool)
                     .await?;
-                row.as_ref()
-                    .map($crate::rows::key_and_user)
-                    .transpose()
+                row.as_ref().map($crate::rows::key_and_user).transpose()
             }
 
             async fn touch_api_key(&self, key_id: &str, now: i64) -> $crate::StoreResult<()> {
@@ -359,8 +396,6 @@ macro_rules! impl_account_store {
                 tx.commit().await?;
                 Ok(())
             }
-
-            $($own)*
         }
     };
 }

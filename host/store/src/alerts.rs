@@ -460,9 +460,10 @@ pub(crate) const DUE: &str =
 // The claim-sensitive methods (count then insert, the user's lock, the
 // outbox claim) need each backend's own transaction: `$store` provides
 // `user_tx(user_id)` (a transaction holding the user's lock, with its
-// guard) and `due_suffix()` (the locking clause of `DUE`).
+// guard) and `write_tx()` (a write transaction, with its guard);
+// `$due_lock` is the locking clause of `DUE`.
 macro_rules! impl_alert_store {
-    ($store:ty, $db:ty) => {
+    ($store:ty, $db:ty, due_lock: $due_lock:expr) => {
 
         impl $store {
             /// Inserts an evaluation's events (each once) and queues a
@@ -1079,8 +1080,8 @@ macro_rules! impl_alert_store {
                 lease_ms: i64,
             ) -> $crate::StoreResult<Vec<$crate::DueDelivery>> {
                 use $crate::rows::Cols;
-                let (_guard, mut tx) = self.outbox_tx().await?;
-                let ids = sqlx::query(&format!("{}{}", $crate::alerts::DUE, Self::due_suffix()))
+                let (_guard, mut tx) = self.write_tx().await?;
+                let ids = sqlx::query(&format!("{}{}", $crate::alerts::DUE, $due_lock))
                     .bind(now_ms)
                     .bind(i64::from(limit))
                     .fetch_all(&mut *tx)
@@ -1127,7 +1128,7 @@ macro_rules! impl_alert_store {
 
             async fn finish_delivery(&self, a: &$crate::Attempt) -> $crate::StoreResult<()> {
                 use $crate::rows::Cols;
-                let (_guard, mut tx) = self.outbox_tx().await?;
+                let (_guard, mut tx) = self.write_tx().await?;
                 let row = sqlx::query(
                     "UPDATE deliveries SET attempts = attempts + 1, lease_until = NULL, \
                      last_status = $2, last_error = $3, \

@@ -105,12 +105,15 @@ pub trait AssetStore: Send + Sync {
     async fn put_metadata(&self, asset_id: i64, body: &str, fetched_at: i64) -> StoreResult<()>;
 }
 
-/// [`AssetStore`] for a backend's store type (`$store`, with a `pool`
-/// field): the reads and the metadata cache are written once here, over the
-/// shared statements; the backend passes in (`$own`) the batch writes
-/// `upsert_catalog` and `store_series`, which each dialect does its own way.
+/// [`AssetStore`] for a backend's store type (`$store`, with `pool` and
+/// `clock` fields): written once here, over the shared statements, but for
+/// the catalog's batch upsert (`$own`, which each dialect does its own
+/// way). `store_series` writes each series with `$upsert_prices`, then runs
+/// each of `$purges` (statements of the asset id) — the purges of the
+/// asset's cached analyses and of the grades of its old prices, which a
+/// backend may fold into `$upsert_prices` instead.
 macro_rules! impl_asset_store {
-    ($store:ty { $($own:tt)* }) => {
+    ($store:ty, upsert_prices: $upsert_prices:expr, purges: $purges:expr, { $($own:tt)* }) => {
         #[async_trait::async_trait]
         impl $crate::AssetStore for $store {
             async fn list_active_assets(
@@ -184,6 +187,49 @@ macro_rules! impl_asset_store {
                     .bind(fetched_at)
                     .execute(&self.pool)
                     .await?;
+                Ok(())
+            }
+
+            #[::tracing::instrument(name = "store_series", skip_all, fields(assets = items.len()))]
+            async fn store_series(
+                &self,
+                items: &[(
+                    i64,
+                    &::forecast_domain::series::PriceSeries,
+                    ::forecast_domain::DataSource,
+                )],
+            ) -> $crate::StoreResult<()> {
+                // Dropping `tx` on an early return rolls the whole batch back.
+                let mut tx = self.pool.begin().await?;
+                let at = ::forecast_domain::Clock::timestamp(self.clock.as_ref());
+                for (asset_id, series, source) in items {
+                    let updated = sqlx::query($crate::sql::BUMP_DATA_VERSION)
+                        .bind(source.as_str())
+                        .bind(asset_id)
+                        .execute(&mut *tx)
+                        .await?;
+                    if updated.rows_affected() == 0 {
+                        return Err($crate::StoreError::UnknownAsset(*asset_id));
+                    }
+                    let (first, last) = $crate::rows::series_bounds(series);
+                    sqlx::query($upsert_prices)
+                        .bind(asset_id)
+                        .bind($crate::rows::len(series.len())?)
+                        .bind(first)
+                        .bind(last)
+                        .bind(series.has_weekends())
+                        .bind(series.encode())
+                        .bind(at)
+                        .execute(&mut *tx)
+                        .await?;
+                    for statement in $purges {
+                        sqlx::query(statement)
+                            .bind(asset_id)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                }
+                tx.commit().await?;
                 Ok(())
             }
 

@@ -31,15 +31,29 @@ pub trait SettingsStore: Send + Sync {
 /// so the whole implementation is written once here.
 macro_rules! impl_cache_stores {
     ($store:ty) => {
-        #[async_trait::async_trait]
-        impl $crate::CacheStore for $store {
-            async fn cached_analysis(&self, key: &str) -> $crate::StoreResult<Option<String>> {
-                let row = sqlx::query($crate::sql::CACHED_ANALYSIS)
+        impl $store {
+            /// The text `column` of the row `statement` finds by `key`, if
+            /// any: how both stores read.
+            async fn text_by_key(
+                &self,
+                statement: &str,
+                key: &str,
+                column: &str,
+            ) -> $crate::StoreResult<Option<String>> {
+                let row = sqlx::query(statement)
                     .bind(key)
                     .fetch_optional(&self.pool)
                     .await?;
-                row.map(|r| $crate::rows::Cols::text(&r, "body"))
+                row.map(|r| $crate::rows::Cols::text(&r, column))
                     .transpose()
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::CacheStore for $store {
+            async fn cached_analysis(&self, key: &str) -> $crate::StoreResult<Option<String>> {
+                self.text_by_key($crate::sql::CACHED_ANALYSIS, key, "body")
+                    .await
             }
 
             async fn put_analysis(
@@ -62,12 +76,7 @@ macro_rules! impl_cache_stores {
         #[async_trait::async_trait]
         impl $crate::SettingsStore for $store {
             async fn setting(&self, key: &str) -> $crate::StoreResult<Option<String>> {
-                let row = sqlx::query($crate::sql::SETTING)
-                    .bind(key)
-                    .fetch_optional(&self.pool)
-                    .await?;
-                row.map(|r| $crate::rows::Cols::text(&r, "value"))
-                    .transpose()
+                self.text_by_key($crate::sql::SETTING, key, "value").await
             }
 
             async fn set_setting(&self, key: &str, value: &str) -> $crate::StoreResult<()> {

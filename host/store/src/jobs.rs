@@ -77,13 +77,127 @@ pub trait JobStore: Send + Sync {
     ) -> StoreResult<JobRun>;
 }
 
-/// Implements [`JobStore`] for a backend from what both share (reading a
-/// run, claiming items) and the backend's own methods (`$own`: starting a
-/// run, closing items).
+/// Implements [`JobStore`] for a backend (`$store`, with a `pool` field,
+/// `write_tx()`, and `insert_pending`, its multi-row insert of a run's
+/// pending items). Closing takes the dialect's details as arguments: the
+/// statement locking the run's row first, where the backend locks rows
+/// (`$lock_run`, an `Option`), and the statement closing a list of items
+/// ($1 status, $2 run, $3 the items as `$item_ids` makes them of the ids,
+/// $4 worker).
 macro_rules! impl_job_store {
-    ($store:ty { $($own:tt)* }) => {
+    (
+        $store:ty,
+        lock_run: $lock_run:expr,
+        close_items: $close_items:expr,
+        item_ids: $item_ids:expr
+    ) => {
         #[async_trait::async_trait]
         impl $crate::JobStore for $store {
+            async fn start_or_join_job(
+                &self,
+                kind: &str,
+                day: &str,
+                items: &[i64],
+                now: i64,
+            ) -> $crate::StoreResult<$crate::JobRun> {
+                use $crate::jobs::statements as sql;
+                // As grading's runs: a concurrent inserter of the same key
+                // waits (on the writer lock, on the unique index), does
+                // nothing, then reads the committed run. Runs are only
+                // dropped a week on; the loop guards against a first
+                // inserter that rolled back.
+                let total = $crate::rows::len(items.len())?;
+                for _ in 0..3 {
+                    let (_guard, mut tx) = self.write_tx().await?;
+                    let run = $crate::jobs::new_job(
+                        uuid::Uuid::new_v4().to_string(),
+                        kind,
+                        day,
+                        total,
+                        now,
+                    );
+                    let inserted = sqlx::query(sql::INSERT_RUN)
+                        .bind(&run.id)
+                        .bind(kind)
+                        .bind(day)
+                        .bind(run.status.as_str())
+                        .bind(now)
+                        .bind(run.finished_at)
+                        .bind(total)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                    if inserted.is_none() {
+                        tx.rollback().await?;
+                        match self.job_by_key(kind, day).await? {
+                            Some(run) => return Ok(run),
+                            None => continue,
+                        }
+                    }
+                    sqlx::query(sql::DROP_OLD_RUNS)
+                        .bind(kind)
+                        .bind(now - sql::KEEP_SECONDS)
+                        .execute(&mut *tx)
+                        .await?;
+                    insert_pending(&mut tx, &$crate::work_list::JOB_ITEMS, &run.id, items).await?;
+                    tx.commit().await?;
+                    return Ok(run);
+                }
+                Err($crate::StoreError::Corrupt(format!(
+                    "job run ({kind}, {day}) neither inserted nor found"
+                )))
+            }
+
+            async fn close_job_items(
+                &self,
+                run_id: &str,
+                worker: &str,
+                done: &[i64],
+                failed: &[i64],
+                now: i64,
+            ) -> $crate::StoreResult<$crate::JobRun> {
+                use $crate::jobs::statements as sql;
+                let (_guard, mut tx) = self.write_tx().await?;
+                if let Some(lock) = $lock_run {
+                    // The run row first: closers of one run queue up on it,
+                    // so exactly one of them sees the last item closed.
+                    sqlx::query(lock).bind(run_id).execute(&mut *tx).await?;
+                }
+                let mut counted = [0i64; 2];
+                for (n, (status, ids)) in
+                    [("done", done), ("failed", failed)].into_iter().enumerate()
+                {
+                    if ids.is_empty() {
+                        continue;
+                    }
+                    counted[n] = sqlx::query($close_items)
+                        .bind(status)
+                        .bind(run_id)
+                        .bind($item_ids(ids))
+                        .bind(worker)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected() as i64;
+                }
+                sqlx::query(sql::COUNT_CLOSED)
+                    .bind(run_id)
+                    .bind(counted[0])
+                    .bind(counted[1])
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(sql::FINISH_IF_EMPTY)
+                    .bind(run_id)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                let run = sqlx::query(sql::RUN_BY_ID)
+                    .bind(run_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let run = $crate::rows::job(&run)?;
+                tx.commit().await?;
+                Ok(run)
+            }
+
             async fn job_by_key(
                 &self,
                 kind: &str,
@@ -116,8 +230,6 @@ macro_rules! impl_job_store {
                 )
                 .await
             }
-
-            $($own)*
         }
     };
 }
@@ -131,11 +243,15 @@ pub(crate) mod statements {
     pub(crate) const RUN_BY_ID: &str = "SELECT id, kind, day, status, started_at, finished_at, \
          total, done, failures FROM job_runs WHERE id = $1";
 
+    /// A new run, unless its (kind, day) is taken (then no row returns).
+    pub(crate) const INSERT_RUN: &str =
+        "INSERT INTO job_runs (id, kind, day, status, started_at, finished_at, total)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (kind, day) DO NOTHING
+         RETURNING id";
+
     pub(crate) const DROP_OLD_RUNS: &str =
         "DELETE FROM job_runs WHERE kind = $1 AND started_at < $2";
-
-    pub(crate) const CLOSE_ITEM: &str = "UPDATE job_items SET status = $1
-         WHERE run_id = $2 AND item_id = $3 AND status = 'claimed' AND claimed_by = $4";
 
     pub(crate) const COUNT_CLOSED: &str =
         "UPDATE job_runs SET done = done + $2, failures = failures + $3 WHERE id = $1";

@@ -139,51 +139,69 @@ pub trait StoreAdmin: Send + Sync {
     async fn counts(&self) -> StoreResult<StoreCounts>;
 }
 
-/// Everything the host stores: every aggregate's trait. Implementations
-/// must make each method atomic: a failed call leaves nothing half-written.
-///
-/// Implemented for every type implementing all the parts, so a backend
-/// only implements those; `Arc<dyn Database>` upcasts to
-/// `Arc<dyn AssetStore>` and the like for narrow handles.
-pub trait Database:
-    StoreAdmin
-    + AccountStore
-    + AlertStore
-    + QuotaStore
-    + AssetStore
-    + CacheStore
-    + SettingsStore
-    + EmbeddingStore
-    + GenerationStore
-    + GradingStore
-    + JobStore
-    + PluginRegistry
-    + StrategyStore
-    + Send
-    + Sync
-    + 'static
-{
+/// [`StoreAdmin`] for a backend's store type (`$store`, with a `pool`
+/// field) named `$backend`: the ping and the counts are the shared
+/// statements; the backend passes in `close` (`$own`), which has its own
+/// state to put away.
+macro_rules! impl_store_admin {
+    ($store:ty, $backend:literal { $($own:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::StoreAdmin for $store {
+            fn backend(&self) -> &'static str {
+                $backend
+            }
+
+            async fn ping(&self) -> $crate::StoreResult<()> {
+                sqlx::query($crate::sql::PING).execute(&self.pool).await?;
+                Ok(())
+            }
+
+            async fn counts(&self) -> $crate::StoreResult<$crate::StoreCounts> {
+                let row = sqlx::query($crate::sql::COUNTS)
+                    .fetch_one(&self.pool)
+                    .await?;
+                $crate::rows::counts(&row)
+            }
+
+            $($own)*
+        }
+    };
+}
+pub(crate) use impl_store_admin;
+
+/// Declares [`Database`] as the sum of the `$part` traits and implements it
+/// for every type implementing them all, so the list of parts is written
+/// once.
+macro_rules! database_of {
+    ($(#[$doc:meta])* $($part:ident),+ $(,)?) => {
+        $(#[$doc])*
+        pub trait Database: $($part +)+ Send + Sync + 'static {}
+
+        impl<T> Database for T where T: $($part +)+ Send + Sync + 'static {}
+    };
 }
 
-impl<T> Database for T where
-    T: StoreAdmin
-        + AccountStore
-        + AlertStore
-        + QuotaStore
-        + AssetStore
-        + CacheStore
-        + SettingsStore
-        + EmbeddingStore
-        + GenerationStore
-        + GradingStore
-        + JobStore
-        + PluginRegistry
-        + StrategyStore
-        + Send
-        + Sync
-        + 'static
-{
-}
+database_of!(
+    /// Everything the host stores: every aggregate's trait. Implementations
+    /// must make each method atomic: a failed call leaves nothing half-written.
+    ///
+    /// Implemented for every type implementing all the parts, so a backend
+    /// only implements those; `Arc<dyn Database>` upcasts to
+    /// `Arc<dyn AssetStore>` and the like for narrow handles.
+    StoreAdmin,
+    AccountStore,
+    AlertStore,
+    QuotaStore,
+    AssetStore,
+    CacheStore,
+    SettingsStore,
+    EmbeddingStore,
+    GenerationStore,
+    GradingStore,
+    JobStore,
+    PluginRegistry,
+    StrategyStore,
+);
 
 /// Whether `e` is a unique-constraint violation (e.g. a taken e-mail).
 pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {

@@ -195,41 +195,199 @@ pub(crate) fn outcome(record: &PluginRecord, existing: String) -> AddOutcome {
     }
 }
 
-/// An activation as both backends return it after inserting it.
-pub(crate) fn new_activation(
-    id: i64,
-    slot: &str,
-    kind: PluginKind,
-    name: &str,
-    version: &str,
-    by: &str,
-    now: i64,
-) -> ActivationRecord {
-    ActivationRecord {
-        id,
-        slot: slot.to_string(),
-        kind,
-        name: name.to_string(),
-        version: version.to_string(),
-        activated_by: by.to_string(),
-        activated_at: now,
-        rolled_back: false,
-    }
-}
-
 /// [`PluginRegistry`] for a backend's store type (`$store`, with a `pool`
-/// field): the reads and sample recording are written once here, over the
-/// shared statements; the backend passes in (`$own`) every change that
-/// bumps the generation (and `add_plugin`), whose locking differs.
+/// field, over database `$db`), written once here over the shared
+/// statements. Every change that bumps the generation bumps it first, in
+/// `$store`'s `write_tx()` (see `registry_tx`); a change that turns out to change nothing rolls
+/// back, bump included. What the backends do their own way comes in as
+/// arguments: how often `add_plugin` tries (`$add_attempts`), and the
+/// statement reading a slot's newest live activations in id order, at
+/// least two when there are (`$last_live`, locking them where the backend
+/// locks rows).
 macro_rules! impl_plugin_registry {
-    ($store:ty { $($own:tt)* }) => {
+    ($store:ty, $db:ty, add_attempts: $add_attempts:expr, last_live: $last_live:expr) => {
+        impl $store {
+            /// `write_tx()` having bumped the generation (creating it at
+            /// 1): how every registry change begins.
+            async fn registry_tx(
+                &self,
+            ) -> $crate::StoreResult<(impl Sized + '_, sqlx::Transaction<'static, $db>)> {
+                let (guard, mut tx) = self.write_tx().await?;
+                sqlx::query($crate::sql::BUMP_GENERATION)
+                    .bind($crate::sql::GENERATION_KEY)
+                    .execute(&mut *tx)
+                    .await?;
+                Ok((guard, tx))
+            }
+
+            /// Every row `statement` (of no parameters) reads, decoded.
+            async fn all<T>(
+                &self,
+                statement: &str,
+                decode: fn(&<$db as sqlx::Database>::Row) -> $crate::StoreResult<T>,
+            ) -> $crate::StoreResult<Vec<T>> {
+                let rows = sqlx::query(statement).fetch_all(&self.pool).await?;
+                rows.iter().map(decode).collect()
+            }
+
+            /// The row `statement` reads of the version (`kind`, `name`,
+            /// `version`), if stored.
+            async fn version_row(
+                &self,
+                statement: &str,
+                kind: ::forecast_domain::PluginKind,
+                name: &str,
+                version: &str,
+            ) -> $crate::StoreResult<Option<<$db as sqlx::Database>::Row>> {
+                Ok(sqlx::query(statement)
+                    .bind(kind.as_str())
+                    .bind(name)
+                    .bind(version)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+        }
+
         #[async_trait::async_trait]
         impl $crate::PluginRegistry for $store {
-            async fn list_plugins(&self) -> $crate::StoreResult<Vec<$crate::PluginRecord>> {
-                let rows = sqlx::query($crate::sql::LIST_PLUGINS)
-                    .fetch_all(&self.pool)
+            async fn add_plugin(
+                &self,
+                record: &$crate::PluginRecord,
+                wasm: &[u8],
+            ) -> $crate::StoreResult<$crate::AddOutcome> {
+                // Insert-if-absent, then read back what holds the key: a
+                // concurrent adder of the same key is either the row we read
+                // or waits for us. Rows are never deleted; another attempt
+                // only guards against a first adder that rolled back.
+                for _ in 0..$add_attempts {
+                    let inserted = sqlx::query($crate::sql::ADD_PLUGIN)
+                        .bind(record.kind.as_str())
+                        .bind(&record.name)
+                        .bind(&record.version)
+                        .bind(&record.sha256)
+                        .bind(record.size)
+                        .bind(wasm)
+                        .bind(record.builtin)
+                        .bind(&record.added_by)
+                        .bind(record.added_at)
+                        .execute(&self.pool)
+                        .await?;
+                    if inserted.rows_affected() == 1 {
+                        return Ok($crate::AddOutcome::Added);
+                    }
+                    let existing = self
+                        .version_row(
+                            $crate::sql::PLUGIN_SHA256,
+                            record.kind,
+                            &record.name,
+                            &record.version,
+                        )
+                        .await?;
+                    if let Some(row) = existing {
+                        let sha256 = $crate::rows::Cols::text(&row, "sha256")?;
+                        return Ok($crate::registry::outcome(record, sha256));
+                    }
+                }
+                Err($crate::registry::vanished(record))
+            }
+
+            async fn activate_plugin(
+                &self,
+                slot: &str,
+                kind: ::forecast_domain::PluginKind,
+                name: &str,
+                version: &str,
+                by: &str,
+                now: i64,
+            ) -> $crate::StoreResult<$crate::ActivationRecord> {
+                let (_guard, mut tx) = self.registry_tx().await?;
+                let row = sqlx::query($crate::sql::INSERT_ACTIVATION)
+                    .bind(slot)
+                    .bind(kind.as_str())
+                    .bind(name)
+                    .bind(version)
+                    .bind(by)
+                    .bind(now)
+                    .fetch_one(&mut *tx)
                     .await?;
-                rows.iter().map($crate::rows::plugin).collect()
+                let id = $crate::rows::Cols::int(&row, "id")?;
+                tx.commit().await?;
+                Ok($crate::ActivationRecord {
+                    id,
+                    slot: slot.to_string(),
+                    kind,
+                    name: name.to_string(),
+                    version: version.to_string(),
+                    activated_by: by.to_string(),
+                    activated_at: now,
+                    rolled_back: false,
+                })
+            }
+
+            async fn rollback_plugin(
+                &self,
+                slot: &str,
+                _now: i64,
+            ) -> $crate::StoreResult<Option<$crate::ActivationRecord>> {
+                // The generation's bump first, then the slot's live rows: a
+                // concurrent rollback waits on either (the writer lock, the
+                // row locks) and, when it resumes, sees this one's result
+                // and undoes the activation before.
+                let (_guard, mut tx) = self.registry_tx().await?;
+                let rows = sqlx::query($last_live)
+                    .bind(slot)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                let [.., previous, newest] = rows.as_slice() else {
+                    // Fewer than two live activations: nothing changes.
+                    tx.rollback().await?;
+                    return Ok(None);
+                };
+                sqlx::query($crate::sql::MARK_ROLLED_BACK)
+                    .bind($crate::rows::Cols::int(newest, "id")?)
+                    .execute(&mut *tx)
+                    .await?;
+                let current = $crate::rows::activation(previous)?;
+                tx.commit().await?;
+                Ok(Some(current))
+            }
+
+            async fn set_shadow(&self, config: &$crate::ShadowConfig) -> $crate::StoreResult<()> {
+                let (_guard, mut tx) = self.registry_tx().await?;
+                sqlx::query($crate::sql::SET_SHADOW)
+                    .bind(config.kind.as_str())
+                    .bind(&config.name)
+                    .bind(&config.version)
+                    .bind(config.sample)
+                    .bind(&config.started_by)
+                    .bind(config.started_at)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn clear_shadow(
+                &self,
+                kind: ::forecast_domain::PluginKind,
+            ) -> $crate::StoreResult<bool> {
+                let (_guard, mut tx) = self.registry_tx().await?;
+                let deleted = sqlx::query($crate::sql::CLEAR_SHADOW)
+                    .bind(kind.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+                if deleted.rows_affected() == 0 {
+                    // Nothing changed: the generation stays.
+                    tx.rollback().await?;
+                    return Ok(false);
+                }
+                tx.commit().await?;
+                Ok(true)
+            }
+
+            async fn list_plugins(&self) -> $crate::StoreResult<Vec<$crate::PluginRecord>> {
+                self.all($crate::sql::LIST_PLUGINS, $crate::rows::plugin)
+                    .await
             }
 
             async fn plugin(
@@ -238,11 +396,8 @@ macro_rules! impl_plugin_registry {
                 name: &str,
                 version: &str,
             ) -> $crate::StoreResult<Option<$crate::PluginRecord>> {
-                let row = sqlx::query($crate::sql::PLUGIN)
-                    .bind(kind.as_str())
-                    .bind(name)
-                    .bind(version)
-                    .fetch_optional(&self.pool)
+                let row = self
+                    .version_row($crate::sql::PLUGIN, kind, name, version)
                     .await?;
                 row.as_ref().map($crate::rows::plugin).transpose()
             }
@@ -253,23 +408,16 @@ macro_rules! impl_plugin_registry {
                 name: &str,
                 version: &str,
             ) -> $crate::StoreResult<Option<Vec<u8>>> {
-                let row = sqlx::query($crate::sql::PLUGIN_WASM)
-                    .bind(kind.as_str())
-                    .bind(name)
-                    .bind(version)
-                    .fetch_optional(&self.pool)
+                let row = self
+                    .version_row($crate::sql::PLUGIN_WASM, kind, name, version)
                     .await?;
                 row.map(|r| $crate::rows::Cols::bytes(&r, "wasm"))
                     .transpose()
             }
 
-            async fn active_plugins(
-                &self,
-            ) -> $crate::StoreResult<Vec<$crate::ActivationRecord>> {
-                let rows = sqlx::query($crate::sql::ACTIVE_PLUGINS)
-                    .fetch_all(&self.pool)
-                    .await?;
-                rows.iter().map($crate::rows::activation).collect()
+            async fn active_plugins(&self) -> $crate::StoreResult<Vec<$crate::ActivationRecord>> {
+                self.all($crate::sql::ACTIVE_PLUGINS, $crate::rows::activation)
+                    .await
             }
 
             async fn plugins_generation(&self) -> $crate::StoreResult<i64> {
@@ -284,10 +432,7 @@ macro_rules! impl_plugin_registry {
             }
 
             async fn shadows(&self) -> $crate::StoreResult<Vec<$crate::ShadowConfig>> {
-                let rows = sqlx::query($crate::sql::SHADOWS)
-                    .fetch_all(&self.pool)
-                    .await?;
-                rows.iter().map($crate::rows::shadow).collect()
+                self.all($crate::sql::SHADOWS, $crate::rows::shadow).await
             }
 
             async fn record_shadow_sample(
@@ -321,8 +466,6 @@ macro_rules! impl_plugin_registry {
                     .await?;
                 rows.iter().map($crate::rows::sample).collect()
             }
-
-            $($own)*
         }
     };
 }

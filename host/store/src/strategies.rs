@@ -172,11 +172,11 @@ pub trait StrategyStore: Send + Sync {
 }
 
 // Every method's SQL is the same on both backends; only how a write begins
-// differs. `$store` provides `strategy_owner_tx(owner_id)` (a transaction
-// that no other write of that owner's strategies runs beside, with its
-// guard) and `strategy_run_tx()` (a write transaction, with its guard).
+// differs. `$owner_tx(owner_id)` is `$store`'s method beginning a
+// transaction that no other write of that owner's strategies runs beside
+// (with its guard); `write_tx()` begins a write transaction (with its guard).
 macro_rules! impl_strategy_store {
-    ($store:ty, $db:ty) => {
+    ($store:ty, $db:ty, owner_tx: $owner_tx:ident) => {
         const _: () = {
             use $crate::rows::Cols;
 
@@ -196,6 +196,22 @@ macro_rules! impl_strategy_store {
                         .await?;
                     Ok(())
                 }
+
+                /// Whether the owner's strategy `name` is deleted (`None`:
+                /// there never was one), read in `tx`.
+                async fn strategy_deleted(
+                    tx: &mut sqlx::Transaction<'_, $db>,
+                    owner_id: &str,
+                    name: &str,
+                ) -> $crate::StoreResult<Option<bool>> {
+                    sqlx::query($crate::sql::STRATEGY_DELETED)
+                        .bind(owner_id)
+                        .bind(name)
+                        .fetch_optional(&mut **tx)
+                        .await?
+                        .map(|r| r.flag("deleted"))
+                        .transpose()
+                }
             }
 
             #[async_trait::async_trait]
@@ -208,14 +224,8 @@ macro_rules! impl_strategy_store {
                     limits: $crate::UploadLimits,
                 ) -> $crate::StoreResult<$crate::UploadOutcome> {
                     let (owner, name, version) = (&record.owner_id, &record.name, &record.version);
-                    let (_guard, mut tx) = self.strategy_owner_tx(owner).await?;
-                    let deleted: Option<bool> = sqlx::query($crate::sql::STRATEGY_DELETED)
-                        .bind(owner)
-                        .bind(name)
-                        .fetch_optional(&mut *tx)
-                        .await?
-                        .map(|r| r.flag("deleted"))
-                        .transpose()?;
+                    let (_guard, mut tx) = self.$owner_tx(owner).await?;
+                    let deleted = Self::strategy_deleted(&mut tx, owner, name).await?;
                     // Live: listed, counted against the owner's strategies.
                     let live = deleted == Some(false);
                     let existing = sqlx::query($crate::sql::UPLOAD_SHA256)
@@ -341,14 +351,8 @@ macro_rules! impl_strategy_store {
                     shared: Option<bool>,
                     current_version: Option<&str>,
                 ) -> $crate::StoreResult<$crate::UpdateOutcome> {
-                    let (_guard, mut tx) = self.strategy_owner_tx(owner_id).await?;
-                    let deleted = sqlx::query($crate::sql::STRATEGY_DELETED)
-                        .bind(owner_id)
-                        .bind(name)
-                        .fetch_optional(&mut *tx)
-                        .await?
-                        .map(|r| r.flag("deleted"))
-                        .transpose()?;
+                    let (_guard, mut tx) = self.$owner_tx(owner_id).await?;
+                    let deleted = Self::strategy_deleted(&mut tx, owner_id, name).await?;
                     if deleted != Some(false) {
                         tx.rollback().await?;
                         return Ok($crate::UpdateOutcome::NoStrategy);
@@ -382,7 +386,7 @@ macro_rules! impl_strategy_store {
                     owner_id: &str,
                     name: &str,
                 ) -> $crate::StoreResult<bool> {
-                    let (_guard, mut tx) = self.strategy_owner_tx(owner_id).await?;
+                    let (_guard, mut tx) = self.$owner_tx(owner_id).await?;
                     let marked = sqlx::query($crate::sql::MARK_DELETED)
                         .bind(owner_id)
                         .bind(name)
@@ -406,7 +410,7 @@ macro_rules! impl_strategy_store {
                     run: &$crate::PluginRun,
                     keep: u32,
                 ) -> $crate::StoreResult<()> {
-                    let (_guard, mut tx) = self.strategy_run_tx().await?;
+                    let (_guard, mut tx) = self.write_tx().await?;
                     $crate::sql::record_plugin_run!(tx, run, keep);
                     tx.commit().await?;
                     Ok(())

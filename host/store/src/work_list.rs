@@ -40,26 +40,6 @@ impl WorkList {
         )
     }
 
-    /// SQLite: the claimable ids ($1 run, $2 lease expiry, $3 limit); the
-    /// caller holds the write lock, so no other claimer reads them too.
-    pub fn sqlite_claimable(&self) -> String {
-        format!(
-            "SELECT {item} FROM {table} WHERE {cond} ORDER BY {item} LIMIT $3",
-            item = self.item,
-            table = self.table,
-            cond = CLAIMABLE_WHERE.replace("{lease_expired}", "$2"),
-        )
-    }
-
-    /// SQLite: claims one item ($1 worker, $2 now, $3 run, $4 item).
-    pub fn sqlite_claim(&self) -> String {
-        format!(
-            "UPDATE {} SET status = 'claimed', claimed_by = $1, claimed_at = $2
-             WHERE run_id = $3 AND {} = $4",
-            self.table, self.item
-        )
-    }
-
     /// PostgreSQL: pending items from an array ($1 run, $2 ids).
     pub fn pg_insert(&self) -> String {
         format!(
@@ -70,20 +50,21 @@ impl WorkList {
         )
     }
 
-    /// PostgreSQL: one statement claims up to $5 items ($1 run, $2 worker,
-    /// $3 now, $4 lease expiry). The subquery locks the claimable rows,
-    /// skipping rows another claimer holds; a row claimed and committed by
-    /// another since our snapshot fails the re-check of the WHERE clause on
-    /// the locked row version and is left out.
-    pub fn pg_claim(&self) -> String {
+    /// One statement claiming up to $5 items ($1 run, $2 worker, $3 now,
+    /// $4 lease expiry) and returning their ids. The subquery picks the
+    /// claimable rows, `lock` its backend's row-locking clause: on
+    /// PostgreSQL `FOR UPDATE SKIP LOCKED` skips rows another claimer holds,
+    /// and a row claimed and committed by another since our snapshot fails
+    /// the re-check of the WHERE clause on the locked row version and is
+    /// left out; SQLite's claimer holds the writer lock instead.
+    pub fn claim(&self, lock: &str) -> String {
         format!(
             "UPDATE {table} SET status = 'claimed', claimed_by = $2, claimed_at = $3
              WHERE run_id = $1 AND {item} IN (
                  SELECT {item} FROM {table}
                  WHERE {cond}
                  ORDER BY {item}
-                 LIMIT $5
-                 FOR UPDATE SKIP LOCKED)
+                 LIMIT $5{lock})
              RETURNING {item}",
             table = self.table,
             item = self.item,
@@ -91,3 +72,40 @@ impl WorkList {
         )
     }
 }
+
+/// `claim_work` for a backend's store type (`$store`, with a `pool` field
+/// and `write_lock()`, the process's own writer lock if it has one):
+/// claims up to `limit` items of a run's `list` for `worker` — pending
+/// ones, or claimed ones whose lease (`lease_seconds`) expired — in one
+/// statement ([`WorkList::claim`] with `$lock`), lowest ids first.
+macro_rules! impl_claim_work {
+    ($store:ty, lock: $lock:expr) => {
+        impl $store {
+            async fn claim_work(
+                &self,
+                list: &$crate::work_list::WorkList,
+                run_id: &str,
+                worker: &str,
+                limit: u32,
+                now: i64,
+                lease_seconds: i64,
+            ) -> $crate::StoreResult<Vec<i64>> {
+                let _writer = self.write_lock().await;
+                let mut ids: Vec<i64> = sqlx::query(&list.claim($lock))
+                    .bind(run_id)
+                    .bind(worker)
+                    .bind(now)
+                    .bind(now - lease_seconds)
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+                    .iter()
+                    .map(|r| $crate::rows::Cols::int(r, list.item))
+                    .collect::<$crate::StoreResult<_>>()?;
+                ids.sort_unstable();
+                Ok(ids)
+            }
+        }
+    };
+}
+pub(crate) use impl_claim_work;

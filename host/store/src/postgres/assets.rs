@@ -2,12 +2,8 @@
 //! `UNNEST`, each series written with its purges in one statement; the
 //! reads are the shared implementation (`crate::assets`).
 
-use forecast_domain::series::PriceSeries;
-use forecast_domain::DataSource;
-
 use super::{last_per_key, PgStore};
-use crate::rows;
-use crate::{sql, CatalogEntry, StoreError, StoreResult};
+use crate::{CatalogEntry, StoreResult};
 
 /// Catalog rows per `INSERT` statement (14 arrays of this length each).
 const CATALOG_CHUNK: usize = 1_000;
@@ -31,7 +27,11 @@ const UPSERT_PRICES: &str = concat!(
     crate::sql::upsert_prices!()
 );
 
-crate::assets::impl_asset_store!(PgStore {
+crate::assets::impl_asset_store!(PgStore,
+    upsert_prices: UPSERT_PRICES,
+    // In `UPSERT_PRICES`: the upsert and the purges in one round trip.
+    purges: [],
+{
     async fn upsert_catalog(&self, entries: &[CatalogEntry]) -> StoreResult<()> {
         // One transaction, one statement per chunk: the rows travel as 14
         // parallel arrays expanded by UNNEST.
@@ -56,37 +56,6 @@ crate::assets::impl_asset_store!(PgStore {
                 .bind(col(|e| &e.isin))
                 .bind(chunk.iter().map(|e| e.is_active).collect::<Vec<bool>>())
                 .bind(chunk.iter().map(|e| e.is_premium).collect::<Vec<bool>>())
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(())
-    }
-    #[tracing::instrument(name = "store_series", skip_all, fields(assets = items.len()))]
-    async fn store_series(&self, items: &[(i64, &PriceSeries, DataSource)]) -> StoreResult<()> {
-        // Dropping `tx` on an early return rolls the whole batch back.
-        let mut tx = self.pool.begin().await?;
-        let at = forecast_domain::Clock::timestamp(self.clock.as_ref());
-        for (asset_id, series, source) in items {
-            let updated = sqlx::query(sql::BUMP_DATA_VERSION)
-                .bind(source.as_str())
-                .bind(asset_id)
-                .execute(&mut *tx)
-                .await?;
-            if updated.rows_affected() == 0 {
-                return Err(StoreError::UnknownAsset(*asset_id));
-            }
-            let (first, last) = rows::series_bounds(series);
-            // The upsert and the purges in one round trip (see
-            // `UPSERT_PRICES`).
-            sqlx::query(UPSERT_PRICES)
-                .bind(asset_id)
-                .bind(rows::len(series.len())?)
-                .bind(first)
-                .bind(last)
-                .bind(series.has_weekends())
-                .bind(series.encode())
-                .bind(at)
                 .execute(&mut *tx)
                 .await?;
         }

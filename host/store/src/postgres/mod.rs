@@ -23,13 +23,14 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use sqlx::postgres::PgPoolOptions;
-use sqlx::PgPool;
+use sqlx::{PgPool, Postgres, Transaction};
 
-use crate::rows::Cols;
 use crate::work_list::WorkList;
-use crate::{sql, StoreAdmin, StoreCounts, StoreResult};
+use crate::StoreResult;
+
+/// Locks a user's row (see [`PgStore::user_tx`]).
+const LOCK_USER: &str = "SELECT id FROM users WHERE id = $1 FOR UPDATE";
 
 /// A PostgreSQL database reached through a connection pool.
 #[derive(Clone)]
@@ -59,32 +60,58 @@ impl PgStore {
         Ok(PgStore { pool, clock })
     }
 
-    /// Claims up to `limit` items of a run's `list` for `worker` in one
-    /// statement (see [`WorkList::pg_claim`]), lowest ids first.
-    async fn claim_work(
+    /// No lock (the counterpart of SQLite's writer lock): PostgreSQL has
+    /// no process-wide writer to serialise, the rows a statement writes
+    /// lock themselves.
+    pub(super) async fn write_lock(&self) {}
+
+    /// A write transaction, with no guard of the process's own (the
+    /// shared implementations' counterpart of SQLite's writer lock): the
+    /// rows a statement writes stay locked until it ends.
+    pub(super) async fn write_tx(&self) -> StoreResult<((), Transaction<'static, Postgres>)> {
+        Ok(((), self.pool.begin().await?))
+    }
+
+    /// A transaction holding the lock of `user_id`'s row, so one user's
+    /// read-check-writes (key and alert limits) run one after the other in
+    /// every process.
+    pub(super) async fn user_tx(
         &self,
-        list: &WorkList,
-        run_id: &str,
-        worker: &str,
-        limit: u32,
-        now: i64,
-        lease_seconds: i64,
-    ) -> StoreResult<Vec<i64>> {
-        let mut ids: Vec<i64> = sqlx::query(&list.pg_claim())
-            .bind(run_id)
-            .bind(worker)
-            .bind(now)
-            .bind(now - lease_seconds)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(|r| r.int(list.item))
-            .collect::<StoreResult<_>>()?;
-        ids.sort_unstable();
-        Ok(ids)
+        user_id: &str,
+    ) -> StoreResult<((), Transaction<'static, Postgres>)> {
+        self.locked_tx(LOCK_USER, user_id).await
+    }
+
+    /// A transaction that first runs `lock`, a statement of `key` taking a
+    /// lock held until the transaction ends.
+    pub(super) async fn locked_tx(
+        &self,
+        lock: &str,
+        key: &str,
+    ) -> StoreResult<((), Transaction<'static, Postgres>)> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(lock).bind(key).execute(&mut *tx).await?;
+        Ok(((), tx))
     }
 }
+
+/// Inserts one pending item of `list` per id of run `run_id` (the ids as
+/// one array, expanded by `UNNEST`).
+async fn insert_pending(
+    tx: &mut sqlx::PgConnection,
+    list: &WorkList,
+    run_id: &str,
+    ids: &[i64],
+) -> StoreResult<()> {
+    sqlx::query(&list.pg_insert())
+        .bind(run_id)
+        .bind(ids)
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
+}
+
+crate::work_list::impl_claim_work!(PgStore, lock: " FOR UPDATE SKIP LOCKED");
 
 /// The items with one per key, the last occurrence winning (as SQLite's
 /// row-by-row upsert does), in order of those last occurrences: a single
@@ -99,23 +126,8 @@ fn last_per_key<T, K: Eq + Hash>(items: &[T], key: impl Fn(&T) -> K) -> Vec<&T> 
         .collect()
 }
 
-#[async_trait]
-impl StoreAdmin for PgStore {
-    fn backend(&self) -> &'static str {
-        "postgres"
-    }
-
-    async fn ping(&self) -> StoreResult<()> {
-        sqlx::query(sql::PING).execute(&self.pool).await?;
-        Ok(())
-    }
-
+crate::impl_store_admin!(PgStore, "postgres" {
     async fn close(&self) {
         self.pool.close().await;
     }
-
-    async fn counts(&self) -> StoreResult<StoreCounts> {
-        let row = sqlx::query(sql::COUNTS).fetch_one(&self.pool).await?;
-        crate::rows::counts(&row)
-    }
-}
+});

@@ -32,6 +32,28 @@ const TALLY: &str = "INSERT INTO counters (subject, kind, window_start, used)
 const SAVE_COUNTER: &str =
     "UPDATE counters SET window_start = $3, used = $4 WHERE subject = $1 AND kind = $2";
 
+/// Runs `statement` ($1 subject, $2 kind, $3 window start at `now`, $4
+/// `cost`) once per window on `conn`.
+async fn per_window(
+    conn: &mut sqlx::PgConnection,
+    statement: &str,
+    subject: &str,
+    windows: &[Window],
+    cost: u32,
+    now: i64,
+) -> StoreResult<()> {
+    for w in windows {
+        sqlx::query(statement)
+            .bind(subject)
+            .bind(w.kind)
+            .bind(window_start(now, w.seconds))
+            .bind(i64::from(cost))
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl QuotaStore for PgStore {
     async fn consume(
@@ -94,16 +116,9 @@ impl QuotaStore for PgStore {
         cost: u32,
         now: i64,
     ) -> StoreResult<()> {
-        for w in windows {
-            sqlx::query(REFUND)
-                .bind(subject)
-                .bind(w.kind)
-                .bind(window_start(now, w.seconds))
-                .bind(i64::from(cost))
-                .execute(&self.pool)
-                .await?;
-        }
-        Ok(())
+        // Each window's refund on its own (no transaction).
+        let mut conn = self.pool.acquire().await?;
+        per_window(&mut conn, REFUND, subject, windows, cost, now).await
     }
 
     async fn tally(
@@ -114,15 +129,7 @@ impl QuotaStore for PgStore {
         now: i64,
     ) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        for w in windows {
-            sqlx::query(TALLY)
-                .bind(subject)
-                .bind(w.kind)
-                .bind(window_start(now, w.seconds))
-                .bind(i64::from(cost))
-                .execute(&mut *tx)
-                .await?;
-        }
+        per_window(&mut tx, TALLY, subject, windows, cost, now).await?;
         tx.commit().await?;
         Ok(())
     }

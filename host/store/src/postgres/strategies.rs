@@ -1,7 +1,7 @@
 //! PostgreSQL [`crate::StrategyStore`]: the shared implementation
 //! (`crate::strategies`) with this backend's transactions. Every write is one transaction that
 //! first takes a transaction-scoped advisory lock keyed by the owner
-//! (`pg_advisory_xact_lock(STRATEGY_LOCK, hashtext(owner_id))`), so
+//! (`pg_advisory_xact_lock(<class "FSTR">, hashtext(owner_id))`), so
 //! concurrent writes of one owner — from any replica — run one after the
 //! other: the limit counts and the immutability check an `add_upload`
 //! makes are not invalidated before it commits. A row lock would not do:
@@ -16,10 +16,9 @@ use sqlx::{Postgres, Transaction};
 use super::PgStore;
 use crate::StoreResult;
 
-/// Class key of the per-owner advisory locks ("FSTR").
-const STRATEGY_LOCK: i32 = 0x4653_5452;
-
-const LOCK_OWNER: &str = "SELECT pg_advisory_xact_lock($1, hashtext($2))";
+/// Takes the advisory lock of an owner ($1) until the transaction ends;
+/// 1179866194 (0x4653_5452, "FSTR") is the class key of these locks.
+const LOCK_OWNER: &str = "SELECT pg_advisory_xact_lock(1179866194, hashtext($1))";
 
 impl PgStore {
     /// Begins a write of `owner_id`'s strategies, holding its lock until
@@ -28,19 +27,8 @@ impl PgStore {
         &self,
         owner_id: &str,
     ) -> StoreResult<((), Transaction<'static, Postgres>)> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query(LOCK_OWNER)
-            .bind(STRATEGY_LOCK)
-            .bind(owner_id)
-            .execute(&mut *tx)
-            .await?;
-        Ok(((), tx))
-    }
-
-    /// A write transaction (a plugin run's record needs no lock).
-    async fn strategy_run_tx(&self) -> StoreResult<((), Transaction<'static, Postgres>)> {
-        Ok(((), self.pool.begin().await?))
+        self.locked_tx(LOCK_OWNER, owner_id).await
     }
 }
 
-crate::strategies::impl_strategy_store!(PgStore, Postgres);
+crate::strategies::impl_strategy_store!(PgStore, Postgres, owner_tx: strategy_owner_tx);

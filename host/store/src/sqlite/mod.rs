@@ -22,13 +22,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 
-use crate::rows::Cols;
 use crate::work_list::WorkList;
-use crate::{sql, StoreAdmin, StoreCounts, StoreError, StoreResult};
+use crate::{StoreError, StoreResult};
 
 use quotas::{Counters, Durability};
 
@@ -49,6 +47,11 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// The process's writer lock (see [`SqliteStore::write_tx`]).
+    pub(super) async fn write_lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.writer.lock().await
+    }
+
     /// A write transaction under the process's writer lock, begun
     /// `IMMEDIATE`: no other writer runs until it ends (the guard with it).
     pub(super) async fn write_tx(
@@ -57,9 +60,21 @@ impl SqliteStore {
         tokio::sync::MutexGuard<'_, ()>,
         sqlx::Transaction<'static, sqlx::Sqlite>,
     )> {
-        let guard = self.writer.lock().await;
+        let guard = self.write_lock().await;
         let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         Ok((guard, tx))
+    }
+
+    /// A write of `_user_id`'s rows: [`SqliteStore::write_tx`] (SQLite has
+    /// one writer, so this serialises every user's writes, not only theirs).
+    pub(super) async fn user_tx(
+        &self,
+        _user_id: &str,
+    ) -> StoreResult<(
+        tokio::sync::MutexGuard<'_, ()>,
+        sqlx::Transaction<'static, sqlx::Sqlite>,
+    )> {
+        self.write_tx().await
     }
 }
 
@@ -110,17 +125,7 @@ impl SqliteStore {
     }
 }
 
-#[async_trait]
-impl StoreAdmin for SqliteStore {
-    fn backend(&self) -> &'static str {
-        "sqlite"
-    }
-
-    async fn ping(&self) -> StoreResult<()> {
-        sqlx::query(sql::PING).execute(&self.pool).await?;
-        Ok(())
-    }
-
+crate::impl_store_admin!(SqliteStore, "sqlite" {
     async fn close(&self) {
         if let Err(e) = self.flush_counters().await {
             tracing::warn!(error = %e, "could not persist quota counters");
@@ -137,51 +142,9 @@ impl StoreAdmin for SqliteStore {
         // Lets the flusher see the closed pool and end.
         self.durability_wake();
     }
+});
 
-    async fn counts(&self) -> StoreResult<StoreCounts> {
-        let row = sqlx::query(sql::COUNTS).fetch_one(&self.pool).await?;
-        crate::rows::counts(&row)
-    }
-}
-
-impl SqliteStore {
-    /// Claims up to `limit` items of a run's `list` for `worker`: pending
-    /// ones, or claimed ones whose lease (`lease_seconds`) expired. The
-    /// write lock comes first, so two claimers never read the same items.
-    async fn claim_work(
-        &self,
-        list: &WorkList,
-        run_id: &str,
-        worker: &str,
-        limit: u32,
-        now: i64,
-        lease_seconds: i64,
-    ) -> StoreResult<Vec<i64>> {
-        let _writer = self.writer.lock().await;
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let ids: Vec<i64> = sqlx::query(&list.sqlite_claimable())
-            .bind(run_id)
-            .bind(now - lease_seconds)
-            .bind(i64::from(limit))
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|r| r.int(list.item))
-            .collect::<StoreResult<_>>()?;
-        let claim = list.sqlite_claim();
-        for id in &ids {
-            sqlx::query(&claim)
-                .bind(worker)
-                .bind(now)
-                .bind(run_id)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(ids)
-    }
-}
+crate::work_list::impl_claim_work!(SqliteStore, lock: "");
 
 /// Items per multi-row insert (3 parameters each, well under SQLite's
 /// 32,766-parameter limit).

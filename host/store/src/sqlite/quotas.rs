@@ -234,6 +234,31 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// Sets each of `subject`'s counters of `windows` to what `change`
+    /// makes of it (the counter held, if any, and the start of its window
+    /// at `now`; `None`: unchanged), under the `counters` lock taken by the
+    /// caller. The changes are written with the next batch, not waited for.
+    fn adjust(
+        &self,
+        mut counters: tokio::sync::MutexGuard<'_, Counters>,
+        subject: &str,
+        windows: &[Window],
+        now: i64,
+        change: impl Fn(Option<(i64, i64)>, i64) -> Option<(i64, i64)>,
+    ) {
+        for w in windows {
+            let key = (subject.to_string(), w.kind.to_string());
+            let start = crate::quotas::window_start(now, w.seconds);
+            if let Some(value) = change(counters.values.get(&key).copied(), start) {
+                counters.values.insert(key.clone(), value);
+                counters.dirty.insert(key);
+            }
+        }
+        counters.generation += 1;
+        drop(counters);
+        self.durability_wake();
+    }
+
     /// Wakes the flusher (which ends once the pool is closed).
     pub(super) fn durability_wake(&self) {
         self.durability.wake.notify_one();
@@ -317,21 +342,14 @@ impl QuotaStore for SqliteStore {
         cost: u32,
         now: i64,
     ) -> StoreResult<()> {
-        let mut counters = self.counters.lock().await;
-        for w in windows {
-            let key = (subject.to_string(), w.kind.to_string());
-            if let Some((start, used)) = counters.values.get_mut(&key) {
-                if *start == crate::quotas::window_start(now, w.seconds) {
-                    *used = (*used - i64::from(cost)).max(0);
-                    counters.dirty.insert(key);
-                }
-            }
-        }
-        counters.generation += 1;
-        drop(counters);
-        // Written with the next batch; not waited for (a refund lost to a
-        // crash only leaves the user charged, never over the limit).
-        self.durability_wake();
+        // Only a counter held in this process and still in its window.
+        // Not waited for: a refund lost to a crash only leaves the user
+        // charged, never over the limit.
+        let counters = self.counters.lock().await;
+        self.adjust(counters, subject, windows, now, |held, start| match held {
+            Some((s, used)) if s == start => Some((s, (used - i64::from(cost)).max(0))),
+            _ => None,
+        });
         Ok(())
     }
 
@@ -345,20 +363,13 @@ impl QuotaStore for SqliteStore {
         let mut counters = self.counters.lock().await;
         self.load_missing(&mut counters, subject, windows, now)
             .await?;
-        for w in windows {
-            let key = (subject.to_string(), w.kind.to_string());
-            let start = crate::quotas::window_start(now, w.seconds);
-            let entry = counters.values.entry(key.clone()).or_insert((start, 0));
-            *entry = match *entry {
-                (s, used) if s == start => (s, used.saturating_add(i64::from(cost))),
+        // Not waited for (bookkeeping only).
+        self.adjust(counters, subject, windows, now, |held, start| {
+            Some(match held {
+                Some((s, used)) if s == start => (s, used.saturating_add(i64::from(cost))),
                 _ => (start, i64::from(cost)),
-            };
-            counters.dirty.insert(key);
-        }
-        counters.generation += 1;
-        drop(counters);
-        // Written with the next batch; not waited for (bookkeeping only).
-        self.durability_wake();
+            })
+        });
         Ok(())
     }
 

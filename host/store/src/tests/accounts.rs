@@ -30,10 +30,7 @@ pub(crate) async fn accounts_conformance(db: Arc<dyn Database>) {
     );
 
     // Concurrency: 20 creations leave exactly 5 active keys.
-    let carol = db
-        .create_user("carol@example.com", "h", Tier::Premium, 1)
-        .await
-        .unwrap();
+    let carol = user(&*db, "carol@example.com", "h", Tier::Premium).await;
     let mut tasks = Vec::new();
     for i in 0..20 {
         let (db, id) = (db.clone(), carol.id.clone());
@@ -44,11 +41,7 @@ pub(crate) async fn accounts_conformance(db: Arc<dyn Database>) {
                 .is_some()
         }));
     }
-    let mut created = 0;
-    for t in tasks {
-        created += usize::from(t.await.unwrap());
-    }
-    assert_eq!(created, 5);
+    assert_eq!(successes(tasks).await, 5);
     assert_eq!(db.list_api_keys(&carol.id).await.unwrap().len(), 5);
 }
 
@@ -170,22 +163,18 @@ async fn keys_are_capped_revoked_softly_and_owned(db: &Arc<dyn Database>, user: 
 /// Watchlists: order kept, replaced atomically, per user, inactive assets
 /// left out.
 pub(crate) async fn watchlist_conformance(db: Arc<dyn Database>) {
-    db.upsert_catalog(&[
-        entry(1, "AAA", Category::UsStocks, true),
-        entry(2, "BBB", Category::Crypto, true),
-        entry(3, "CCC", Category::Etfs, true),
-        entry(4, "OLD", Category::UsStocks, false),
-    ])
-    .await
-    .unwrap();
-    let ann = db
-        .create_user("ann@example.com", "h", Tier::Premium, 1)
-        .await
-        .unwrap();
-    let bob = db
-        .create_user("bob@example.com", "h", Tier::Free, 1)
-        .await
-        .unwrap();
+    catalog(
+        &*db,
+        &[
+            entry(1, "AAA", Category::UsStocks, true),
+            entry(2, "BBB", Category::Crypto, true),
+            entry(3, "CCC", Category::Etfs, true),
+            entry(4, "OLD", Category::UsStocks, false),
+        ],
+    )
+    .await;
+    let ann = user(&*db, "ann@example.com", "h", Tier::Premium).await;
+    let bob = user(&*db, "bob@example.com", "h", Tier::Free).await;
     let tickers = |assets: Vec<forecast_domain::Asset>| {
         assets.into_iter().map(|a| a.ticker).collect::<Vec<_>>()
     };
@@ -216,14 +205,8 @@ pub(crate) async fn watchlist_conformance(db: Arc<dyn Database>) {
 /// A password change replaces the hash and ends every session of that
 /// user, and only theirs.
 pub(crate) async fn password_change_conformance(db: Arc<dyn Database>) {
-    let ann = db
-        .create_user("ann@example.com", "old", Tier::Premium, 1)
-        .await
-        .unwrap();
-    let bob = db
-        .create_user("bob@example.com", "bob", Tier::Free, 1)
-        .await
-        .unwrap();
+    let ann = user(&*db, "ann@example.com", "old", Tier::Premium).await;
+    let bob = user(&*db, "bob@example.com", "bob", Tier::Free).await;
     db.create_session("s-ann-1", &ann.id, 1, 1_000)
         .await
         .unwrap();
@@ -255,10 +238,7 @@ pub(crate) async fn password_change_conformance(db: Arc<dyn Database>) {
 /// Sessions slide to now + idle, never past creation + absolute, at most
 /// once per granularity; expired ones are purged.
 pub(crate) async fn session_expiry_conformance(db: Arc<dyn Database>) {
-    let ann = db
-        .create_user("ann@example.com", "h", Tier::Premium, 1)
-        .await
-        .unwrap();
+    let ann = user(&*db, "ann@example.com", "h", Tier::Premium).await;
     let (idle, absolute, step) = (100, 250, 10);
     db.create_session("s1", &ann.id, 0, idle).await.unwrap();
     assert!(db.session_user("s1", 99).await.unwrap().is_some());

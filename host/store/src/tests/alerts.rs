@@ -40,22 +40,16 @@ fn event(id: &str, alert: &str, asset: i64) -> NewEvent {
 }
 
 pub(crate) async fn alerts_conformance(db: Arc<dyn Database>) {
-    db.upsert_catalog(&[
-        entry(1, "AAA", Category::UsStocks, true),
-        entry(2, "BBB", Category::Crypto, true),
-    ])
-    .await
-    .unwrap();
-    let ann = db
-        .create_user("ann@example.com", "h", Tier::Premium, 1)
-        .await
-        .unwrap()
-        .id;
-    let bob = db
-        .create_user("bob@example.com", "h", Tier::Premium, 1)
-        .await
-        .unwrap()
-        .id;
+    catalog(
+        &*db,
+        &[
+            entry(1, "AAA", Category::UsStocks, true),
+            entry(2, "BBB", Category::Crypto, true),
+        ],
+    )
+    .await;
+    let ann = user(&*db, "ann@example.com", "h", Tier::Premium).await.id;
+    let bob = user(&*db, "bob@example.com", "h", Tier::Premium).await.id;
     alerts_are_capped_per_user_and_owned(&db, &ann, &bob).await;
 
     // One claim per evaluation key; a stale unfinished claim is taken over.

@@ -6,17 +6,17 @@ use super::*;
 /// metadata, analyses, settings and counts.
 pub(crate) async fn assets_conformance(db: Arc<dyn Database>) {
     db.ping().await.unwrap();
-    db.upsert_catalog(&[
-        entry(1, "AAA", Category::UsStocks, true),
-        entry(2, "BBB", Category::Crypto, true),
-        entry(3, "CCC", Category::UsStocks, false),
-    ])
-    .await
-    .unwrap();
+    catalog(
+        &*db,
+        &[
+            entry(1, "AAA", Category::UsStocks, true),
+            entry(2, "BBB", Category::Crypto, true),
+            entry(3, "CCC", Category::UsStocks, false),
+        ],
+    )
+    .await;
     // Idempotent: loading twice changes nothing.
-    db.upsert_catalog(&[entry(1, "AAA", Category::UsStocks, true)])
-        .await
-        .unwrap();
+    catalog(&*db, &[entry(1, "AAA", Category::UsStocks, true)]).await;
     let all = db.list_active_assets(None).await.unwrap();
     assert_eq!(
         all.iter().map(|a| a.ticker.as_str()).collect::<Vec<_>>(),

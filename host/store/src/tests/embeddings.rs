@@ -14,12 +14,14 @@ fn row(asset_id: i64, hash: &str, byte: u8) -> StoredEmbedding {
 /// Vectors are kept per model, replaced per asset, written atomically and
 /// bound to existing assets.
 pub(crate) async fn embeddings_conformance(db: Arc<dyn Database>) {
-    db.upsert_catalog(&[
-        entry(1, "AAA", Category::UsStocks, true),
-        entry(2, "BBB", Category::Crypto, true),
-    ])
-    .await
-    .unwrap();
+    catalog(
+        &*db,
+        &[
+            entry(1, "AAA", Category::UsStocks, true),
+            entry(2, "BBB", Category::Crypto, true),
+        ],
+    )
+    .await;
     assert!(db.embeddings("m1").await.unwrap().is_empty());
     db.put_embeddings("m1", &[row(2, "h2", 2), row(1, "h1", 1)])
         .await

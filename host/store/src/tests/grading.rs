@@ -26,14 +26,16 @@ fn grade_row(asset_id: i64, period: u32, score: f64) -> GradeRow {
 /// atomically, new prices drop an asset's grades.
 pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
     let cat = |id, t: &str| entry(id, t, Category::UsStocks, true);
-    db.upsert_catalog(&[
-        cat(1, "A1"),
-        cat(2, "A2"),
-        cat(3, "A3"),
-        entry(4, "A4", Category::Crypto, false),
-    ])
-    .await
-    .unwrap();
+    catalog(
+        &*db,
+        &[
+            cat(1, "A1"),
+            cat(2, "A2"),
+            cat(3, "A3"),
+            entry(4, "A4", Category::Crypto, false),
+        ],
+    )
+    .await;
     let long = PriceSeries {
         dates: (0..400).collect(),
         closes: vec![1.0; 400],

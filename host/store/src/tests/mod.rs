@@ -29,6 +29,30 @@ pub(crate) fn entry(id: i64, ticker: &str, category: Category, active: bool) -> 
     CatalogEntry::minimal(id, ticker, category, active)
 }
 
+/// Creates a user: the suites' fixture.
+pub(crate) async fn user(
+    db: &dyn Database,
+    email: &str,
+    password_hash: &str,
+    tier: Tier,
+) -> forecast_domain::User {
+    db.create_user(email, password_hash, tier, 1).await.unwrap()
+}
+
+/// Stores catalog rows: the suites' fixture.
+pub(crate) async fn catalog(db: &dyn Database, entries: &[CatalogEntry]) {
+    db.upsert_catalog(entries).await.unwrap();
+}
+
+/// How many of `tasks` (run at once) answered true.
+pub(crate) async fn successes(tasks: Vec<tokio::task::JoinHandle<bool>>) -> usize {
+    let mut n = 0;
+    for t in tasks {
+        n += usize::from(t.await.unwrap());
+    }
+    n
+}
+
 /// One `#[tokio::test]` per backend running `$suite` (an
 /// `async fn(Arc<dyn Database>)`) on a fresh store: `$name::sqlite` and
 /// `$name::postgres`.

@@ -83,11 +83,7 @@ pub(crate) async fn quotas_conformance(db: Arc<dyn Database>) {
             db.consume("carol", &quota, 1, t0).await.unwrap().admitted
         }));
     }
-    let mut admitted = 0;
-    for t in tasks {
-        admitted += usize::from(t.await.unwrap());
-    }
-    assert_eq!(admitted, 60);
+    assert_eq!(successes(tasks).await, 60);
 
     // Generation counters answered with an admitted count (SQLite reads them
     // with the commit that made the count durable) were read after the
@@ -155,15 +151,7 @@ async fn postgres_limits_hold_across_pools() {
                 .admitted
         }));
     }
-    let mut created = 0;
-    for t in keys {
-        created += usize::from(t.await.unwrap());
-    }
-    let mut admitted = 0;
-    for t in uses {
-        admitted += usize::from(t.await.unwrap());
-    }
-    assert_eq!((created, admitted), (5, 60));
+    assert_eq!((successes(keys).await, successes(uses).await), (5, 60));
     let day = pools[1]
         .consume("dan", &windows[1..], 0, 1_700_000_080)
         .await

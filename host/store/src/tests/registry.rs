@@ -501,10 +501,7 @@ async fn postgres_registry_across_pools() {
             }
         }));
     }
-    let mut changes = 0;
-    for t in tasks {
-        changes += i64::from(t.await.unwrap());
-    }
+    let changes = i64::try_from(successes(tasks).await).unwrap();
     assert_eq!(pools[1].plugins_generation().await.unwrap(), g0 + changes);
     let live: i64 = {
         let raw = sqlx::PgPool::connect(&url).await.unwrap();

@@ -58,6 +58,18 @@ async fn authored(db: &dyn Database, handle: &str, name: &str) -> Option<String>
         .map(label)
 }
 
+async fn update(
+    db: &dyn Database,
+    owner_id: &str,
+    name: &str,
+    shared: Option<bool>,
+    current_version: Option<&str>,
+) -> UpdateOutcome {
+    db.update_strategy(owner_id, name, shared, current_version)
+        .await
+        .unwrap()
+}
+
 async fn add(
     db: &dyn Database,
     handle: &str,
@@ -245,38 +257,28 @@ async fn versions_and_strategies_are_limited_per_owner(
 /// the owner's. Shared is seen by everyone; by handle, then name.
 async fn updates_share_and_pick_the_current_version(db: &dyn Database) {
     assert_eq!(
-        db.update_strategy(ANN, "alpha", Some(true), Some("1.2.0"))
-            .await
-            .unwrap(),
+        update(db, ANN, "alpha", Some(true), Some("1.2.0")).await,
         UpdateOutcome::Updated
     );
     assert_eq!(
-        db.update_strategy(ANN, "alpha", Some(false), Some("9.9.9"))
-            .await
-            .unwrap(),
+        update(db, ANN, "alpha", Some(false), Some("9.9.9")).await,
         UpdateOutcome::NoVersion
     );
     assert_eq!(
-        db.update_strategy(ANN, "alpha", None, Some("0.1.0"))
-            .await
-            .unwrap(),
+        update(db, ANN, "alpha", None, Some("0.1.0")).await,
         UpdateOutcome::NoVersion,
         "another owner's version"
     );
     assert_eq!(
-        db.update_strategy(ANN, "alpha", None, None).await.unwrap(),
+        update(db, ANN, "alpha", None, None).await,
         UpdateOutcome::Updated
     );
     assert_eq!(
-        db.update_strategy(ANN, "nothing", Some(true), None)
-            .await
-            .unwrap(),
+        update(db, ANN, "nothing", Some(true), None).await,
         UpdateOutcome::NoStrategy
     );
     assert_eq!(
-        db.update_strategy(BOB, "beta", Some(true), None)
-            .await
-            .unwrap(),
+        update(db, BOB, "beta", Some(true), None).await,
         UpdateOutcome::NoStrategy,
         "another owner's strategy"
     );
@@ -299,9 +301,7 @@ async fn updates_share_and_pick_the_current_version(db: &dyn Database) {
         ]
     );
     assert_eq!(
-        db.update_strategy(BOB, "alpha", Some(true), None)
-            .await
-            .unwrap(),
+        update(db, BOB, "alpha", Some(true), None).await,
         UpdateOutcome::Updated
     );
     assert_eq!(
@@ -320,9 +320,7 @@ async fn updates_share_and_pick_the_current_version(db: &dyn Database) {
         ]
     );
     assert_eq!(
-        db.update_strategy(ANN, "alpha", Some(false), None)
-            .await
-            .unwrap(),
+        update(db, ANN, "alpha", Some(false), None).await,
         UpdateOutcome::Updated
     );
     assert_eq!(visible(db, BOB).await, ["@bob/alpha@0.1.0 shared [0.1.0]"]);
@@ -347,9 +345,7 @@ async fn a_deleted_strategy_is_hidden_and_keeps_its_records(
         assert_eq!(db.upload_wasm(ANN, "alpha", version).await.unwrap(), None);
     }
     assert_eq!(
-        db.update_strategy(ANN, "alpha", Some(true), None)
-            .await
-            .unwrap(),
+        update(db, ANN, "alpha", Some(true), None).await,
         UpdateOutcome::NoStrategy
     );
     // Its (name, version) → sha256 stay taken, and a conflict revives
@@ -381,9 +377,7 @@ async fn a_deleted_strategy_is_hidden_and_keeps_its_records(
 /// same bytes again bring a version's bytes back.
 async fn re_adding_revives_it_private_with_its_records(db: &dyn Database, alpha: &Alpha) {
     assert_eq!(
-        db.update_strategy(ANN, "beta", Some(true), None)
-            .await
-            .unwrap(),
+        update(db, ANN, "beta", Some(true), None).await,
         UpdateOutcome::Updated
     );
     let a2 = upload(ANN, "alpha", "2.0.0", "a2", 200);
@@ -404,9 +398,7 @@ async fn re_adding_revives_it_private_with_its_records(db: &dyn Database, alpha:
     );
     assert_eq!(db.upload_wasm(ANN, "alpha", "1.0.0").await.unwrap(), None);
     assert_eq!(
-        db.update_strategy(ANN, "alpha", None, Some("1.0.0"))
-            .await
-            .unwrap(),
+        update(db, ANN, "alpha", None, Some("1.0.0")).await,
         UpdateOutcome::NoVersion,
         "its bytes are gone"
     );
@@ -427,9 +419,7 @@ async fn re_adding_revives_it_private_with_its_records(db: &dyn Database, alpha:
         Some(alpha.wasm_a1.clone())
     );
     assert_eq!(
-        db.update_strategy(ANN, "alpha", None, Some("1.0.0"))
-            .await
-            .unwrap(),
+        update(db, ANN, "alpha", None, Some("1.0.0")).await,
         UpdateOutcome::Updated
     );
 }
@@ -486,6 +476,37 @@ async fn plugin_runs_keep_the_newest(db: &dyn Database) {
     );
 }
 
+/// Twelve `add_upload`s at once, alternating between `pools`: the `i`th
+/// adds what `make(i)` gives (handle, record, bytes). Their outcomes, in
+/// that order.
+async fn add_at_once(
+    pools: &[Arc<dyn Database>; 2],
+    limits: UploadLimits,
+    make: impl Fn(usize) -> (&'static str, UploadRecord, Vec<u8>),
+) -> Vec<UploadOutcome> {
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let db = pools[i % 2].clone();
+        let (handle, r, wasm) = make(i);
+        tasks.push(tokio::spawn(async move {
+            db.add_upload(handle, &r, &wasm, limits).await.unwrap()
+        }));
+    }
+    let mut outcomes = Vec::new();
+    for t in tasks {
+        outcomes.push(t.await.unwrap());
+    }
+    outcomes
+}
+
+/// How many of `outcomes` are [`UploadOutcome::Added`].
+fn added(outcomes: &[UploadOutcome]) -> usize {
+    outcomes
+        .iter()
+        .filter(|o| **o == UploadOutcome::Added)
+        .count()
+}
+
 /// Two pools on one database (two replicas) adding at once: the per-owner
 /// limits hold and one (owner, name, version) gets one sha256.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -498,46 +519,24 @@ async fn postgres_strategies_across_pools() {
     };
 
     // Twelve new strategies of one owner at once: three fit.
-    let mut tasks = Vec::new();
-    for i in 0..12 {
-        let db = pools[i % 2].clone();
-        tasks.push(tokio::spawn(async move {
-            let r = upload(ANN, &format!("s{i:02}"), "1.0.0", &format!("sha{i}"), 1);
-            db.add_upload("ann", &r, b"wasm", limits).await.unwrap()
-        }));
-    }
-    let mut outcomes = Vec::new();
-    for t in tasks {
-        outcomes.push(t.await.unwrap());
-    }
-    let added = outcomes
-        .iter()
-        .filter(|o| **o == UploadOutcome::Added)
-        .count();
-    assert_eq!(added, 3, "{outcomes:?}");
+    let outcomes = add_at_once(&pools, limits, |i| {
+        let r = upload(ANN, &format!("s{i:02}"), "1.0.0", &format!("sha{i}"), 1);
+        ("ann", r, b"wasm".to_vec())
+    })
+    .await;
+    assert_eq!(added(&outcomes), 3, "{outcomes:?}");
     assert!(outcomes
         .iter()
         .all(|o| matches!(o, UploadOutcome::Added | UploadOutcome::TooManyStrategies)));
     assert_eq!(pools[1].visible_strategies(ANN).await.unwrap().len(), 3);
 
     // Twelve versions of one strategy at once: four fit.
-    let mut tasks = Vec::new();
-    for i in 0..12 {
-        let db = pools[i % 2].clone();
-        tasks.push(tokio::spawn(async move {
-            let r = upload(BOB, "many", &format!("1.{i}.0"), &format!("sha{i}"), 1);
-            db.add_upload("bob", &r, b"wasm", limits).await.unwrap()
-        }));
-    }
-    let mut outcomes = Vec::new();
-    for t in tasks {
-        outcomes.push(t.await.unwrap());
-    }
-    let added = outcomes
-        .iter()
-        .filter(|o| **o == UploadOutcome::Added)
-        .count();
-    assert_eq!(added, 4, "{outcomes:?}");
+    let outcomes = add_at_once(&pools, limits, |i| {
+        let r = upload(BOB, "many", &format!("1.{i}.0"), &format!("sha{i}"), 1);
+        ("bob", r, b"wasm".to_vec())
+    })
+    .await;
+    assert_eq!(added(&outcomes), 4, "{outcomes:?}");
     let many = pools[0]
         .authored_strategy("bob", "many")
         .await
@@ -547,33 +546,18 @@ async fn postgres_strategies_across_pools() {
 
     // One version, twelve different bytes at once: one wins, the others
     // conflict with its sha256.
-    let mut tasks = Vec::new();
-    for i in 0..12 {
-        let db = pools[i % 2].clone();
-        tasks.push(tokio::spawn(async move {
-            let r = upload("u-carol", "one", "1.0.0", &format!("sha{i}"), 1);
-            db.add_upload("carol", &r, format!("w{i}").as_bytes(), limits)
-                .await
-                .unwrap()
-        }));
-    }
-    let mut outcomes = Vec::new();
-    for t in tasks {
-        outcomes.push(t.await.unwrap());
-    }
+    let outcomes = add_at_once(&pools, limits, |i| {
+        let r = upload("u-carol", "one", "1.0.0", &format!("sha{i}"), 1);
+        ("carol", r, format!("w{i}").into_bytes())
+    })
+    .await;
     let one = pools[1]
         .authored_strategy("carol", "one")
         .await
         .unwrap()
         .unwrap();
     let winner = one.versions[0].sha256.clone();
-    assert_eq!(
-        outcomes
-            .iter()
-            .filter(|o| **o == UploadOutcome::Added)
-            .count(),
-        1
-    );
+    assert_eq!(added(&outcomes), 1);
     assert!(outcomes
         .iter()
         .all(|o| *o == UploadOutcome::Added || *o == UploadOutcome::Conflict(winner.clone())));
