@@ -24,8 +24,9 @@ async fn stored_today(url: &str) -> Vec<String> {
         FROM grades g JOIN grading_runs r ON r.id = g.run_id WHERE r.day = $1
         ORDER BY 1, 2, 3";
     let tracks = "SELECT CAST(t.asset_id AS BIGINT), CAST(t.return_period AS BIGINT), t.metric,
-            t.body
-        FROM track_points t JOIN grading_runs r ON r.id = t.run_id WHERE r.day = $1
+            b.body
+        FROM track_points t JOIN grading_runs r ON r.id = t.run_id
+            JOIN track_bodies b ON b.id = t.body_id WHERE r.day = $1
         ORDER BY 1, 2, 3";
     let carries = "SELECT CAST(c.asset_id AS BIGINT), c.body
         FROM grade_carries c JOIN grading_runs r ON r.id = c.run_id WHERE r.day = $1

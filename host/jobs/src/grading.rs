@@ -369,11 +369,13 @@ fn walk_histories(
                 &pts[..months],
             );
         }
+        let body = forecast_services::track_record::encode(&rows);
         track.push(TrackPoints {
             asset_id: c.asset.id,
             return_period: query.return_period,
             metric: query.metric,
-            body: forecast_services::track_record::encode(&rows),
+            stored: unchanged(previous, query, &body),
+            body,
         });
     }
     today.reverse();
@@ -391,6 +393,17 @@ fn walk_histories(
         carry: Carry::of(series, &month_ends, on, inputs),
         kept: k > 0,
     })
+}
+
+/// The stored body of the previous run's history of `query` when `body`
+/// is the same bytes: the new run points at it instead of writing it again.
+fn unchanged(previous: Option<&Previous>, query: &AnalysisQuery, body: &[u8]) -> Option<i64> {
+    previous?
+        .bodies
+        .iter()
+        .find(|b| b.return_period == query.return_period && b.metric == query.metric)
+        .filter(|b| b.body == body)?
+        .stored
 }
 
 /// How many of `queries` grade the return metric (the sets forecast).
@@ -642,6 +655,7 @@ fn track_points(
                 grades,
                 q.return_period,
             )),
+            stored: None,
         })
         .collect())
 }

@@ -78,6 +78,11 @@ pub struct TrackPoints {
     pub metric: Metric,
     /// The encoded history.
     pub body: Vec<u8>,
+    /// The stored body this history was read from (set by the store).
+    /// Written with it, the history points at that body instead of
+    /// storing `body` again: the caller sets it only when `body` is that
+    /// body's bytes (a history unchanged since the run it was read from).
+    pub stored: Option<i64>,
 }
 
 /// What a run kept of one asset: its carry, if it left one, and its grade
@@ -278,12 +283,21 @@ macro_rules! write_track_points {
                 .await?;
         }
         for p in $points {
+            let body_id: i64 = match p.stored {
+                Some(id) => id,
+                None => {
+                    sqlx::query_scalar($crate::sql::INSERT_TRACK_BODY)
+                        .bind(&p.body)
+                        .fetch_one(&mut *$tx)
+                        .await?
+                }
+            };
             sqlx::query($crate::sql::UPSERT_TRACK_POINTS)
                 .bind($run_id)
                 .bind(p.asset_id)
                 .bind(i64::from(p.return_period))
                 .bind(p.metric.as_str())
-                .bind(&p.body)
+                .bind(body_id)
                 .execute(&mut *$tx)
                 .await?;
         }

@@ -251,6 +251,7 @@ pub(crate) fn track_points(r: &impl Cols) -> StoreResult<crate::TrackPoints> {
             .map_err(|_| crate::StoreError::Corrupt("return_period out of range".into()))?,
         metric: r.parsed("metric")?,
         body: r.bytes("body")?,
+        stored: Some(r.int("body_id")?),
     })
 }
 

@@ -361,23 +361,35 @@ pub(crate) use batch_carries;
 macro_rules! batch_track_points {
     ($ids:literal) => {
         concat!(
-            "SELECT asset_id, CAST(return_period AS BIGINT) AS return_period, metric, body
-     FROM track_points WHERE run_id = $1 AND asset_id IN (",
+            "SELECT t.asset_id, CAST(t.return_period AS BIGINT) AS return_period, t.metric,
+            b.body, t.body_id
+     FROM track_points t JOIN track_bodies b ON b.id = t.body_id
+     WHERE t.run_id = $1 AND t.asset_id IN (",
             $ids,
-            ") ORDER BY asset_id, return_period, metric"
+            ") ORDER BY t.asset_id, t.return_period, t.metric"
         )
     };
 }
 pub(crate) use batch_track_points;
 
+/// A grade history's body, stored once however many runs point at it.
+pub(crate) const INSERT_TRACK_BODY: &str =
+    "INSERT INTO track_bodies (body) VALUES ($1) RETURNING id";
+
 pub(crate) const UPSERT_TRACK_POINTS: &str =
-    "INSERT INTO track_points (run_id, asset_id, return_period, metric, body)
+    "INSERT INTO track_points (run_id, asset_id, return_period, metric, body_id)
      VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (run_id, return_period, metric, asset_id) DO UPDATE SET body = excluded.body";
+     ON CONFLICT (run_id, return_period, metric, asset_id) DO UPDATE SET body_id = excluded.body_id";
+
+/// Bodies no run's history points at any more (their runs' rows gone, or
+/// replaced); run when a run finishes.
+pub(crate) const DELETE_UNUSED_TRACK_BODIES: &str = "DELETE FROM track_bodies WHERE NOT EXISTS
+     (SELECT 1 FROM track_points t WHERE t.body_id = track_bodies.id)";
 
 /// A run's grade histories of one (period, metric), of active assets.
-pub(crate) const TRACK_POINTS: &str = "SELECT t.asset_id, t.body, a.category, a.data_source
+pub(crate) const TRACK_POINTS: &str = "SELECT t.asset_id, b.body, a.category, a.data_source
      FROM track_points t JOIN assets a ON a.id = t.asset_id
+     JOIN track_bodies b ON b.id = t.body_id
      WHERE t.run_id = $1 AND t.return_period = $2 AND t.metric = $3 AND a.is_active
      ORDER BY t.asset_id";
 

@@ -157,6 +157,9 @@ crate::grading::impl_grading_store!(SqliteStore {
                 .execute(&mut *tx)
                 .await?;
         }
+        sqlx::query(sql::DELETE_UNUSED_TRACK_BODIES)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(true)
     }

@@ -193,6 +193,7 @@ fn points(asset_id: i64, body: &[u8]) -> TrackPoints {
         return_period: 90,
         metric: Metric::Return,
         body: body.to_vec(),
+        stored: None,
     }
 }
 
@@ -223,9 +224,14 @@ async fn grade_histories_are_stored_replaced_and_read(db: &Arc<dyn Database>, ru
         .await
         .unwrap();
     // The assets' histories and carries, as the next run reads them: one
-    // entry per asset asked for, in that order, an unknown one empty.
+    // entry per asset asked for, in that order, an unknown one empty; each
+    // history names the body it was read from.
+    let mut read = db.asset_histories(run, &[2, 99, 1]).await.unwrap();
+    for p in read.iter_mut().flat_map(|h| &mut h.points) {
+        assert!(p.stored.take().is_some(), "{p:?}");
+    }
     assert_eq!(
-        db.asset_histories(run, &[2, 99, 1]).await.unwrap(),
+        read,
         vec![
             history(2, None, vec![points(2, b"two")]),
             history(99, None, Vec::new()),
@@ -269,8 +275,28 @@ async fn a_new_days_run_replaces_the_snapshot_once_complete(
         .await
         .unwrap();
     assert_eq!(all.len(), 2);
+    // Asset 1's history unchanged: the new run points at the old body
+    // (its bytes not sent again); asset 2's is written anew.
+    let old = db
+        .asset_histories(run, &[1])
+        .await
+        .unwrap()
+        .remove(0)
+        .points;
+    let renewed = [points(2, b"two, a day on")];
+    db.record_track_points(&next.id, &[old, renewed.to_vec()].concat(), &[])
+        .await
+        .unwrap();
     assert_eq!(db.active_grading_run().await.unwrap().unwrap().id, run);
     assert!(db.finish_run_if_complete(&next.id, 402).await.unwrap());
+    // The old run's rows went; the body the new run shares stayed.
+    let kept = db.track_points(&next.id, 90, Metric::Return).await.unwrap();
+    assert_eq!(
+        kept.iter()
+            .map(|t| (t.asset_id, t.body.as_slice()))
+            .collect::<Vec<_>>(),
+        vec![(1, &b"new"[..]), (2, &b"two, a day on"[..])]
+    );
     let now_active = db.active_grading_run().await.unwrap().unwrap();
     assert_eq!(
         (
