@@ -73,14 +73,25 @@ fn climatologies_of(
     horizon: u32,
     ends: &[u32],
 ) -> Vec<Option<Climatology>> {
-    // Ranks by (return, row): the pairs sorted in place, ties by row, so
-    // the order is total and the same everywhere.
-    let mut sorted: Vec<(f64, usize)> = fwd.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
-    sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    // Ranks by (return, row), ties by row, so the order is total and the
+    // same everywhere: one integer key each (the return's bits in
+    // `f64::total_cmp` order above the row), sorted as integers.
+    let mut keys: Vec<u128> = fwd
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (u128::from(total_order_bits(r.0)) << 64) | i as u128)
+        .collect();
+    keys.sort_unstable();
     let mut rank = vec![0usize; fwd.len()];
-    for (r, &(_, i)) in sorted.iter().enumerate() {
-        rank[i] = r;
-    }
+    let sorted: Vec<(f64, usize)> = keys
+        .iter()
+        .enumerate()
+        .map(|(r, &key)| {
+            let i = key as u64 as usize;
+            rank[i] = r;
+            (fwd[i].0, i)
+        })
+        .collect();
     let mut tree = Fenwick::new(fwd.len());
     let mut run = Welford::default();
     ends.iter()
@@ -110,6 +121,18 @@ fn climatologies_of(
             })
         })
         .collect()
+}
+
+/// The bits of `x` as an unsigned integer ordered as [`f64::total_cmp`]
+/// orders the floats: negatives with every bit flipped, the others with
+/// the sign bit set.
+fn total_order_bits(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
 }
 
 /// Mean and squared deviations of the values pushed, in push order.
@@ -860,6 +883,34 @@ mod tests {
         let pos = q * (v.len() - 1) as f64;
         let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
         v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+    }
+
+    #[test]
+    fn total_order_bits_order_as_total_cmp() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            1e-300,
+            0.1,
+            2.5,
+            f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(
+                    total_order_bits(a).cmp(&total_order_bits(b)),
+                    a.total_cmp(&b),
+                    "{a} {b}"
+                );
+            }
+        }
     }
 
     #[test]
