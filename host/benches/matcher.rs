@@ -130,7 +130,12 @@ async fn endpoint(queries: &[(String, Vec<String>)]) {
     common::forecast(&db, &["demo", "load"]);
     let (email, password) = ("matcher-bench@example.com", "matcher bench password");
     common::password_user(&db, email, "free", password);
-    let (mut server, base) = common::serve(&db, &[("FORECAST_MATCH_PER_MINUTE", "100000000")]);
+    // The model in its default folder (the benches' server runs without).
+    let env = [
+        ("FORECAST_MATCH_PER_MINUTE", "100000000"),
+        ("FORECAST_MODEL_DIR", ""),
+    ];
+    let (mut server, base) = common::serve(&db, &env);
     let client = reqwest::Client::new();
     let cookie = common::session_cookie(&base, email, password).await;
     let mut latencies = Vec::new();

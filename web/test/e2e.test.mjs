@@ -170,7 +170,11 @@ describe("Forecast Engine web app", { timeout: 240_000 }, () => {
     assert.equal(response.status(), 404);
     await page.getByRole("heading", { name: "Page not found" }).waitFor();
     await page.getByRole("link", { name: "explore the catalog" }).click();
-    await page.waitForURL(/\/explore$/);
+    // The page's own location, not the driver's navigation events (a CI run
+    // once timed out waiting for those); a failure says where the page went.
+    await page.waitForFunction(() => location.pathname === "/explore").catch(async (e) => {
+      throw new Error(`after the click the page is at ${page.url()} titled "${await page.title()}": ${e.message}`);
+    });
   });
 
   test("API keys: created, shown once, listed by prefix, revoked after confirming", async () => {

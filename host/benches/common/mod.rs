@@ -72,6 +72,10 @@ pub fn serve(db: &str, env: &[(&str, &str)]) -> (Child, String) {
         // per-address limit (600 a minute by default) would answer 429s.
         .env("FORECAST_CLIENT_PER_MINUTE", "1000000000")
         .env("RUST_LOG", "error")
+        // No sentence-embedding model: on a fresh database the server
+        // would spend its first minutes embedding the catalog, competing
+        // with what a bench measures (the matcher's bench turns it back on).
+        .env("FORECAST_MODEL_DIR", "off")
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     for (k, v) in env {

@@ -138,10 +138,7 @@ impl Previous {
         let rows = queries
             .iter()
             .map(|q| {
-                let stored = self
-                    .bodies
-                    .iter()
-                    .find(|b| b.return_period == q.return_period && b.metric == q.metric)?;
+                let stored = self.body(q)?;
                 let rows = forecast_services::track_record::decode(&stored.body).ok()?;
                 let dates = ends[..k]
                     .iter()
@@ -150,6 +147,13 @@ impl Previous {
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Kept { carry, rows })
+    }
+
+    /// The stored history of `query`, if the previous run left one.
+    fn body(&self, query: &AnalysisQuery) -> Option<&TrackPoints> {
+        self.bodies
+            .iter()
+            .find(|b| b.return_period == query.return_period && b.metric == query.metric)
     }
 }
 
@@ -398,12 +402,7 @@ fn walk_histories(
 /// The stored body of the previous run's history of `query` when `body`
 /// is the same bytes: the new run points at it instead of writing it again.
 fn unchanged(previous: Option<&Previous>, query: &AnalysisQuery, body: &[u8]) -> Option<i64> {
-    previous?
-        .bodies
-        .iter()
-        .find(|b| b.return_period == query.return_period && b.metric == query.metric)
-        .filter(|b| b.body == body)?
-        .stored
+    previous?.body(query).filter(|b| b.body == body)?.stored
 }
 
 /// How many of `queries` grade the return metric (the sets forecast).

@@ -83,13 +83,13 @@ fn climatologies_of(
         .collect();
     keys.sort_unstable();
     let mut rank = vec![0usize; fwd.len()];
-    let sorted: Vec<(f64, usize)> = keys
+    let sorted: Vec<f64> = keys
         .iter()
         .enumerate()
         .map(|(r, &key)| {
             let i = key as u64 as usize;
             rank[i] = r;
-            (fwd[i].0, i)
+            fwd[i].0
         })
         .collect();
     let mut tree = Fenwick::new(fwd.len());
@@ -106,8 +106,8 @@ fn climatologies_of(
                     let pos = q * (k - 1) as f64;
                     let lo = pos.floor() as usize;
                     let hi = pos.ceil() as usize;
-                    let a = sorted[tree.kth(lo)].0;
-                    let b = sorted[tree.kth(hi)].0;
+                    let a = sorted[tree.kth(lo)];
+                    let b = sorted[tree.kth(hi)];
                     a + (b - a) * (pos - lo as f64)
                 };
                 Climatology {

@@ -13,6 +13,7 @@ mod jobs;
 mod quotas;
 mod registry;
 mod strategies;
+mod upgrades;
 
 pub(crate) use std::sync::Arc;
 
