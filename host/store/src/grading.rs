@@ -271,39 +271,91 @@ pub(crate) fn new_run(
 }
 
 /// Writes one batch's carries and grade histories in the open transaction
-/// `$tx` (both backends; only how the transaction is opened differs).
+/// `$tx` (both backends; only how the transaction is opened and how new
+/// bodies get their ids, `$new_ids`, differ): a few multi-row statements
+/// per batch, not one or two per history. A history whose body the
+/// previous run stored ([`TrackPoints::stored`]) points at it; the others
+/// get a body of their own. Of two entries for one key, the later wins.
 macro_rules! write_track_points {
-    ($tx:ident, $run_id:ident, $points:ident, $carries:ident) => {
-        for c in $carries {
-            sqlx::query($crate::sql::UPSERT_CARRY)
-                .bind($run_id)
-                .bind(c.asset_id)
-                .bind(&c.body)
-                .execute(&mut *$tx)
-                .await?;
+    ($tx:ident, $run_id:ident, $points:ident, $carries:ident, $new_ids:expr) => {
+        let carries = $crate::grading::last_of($carries, |c| c.asset_id);
+        for chunk in carries.chunks($crate::sql::ROWS_PER_STATEMENT) {
+            let mut q =
+                sqlx::QueryBuilder::new("INSERT INTO grade_carries (run_id, asset_id, body) ");
+            q.push_values(chunk, |mut row, c| {
+                row.push_bind($run_id)
+                    .push_bind(c.asset_id)
+                    .push_bind(&c.body);
+            });
+            q.push(" ON CONFLICT (run_id, asset_id) DO UPDATE SET body = excluded.body");
+            q.build().execute(&mut *$tx).await?;
         }
-        for p in $points {
-            let body_id: i64 = match p.stored {
-                Some(id) => id,
-                None => {
-                    sqlx::query_scalar($crate::sql::INSERT_TRACK_BODY)
-                        .bind(&p.body)
-                        .fetch_one(&mut *$tx)
-                        .await?
-                }
-            };
-            sqlx::query($crate::sql::UPSERT_TRACK_POINTS)
-                .bind($run_id)
-                .bind(p.asset_id)
-                .bind(i64::from(p.return_period))
-                .bind(p.metric.as_str())
-                .bind(body_id)
-                .execute(&mut *$tx)
-                .await?;
+        let points = $crate::grading::last_of($points, |p| (p.asset_id, p.return_period, p.metric));
+        let fresh: Vec<&$crate::TrackPoints> = points
+            .iter()
+            .copied()
+            .filter(|p| p.stored.is_none())
+            .collect();
+        let ids: Vec<i64> = if fresh.is_empty() {
+            Vec::new()
+        } else {
+            sqlx::query_scalar($new_ids)
+                .bind(fresh.len() as i64)
+                .fetch_all(&mut *$tx)
+                .await?
+        };
+        let rows: Vec<(i64, &[u8])> = ids
+            .iter()
+            .copied()
+            .zip(fresh.iter().map(|p| &p.body[..]))
+            .collect();
+        for chunk in rows.chunks($crate::sql::ROWS_PER_STATEMENT) {
+            let mut q = sqlx::QueryBuilder::new("INSERT INTO track_bodies (id, body) ");
+            q.push_values(chunk, |mut row, (id, body)| {
+                row.push_bind(*id).push_bind(*body);
+            });
+            q.build().execute(&mut *$tx).await?;
+        }
+        let mut new_ids = ids.into_iter();
+        let linked: Vec<(&$crate::TrackPoints, i64)> = points
+            .iter()
+            .map(|p| (*p, p.stored.or_else(|| new_ids.next()).unwrap_or_default()))
+            .collect();
+        for chunk in linked.chunks($crate::sql::ROWS_PER_STATEMENT) {
+            let mut q = sqlx::QueryBuilder::new(
+                "INSERT INTO track_points (run_id, asset_id, return_period, metric, body_id) ",
+            );
+            q.push_values(chunk, |mut row, (p, body_id)| {
+                row.push_bind($run_id)
+                    .push_bind(p.asset_id)
+                    .push_bind(i64::from(p.return_period))
+                    .push_bind(p.metric.as_str())
+                    .push_bind(*body_id);
+            });
+            q.push(
+                " ON CONFLICT (run_id, return_period, metric, asset_id) \
+                 DO UPDATE SET body_id = excluded.body_id",
+            );
+            q.build().execute(&mut *$tx).await?;
         }
     };
 }
 pub(crate) use write_track_points;
+
+/// The last of `items` for each key, in the order of those last ones (a
+/// multi-row upsert may not touch one row twice).
+pub(crate) fn last_of<T, K: std::hash::Hash + Eq>(items: &[T], key: impl Fn(&T) -> K) -> Vec<&T> {
+    let mut last = std::collections::HashMap::new();
+    for (i, item) in items.iter().enumerate() {
+        last.insert(key(item), i);
+    }
+    items
+        .iter()
+        .enumerate()
+        .filter(|(i, item)| last.get(&key(item)) == Some(i))
+        .map(|(_, item)| item)
+        .collect()
+}
 
 /// [`GradingStore`] for a backend's store type (`$store`, with a `pool`
 /// field): the readers are written once here, over the shared statements;

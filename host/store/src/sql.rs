@@ -339,10 +339,6 @@ pub(crate) const DELETE_OTHER_TRACK_POINTS: &str = "DELETE FROM track_points WHE
 pub(crate) const DELETE_OTHER_CARRIES: &str = "DELETE FROM grade_carries WHERE run_id IN
      (SELECT id FROM grading_runs WHERE day < (SELECT day FROM grading_runs WHERE id = $1))";
 
-pub(crate) const UPSERT_CARRY: &str = "INSERT INTO grade_carries (run_id, asset_id, body)
-     VALUES ($1, $2, $3)
-     ON CONFLICT (run_id, asset_id) DO UPDATE SET body = excluded.body";
-
 /// Some assets' carries in a run; `{ids}` is how the backend unpacks the
 /// JSON array of asset ids bound as `$2`.
 macro_rules! batch_carries {
@@ -372,14 +368,21 @@ macro_rules! batch_track_points {
 }
 pub(crate) use batch_track_points;
 
-/// A grade history's body, stored once however many runs point at it.
-pub(crate) const INSERT_TRACK_BODY: &str =
-    "INSERT INTO track_bodies (body) VALUES ($1) RETURNING id";
+/// Rows per multi-row statement of a batch of grade histories, bodies or
+/// carries (at most 5 parameters a row: far below both backends' limits).
+pub(crate) const ROWS_PER_STATEMENT: usize = 500;
 
-pub(crate) const UPSERT_TRACK_POINTS: &str =
-    "INSERT INTO track_points (run_id, asset_id, return_period, metric, body_id)
-     VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (run_id, return_period, metric, asset_id) DO UPDATE SET body_id = excluded.body_id";
+/// Ids for `$1` new grade-history bodies on SQLite: after the largest
+/// one (the writer lock is held, so nobody else takes them).
+pub(crate) const SQLITE_NEW_BODY_IDS: &str = "WITH RECURSIVE s(i) AS
+     (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < $1)
+     SELECT (SELECT coalesce(max(id), 0) FROM track_bodies) + i AS id FROM s";
+
+/// Ids for `$1` new grade-history bodies on PostgreSQL: from the column's
+/// sequence, so replicas writing at once never take the same one.
+pub(crate) const PG_NEW_BODY_IDS: &str =
+    "SELECT nextval(pg_get_serial_sequence('track_bodies', 'id')) AS id
+     FROM generate_series(1, $1::bigint)";
 
 /// Bodies no run's history points at any more (their runs' rows gone, or
 /// replaced); run when a run finishes.

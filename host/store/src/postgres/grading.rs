@@ -178,7 +178,13 @@ crate::grading::impl_grading_store!(PgStore {
         carries: &[crate::GradeCarry],
     ) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        crate::grading::write_track_points!(tx, run_id, points, carries);
+        crate::grading::write_track_points!(
+            tx,
+            run_id,
+            points,
+            carries,
+            crate::sql::PG_NEW_BODY_IDS
+        );
         tx.commit().await?;
         Ok(())
     }

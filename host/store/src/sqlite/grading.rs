@@ -123,7 +123,13 @@ crate::grading::impl_grading_store!(SqliteStore {
     ) -> StoreResult<()> {
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        crate::grading::write_track_points!(tx, run_id, points, carries);
+        crate::grading::write_track_points!(
+            tx,
+            run_id,
+            points,
+            carries,
+            crate::sql::SQLITE_NEW_BODY_IDS
+        );
         tx.commit().await?;
         Ok(())
     }

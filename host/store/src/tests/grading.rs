@@ -62,6 +62,7 @@ pub(crate) async fn grading_conformance(db: Arc<dyn Database>) {
     let (run, first_claimed) = tasks_are_claimed_once_and_leases_expire(&db).await;
     the_snapshot_ranks_and_grades_the_run(&db, &run, first_claimed).await;
     grade_histories_are_stored_replaced_and_read(&db, &run).await;
+    a_large_batch_is_written_whole(&db, &run).await;
     let next = a_new_days_run_replaces_the_snapshot_once_complete(&db, &run).await;
 
     // New prices drop the asset's grades (its verdicts are then computed live).
@@ -254,6 +255,51 @@ async fn grade_histories_are_stored_replaced_and_read(db: &Arc<dyn Database>, ru
         .await
         .unwrap()
         .is_empty());
+}
+
+/// A batch longer than one statement's rows, with bodies shared and new
+/// and one key written twice (the later wins), reads back whole; the
+/// histories of the earlier steps are left as they were.
+async fn a_large_batch_is_written_whole(db: &Arc<dyn Database>, run: &str) {
+    let shared = db.asset_histories(run, &[2]).await.unwrap()[0].points[0].stored;
+    assert!(shared.is_some());
+    let many = 1_201u32;
+    let mut batch: Vec<TrackPoints> = (1..=many)
+        .map(|period| TrackPoints {
+            asset_id: 3,
+            return_period: period,
+            metric: Metric::Return,
+            body: format!("history {period}").into_bytes(),
+            // Every third points at a body stored before (its bytes).
+            stored: (period % 3 == 0).then_some(shared).flatten(),
+        })
+        .collect();
+    batch.push(TrackPoints {
+        body: b"history 7, again".to_vec(),
+        ..batch[6].clone()
+    });
+    db.record_track_points(run, &batch, &[]).await.unwrap();
+    let read = db.asset_histories(run, &[3]).await.unwrap();
+    let mut got: Vec<(u32, Vec<u8>)> = read[0]
+        .points
+        .iter()
+        .map(|p| (p.return_period, p.body.clone()))
+        .collect();
+    got.sort();
+    let want: Vec<(u32, Vec<u8>)> = (1..=many)
+        .map(|period| {
+            let body = match period {
+                7 => b"history 7, again".to_vec(),
+                p if p % 3 == 0 => b"two".to_vec(),
+                p => format!("history {p}").into_bytes(),
+            };
+            (period, body)
+        })
+        .collect();
+    assert_eq!(got, want);
+    let earlier = db.asset_histories(run, &[1, 2]).await.unwrap();
+    assert_eq!(earlier[0].points[0].body, b"new");
+    assert_eq!(earlier[1].points[0].body, b"two");
 }
 
 /// A new day's run: the old snapshot (`run`) stays active until the new
