@@ -339,9 +339,10 @@ async fn watchlist_alert_fires_once_after_an_ingest_into_inbox_webhook_and_mail(
     assert!(mails[0].body.contains("drawdown"), "{:?}", mails[0]);
 
     // The same data again: already evaluated, nothing new anywhere.
+    // The check makes its calls itself (the server's senders are off) and
+    // has exited: what it sent has been received.
     let out = cli_env(&db, &["alerts", "check"], &env);
     assert!(out.contains("already done"), "{out}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.received().len(), 1);
     assert_eq!(smtp.messages().len(), 1);
 
@@ -614,11 +615,12 @@ async fn the_broken_endpoint_is_disabled_after_three_failures(
     let last = log.deliveries.first().expect("a delivery");
     assert_eq!(last.status, "failed", "{log:?}");
     assert_eq!(broken.received().len(), 3);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(
-        broken.received().len(),
-        3,
-        "a disabled endpoint is not called"
+    // Nothing of it is pending (a sender calls only a pending delivery),
+    // so it is not called again.
+    let pending = |log: &DeliveryLog| log.deliveries.iter().any(|d| d.status == "pending");
+    assert!(
+        !pending(&log),
+        "a disabled endpoint's calls are given up: {log:?}"
     );
 }
 
@@ -811,7 +813,12 @@ async fn test_calls_run_one_at_a_time_and_never_reach_a_disabled_endpoint() {
         .await
         .refused()
         .assert(409, &["disabled", "\"enabled\": true"]);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The refusal is the answer to the call itself: nothing was queued.
+    let log = api
+        .deliveries(&id)
+        .await
+        .unwrap_or_else(|r| panic!("the delivery log: {r}"));
+    assert_eq!(log.deliveries.len(), 2, "{log:?}");
     assert_eq!(
         count.load(std::sync::atomic::Ordering::SeqCst),
         2,
@@ -986,7 +993,7 @@ async fn two_replicas_fire_each_event_once() {
     let a = Server::start_url(&db.url, &env);
     let b = Server::start_url(&db.url, &env);
     let (api_a, api_b) = (with_key(&a, &key), with_key(&b, &key));
-    api_a
+    let hook = api_a
         .create_webhook(&receiver.url("/r"))
         .await
         .unwrap_or_else(|r| panic!("the endpoint: {r}"));
@@ -998,7 +1005,7 @@ async fn two_replicas_fire_each_event_once() {
             .await
             .unwrap_or_else(|r| panic!("the alert on {t}: {r}"));
     }
-    each_event_is_called_once(&receiver, 4).await;
+    each_event_is_called_once(&receiver, &api_b, &hook.webhook.id, 4).await;
     let page = api_b.events("").await.unwrap();
     assert_eq!(page.total, 4, "{page:?}");
     let mut tickers_fired: Vec<&str> = page.events.iter().map(|e| e.ticker.as_str()).collect();
@@ -1027,11 +1034,24 @@ fn first_tickers(assets: &AssetListResponse, n: usize) -> Vec<String> {
     tickers
 }
 
-/// `events` events reach `receiver`, each called once (not once per
-/// replica), each a different event.
-async fn each_event_is_called_once(receiver: &Receiver, events: usize) {
+/// `events` events reach `receiver` (webhook `id`, its log read through
+/// `api`), each called once (not once per replica), each a different event:
+/// once the log holds nothing pending, no replica calls again.
+async fn each_event_is_called_once(receiver: &Receiver, api: &Api, id: &str, events: usize) {
     let calls = receiver.wait_for(events, Duration::from_secs(30)).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let log = poll_log(api, id, 300, |log| {
+        log.deliveries.len() >= events && log.deliveries.iter().all(|d| d.status != "pending")
+    })
+    .await;
+    assert_eq!(
+        log.deliveries.len(),
+        events,
+        "one delivery an event: {log:?}"
+    );
+    assert!(
+        log.deliveries.iter().all(|d| d.status == "delivered"),
+        "{log:?}"
+    );
     let calls_now = receiver.received();
     assert_eq!(
         calls_now.len(),

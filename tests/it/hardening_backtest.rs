@@ -251,8 +251,20 @@ async fn a_users_backtests_share_one_cap_and_the_wait_for_plugin_slots_ends_in_5
             answer(r).await
         })
     };
-    // Let the looping run take its slots (it is the only request).
-    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    // The looping run holds its heavy-work ticket, and with it its plugin
+    // slots: it takes them right after, without a wait (it is the only
+    // request).
+    let mut waited = 0;
+    while common::metric(
+        &s.admin_text("/metrics").await,
+        "forecast_heavy_work_running",
+    ) != Some(1.0)
+    {
+        assert!(!looping.is_finished(), "the looping run was answered");
+        waited += 1;
+        assert!(waited < 600, "the looping run never took its ticket");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 
     let browser = Browser::login(&s, TEST_EMAIL, TEST_PASSWORD).await;
     let web = answer(

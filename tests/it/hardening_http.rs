@@ -88,8 +88,28 @@ async fn slow_request_heads_are_closed_after_the_header_timeout() {
             closed.ok().map(|()| started.elapsed())
         }));
     }
-    // Meanwhile an ordinary client is served.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Meanwhile (once the server holds or has refused all 200; the
+    // metrics' own connection is open too) an ordinary client is served.
+    let started = Instant::now();
+    loop {
+        let metrics = s.admin_text("/metrics").await;
+        let held: f64 = metrics
+            .lines()
+            .filter(|l| {
+                l.starts_with("forecast_open_connections ")
+                    || l.starts_with("forecast_connections_refused_total")
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum();
+        if held >= 201.0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < MARGIN,
+            "the slow clients were not all taken: {metrics}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let r = reqwest::get(s.url("/api/health")).await.unwrap();
     assert_eq!(r.status(), 200, "a normal request among slow ones");
     let mut open = 0;

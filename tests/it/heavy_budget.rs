@@ -175,8 +175,24 @@ async fn one_accounts_flood_of_analyses_starves_neither_another_account_nor_heal
         tokio::spawn(async move { send(reqwest::Client::new().get(url).bearer_auth(key)).await })
     };
     let flood: Vec<_> = (0..90).map(|i| analysis(flooder.clone(), i)).collect();
-    // The others ask once the flood fills the budget.
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The others ask once the flood fills the budget: a job waits for its
+    // turn or one was refused (or the flood is already over).
+    let started = std::time::Instant::now();
+    loop {
+        let metrics = s.admin_text("/metrics").await;
+        let value = |name: &str| common::metric(&metrics, name).unwrap_or(0.0);
+        if value("forecast_heavy_work_waiting") >= 1.0
+            || value("forecast_heavy_work_refused_total{work=\"analysis\"}") >= 1.0
+            || flood.iter().all(|run| run.is_finished())
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the flood never filled the budget: {metrics}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let single: Vec<_> = others
         .iter()
         .enumerate()

@@ -63,6 +63,32 @@ async fn wait_for_engine(s: &Server, version: &str, within: Duration) -> Duratio
     }
 }
 
+/// One answer of the load: which of the loaders, status, engine version.
+type Answer = (usize, u16, String);
+
+/// Waits (polling, at most 60 s) until each of the 4 loaders has had
+/// `answers` answers among those after the first `mark`: the second of
+/// them was asked after the mark.
+async fn each_loader_answers(seen: &Mutex<Vec<Answer>>, mark: usize, answers: usize) {
+    let started = Instant::now();
+    loop {
+        let counts = seen.lock().unwrap()[mark..]
+            .iter()
+            .fold([0; 4], |mut counts, (i, ..)| {
+                counts[*i] += 1;
+                counts
+            });
+        if counts.iter().all(|&n| n >= answers) {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the loaders were answered {counts:?} times since answer {mark}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 // End to end: the swap must hold under real concurrent HTTP load.
 #[tokio::test]
 async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
@@ -81,7 +107,7 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
 
     // Continuous load: live analyses (non-default segments are never cached).
     let stop = Arc::new(AtomicBool::new(false));
-    let seen: Arc<Mutex<Vec<(u16, String)>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<Answer>>> = Arc::default();
     let mut load = Vec::new();
     for i in 0..4 {
         let (s, stop, seen) = (s.clone(), stop.clone(), seen.clone());
@@ -92,11 +118,11 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
                     Ok(version) => (200, version),
                     Err(refused) => (refused.status, "-".to_string()),
                 };
-                seen.lock().unwrap().push(answer);
+                seen.lock().unwrap().push((i, answer.0, answer.1));
             }
         }));
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    each_loader_answers(&seen, 0, 2).await;
 
     let altered = component("segmentation_altered");
     let add = common::add_plugin(&s.db, &altered, "segmentation", "default", ALTERED);
@@ -111,7 +137,8 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
     let after = s.api().analysis("^GSPC", "").await.unwrap().metadata;
     assert_eq!(after.engine_version, ALTERED);
     assert!(!after.from_cache, "the old engine's cache is not reused");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mark = seen.lock().unwrap().len();
+    each_loader_answers(&seen, mark, 2).await;
 
     let out = cli_ok(
         &s.db,
@@ -123,7 +150,9 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
         "{out}"
     );
     wait_for_engine(&s, "1.1.0", Duration::from_secs(5)).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Every loader's request from now on started after the rollback.
+    let mark = seen.lock().unwrap().len();
+    each_loader_answers(&seen, mark, 2).await;
     stop.store(true, Ordering::Relaxed);
     for t in load {
         t.await.unwrap();
@@ -131,12 +160,15 @@ async fn the_engine_swaps_and_rolls_back_under_load_without_a_failed_request() {
 
     let seen = seen.lock().unwrap();
     assert!(seen.len() > 20, "the load ran ({} requests)", seen.len());
-    let failed: Vec<_> = seen.iter().filter(|(status, _)| *status != 200).collect();
+    let failed: Vec<_> = seen
+        .iter()
+        .filter(|(_, status, _)| *status != 200)
+        .collect();
     assert!(
         failed.is_empty(),
         "failed requests during the swap: {failed:?}"
     );
-    let versions: Vec<&str> = seen.iter().map(|(_, v)| v.as_str()).collect();
+    let versions: Vec<&str> = seen.iter().map(|(_, _, v)| v.as_str()).collect();
     let first_altered = versions
         .iter()
         .position(|v| *v == ALTERED)

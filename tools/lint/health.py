@@ -13,7 +13,9 @@ Computed, relative to the repository root:
 - ``largest trait``: the trait declared in the host's sources (``host/``, no
   ``target/``) with the most ``fn`` items in its body.
 - ``sleep(``: calls to a sleep in the integration tests (``tests/``), fixed waits and
-  polls together.
+  polls together; ``fixed waits``: those of them outside any loop (a sleep in a
+  ``loop``, ``while`` or ``for`` body polls for work another thread does; one outside
+  waits a fixed time for something to happen, or not to).
 - ``untyped JSON lookups``: ``["field"]`` indexing in ``tests/`` (a typed client reads
   ``verdict.grade.letter`` instead).
 - ``README.md; docs/BENCHMARKS.md``: their sizes in whole KiB (the docs lint holds
@@ -90,6 +92,37 @@ def largest_trait(root: Path) -> str:
     return f"`{name}`, {fns} methods"
 
 
+LOOP_HEAD = re.compile(r"\b(?:loop|while|for)\b|\basync\s+(?:move\s+)?\{")
+
+
+def fixed_sleeps(text: str) -> list[int]:
+    """Sleeps in `text` with no enclosing ``loop``/``while``/``for`` body.
+
+    Returns the 1-based line numbers of the fixed ones.
+    A brace opened on a line whose code (comments and strings dropped) names a loop
+    keyword or opens an ``async`` block is a loop's body or another task's (a fake
+    peer's delay, a request in flight); a sleep is fixed when no open brace is one.
+    """
+    stack: list[bool] = []
+    fixed = []
+    pending = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = re.sub(r'"(?:[^"\\]|\\.)*"', '""', raw.split("//", 1)[0])
+        if SLEEP.search(line) and not any(stack):
+            fixed.append(number)
+        # A loop's head may span lines: its body is the next brace opened.
+        pending = pending or bool(LOOP_HEAD.search(line))
+        for ch in line:
+            if ch == "{":
+                stack.append(pending)
+                pending = False
+            elif ch == "}" and stack:
+                stack.pop()
+            elif ch == ";":
+                pending = False
+    return fixed
+
+
 def count_in(root: Path, directory: str, pattern: re.Pattern[str]) -> int:
     return sum(len(pattern.findall(path.read_text(encoding="utf-8")))
                for path in rust_files(root / directory))
@@ -115,6 +148,8 @@ def measure(root: Path) -> dict[str, str]:
         "largest host crate (share of the host's Rust lines)": largest_crate(root),
         "largest trait in the host": largest_trait(root),
         "`sleep(` calls in tests/ (fixed waits and polls)": f"{count_in(root, 'tests', SLEEP):,}",
+        "fixed waits in tests/ (sleeps outside a polling loop)":
+            f"{sum(len(fixed_sleeps(p.read_text(encoding='utf-8'))) for p in rust_files(root / 'tests')):,}",
         "untyped JSON lookups (`[\"field\"]`) in tests/": f"{count_in(root, 'tests', LOOKUP):,}",
         "README.md; docs/BENCHMARKS.md": f"{size(root, 'README.md')}; "
                                          f"{size(root, 'docs/BENCHMARKS.md')}",

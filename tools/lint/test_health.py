@@ -49,6 +49,33 @@ class TraitSizes(unittest.TestCase):
         self.assertEqual(health.trait_sizes(TRAITS), [("Store", 3), ("Empty", 0), ("Alias", 0)])
 
 
+SLEEPS = """
+async fn t() {
+    tokio::time::sleep(d).await;
+    loop {
+        if done() { break; }
+        tokio::time::sleep(d).await;
+    }
+    tokio::spawn(async move {
+        tokio::time::sleep(slow).await;
+    });
+    let s = "{ loop {"; // a string and a comment: loop {
+    if x {
+        std::thread::sleep(d);
+    }
+    while !done()
+    {
+        tokio::time::sleep(d).await;
+    }
+}
+"""
+
+
+class FixedSleeps(unittest.TestCase):
+    def test_a_sleep_outside_loops_and_tasks_is_fixed(self):
+        self.assertEqual(health.fixed_sleeps(SLEEPS), [3, 13])
+
+
 class Update(unittest.TestCase):
     def test_a_current_table_has_no_problem(self):
         text, problems = health.update(TABLE, {"alpha": "1"})
@@ -70,7 +97,7 @@ class Update(unittest.TestCase):
 
     def test_the_tree_is_measured(self):
         rows = health.measure(Path(__file__).resolve().parent.parent.parent)
-        self.assertEqual(len(rows), 5)
+        self.assertEqual(len(rows), 6)
         self.assertRegex(rows["largest trait in the host"], r"^`\w+`, \d+ methods$")
 
 

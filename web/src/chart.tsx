@@ -21,6 +21,18 @@ export interface Theme {
   bg: string;
 }
 
+/**
+ * A horizontal line across the plot area at `value` on `scale`, in the
+ * canvas's current stroke style (a draw hook's helper).
+ */
+export function rule(u: uPlot, value: number, scale: string): void {
+  const y = Math.round(u.valToPos(value, scale, true)) + 0.5;
+  u.ctx.beginPath();
+  u.ctx.moveTo(u.bbox.left, y);
+  u.ctx.lineTo(u.bbox.left + u.bbox.width, y);
+  u.ctx.stroke();
+}
+
 export function theme(): Theme {
   const s = getComputedStyle(document.documentElement);
   const v = (n: string) => s.getPropertyValue(n).trim();

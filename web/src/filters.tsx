@@ -1,4 +1,5 @@
 // Filter fields that more than one page shows the same way.
+import { CATEGORIES } from "./api/endpoints";
 
 /** The horizons the grading run computes, in days. */
 export const PERIODS = ["7", "30", "90", "180", "365"];
@@ -44,5 +45,34 @@ export function HorizonMetricFields({
         </select>
       </div>
     </>
+  );
+}
+
+/**
+ * The category filter (`${id}` is the select's id): every category, or one;
+ * a category the URL names that the app does not know stays shown, marked.
+ */
+export function CategoryField({
+  id,
+  value,
+  onChange,
+  invalid,
+}: {
+  id: string;
+  value: string;
+  onChange: (next: { category: string }) => void;
+  invalid?: Invalid;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>Category</label>
+      <select id={id} value={value} onChange={(e) => onChange({ category: (e.target as HTMLSelectElement).value })} {...invalid?.("category")}>
+        <option value="">All categories</option>
+        {CATEGORIES.map((c) => (
+          <option key={c}>{c}</option>
+        ))}
+        {value && !(CATEGORIES as readonly string[]).includes(value) && <option value={value}>{value} (unknown)</option>}
+      </select>
+    </div>
   );
 }

@@ -52,6 +52,58 @@ export async function copyText(text: string, inputId?: string): Promise<boolean>
   }
 }
 
+/**
+ * A secret shown once, just after it was made: the warning (`why` says what
+ * to do if it is lost), the value in a read-only input `id` to select or
+ * copy, and the button that puts it away (`onDone`).
+ */
+export function ShownOnce({ id, label, value, why, onDone }: { id: string; label: string; value: string; why: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  useEffect(() => setCopied(false), [value]);
+  return (
+    <>
+      <p class="note note-warn">
+        <strong>Copy it now — it will not be shown again.</strong> {why}
+      </p>
+      <div class="copy-row">
+        <label for={id} class="sr-only">
+          {label}
+        </label>
+        <input id={id} class="mono" readOnly value={value} onFocus={(e) => (e.target as HTMLInputElement).select()} />
+        <button type="button" class="btn btn-primary" onClick={async () => setCopied(await copyText(value, id))}>
+          {copied ? "Copied" : "Copy"}
+        </button>
+      </div>
+      <button type="button" class="btn btn-ghost" onClick={onDone}>
+        I have saved it
+      </button>
+    </>
+  );
+}
+
+/**
+ * A Delete button that asks first: `question` with "Yes, delete" (disabled
+ * while `busy`) and "Keep"; `label` names the group for screen readers.
+ */
+export function ConfirmDelete({ label, question, busy, describedBy, onDelete }: { label: string; question: string; busy: boolean; describedBy: string; onDelete: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  return confirming ? (
+    <span class="confirm" role="group" aria-label={label}>
+      <span>{question}</span>
+      <button type="button" class="btn btn-small btn-danger" disabled={busy} onClick={onDelete}>
+        Yes, delete
+      </button>
+      <button type="button" class="btn btn-small btn-ghost" onClick={() => setConfirming(false)}>
+        Keep
+      </button>
+    </span>
+  ) : (
+    <button type="button" class="btn btn-small" aria-describedby={describedBy} onClick={() => setConfirming(true)}>
+      Delete
+    </button>
+  );
+}
+
 export function useTitle(title: string) {
   useEffect(() => {
     document.title = title ? `${title} · Forecast Engine` : "Forecast Engine";

@@ -342,6 +342,96 @@ macro_rules! write_track_points {
 }
 pub(crate) use write_track_points;
 
+/// Writes a batch of grades and closes the tasks `$worker` still holds
+/// (`$done` graded, `$failed` failed), counting them on the run, in the
+/// open transaction `$tx` (both backends; only how the transaction is
+/// opened differs). Multi-row statements of [`sql::ROWS_PER_STATEMENT`]
+/// rows; of two grades for one key, the later wins. `$done` is closed
+/// first, so an id in both lists counts once, as graded.
+macro_rules! write_grades {
+    ($tx:ident, $run_id:ident, $worker:ident, $grades:ident, $done:ident, $failed:ident) => {
+        let grades = $crate::grading::last_of($grades, |g| (g.asset_id, g.return_period, g.metric));
+        for chunk in grades.chunks($crate::sql::ROWS_PER_STATEMENT) {
+            let mut q = sqlx::QueryBuilder::new($crate::sql::grade_insert!());
+            q.push_values(chunk, |mut row, g| {
+                row.push_bind($run_id)
+                    .push_bind(g.asset_id)
+                    .push_bind(i64::from(g.return_period))
+                    .push_bind(g.metric.as_str())
+                    .push_bind(g.data_version)
+                    .push_bind(&g.letter)
+                    .push_bind(g.score)
+                    .push_bind(g.expected_return)
+                    .push_bind(g.prediction_error)
+                    .push_bind(g.median_return)
+                    .push_bind(g.median_error)
+                    .push_bind(g.current_drawdown)
+                    .push_bind(g.current_price)
+                    .push_bind(g.win_rate)
+                    .push_bind(&g.body);
+            });
+            q.push(concat!(" ", $crate::sql::upsert_grade_conflict!()));
+            q.build().execute(&mut *$tx).await?;
+        }
+        let mut counts = [0i64; 2];
+        for (slot, (ids, status)) in counts
+            .iter_mut()
+            .zip([($done, "done"), ($failed, "failed")])
+        {
+            for chunk in ids.chunks($crate::sql::ROWS_PER_STATEMENT) {
+                let mut q = sqlx::QueryBuilder::new("UPDATE grading_tasks SET status = ");
+                q.push_bind(status)
+                    .push(" WHERE run_id = ")
+                    .push_bind($run_id)
+                    .push(" AND status = 'claimed' AND claimed_by = ")
+                    .push_bind($worker)
+                    .push(" AND asset_id IN (");
+                let mut list = q.separated(", ");
+                for id in chunk {
+                    list.push_bind(*id);
+                }
+                q.push(")");
+                let r = q.build().execute(&mut *$tx).await?;
+                *slot += $crate::rows::count(r.rows_affected())?;
+            }
+        }
+        if counts != [0, 0] {
+            sqlx::query($crate::sql::COUNT_CLOSED_TASKS)
+                .bind(counts[0])
+                .bind(counts[1])
+                .bind($run_id)
+                .execute(&mut *$tx)
+                .await?;
+        }
+    };
+}
+pub(crate) use write_grades;
+
+/// The steps that complete run `$run_id` in `$tx`, once its tasks are all
+/// closed and it is marked done (both backends): it becomes the active
+/// run; the other runs' grades, histories, carries and tasks go, and the
+/// bodies no history points at.
+macro_rules! complete_run {
+    ($tx:ident, $run_id:ident) => {
+        for statement in [
+            $crate::sql::SET_ACTIVE_RUN,
+            $crate::sql::DELETE_OTHER_GRADES,
+            $crate::sql::DELETE_OTHER_TRACK_POINTS,
+            $crate::sql::DELETE_OTHER_CARRIES,
+            $crate::sql::DELETE_OTHER_TASKS,
+        ] {
+            sqlx::query(statement)
+                .bind($run_id)
+                .execute(&mut *$tx)
+                .await?;
+        }
+        sqlx::query($crate::sql::DELETE_UNUSED_TRACK_BODIES)
+            .execute(&mut *$tx)
+            .await?;
+    };
+}
+pub(crate) use complete_run;
+
 /// The last of `items` for each key, in the order of those last ones (a
 /// multi-row upsert may not touch one row twice).
 pub(crate) fn last_of<T, K: std::hash::Hash + Eq>(items: &[T], key: impl Fn(&T) -> K) -> Vec<&T> {

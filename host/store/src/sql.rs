@@ -304,12 +304,6 @@ macro_rules! grade_insert {
 }
 pub(crate) use grade_insert;
 
-pub(crate) const UPSERT_GRADE: &str = concat!(
-    grade_insert!(),
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ",
-    upsert_grade_conflict!()
-);
-
 pub(crate) const COUNT_CLOSED_TASKS: &str =
     "UPDATE grading_runs SET graded = graded + $1, failures = failures + $2 WHERE id = $3";
 
@@ -368,8 +362,9 @@ macro_rules! batch_track_points {
 }
 pub(crate) use batch_track_points;
 
-/// Rows per multi-row statement of a batch of grade histories, bodies or
-/// carries (at most 5 parameters a row: far below both backends' limits).
+/// Rows per multi-row statement of a batch of grades, grade histories,
+/// bodies or carries (at most 15 parameters a row, 7,500 a statement: far
+/// below both backends' limits, 32,766 and 65,535).
 pub(crate) const ROWS_PER_STATEMENT: usize = 500;
 
 /// Ids for `$1` new grade-history bodies on SQLite: after the largest

@@ -33,7 +33,7 @@ import {
 import { episodesText } from "../evidence";
 import { utcStamp } from "../facts";
 import { Help } from "../glossary-link";
-import { Card, copyText, ErrorNote, int, Loading, pct, useData, useTitle, type Loaded } from "../lib";
+import { Card, ConfirmDelete, ErrorNote, int, Loading, pct, ShownOnce, useData, useTitle, type Loaded } from "../lib";
 import { plural } from "../format";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { setUnread, useUnread } from "../unread";
@@ -287,7 +287,6 @@ function States({ alert }: { alert: Alert }) {
 function AlertItem({ alert, onChanged, onDeleted }: { alert: Alert; onChanged: (a: Alert) => void; onDeleted: (id: string) => void }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const [confirming, setConfirming] = useState(false);
   // A switch shows its new position while the server is asked; a refusal puts it back.
   const [pending, setPending] = useState<AlertChange>({});
   const enabled = pending.enabled ?? alert.enabled;
@@ -342,21 +341,13 @@ function AlertItem({ alert, onChanged, onDeleted }: { alert: Alert; onChanged: (
           <input type="checkbox" checked={email} disabled={busy} aria-describedby={h} onChange={() => void change({ email: !email })} />
           In the e-mail digest
         </label>
-        {confirming ? (
-          <span class="confirm" role="group" aria-label={`Confirm deleting the alert on ${alert.ticker ?? "your watchlist"}`}>
-            <span>Delete this alert? Its events stay in the inbox.</span>
-            <button type="button" class="btn btn-small btn-danger" disabled={busy} onClick={() => void remove()}>
-              Yes, delete
-            </button>
-            <button type="button" class="btn btn-small btn-ghost" onClick={() => setConfirming(false)}>
-              Keep
-            </button>
-          </span>
-        ) : (
-          <button type="button" class="btn btn-small" aria-describedby={h} onClick={() => setConfirming(true)}>
-            Delete
-          </button>
-        )}
+        <ConfirmDelete
+          label={`Confirm deleting the alert on ${alert.ticker ?? "your watchlist"}`}
+          question="Delete this alert? Its events stay in the inbox."
+          busy={busy}
+          describedBy={h}
+          onDelete={() => void remove()}
+        />
       </div>
       <ErrorNote error={error} what="Changing the alert" />
       <States alert={alert} />
@@ -591,7 +582,6 @@ function HookItem({ hook, onChanged, onDeleted }: { hook: Webhook; onChanged: (w
   const [tested, setTested] = useState<Delivery | null>(null);
   const [logOpen, setLogOpen] = useState(false);
   const [logTick, setLogTick] = useState(0);
-  const [confirming, setConfirming] = useState(false);
   const h = `hook-${hook.id}-h`;
 
   const act = async (kind: "test" | "enable" | "delete", fn: () => Promise<void>) => {
@@ -662,21 +652,13 @@ function HookItem({ hook, onChanged, onDeleted }: { hook: Webhook; onChanged: (w
             Enable again
           </button>
         )}
-        {confirming ? (
-          <span class="confirm" role="group" aria-label={`Confirm deleting the endpoint ${hook.url}`}>
-            <span>Delete this endpoint and its log?</span>
-            <button type="button" class="btn btn-small btn-danger" disabled={busy !== null} onClick={() => void remove()}>
-              Yes, delete
-            </button>
-            <button type="button" class="btn btn-small btn-ghost" onClick={() => setConfirming(false)}>
-              Keep
-            </button>
-          </span>
-        ) : (
-          <button type="button" class="btn btn-small" aria-describedby={h} onClick={() => setConfirming(true)}>
-            Delete
-          </button>
-        )}
+        <ConfirmDelete
+          label={`Confirm deleting the endpoint ${hook.url}`}
+          question="Delete this endpoint and its log?"
+          busy={busy !== null}
+          describedBy={h}
+          onDelete={() => void remove()}
+        />
       </div>
       <div aria-live="polite">
         {tested &&
@@ -705,13 +687,11 @@ function Webhooks() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<CreatedWebhook | null>(null);
-  const [copied, setCopied] = useState(false);
 
   const add = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    setCopied(false);
     try {
       const w = await alerts.createWebhook(url.trim());
       setCreated(w);
@@ -722,9 +702,6 @@ function Webhooks() {
     } finally {
       setBusy(false);
     }
-  };
-  const copy = async () => {
-    if (created) setCopied(await copyText(created.secret, "new-secret"));
   };
   // The URL refused (its detail names `url`) or one endpoint too many: said under the field.
   const urlError = fieldOf(error, ["url"]) !== null || (error instanceof ApiError && error.status === 409) ? describe(error) : null;
@@ -743,22 +720,13 @@ function Webhooks() {
           <h3 class="h3" id="new-secret-h">
             Signing secret of <span class="mono">{created.url}</span>
           </h3>
-          <p class="note note-warn">
-            <strong>Copy it now — it will not be shown again.</strong> Your endpoint needs it to check that calls come from this
-            server; if you lose it, delete the endpoint and add it again.
-          </p>
-          <div class="copy-row">
-            <label for="new-secret" class="sr-only">
-              Signing secret
-            </label>
-            <input id="new-secret" class="mono" readOnly value={created.secret} onFocus={(e) => (e.target as HTMLInputElement).select()} />
-            <button type="button" class="btn btn-primary" onClick={copy}>
-              {copied ? "Copied" : "Copy"}
-            </button>
-          </div>
-          <button type="button" class="btn btn-ghost" onClick={() => setCreated(null)}>
-            I have saved it
-          </button>
+          <ShownOnce
+            id="new-secret"
+            label="Signing secret"
+            value={created.secret}
+            why="Your endpoint needs it to check that calls come from this server; if you lose it, delete the endpoint and add it again."
+            onDone={() => setCreated(null)}
+          />
         </section>
       )}
 

@@ -11,7 +11,7 @@ import uPlot from "uplot";
 import { ApiError, describe, fieldOf, urlOf, WEB } from "../api/client";
 import { api, type Analysis, type AnalysisParams, type AssetInfo, type Segment, type SegmentEvidence, type Verdict } from "../api/endpoints";
 import { navigate, withQuery, type Location } from "../router";
-import { axis, Chart, dateSeries, dayTs, pctAxis, timeAxis, utcTime, type Opts, type Theme } from "../chart";
+import { axis, Chart, dateSeries, dayTs, pctAxis, rule, timeAxis, utcTime, type Opts, type Theme } from "../chart";
 import { compact, Card, ErrorNote, GradeBadge, Loading, SourceBadge, int, pct, price, signClass, useData, useTitle, when } from "../lib";
 import { DatedPrice } from "../facts";
 import { tags } from "../format";
@@ -260,13 +260,7 @@ function DrawdownChart({ a, days }: { a: Analysis; days: number[] }) {
               ctx.strokeStyle = t.grid;
               ctx.setLineDash([2, 3]);
               ctx.lineWidth = 1;
-              for (const s of a.segments) {
-                const y = Math.round(u.valToPos(s.lower_bound, "y", true)) + 0.5;
-                ctx.beginPath();
-                ctx.moveTo(left, y);
-                ctx.lineTo(left + width, y);
-                ctx.stroke();
-              }
+              for (const s of a.segments) rule(u, s.lower_bound, "y");
               ctx.restore();
             },
           ],
@@ -360,12 +354,8 @@ function SegmentBoxChart({ a }: { a: Analysis }) {
             (u: uPlot) => {
               const ctx = u.ctx;
               ctx.save();
-              const zero = u.valToPos(0, "y", true);
               ctx.strokeStyle = t.muted;
-              ctx.beginPath();
-              ctx.moveTo(u.bbox.left, zero);
-              ctx.lineTo(u.bbox.left + u.bbox.width, zero);
-              ctx.stroke();
+              rule(u, 0, "y");
               for (const b of boxes) {
                 const cx = u.valToPos(b.x, "x", true);
                 const half = Math.max(2, Math.abs(u.valToPos(b.x + b.w / 2, "x", true) - cx) * 0.7);

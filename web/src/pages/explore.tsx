@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, CATEGORIES } from "../api/endpoints";
+import { api } from "../api/endpoints";
+import { CategoryField } from "../filters";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { Card, ErrorNote, Loading, SourceBadge, useData, useTitle } from "../lib";
 import { isStale, ageText } from "../facts";
@@ -41,17 +42,7 @@ export function ExplorePage({ loc }: { loc: Location }) {
       <h1>Explore the catalog</h1>
       <Card>
         <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
-          <div class="field">
-            <label for="category">Category</label>
-            <select id="category" value={category} onChange={(e) => set({ category: (e.target as HTMLSelectElement).value })}>
-              <option value="">All categories</option>
-              {CATEGORIES.map((c) => (
-                <option key={c} value={c}>
-                  {c}
-                </option>
-              ))}
-            </select>
-          </div>
+          <CategoryField id="category" value={category} onChange={set} />
           <div class="field grow">
             <label for="search">Search ticker or name</label>
             <input id="search" type="search" value={text} placeholder="e.g. AAPL or gold" onInput={(e) => onSearch((e.target as HTMLInputElement).value)} />

@@ -7,7 +7,7 @@ import { useMemo } from "preact/hooks";
 import uPlot from "uplot";
 import { api, type TrackRecord } from "../api/endpoints";
 import { urlOf, WEB } from "../api/client";
-import { axis, Chart, dateSeries, dayTs, pctAxis, timeAxis, utcTime, type Opts, type Theme } from "../chart";
+import { axis, Chart, dateSeries, dayTs, pctAxis, rule, timeAxis, utcTime, type Opts, type Theme } from "../chart";
 import { Help } from "../glossary-link";
 import { Card, ErrorNote, GradeBadge, Loading, int, pct, signClass, useData } from "../lib";
 
@@ -58,17 +58,10 @@ function HistoryChart({ tr }: { tr: TrackRecord }) {
           drawClear: [
             (u: uPlot) => {
               const ctx = u.ctx;
-              const { left, width } = u.bbox;
               ctx.save();
               ctx.strokeStyle = t.grid;
               ctx.setLineDash([2, 3]);
-              for (const c of CUTS) {
-                const y = Math.round(u.valToPos(c, "score", true)) + 0.5;
-                ctx.beginPath();
-                ctx.moveTo(left, y);
-                ctx.lineTo(left + width, y);
-                ctx.stroke();
-              }
+              for (const c of CUTS) rule(u, c, "score");
               ctx.restore();
             },
           ],

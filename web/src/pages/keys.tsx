@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { ApiError, describe } from "../api/client";
 import { api, type CreatedKey, type KeyRecord } from "../api/endpoints";
-import { Card, copyText, ErrorNote, Loading, useData, useTitle } from "../lib";
+import { Card, ErrorNote, Loading, ShownOnce, useData, useTitle } from "../lib";
 import { utcStamp } from "../facts";
 import { LockMark, UpgradeHow } from "../locked";
 import { isPremium, useSession } from "../session";
@@ -23,7 +23,6 @@ export function KeysPage() {
   const [creating, setCreating] = useState(false);
   const [createError, setCreateError] = useState<unknown>(null);
   const [created, setCreated] = useState<CreatedKey | null>(null);
-  const [copied, setCopied] = useState(false);
   const [confirming, setConfirming] = useState<string | null>(null);
   const [revokeError, setRevokeError] = useState<{ id: string; e: unknown } | null>(null);
 
@@ -35,7 +34,6 @@ export function KeysPage() {
     }
     setCreating(true);
     setCreateError(null);
-    setCopied(false);
     try {
       const k = await api.createKey(name.trim());
       setCreated(k);
@@ -46,10 +44,6 @@ export function KeysPage() {
     } finally {
       setCreating(false);
     }
-  };
-
-  const copy = async () => {
-    if (created) setCopied(await copyText(created.key, "new-key"));
   };
 
   const revoke = async (id: string) => {
@@ -77,22 +71,13 @@ export function KeysPage() {
       {created && (
         <section class="card key-once" aria-labelledby="new-key-h">
           <h2 id="new-key-h">Your new key “{created.name}”</h2>
-          <p class="note note-warn">
-            <strong>Copy it now — it will not be shown again.</strong> We store only a hash of it; if you lose it, revoke it
-            and create another.
-          </p>
-          <div class="copy-row">
-            <label for="new-key" class="sr-only">
-              New API key
-            </label>
-            <input id="new-key" class="mono" readOnly value={created.key} onFocus={(e) => (e.target as HTMLInputElement).select()} />
-            <button type="button" class="btn btn-primary" onClick={copy}>
-              {copied ? "Copied" : "Copy"}
-            </button>
-          </div>
-          <button type="button" class="btn btn-ghost" onClick={() => setCreated(null)}>
-            I have saved it
-          </button>
+          <ShownOnce
+            id="new-key"
+            label="New API key"
+            value={created.key}
+            why="We store only a hash of it; if you lose it, revoke it and create another."
+            onDone={() => setCreated(null)}
+          />
         </section>
       )}
 

@@ -3,11 +3,11 @@
 // acts on the whole ranking, never on the page of rows fetched. Everything
 // lives in the URL. Prices carry their date, source and currency.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, CATEGORIES, type RankedAsset } from "../api/endpoints";
+import { api, type RankedAsset } from "../api/endpoints";
 import { fieldOf, urlOf, WEB } from "../api/client";
 import { assetUrl, navigate, withQuery, type Location } from "../router";
 import { DatedPrice } from "../facts";
-import { HorizonMetricFields } from "../filters";
+import { CategoryField, HorizonMetricFields } from "../filters";
 import { Help, type TermId } from "../glossary-link";
 import { Card, ErrorNote, GradeBadge, Loading, int, num, pct, price, signClass, useData, useTitle, when } from "../lib";
 import { ExpectedCell, forecastOf, hasForecastField } from "../forecast";
@@ -299,16 +299,7 @@ export function RankingPage({ loc }: { loc: Location }) {
             <label for="r-filter">Filter by ticker or name</label>
             <input id="r-filter" type="search" value={text} maxLength={100} onInput={(e) => setText((e.target as HTMLInputElement).value)} {...invalid("q")} />
           </div>
-          <div class="field">
-            <label for="r-category">Category</label>
-            <select id="r-category" value={p.category} onChange={(e) => go({ category: (e.target as HTMLSelectElement).value })} {...invalid("category")}>
-              <option value="">All categories</option>
-              {CATEGORIES.map((c) => (
-                <option key={c}>{c}</option>
-              ))}
-              {p.category && !(CATEGORIES as readonly string[]).includes(p.category) && <option value={p.category}>{p.category} (unknown)</option>}
-            </select>
-          </div>
+          <CategoryField id="r-category" value={p.category} onChange={go} invalid={invalid} />
           <div class="field">
             <label for="r-sort">Sort by</label>
             <select id="r-sort" value={p.sort_by} onChange={(e) => go({ sort_by: (e.target as HTMLSelectElement).value })} {...invalid("sort_by")}>

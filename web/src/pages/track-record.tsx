@@ -9,10 +9,10 @@
 import { useMemo } from "preact/hooks";
 import uPlot from "uplot";
 import { ApiError, fieldOf, urlOf, WEB } from "../api/client";
-import { api, CATEGORIES, type Estimate, type UniverseTrackRecord } from "../api/endpoints";
-import { axis, Chart, dateSeries, dayTs, pctAxis, timeAxis, utcTime, type Opts, type Theme } from "../chart";
+import { api, type Estimate, type UniverseTrackRecord } from "../api/endpoints";
+import { axis, Chart, dateSeries, dayTs, pctAxis, rule, timeAxis, utcTime, type Opts, type Theme } from "../chart";
 import { ciText } from "../evidence";
-import { HorizonMetricFields } from "../filters";
+import { CategoryField, HorizonMetricFields } from "../filters";
 import { Help } from "../glossary-link";
 import { navigate, withQuery, type Location } from "../router";
 import { Card, ErrorNote, GradeBadge, Loading, int, pct, signClass, useData, useTitle } from "../lib";
@@ -72,12 +72,9 @@ function GradeChart({ rows, rp }: { rows: Grade[]; rp: number }) {
             (u: uPlot) => {
               const ctx = u.ctx;
               ctx.save();
-              const zero = u.valToPos(0, "y", true);
               ctx.strokeStyle = t.muted;
-              ctx.beginPath();
-              ctx.moveTo(u.bbox.left, zero);
-              ctx.lineTo(u.bbox.left + u.bbox.width, zero);
-              ctx.stroke();
+              rule(u, 0, "y");
+              const zero = u.valToPos(0, "y", true);
               const half = Math.max(6, (u.bbox.width / Math.max(1, rows.length)) * 0.3);
               rows.forEach((g, i) => {
                 const cx = u.valToPos(i, "x", true);
@@ -206,11 +203,7 @@ function IcChart({ tr }: { tr: UniverseTrackRecord }) {
               const ctx = u.ctx;
               ctx.save();
               ctx.strokeStyle = t.muted;
-              const y = Math.round(u.valToPos(0, "y", true)) + 0.5;
-              ctx.beginPath();
-              ctx.moveTo(u.bbox.left, y);
-              ctx.lineTo(u.bbox.left + u.bbox.width, y);
-              ctx.stroke();
+              rule(u, 0, "y");
               ctx.restore();
             },
           ],
@@ -331,16 +324,7 @@ export function TrackRecordPage({ loc }: { loc: Location }) {
       <Card>
         <form class="filters" aria-label="Track record filters" onSubmit={(e) => e.preventDefault()}>
           <HorizonMetricFields id="tr" period={p.return_period} metric={p.metric} onChange={go} invalid={invalid} />
-          <div class="field">
-            <label for="tr-category">Category</label>
-            <select id="tr-category" value={p.category} onChange={(e) => go({ category: (e.target as HTMLSelectElement).value })} {...invalid("category")}>
-              <option value="">All categories</option>
-              {CATEGORIES.map((c) => (
-                <option key={c}>{c}</option>
-              ))}
-              {p.category && !(CATEGORIES as readonly string[]).includes(p.category) && <option value={p.category}>{p.category} (unknown)</option>}
-            </select>
-          </div>
+          <CategoryField id="tr-category" value={p.category} onChange={go} invalid={invalid} />
           <div class="field">
             <label for="tr-source">Prices</label>
             <select id="tr-source" value={p.source} onChange={(e) => go({ source: (e.target as HTMLSelectElement).value })} {...invalid("source")}>

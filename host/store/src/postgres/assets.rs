@@ -2,7 +2,7 @@
 //! `UNNEST`, each series written with its purges in one statement; the
 //! reads are the shared implementation (`crate::assets`).
 
-use super::{last_per_key, PgStore};
+use super::PgStore;
 use crate::{CatalogEntry, StoreResult};
 
 /// Catalog rows per `INSERT` statement (14 arrays of this length each).
@@ -35,7 +35,7 @@ crate::assets::impl_asset_store!(PgStore,
     async fn upsert_catalog(&self, entries: &[CatalogEntry]) -> StoreResult<()> {
         // One transaction, one statement per chunk: the rows travel as 14
         // parallel arrays expanded by UNNEST.
-        let entries = last_per_key(entries, |e| e.id);
+        let entries = crate::grading::last_of(entries, |e| e.id);
         let mut tx = self.pool.begin().await?;
         for chunk in entries.chunks(CATALOG_CHUNK) {
             let col = |f: fn(&CatalogEntry) -> &str| -> Vec<&str> {

@@ -1,11 +1,11 @@
 //! PostgreSQL [`crate::GradingStore`]: runs started with `ON CONFLICT DO
-//! NOTHING`, tasks claimed with `SKIP LOCKED`, grades upserted through
-//! `UNNEST`, and completions serialised by an advisory lock. The readers
-//! are the shared implementation (`crate::grading`).
+//! NOTHING`, tasks claimed with `SKIP LOCKED`, completions serialised by an
+//! advisory lock. Grades, histories and the readers are written once, in
+//! `crate::grading`.
 
 use forecast_domain::GradingStatus;
 
-use super::{last_per_key, PgStore};
+use super::PgStore;
 use crate::grading::new_run;
 use crate::rows::{self, Cols};
 use crate::work_list::GRADING_TASKS;
@@ -23,22 +23,6 @@ const INSERT_RUN: &str =
      VALUES ($1, $2, $3, $4, 'running', $5, $6)
      ON CONFLICT (day, engine, scorer) DO NOTHING
      RETURNING id";
-
-/// Grade rows per upsert statement (15 arrays of this length each).
-const GRADE_CHUNK: usize = 2_000;
-
-const UPSERT_GRADES: &str = concat!(
-    crate::sql::grade_insert!(),
-    "SELECT $1::TEXT, * FROM UNNEST($2::BIGINT[], $3::BIGINT[], $4::TEXT[], $5::BIGINT[],
-        $6::TEXT[], $7::DOUBLE PRECISION[], $8::DOUBLE PRECISION[],
-        $9::DOUBLE PRECISION[], $10::DOUBLE PRECISION[], $11::DOUBLE PRECISION[],
-        $12::DOUBLE PRECISION[], $13::DOUBLE PRECISION[], $14::DOUBLE PRECISION[],
-        $15::TEXT[]) ",
-    crate::sql::upsert_grade_conflict!()
-);
-
-const CLOSE_TASKS: &str = "UPDATE grading_tasks SET status = $1
-     WHERE run_id = $2 AND asset_id = ANY($3) AND status = 'claimed' AND claimed_by = $4";
 
 /// Key of the transaction-scoped advisory lock that serialises run
 /// completions across processes: each completion deletes the other runs'
@@ -114,60 +98,8 @@ crate::grading::impl_grading_store!(PgStore {
         done: &[i64],
         failed: &[i64],
     ) -> StoreResult<()> {
-        // One transaction; the grades travel as 15 parallel arrays expanded
-        // by UNNEST, one statement per chunk.
-        let grades = last_per_key(grades, |g| (g.asset_id, g.return_period, g.metric));
         let mut tx = self.pool.begin().await?;
-        for chunk in grades.chunks(GRADE_CHUNK) {
-            let text =
-                |f: fn(&GradeRow) -> &str| -> Vec<&str> { chunk.iter().map(|g| f(g)).collect() };
-            let int =
-                |f: fn(&GradeRow) -> i64| -> Vec<i64> { chunk.iter().map(|g| f(g)).collect() };
-            let real =
-                |f: fn(&GradeRow) -> f64| -> Vec<f64> { chunk.iter().map(|g| f(g)).collect() };
-            sqlx::query(UPSERT_GRADES)
-                .bind(run_id)
-                .bind(int(|g| g.asset_id))
-                .bind(int(|g| i64::from(g.return_period)))
-                .bind(text(|g| g.metric.as_str()))
-                .bind(int(|g| g.data_version))
-                .bind(text(|g| &g.letter))
-                .bind(real(|g| g.score))
-                .bind(real(|g| g.expected_return))
-                .bind(real(|g| g.prediction_error))
-                .bind(real(|g| g.median_return))
-                .bind(real(|g| g.median_error))
-                .bind(real(|g| g.current_drawdown))
-                .bind(real(|g| g.current_price))
-                .bind(real(|g| g.win_rate))
-                .bind(text(|g| &g.body))
-                .execute(&mut *tx)
-                .await?;
-        }
-        // Only tasks still claimed by `worker` close (and count); `done`
-        // first, so an id in both lists counts once, as graded.
-        let mut counts = [0i64; 2];
-        for (slot, (ids, status)) in counts.iter_mut().zip([(done, "done"), (failed, "failed")]) {
-            if ids.is_empty() {
-                continue;
-            }
-            let r = sqlx::query(CLOSE_TASKS)
-                .bind(status)
-                .bind(run_id)
-                .bind(ids)
-                .bind(worker)
-                .execute(&mut *tx)
-                .await?;
-            *slot = rows::count(r.rows_affected())?;
-        }
-        if counts != [0, 0] {
-            sqlx::query(sql::COUNT_CLOSED_TASKS)
-                .bind(counts[0])
-                .bind(counts[1])
-                .bind(run_id)
-                .execute(&mut *tx)
-                .await?;
-        }
+        crate::grading::write_grades!(tx, run_id, worker, grades, done, failed);
         tx.commit().await?;
         Ok(())
     }
@@ -224,21 +156,7 @@ crate::grading::impl_grading_store!(PgStore {
             .bind(run_id)
             .execute(&mut *tx)
             .await?;
-        for statement in [
-            sql::SET_ACTIVE_RUN,
-            sql::DELETE_OTHER_GRADES,
-            sql::DELETE_OTHER_TRACK_POINTS,
-            sql::DELETE_OTHER_CARRIES,
-            sql::DELETE_OTHER_TASKS,
-        ] {
-            sqlx::query(statement)
-                .bind(run_id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        sqlx::query(sql::DELETE_UNUSED_TRACK_BODIES)
-            .execute(&mut *tx)
-            .await?;
+        crate::grading::complete_run!(tx, run_id);
         tx.commit().await?;
         Ok(true)
     }

@@ -19,8 +19,6 @@ mod quotas;
 mod registry;
 mod strategies;
 
-use std::collections::HashMap;
-use std::hash::Hash;
 use std::time::Duration;
 
 use sqlx::postgres::PgPoolOptions;
@@ -112,19 +110,6 @@ async fn insert_pending(
 }
 
 crate::work_list::impl_claim_work!(PgStore, lock: " FOR UPDATE SKIP LOCKED");
-
-/// The items with one per key, the last occurrence winning (as SQLite's
-/// row-by-row upsert does), in order of those last occurrences: a single
-/// multi-row `INSERT … ON CONFLICT DO UPDATE` may not touch a row twice.
-fn last_per_key<T, K: Eq + Hash>(items: &[T], key: impl Fn(&T) -> K) -> Vec<&T> {
-    let last: HashMap<K, usize> = items.iter().enumerate().map(|(i, t)| (key(t), i)).collect();
-    items
-        .iter()
-        .enumerate()
-        .filter(|(i, t)| last[&key(t)] == *i)
-        .map(|(_, t)| t)
-        .collect()
-}
 
 crate::impl_store_admin!(PgStore, "postgres" {
     async fn close(&self) {

@@ -1,7 +1,7 @@
 //! SQLite [`crate::GradingStore`]: every read-check-write under the writer
 //! lock in a `BEGIN IMMEDIATE` transaction, so claimers and completers of
-//! one process queue up and other processes wait on SQLite's lock. The
-//! readers are the shared implementation (`crate::grading`).
+//! one process queue up and other processes wait on SQLite's lock. Grades,
+//! histories and the readers are written once, in `crate::grading`.
 
 use super::{insert_pending, SqliteStore};
 use crate::grading::new_run;
@@ -15,9 +15,6 @@ const BATCH_TRACK_POINTS: &str = sql::batch_track_points!("SELECT value FROM jso
 const INSERT_RUN: &str =
     "INSERT INTO grading_runs (id, day, engine, scorer, status, started_at, total)
      VALUES ($1, $2, $3, $4, 'running', $5, $6)";
-
-const CLOSE_TASK: &str = "UPDATE grading_tasks SET status = $1
-     WHERE run_id = $2 AND asset_id = $3 AND status = 'claimed' AND claimed_by = $4";
 
 crate::grading::impl_grading_store!(SqliteStore {
     async fn start_or_join_run(
@@ -69,49 +66,7 @@ crate::grading::impl_grading_store!(SqliteStore {
     ) -> StoreResult<()> {
         let _writer = self.writer.lock().await;
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        for g in grades {
-            sqlx::query(sql::UPSERT_GRADE)
-                .bind(run_id)
-                .bind(g.asset_id)
-                .bind(i64::from(g.return_period))
-                .bind(g.metric.as_str())
-                .bind(g.data_version)
-                .bind(&g.letter)
-                .bind(g.score)
-                .bind(g.expected_return)
-                .bind(g.prediction_error)
-                .bind(g.median_return)
-                .bind(g.median_error)
-                .bind(g.current_drawdown)
-                .bind(g.current_price)
-                .bind(g.win_rate)
-                .bind(&g.body)
-                .execute(&mut *tx)
-                .await?;
-        }
-        // Only tasks still claimed by `worker` close (and count); `done`
-        // first, so an id in both lists counts once, as graded.
-        let mut counts = [0i64; 2];
-        for (slot, (ids, status)) in counts.iter_mut().zip([(done, "done"), (failed, "failed")]) {
-            for id in ids {
-                let r = sqlx::query(CLOSE_TASK)
-                    .bind(status)
-                    .bind(run_id)
-                    .bind(id)
-                    .bind(worker)
-                    .execute(&mut *tx)
-                    .await?;
-                *slot += rows::count(r.rows_affected())?;
-            }
-        }
-        if counts != [0, 0] {
-            sqlx::query(sql::COUNT_CLOSED_TASKS)
-                .bind(counts[0])
-                .bind(counts[1])
-                .bind(run_id)
-                .execute(&mut *tx)
-                .await?;
-        }
+        crate::grading::write_grades!(tx, run_id, worker, grades, done, failed);
         tx.commit().await?;
         Ok(())
     }
@@ -151,21 +106,7 @@ crate::grading::impl_grading_store!(SqliteStore {
             tx.rollback().await?;
             return Ok(false);
         }
-        for statement in [
-            sql::SET_ACTIVE_RUN,
-            sql::DELETE_OTHER_GRADES,
-            sql::DELETE_OTHER_TRACK_POINTS,
-            sql::DELETE_OTHER_CARRIES,
-            sql::DELETE_OTHER_TASKS,
-        ] {
-            sqlx::query(statement)
-                .bind(run_id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        sqlx::query(sql::DELETE_UNUSED_TRACK_BODIES)
-            .execute(&mut *tx)
-            .await?;
+        crate::grading::complete_run!(tx, run_id);
         tx.commit().await?;
         Ok(true)
     }
