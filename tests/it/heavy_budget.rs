@@ -146,6 +146,28 @@ async fn eight_accounts_backtesting_the_universe_at_once_stay_under_two_gigabyte
     );
 }
 
+/// Waits (polling `/metrics`, at most 60 s) until the `flood` fills the
+/// heavy-work budget: a job waits for its turn or one was refused (or the
+/// flood is already over).
+async fn budget_filled_by<T>(s: &Server, flood: &[tokio::task::JoinHandle<T>]) {
+    let started = std::time::Instant::now();
+    loop {
+        let metrics = s.admin_text("/metrics").await;
+        let value = |name: &str| common::metric(&metrics, name).unwrap_or(0.0);
+        if value("forecast_heavy_work_waiting") >= 1.0
+            || value("forecast_heavy_work_refused_total{work=\"analysis\"}") >= 1.0
+            || flood.iter().all(|run| run.is_finished())
+        {
+            return;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the flood never filled the budget: {metrics}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// One account floods the server with live analyses (distinct decays, so
 /// no cache helps) while ten other accounts each ask for one: the flood is
 /// served two at a time with a few waiting and the rest refused at once
@@ -175,24 +197,8 @@ async fn one_accounts_flood_of_analyses_starves_neither_another_account_nor_heal
         tokio::spawn(async move { send(reqwest::Client::new().get(url).bearer_auth(key)).await })
     };
     let flood: Vec<_> = (0..90).map(|i| analysis(flooder.clone(), i)).collect();
-    // The others ask once the flood fills the budget: a job waits for its
-    // turn or one was refused (or the flood is already over).
-    let started = std::time::Instant::now();
-    loop {
-        let metrics = s.admin_text("/metrics").await;
-        let value = |name: &str| common::metric(&metrics, name).unwrap_or(0.0);
-        if value("forecast_heavy_work_waiting") >= 1.0
-            || value("forecast_heavy_work_refused_total{work=\"analysis\"}") >= 1.0
-            || flood.iter().all(|run| run.is_finished())
-        {
-            break;
-        }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "the flood never filled the budget: {metrics}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    // The others ask once the flood fills the budget.
+    budget_filled_by(&s, &flood).await;
     let single: Vec<_> = others
         .iter()
         .enumerate()
