@@ -109,9 +109,6 @@ fn config(url: String, env: &[(&str, &str)]) -> Config {
         vec![("FORECAST_ADDR", "127.0.0.1:0"), ("DATABASE_URL", &url)];
     pairs.extend_from_slice(super::SERVER_ENV);
     pairs.extend_from_slice(&[
-        // No model unless a test asks (FORECAST_MODEL_DIR): loading it and
-        // embedding the catalog would slow every test.
-        ("FORECAST_MODEL_DIR", "off"),
         // Many servers share the test process.
         ("FORECAST_SIGNAL_CACHE_MB", "512"),
         ("FORECAST_LOGIN_CONCURRENCY", "2"),

@@ -71,6 +71,11 @@ pub const SERVER_ENV: &[(&str, &str)] = &[
     // Compiled uploads are not kept in the home folder; tests of the
     // module cache name a folder of their own.
     ("FORECAST_MODULE_CACHE", "off"),
+    // No embedding model unless a test names one: loading it and embedding
+    // the catalog would slow every test, and whether the default folder
+    // exists depends on where the tests run from (the repository's root
+    // has `data/models`, `host/` does not).
+    ("FORECAST_MODEL_DIR", "off"),
 ];
 
 struct Template {

@@ -134,6 +134,10 @@ fn describe() {
         "Heavy jobs refused with 503 before any work, by work (analysis, verdict, backtest, compile, track_record)"
     );
     describe_gauge!("forecast_open_connections", "Open HTTP connections");
+    describe_gauge!(
+        "forecast_http_requests_in_flight",
+        "Requests whose head was read and whose answer is not yet sent (a scrape counts itself)"
+    );
     describe_counter!(
         "forecast_connections_refused_total",
         "Connections answered 503 (or closed) by reason: cap (the connection cap was reached), client_share (the client address held its share)"
@@ -158,6 +162,7 @@ fn describe() {
 /// `MatchedPath`.
 pub async fn track(req: Request, next: Next) -> Response {
     let started = Instant::now();
+    let _in_flight = InFlight::new();
     let route = req
         .extensions()
         .get::<MatchedPath>()
@@ -180,6 +185,23 @@ pub async fn track(req: Request, next: Next) -> Response {
     )
     .record(started.elapsed().as_secs_f64());
     response
+}
+
+/// Counts a request in flight while alive (also when its future is
+/// dropped part way, as on a closed connection).
+struct InFlight;
+
+impl InFlight {
+    fn new() -> Self {
+        metrics::gauge!("forecast_http_requests_in_flight").increment(1.0);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        metrics::gauge!("forecast_http_requests_in_flight").decrement(1.0);
+    }
 }
 
 /// A method as a label: the standard ones, else `other` (extension
