@@ -32,6 +32,10 @@ pub(super) struct Counters {
     /// subject's counters are one range.
     values: BTreeMap<(String, String), (i64, i64)>,
     dirty: HashSet<(String, String)>,
+    /// (subject, kind prefix) pairs whose every counter in the table is
+    /// held in `values` ([`QuotaStore::counters_of`] read them once): this
+    /// process is the only writer, so from then on memory is the answer.
+    complete: HashSet<(String, String)>,
     /// Bumped by every change; the flusher publishes the generation it
     /// has committed.
     generation: u64,
@@ -378,31 +382,43 @@ impl QuotaStore for SqliteStore {
         subject: &str,
         prefix: &str,
     ) -> StoreResult<Vec<(String, i64, i64)>> {
-        // The table, then this process's newer values over it.
-        let rows = sqlx::query(crate::sql::COUNTERS_OF)
-            .bind(subject)
-            .bind(prefix)
-            .fetch_all(&self.pool)
-            .await?;
-        let mut out = std::collections::BTreeMap::new();
-        for r in &rows {
-            out.insert(r.text("kind")?, (r.int("window_start")?, r.int("used")?));
+        let from = (subject.to_string(), prefix.to_string());
+        if !self.counters.lock().await.complete.contains(&from) {
+            // Once per (subject, prefix) and process: the table's counters
+            // this process does not hold yet join those it holds (which
+            // are newer: only this process writes the table).
+            let rows = sqlx::query(crate::sql::COUNTERS_OF)
+                .bind(subject)
+                .bind(prefix)
+                .fetch_all(&self.pool)
+                .await?;
+            let mut read = Vec::with_capacity(rows.len());
+            for r in &rows {
+                read.push((r.text("kind")?, (r.int("window_start")?, r.int("used")?)));
+            }
+            let mut counters = self.counters.lock().await;
+            for (kind, value) in read {
+                counters
+                    .values
+                    .entry((subject.to_string(), kind))
+                    .or_insert(value);
+            }
+            counters.complete.insert(from.clone());
         }
         let counters = self.counters.lock().await;
-        let from = (subject.to_string(), prefix.to_string());
-        for ((s, kind), v) in counters.values.range(from..) {
-            if s != subject || !kind.starts_with(prefix) {
-                break;
-            }
-            out.insert(kind.clone(), *v);
-        }
-        Ok(out.into_iter().map(|(k, (s, u))| (k, s, u)).collect())
+        Ok(counters
+            .values
+            .range(from..)
+            .take_while(|((s, kind), _)| s == subject && kind.starts_with(prefix))
+            .map(|((_, kind), (start, used))| (kind.clone(), *start, *used))
+            .collect())
     }
 
     async fn reset(&self, subject: &str) -> StoreResult<()> {
         let mut counters = self.counters.lock().await;
         counters.values.retain(|(s, _), _| s != subject);
         counters.dirty.retain(|(s, _)| s != subject);
+        counters.complete.retain(|(s, _)| s != subject);
         let _writer = self.writer.lock().await;
         sqlx::query(crate::sql::RESET_COUNTERS)
             .bind(subject)

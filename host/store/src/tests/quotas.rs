@@ -218,3 +218,53 @@ pub(crate) async fn counter_upkeep_conformance(db: Arc<dyn Database>) {
     let u = db.consume("user-1", &minute, 0, t0 + 10).await.unwrap();
     assert_eq!(u.windows[0].used, 0);
 }
+
+/// SQLite answers a subject's counters from memory once it has read them:
+/// what an earlier process left in the table joins what this one counts,
+/// later counts show without a read, and a reset forgets both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_counters_of_joins_the_table_once_then_answers_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("store.db").display());
+    let t0 = 1_700_000_080;
+    let day = t0 - t0 % 86_400;
+    let route = |kind: &'static str| Window {
+        kind,
+        seconds: 86_400,
+        limit: 1,
+    };
+    let (a, b) = (route("route-day GET /a"), route("route-day GET /b"));
+    let first = connect(&url).await.unwrap();
+    first.tally("u1", &[a, b], 4, t0).await.unwrap();
+    first.close().await;
+
+    let db = connect(&url).await.unwrap();
+    db.tally("u1", &[a], 1, t0 + 1).await.unwrap();
+    let listed = |a: i64, b: i64| {
+        vec![
+            ("route-day GET /a".to_string(), day, a),
+            ("route-day GET /b".to_string(), day, b),
+        ]
+    };
+    assert_eq!(db.counters_of("u1", "route-").await.unwrap(), listed(5, 4));
+    // Read once: a row written behind the store's back (no process of the
+    // service does; `serve` holds the file alone) is not read again.
+    let behind = sqlx::SqlitePool::connect(&url).await.unwrap();
+    sqlx::query("INSERT INTO counters (subject, kind, window_start, used) VALUES ('u1', 'route-day GET /c', $1, 9)")
+        .bind(day)
+        .execute(&behind)
+        .await
+        .unwrap();
+    behind.close().await;
+    assert_eq!(db.counters_of("u1", "route-").await.unwrap(), listed(5, 4));
+    db.tally("u1", &[b], 2, t0 + 2).await.unwrap();
+    assert_eq!(db.counters_of("u1", "route-").await.unwrap(), listed(5, 6));
+    db.reset("u1").await.unwrap();
+    db.tally("u1", &[a], 1, t0 + 3).await.unwrap();
+    db.tally("u2", &[a], 1, t0 + 3).await.unwrap();
+    assert_eq!(
+        db.counters_of("u1", "route-").await.unwrap(),
+        vec![("route-day GET /a".to_string(), day, 1)]
+    );
+    db.close().await;
+}
