@@ -86,13 +86,16 @@ pub fn serve(db: &str, env: &[(&str, &str)]) -> (Child, String) {
     let mut first = String::new();
     reader.read_line(&mut first).expect("the listen line");
     std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-    let base = first
-        .trim()
-        .rsplit(' ')
-        .next()
-        .expect("an address")
-        .to_string();
-    (server, base)
+    let base = first.trim().rsplit(' ').next().unwrap_or_default();
+    if !base.starts_with("http://") {
+        let status = server.wait().expect("forecast serve's exit status");
+        panic!(
+            "forecast serve did not start on {db} ({status}; its first line: {first:?}); \
+             a server left running by an earlier bench holds a SQLite file alone \
+             (`pgrep -af 'forecast serve'`)"
+        );
+    }
+    (server, base.to_string())
 }
 
 /// A user of `tier` with `password`, created with `forecast user add`.
