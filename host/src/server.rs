@@ -483,22 +483,6 @@ impl Watch {
     }
 }
 
-/// Counts an open connection while alive.
-struct Open;
-
-impl Open {
-    fn new() -> Self {
-        metrics::gauge!("forecast_open_connections").increment(1.0);
-        Open
-    }
-}
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        metrics::gauge!("forecast_open_connections").decrement(1.0);
-    }
-}
-
 /// One connection: hyper's HTTP/1 over a socket that reports its reads and
 /// writes, the router with the peer's address in every request, and the
 /// watchdog.
@@ -511,7 +495,7 @@ async fn connection(
     mut stopping: watch::Receiver<bool>,
     _held: (OwnedSemaphorePermit, Option<Share>),
 ) {
-    let _open = Open::new();
+    let _open = forecast_http::metrics::Held::new("forecast_open_connections");
     let watch = Arc::new(Watch::new());
     let io = TokioIo::new(Tracked {
         stream,

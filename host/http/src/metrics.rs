@@ -162,7 +162,7 @@ fn describe() {
 /// `MatchedPath`.
 pub async fn track(req: Request, next: Next) -> Response {
     let started = Instant::now();
-    let _in_flight = InFlight::new();
+    let _in_flight = Held::new("forecast_http_requests_in_flight");
     let route = req
         .extensions()
         .get::<MatchedPath>()
@@ -187,20 +187,22 @@ pub async fn track(req: Request, next: Next) -> Response {
     response
 }
 
-/// Counts a request in flight while alive (also when its future is
-/// dropped part way, as on a closed connection).
-struct InFlight;
+/// One unit of the gauge `name` while alive, given back when dropped (also
+/// when a future holding it is dropped part way, as on a closed
+/// connection): requests in flight here, open connections in the server.
+pub struct Held(&'static str);
 
-impl InFlight {
-    fn new() -> Self {
-        metrics::gauge!("forecast_http_requests_in_flight").increment(1.0);
-        InFlight
+impl Held {
+    /// Adds one to the gauge `name`.
+    pub fn new(name: &'static str) -> Self {
+        metrics::gauge!(name).increment(1.0);
+        Held(name)
     }
 }
 
-impl Drop for InFlight {
+impl Drop for Held {
     fn drop(&mut self) {
-        metrics::gauge!("forecast_http_requests_in_flight").decrement(1.0);
+        metrics::gauge!(self.0).decrement(1.0);
     }
 }
 
